@@ -1,0 +1,118 @@
+//! The one source of time for the engine.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use tokio::time::Instant;
+
+/// A source of time: a monotonic instant and the wall-clock time that goes with it.
+///
+/// Implement it to drive the engine from a simulator; the default, [`Clock::tokio`], is right
+/// for applications and for tests on Tokio's paused time.
+pub trait TimeSource: Send + Sync + fmt::Debug + 'static {
+    /// The current monotonic instant.
+    fn now(&self) -> Instant;
+    /// The wall-clock time at `instant`.
+    fn wall_at(&self, instant: Instant) -> DateTime<Utc>;
+}
+
+/// The clock every time-dependent part of the engine reads. Cheap to clone.
+///
+/// # Example
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use status_core::Clock;
+///
+/// let clock = Clock::tokio();
+/// let (t0, w0) = (clock.now(), clock.wall());
+/// tokio::time::sleep(Duration::from_secs(90)).await; // instant under paused time
+/// assert_eq!(clock.now() - t0, Duration::from_secs(90));
+/// assert_eq!((clock.wall() - w0).num_seconds(), 90);
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Clock {
+    source: Arc<dyn TimeSource>,
+}
+
+impl Clock {
+    /// Tokio's clock, with the wall-clock time read once at creation and advanced with Tokio's
+    /// instant from then on.
+    ///
+    /// Timestamps therefore agree with measured durations, never go backwards when the system
+    /// clock is stepped, and follow Tokio's paused time in tests.
+    #[must_use]
+    pub fn tokio() -> Self {
+        Self::from_source(TokioTime {
+            anchor: Instant::now(),
+            wall: Utc::now(),
+        })
+    }
+
+    /// A clock reading `source`.
+    #[must_use]
+    pub fn from_source(source: impl TimeSource) -> Self {
+        Self {
+            source: Arc::new(source),
+        }
+    }
+
+    /// The current monotonic instant.
+    #[must_use]
+    pub fn now(&self) -> Instant {
+        self.source.now()
+    }
+
+    /// The current wall-clock time.
+    #[must_use]
+    pub fn wall(&self) -> DateTime<Utc> {
+        self.source.wall_at(self.now())
+    }
+
+    /// The wall-clock time at `instant`.
+    #[must_use]
+    pub fn wall_at(&self, instant: Instant) -> DateTime<Utc> {
+        self.source.wall_at(instant)
+    }
+
+    /// Sleeps until `deadline` on Tokio's timer.
+    pub(crate) async fn sleep_until(&self, deadline: Instant) {
+        tokio::time::sleep_until(deadline).await;
+    }
+
+    /// How long ago `instant` was (zero if it is in the future).
+    pub(crate) fn since(&self, instant: Instant) -> Duration {
+        self.now().saturating_duration_since(instant)
+    }
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Self::tokio()
+    }
+}
+
+#[derive(Debug)]
+struct TokioTime {
+    anchor: Instant,
+    wall: DateTime<Utc>,
+}
+
+impl TimeSource for TokioTime {
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+
+    fn wall_at(&self, instant: Instant) -> DateTime<Utc> {
+        if instant >= self.anchor {
+            self.wall + (instant - self.anchor)
+        } else {
+            self.wall - (self.anchor - instant)
+        }
+    }
+}

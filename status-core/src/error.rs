@@ -1,0 +1,118 @@
+//! The one error type of the core.
+
+use std::fmt;
+
+/// An error from the registry, a builder or a validation.
+///
+/// Opaque on purpose: ask what happened with the `is_*` methods, print it with `Display`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    kind: ErrorKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ErrorKind {
+    InvalidId { id: String, reason: &'static str },
+    Duplicate { what: &'static str, id: String },
+    UnknownDependency(String),
+    UnknownFeature(String),
+    Cycle(String),
+    Invalid(String),
+    NoRuntime,
+}
+
+impl Error {
+    pub(crate) fn invalid_id(id: &str, reason: &'static str) -> Self {
+        Self::new(ErrorKind::InvalidId {
+            id: id.to_owned(),
+            reason,
+        })
+    }
+
+    pub(crate) fn duplicate(what: &'static str, id: &str) -> Self {
+        Self::new(ErrorKind::Duplicate {
+            what,
+            id: id.to_owned(),
+        })
+    }
+
+    pub(crate) fn unknown_dependency(id: &str) -> Self {
+        Self::new(ErrorKind::UnknownDependency(id.to_owned()))
+    }
+
+    pub(crate) fn unknown_feature(name: &str) -> Self {
+        Self::new(ErrorKind::UnknownFeature(name.to_owned()))
+    }
+
+    pub(crate) fn cycle(id: &str) -> Self {
+        Self::new(ErrorKind::Cycle(id.to_owned()))
+    }
+
+    pub(crate) fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Invalid(message.into()))
+    }
+
+    pub(crate) fn no_runtime() -> Self {
+        Self::new(ErrorKind::NoRuntime)
+    }
+
+    fn new(kind: ErrorKind) -> Self {
+        Self { kind }
+    }
+
+    /// An id or feature name that does not match `[a-z0-9][a-z0-9._-]*`.
+    #[must_use]
+    pub fn is_invalid_id(&self) -> bool {
+        matches!(self.kind, ErrorKind::InvalidId { .. })
+    }
+
+    /// A dependency or feature registered twice under the same name.
+    #[must_use]
+    pub fn is_duplicate(&self) -> bool {
+        matches!(self.kind, ErrorKind::Duplicate { .. })
+    }
+
+    /// A dependency or feature that is not registered.
+    #[must_use]
+    pub fn is_not_found(&self) -> bool {
+        matches!(
+            self.kind,
+            ErrorKind::UnknownDependency(_) | ErrorKind::UnknownFeature(_)
+        )
+    }
+
+    /// Declared parents that would make a dependency depend on itself.
+    #[must_use]
+    pub fn is_cycle(&self) -> bool {
+        matches!(self.kind, ErrorKind::Cycle(_))
+    }
+
+    /// A value out of its allowed range: a zero timeout, an empty override reason, thresholds
+    /// out of order, and so on.
+    #[must_use]
+    pub fn is_invalid(&self) -> bool {
+        matches!(self.kind, ErrorKind::Invalid(_))
+    }
+
+    /// The registry was used outside a Tokio runtime, where it cannot schedule checks.
+    #[must_use]
+    pub fn is_no_runtime(&self) -> bool {
+        matches!(self.kind, ErrorKind::NoRuntime)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            ErrorKind::InvalidId { id, reason } => write!(f, "invalid id {id:?}: {reason}"),
+            ErrorKind::Duplicate { what, id } => write!(f, "{what} {id:?} is already registered"),
+            ErrorKind::UnknownDependency(id) => write!(f, "no dependency {id:?}"),
+            ErrorKind::UnknownFeature(name) => write!(f, "no feature {name:?}"),
+            ErrorKind::Cycle(id) => write!(f, "dependency {id:?} would depend on itself"),
+            ErrorKind::Invalid(message) => f.write_str(message),
+            ErrorKind::NoRuntime => f.write_str("no Tokio runtime to run checks on"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

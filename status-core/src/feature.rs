@@ -1,0 +1,625 @@
+//! Features gated on dependency health, with operator overrides.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::ser::{SerializeStruct, Serializer};
+use serde::Serialize;
+use tokio::task::AbortHandle;
+
+use crate::engine::lock;
+use crate::result::iso;
+use crate::{CheckStatus, DependencyId, Error};
+
+/// The longest override accepted: 7 days.
+pub const MAX_OVERRIDE_TTL: Duration = Duration::from_secs(604_800);
+/// The longest override reason accepted, in bytes.
+pub const MAX_REASON_LEN: usize = 1024;
+/// Flips kept per feature.
+pub const FLIPS_KEPT: usize = 64;
+
+/// A feature of the application that needs some dependencies, or the system, to be healthy
+/// enough.
+///
+/// # Example
+///
+/// ```
+/// use status_core::{CheckStatus, Feature};
+///
+/// let checkout = Feature::builder("checkout")
+///     .description("Pay for the cart")
+///     .requires("payments-api", CheckStatus::Minor)
+///     .build()
+///     .unwrap();
+/// assert_eq!(checkout.name().as_str(), "checkout");
+/// ```
+#[derive(Debug, Clone)]
+pub struct Feature {
+    name: DependencyId,
+    description: String,
+    requirements: Vec<Requirement>,
+}
+
+/// What a feature needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Requirement {
+    /// A dependency reporting `no_worse_than` or better.
+    Dependency {
+        /// The dependency.
+        id: DependencyId,
+        /// The worst status the feature tolerates.
+        no_worse_than: CheckStatus,
+    },
+    /// The system status being `no_worse_than` or better.
+    System {
+        /// The worst status the feature tolerates.
+        no_worse_than: CheckStatus,
+    },
+}
+
+impl Feature {
+    /// Starts describing the feature `name` (same alphabet as dependency ids).
+    pub fn builder(name: impl Into<String>) -> FeatureBuilder {
+        FeatureBuilder {
+            name: name.into(),
+            description: String::new(),
+            requirements: Vec::new(),
+        }
+    }
+
+    /// Its name.
+    #[must_use]
+    pub fn name(&self) -> &DependencyId {
+        &self.name
+    }
+
+    /// What it is, for people.
+    #[must_use]
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// What it needs.
+    #[must_use]
+    pub fn requirements(&self) -> &[Requirement] {
+        &self.requirements
+    }
+}
+
+/// Builds a [`Feature`]; see [`Feature::builder`].
+#[derive(Debug)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct FeatureBuilder {
+    name: String,
+    description: String,
+    requirements: Vec<(Option<String>, CheckStatus)>,
+}
+
+impl FeatureBuilder {
+    /// What it is, for people.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = description.into();
+        self
+    }
+
+    /// Needs dependency `id` to report `no_worse_than` or better.
+    pub fn requires(mut self, id: impl Into<String>, no_worse_than: CheckStatus) -> Self {
+        self.requirements.push((Some(id.into()), no_worse_than));
+        self
+    }
+
+    /// Needs the system status to be `no_worse_than` or better.
+    pub fn requires_system(mut self, no_worse_than: CheckStatus) -> Self {
+        self.requirements.push((None, no_worse_than));
+        self
+    }
+
+    /// The feature.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_invalid_id`] for a bad name or dependency id.
+    pub fn build(self) -> Result<Feature, Error> {
+        let name = DependencyId::new(&self.name)?;
+        let requirements = self
+            .requirements
+            .into_iter()
+            .map(|(id, no_worse_than)| match id {
+                Some(id) => Ok(Requirement::Dependency {
+                    id: DependencyId::new(&id)?,
+                    no_worse_than,
+                }),
+                None => Ok(Requirement::System { no_worse_than }),
+            })
+            .collect::<Result<_, Error>>()?;
+        Ok(Feature {
+            name,
+            description: self.description,
+            requirements,
+        })
+    }
+}
+
+/// An operator's decision to force a feature on or off for a while.
+///
+/// # Example
+///
+/// ```
+/// use std::time::Duration;
+/// use status_core::FeatureOverride;
+///
+/// let force_on = FeatureOverride::new(true, Duration::from_secs(600), "vendor confirmed it works")
+///     .unwrap()
+///     .actor("alice");
+/// assert!(FeatureOverride::new(true, Duration::ZERO, "oops").is_err());
+/// # let _ = force_on;
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeatureOverride {
+    pub(crate) enabled: bool,
+    pub(crate) ttl: Duration,
+    pub(crate) reason: String,
+    pub(crate) actor: Option<String>,
+}
+
+impl FeatureOverride {
+    /// Forces the feature `enabled` for `ttl`, because of `reason`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_invalid`] when `ttl` is under a second or over 7 days, or `reason` is blank
+    /// or longer than 1024 bytes.
+    pub fn new(enabled: bool, ttl: Duration, reason: impl Into<String>) -> Result<Self, Error> {
+        let reason = reason.into();
+        validate_ttl_and_reason(ttl, &reason)?;
+        Ok(Self {
+            enabled,
+            ttl,
+            reason: reason.trim().to_owned(),
+            actor: None,
+        })
+    }
+
+    /// Says who decided it.
+    #[must_use]
+    pub fn actor(mut self, actor: impl Into<String>) -> Self {
+        let actor: String = actor.into();
+        self.actor = Some(actor.chars().take(128).collect());
+        self
+    }
+}
+
+/// Checks an operator's TTL (1 s to 7 days) and reason (not blank, at most 1024 bytes).
+///
+/// # Errors
+///
+/// [`Error::is_invalid`] with a message saying which.
+pub fn validate_ttl_and_reason(ttl: Duration, reason: &str) -> Result<(), Error> {
+    if ttl < Duration::from_secs(1) || ttl > MAX_OVERRIDE_TTL {
+        return Err(Error::invalid("ttlSeconds must be between 1 and 604800"));
+    }
+    if reason.trim().is_empty() {
+        return Err(Error::invalid("reason must not be empty"));
+    }
+    if reason.len() > MAX_REASON_LEN {
+        return Err(Error::invalid("reason must be at most 1024 bytes"));
+    }
+    Ok(())
+}
+
+/// An override in force.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ActiveOverride {
+    /// The state it forces.
+    pub enabled: bool,
+    /// Why.
+    pub reason: String,
+    /// Who, if said.
+    pub actor: Option<String>,
+    /// When it was set.
+    pub set_at: DateTime<Utc>,
+    /// When it ends.
+    pub expires_at: DateTime<Utc>,
+}
+
+impl Serialize for ActiveOverride {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("ActiveOverride", 5)?;
+        s.serialize_field("enabled", &self.enabled)?;
+        s.serialize_field("reason", &self.reason)?;
+        s.serialize_field("actor", &self.actor)?;
+        s.serialize_field("setAt", &iso(self.set_at))?;
+        s.serialize_field("expiresAt", &iso(self.expires_at))?;
+        s.end()
+    }
+}
+
+/// Where a requirement stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct RequirementState {
+    /// The dependency, or `None` for the system.
+    pub dependency: Option<DependencyId>,
+    /// The worst status tolerated.
+    pub no_worse_than: CheckStatus,
+    /// The status now; `None` when the dependency is not registered.
+    pub status: Option<CheckStatus>,
+    /// Whether it is met.
+    pub satisfied: bool,
+}
+
+/// Why a feature flipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum FlipCause {
+    /// Its requirements changed.
+    Automatic,
+    /// An operator forced it.
+    Override,
+    /// An operator cleared an override.
+    OverrideCleared,
+    /// An override ran out.
+    OverrideExpired,
+}
+
+/// One change of a feature's state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FeatureFlip {
+    /// The feature.
+    pub feature: DependencyId,
+    /// When.
+    pub at: DateTime<Utc>,
+    /// The new state.
+    pub enabled: bool,
+    /// Why it changed.
+    pub cause: FlipCause,
+    /// In words.
+    pub reason: String,
+}
+
+impl Serialize for FeatureFlip {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("FeatureFlip", 5)?;
+        s.serialize_field("feature", &self.feature)?;
+        s.serialize_field("date", &iso(self.at))?;
+        s.serialize_field("enabled", &self.enabled)?;
+        s.serialize_field("cause", &self.cause)?;
+        s.serialize_field("reason", &self.reason)?;
+        s.end()
+    }
+}
+
+/// A feature's state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FeatureState {
+    /// The feature's name.
+    pub name: DependencyId,
+    /// Its description.
+    pub description: String,
+    /// Whether it is on, override included.
+    pub enabled: bool,
+    /// Whether its requirements alone would have it on.
+    pub automatic: bool,
+    /// Why it is in this state, in words.
+    pub reason: String,
+    /// Each requirement and where it stands.
+    pub requirements: Vec<RequirementState>,
+    /// The override in force, if any.
+    pub override_: Option<ActiveOverride>,
+    /// Since when it has been in this state.
+    pub since: DateTime<Utc>,
+}
+
+impl Serialize for FeatureState {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("FeatureState", 8)?;
+        s.serialize_field("name", &self.name)?;
+        s.serialize_field("description", &self.description)?;
+        s.serialize_field("enabled", &self.enabled)?;
+        s.serialize_field("automatic", &self.automatic)?;
+        s.serialize_field("reason", &self.reason)?;
+        s.serialize_field("requirements", &self.requirements)?;
+        s.serialize_field("override", &self.override_)?;
+        s.serialize_field("since", &iso(self.since))?;
+        s.end()
+    }
+}
+
+/// A registered feature, to ask whether it is enabled. Cheap to clone.
+///
+/// [`is_enabled`](Self::is_enabled) is a single atomic load: call it on every request.
+#[derive(Clone)]
+pub struct FeatureHandle {
+    pub(crate) entry: Arc<FeatureEntry>,
+}
+
+impl FeatureHandle {
+    /// Whether the feature is on now.
+    #[must_use]
+    #[inline]
+    pub fn is_enabled(&self) -> bool {
+        self.entry.enabled.load(Ordering::Acquire)
+    }
+
+    /// The feature's name.
+    #[must_use]
+    pub fn name(&self) -> &DependencyId {
+        &self.entry.feature.name
+    }
+
+    /// Its full state.
+    #[must_use]
+    pub fn state(&self) -> FeatureState {
+        self.entry.state()
+    }
+}
+
+impl fmt::Debug for FeatureHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FeatureHandle")
+            .field("name", &self.entry.feature.name)
+            .field("enabled", &self.is_enabled())
+            .finish()
+    }
+}
+
+pub(crate) struct FeatureEntry {
+    pub(crate) feature: Feature,
+    enabled: AtomicBool,
+    state: Mutex<FeatureMut>,
+}
+
+struct FeatureMut {
+    automatic: bool,
+    reason: String,
+    requirements: Vec<RequirementState>,
+    over: Option<ActiveOverride>,
+    /// Bumped by every override set or cleared, so a late expiry timer knows it is outdated.
+    override_seq: u64,
+    expiry: Option<AbortHandle>,
+    flips: VecDeque<FeatureFlip>,
+    since: DateTime<Utc>,
+}
+
+/// What changed in a feature, if anything.
+pub(crate) struct FeatureUpdate {
+    pub(crate) state: FeatureState,
+    pub(crate) flip: Option<FeatureFlip>,
+}
+
+impl FeatureEntry {
+    pub(crate) fn new(
+        feature: Feature,
+        requirements: Vec<RequirementState>,
+        now: DateTime<Utc>,
+    ) -> Self {
+        let (automatic, reason) = judge(&requirements);
+        Self {
+            feature,
+            enabled: AtomicBool::new(automatic),
+            state: Mutex::new(FeatureMut {
+                automatic,
+                reason,
+                requirements,
+                over: None,
+                override_seq: 0,
+                expiry: None,
+                flips: VecDeque::new(),
+                since: now,
+            }),
+        }
+    }
+
+    pub(crate) fn state(&self) -> FeatureState {
+        let m = lock(&self.state);
+        self.state_of(&m)
+    }
+
+    fn state_of(&self, m: &FeatureMut) -> FeatureState {
+        let reason = match &m.over {
+            Some(o) => format!(
+                "forced {} until {}: {}",
+                on_off(o.enabled),
+                iso(o.expires_at),
+                o.reason
+            ),
+            None => m.reason.clone(),
+        };
+        FeatureState {
+            name: self.feature.name.clone(),
+            description: self.feature.description.clone(),
+            enabled: self.enabled.load(Ordering::Acquire),
+            automatic: m.automatic,
+            reason,
+            requirements: m.requirements.clone(),
+            override_: m.over.clone(),
+            since: m.since,
+        }
+    }
+
+    pub(crate) fn flips(&self) -> Vec<FeatureFlip> {
+        lock(&self.state).flips.iter().cloned().collect()
+    }
+
+    /// Takes new requirement states; `None` when nothing an observer sees changed.
+    pub(crate) fn reevaluate(
+        &self,
+        requirements: Vec<RequirementState>,
+        now: DateTime<Utc>,
+    ) -> Option<FeatureUpdate> {
+        let mut m = lock(&self.state);
+        if m.requirements == requirements {
+            return None;
+        }
+        let (automatic, reason) = judge(&requirements);
+        m.requirements = requirements;
+        m.automatic = automatic;
+        m.reason.clone_from(&reason);
+        Some(self.settle(&mut m, now, FlipCause::Automatic, reason))
+    }
+
+    /// Sets an override; returns the update and the sequence number its expiry must match.
+    pub(crate) fn set_override(
+        &self,
+        over: &FeatureOverride,
+        now: DateTime<Utc>,
+    ) -> (FeatureUpdate, u64) {
+        let mut m = lock(&self.state);
+        m.override_seq += 1;
+        if let Some(previous) = m.expiry.take() {
+            previous.abort();
+        }
+        m.over = Some(ActiveOverride {
+            enabled: over.enabled,
+            reason: over.reason.clone(),
+            actor: over.actor.clone(),
+            set_at: now,
+            expires_at: now + over.ttl,
+        });
+        let who = over.actor.as_deref().unwrap_or("an operator");
+        let reason = format!("forced {} by {who}: {}", on_off(over.enabled), over.reason);
+        (
+            self.settle(&mut m, now, FlipCause::Override, reason),
+            m.override_seq,
+        )
+    }
+
+    /// Keeps the expiry timer of override `seq`, or stops it if that override is gone.
+    pub(crate) fn attach_expiry(&self, seq: u64, timer: AbortHandle) {
+        let mut m = lock(&self.state);
+        if m.override_seq == seq && m.over.is_some() {
+            m.expiry = Some(timer);
+        } else {
+            timer.abort();
+        }
+    }
+
+    /// Clears the override (if `seq` is given, only the override with that sequence number).
+    pub(crate) fn clear_override(
+        &self,
+        now: DateTime<Utc>,
+        seq: Option<u64>,
+    ) -> Option<FeatureUpdate> {
+        let mut m = lock(&self.state);
+        if m.over.is_none() || seq.is_some_and(|s| s != m.override_seq) {
+            return None;
+        }
+        m.over = None;
+        m.override_seq += 1;
+        let cause = if seq.is_some() {
+            FlipCause::OverrideExpired
+        } else {
+            if let Some(timer) = m.expiry.take() {
+                timer.abort();
+            }
+            FlipCause::OverrideCleared
+        };
+        m.expiry = None;
+        let reason = m.reason.clone();
+        Some(self.settle(&mut m, now, cause, reason))
+    }
+
+    /// Stores the effective state; records a flip when it changed.
+    fn settle(
+        &self,
+        m: &mut FeatureMut,
+        now: DateTime<Utc>,
+        cause: FlipCause,
+        reason: String,
+    ) -> FeatureUpdate {
+        let effective = m.over.as_ref().map_or(m.automatic, |o| o.enabled);
+        let was = self.enabled.swap(effective, Ordering::AcqRel);
+        let flip = (was != effective).then(|| {
+            m.since = now;
+            let flip = FeatureFlip {
+                feature: self.feature.name.clone(),
+                at: now,
+                enabled: effective,
+                cause,
+                reason,
+            };
+            if m.flips.len() == FLIPS_KEPT {
+                m.flips.pop_front();
+            }
+            m.flips.push_back(flip.clone());
+            flip
+        });
+        FeatureUpdate {
+            state: self.state_of(m),
+            flip,
+        }
+    }
+}
+
+impl Drop for FeatureEntry {
+    fn drop(&mut self) {
+        if let Some(timer) = lock(&self.state).expiry.take() {
+            timer.abort();
+        }
+    }
+}
+
+fn on_off(enabled: bool) -> &'static str {
+    if enabled {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+/// Whether requirements are all met, and why not.
+fn judge(requirements: &[RequirementState]) -> (bool, String) {
+    let unmet: Vec<String> = requirements
+        .iter()
+        .filter(|r| !r.satisfied)
+        .map(|r| {
+            let who = r
+                .dependency
+                .as_ref()
+                .map_or_else(|| "the system".to_owned(), ToString::to_string);
+            match r.status {
+                Some(status) => format!("{who} is {status}, needs {} or better", r.no_worse_than),
+                None => format!("{who} is not registered"),
+            }
+        })
+        .collect();
+    if unmet.is_empty() {
+        (true, "all requirements met".to_owned())
+    } else {
+        (false, unmet.join("; "))
+    }
+}
+
+/// Where `requirements` stand, given dependency statuses and a lazily computed system status.
+pub(crate) fn evaluate(
+    requirements: &[Requirement],
+    mut status_of: impl FnMut(&DependencyId) -> Option<CheckStatus>,
+    mut system: impl FnMut() -> CheckStatus,
+) -> Vec<RequirementState> {
+    requirements
+        .iter()
+        .map(|r| {
+            let (dependency, no_worse_than, status) = match r {
+                Requirement::Dependency { id, no_worse_than } => {
+                    (Some(id.clone()), *no_worse_than, status_of(id))
+                }
+                Requirement::System { no_worse_than } => (None, *no_worse_than, Some(system())),
+            };
+            RequirementState {
+                dependency,
+                no_worse_than,
+                status,
+                satisfied: status.is_some_and(|s| !s.is_worse_than(no_worse_than)),
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,104 @@
+//! Dependency health for Rust services: the model and the evaluation engine.
+//!
+//! Register a check for each dependency your application needs, each with an
+//! [`Urgency`]; the [`Registry`] runs them in the background with timeouts and hysteresis,
+//! folds their results into a system [`CheckStatus`], gates [`Feature`]s on them and reports
+//! it all. This crate knows nothing of HTTP; `status-http` serves what it reports.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() -> Result<(), status_core::Error> {
+//! use std::time::Duration;
+//! use status_core::{check, CheckStatus, Dependency, Feature, Registry, Urgency};
+//!
+//! let registry = Registry::builder().appname("shop").build();
+//!
+//! registry.add(
+//!     Dependency::builder("payments-api", check::ping(|| async {
+//!         // e.g. an HTTP call to the payments service
+//!         Ok::<_, std::io::Error>(())
+//!     }))
+//!     .urgency(Urgency::Strong)
+//!     .timeout(Duration::from_secs(2))
+//!     .period(Duration::from_secs(10))
+//!     .build()?,
+//! )?;
+//! let checkout = registry.add_feature(
+//!     Feature::builder("checkout")
+//!         .requires("payments-api", CheckStatus::Minor)
+//!         .build()?,
+//! )?;
+//!
+//! let report = registry.refresh_all().await;
+//! assert_eq!(report.condition, CheckStatus::Ok);
+//! if checkout.is_enabled() {
+//!     // show the checkout button
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # The model
+//!
+//! | urgency \ dependency | OUTAGE | MAJOR | MINOR | OK |
+//! |---|---|---|---|---|
+//! | Required | OUTAGE | MAJOR | MINOR | OK |
+//! | Strong | MAJOR | MAJOR | MINOR | OK |
+//! | Weak | MINOR | MINOR | MINOR | OK |
+//! | None | OK | OK | OK | OK |
+//!
+//! The system status is the fold of [`Urgency::downgrade_with`] over every result, starting
+//! from OK ([`system_status`]).
+//!
+//! # The engine
+//!
+//! - Checks run in their own tasks, concurrently, at most one per dependency at a time; a
+//!   [`Registry::refresh`] joins the one in flight.
+//! - A check past its timeout is cancelled and reported OUTAGE, [`TIMED_OUT`]; a check that
+//!   panics is reported OUTAGE, `Check panicked: …`.
+//! - Hysteresis: after a success, the first failures report MINOR and the real status comes
+//!   with the third consecutive one (configurable per dependency); recovery after one success
+//!   (configurable too). Dependencies that change state too often are marked `flapping`.
+//! - A result older than three periods plus the timeout is `stale` and no better than MAJOR;
+//!   a dependency not checked yet reports MAJOR, `Not checked yet`.
+//! - A failing dependency whose declared parents fail names them as `blockedBy`.
+//! - Everything reads time through one [`Clock`], so tests run on Tokio's paused time.
+//!
+//! # Cargo features
+//!
+//! None yet: the core needs only Tokio, `futures`, `serde`, `chrono` and `tracing`.
+
+mod clock;
+mod dependency;
+mod engine;
+mod error;
+mod event;
+mod feature;
+mod history;
+mod id;
+mod report;
+mod result;
+mod status;
+mod urgency;
+
+pub mod check;
+
+pub use self::clock::{Clock, TimeSource};
+pub use self::dependency::{
+    Dependency, DependencyBuilder, DependencyInfo, DEFAULT_FAILURES_BEFORE_OUTAGE, DEFAULT_PERIOD,
+    DEFAULT_SUCCESSES_BEFORE_RECOVERY, DEFAULT_TIMEOUT,
+};
+pub use self::engine::{Outcome, Registry, RegistryBuilder, TIMED_OUT};
+pub use self::error::Error;
+pub use self::event::{Event, Listener, LISTENER_QUEUE};
+pub use self::feature::{
+    validate_ttl_and_reason, ActiveOverride, Feature, FeatureBuilder, FeatureFlip, FeatureHandle,
+    FeatureOverride, FeatureState, FlipCause, Requirement, RequirementState, FLIPS_KEPT,
+    MAX_OVERRIDE_TTL, MAX_REASON_LEN,
+};
+pub use self::history::{HistorySnapshot, MinuteRecord, Transition, Uptime, MINUTES_KEPT};
+pub use self::id::{DependencyId, MAX_ID_LEN};
+pub use self::report::{system_status, HealthJson, Summary, SystemReport};
+pub use self::result::CheckResult;
+pub use self::status::{CheckStatus, ParseEnumError};
+pub use self::urgency::Urgency;

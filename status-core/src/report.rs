@@ -1,0 +1,318 @@
+//! The documents the system reports: detailed, summary, IETF health+json and verbose text.
+//!
+//! The HTTP layer only renders these; what they contain, and in which order, is decided here.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::ser::{SerializeMap, SerializeStruct, Serializer};
+use serde::Serialize;
+
+use crate::result::{iso, millis};
+use crate::{CheckResult, CheckStatus, Urgency};
+
+/// The system status folded from dependencies' urgencies and statuses, starting from OK.
+///
+/// The fold is a meet on a lattice, so the order of `results` does not matter.
+///
+/// # Example
+///
+/// ```
+/// use status_core::{system_status, CheckStatus, Urgency};
+///
+/// let status = system_status([
+///     (Urgency::Weak, CheckStatus::Outage),
+///     (Urgency::Strong, CheckStatus::Minor),
+/// ]);
+/// assert_eq!(status, CheckStatus::Minor);
+/// ```
+pub fn system_status(results: impl IntoIterator<Item = (Urgency, CheckStatus)>) -> CheckStatus {
+    results
+        .into_iter()
+        .fold(CheckStatus::Ok, |system, (urgency, dependency)| {
+            urgency.downgrade_with(system, dependency)
+        })
+}
+
+/// Every dependency's latest result and the system status folded from them.
+///
+/// Serializes as Indeed's detailed report: `condition`, `dcStatus`, `hostname`, `appname`,
+/// `duration`, `timestamp`, `leastRecentlyExecutedTimestamp`, and `results` keyed by status,
+/// worst first, each sorted by id.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SystemReport {
+    /// The system status.
+    pub condition: CheckStatus,
+    /// The host this process runs on.
+    pub hostname: String,
+    /// The application's name.
+    pub appname: String,
+    /// The time of the slowest check in the report: what evaluating every dependency now
+    /// would take, since they run concurrently.
+    pub duration: Duration,
+    /// When the report was assembled.
+    pub timestamp: DateTime<Utc>,
+    /// The oldest check in the report.
+    pub least_recently_executed: Option<DateTime<Utc>>,
+    /// The results, worst status first, then by id.
+    pub results: Vec<Arc<CheckResult>>,
+}
+
+impl SystemReport {
+    pub(crate) fn new(
+        hostname: String,
+        appname: String,
+        timestamp: DateTime<Utc>,
+        mut results: Vec<Arc<CheckResult>>,
+    ) -> Self {
+        results.sort_by(|a, b| b.status.cmp(&a.status).then_with(|| a.id.cmp(&b.id)));
+        let condition = system_status(results.iter().map(|r| (r.urgency, r.status)));
+        let duration = results.iter().map(|r| r.duration).max().unwrap_or_default();
+        let least_recently_executed = results
+            .iter()
+            .filter(|r| r.checked)
+            .map(|r| r.timestamp)
+            .min();
+        Self {
+            condition,
+            hostname,
+            appname,
+            duration,
+            timestamp,
+            least_recently_executed,
+            results,
+        }
+    }
+
+    /// `FAILOVER` when the condition is OUTAGE, else `OK`: what a GSLB acts on.
+    #[must_use]
+    pub fn dc_status(&self) -> &'static str {
+        dc_status(self.condition)
+    }
+
+    /// The result of one dependency.
+    #[must_use]
+    pub fn result(&self, id: &str) -> Option<&Arc<CheckResult>> {
+        self.results.iter().find(|r| r.id.as_str() == id)
+    }
+
+    /// The same report without the dependencies in `ids`, its condition folded again.
+    #[must_use]
+    pub fn excluding(&self, ids: &[&str]) -> SystemReport {
+        let results = self
+            .results
+            .iter()
+            .filter(|r| !ids.contains(&r.id.as_str()))
+            .cloned()
+            .collect();
+        SystemReport::new(
+            self.hostname.clone(),
+            self.appname.clone(),
+            self.timestamp,
+            results,
+        )
+    }
+
+    /// The dependencies that make the condition what it is: those whose urgency-capped status
+    /// equals the condition, when it is not OK. A dashboard banner names them.
+    pub fn culprits(&self) -> impl Iterator<Item = &Arc<CheckResult>> {
+        let condition = self.condition;
+        self.results
+            .iter()
+            .filter(move |r| condition != CheckStatus::Ok && r.urgency.cap(r.status) == condition)
+    }
+
+    /// The summary for load balancers: no dependency detail.
+    #[must_use]
+    pub fn summary(&self) -> Summary<'_> {
+        Summary { report: self }
+    }
+
+    /// The IETF `application/health+json` view.
+    #[must_use]
+    pub fn health_json(&self) -> HealthJson<'_> {
+        HealthJson { report: self }
+    }
+
+    /// Kubernetes-style text: one `[+]id ok` or `[-]id failed: …` line a dependency, then the
+    /// verdict.
+    ///
+    /// A dependency that is degraded but not in outage is `[+]id degraded (MAJOR): …`: it
+    /// does not fail the probe by itself.
+    #[must_use]
+    pub fn verbose(&self) -> String {
+        let mut out = String::new();
+        let mut sorted: Vec<_> = self.results.iter().collect();
+        sorted.sort_by(|a, b| a.id.cmp(&b.id));
+        for r in sorted {
+            let message = one_line(&r.message);
+            let _ = match r.status {
+                CheckStatus::Ok => writeln!(out, "[+]{} ok", r.id),
+                CheckStatus::Outage => writeln!(out, "[-]{} failed: {message}", r.id),
+                degraded => writeln!(out, "[+]{} degraded ({degraded}): {message}", r.id),
+            };
+        }
+        let verdict = if self.condition == CheckStatus::Outage {
+            "failed"
+        } else {
+            "passed"
+        };
+        let _ = writeln!(out, "healthcheck {verdict}: {}", self.condition);
+        out
+    }
+}
+
+fn dc_status(condition: CheckStatus) -> &'static str {
+    if condition == CheckStatus::Outage {
+        "FAILOVER"
+    } else {
+        "OK"
+    }
+}
+
+fn one_line(message: &str) -> String {
+    message.replace(['\r', '\n'], " ")
+}
+
+fn health_status(status: CheckStatus) -> &'static str {
+    match status {
+        CheckStatus::Ok => "pass",
+        CheckStatus::Minor | CheckStatus::Major => "warn",
+        CheckStatus::Outage => "fail",
+    }
+}
+
+impl Serialize for SystemReport {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("SystemReport", 9)?;
+        s.serialize_field("condition", &self.condition)?;
+        s.serialize_field("dcStatus", self.dc_status())?;
+        s.serialize_field("hostname", &self.hostname)?;
+        s.serialize_field("appname", &self.appname)?;
+        s.serialize_field("duration", &millis(self.duration))?;
+        s.serialize_field("timestamp", &self.timestamp.timestamp_millis())?;
+        s.serialize_field(
+            "leastRecentlyExecutedTimestamp",
+            &self
+                .least_recently_executed
+                .map_or(0, |t| t.timestamp_millis()),
+        )?;
+        s.serialize_field(
+            "leastRecentlyExecutedDate",
+            &self.least_recently_executed.map(iso),
+        )?;
+        s.serialize_field("results", &ByStatus(&self.results))?;
+        s.end()
+    }
+}
+
+/// Results keyed by status, worst first; relies on the report's sort order.
+struct ByStatus<'a>(&'a [Arc<CheckResult>]);
+
+impl Serialize for ByStatus<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        for group in self.0.chunk_by(|a, b| a.status == b.status) {
+            map.serialize_entry(&group[0].status, group)?;
+        }
+        map.end()
+    }
+}
+
+/// The summary view of a [`SystemReport`]: `condition` first, so a DNS-level checker that
+/// matches the first bytes finds it, then `dcStatus`, `hostname`, `duration`, `appname`,
+/// `timestamp`.
+#[derive(Debug, Clone, Copy)]
+pub struct Summary<'a> {
+    report: &'a SystemReport,
+}
+
+impl Serialize for Summary<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let r = self.report;
+        let mut s = serializer.serialize_struct("Summary", 6)?;
+        s.serialize_field("condition", &r.condition)?;
+        s.serialize_field("dcStatus", r.dc_status())?;
+        s.serialize_field("hostname", &r.hostname)?;
+        s.serialize_field("duration", &millis(r.duration))?;
+        s.serialize_field("appname", &r.appname)?;
+        s.serialize_field("timestamp", &r.timestamp.timestamp_millis())?;
+        s.end()
+    }
+}
+
+/// The IETF health check response format view of a [`SystemReport`]
+/// (`application/health+json`): `status` is `pass`, `warn` or `fail`; `checks` are keyed
+/// `<id>:status`.
+#[derive(Debug, Clone, Copy)]
+pub struct HealthJson<'a> {
+    report: &'a SystemReport,
+}
+
+impl HealthJson<'_> {
+    /// The IETF status of the whole: `pass`, `warn` or `fail`.
+    #[must_use]
+    pub fn status(&self) -> &'static str {
+        health_status(self.report.condition)
+    }
+}
+
+impl Serialize for HealthJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let r = self.report;
+        let mut s = serializer.serialize_struct("HealthJson", 5)?;
+        s.serialize_field("status", self.status())?;
+        s.serialize_field("serviceId", &r.appname)?;
+        s.serialize_field(
+            "description",
+            &format!("{} on {}: {}", r.appname, r.hostname, r.condition),
+        )?;
+        if r.condition != CheckStatus::Ok {
+            let causes: Vec<String> = r
+                .culprits()
+                .map(|c| format!("{} is {}", c.id, c.status))
+                .collect();
+            s.serialize_field("output", &causes.join("; "))?;
+        }
+        s.serialize_field("checks", &HealthChecks(&r.results))?;
+        s.end()
+    }
+}
+
+struct HealthChecks<'a>(&'a [Arc<CheckResult>]);
+
+impl Serialize for HealthChecks<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut sorted: Vec<_> = self.0.iter().collect();
+        sorted.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut map = serializer.serialize_map(Some(sorted.len()))?;
+        for r in sorted {
+            map.serialize_entry(&format!("{}:status", r.id), &[HealthCheck(r)])?;
+        }
+        map.end()
+    }
+}
+
+struct HealthCheck<'a>(&'a CheckResult);
+
+impl Serialize for HealthCheck<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let r = self.0;
+        let mut s = serializer.serialize_struct("HealthCheck", 7)?;
+        s.serialize_field("componentId", &r.id)?;
+        s.serialize_field("componentType", &r.kind)?;
+        s.serialize_field("status", health_status(r.status))?;
+        if let Some(value) = r.observed_value {
+            s.serialize_field("observedValue", &value)?;
+        }
+        s.serialize_field("time", &iso(r.timestamp))?;
+        if !r.message.is_empty() {
+            s.serialize_field("output", &r.message)?;
+        }
+        s.serialize_field("urgency", &r.urgency)?;
+        s.end()
+    }
+}
