@@ -48,9 +48,16 @@ impl Clock {
     /// clock is stepped, and follow Tokio's paused time in tests.
     #[must_use]
     pub fn tokio() -> Self {
+        Self::tokio_starting_at(Utc::now())
+    }
+
+    /// Tokio's clock, reading `wall` now: for tests and simulations that want reproducible
+    /// timestamps.
+    #[must_use]
+    pub fn tokio_starting_at(wall: DateTime<Utc>) -> Self {
         Self::from_source(TokioTime {
             anchor: Instant::now(),
-            wall: Utc::now(),
+            wall,
         })
     }
 
@@ -80,9 +87,10 @@ impl Clock {
         self.source.wall_at(instant)
     }
 
-    /// Sleeps until `deadline` on Tokio's timer.
+    /// Sleeps until this clock reads `deadline`, on Tokio's timer (for a clock that does not
+    /// follow Tokio's, as long as the two agree on the length of a second).
     pub(crate) async fn sleep_until(&self, deadline: Instant) {
-        tokio::time::sleep_until(deadline).await;
+        tokio::time::sleep(deadline.saturating_duration_since(self.now())).await;
     }
 
     /// How long ago `instant` was (zero if it is in the future).

@@ -135,6 +135,11 @@ impl History {
                 slot.packed = Slot::pack(slot.checks() + 1, slot.up() + up, worst);
             }
             _ => {
+                // Grow by doubling up to exactly a day, not to the next power of two.
+                if self.minutes.len() == self.minutes.capacity() {
+                    let target = (self.minutes.len() * 2).clamp(16, MINUTES_KEPT);
+                    self.minutes.reserve_exact(target.saturating_sub(self.minutes.len()).max(1));
+                }
                 self.minutes.push_back(Slot {
                     minute,
                     packed: Slot::pack(1, up, status),
@@ -144,9 +149,6 @@ impl History {
         let oldest = minute.saturating_sub(MINUTES_KEPT as u32 - 1);
         while self.minutes.front().is_some_and(|s| s.minute < oldest) {
             self.minutes.pop_front();
-        }
-        if self.minutes.capacity() > 2 * MINUTES_KEPT {
-            self.minutes.shrink_to(MINUTES_KEPT);
         }
     }
 

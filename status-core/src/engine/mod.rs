@@ -401,8 +401,9 @@ impl Registry {
         let timer = runtime.spawn({
             let weak = Arc::downgrade(inner);
             let entry = Arc::clone(&entry);
+            let clock = inner.clock.clone();
             async move {
-                tokio::time::sleep_until(deadline).await;
+                clock.sleep_until(deadline).await;
                 let Some(inner) = weak.upgrade() else { return };
                 if let Some(update) = entry.clear_override(inner.clock.wall(), Some(seq)) {
                     inner.emit_feature(update);

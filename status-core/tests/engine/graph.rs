@@ -1,0 +1,64 @@
+//! Failures name their failing ancestors.
+
+use status_core::{CheckStatus, DependencyId};
+
+use crate::support::{registry, Steered};
+
+fn ids(list: &[DependencyId]) -> Vec<&str> {
+    list.iter().map(DependencyId::as_str).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failing_child_names_the_root_cause() {
+    let registry = registry();
+    let network = Steered::new(crate::support::Mode::Status(CheckStatus::Outage));
+    let db = Steered::new(crate::support::Mode::Status(CheckStatus::Outage));
+    let app = Steered::new(crate::support::Mode::Status(CheckStatus::Major));
+    registry
+        .add(network.dependency("network").build().unwrap())
+        .unwrap();
+    registry
+        .add(db.dependency("db").depends_on("network").build().unwrap())
+        .unwrap();
+    registry
+        .add(app.dependency("app").depends_on("db").build().unwrap())
+        .unwrap();
+
+    let report = registry.refresh_all().await;
+    assert!(report.result("network").unwrap().blocked_by.is_empty());
+    assert_eq!(ids(&report.result("db").unwrap().blocked_by), ["network"]);
+    assert_eq!(ids(&report.result("app").unwrap().blocked_by), ["network"]);
+    assert_eq!(
+        ids(&registry.result("app").unwrap().blocked_by),
+        ["network"]
+    );
+
+    network.set_status(CheckStatus::Ok);
+    registry.refresh("network").await.unwrap();
+    let report = registry.report();
+    assert!(report.result("db").unwrap().blocked_by.is_empty());
+    assert_eq!(ids(&report.result("app").unwrap().blocked_by), ["db"]);
+
+    db.set_status(CheckStatus::Ok);
+    app.set_status(CheckStatus::Ok);
+    registry.refresh_all().await;
+    assert!(registry
+        .report()
+        .results
+        .iter()
+        .all(|r| r.blocked_by.is_empty()));
+}
+
+#[tokio::test(start_paused = true)]
+async fn cycles_are_rejected() {
+    let registry = registry();
+    let check = Steered::ok();
+    registry
+        .add(check.dependency("a").depends_on("b").build().unwrap())
+        .unwrap();
+    let err = registry
+        .add(check.dependency("b").depends_on("a").build().unwrap())
+        .unwrap_err();
+    assert!(err.is_cycle(), "{err}");
+    assert!(!registry.contains("b"));
+}

@@ -1,0 +1,13 @@
+//! The engine, on Tokio's paused time.
+
+mod support;
+
+mod features;
+mod graph;
+mod history;
+mod hysteresis;
+mod listeners;
+mod registry;
+mod reports;
+mod running;
+mod staleness;

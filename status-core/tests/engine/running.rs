@@ -1,0 +1,180 @@
+//! Timeouts, panics, concurrency and coalescing.
+
+use std::time::Duration;
+
+use futures::future::join_all;
+use status_core::{check, CheckStatus, Dependency, TIMED_OUT};
+use tokio::time::Instant;
+
+use crate::support::{registry, Mode, Steered};
+
+#[tokio::test(start_paused = true)]
+async fn a_check_that_never_returns_times_out_and_others_finish_on_time() {
+    let registry = registry();
+    let hang = Steered::new(Mode::Hang);
+    let fast = Steered::new(Mode::Slow(Duration::from_millis(100), CheckStatus::Ok));
+    registry
+        .add(hang.dependency("hangs").build().unwrap())
+        .unwrap();
+    registry
+        .add(fast.dependency("fast").build().unwrap())
+        .unwrap();
+
+    let started = Instant::now();
+    let report = registry.refresh_all().await;
+    // The whole evaluation takes the timeout, not more.
+    assert_eq!(started.elapsed(), Duration::from_secs(2));
+
+    let hangs = report.result("hangs").unwrap();
+    assert_eq!(hangs.status, CheckStatus::Outage);
+    assert_eq!(hangs.message, TIMED_OUT);
+    assert_eq!(hangs.duration, Duration::from_secs(2));
+
+    let fast = report.result("fast").unwrap();
+    assert_eq!(fast.status, CheckStatus::Ok);
+    assert_eq!(fast.duration, Duration::from_millis(100));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panicking_check_is_an_outage_and_the_engine_goes_on() {
+    let registry = registry();
+    let panics = Steered::new(Mode::Panic("boom"));
+    let fine = Steered::ok();
+    registry
+        .add(panics.dependency("panics").build().unwrap())
+        .unwrap();
+    registry
+        .add(fine.dependency("fine").build().unwrap())
+        .unwrap();
+
+    let report = registry.refresh_all().await;
+    let result = report.result("panics").unwrap();
+    assert_eq!(result.status, CheckStatus::Outage);
+    assert_eq!(result.message, "Check panicked: boom");
+    assert_eq!(report.result("fine").unwrap().status, CheckStatus::Ok);
+
+    panics.set_status(CheckStatus::Ok);
+    let result = registry.refresh("panics").await.unwrap();
+    assert_eq!(result.status, CheckStatus::Ok);
+    assert_eq!(panics.runs(), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn concurrent_refreshes_of_one_dependency_run_its_check_once() {
+    let registry = registry();
+    let slow = Steered::new(Mode::Slow(Duration::from_secs(1), CheckStatus::Ok));
+    registry
+        .add(slow.dependency("slow").build().unwrap())
+        .unwrap();
+    registry.refresh("slow").await.unwrap(); // joins the first, background check
+    assert_eq!(slow.runs(), 1);
+
+    let refreshes = (0..1000).map(|_| registry.refresh("slow"));
+    let results = join_all(refreshes).await;
+    assert_eq!(slow.runs(), 2, "1,000 refreshes ran the check once");
+    let first = results[0].as_ref().unwrap();
+    assert!(results
+        .iter()
+        .all(|r| r.as_ref().unwrap().timestamp == first.timestamp));
+}
+
+#[tokio::test(start_paused = true)]
+async fn evaluation_is_concurrent() {
+    let registry = registry();
+    for i in 0..200 {
+        let check = Steered::new(Mode::Slow(Duration::from_millis(50), CheckStatus::Ok));
+        registry
+            .add(check.dependency(&format!("dep-{i}")).build().unwrap())
+            .unwrap();
+    }
+    let started = Instant::now();
+    let report = registry.refresh_all().await;
+    assert_eq!(started.elapsed(), Duration::from_millis(50));
+    assert_eq!(report.results.len(), 200);
+    assert!(report.results.iter().all(|r| r.status == CheckStatus::Ok));
+}
+
+#[tokio::test(start_paused = true)]
+async fn checks_run_every_period_in_the_background() {
+    let registry = registry();
+    let check = Steered::ok();
+    registry
+        .add(
+            check
+                .dependency("periodic")
+                .period(Duration::from_secs(10))
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(100_500)).await;
+    // At 0 s, 10 s, …, 100 s.
+    assert_eq!(check.runs(), 11);
+}
+
+#[tokio::test(start_paused = true)]
+async fn jitter_spreads_periods_within_bounds() {
+    let registry = status_core::Registry::builder().jitter(0.2).build();
+    let check = Steered::ok();
+    registry
+        .add(
+            check
+                .dependency("jittered")
+                .period(Duration::from_secs(10))
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(1000)).await;
+    let started = check.started();
+    let gaps: Vec<Duration> = started.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(gaps.len() >= 80, "{} runs", started.len());
+    assert!(
+        gaps.iter()
+            .all(|g| (Duration::from_secs(8)..=Duration::from_secs(12)).contains(g)),
+        "{gaps:?}"
+    );
+    let distinct: std::collections::HashSet<_> = gaps.iter().collect();
+    assert!(
+        distinct.len() > gaps.len() / 2,
+        "periods were not spread: {gaps:?}"
+    );
+}
+
+#[test]
+fn blocking_checks_report_on_time_and_do_not_pile_up() {
+    // Tokio does not advance paused time while a blocking task runs, so this one runs on a
+    // real multi-threaded runtime with a short timeout.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let (release, wait) = std::sync::mpsc::channel::<()>();
+        let wait = std::sync::Mutex::new(wait);
+        let registry = status_core::Registry::new();
+        let dependency = Dependency::builder(
+            "legacy-driver",
+            check::blocking(move || {
+                wait.lock().unwrap().recv().ok();
+                CheckStatus::Ok
+            }),
+        )
+        .timeout(Duration::from_millis(200))
+        .period(Duration::from_secs(3600))
+        .build()
+        .unwrap();
+        registry.add(dependency).unwrap();
+        let first = registry.refresh("legacy-driver").await.unwrap();
+        assert_eq!(first.status, CheckStatus::Outage);
+        assert_eq!(first.message, TIMED_OUT);
+        let second = registry.refresh("legacy-driver").await.unwrap();
+        assert!(
+            second.message.contains("has not returned"),
+            "{}",
+            second.message
+        );
+        release.send(()).unwrap();
+    });
+}
