@@ -1,5 +1,8 @@
 //! Benchmarks of the engine's hot paths: `cargo bench -p status-core --bench engine`.
 
+// criterion's macros generate public functions without docs.
+#![allow(missing_docs)]
+
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -56,10 +59,12 @@ fn is_enabled(c: &mut Criterion) {
     });
     let plain = std::sync::atomic::AtomicBool::new(true);
     let mut group = c.benchmark_group("feature");
-    group.bench_function("is_enabled", |b| b.iter(|| black_box(&feature).is_enabled()));
+    group.bench_function("is_enabled", |b| {
+        b.iter(|| black_box(&feature).is_enabled());
+    });
     // Baseline: a bare atomic load, the floor is_enabled is measured against.
     group.bench_function("baseline_atomic_load", |b| {
-        b.iter(|| black_box(&plain).load(std::sync::atomic::Ordering::Acquire))
+        b.iter(|| black_box(&plain).load(std::sync::atomic::Ordering::Acquire));
     });
     group.finish();
 }
@@ -71,14 +76,18 @@ fn cached_report(c: &mut Criterion) {
         let registry = registry(&rt, n, Duration::ZERO);
         let _enter = rt.enter();
         group.bench_with_input(BenchmarkId::new("cached", n), &n, |b, _| {
-            b.iter(|| black_box(registry.report()))
+            b.iter(|| black_box(registry.report()));
         });
-        group.bench_with_input(BenchmarkId::new("serialize_detailed_json", n), &n, |b, _| {
-            let report = registry.report();
-            b.iter(|| serde_json::to_vec(black_box(&*report)).unwrap())
-        });
+        group.bench_with_input(
+            BenchmarkId::new("serialize_detailed_json", n),
+            &n,
+            |b, _| {
+                let report = registry.report();
+                b.iter(|| serde_json::to_vec(black_box(&*report)).unwrap());
+            },
+        );
         group.bench_with_input(BenchmarkId::new("one_result", n), &n, |b, _| {
-            b.iter(|| black_box(registry.result("dep-1")))
+            b.iter(|| black_box(registry.result("dep-1")));
         });
     }
     group.finish();
@@ -92,7 +101,7 @@ fn evaluate(c: &mut Criterion) {
     for n in [1, 10_000] {
         let registry = registry(&rt, n, Duration::from_millis(50));
         group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
-            b.to_async(&rt).iter(|| registry.refresh_all())
+            b.to_async(&rt).iter(|| registry.refresh_all());
         });
     }
     group.finish();

@@ -31,20 +31,27 @@ fn main() {
         let registry = Registry::builder().jitter(0.0).build();
         for i in 0..DEPENDENCIES {
             let runs = std::sync::atomic::AtomicU64::new(0);
-            let dependency = Dependency::builder(
-                format!("dependency-{i:05}"),
-                check::tiered(move || {
-                    // Worst case for transitions: change status every 5th check, with a message.
-                    let n = runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let status = if (n / 5) % 2 == 0 { CheckStatus::Ok } else { CheckStatus::Minor };
-                    async move { CheckOutcome::new(status, format!("check number {n} said {status}")) }
-                }),
-            )
-            .description("a dependency of the memory benchmark")
-            .period(Duration::from_secs(60))
-            .timeout(Duration::from_secs(5))
-            .build()
-            .unwrap();
+            let dependency =
+                Dependency::builder(
+                    format!("dependency-{i:05}"),
+                    check::tiered(move || {
+                        // Worst case for transitions: change status every 5th check, with a message.
+                        let n = runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let status = if (n / 5) % 2 == 0 {
+                            CheckStatus::Ok
+                        } else {
+                            CheckStatus::Minor
+                        };
+                        async move {
+                            CheckOutcome::new(status, format!("check number {n} said {status}"))
+                        }
+                    }),
+                )
+                .description("a dependency of the memory benchmark")
+                .period(Duration::from_secs(60))
+                .timeout(Duration::from_secs(5))
+                .build()
+                .unwrap();
             registry.add(dependency).unwrap();
         }
         registry.refresh_all().await;

@@ -138,7 +138,8 @@ impl History {
                 // Grow by doubling up to exactly a day, not to the next power of two.
                 if self.minutes.len() == self.minutes.capacity() {
                     let target = (self.minutes.len() * 2).clamp(16, MINUTES_KEPT);
-                    self.minutes.reserve_exact(target.saturating_sub(self.minutes.len()).max(1));
+                    self.minutes
+                        .reserve_exact(target.saturating_sub(self.minutes.len()).max(1));
                 }
                 self.minutes.push_back(Slot {
                     minute,
