@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 
 use crate::engine::Outcome;
 use crate::feature::{FeatureFlip, FeatureState};
-use crate::{CheckResult, CheckStatus, DependencyId, DependencyInfo};
+use crate::{CheckResult, CheckStatus, DependencyId, DependencyInfo, DrainState};
 
 /// Events queued for one listener before new ones are dropped.
 pub const LISTENER_QUEUE: usize = 4096;
@@ -43,6 +43,8 @@ pub enum Event {
         /// The flip, when it was switched on or off.
         flip: Option<FeatureFlip>,
     },
+    /// The instance started or stopped draining.
+    Drain(Option<DrainState>),
 }
 
 /// Reacts to the registry's events.
@@ -78,6 +80,8 @@ pub trait Listener: Send + Sync + fmt::Debug + 'static {
     fn on_changed(&self, _previous: Option<CheckStatus>, _current: &CheckResult) {}
     /// A feature changed.
     fn on_feature(&self, _state: &FeatureState, _flip: Option<&FeatureFlip>) {}
+    /// The instance started (`Some`) or stopped (`None`) draining.
+    fn on_drain(&self, _drain: Option<&DrainState>) {}
 }
 
 /// The registry's side of one listener.
@@ -124,5 +128,6 @@ fn deliver(listener: &dyn Listener, event: &Event) {
         Event::Checked { result, outcome } => listener.on_checked(result, *outcome),
         Event::Changed { previous, current } => listener.on_changed(*previous, current),
         Event::Feature { state, flip } => listener.on_feature(state, flip.as_ref()),
+        Event::Drain(drain) => listener.on_drain(drain.as_ref()),
     }
 }

@@ -70,6 +70,7 @@
 
 mod clock;
 mod dependency;
+mod drain;
 mod engine;
 mod error;
 mod event;
@@ -88,6 +89,7 @@ pub use self::dependency::{
     Dependency, DependencyBuilder, DependencyInfo, DEFAULT_FAILURES_BEFORE_OUTAGE, DEFAULT_PERIOD,
     DEFAULT_SUCCESSES_BEFORE_RECOVERY, DEFAULT_TIMEOUT,
 };
+pub use self::drain::DrainState;
 pub use self::engine::{Outcome, Registry, RegistryBuilder, TIMED_OUT};
 pub use self::error::Error;
 pub use self::event::{Event, Listener, LISTENER_QUEUE};

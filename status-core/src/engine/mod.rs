@@ -22,11 +22,12 @@ pub(crate) use self::entry::lock;
 use self::entry::{Entry, EntryConfig, RunFuture};
 pub use self::run::{Outcome, TIMED_OUT};
 use crate::event::{Event, Listener, ListenerSlot};
+use crate::feature::validate_ttl_and_reason;
 use crate::feature::{self, FeatureEntry, FeatureFlip, FeatureHandle, FeatureUpdate};
 use crate::history::HistorySnapshot;
 use crate::{
-    CheckResult, CheckStatus, Clock, Dependency, DependencyId, DependencyInfo, Error, Feature,
-    FeatureOverride, FeatureState, Requirement, SystemReport,
+    CheckResult, CheckStatus, Clock, Dependency, DependencyId, DependencyInfo, DrainState, Error,
+    Feature, FeatureOverride, FeatureState, Requirement, SystemReport,
 };
 
 /// The registry of an application's dependencies and features, and the engine that checks
@@ -90,6 +91,7 @@ struct Inner {
     events: broadcast::Sender<Event>,
     listeners: RwLock<Vec<ListenerSlot>>,
     watchdog: Mutex<Option<AbortHandle>>,
+    drain: Mutex<Option<DrainState>>,
     jitter_seed: u64,
 }
 
@@ -133,6 +135,7 @@ impl Registry {
                 events,
                 listeners: RwLock::new(Vec::new()),
                 watchdog: Mutex::new(None),
+                drain: Mutex::new(None),
                 jitter_seed,
             }),
         }
@@ -435,6 +438,54 @@ impl Registry {
     }
 }
 
+impl Registry {
+    /// Starts draining the instance: readiness and summary fail until `ttl` ends (or for good
+    /// with `None`, as during shutdown) or [`undrain`](Self::undrain) is called. Replaces any
+    /// drain in force.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_invalid`] when `reason` is blank or longer than 1024 bytes, or `ttl` is
+    /// under a second or over 7 days. Nothing changes on error.
+    pub fn drain(
+        &self,
+        reason: &str,
+        ttl: Option<Duration>,
+        actor: Option<&str>,
+    ) -> Result<DrainState, Error> {
+        validate_ttl_and_reason(ttl.unwrap_or(Duration::from_secs(1)), reason)?;
+        let inner = &self.inner;
+        let now = inner.clock.now();
+        let since = inner.clock.wall_at(now);
+        let state = DrainState {
+            reason: reason.trim().to_owned(),
+            actor: actor.map(|a| a.chars().take(128).collect()),
+            since,
+            until: ttl.map(|ttl| since + ttl),
+            deadline: ttl.map(|ttl| now + ttl),
+        };
+        *lock(&inner.drain) = Some(state.clone());
+        inner.emit(&Event::Drain(Some(state.clone())));
+        Ok(state)
+    }
+
+    /// Stops draining. Answers whether a drain was in force.
+    pub fn undrain(&self) -> bool {
+        let was = lock(&self.inner.drain).take();
+        let was_active = was.is_some_and(|d| !d.is_over(self.inner.clock.now()));
+        if was_active {
+            self.inner.emit(&Event::Drain(None));
+        }
+        was_active
+    }
+
+    /// The drain in force, if any.
+    #[must_use]
+    pub fn drain_state(&self) -> Option<DrainState> {
+        self.inner.drain_state()
+    }
+}
+
 impl Default for Registry {
     fn default() -> Self {
         Self::new()
@@ -452,6 +503,18 @@ impl fmt::Debug for Registry {
 }
 
 impl Inner {
+    /// The drain in force; one that ran out is cleared (and announced) on the way.
+    fn drain_state(&self) -> Option<DrainState> {
+        let mut drain = lock(&self.drain);
+        if drain.as_ref().is_some_and(|d| d.is_over(self.clock.now())) {
+            *drain = None;
+            drop(drain);
+            self.emit(&Event::Drain(None));
+            return None;
+        }
+        drain.clone()
+    }
+
     fn entry(&self, id: &str) -> Option<Arc<Entry>> {
         read(&self.entries).get(id).cloned()
     }
@@ -673,6 +736,7 @@ impl Inner {
 
     /// Marks results that turned stale, and restarts a scheduler that died.
     fn sweep(self: &Arc<Self>) {
+        let _ = self.drain_state(); // announces a drain that ran out
         let now = self.clock.now();
         let entries: Vec<Arc<Entry>> = read(&self.entries).values().cloned().collect();
         let mut changed = Vec::new();

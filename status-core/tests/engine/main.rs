@@ -2,6 +2,7 @@
 
 mod support;
 
+mod drain;
 mod features;
 mod graph;
 mod history;
