@@ -11,7 +11,7 @@ use serde::ser::{SerializeMap, SerializeStruct, Serializer};
 use serde::Serialize;
 
 use crate::result::{iso, millis};
-use crate::{CheckResult, CheckStatus, Urgency};
+use crate::{CheckResult, CheckStatus, DrainState, Urgency};
 
 /// The system status folded from dependencies' urgencies and statuses, starting from OK.
 ///
@@ -128,7 +128,10 @@ impl SystemReport {
     /// The summary for load balancers: no dependency detail.
     #[must_use]
     pub fn summary(&self) -> Summary<'_> {
-        Summary { report: self }
+        Summary {
+            report: self,
+            drain: None,
+        }
     }
 
     /// The IETF `application/health+json` view.
@@ -224,22 +227,48 @@ impl Serialize for ByStatus<'_> {
 
 /// The summary view of a [`SystemReport`]: `condition` first, so a DNS-level checker that
 /// matches the first bytes finds it, then `dcStatus`, `hostname`, `duration`, `appname`,
-/// `timestamp`.
+/// `timestamp`, and `draining` when the instance is draining.
 #[derive(Debug, Clone, Copy)]
 pub struct Summary<'a> {
     report: &'a SystemReport,
+    drain: Option<&'a DrainState>,
+}
+
+impl<'a> Summary<'a> {
+    /// The summary of a draining instance: `condition` OUTAGE and `dcStatus` FAILOVER, so that
+    /// a checker reading only the first bytes takes the instance out too, and a `draining`
+    /// object says why.
+    #[must_use]
+    pub fn draining(mut self, drain: Option<&'a DrainState>) -> Self {
+        self.drain = drain;
+        self
+    }
+
+    /// The condition it reports: the system's, or OUTAGE while draining.
+    #[must_use]
+    pub fn condition(&self) -> CheckStatus {
+        if self.drain.is_some() {
+            CheckStatus::Outage
+        } else {
+            self.report.condition
+        }
+    }
 }
 
 impl Serialize for Summary<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let r = self.report;
-        let mut s = serializer.serialize_struct("Summary", 6)?;
-        s.serialize_field("condition", &r.condition)?;
-        s.serialize_field("dcStatus", r.dc_status())?;
+        let condition = self.condition();
+        let mut s = serializer.serialize_struct("Summary", 7)?;
+        s.serialize_field("condition", &condition)?;
+        s.serialize_field("dcStatus", dc_status(condition))?;
         s.serialize_field("hostname", &r.hostname)?;
         s.serialize_field("duration", &millis(r.duration))?;
         s.serialize_field("appname", &r.appname)?;
         s.serialize_field("timestamp", &r.timestamp.timestamp_millis())?;
+        if let Some(drain) = self.drain {
+            s.serialize_field("draining", drain)?;
+        }
         s.end()
     }
 }

@@ -1,0 +1,239 @@
+//! Run with `cargo run -p quickstart`.
+//!
+//! The status demo: five dependencies of a small shop, three features gated on them, chaos
+//! controls to break any dependency, and every route of the HTTP contract. [`app`] builds the
+//! whole router, so tests call it without a socket.
+
+pub mod chaos;
+
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use status_core::{CheckStatus, Dependency, Feature, Registry, Urgency};
+use status_http::middleware::{FeatureGateLayer, HealthGateLayer};
+use status_http::{AdminToken, ApiError};
+
+use crate::chaos::{Chaos, Setting};
+
+/// The demo's dependencies: id, urgency, type, description.
+pub const DEPENDENCIES: [(&str, Urgency, &str, &str); 5] = [
+    (
+        "primary-db",
+        Urgency::Required,
+        "postgres",
+        "Orders and accounts database",
+    ),
+    (
+        "search",
+        Urgency::Strong,
+        "elasticsearch",
+        "Product search cluster",
+    ),
+    (
+        "payments-api",
+        Urgency::Strong,
+        "http",
+        "Payment provider API",
+    ),
+    ("cache", Urgency::Weak, "redis", "Page and session cache"),
+    (
+        "recommendations",
+        Urgency::None,
+        "http",
+        "Recommendation service",
+    ),
+];
+
+/// How the demo runs.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Time between two checks of a dependency.
+    pub period: Duration,
+    /// How long a check may take.
+    pub timeout: Duration,
+    /// The admin token.
+    pub admin_token: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            period: Duration::from_secs(1),
+            timeout: Duration::from_secs(2),
+            admin_token: String::new(),
+        }
+    }
+}
+
+/// The running demo: its registry and its chaos controls.
+#[derive(Debug, Clone)]
+pub struct Demo {
+    /// The registry of the demo's dependencies and features.
+    pub registry: Registry,
+    /// The chaos settings.
+    pub chaos: Chaos,
+    /// How it runs.
+    pub config: Config,
+}
+
+impl Demo {
+    /// Registers the demo's dependencies and features; they start being checked at once.
+    ///
+    /// # Errors
+    ///
+    /// If called outside a Tokio runtime.
+    pub fn start(config: Config) -> Result<Self, status_core::Error> {
+        let registry = Registry::builder().appname("quickstart").build();
+        let chaos = Chaos::default();
+        for (id, urgency, kind, description) in DEPENDENCIES {
+            chaos.declare(id);
+            registry.add(
+                Dependency::builder(id, chaos.check(id))
+                    .urgency(urgency)
+                    .kind(kind)
+                    .description(description)
+                    .documentation_url(format!("https://runbooks.example.com/{id}"))
+                    .tag("demo")
+                    .period(config.period)
+                    .timeout(config.timeout)
+                    .build()?,
+            )?;
+        }
+        let features = [
+            (
+                "checkout",
+                "Pay for the cart",
+                "payments-api",
+                CheckStatus::Minor,
+            ),
+            (
+                "recommendations-widget",
+                "Show recommended products",
+                "recommendations",
+                CheckStatus::Minor,
+            ),
+            (
+                "search-box",
+                "Search the catalogue",
+                "search",
+                CheckStatus::Major,
+            ),
+        ];
+        for (name, description, dependency, worst) in features {
+            registry.add_feature(
+                Feature::builder(name)
+                    .description(description)
+                    .requires(dependency, worst)
+                    .build()?,
+            )?;
+        }
+        Ok(Self {
+            registry,
+            chaos,
+            config,
+        })
+    }
+}
+
+#[derive(Clone)]
+struct DemoState {
+    chaos: Chaos,
+    token: Option<AdminToken>,
+}
+
+/// The demo's router: the HTTP contract at `/`, chaos controls under `/demo`, and a few
+/// application routes (`/hello` bare, `/gated/hello` behind the health gate, `/checkout`
+/// behind the `checkout` feature).
+pub fn app(demo: &Demo) -> Router {
+    let status = status_http::Routes::new(demo.registry.clone())
+        .admin_token(demo.config.admin_token.clone())
+        .build();
+    let state = DemoState {
+        chaos: demo.chaos.clone(),
+        token: AdminToken::new(&demo.config.admin_token),
+    };
+    let checkout = demo
+        .registry
+        .feature("checkout")
+        .expect("the demo registers checkout");
+    let demo_routes = Router::new()
+        .route("/demo/chaos", get(chaos_list))
+        .route("/demo/chaos/{id}", axum::routing::put(chaos_set))
+        .layer(axum::extract::DefaultBodyLimit::max(
+            status_http::BODY_LIMIT,
+        ))
+        .with_state(state);
+    Router::new()
+        .route("/", get(index))
+        .route("/hello", get(hello))
+        .route(
+            "/gated/hello",
+            get(hello).layer(HealthGateLayer::new(demo.registry.clone())),
+        )
+        .route(
+            "/checkout",
+            axum::routing::post(|| async { Json(serde_json::json!({ "paid": true })) })
+                .layer(FeatureGateLayer::new(checkout)),
+        )
+        .merge(demo_routes)
+        .merge(status)
+}
+
+async fn hello() -> &'static str {
+    "Hello, World!"
+}
+
+async fn index() -> Html<&'static str> {
+    Html(include_str!("index.html"))
+}
+
+fn authorize(state: &DemoState, headers: &HeaderMap) -> Result<(), ApiError> {
+    match &state.token {
+        Some(token) => token.authorize(headers),
+        None => Err(ApiError::admin_disabled()),
+    }
+}
+
+/// GET `/demo/chaos` (admin).
+async fn chaos_list(State(state): State<DemoState>, headers: HeaderMap) -> Response {
+    if let Err(e) = authorize(&state, &headers) {
+        return e.into_response();
+    }
+    Json(state.chaos.all()).into_response()
+}
+
+/// PUT `/demo/chaos/{id}` (admin) with `{"mode": …, "delayMs": n}`.
+async fn chaos_set(
+    State(state): State<DemoState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<Response, ApiError> {
+    authorize(&state, &headers)?;
+    let body = body.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::too_large(status_http::BODY_LIMIT)
+        } else {
+            ApiError::bad_request(e.body_text())
+        }
+    })?;
+    if !state.chaos.all().contains_key(&id) {
+        return Err(ApiError::not_found("dependency", &id));
+    }
+    let setting: Setting = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))?;
+    if setting.delay_ms > 600_000 {
+        return Err(ApiError::bad_request("delayMs must be at most 600000"));
+    }
+    state.chaos.set(&id, setting);
+    tracing::info!(dependency = %id, ?setting, "chaos set");
+    Ok(
+        Json(serde_json::json!({ "id": id, "mode": setting.mode, "delayMs": setting.delay_ms }))
+            .into_response(),
+    )
+}

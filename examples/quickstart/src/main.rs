@@ -1,0 +1,80 @@
+//! Run with `cargo run -p quickstart`.
+
+use std::hash::{BuildHasher, RandomState};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Parser;
+use quickstart::{app, Config, Demo};
+
+/// The status demo: five dependencies, three features, chaos controls.
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Args {
+    /// Address to bind.
+    #[arg(long, default_value = "127.0.0.1")]
+    bind: std::net::IpAddr,
+    /// Port to listen on.
+    #[arg(long, default_value_t = 8080)]
+    port: u16,
+    /// Time between two checks of a dependency, in milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    period_ms: u64,
+    /// How long a check may take, in milliseconds.
+    #[arg(long, default_value_t = 2000)]
+    timeout_ms: u64,
+    /// How long readiness fails before the server stops, on SIGTERM or Ctrl-C.
+    #[arg(long, default_value_t = 2000)]
+    shutdown_delay_ms: u64,
+}
+
+/// 128 random bits, from the randomly keyed hasher of the standard library.
+fn random_token() -> String {
+    let a = RandomState::new().hash_one(std::process::id());
+    let b = RandomState::new().hash_one(std::time::SystemTime::now());
+    format!("{a:016x}{b:016x}")
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,tower_http=warn".into()),
+        )
+        .init();
+    let args = Args::parse();
+    anyhow::ensure!(
+        args.period_ms > 0 && args.timeout_ms > 0,
+        "periods and timeouts must be positive"
+    );
+    let admin_token = std::env::var("STATUS_ADMIN_TOKEN")
+        .ok()
+        .filter(|t| !t.trim().is_empty())
+        .unwrap_or_else(random_token);
+    let demo = Demo::start(Config {
+        period: Duration::from_millis(args.period_ms),
+        timeout: Duration::from_millis(args.timeout_ms),
+        admin_token: admin_token.clone(),
+    })?;
+    let addr = SocketAddr::new(args.bind, args.port);
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    println!("status quickstart on http://{addr}/");
+    println!(
+        "  dashboard data: http://{addr}/healthcheck   summary: http://{addr}/healthcheck/summary"
+    );
+    println!("  admin token: {admin_token}");
+    println!(
+        "  break something: curl -X PUT -H 'Authorization: Bearer {admin_token}' -d '{{\"mode\":\"outage\"}}' http://{addr}/demo/chaos/primary-db"
+    );
+    axum::serve(listener, app(&demo))
+        .with_graceful_shutdown(status_http::shutdown::graceful(
+            demo.registry.clone(),
+            Duration::from_millis(args.shutdown_delay_ms),
+        ))
+        .await?;
+    Ok(())
+}

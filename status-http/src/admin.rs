@@ -1,0 +1,162 @@
+//! Features, overrides, drain and manual refresh.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use status_core::{FeatureFlip, FeatureOverride, FeatureState};
+
+use crate::auth::Admin;
+use crate::body::AdminBody;
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::view::json_response;
+
+const JSON: &str = "application/json";
+
+/// GET `/features`.
+pub(crate) async fn features(State(state): State<Arc<AppState>>) -> Response {
+    json_response(
+        StatusCode::OK,
+        JSON,
+        &json!({ "features": state.registry.features() }),
+    )
+}
+
+#[derive(Serialize)]
+struct FeatureBody {
+    #[serde(flatten)]
+    state: FeatureState,
+    flips: Vec<FeatureFlip>,
+}
+
+/// GET `/features/{name}`: the state and the latest flips.
+pub(crate) async fn feature(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    let handle = state
+        .registry
+        .feature(&name)
+        .ok_or_else(|| ApiError::not_found("feature", &name))?;
+    let flips = state.registry.feature_flips(&name).unwrap_or_default();
+    Ok(json_response(
+        StatusCode::OK,
+        JSON,
+        &FeatureBody {
+            state: handle.state(),
+            flips,
+        },
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct OverrideRequest {
+    enabled: bool,
+    ttl_seconds: u64,
+    reason: String,
+    #[serde(default)]
+    actor: Option<String>,
+}
+
+/// PUT `/features/{name}/override`: force on or off for `ttlSeconds` with `reason`.
+pub(crate) async fn set_override(
+    _: Admin,
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    body: AdminBody,
+) -> Result<Response, ApiError> {
+    if state.registry.feature(&name).is_none() {
+        return Err(ApiError::not_found("feature", &name));
+    }
+    let request: OverrideRequest = body.parse()?;
+    let mut over = FeatureOverride::new(
+        request.enabled,
+        Duration::from_secs(request.ttl_seconds),
+        request.reason,
+    )
+    .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    if let Some(actor) = request.actor.filter(|a| !a.trim().is_empty()) {
+        over = over.actor(actor);
+    }
+    let feature = state
+        .registry
+        .override_feature(&name, &over)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    tracing::info!(feature = %name, enabled = feature.enabled, "feature overridden");
+    Ok(json_response(StatusCode::OK, JSON, &feature))
+}
+
+/// DELETE `/features/{name}/override`.
+pub(crate) async fn clear_override(
+    _: Admin,
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    let feature = state
+        .registry
+        .clear_override(&name)
+        .map_err(|_| ApiError::not_found("feature", &name))?;
+    tracing::info!(feature = %name, "feature override cleared");
+    Ok(json_response(StatusCode::OK, JSON, &feature))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct DrainRequest {
+    ttl_seconds: u64,
+    reason: String,
+    #[serde(default)]
+    actor: Option<String>,
+}
+
+/// PUT `/admin/drain`: fail readiness and summary for `ttlSeconds` with `reason`.
+pub(crate) async fn drain(
+    _: Admin,
+    State(state): State<Arc<AppState>>,
+    body: AdminBody,
+) -> Result<Response, ApiError> {
+    let request: DrainRequest = body.parse()?;
+    let drain = state
+        .registry
+        .drain(
+            &request.reason,
+            Some(Duration::from_secs(request.ttl_seconds)),
+            request.actor.as_deref().filter(|a| !a.trim().is_empty()),
+        )
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    tracing::warn!(reason = %drain.reason, "instance draining");
+    Ok(json_response(StatusCode::OK, JSON, &drain))
+}
+
+/// DELETE `/admin/drain`.
+pub(crate) async fn undrain(_: Admin, State(state): State<Arc<AppState>>) -> Response {
+    let was_draining = state.registry.undrain();
+    if was_draining {
+        tracing::info!("instance no longer draining");
+    }
+    json_response(
+        StatusCode::OK,
+        JSON,
+        &json!({ "draining": false, "wasDraining": was_draining }),
+    )
+}
+
+/// POST `/healthcheck/dependencies/{id}/refresh`: check now, answer with the fresh result.
+pub(crate) async fn refresh(
+    _: Admin,
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let result = state
+        .registry
+        .refresh(&id)
+        .await
+        .map_err(|_| ApiError::not_found("dependency", &id))?;
+    Ok(json_response(StatusCode::OK, JSON, &*result))
+}

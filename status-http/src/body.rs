@@ -1,0 +1,41 @@
+//! Admin request bodies: bounded, JSON, validated before anything changes.
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use axum::http::StatusCode;
+use serde::de::DeserializeOwned;
+
+use crate::error::ApiError;
+
+/// The largest admin request body accepted: 16 KiB.
+pub const BODY_LIMIT: usize = 16 * 1024;
+
+/// A request body read up to [`BODY_LIMIT`], parsed only when the handler asks (after it has
+/// checked that the named resource exists).
+#[derive(Debug)]
+pub(crate) struct AdminBody(Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for AdminBody {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match Bytes::from_request(req, state).await {
+            Ok(bytes) => Ok(Self(bytes)),
+            Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                Err(ApiError::too_large(BODY_LIMIT))
+            }
+            Err(rejection) => Err(ApiError::bad_request(rejection.body_text())),
+        }
+    }
+}
+
+impl AdminBody {
+    /// The body as `T`.
+    pub(crate) fn parse<T: DeserializeOwned>(&self) -> Result<T, ApiError> {
+        if self.0.iter().all(u8::is_ascii_whitespace) {
+            return Err(ApiError::bad_request("a JSON body is required"));
+        }
+        serde_json::from_slice(&self.0)
+            .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))
+    }
+}

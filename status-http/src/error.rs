@@ -1,0 +1,95 @@
+//! The rejections of the HTTP API: each carries its status and a JSON `{"error": …}` body.
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::json;
+
+/// A rejected request: a status code and a message, answered as `{"error": message}`.
+///
+/// Nothing about the process changes on a rejected call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    status: StatusCode,
+    message: String,
+}
+
+impl ApiError {
+    /// A rejection with `status` and `message`.
+    #[must_use]
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            message: message.into(),
+        }
+    }
+
+    /// 400: the request is malformed.
+    #[must_use]
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, message)
+    }
+
+    /// 401: credentials are missing or wrong (answered with `WWW-Authenticate: Bearer`).
+    #[must_use]
+    pub fn unauthorized() -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "missing or invalid bearer token")
+    }
+
+    /// 403: the admin API is off because no admin token is configured.
+    #[must_use]
+    pub fn admin_disabled() -> Self {
+        Self::new(
+            StatusCode::FORBIDDEN,
+            "the admin API is disabled: no admin token is configured",
+        )
+    }
+
+    /// 404: no such dependency or feature.
+    #[must_use]
+    pub fn not_found(what: &str, name: &str) -> Self {
+        Self::new(StatusCode::NOT_FOUND, format!("no {what} named {name:?}"))
+    }
+
+    /// 413: the body is larger than the limit.
+    #[must_use]
+    pub fn too_large(limit: usize) -> Self {
+        Self::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("request body larger than {limit} bytes"),
+        )
+    }
+
+    /// The status code.
+    #[must_use]
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The message.
+    #[must_use]
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut response = (self.status, Json(json!({ "error": self.message }))).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"status\""),
+            );
+        }
+        response
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.status, self.message)
+    }
+}
+
+impl std::error::Error for ApiError {}

@@ -1,0 +1,72 @@
+//! Dependency health over HTTP: the probe endpoints, admin API, middleware and metrics of
+//! `status`, as an axum [`Router`](axum::Router) to mount anywhere.
+//!
+//! ```no_run
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::time::Duration;
+//! use status_core::{check, Dependency, Registry, Urgency};
+//!
+//! let registry = Registry::builder().appname("shop").build();
+//! registry.add(
+//!     Dependency::builder("primary-db", check::ping(|| async { Ok::<_, std::io::Error>(()) }))
+//!         .urgency(Urgency::Required)
+//!         .build()?,
+//! )?;
+//! let app = status_http::Routes::new(registry.clone())
+//!     .admin_token(std::env::var("STATUS_ADMIN_TOKEN")?)
+//!     .build();
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! axum::serve(listener, app)
+//!     .with_graceful_shutdown(status_http::shutdown::graceful(registry, Duration::from_secs(5)))
+//!     .await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Routes
+//!
+//! | method, path | what |
+//! |---|---|
+//! | GET `/healthcheck` | detailed report (`?format=health+json`, `?verbose`, `?exclude=a,b`, `?strict=true`) |
+//! | GET `/healthcheck/summary` | condition first, for load balancers and GSLB; 503 while draining |
+//! | GET `/healthcheck/live` | liveness: always 200 while the process serves |
+//! | GET `/healthcheck/ready` | readiness: 503 on OUTAGE, while draining, or before startup completes |
+//! | GET `/healthcheck/startup` | 200 once every dependency has been checked |
+//! | GET `/healthcheck/dependencies/{id}` | one dependency with its history |
+//! | POST `/healthcheck/dependencies/{id}/refresh` | admin: check now |
+//! | GET `/features`, `/features/{name}` | features with state, reason, requirements, override |
+//! | PUT, DELETE `/features/{name}/override` | admin: `{"enabled", "ttlSeconds", "reason"}` |
+//! | PUT, DELETE `/admin/drain` | admin: `{"ttlSeconds", "reason"}` |
+//! | GET `/metrics` | Prometheus exposition |
+//!
+//! Probes read cached results only: a probe storm never runs a check. Codes: OK, MINOR and
+//! MAJOR answer 200, OUTAGE 503 (see [`CodeMap`]). Admin calls need `Authorization: Bearer
+//! <token>`: without a configured token they answer 403, with a missing or wrong one 401.
+//! Rejections answer `{"error": …}` and change nothing.
+
+mod admin;
+mod auth;
+mod body;
+mod codes;
+mod error;
+mod metrics;
+mod probes;
+mod routes;
+mod state;
+mod view;
+
+pub mod middleware;
+pub mod shutdown;
+
+pub use self::auth::AdminToken;
+pub use self::body::BODY_LIMIT;
+pub use self::codes::CodeMap;
+pub use self::error::ApiError;
+pub use self::routes::Routes;
+
+/// The router of the HTTP contract for `registry`, with default options: no admin token
+/// (admin calls answer 403), default codes, detailed view.
+pub fn routes(registry: status_core::Registry) -> axum::Router {
+    Routes::new(registry).build()
+}

@@ -1,0 +1,226 @@
+//! `/metrics`: Prometheus exposition written by `prometheus-client`.
+
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use axum::extract::State;
+use axum::http::header::{ACCEPT, CONTENT_TYPE};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use prometheus_client::encoding::text::encode;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::{Registry as MetricRegistry, Unit};
+use status_core::{CheckResult, DependencyId, DependencyInfo, Listener, Outcome, Registry};
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct IdLabel {
+    id: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CheckLabels {
+    id: String,
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct FeatureLabel {
+    feature: String,
+}
+
+fn duration_histogram() -> Histogram {
+    // 1 ms to about 33 s.
+    Histogram::new(exponential_buckets(0.001, 2.0, 16))
+}
+
+/// The metric families, shared by the scrape handler and the listener feeding them.
+pub(crate) struct Metrics {
+    families: Arc<Families>,
+    /// One scrape at a time: gauges are rewritten from the report on each.
+    scrape: Mutex<MetricRegistry>,
+}
+
+struct Families {
+    system: Gauge,
+    dependency: Family<IdLabel, Gauge>,
+    durations: Family<IdLabel, Histogram, fn() -> Histogram>,
+    checks: Family<CheckLabels, Counter>,
+    features: Family<FeatureLabel, Gauge>,
+}
+
+impl Metrics {
+    /// Metrics for `registry`, fed by a listener registered on it.
+    pub(crate) fn new(registry: &Registry) -> Self {
+        let families = Arc::new(Families {
+            system: Gauge::default(),
+            dependency: Family::default(),
+            durations: Family::new_with_constructor(duration_histogram),
+            checks: Family::default(),
+            features: Family::default(),
+        });
+        let mut metrics = MetricRegistry::default();
+        metrics.register(
+            "status_system_severity",
+            "System status: 0 OK, 1 MINOR, 2 MAJOR, 3 OUTAGE",
+            families.system.clone(),
+        );
+        metrics.register(
+            "status_dependency_severity",
+            "Reported status of each dependency: 0 OK, 1 MINOR, 2 MAJOR, 3 OUTAGE",
+            families.dependency.clone(),
+        );
+        metrics.register_with_unit(
+            "status_check_duration",
+            "Time each check took",
+            Unit::Seconds,
+            families.durations.clone(),
+        );
+        metrics.register(
+            "status_checks",
+            "Checks run, by outcome (ok, minor, major, outage, timeout, panic)",
+            families.checks.clone(),
+        );
+        metrics.register(
+            "status_feature_enabled",
+            "Whether each feature is enabled (1) or not (0)",
+            families.features.clone(),
+        );
+        for info in registry.dependencies() {
+            families.declare(info.id());
+        }
+        if let Err(e) = registry.add_listener(Feeder(Arc::clone(&families))) {
+            tracing::error!("status metrics will not count checks: {e}");
+        }
+        Self {
+            families,
+            scrape: Mutex::new(metrics),
+        }
+    }
+
+    /// The exposition text, with gauges read from the current report.
+    pub(crate) fn render(&self, registry: &Registry) -> Result<String, fmt::Error> {
+        let metrics = self.scrape.lock().unwrap_or_else(PoisonError::into_inner);
+        let f = &self.families;
+        let report = registry.report();
+        f.system.set(i64::from(report.condition.severity()));
+        f.dependency.clear();
+        for result in &report.results {
+            f.dependency
+                .get_or_create(&IdLabel {
+                    id: result.id.to_string(),
+                })
+                .set(i64::from(result.status.severity()));
+        }
+        f.features.clear();
+        for feature in registry.features() {
+            f.features
+                .get_or_create(&FeatureLabel {
+                    feature: feature.name.to_string(),
+                })
+                .set(i64::from(feature.enabled));
+        }
+        let mut text = String::new();
+        encode(&mut text, &metrics)?;
+        Ok(text)
+    }
+}
+
+impl fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Families {
+    /// Creates every series of a dependency at zero, so rates work from the first scrape.
+    fn declare(&self, id: &DependencyId) {
+        let id = id.to_string();
+        drop(self.durations.get_or_create(&IdLabel { id: id.clone() }));
+        for outcome in Outcome::ALL {
+            drop(self.checks.get_or_create(&CheckLabels {
+                id: id.clone(),
+                outcome: outcome.as_str(),
+            }));
+        }
+    }
+
+    fn forget(&self, id: &DependencyId) {
+        let id = id.to_string();
+        self.durations.remove(&IdLabel { id: id.clone() });
+        for outcome in Outcome::ALL {
+            self.checks.remove(&CheckLabels {
+                id: id.clone(),
+                outcome: outcome.as_str(),
+            });
+        }
+    }
+}
+
+/// Counts checks as the registry reports them.
+struct Feeder(Arc<Families>);
+
+impl fmt::Debug for Feeder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("status_http::Metrics")
+    }
+}
+
+impl Listener for Feeder {
+    fn on_added(&self, info: &DependencyInfo) {
+        self.0.declare(info.id());
+    }
+
+    fn on_removed(&self, id: &DependencyId) {
+        self.0.forget(id);
+    }
+
+    fn on_checked(&self, result: &CheckResult, outcome: Outcome) {
+        let id = result.id.to_string();
+        self.0
+            .durations
+            .get_or_create(&IdLabel { id: id.clone() })
+            .observe(result.duration.as_secs_f64());
+        self.0
+            .checks
+            .get_or_create(&CheckLabels {
+                id,
+                outcome: outcome.as_str(),
+            })
+            .inc();
+    }
+}
+
+const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// GET `/metrics`.
+pub(crate) async fn metrics(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    let wants_openmetrics = headers
+        .get_all(ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.contains("application/openmetrics-text"));
+    match state.metrics.render(&state.registry) {
+        Ok(text) => {
+            let content_type = if wants_openmetrics {
+                OPENMETRICS
+            } else {
+                PROMETHEUS_TEXT
+            };
+            (
+                StatusCode::OK,
+                [(CONTENT_TYPE, HeaderValue::from_static(content_type))],
+                text,
+            )
+                .into_response()
+        }
+        Err(e) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}

@@ -1,0 +1,125 @@
+//! Put a route behind a feature.
+//!
+//! # Example
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), status_core::Error> {
+//! use axum::{routing::post, Router};
+//! use status_core::{check, CheckStatus, Dependency, Feature, Registry};
+//! use status_http::middleware::FeatureGateLayer;
+//!
+//! let registry = Registry::new();
+//! registry.add(Dependency::builder("payments-api", check::tiered(|| async { CheckStatus::Ok })).build()?)?;
+//! let checkout = registry.add_feature(
+//!     Feature::builder("checkout").requires("payments-api", CheckStatus::Minor).build()?,
+//! )?;
+//! let app: Router = Router::new()
+//!     .route("/checkout", post(|| async { "paid" }))
+//!     .layer(FeatureGateLayer::new(checkout));
+//! # Ok(())
+//! # }
+//! ```
+
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::extract::Request;
+use axum::response::Response;
+use status_core::FeatureHandle;
+use tower::{Layer, Service};
+
+use super::future::ResponseFuture;
+use super::{unavailable, DEFAULT_RETRY_AFTER};
+
+/// Answers 503 with `Retry-After` while a feature is off, instead of calling the inner
+/// service. Checking costs one atomic load.
+#[derive(Debug, Clone)]
+pub struct FeatureGate<S> {
+    inner: S,
+    feature: FeatureHandle,
+    retry_after: Duration,
+}
+
+impl<S> FeatureGate<S> {
+    /// Gates `inner` on `feature`.
+    pub fn new(inner: S, feature: FeatureHandle) -> Self {
+        FeatureGateLayer::new(feature).layer(inner)
+    }
+
+    /// The inner service.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    /// The inner service, mutably.
+    pub fn get_mut(&mut self) -> &mut S {
+        &mut self.inner
+    }
+
+    /// The inner service, unwrapped.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+}
+
+impl<S, B> Service<Request<B>> for FeatureGate<S>
+where
+    S: Service<Request<B>, Response = Response>,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = ResponseFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        if self.feature.is_enabled() {
+            return ResponseFuture::inner(self.inner.call(request), None);
+        }
+        let state = self.feature.state();
+        ResponseFuture::rejected(unavailable(
+            format!("feature {} is disabled: {}", state.name, state.reason),
+            self.retry_after,
+        ))
+    }
+}
+
+/// Applies [`FeatureGate`].
+#[derive(Debug, Clone)]
+pub struct FeatureGateLayer {
+    feature: FeatureHandle,
+    retry_after: Duration,
+}
+
+impl FeatureGateLayer {
+    /// Gates on `feature`; `Retry-After: 10` by default.
+    #[must_use]
+    pub fn new(feature: FeatureHandle) -> Self {
+        Self {
+            feature,
+            retry_after: DEFAULT_RETRY_AFTER,
+        }
+    }
+
+    /// The `Retry-After` of a rejection (whole seconds, at least 1).
+    #[must_use]
+    pub fn retry_after(mut self, retry_after: Duration) -> Self {
+        self.retry_after = retry_after;
+        self
+    }
+}
+
+impl<S> Layer<S> for FeatureGateLayer {
+    type Service = FeatureGate<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        FeatureGate {
+            inner,
+            feature: self.feature.clone(),
+            retry_after: self.retry_after,
+        }
+    }
+}

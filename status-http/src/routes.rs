@@ -1,0 +1,118 @@
+//! The router of the HTTP contract and its options.
+
+use std::sync::Arc;
+
+use axum::extract::DefaultBodyLimit;
+use axum::http::header::CACHE_CONTROL;
+use axum::http::HeaderValue;
+use axum::routing::{get, post, put};
+use axum::Router;
+use status_core::Registry;
+use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::trace::{DefaultOnFailure, TraceLayer};
+
+use crate::auth::AdminToken;
+use crate::body::BODY_LIMIT;
+use crate::metrics::Metrics;
+use crate::state::AppState;
+use crate::{admin, metrics, probes, CodeMap};
+
+/// Configures the router of the HTTP contract; see [`routes`](crate::routes) for the
+/// defaults.
+///
+/// # Example
+///
+/// ```
+/// use axum::http::StatusCode;
+/// use status_core::{CheckStatus, Registry};
+/// use status_http::{CodeMap, Routes};
+///
+/// let registry = Registry::builder().appname("shop").build();
+/// let app: axum::Router = Routes::new(registry)
+///     .admin_token("s3cret")
+///     .codes(CodeMap::default().with(CheckStatus::Outage, StatusCode::from_u16(512).unwrap()))
+///     .build();
+/// ```
+#[derive(Debug)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct Routes {
+    registry: Registry,
+    admin_token: Option<String>,
+    codes: CodeMap,
+    public_view: bool,
+}
+
+impl Routes {
+    /// Routes serving `registry`: no admin token (admin calls answer 403), default codes,
+    /// detailed view.
+    pub fn new(registry: Registry) -> Self {
+        Self {
+            registry,
+            admin_token: None,
+            codes: CodeMap::default(),
+            public_view: false,
+        }
+    }
+
+    /// Enables the admin API with this bearer token (blank disables it).
+    pub fn admin_token(mut self, token: impl Into<String>) -> Self {
+        self.admin_token = Some(token.into());
+        self
+    }
+
+    /// Which HTTP status answers which system status.
+    pub fn codes(mut self, codes: CodeMap) -> Self {
+        self.codes = codes;
+        self
+    }
+
+    /// Serves the public view: no error chains, and failures' messages replaced by their
+    /// status, for an endpoint reachable from outside.
+    pub fn public_view(mut self, public: bool) -> Self {
+        self.public_view = public;
+        self
+    }
+
+    /// The router. Mount it anywhere; its paths are relative.
+    ///
+    /// Building registers a listener on the registry to count checks for `/metrics`.
+    pub fn build(self) -> Router {
+        let state = Arc::new(AppState {
+            metrics: Metrics::new(&self.registry),
+            registry: self.registry,
+            admin_token: self.admin_token.as_deref().and_then(AdminToken::new),
+            codes: self.codes,
+            public_view: self.public_view,
+        });
+        Router::new()
+            .route("/healthcheck", get(probes::detailed))
+            .route("/healthcheck/summary", get(probes::summary))
+            .route("/healthcheck/live", get(probes::live))
+            .route("/healthcheck/ready", get(probes::ready))
+            .route("/healthcheck/startup", get(probes::startup))
+            .route("/healthcheck/dependencies/{id}", get(probes::dependency))
+            .route(
+                "/healthcheck/dependencies/{id}/refresh",
+                post(admin::refresh),
+            )
+            .route("/features", get(admin::features))
+            .route("/features/{name}", get(admin::feature))
+            .route(
+                "/features/{name}/override",
+                put(admin::set_override).delete(admin::clear_override),
+            )
+            .route("/admin/drain", put(admin::drain).delete(admin::undrain))
+            .route("/metrics", get(metrics::metrics))
+            .layer(DefaultBodyLimit::max(BODY_LIMIT))
+            .layer(SetResponseHeaderLayer::if_not_present(
+                CACHE_CONTROL,
+                HeaderValue::from_static("no-store"),
+            ))
+            // A 503 is a probe's expected answer during an outage, not a server failure.
+            .layer(
+                TraceLayer::new_for_http()
+                    .on_failure(DefaultOnFailure::new().level(tracing::Level::DEBUG)),
+            )
+            .with_state(state)
+    }
+}

@@ -1,0 +1,16 @@
+//! What every handler shares.
+
+use status_core::Registry;
+
+use crate::auth::AdminToken;
+use crate::metrics::Metrics;
+use crate::CodeMap;
+
+#[derive(Debug)]
+pub(crate) struct AppState {
+    pub(crate) registry: Registry,
+    pub(crate) admin_token: Option<AdminToken>,
+    pub(crate) codes: CodeMap,
+    pub(crate) public_view: bool,
+    pub(crate) metrics: Metrics,
+}

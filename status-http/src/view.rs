@@ -1,0 +1,126 @@
+//! How a probe wants its answer: `?format=`, `?verbose`, `?exclude=`, `?strict=`, `Accept`.
+
+use axum::extract::{FromRequestParts, Query};
+use axum::http::header::ACCEPT;
+use axum::http::request::Parts;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+use crate::error::ApiError;
+
+/// The media type of the IETF health check response format.
+pub(crate) const HEALTH_JSON: &str = "application/health+json";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    Json,
+    HealthJson,
+    Verbose,
+}
+
+/// The view a probe request asks for.
+#[derive(Debug, Clone)]
+pub(crate) struct View {
+    pub(crate) format: Format,
+    pub(crate) exclude: Vec<String>,
+    pub(crate) strict: bool,
+}
+
+impl View {
+    pub(crate) fn excluded(&self) -> Vec<&str> {
+        self.exclude.iter().map(String::as_str).collect()
+    }
+}
+
+fn flag(name: &str, value: &str) -> Result<bool, ApiError> {
+    match value.to_ascii_lowercase().as_str() {
+        "" | "true" | "1" | "yes" => Ok(true),
+        "false" | "0" | "no" => Ok(false),
+        _ => Err(ApiError::bad_request(format!(
+            "{name} must be true or false, not {value:?}"
+        ))),
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for View {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let Query(pairs) = Query::<Vec<(String, String)>>::try_from_uri(&parts.uri)
+            .map_err(|e| ApiError::bad_request(format!("malformed query string: {e}")))?;
+        let accepts_health_json = parts
+            .headers
+            .get_all(ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .any(|v| v.contains(HEALTH_JSON));
+        let mut view = View {
+            format: if accepts_health_json {
+                Format::HealthJson
+            } else {
+                Format::Json
+            },
+            exclude: Vec::new(),
+            strict: false,
+        };
+        for (key, value) in pairs {
+            match key.as_str() {
+                // A `+` typed in a URL arrives as a space: accept both spellings.
+                "format" => {
+                    view.format = match value.to_ascii_lowercase().as_str() {
+                        "json" => Format::Json,
+                        "health+json" | "health json" | "health" => Format::HealthJson,
+                        "text" | "verbose" => Format::Verbose,
+                        _ => {
+                            return Err(ApiError::bad_request(format!(
+                                "unknown format {value:?}: use json, health+json or text"
+                            )))
+                        }
+                    }
+                }
+                "verbose" if flag("verbose", &value)? => view.format = Format::Verbose,
+                "strict" => view.strict = flag("strict", &value)?,
+                "exclude" => view.exclude.extend(
+                    value
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_owned),
+                ),
+                _ => {} // cache busters and the like
+            }
+        }
+        Ok(view)
+    }
+}
+
+/// A JSON body with a status code and a content type.
+pub(crate) fn json_response<T: Serialize>(
+    status: StatusCode,
+    content_type: &'static str,
+    body: &T,
+) -> Response {
+    match serde_json::to_vec(body) {
+        Ok(bytes) => (
+            status,
+            [(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
+            bytes,
+        )
+            .into_response(),
+        Err(e) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}
+
+/// A plain-text body with a status code.
+pub(crate) fn text_response(status: StatusCode, body: String) -> Response {
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        )],
+        body,
+    )
+        .into_response()
+}
