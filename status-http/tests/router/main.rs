@@ -1,0 +1,9 @@
+//! The HTTP contract, through the router with `oneshot`, on Tokio's paused time.
+
+mod support;
+
+mod admin;
+mod metrics;
+mod middleware;
+mod probes;
+mod shutdown;
