@@ -15,21 +15,23 @@ use crate::view::{json_response, text_response, Format, View, HEALTH_JSON};
 
 const JSON: &str = "application/json";
 
-/// The report as this router shows it: `?exclude=` applied, and stripped for a public view.
+/// The report as this router shows it: `?exclude=` applied, stripped for a public view, and
+/// under the router's application name.
 fn report_for(state: &AppState, view: &View) -> Arc<SystemReport> {
     let report = state.registry.report();
-    let report = if view.exclude.is_empty() {
+    let mut report = if view.exclude.is_empty() {
         report
     } else {
         Arc::new(report.excluding(&view.excluded()))
     };
     if state.public_view {
-        let mut public = (*report).clone();
+        let public = Arc::make_mut(&mut report);
         public.results = public.results.iter().map(publish).collect();
-        Arc::new(public)
-    } else {
-        report
     }
+    if let Some(appname) = state.appname.as_ref().filter(|a| **a != report.appname) {
+        Arc::make_mut(&mut report).appname.clone_from(appname);
+    }
+    report
 }
 
 /// A result without what the public view withholds: error chains and messages of failures.

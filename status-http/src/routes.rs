@@ -40,6 +40,7 @@ pub struct Routes {
     admin_token: Option<String>,
     codes: CodeMap,
     public_view: bool,
+    appname: Option<String>,
 }
 
 impl Routes {
@@ -51,7 +52,14 @@ impl Routes {
             admin_token: None,
             codes: CodeMap::default(),
             public_view: false,
+            appname: None,
         }
+    }
+
+    /// The application name reports carry, instead of the registry's.
+    pub fn appname(mut self, appname: impl Into<String>) -> Self {
+        self.appname = Some(appname.into());
+        self
     }
 
     /// Enables the admin API with this bearer token (blank disables it).
@@ -83,6 +91,7 @@ impl Routes {
             admin_token: self.admin_token.as_deref().and_then(AdminToken::new),
             codes: self.codes,
             public_view: self.public_view,
+            appname: self.appname,
         });
         Router::new()
             .route("/healthcheck", get(probes::detailed))

@@ -32,7 +32,7 @@ pub async fn signal() {
 /// When `trigger` resolves, drains `registry` (readiness and summary answer 503 from then
 /// on, liveness still 200), waits `delay` so balancers notice and stop sending, then resolves.
 ///
-/// Pass it to [`axum::serve`]'s `with_graceful_shutdown`, which then lets in-flight requests
+/// Pass it to [`axum::serve()`]'s `with_graceful_shutdown`, which then lets in-flight requests
 /// finish.
 pub async fn drain_then<F: Future<Output = ()>>(registry: Registry, delay: Duration, trigger: F) {
     trigger.await;

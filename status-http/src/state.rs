@@ -12,5 +12,6 @@ pub(crate) struct AppState {
     pub(crate) admin_token: Option<AdminToken>,
     pub(crate) codes: CodeMap,
     pub(crate) public_view: bool,
+    pub(crate) appname: Option<String>,
     pub(crate) metrics: Metrics,
 }

@@ -234,6 +234,27 @@ async fn public_view_withholds_error_detail() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn the_router_can_name_the_application() {
+    let f = fixture().await;
+    let app = status_http::Routes::new(f.registry.clone())
+        .appname("storefront")
+        .build();
+    assert_eq!(
+        get(&app, "/healthcheck").await.json()["appname"],
+        "storefront"
+    );
+    assert_eq!(
+        get(&app, "/healthcheck/summary").await.json()["appname"],
+        "storefront"
+    );
+    assert_eq!(
+        f.registry.report().appname,
+        "test-app",
+        "the registry is unchanged"
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn wrong_methods_are_refused() {
     let f = fixture().await;
     let app = f.app();
