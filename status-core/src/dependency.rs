@@ -82,6 +82,27 @@ impl Dependency {
     pub fn info(&self) -> &DependencyInfo {
         &self.info
     }
+
+    /// Back to a builder with the same settings and check, to change some before registering
+    /// (a period read from configuration on a dependency declared with the macro, say).
+    pub fn into_builder(self) -> DependencyBuilder {
+        let info = Arc::unwrap_or_clone(self.info);
+        DependencyBuilder {
+            id: info.id.to_string(),
+            check: self.check,
+            description: Some(info.description),
+            urgency: info.urgency,
+            kind: info.kind,
+            service_pool: info.service_pool,
+            documentation_url: info.documentation_url,
+            timeout: info.timeout,
+            period: info.period,
+            tags: info.tags,
+            parents: info.parents.iter().map(ToString::to_string).collect(),
+            failures_before_outage: info.failures_before_outage,
+            successes_before_recovery: info.successes_before_recovery,
+        }
+    }
 }
 
 impl fmt::Debug for Dependency {
@@ -315,6 +336,26 @@ mod tests {
         assert_eq!(info.period(), DEFAULT_PERIOD);
         assert_eq!(info.failures_before_outage(), 3);
         assert_eq!(info.stale_after(), Duration::from_secs(100));
+    }
+
+    #[test]
+    fn into_builder_keeps_everything_but_what_is_changed() {
+        let dep = Dependency::builder("db", noop())
+            .urgency(Urgency::Weak)
+            .tag("t")
+            .depends_on("net")
+            .build()
+            .unwrap();
+        let changed = dep
+            .clone()
+            .into_builder()
+            .period(Duration::from_secs(5))
+            .build()
+            .unwrap();
+        assert_eq!(changed.info().period(), Duration::from_secs(5));
+        let mut expected = dep.info().clone();
+        expected.period = Duration::from_secs(5);
+        assert_eq!(changed.info(), &expected);
     }
 
     #[test]

@@ -66,7 +66,11 @@
 //!
 //! # Cargo features
 //!
-//! None yet: the core needs only Tokio, `futures`, `serde`, `chrono` and `tracing`.
+//! | feature | what |
+//! |---|---|
+//! | `macros` | [`dependency`] and [`feature!`]: declare dependencies and features in a line, validated at compile time |
+//!
+//! The core itself needs only Tokio, `futures`, `serde`, `chrono` and `tracing`.
 
 mod clock;
 mod dependency;
@@ -83,6 +87,46 @@ mod status;
 mod urgency;
 
 pub mod check;
+
+/// Declares a dependency on an `async fn`; see the attribute's documentation in
+/// `status-macros`.
+///
+/// ```
+/// use status_core::CheckStatus;
+///
+/// /// The orders database.
+/// #[status_core::dependency(id = "primary-db", urgency = "required", timeout = "2s", period = "10s")]
+/// async fn primary_db() -> Result<(), std::io::Error> {
+///     Ok(())
+/// }
+///
+/// #[status_core::dependency(urgency = "weak", tags = ["cache"])]
+/// async fn cache() -> (CheckStatus, String) {
+///     (CheckStatus::Ok, "warm".to_owned())
+/// }
+///
+/// let db = primary_db();
+/// assert_eq!(db.info().id().as_str(), "primary-db");
+/// assert_eq!(db.info().timeout(), std::time::Duration::from_secs(2));
+/// assert_eq!(cache().info().id().as_str(), "cache");
+/// ```
+#[cfg(feature = "macros")]
+pub use status_macros::dependency;
+
+/// Declares a feature and its requirements, validated at compile time.
+///
+/// ```
+/// let checkout = status_core::feature! {
+///     name = "checkout",
+///     description = "Pay for the cart",
+///     requires = { "payments-api": MINOR },
+///     requires_system = MAJOR,
+/// };
+/// assert_eq!(checkout.name().as_str(), "checkout");
+/// assert_eq!(checkout.requirements().len(), 2);
+/// ```
+#[cfg(feature = "macros")]
+pub use status_macros::feature;
 
 pub use self::clock::{Clock, TimeSource};
 pub use self::dependency::{

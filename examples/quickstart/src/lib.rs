@@ -92,6 +92,17 @@ impl Demo {
         let chaos = Chaos::default();
         for (id, urgency, kind, description) in DEPENDENCIES {
             chaos.declare(id);
+            if id == "recommendations" {
+                // Declared with the macro; the period and timeout come from the command line.
+                registry.add(
+                    recommendations(chaos.check(id))
+                        .into_builder()
+                        .period(config.period)
+                        .timeout(config.timeout)
+                        .build()?,
+                )?;
+                continue;
+            }
             registry.add(
                 Dependency::builder(id, chaos.check(id))
                     .urgency(urgency)
@@ -138,6 +149,20 @@ impl Demo {
             config,
         })
     }
+}
+
+/// The recommendation service, declared with the macro: its id, urgency and description are
+/// checked at compile time.
+#[status_core::dependency(
+    id = "recommendations",
+    urgency = "none",
+    kind = "http",
+    description = "Recommendation service",
+    documentation_url = "https://runbooks.example.com/recommendations",
+    tags = ["demo"]
+)]
+async fn recommendations(check: chaos::ChaosCheck) -> status_core::check::CheckOutcome {
+    status_core::check::Check::check(&check).await
 }
 
 #[derive(Clone)]
