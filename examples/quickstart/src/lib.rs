@@ -58,6 +58,11 @@ pub struct Config {
     pub timeout: Duration,
     /// The admin token.
     pub admin_token: String,
+    /// A Redis server to check as `redis` (Weak), e.g. `redis://127.0.0.1:6379/`.
+    pub redis: Option<String>,
+    /// A PostgreSQL server to check as `postgres` (Required), e.g.
+    /// `postgres://user@127.0.0.1/db` or `host=… user=…`.
+    pub postgres: Option<String>,
 }
 
 impl Default for Config {
@@ -66,6 +71,8 @@ impl Default for Config {
             period: Duration::from_secs(1),
             timeout: Duration::from_secs(2),
             admin_token: String::new(),
+            redis: None,
+            postgres: None,
         }
     }
 }
@@ -86,7 +93,8 @@ impl Demo {
     ///
     /// # Errors
     ///
-    /// If called outside a Tokio runtime.
+    /// If called outside a Tokio runtime, or with a Redis or PostgreSQL URL that does not
+    /// parse.
     pub fn start(config: Config) -> Result<Self, status_core::Error> {
         let registry = Registry::builder().appname("quickstart").build();
         let chaos = Chaos::default();
@@ -113,6 +121,31 @@ impl Demo {
                     .period(config.period)
                     .timeout(config.timeout)
                     .build()?,
+            )?;
+        }
+        if let Some(url) = &config.redis {
+            registry.add(
+                Dependency::builder("redis", status_core::check::redis::RedisCheck::new(url)?)
+                    .urgency(Urgency::Weak)
+                    .kind("redis")
+                    .description(format!("Redis at {url}"))
+                    .period(config.period)
+                    .timeout(config.timeout)
+                    .build()?,
+            )?;
+        }
+        if let Some(url) = &config.postgres {
+            registry.add(
+                Dependency::builder(
+                    "postgres",
+                    status_core::check::postgres::PostgresCheck::new(url)?,
+                )
+                .urgency(Urgency::Required)
+                .kind("postgres")
+                .description("PostgreSQL given with --postgres")
+                .period(config.period)
+                .timeout(config.timeout)
+                .build()?,
             )?;
         }
         let features = [

@@ -24,6 +24,12 @@ struct Args {
     /// How long a check may take, in milliseconds.
     #[arg(long, default_value_t = 2000)]
     timeout_ms: u64,
+    /// A Redis server to check too, e.g. redis://127.0.0.1:6379/
+    #[arg(long, value_name = "URL")]
+    redis: Option<String>,
+    /// A PostgreSQL server to check too, e.g. postgres://postgres@127.0.0.1/postgres
+    #[arg(long, value_name = "URL")]
+    postgres: Option<String>,
     /// How long readiness fails before the server stops, on SIGTERM or Ctrl-C.
     #[arg(long, default_value_t = 2000)]
     shutdown_delay_ms: u64,
@@ -57,6 +63,8 @@ async fn main() -> anyhow::Result<()> {
         period: Duration::from_millis(args.period_ms),
         timeout: Duration::from_millis(args.timeout_ms),
         admin_token: admin_token.clone(),
+        redis: args.redis,
+        postgres: args.postgres,
     })?;
     let addr = SocketAddr::new(args.bind, args.port);
     let listener = tokio::net::TcpListener::bind(addr)

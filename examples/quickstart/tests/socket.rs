@@ -27,6 +27,7 @@ async fn start() -> Server {
         period: Duration::from_millis(50),
         timeout: Duration::from_millis(300),
         admin_token: TOKEN.to_owned(),
+        ..Config::default()
     })
     .unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -248,4 +249,35 @@ async fn the_chaos_api_is_admin_only_and_validated() {
         body.contains(r#""primary-db":{"mode":"ok","delayMs":0}"#),
         "{body}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_and_postgres_flags_register_real_checks() {
+    // Ports nobody listens on: the real checks run and report the refused connections.
+    let closed = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
+    let demo = Demo::start(Config {
+        period: Duration::from_millis(50),
+        timeout: Duration::from_millis(300),
+        admin_token: TOKEN.to_owned(),
+        redis: Some(format!("redis://127.0.0.1:{}/", closed())),
+        postgres: Some(format!("host=127.0.0.1 port={} user=postgres", closed())),
+    })
+    .unwrap();
+    let report = demo.registry.refresh_all().await;
+    for id in ["redis", "postgres"] {
+        let result = report.result(id).unwrap();
+        assert_eq!(result.status, status_core::CheckStatus::Outage, "{id}");
+        assert!(result.thrown.is_some(), "{id}: {}", result.message);
+    }
+    assert!(Demo::start(Config {
+        redis: Some("not a url".to_owned()),
+        ..Config::default()
+    })
+    .is_err());
 }

@@ -12,10 +12,41 @@
 //!
 //! and [`FailureRatio`] turns successes and failures, from live traffic or a probe, into a
 //! status by their ratio over a sliding window.
+//!
+//! Checks of real components, each behind its cargo feature:
+//!
+//! | module | feature | checks |
+//! |---|---|---|
+//! | `redis` | `redis` | PING over a reused multiplexed connection |
+//! | `postgres` | `postgres` | `SELECT 1` (or a query) on a reused connection |
+//! | `http` | `http` | a URL's code, body and latency; another `status` instance's summary |
+//! | `net` | `net` | TCP connect, DNS resolution |
+//! | `system` | `system` | free disk space, process memory |
+//!
+//! Each reports the latency it measured (or the value it graded) and never holds a
+//! connection or a task past the dependency's timeout.
 
+#[cfg(any(
+    feature = "redis",
+    feature = "postgres",
+    feature = "http",
+    feature = "net"
+))]
+mod latency;
 mod outcome;
 mod ratio;
 mod threshold;
+
+#[cfg(feature = "http")]
+pub mod http;
+#[cfg(feature = "net")]
+pub mod net;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(feature = "redis")]
+pub mod redis;
+#[cfg(feature = "system")]
+pub mod system;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,0 +1,316 @@
+//! Real servers for the tests, on free loopback ports, stopped when dropped.
+
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+pub(crate) fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn wait_for_port(port: u16, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not start on port {port}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn require(program: &str) -> PathBuf {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join(program))
+            .find(|p| p.exists())
+    });
+    found.unwrap_or_else(|| {
+        panic!("{program} is not installed: scripts/test installs it (apt-get install redis-server postgresql)")
+    })
+}
+
+/// A `redis-server` with no persistence.
+pub(crate) struct RedisServer {
+    pub(crate) port: u16,
+    child: Option<Child>,
+}
+
+impl RedisServer {
+    pub(crate) fn start() -> Self {
+        let mut server = Self {
+            port: free_port(),
+            child: None,
+        };
+        server.restart();
+        server
+    }
+
+    pub(crate) fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// Starts it again on the same port.
+    pub(crate) fn restart(&mut self) {
+        let child = Command::new(require("redis-server"))
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no", "--protected-mode", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server starts");
+        self.child = Some(child);
+        wait_for_port(self.port, "redis-server");
+    }
+
+    pub(crate) fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().ok();
+            child.wait().ok();
+        }
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A PostgreSQL cluster in a temporary directory, run as the `postgres` user when the tests
+/// run as root (PostgreSQL refuses to run as root).
+pub(crate) struct PostgresServer {
+    pub(crate) port: u16,
+    dir: PathBuf,
+    bin: PathBuf,
+    as_postgres: bool,
+    running: bool,
+}
+
+static CLUSTERS: AtomicUsize = AtomicUsize::new(0);
+
+fn postgres_bin() -> PathBuf {
+    let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .map(|dir| {
+            dir.filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+                .collect()
+        })
+        .unwrap_or_default();
+    versions.sort();
+    versions
+        .pop()
+        .filter(|bin| bin.join("pg_ctl").exists())
+        .unwrap_or_else(|| {
+            panic!("PostgreSQL is not installed: scripts/test installs it (apt-get install postgresql)")
+        })
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+impl PostgresServer {
+    pub(crate) fn start() -> Self {
+        let bin = postgres_bin();
+        let dir = std::env::temp_dir().join(format!(
+            "status-pg-{}-{}",
+            std::process::id(),
+            CLUSTERS.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let as_postgres = is_root();
+        if as_postgres {
+            let status = Command::new("chown")
+                .args(["postgres:postgres", dir.to_str().unwrap()])
+                .status()
+                .unwrap();
+            assert!(status.success(), "chown of the cluster directory");
+        }
+        let mut server = Self {
+            port: free_port(),
+            dir,
+            bin,
+            as_postgres,
+            running: false,
+        };
+        let data = server.data();
+        server.run(
+            "initdb",
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "--no-sync",
+            ],
+        );
+        server.restart();
+        server
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+
+    fn run(&self, tool: &str, args: &[&str]) {
+        let program = self.bin.join(tool);
+        let mut command = if self.as_postgres {
+            let mut c = Command::new("setpriv");
+            c.args([
+                "--reuid=postgres",
+                "--regid=postgres",
+                "--init-groups",
+                "--",
+            ]);
+            c.arg(&program);
+            c
+        } else {
+            Command::new(&program)
+        };
+        let output = command
+            .args(args)
+            .current_dir(&self.dir)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("{tool}: {e}"));
+        assert!(
+            output.status.success(),
+            "{tool} failed: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    pub(crate) fn config(&self) -> String {
+        format!(
+            "host=127.0.0.1 port={} user=postgres dbname=postgres",
+            self.port
+        )
+    }
+
+    /// Starts it (again, on the same port).
+    pub(crate) fn restart(&mut self) {
+        let data = self.data();
+        let options = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
+            self.port,
+            self.dir.display()
+        );
+        let log = self.dir.join("log");
+        self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-o",
+                &options,
+                "-l",
+                log.to_str().unwrap(),
+                "-w",
+                "start",
+            ],
+        );
+        self.running = true;
+        wait_for_port(self.port, "postgres");
+    }
+
+    pub(crate) fn stop(&mut self) {
+        if self.running {
+            let data = self.data();
+            self.run(
+                "pg_ctl",
+                &[
+                    "-D",
+                    data.to_str().unwrap(),
+                    "-m",
+                    "immediate",
+                    "-w",
+                    "stop",
+                ],
+            );
+            self.running = false;
+        }
+    }
+
+    #[allow(dead_code)]
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for PostgresServer {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A TCP server that accepts connections and never answers; counts connections the client
+/// closed.
+pub(crate) struct Silent {
+    pub(crate) port: u16,
+    pub(crate) closed: std::sync::Arc<AtomicUsize>,
+    pub(crate) accepted: std::sync::Arc<AtomicUsize>,
+}
+
+impl Silent {
+    pub(crate) async fn start() -> Self {
+        use tokio::io::AsyncReadExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let closed = std::sync::Arc::new(AtomicUsize::new(0));
+        let accepted = std::sync::Arc::new(AtomicUsize::new(0));
+        let (c, a) = (closed.clone(), accepted.clone());
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                a.fetch_add(1, Ordering::SeqCst);
+                let c = c.clone();
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 1024];
+                    // Read and ignore until the client closes its end.
+                    while let Ok(n) = socket.read(&mut buf).await {
+                        if n == 0 {
+                            break;
+                        }
+                    }
+                    c.fetch_add(1, Ordering::SeqCst);
+                });
+            }
+        });
+        Self {
+            port,
+            closed,
+            accepted,
+        }
+    }
+
+    /// Waits until every accepted connection was closed by the client, for at most 5 s.
+    pub(crate) async fn all_closed(&self) -> bool {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let (a, c) = (
+                self.accepted.load(Ordering::SeqCst),
+                self.closed.load(Ordering::SeqCst),
+            );
+            if a > 0 && a == c {
+                return true;
+            }
+            if tokio::time::Instant::now() > deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
