@@ -39,6 +39,7 @@
 //! | PUT, DELETE `/features/{name}/override` | admin: `{"enabled", "ttlSeconds", "reason"}` |
 //! | PUT, DELETE `/admin/drain` | admin: `{"ttlSeconds", "reason"}` |
 //! | GET `/metrics` | Prometheus exposition |
+//! | GET `/status`, `/status/events` | the operator dashboard and its server-sent events |
 //!
 //! Probes read cached results only: a probe storm never runs a check. Codes: OK, MINOR and
 //! MAJOR answer 200, OUTAGE 503 (see [`CodeMap`]). Admin calls need `Authorization: Bearer
@@ -49,6 +50,7 @@ mod admin;
 mod auth;
 mod body;
 mod codes;
+mod dashboard;
 mod error;
 mod metrics;
 mod probes;

@@ -15,7 +15,7 @@ use crate::auth::AdminToken;
 use crate::body::BODY_LIMIT;
 use crate::metrics::Metrics;
 use crate::state::AppState;
-use crate::{admin, metrics, probes, CodeMap};
+use crate::{admin, dashboard, metrics, probes, CodeMap};
 
 /// Configures the router of the HTTP contract; see [`routes`](crate::routes) for the
 /// defaults.
@@ -112,6 +112,9 @@ impl Routes {
             )
             .route("/admin/drain", put(admin::drain).delete(admin::undrain))
             .route("/metrics", get(metrics::metrics))
+            .route("/status", get(dashboard::page))
+            .route("/status/events", get(dashboard::events))
+            .route("/status/assets/{file}", get(dashboard::asset))
             .layer(DefaultBodyLimit::max(BODY_LIMIT))
             .layer(SetResponseHeaderLayer::if_not_present(
                 CACHE_CONTROL,

@@ -7,14 +7,12 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Full};
-use hyper::body::Bytes;
-use hyper::Request;
-use hyper_util::rt::TokioIo;
 use quickstart::{app, Config, Demo};
 use serde_json::Value;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::time::Instant;
+
+mod common;
 
 const TOKEN: &str = "socket-test-token";
 
@@ -42,23 +40,7 @@ async fn start() -> Server {
 
 impl Server {
     async fn request(&self, method: &str, path: &str, body: &str) -> (u16, String) {
-        let stream = TcpStream::connect(self.addr).await.unwrap();
-        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .unwrap();
-        tokio::spawn(connection);
-        let request = Request::builder()
-            .method(method)
-            .uri(path)
-            .header("host", self.addr.to_string())
-            .header("authorization", format!("Bearer {TOKEN}"))
-            .header("content-type", "application/json")
-            .body(Full::new(Bytes::from(body.to_owned())))
-            .unwrap();
-        let response = sender.send_request(request).await.unwrap();
-        let status = response.status().as_u16();
-        let bytes = response.into_body().collect().await.unwrap().to_bytes();
-        (status, String::from_utf8(bytes.to_vec()).unwrap())
+        common::request(self.addr, method, path, Some(TOKEN), body).await
     }
 
     async fn get(&self, path: &str) -> (u16, Value) {
@@ -217,23 +199,7 @@ async fn payments_outage_turns_checkout_off_until_overridden() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_chaos_api_is_admin_only_and_validated() {
     let server = start().await;
-    let anonymous = {
-        let stream = TcpStream::connect(server.addr).await.unwrap();
-        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .unwrap();
-        tokio::spawn(connection);
-        let request = Request::get("/demo/chaos")
-            .header("host", server.addr.to_string())
-            .body(Full::new(Bytes::new()))
-            .unwrap();
-        sender
-            .send_request(request)
-            .await
-            .unwrap()
-            .status()
-            .as_u16()
-    };
+    let (anonymous, _) = common::request(server.addr, "GET", "/demo/chaos", None, "").await;
     assert_eq!(anonymous, 401);
     let (status, _) = server
         .request("PUT", "/demo/chaos/primary-db", r#"{"mode":"explode"}"#)

@@ -3,6 +3,7 @@
 mod support;
 
 mod admin;
+mod dashboard;
 mod metrics;
 mod middleware;
 mod probes;

@@ -1,0 +1,433 @@
+//! The dashboard in a real headless Chromium, driven over WebDriver (Debian's `chromium` and
+//! `chromium-driver`, installed by `scripts/test`).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use fantoccini::wd::WebDriverCompatibleCommand;
+use fantoccini::{Client, ClientBuilder, Locator};
+use quickstart::{app, Config, Demo};
+use serde_json::{json, Value};
+use tokio::net::TcpListener;
+use tokio::time::Instant;
+
+mod common;
+
+const TOKEN: &str = "dashboard-test-token";
+
+/// A chromedriver on a free port, stopped when dropped.
+struct Driver {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        self.child.kill().ok();
+        self.child.wait().ok();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+async fn browser() -> (Driver, Client) {
+    let port = free_port();
+    let child = Command::new("chromedriver")
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromedriver is installed (scripts/test installs chromium-driver)");
+    let driver = Driver { child, port };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(Instant::now() < deadline, "chromedriver did not start");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let profile =
+        std::env::temp_dir().join(format!("status-chromium-{}-{port}", std::process::id()));
+    let mut capabilities = serde_json::Map::new();
+    capabilities.insert(
+        "goog:chromeOptions".into(),
+        json!({
+            "binary": "/usr/bin/chromium",
+            "args": [
+                "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--disable-quic", "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--disable-extensions",
+                "--window-size=1280,2200",
+                format!("--user-data-dir={}", profile.display()),
+            ],
+        }),
+    );
+    capabilities.insert("goog:loggingPrefs".into(), json!({ "browser": "ALL" }));
+    // Plain HTTP to the local chromedriver: no TLS stack needed.
+    let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+    let client = ClientBuilder::new(connector)
+        .capabilities(capabilities)
+        .connect(&format!("http://127.0.0.1:{}", driver.port))
+        .await
+        .expect("a Chromium session");
+    (driver, client)
+}
+
+/// Chromedriver's browser log (`/se/log`): the console's messages.
+#[derive(Debug)]
+struct BrowserLog;
+
+impl WebDriverCompatibleCommand for BrowserLog {
+    fn endpoint(
+        &self,
+        base: &url::Url,
+        session: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base.join(&format!("session/{}/se/log", session.unwrap_or_default()))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+        (http::Method::POST, Some(r#"{"type":"browser"}"#.to_owned()))
+    }
+}
+
+async fn console_errors(client: &Client) -> Vec<String> {
+    let log = client.issue_cmd(BrowserLog).await.expect("the browser log");
+    log.as_array()
+        .into_iter()
+        .flatten()
+        .filter(|entry| entry["level"] == "SEVERE")
+        .map(|entry| entry["message"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+async fn js(client: &Client, script: &str) -> Value {
+    client.execute(script, vec![]).await.expect(script)
+}
+
+/// Polls `script` in the page until it returns `true`, for at most 10 s.
+async fn until(client: &Client, what: &str, script: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while js(client, script).await != Value::Bool(true) {
+        assert!(Instant::now() < deadline, "{what}: `{script}` never held");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn serve(router: axum::Router) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    addr
+}
+
+async fn demo() -> (Demo, SocketAddr) {
+    let demo = Demo::start(Config {
+        period: Duration::from_millis(100),
+        timeout: Duration::from_millis(500),
+        admin_token: TOKEN.to_owned(),
+        ..Config::default()
+    })
+    .unwrap();
+    demo.registry.refresh_all().await;
+    let addr = serve(app(&demo)).await;
+    (demo, addr)
+}
+
+async fn http(method: &str, addr: SocketAddr, path: &str, body: &str) -> (u16, Value) {
+    let (code, body) = common::request(addr, method, path, Some(TOKEN), body).await;
+    (code, serde_json::from_str(&body).unwrap_or(Value::Null))
+}
+
+fn screenshot_path() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    std::fs::create_dir_all(&target).unwrap();
+    target.join("dashboard-degraded.png")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_is_clean_and_follows_chaos_without_a_reload() {
+    let (_demo, addr) = demo().await;
+    let (_driver, client) = browser().await;
+    client.goto(&format!("http://{addr}/status")).await.unwrap();
+    until(
+        &client,
+        "connected",
+        "return document.getElementById('connection').textContent === 'live'",
+    )
+    .await;
+
+    // Every resource came from this server.
+    let origins = js(
+        &client,
+        "return performance.getEntriesByType('resource').map(e => new URL(e.name).origin)",
+    )
+    .await;
+    let here = format!("http://{addr}");
+    let origins: Vec<&str> = origins
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o.as_str().unwrap())
+        .collect();
+    assert!(!origins.is_empty());
+    assert!(
+        origins.iter().all(|o| *o == here),
+        "outside requests: {origins:?}"
+    );
+    assert_eq!(console_errors(&client).await, Vec::<String>::new());
+
+    // Break things through the chaos API; the page follows without reloading.
+    js(&client, "window.__notReloaded = true; return true").await;
+    for (id, mode) in [
+        ("primary-db", "outage"),
+        ("payments-api", "outage"),
+        ("cache", "error"),
+    ] {
+        let (code, _) = http(
+            "PUT",
+            addr,
+            &format!("/demo/chaos/{id}"),
+            &format!(r#"{{"mode":"{mode}"}}"#),
+        )
+        .await;
+        assert_eq!(code, 200);
+    }
+    until(
+        &client,
+        "banner turns OUTAGE",
+        "return document.getElementById('banner').dataset.condition === 'OUTAGE'",
+    )
+    .await;
+    until(
+        &client,
+        "primary-db row turns OUTAGE",
+        "const d = document.getElementById('dep-primary-db'); return d !== null && d.dataset.status === 'OUTAGE'",
+    )
+    .await;
+    until(
+        &client,
+        "checkout turns off",
+        "return document.getElementById('feature-checkout').dataset.enabled === 'false'",
+    )
+    .await;
+    assert_eq!(
+        js(&client, "return window.__notReloaded === true").await,
+        Value::Bool(true)
+    );
+    let banner = client
+        .find(Locator::Css("#banner .why"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        banner.contains("primary-db (REQUIRED) is OUTAGE"),
+        "{banner}"
+    );
+
+    // Let the cache's hysteresis run out too, then keep a picture of the degraded page.
+    until(
+        &client,
+        "cache turns OUTAGE",
+        "const d = document.getElementById('dep-cache'); return d !== null && d.dataset.status === 'OUTAGE'",
+    )
+    .await;
+    let png = client.screenshot().await.unwrap();
+    std::fs::write(screenshot_path(), png).unwrap();
+
+    // Filters apply in place.
+    client
+        .find(Locator::Css("#filter-q"))
+        .await
+        .unwrap()
+        .send_keys("payments")
+        .await
+        .unwrap();
+    until(
+        &client,
+        "filter hides the others",
+        "return document.getElementById('dep-primary-db').hidden && !document.getElementById('dep-payments-api').hidden",
+    )
+    .await;
+    assert_eq!(console_errors(&client).await, Vec::<String>::new());
+    client.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_override_made_on_the_page_shows_on_features() {
+    let (_demo, addr) = demo().await;
+    let (_driver, client) = browser().await;
+    client.goto(&format!("http://{addr}/status")).await.unwrap();
+    until(
+        &client,
+        "connected",
+        "return document.getElementById('connection').textContent === 'live'",
+    )
+    .await;
+
+    client
+        .find(Locator::Css("#token"))
+        .await
+        .unwrap()
+        .send_keys(TOKEN)
+        .await
+        .unwrap();
+    client
+        .find(Locator::Css("#token-form button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    until(
+        &client,
+        "token kept",
+        "return document.body.classList.contains('has-token')",
+    )
+    .await;
+
+    let form = "#feature-search-box form.override-form";
+    client
+        .find(Locator::Css(&format!("{form} select[name=enabled]")))
+        .await
+        .unwrap()
+        .select_by_value("false")
+        .await
+        .unwrap();
+    client
+        .find(Locator::Css(&format!("{form} input[name=reason]")))
+        .await
+        .unwrap()
+        .send_keys("reindexing, from the page")
+        .await
+        .unwrap();
+    client
+        .find(Locator::Css(&format!("{form} button[type=submit]")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    until(
+        &client,
+        "the page confirms",
+        "return document.getElementById('action-result').textContent.startsWith('Override set')",
+    )
+    .await;
+
+    let (code, feature) = http("GET", addr, "/features/search-box", "").await;
+    assert_eq!(code, 200);
+    assert_eq!(feature["enabled"], false);
+    assert_eq!(feature["override"]["reason"], "reindexing, from the page");
+    let (_, all) = http("GET", addr, "/features", "").await;
+    let listed = all["features"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "search-box")
+        .unwrap()
+        .clone();
+    assert_eq!(listed["override"]["enabled"], false);
+    until(
+        &client,
+        "the page shows the override",
+        "return document.querySelector('#feature-search-box .override') !== null",
+    )
+    .await;
+    // The token stays in this tab only.
+    assert_eq!(js(&client, "return localStorage.length").await, json!(0));
+    assert_eq!(console_errors(&client).await, Vec::<String>::new());
+    client.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_names_and_messages_stay_text() {
+    use status_core::{check, CheckStatus, Dependency, Feature, Registry};
+    const HOSTILE: &str =
+        r#"<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">"#;
+    let registry = Registry::builder().appname("<b>app</b>").build();
+    registry
+        .add(
+            Dependency::builder(
+                "hostile",
+                check::tiered(|| async { (CheckStatus::Major, HOSTILE) }),
+            )
+            .description(HOSTILE)
+            .kind(HOSTILE)
+            .tag(HOSTILE)
+            .documentation_url("javascript:window.__pwned=3")
+            .build()
+            .unwrap(),
+        )
+        .unwrap();
+    registry
+        .add_feature(
+            Feature::builder("f")
+                .description(HOSTILE)
+                .requires("hostile", CheckStatus::Ok)
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    registry.refresh_all().await;
+    let addr = serve(status_http::routes(registry.clone())).await;
+    let (_driver, client) = browser().await;
+    client.goto(&format!("http://{addr}/status")).await.unwrap();
+    until(
+        &client,
+        "connected",
+        "return document.getElementById('connection').textContent === 'live'",
+    )
+    .await;
+    assert_eq!(
+        js(&client, "return typeof window.__pwned").await,
+        json!("undefined")
+    );
+    let description = client
+        .find(Locator::Css("#dep-hostile .description"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(description, HOSTILE);
+    let message = client
+        .find(Locator::Css("#dep-hostile .message"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(message, HOSTILE);
+    assert_eq!(
+        js(
+            &client,
+            "return document.querySelectorAll('#live img, #live script').length"
+        )
+        .await,
+        json!(0)
+    );
+    assert_eq!(
+        js(
+            &client,
+            "return document.querySelectorAll('a[href^=\"javascript:\"]').length"
+        )
+        .await,
+        json!(0),
+        "only http(s) documentation links are rendered"
+    );
+    client.close().await.unwrap();
+}

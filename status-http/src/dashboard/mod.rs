@@ -1,0 +1,147 @@
+//! The operator dashboard: `/status`, its live updates at `/status/events`, and its assets.
+//!
+//! Rendered on the server with askama from `web/templates` (escaping everything it prints),
+//! with its CSS, JavaScript and logo from `web/static` embedded in the binary: no file at run
+//! time, no request to anywhere but this server. Without JavaScript the page renders whole;
+//! with it, it updates in place from server-sent events and lets operators act.
+
+mod view;
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use askama::Template;
+use axum::extract::{Path, Query, State};
+use axum::http::header::{
+    CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS,
+};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{Html, IntoResponse, Response};
+use futures::Stream;
+use tokio::sync::broadcast::error::RecvError;
+
+use self::view::{Filter, View};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// The page's content security policy: nothing but this server.
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
+                   connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+/// How long the live stream waits after a change for more before rendering.
+const DEBOUNCE: Duration = Duration::from_millis(200);
+/// The least time between two renders on the live stream.
+const MIN_INTERVAL: Duration = Duration::from_millis(500);
+
+#[derive(Template)]
+#[template(path = "dashboard.html")]
+struct Page<'a> {
+    view: &'a View,
+}
+
+#[derive(Template)]
+#[template(path = "live.html")]
+struct Live<'a> {
+    view: &'a View,
+}
+
+fn render(template: &impl Template) -> Result<String, ApiError> {
+    template.render().map_err(|e| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot render the dashboard: {e}"),
+        )
+    })
+}
+
+/// GET `/status`.
+pub(crate) async fn page(
+    State(state): State<Arc<AppState>>,
+    filter: Result<Query<Filter>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(filter) = filter.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let view = view::build(&state.registry, filter, state.public_view);
+    let html = render(&Page { view: &view })?;
+    let mut response = Html(html).into_response();
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    Ok(response)
+}
+
+/// GET `/status/events`: the live part of the page, rendered again after each change
+/// (debounced, at most twice a second). The first event comes at once, so a reconnecting page
+/// is never behind.
+pub(crate) async fn events(
+    State(state): State<Arc<AppState>>,
+) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
+    let mut changes = state.registry.subscribe();
+    let (tx, rx) = tokio::sync::mpsc::channel::<String>(1);
+    tokio::spawn(async move {
+        loop {
+            let view = view::build(&state.registry, Filter::default(), state.public_view);
+            match (Live { view: &view }).render() {
+                Ok(html) => {
+                    if tx.send(html).await.is_err() {
+                        return; // the page went away
+                    }
+                }
+                Err(e) => tracing::error!("cannot render the dashboard: {e}"),
+            }
+            let rendered = tokio::time::Instant::now();
+            tokio::select! {
+                () = tx.closed() => return,
+                change = changes.recv() => {
+                    if matches!(change, Err(RecvError::Closed)) {
+                        return;
+                    }
+                }
+            }
+            tokio::time::sleep(DEBOUNCE).await;
+            tokio::time::sleep_until(rendered + MIN_INTERVAL).await;
+            while changes.try_recv().is_ok() {}
+        }
+    });
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        let html = rx.recv().await?;
+        let event = SseEvent::default()
+            .event("live")
+            .retry(Duration::from_secs(1))
+            .data(html);
+        Some((Ok(event), rx))
+    });
+    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+}
+
+/// GET `/status/assets/{file}`: the embedded CSS, JavaScript and logo.
+pub(crate) async fn asset(Path(file): Path<String>) -> Response {
+    let (body, content_type): (&'static str, &'static str) = match file.as_str() {
+        "dashboard.css" => (
+            include_str!("../../../web/static/dashboard.css"),
+            "text/css; charset=utf-8",
+        ),
+        "dashboard.js" => (
+            include_str!("../../../web/static/dashboard.js"),
+            "text/javascript; charset=utf-8",
+        ),
+        "logo.svg" => (
+            include_str!("../../../web/static/logo.svg"),
+            "image/svg+xml",
+        ),
+        _ => return ApiError::not_found("asset", &file).into_response(),
+    };
+    (
+        [
+            (CONTENT_TYPE, HeaderValue::from_static(content_type)),
+            (
+                CACHE_CONTROL,
+                HeaderValue::from_static("public, max-age=300"),
+            ),
+            (X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
+        ],
+        body,
+    )
+        .into_response()
+}

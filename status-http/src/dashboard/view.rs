@@ -1,0 +1,392 @@
+//! What the dashboard shows, computed in Rust so the templates only print (and escape).
+
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use status_core::{CheckResult, CheckStatus, FeatureState, MinuteRecord, Registry, SystemReport};
+
+/// Filters, from the query string (the page works without JavaScript) or typed live.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(crate) struct Filter {
+    #[serde(default)]
+    pub(crate) status: String,
+    #[serde(default)]
+    pub(crate) urgency: String,
+    #[serde(default)]
+    pub(crate) tag: String,
+    #[serde(default)]
+    pub(crate) q: String,
+}
+
+impl Filter {
+    fn keeps(&self, r: &CheckResult) -> bool {
+        let eq = |want: &str, have: &str| want.is_empty() || want.eq_ignore_ascii_case(have);
+        eq(&self.status, r.status.as_str())
+            && eq(&self.urgency, r.urgency.as_str())
+            && (self.tag.is_empty() || r.tags.iter().any(|t| t == &self.tag))
+            && (self.q.is_empty() || search_text(r).contains(&self.q.to_lowercase()))
+    }
+}
+
+fn search_text(r: &CheckResult) -> String {
+    format!(
+        "{} {} {} {} {}",
+        r.id,
+        r.description,
+        r.message,
+        r.kind,
+        r.tags.join(" ")
+    )
+    .to_lowercase()
+}
+
+/// A status as shown: a CSS class, a symbol and the word, so colour is never the only cue.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Badge {
+    pub(crate) class: &'static str,
+    pub(crate) symbol: &'static str,
+    pub(crate) label: &'static str,
+}
+
+pub(crate) fn badge(status: CheckStatus) -> Badge {
+    match status {
+        CheckStatus::Ok => Badge {
+            class: "ok",
+            symbol: "✔",
+            label: "OK",
+        },
+        CheckStatus::Minor => Badge {
+            class: "minor",
+            symbol: "▲",
+            label: "MINOR",
+        },
+        CheckStatus::Major => Badge {
+            class: "major",
+            symbol: "◆",
+            label: "MAJOR",
+        },
+        CheckStatus::Outage => Badge {
+            class: "outage",
+            symbol: "✖",
+            label: "OUTAGE",
+        },
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Cell {
+    pub(crate) class: &'static str,
+    pub(crate) title: String,
+}
+
+#[derive(Debug)]
+pub(crate) struct TransitionView {
+    pub(crate) date: String,
+    pub(crate) from: &'static str,
+    pub(crate) to: &'static str,
+    pub(crate) message: String,
+}
+
+#[derive(Debug)]
+pub(crate) struct DependencyView {
+    pub(crate) id: String,
+    pub(crate) description: String,
+    pub(crate) badge: Badge,
+    pub(crate) urgency: &'static str,
+    pub(crate) kind: String,
+    pub(crate) message: String,
+    pub(crate) last_checked: String,
+    pub(crate) last_checked_iso: String,
+    pub(crate) duration: String,
+    pub(crate) in_state: String,
+    pub(crate) timeline: Vec<Cell>,
+    pub(crate) uptime_hour: String,
+    pub(crate) uptime_day: String,
+    pub(crate) flapping: bool,
+    pub(crate) stale: bool,
+    pub(crate) blocked_by: Vec<String>,
+    pub(crate) tags: Vec<String>,
+    pub(crate) tags_joined: String,
+    pub(crate) search: String,
+    pub(crate) transitions: Vec<TransitionView>,
+    pub(crate) error_kind: String,
+    pub(crate) error_causes: Vec<String>,
+    pub(crate) documentation_url: String,
+    pub(crate) consecutive_failures: u32,
+}
+
+#[derive(Debug)]
+pub(crate) struct Group {
+    pub(crate) badge: Badge,
+    pub(crate) dependencies: Vec<DependencyView>,
+}
+
+#[derive(Debug)]
+pub(crate) struct OverrideView {
+    pub(crate) state: &'static str,
+    pub(crate) actor: String,
+    pub(crate) reason: String,
+    pub(crate) until: String,
+}
+
+#[derive(Debug)]
+pub(crate) struct FeatureView {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) enabled: bool,
+    pub(crate) reason: String,
+    pub(crate) requirements: String,
+    pub(crate) over: Option<OverrideView>,
+    pub(crate) since: String,
+}
+
+#[derive(Debug)]
+pub(crate) struct DrainView {
+    pub(crate) reason: String,
+    pub(crate) actor: String,
+    pub(crate) since: String,
+    pub(crate) until: String,
+}
+
+/// Everything the page shows.
+#[derive(Debug)]
+pub(crate) struct View {
+    pub(crate) appname: String,
+    pub(crate) hostname: String,
+    pub(crate) badge: Badge,
+    pub(crate) why: String,
+    pub(crate) generated: String,
+    pub(crate) drain: Option<DrainView>,
+    pub(crate) groups: Vec<Group>,
+    pub(crate) total: usize,
+    pub(crate) shown: usize,
+    pub(crate) features: Vec<FeatureView>,
+    pub(crate) filter: Filter,
+    pub(crate) tags: Vec<String>,
+}
+
+pub(crate) fn human(d: chrono::Duration) -> String {
+    let s = d.num_seconds().max(0);
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m {}s", s / 60, s % 60),
+        3600..=86_399 => format!("{}h {}m", s / 3600, (s % 3600) / 60),
+        _ => format!("{}d {}h", s / 86_400, (s % 86_400) / 3600),
+    }
+}
+
+fn clock(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+}
+
+fn percent(uptime: Option<f64>) -> String {
+    uptime.map_or_else(|| "—".to_owned(), |u| format!("{:.2}%", u * 100.0))
+}
+
+fn timeline(now: DateTime<Utc>, minutes: &[MinuteRecord]) -> Vec<Cell> {
+    let current = now.timestamp().div_euclid(60);
+    (0..60)
+        .rev()
+        .map(|ago| {
+            let minute = current - ago;
+            match minutes
+                .iter()
+                .find(|m| m.start.timestamp().div_euclid(60) == minute)
+            {
+                Some(m) => Cell {
+                    class: badge(m.worst).class,
+                    title: format!(
+                        "{}: worst {}, {} of {} checks up",
+                        m.start.format("%H:%M"),
+                        m.worst,
+                        m.up,
+                        m.checks
+                    ),
+                },
+                None => Cell {
+                    class: "none",
+                    title: format!("{ago} min ago: no check"),
+                },
+            }
+        })
+        .collect()
+}
+
+fn dependency(
+    registry: &Registry,
+    now: DateTime<Utc>,
+    r: &CheckResult,
+    public: bool,
+) -> DependencyView {
+    let history = registry.history(r.id.as_str()).ok();
+    let (hour, day, minutes, transitions) = match &history {
+        Some(h) => (
+            h.uptime.last_hour,
+            h.uptime.last_day,
+            h.last_hour.as_slice(),
+            h.transitions.as_slice(),
+        ),
+        None => (None, None, &[][..], &[][..]),
+    };
+    let message = if public && r.status != CheckStatus::Ok {
+        r.status.to_string()
+    } else {
+        r.message.clone()
+    };
+    let thrown = if public { None } else { r.thrown.as_ref() };
+    DependencyView {
+        id: r.id.to_string(),
+        description: r.description.clone(),
+        badge: badge(r.status),
+        urgency: r.urgency.as_str(),
+        kind: r.kind.clone(),
+        message,
+        last_checked: if r.checked {
+            format!("{} ago", human(now - r.timestamp))
+        } else {
+            "never".to_owned()
+        },
+        last_checked_iso: r.timestamp.to_rfc3339(),
+        duration: format!("{} ms", r.duration.as_millis()),
+        in_state: human(now - r.since),
+        timeline: timeline(now, minutes),
+        uptime_hour: percent(hour),
+        uptime_day: percent(day),
+        flapping: r.flapping,
+        stale: r.stale,
+        blocked_by: r.blocked_by.iter().map(ToString::to_string).collect(),
+        tags: r.tags.clone(),
+        tags_joined: r.tags.join(" "),
+        search: search_text(r),
+        transitions: transitions
+            .iter()
+            .rev()
+            .take(20)
+            .map(|t| TransitionView {
+                date: clock(t.at),
+                from: t.from.map_or("—", CheckStatus::as_str),
+                to: t.to.as_str(),
+                message: if public {
+                    String::new()
+                } else {
+                    t.message.clone()
+                },
+            })
+            .collect(),
+        error_kind: thrown.map(|t| t.kind().to_owned()).unwrap_or_default(),
+        error_causes: thrown.map(|t| t.causes().to_vec()).unwrap_or_default(),
+        // Only web links: a `javascript:` URL in a dependency's description must not become a
+        // link an operator clicks.
+        documentation_url: if r.documentation_url.starts_with("https://")
+            || r.documentation_url.starts_with("http://")
+        {
+            r.documentation_url.clone()
+        } else {
+            String::new()
+        },
+        consecutive_failures: r.consecutive_failures,
+    }
+}
+
+fn feature(now: DateTime<Utc>, f: &FeatureState) -> FeatureView {
+    let requirements = f
+        .requirements
+        .iter()
+        .map(|r| {
+            let who = r
+                .dependency
+                .as_ref()
+                .map_or_else(|| "system".to_owned(), ToString::to_string);
+            let mark = if r.satisfied { "✔" } else { "✖" };
+            format!("{mark} {who} ≤ {}", r.no_worse_than)
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    FeatureView {
+        name: f.name.to_string(),
+        description: f.description.clone(),
+        enabled: f.enabled,
+        reason: f.reason.clone(),
+        requirements,
+        over: f.override_.as_ref().map(|o| OverrideView {
+            state: if o.enabled { "ON" } else { "OFF" },
+            actor: o.actor.clone().unwrap_or_else(|| "an operator".to_owned()),
+            reason: o.reason.clone(),
+            until: format!("{} (in {})", clock(o.expires_at), human(o.expires_at - now)),
+        }),
+        since: human(now - f.since),
+    }
+}
+
+/// Why the system is what it is, in a sentence.
+fn why(report: &SystemReport) -> String {
+    let culprits: Vec<String> = report
+        .culprits()
+        .map(|r| {
+            let cause = if r.blocked_by.is_empty() {
+                String::new()
+            } else {
+                let roots: Vec<_> = r.blocked_by.iter().map(ToString::to_string).collect();
+                format!(", blocked by {}", roots.join(", "))
+            };
+            format!("{} ({}) is {}{cause}", r.id, r.urgency, r.status)
+        })
+        .collect();
+    if culprits.is_empty() {
+        "Every dependency is healthy enough.".to_owned()
+    } else {
+        format!("Because {}.", culprits.join("; "))
+    }
+}
+
+pub(crate) fn build(registry: &Registry, filter: Filter, public: bool) -> View {
+    let report = registry.report();
+    let now = registry.clock().wall();
+    let mut tags: Vec<String> = report
+        .results
+        .iter()
+        .flat_map(|r| r.tags.iter().cloned())
+        .collect();
+    tags.sort();
+    tags.dedup();
+    let mut groups: Vec<Group> = Vec::new();
+    let mut shown = 0;
+    // The report is sorted worst first, then by id.
+    for r in report.results.iter().filter(|r| filter.keeps(r)) {
+        shown += 1;
+        let view = dependency(registry, now, r, public);
+        match groups.last_mut() {
+            Some(g) if g.badge.label == r.status.as_str() => g.dependencies.push(view),
+            _ => groups.push(Group {
+                badge: badge(r.status),
+                dependencies: vec![view],
+            }),
+        }
+    }
+    View {
+        appname: if report.appname.is_empty() {
+            "status".to_owned()
+        } else {
+            report.appname.clone()
+        },
+        hostname: report.hostname.clone(),
+        badge: badge(report.condition),
+        why: why(&report),
+        generated: clock(now),
+        drain: registry.drain_state().map(|d| DrainView {
+            reason: d.reason,
+            actor: d.actor.unwrap_or_else(|| "an operator".to_owned()),
+            since: clock(d.since),
+            until: d.until.map_or_else(|| "until undrained".to_owned(), clock),
+        }),
+        groups,
+        total: report.results.len(),
+        shown,
+        features: registry
+            .features()
+            .iter()
+            .map(|f| feature(now, f))
+            .collect(),
+        filter,
+        tags,
+    }
+}

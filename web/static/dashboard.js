@@ -1,0 +1,145 @@
+// status dashboard: live updates over server-sent events, client-side filters, operator
+// actions with a token kept in this tab only (sessionStorage). No external requests.
+"use strict";
+
+(function () {
+  const TOKEN_KEY = "status-admin-token";
+  const live = document.getElementById("live");
+  const connection = document.getElementById("connection");
+  const result = document.getElementById("action-result");
+
+  function token() { return sessionStorage.getItem(TOKEN_KEY) || ""; }
+  function showToken() { document.body.classList.toggle("has-token", token() !== ""); }
+
+  function say(text, isError) {
+    result.textContent = text;
+    result.classList.toggle("error", Boolean(isError));
+  }
+
+  // Filters: applied in place, kept in the URL so a reload shows the same.
+  const filterIds = ["status", "urgency", "tag", "q"];
+  function filters() {
+    const f = {};
+    for (const id of filterIds) f[id] = document.getElementById("filter-" + id).value.trim();
+    return f;
+  }
+  function applyFilters() {
+    const f = filters();
+    const q = f.q.toLowerCase();
+    for (const dep of live.querySelectorAll("li.dep")) {
+      const d = dep.dataset;
+      const keep = (!f.status || d.status === f.status)
+        && (!f.urgency || d.urgency === f.urgency)
+        && (!f.tag || d.tags.split(" ").includes(f.tag))
+        && (!q || d.search.includes(q));
+      dep.hidden = !keep;
+    }
+    for (const list of live.querySelectorAll("ul.deps")) {
+      const any = Array.from(list.children).some((li) => !li.hidden);
+      list.hidden = !any;
+      if (list.previousElementSibling) list.previousElementSibling.hidden = !any;
+    }
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(f)) if (v) params.set(k, v);
+    const query = params.toString();
+    history.replaceState(null, "", query ? "status?" + query : "status");
+  }
+  document.getElementById("filters").addEventListener("submit", (e) => { e.preventDefault(); applyFilters(); });
+  for (const id of filterIds) {
+    document.getElementById("filter-" + id).addEventListener("input", applyFilters);
+  }
+
+  // Live updates: the server sends the live part of the page, rendered and escaped.
+  function swap(html) {
+    const open = new Set(Array.from(live.querySelectorAll("li.dep details[open]"))
+      .map((d) => d.closest("li.dep").dataset.id));
+    const focused = document.activeElement && live.contains(document.activeElement)
+      ? document.activeElement.closest("form") : null;
+    if (focused) return; // do not yank a form from under the operator's fingers
+    live.innerHTML = html;
+    for (const li of live.querySelectorAll("li.dep")) {
+      if (open.has(li.dataset.id)) li.querySelector("details").open = true;
+    }
+    const banner = document.getElementById("banner");
+    if (banner) document.title = banner.dataset.condition + " · " + document.title.split(" · ").slice(1).join(" · ");
+    applyFilters();
+  }
+
+  function connect() {
+    const events = new EventSource("status/events");
+    events.addEventListener("open", () => {
+      connection.textContent = "live";
+      connection.className = "connection live";
+    });
+    events.addEventListener("live", (e) => swap(e.data));
+    events.addEventListener("error", () => {
+      connection.textContent = "reconnecting…";
+      connection.className = "connection lost";
+      // EventSource reconnects by itself; if the browser gave up, start again.
+      if (events.readyState === EventSource.CLOSED) setTimeout(connect, 2000);
+    });
+  }
+
+  // Operator actions, against the admin API next to this page.
+  async function call(method, path, body) {
+    const response = await fetch(path, {
+      method,
+      headers: Object.assign({ "Authorization": "Bearer " + token() },
+        body ? { "Content-Type": "application/json" } : {}),
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    let json = null;
+    try { json = await response.json(); } catch (_) { /* no body */ }
+    if (!response.ok) throw new Error((json && json.error) || ("HTTP " + response.status));
+    return json;
+  }
+
+  const actions = {
+    refresh: (el) => call("POST", "healthcheck/dependencies/" + encodeURIComponent(el.dataset.id) + "/refresh")
+      .then((r) => "Refreshed " + r.id + ": " + r.status),
+    undrain: () => call("DELETE", "admin/drain").then(() => "No longer draining"),
+    "clear-override": (el) => call("DELETE", "features/" + encodeURIComponent(el.dataset.feature) + "/override")
+      .then((f) => "Override cleared: " + f.name + " is " + (f.enabled ? "on" : "off")),
+    drain: (form) => call("PUT", "admin/drain", {
+      ttlSeconds: Number(form.ttlSeconds.value), reason: form.reason.value,
+    }).then((d) => "Draining: " + d.reason),
+    override: (form) => call("PUT", "features/" + encodeURIComponent(form.dataset.feature) + "/override", {
+      enabled: form.enabled.value === "true", ttlSeconds: Number(form.ttlSeconds.value), reason: form.reason.value,
+    }).then((f) => "Override set: " + f.name + " is " + (f.enabled ? "on" : "off")),
+  };
+
+  function run(action, el) {
+    actions[action](el).then((text) => say(text, false), (err) => say(err.message, true));
+  }
+
+  live.addEventListener("click", (e) => {
+    const button = e.target.closest("button.admin-action");
+    if (button) run(button.dataset.action, button);
+  });
+  live.addEventListener("submit", (e) => {
+    const form = e.target.closest("form.admin-form");
+    if (!form) return;
+    e.preventDefault();
+    run(form.dataset.action, form);
+    form.blur();
+    if (document.activeElement) document.activeElement.blur();
+  });
+
+  document.getElementById("token-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const input = document.getElementById("token");
+    sessionStorage.setItem(TOKEN_KEY, input.value.trim());
+    input.value = "";
+    showToken();
+    say(token() ? "Token set for this tab." : "No token.", false);
+  });
+  document.getElementById("forget-token").addEventListener("click", () => {
+    sessionStorage.removeItem(TOKEN_KEY);
+    showToken();
+    say("Token forgotten.", false);
+  });
+
+  showToken();
+  applyFilters();
+  connect();
+})();
