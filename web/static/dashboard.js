@@ -49,13 +49,21 @@
     document.getElementById("filter-" + id).addEventListener("input", applyFilters);
   }
 
-  // Live updates: the server sends the live part of the page, rendered and escaped.
+  // Live updates: the server sends the live part of the page, rendered and escaped. While
+  // the operator is in one of its forms, the newest update waits until they leave it.
+  let pending = null;
+  function editing() {
+    const el = document.activeElement;
+    return el && live.contains(el) && el.closest("form") !== null;
+  }
   function swap(html) {
+    if (editing()) {
+      pending = html;
+      return;
+    }
+    pending = null;
     const open = new Set(Array.from(live.querySelectorAll("li.dep details[open]"))
       .map((d) => d.closest("li.dep").dataset.id));
-    const focused = document.activeElement && live.contains(document.activeElement)
-      ? document.activeElement.closest("form") : null;
-    if (focused) return; // do not yank a form from under the operator's fingers
     live.innerHTML = html;
     for (const li of live.querySelectorAll("li.dep")) {
       if (open.has(li.dataset.id)) li.querySelector("details").open = true;
@@ -64,6 +72,10 @@
     if (banner) document.title = banner.dataset.condition + " · " + document.title.split(" · ").slice(1).join(" · ");
     applyFilters();
   }
+  live.addEventListener("focusout", () => {
+    // Focus moves within the form first; look once it has settled.
+    setTimeout(() => { if (pending !== null && !editing()) swap(pending); }, 0);
+  });
 
   function connect() {
     const events = new EventSource("status/events");
@@ -121,7 +133,6 @@
     if (!form) return;
     e.preventDefault();
     run(form.dataset.action, form);
-    form.blur();
     if (document.activeElement) document.activeElement.blur();
   });
 

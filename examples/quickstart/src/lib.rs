@@ -63,6 +63,10 @@ pub struct Config {
     /// A PostgreSQL server to check as `postgres` (Required), e.g.
     /// `postgres://user@127.0.0.1/db` or `host=… user=…`.
     pub postgres: Option<String>,
+    /// Extra dependencies `extra-00001`… (urgency None), for benchmarks at scale.
+    pub extra_dependencies: usize,
+    /// How long each extra dependency's check takes.
+    pub extra_delay: Duration,
 }
 
 impl Default for Config {
@@ -73,6 +77,8 @@ impl Default for Config {
             admin_token: String::new(),
             redis: None,
             postgres: None,
+            extra_dependencies: 0,
+            extra_delay: Duration::ZERO,
         }
     }
 }
@@ -148,6 +154,25 @@ impl Demo {
                 .build()?,
             )?;
         }
+        for i in 1..=config.extra_dependencies {
+            let delay = config.extra_delay;
+            registry.add(
+                Dependency::builder(
+                    format!("extra-{i:05}"),
+                    status_core::check::tiered(move || async move {
+                        if !delay.is_zero() {
+                            tokio::time::sleep(delay).await;
+                        }
+                        CheckStatus::Ok
+                    }),
+                )
+                .urgency(Urgency::None)
+                .tag("extra")
+                .period(config.period)
+                .timeout(config.timeout)
+                .build()?,
+            )?;
+        }
         let features = [
             (
                 "checkout",
@@ -205,8 +230,9 @@ struct DemoState {
 }
 
 /// The demo's router: the HTTP contract at `/`, chaos controls under `/demo`, and a few
-/// application routes (`/hello` bare, `/gated/hello` behind the health gate, `/checkout`
-/// behind the `checkout` feature).
+/// application routes (`/hello` bare, `/gated/hello` behind the health gate,
+/// `/feature-gated/hello` behind the `search-box` feature, `/checkout` behind the `checkout`
+/// feature).
 pub fn app(demo: &Demo) -> Router {
     let status = status_http::Routes::new(demo.registry.clone())
         .admin_token(demo.config.admin_token.clone())
@@ -215,10 +241,11 @@ pub fn app(demo: &Demo) -> Router {
         chaos: demo.chaos.clone(),
         token: AdminToken::new(&demo.config.admin_token),
     };
-    let checkout = demo
-        .registry
-        .feature("checkout")
-        .expect("the demo registers checkout");
+    let feature = |name: &str| {
+        demo.registry
+            .feature(name)
+            .expect("the demo registers its features")
+    };
     let demo_routes = Router::new()
         .route("/demo/chaos", get(chaos_list))
         .route("/demo/chaos/{id}", axum::routing::put(chaos_set))
@@ -234,9 +261,13 @@ pub fn app(demo: &Demo) -> Router {
             get(hello).layer(HealthGateLayer::new(demo.registry.clone())),
         )
         .route(
+            "/feature-gated/hello",
+            get(hello).layer(FeatureGateLayer::new(feature("search-box"))),
+        )
+        .route(
             "/checkout",
             axum::routing::post(|| async { Json(serde_json::json!({ "paid": true })) })
-                .layer(FeatureGateLayer::new(checkout)),
+                .layer(FeatureGateLayer::new(feature("checkout"))),
         )
         .merge(demo_routes)
         .merge(status)

@@ -30,6 +30,12 @@ struct Args {
     /// A PostgreSQL server to check too, e.g. postgres://postgres@127.0.0.1/postgres
     #[arg(long, value_name = "URL")]
     postgres: Option<String>,
+    /// Extra dependencies to register (urgency None), for benchmarks at scale.
+    #[arg(long, default_value_t = 0)]
+    extra_dependencies: usize,
+    /// How long each extra dependency's check takes, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    extra_delay_ms: u64,
     /// How long readiness fails before the server stops, on SIGTERM or Ctrl-C.
     #[arg(long, default_value_t = 2000)]
     shutdown_delay_ms: u64,
@@ -65,6 +71,8 @@ async fn main() -> anyhow::Result<()> {
         admin_token: admin_token.clone(),
         redis: args.redis,
         postgres: args.postgres,
+        extra_dependencies: args.extra_dependencies,
+        extra_delay: Duration::from_millis(args.extra_delay_ms),
     })?;
     let addr = SocketAddr::new(args.bind, args.port);
     let listener = tokio::net::TcpListener::bind(addr)

@@ -123,6 +123,21 @@ async fn until(client: &Client, what: &str, script: &str) {
     }
 }
 
+/// Clicks `css`, finding it again if a live update replaced it in between.
+async fn click_retrying(client: &Client, css: &str) {
+    for _ in 0..20 {
+        let clicked = match client.find(Locator::Css(css)).await {
+            Ok(element) => element.click().await.is_ok(),
+            Err(_) => false,
+        };
+        if clicked {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("could not click {css}");
+}
+
 async fn serve(router: axum::Router) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -300,6 +315,9 @@ async fn an_override_made_on_the_page_shows_on_features() {
     .await;
 
     let form = "#feature-search-box form.override-form";
+    // Once focus is in the form, live updates wait for the operator to leave it; until then
+    // an update may replace the form under the driver's reference.
+    click_retrying(&client, &format!("{form} input[name=reason]")).await;
     client
         .find(Locator::Css(&format!("{form} select[name=enabled]")))
         .await

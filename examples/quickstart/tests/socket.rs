@@ -233,6 +233,7 @@ async fn redis_and_postgres_flags_register_real_checks() {
         admin_token: TOKEN.to_owned(),
         redis: Some(format!("redis://127.0.0.1:{}/", closed())),
         postgres: Some(format!("host=127.0.0.1 port={} user=postgres", closed())),
+        ..Config::default()
     })
     .unwrap();
     let report = demo.registry.refresh_all().await;

@@ -72,9 +72,12 @@ pub(crate) fn badge(status: CheckStatus) -> Badge {
     }
 }
 
+/// A run of minutes of the same worst status on the last hour's timeline.
 #[derive(Debug)]
-pub(crate) struct Cell {
+pub(crate) struct Segment {
     pub(crate) class: &'static str,
+    /// Minutes it covers, 1 to 60 (a CSS class `span-N` sizes it).
+    pub(crate) span: usize,
     pub(crate) title: String,
 }
 
@@ -98,7 +101,7 @@ pub(crate) struct DependencyView {
     pub(crate) last_checked_iso: String,
     pub(crate) duration: String,
     pub(crate) in_state: String,
-    pub(crate) timeline: Vec<Cell>,
+    pub(crate) timeline: Vec<Segment>,
     pub(crate) uptime_hour: String,
     pub(crate) uptime_day: String,
     pub(crate) flapping: bool,
@@ -182,29 +185,48 @@ fn percent(uptime: Option<f64>) -> String {
     uptime.map_or_else(|| "—".to_owned(), |u| format!("{:.2}%", u * 100.0))
 }
 
-fn timeline(now: DateTime<Utc>, minutes: &[MinuteRecord]) -> Vec<Cell> {
+/// The last 60 minutes, oldest first, as runs of the same worst status.
+fn timeline(now: DateTime<Utc>, minutes: &[MinuteRecord]) -> Vec<Segment> {
     let current = now.timestamp().div_euclid(60);
-    (0..60)
-        .rev()
-        .map(|ago| {
-            let minute = current - ago;
-            match minutes
-                .iter()
-                .find(|m| m.start.timestamp().div_euclid(60) == minute)
-            {
-                Some(m) => Cell {
-                    class: badge(m.worst).class,
-                    title: format!(
-                        "{}: worst {}, {} of {} checks up",
-                        m.start.format("%H:%M"),
-                        m.worst,
-                        m.up,
-                        m.checks
-                    ),
+    // `minutes` is oldest first: walk it once alongside the 60 minutes.
+    let mut records = minutes.iter().peekable();
+    let mut segments: Vec<(Option<CheckStatus>, usize, u32, u32, i64)> = Vec::new();
+    for ago in (0..60).rev() {
+        let minute = current - ago;
+        while records
+            .peek()
+            .is_some_and(|m| m.start.timestamp().div_euclid(60) < minute)
+        {
+            records.next();
+        }
+        let record = records.next_if(|m| m.start.timestamp().div_euclid(60) == minute);
+        let worst = record.map(|m| m.worst);
+        let (up, checks) = record.map_or((0, 0), |m| (m.up, m.checks));
+        match segments.last_mut() {
+            Some(last) if last.0 == worst => {
+                last.1 += 1;
+                last.2 += up;
+                last.3 += checks;
+            }
+            _ => segments.push((worst, 1, up, checks, minute)),
+        }
+    }
+    segments
+        .into_iter()
+        .map(|(worst, span, up, checks, first)| {
+            let from = DateTime::from_timestamp(first * 60, 0).unwrap_or(now);
+            let to = from + chrono::Duration::minutes(i64::try_from(span).unwrap_or(60) - 1);
+            let when = format!("{}–{}", from.format("%H:%M"), to.format("%H:%M"));
+            match worst {
+                Some(worst) => Segment {
+                    class: badge(worst).class,
+                    span,
+                    title: format!("{when}: worst {worst}, {up} of {checks} checks up"),
                 },
-                None => Cell {
+                None => Segment {
                     class: "none",
-                    title: format!("{ago} min ago: no check"),
+                    span,
+                    title: format!("{when}: no check"),
                 },
             }
         })
