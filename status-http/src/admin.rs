@@ -92,11 +92,12 @@ pub(crate) async fn set_override(
     Ok(json_response(StatusCode::OK, JSON, &feature))
 }
 
-/// DELETE `/features/{name}/override`.
+/// DELETE `/features/{name}/override`. A body, if any, is ignored (but still bounded).
 pub(crate) async fn clear_override(
     _: Admin,
     State(state): State<Arc<AppState>>,
     Path(name): Path<String>,
+    _: AdminBody,
 ) -> Result<Response, ApiError> {
     let feature = state
         .registry
@@ -134,8 +135,12 @@ pub(crate) async fn drain(
     Ok(json_response(StatusCode::OK, JSON, &drain))
 }
 
-/// DELETE `/admin/drain`.
-pub(crate) async fn undrain(_: Admin, State(state): State<Arc<AppState>>) -> Response {
+/// DELETE `/admin/drain`. A body, if any, is ignored (but still bounded).
+pub(crate) async fn undrain(
+    _: Admin,
+    State(state): State<Arc<AppState>>,
+    _: AdminBody,
+) -> Response {
     let was_draining = state.registry.undrain();
     if was_draining {
         tracing::info!("instance no longer draining");
@@ -147,11 +152,13 @@ pub(crate) async fn undrain(_: Admin, State(state): State<Arc<AppState>>) -> Res
     )
 }
 
-/// POST `/healthcheck/dependencies/{id}/refresh`: check now, answer with the fresh result.
+/// POST `/healthcheck/dependencies/{id}/refresh`: check now, answer with the fresh result. A
+/// body, if any, is ignored (but still bounded).
 pub(crate) async fn refresh(
     _: Admin,
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
+    _: AdminBody,
 ) -> Result<Response, ApiError> {
     let result = state
         .registry

@@ -278,6 +278,15 @@ async fn the_page_is_clean_and_follows_chaos_without_a_reload() {
     )
     .await;
     assert_eq!(console_errors(&client).await, Vec::<String>::new());
+
+    // On a phone-sized screen nothing overflows sideways.
+    client.set_window_size(390, 844).await.unwrap();
+    until(
+        &client,
+        "no horizontal scroll at 390 px",
+        "return document.documentElement.scrollWidth <= window.innerWidth",
+    )
+    .await;
     client.close().await.unwrap();
 }
 

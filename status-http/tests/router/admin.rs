@@ -44,6 +44,32 @@ async fn missing_or_wrong_tokens_are_unauthorized() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn every_admin_call_bounds_its_body() {
+    let f = fixture().await;
+    let app = f.app();
+    let big = "x".repeat(16 * 1024 + 1);
+    for (method, uri) in [
+        (Method::POST, "/healthcheck/dependencies/db/refresh"),
+        (Method::PUT, "/features/writes/override"),
+        (Method::DELETE, "/features/writes/override"),
+        (Method::PUT, "/admin/drain"),
+        (Method::DELETE, "/admin/drain"),
+    ] {
+        let answer = admin(&app, method.clone(), uri, Some(TOKEN), big.clone()).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "{method} {uri}"
+        );
+        assert_eq!(
+            answer.json()["error"],
+            "request body larger than 16384 bytes"
+        );
+    }
+    assert!(f.registry.drain_state().is_none());
+}
+
+#[tokio::test(start_paused = true)]
 async fn refresh_answers_with_the_fresh_result() {
     let f = fixture().await;
     let app = f.app();

@@ -7,4 +7,5 @@ mod dashboard;
 mod metrics;
 mod middleware;
 mod probes;
+mod shapes;
 mod shutdown;
