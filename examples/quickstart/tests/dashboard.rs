@@ -123,6 +123,17 @@ async fn until(client: &Client, what: &str, script: &str) {
     }
 }
 
+/// Opens the dashboard and waits for its live stream.
+async fn open(client: &Client, addr: SocketAddr) {
+    client.goto(&format!("http://{addr}/status")).await.unwrap();
+    until(
+        client,
+        "connected",
+        "return document.getElementById('connection').textContent === 'live'",
+    )
+    .await;
+}
+
 /// Clicks `css`, finding it again if a live update replaced it in between.
 async fn click_retrying(client: &Client, css: &str) {
     for _ in 0..20 {
@@ -175,13 +186,7 @@ fn screenshot_path() -> PathBuf {
 async fn the_page_is_clean_and_follows_chaos_without_a_reload() {
     let (_demo, addr) = demo().await;
     let (_driver, client) = browser().await;
-    client.goto(&format!("http://{addr}/status")).await.unwrap();
-    until(
-        &client,
-        "connected",
-        "return document.getElementById('connection').textContent === 'live'",
-    )
-    .await;
+    open(&client, addr).await;
 
     // Every resource came from this server.
     let origins = js(
@@ -294,13 +299,7 @@ async fn the_page_is_clean_and_follows_chaos_without_a_reload() {
 async fn an_override_made_on_the_page_shows_on_features() {
     let (_demo, addr) = demo().await;
     let (_driver, client) = browser().await;
-    client.goto(&format!("http://{addr}/status")).await.unwrap();
-    until(
-        &client,
-        "connected",
-        "return document.getElementById('connection').textContent === 'live'",
-    )
-    .await;
+    open(&client, addr).await;
 
     client
         .find(Locator::Css("#token"))
@@ -412,13 +411,7 @@ async fn hostile_names_and_messages_stay_text() {
     registry.refresh_all().await;
     let addr = serve(status_http::routes(registry.clone())).await;
     let (_driver, client) = browser().await;
-    client.goto(&format!("http://{addr}/status")).await.unwrap();
-    until(
-        &client,
-        "connected",
-        "return document.getElementById('connection').textContent === 'live'",
-    )
-    .await;
+    open(&client, addr).await;
     assert_eq!(
         js(&client, "return typeof window.__pwned").await,
         json!("undefined")

@@ -91,6 +91,7 @@ impl Entry {
     }
 }
 
+/// The result of a dependency not checked yet: MAJOR, "Not checked yet" (unknown is never OK).
 fn pending_result(info: &DependencyInfo, wall: DateTime<Utc>) -> CheckResult {
     CheckResult {
         id: info.id.clone(),
@@ -153,30 +154,21 @@ impl EntryState {
         } else {
             self.result.last_known_good
         };
+        // The dependency's own fields are the pending result's; the check's replace the rest.
         let result = Arc::new(CheckResult {
-            id: info.id.clone(),
             status: verdict.reported,
             raw_status: raw,
-            description: info.description.clone(),
             message,
             timestamp: wall,
             duration: executed.duration,
             last_known_good,
             since,
-            period: info.period,
-            timeout: info.timeout,
-            urgency: info.urgency,
-            kind: info.kind.clone(),
-            service_pool: info.service_pool.clone(),
-            documentation_url: info.documentation_url.clone(),
-            tags: info.tags.clone(),
             thrown,
             observed_value: value,
-            blocked_by: Vec::new(),
             flapping,
-            stale: false,
             checked: true,
             consecutive_failures: self.hysteresis.consecutive_failures(),
+            ..pending_result(info, wall)
         });
         if previous != Some(result.status) {
             self.history.record_transition(Transition {

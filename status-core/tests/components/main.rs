@@ -21,7 +21,9 @@ mod system;
 use std::time::Duration;
 
 use status_core::check::Check;
-use status_core::{CheckResult, Dependency, Registry};
+use status_core::{CheckResult, CheckStatus, Dependency, Registry, TIMED_OUT};
+
+use crate::servers::{Restartable, Silent};
 
 /// A registry with one dependency `id` checked by `check`, never on its own (the test
 /// refreshes), reporting every failure at once.
@@ -80,4 +82,52 @@ async fn tasks_settle_to(baseline: usize) -> bool {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     true
+}
+
+/// A healthy server is OK (with its latency); stopped, OUTAGE within the timeout with the
+/// error chain; started again, OK again.
+async fn healthy_stopped_and_restarted(
+    server: &mut dyn Restartable,
+    check: impl Check,
+    healthy: &str,
+) {
+    let timeout = Duration::from_secs(1);
+    let registry = registry_with(check, timeout).await;
+
+    let result = refresh(&registry).await;
+    assert_eq!(result.status, CheckStatus::Ok, "{}", result.message);
+    assert!(result.message.starts_with(healthy), "{}", result.message);
+    assert!(result.observed_value.is_some_and(|ms| ms >= 0.0));
+
+    server.stop();
+    let stopped = refresh(&registry).await;
+    assert_eq!(stopped.status, CheckStatus::Outage);
+    assert!(stopped.duration <= timeout, "{:?}", stopped.duration);
+    assert!(stopped.thrown.is_some(), "the error chain is kept");
+
+    server.restart();
+    let recovered = refresh_until(&registry, 20, |r| r.status == CheckStatus::Ok).await;
+    assert_eq!(recovered.status, CheckStatus::Ok, "{}", recovered.message);
+}
+
+/// Against a server that accepts connections and never answers: OUTAGE on time, every
+/// connection closed, no task left behind.
+async fn never_answers_without_leaks(silent: &Silent, check: impl Check) {
+    let registry = registry_with(check, Duration::from_millis(300)).await;
+    assert!(silent.all_closed().await, "the first connection was closed");
+    let baseline = alive_tasks();
+    for _ in 0..3 {
+        let result = refresh(&registry).await;
+        assert_eq!(result.status, CheckStatus::Outage);
+        assert_eq!(result.message, TIMED_OUT);
+    }
+    assert!(
+        silent.all_closed().await,
+        "every connection was closed after its timeout"
+    );
+    assert!(
+        tasks_settle_to(baseline).await,
+        "no task outlived its check: {} alive, {baseline} before",
+        alive_tasks()
+    );
 }

@@ -1,7 +1,7 @@
 //! Real servers for the tests, on free loopback ports, stopped when dropped.
 
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -34,6 +34,30 @@ fn require(program: &str) -> PathBuf {
     found.unwrap_or_else(|| {
         panic!("{program} is not installed: scripts/test installs it (apt-get install redis-server postgresql)")
     })
+}
+
+/// A server a test can stop and start again on the same port.
+pub(crate) trait Restartable {
+    fn stop(&mut self);
+    fn restart(&mut self);
+}
+
+impl Restartable for RedisServer {
+    fn stop(&mut self) {
+        RedisServer::stop(self);
+    }
+    fn restart(&mut self) {
+        RedisServer::restart(self);
+    }
+}
+
+impl Restartable for PostgresServer {
+    fn stop(&mut self) {
+        PostgresServer::stop(self);
+    }
+    fn restart(&mut self) {
+        PostgresServer::restart(self);
+    }
 }
 
 /// A `redis-server` with no persistence.
@@ -242,11 +266,6 @@ impl PostgresServer {
             );
             self.running = false;
         }
-    }
-
-    #[allow(dead_code)]
-    pub(crate) fn dir(&self) -> &Path {
-        &self.dir
     }
 }
 
