@@ -2,14 +2,16 @@
 
 mod builder;
 mod entry;
+mod features;
 mod graph;
 mod hysteresis;
 mod run;
+mod schedule;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use futures::FutureExt;
@@ -21,13 +23,13 @@ pub use self::builder::RegistryBuilder;
 pub(crate) use self::entry::lock;
 use self::entry::{Entry, EntryConfig, RunFuture};
 pub use self::run::{Outcome, TIMED_OUT};
+use self::schedule::{schedule, watch, Jitter};
 use crate::event::{Event, Listener, ListenerSlot};
-use crate::feature::validate_ttl_and_reason;
-use crate::feature::{self, FeatureEntry, FeatureFlip, FeatureHandle, FeatureUpdate};
+use crate::feature::{self, FeatureEntry, FeatureUpdate};
 use crate::history::HistorySnapshot;
 use crate::{
     CheckResult, CheckStatus, Clock, Dependency, DependencyId, DependencyInfo, DrainState, Error,
-    Feature, FeatureOverride, FeatureState, Requirement, SystemReport,
+    Requirement, SystemReport,
 };
 
 /// The registry of an application's dependencies and features, and the engine that checks
@@ -326,163 +328,6 @@ impl Registry {
             .iter()
             .map(ListenerSlot::dropped)
             .sum()
-    }
-
-    /// Registers `feature` and evaluates it at once.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_duplicate`] if its name is taken; [`Error::is_not_found`] if it requires a
-    /// dependency that is not registered.
-    pub fn add_feature(&self, feature: Feature) -> Result<FeatureHandle, Error> {
-        let inner = &self.inner;
-        for requirement in feature.requirements() {
-            if let Requirement::Dependency { id, .. } = requirement {
-                if !self.contains(id.as_str()) {
-                    return Err(Error::unknown_dependency(id.as_str()));
-                }
-            }
-        }
-        let _serial = lock(&inner.evaluating_features);
-        let requirements = inner.requirement_states(feature.requirements());
-        let mut features = write(&inner.features);
-        if features.contains_key(feature.name()) {
-            return Err(Error::duplicate("feature", feature.name().as_str()));
-        }
-        let name = feature.name().clone();
-        let entry = Arc::new(FeatureEntry::new(feature, requirements, inner.clock.wall()));
-        features.insert(name, Arc::clone(&entry));
-        Ok(FeatureHandle { entry })
-    }
-
-    /// The feature `name`.
-    #[must_use]
-    pub fn feature(&self, name: &str) -> Option<FeatureHandle> {
-        read(&self.inner.features)
-            .get(name)
-            .map(|entry| FeatureHandle {
-                entry: Arc::clone(entry),
-            })
-    }
-
-    /// Every feature's state, sorted by name.
-    #[must_use]
-    pub fn features(&self) -> Vec<FeatureState> {
-        read(&self.inner.features)
-            .values()
-            .map(|f| f.state())
-            .collect()
-    }
-
-    /// The latest flips of the feature `name`, oldest first (at most
-    /// [`FLIPS_KEPT`](crate::feature::FLIPS_KEPT)).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_not_found`] if no such feature is registered.
-    pub fn feature_flips(&self, name: &str) -> Result<Vec<FeatureFlip>, Error> {
-        Ok(self.inner.feature_entry(name)?.flips())
-    }
-
-    /// Forces the feature `name` on or off until the override's TTL ends, replacing any
-    /// override in force.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_not_found`] if no such feature is registered; [`Error::is_no_runtime`]
-    /// outside a Tokio runtime (the expiry needs a timer). Nothing changes on error.
-    pub fn override_feature(
-        &self,
-        name: &str,
-        over: &FeatureOverride,
-    ) -> Result<FeatureState, Error> {
-        let inner = &self.inner;
-        let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::no_runtime())?;
-        let entry = inner.feature_entry(name)?;
-        let deadline = inner.clock.now() + over.ttl;
-        let (update, seq) = entry.set_override(over, inner.clock.wall());
-        let timer = runtime.spawn({
-            let weak = Arc::downgrade(inner);
-            let entry = Arc::clone(&entry);
-            let clock = inner.clock.clone();
-            async move {
-                clock.sleep_until(deadline).await;
-                let Some(inner) = weak.upgrade() else { return };
-                if let Some(update) = entry.clear_override(inner.clock.wall(), Some(seq)) {
-                    inner.emit_feature(update);
-                }
-            }
-        });
-        entry.attach_expiry(seq, timer.abort_handle());
-        let state = update.state.clone();
-        inner.emit_feature(update);
-        Ok(state)
-    }
-
-    /// Ends the override of the feature `name`, if any, and answers with its state.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_not_found`] if no such feature is registered.
-    pub fn clear_override(&self, name: &str) -> Result<FeatureState, Error> {
-        let inner = &self.inner;
-        let entry = inner.feature_entry(name)?;
-        match entry.clear_override(inner.clock.wall(), None) {
-            Some(update) => {
-                let state = update.state.clone();
-                inner.emit_feature(update);
-                Ok(state)
-            }
-            None => Ok(entry.state()),
-        }
-    }
-}
-
-impl Registry {
-    /// Starts draining the instance: readiness and summary fail until `ttl` ends (or for good
-    /// with `None`, as during shutdown) or [`undrain`](Self::undrain) is called. Replaces any
-    /// drain in force.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_invalid`] when `reason` is blank or longer than 1024 bytes, or `ttl` is
-    /// under a second or over 7 days. Nothing changes on error.
-    pub fn drain(
-        &self,
-        reason: &str,
-        ttl: Option<Duration>,
-        actor: Option<&str>,
-    ) -> Result<DrainState, Error> {
-        validate_ttl_and_reason(ttl.unwrap_or(Duration::from_secs(1)), reason)?;
-        let inner = &self.inner;
-        let now = inner.clock.now();
-        let since = inner.clock.wall_at(now);
-        let state = DrainState {
-            reason: reason.trim().to_owned(),
-            actor: actor.map(|a| a.chars().take(128).collect()),
-            since,
-            until: ttl.map(|ttl| since + ttl),
-            deadline: ttl.map(|ttl| now + ttl),
-        };
-        *lock(&inner.drain) = Some(state.clone());
-        inner.emit(&Event::Drain(Some(state.clone())));
-        Ok(state)
-    }
-
-    /// Stops draining. Answers whether a drain was in force.
-    pub fn undrain(&self) -> bool {
-        let was = lock(&self.inner.drain).take();
-        let was_active = was.is_some_and(|d| !d.is_over(self.inner.clock.now()));
-        if was_active {
-            self.inner.emit(&Event::Drain(None));
-        }
-        was_active
-    }
-
-    /// The drain in force, if any.
-    #[must_use]
-    pub fn drain_state(&self) -> Option<DrainState> {
-        self.inner.drain_state()
     }
 }
 
@@ -786,68 +631,6 @@ impl Drop for Inner {
         for entry in read(&self.entries).values() {
             entry.stop();
         }
-    }
-}
-
-/// Checks `entry` every period until it is removed or the registry dropped.
-async fn schedule(registry: Weak<Inner>, entry: Arc<Entry>, mut jitter: Jitter) {
-    let period = entry.info().period;
-    loop {
-        let (clock, run) = {
-            let Some(inner) = registry.upgrade() else {
-                return;
-            };
-            if !inner.is_registered(&entry) {
-                return;
-            }
-            (inner.clock.clone(), inner.start_run(&entry))
-        };
-        let started = clock.now();
-        run.await;
-        let next = started + jitter.spread(period);
-        clock.sleep_until(next.max(clock.now())).await;
-    }
-}
-
-/// Sweeps for staleness every `interval` until the registry is dropped.
-async fn watch(registry: Weak<Inner>, interval: Duration) {
-    let mut ticks = tokio::time::interval(interval);
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        ticks.tick().await;
-        let Some(inner) = registry.upgrade() else {
-            return;
-        };
-        inner.sweep();
-    }
-}
-
-/// Spreads periods by ± a fraction, so a fleet started together does not check in step.
-struct Jitter {
-    state: u64,
-    fraction: f64,
-}
-
-impl Jitter {
-    fn new(seed: u64, fraction: f64) -> Self {
-        Self {
-            state: seed | 1,
-            fraction,
-        }
-    }
-
-    fn spread(&mut self, period: Duration) -> Duration {
-        if self.fraction <= 0.0 {
-            return period;
-        }
-        // xorshift64*: plenty for spreading timers.
-        self.state ^= self.state >> 12;
-        self.state ^= self.state << 25;
-        self.state ^= self.state >> 27;
-        let bits = self.state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11;
-        #[allow(clippy::cast_precision_loss)] // 53 bits fit an f64 exactly
-        let unit = bits as f64 / (1u64 << 53) as f64;
-        period.mul_f64(1.0 + self.fraction * (2.0 * unit - 1.0))
     }
 }
 
