@@ -55,7 +55,7 @@ pub(crate) async fn feature(
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 struct OverrideRequest {
     enabled: bool,
     ttl_seconds: u64,
@@ -108,7 +108,7 @@ pub(crate) async fn clear_override(
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 struct DrainRequest {
     ttl_seconds: u64,
     reason: String,

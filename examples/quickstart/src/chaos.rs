@@ -33,7 +33,7 @@ pub enum Mode {
 
 /// One dependency's chaos setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Setting {
     /// What the check does.
     pub mode: Mode,

@@ -114,9 +114,9 @@ async fn js(client: &Client, script: &str) -> Value {
     client.execute(script, vec![]).await.expect(script)
 }
 
-/// Polls `script` in the page until it returns `true`, for at most 10 s.
+/// Polls `script` in the page until it returns `true`, for at most 20 s.
 async fn until(client: &Client, what: &str, script: &str) {
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(20);
     while js(client, script).await != Value::Bool(true) {
         assert!(Instant::now() < deadline, "{what}: `{script}` never held");
         tokio::time::sleep(Duration::from_millis(50)).await;

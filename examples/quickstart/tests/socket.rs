@@ -62,9 +62,9 @@ impl Server {
         assert_eq!(status, 200, "{body}");
     }
 
-    /// Polls `path` until `done(status, body)`, for at most 10 s.
+    /// Polls `path` until `done(status, body)`, for at most 20 s.
     async fn until(&self, what: &str, done: impl Fn(u16, &Value) -> bool, path: &str) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             let (status, body) = self.get(path).await;
             if done(status, &body) {
