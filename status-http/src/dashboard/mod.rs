@@ -20,6 +20,7 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
 use futures::Stream;
+use status_core::Event;
 use tokio::sync::broadcast::error::RecvError;
 
 use self::view::{Filter, View};
@@ -34,6 +35,8 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-
 const DEBOUNCE: Duration = Duration::from_millis(200);
 /// The least time between two renders on the live stream.
 const MIN_INTERVAL: Duration = Duration::from_millis(500);
+/// How often the live stream refreshes timestamps when only checks ran.
+const TIMESTAMPS_INTERVAL: Duration = Duration::from_secs(5);
 
 #[derive(Template)]
 #[template(path = "dashboard.html")]
@@ -72,8 +75,8 @@ pub(crate) async fn page(
 }
 
 /// GET `/status/events`: the live part of the page, rendered again after each change
-/// (debounced, at most twice a second). The first event comes at once, so a reconnecting page
-/// is never behind.
+/// (debounced, at most twice a second; every 5 s when checks only refreshed timestamps). The
+/// first event comes at once, so a reconnecting page is never behind.
 pub(crate) async fn events(
     State(state): State<Arc<AppState>>,
 ) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
@@ -91,12 +94,19 @@ pub(crate) async fn events(
                 Err(e) => tracing::error!("cannot render the dashboard: {e}"),
             }
             let rendered = tokio::time::Instant::now();
-            tokio::select! {
-                () = tx.closed() => return,
-                change = changes.recv() => {
-                    if matches!(change, Err(RecvError::Closed)) {
-                        return;
-                    }
+            // A change of status, feature or drain shows within half a second; checks that
+            // changed nothing but their timestamps refresh the page every few seconds.
+            let mut checked = false;
+            loop {
+                let timestamps_due = rendered + TIMESTAMPS_INTERVAL;
+                tokio::select! {
+                    () = tx.closed() => return,
+                    () = tokio::time::sleep_until(timestamps_due), if checked => break,
+                    change = changes.recv() => match change {
+                        Ok(Event::Checked { .. }) => checked = true,
+                        Ok(_) | Err(RecvError::Lagged(_)) => break,
+                        Err(RecvError::Closed) => return,
+                    },
                 }
             }
             tokio::time::sleep(DEBOUNCE).await;
