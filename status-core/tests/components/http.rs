@@ -124,3 +124,10 @@ fn bad_urls_are_rejected() {
         .unwrap_err()
         .is_invalid());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_times_out_without_leaks() {
+    let silent = crate::servers::Silent::start().await;
+    let check = HttpCheck::new(&format!("http://127.0.0.1:{}/health", silent.port)).unwrap();
+    crate::never_answers_without_leaks(&silent, check).await;
+}

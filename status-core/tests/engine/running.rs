@@ -178,3 +178,51 @@ fn blocking_checks_report_on_time_and_do_not_pile_up() {
         release.send(()).unwrap();
     });
 }
+
+#[test]
+fn a_check_that_blocks_its_thread_still_times_out_on_time() {
+    // A check that (wrongly) blocks its worker thread: the timeout is enforced from another
+    // task, so the result comes at the timeout, not when the thread is given back. Real
+    // multi-threaded runtime: paused time cannot show a blocked thread.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let registry = status_core::Registry::new();
+        let given_back = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&given_back);
+        let blocks = Dependency::builder(
+            "blocks-its-thread",
+            check::tiered(move || {
+                let flag = std::sync::Arc::clone(&flag);
+                async move {
+                    std::thread::sleep(Duration::from_secs(3));
+                    flag.store(true, std::sync::atomic::Ordering::SeqCst);
+                    CheckStatus::Ok
+                }
+            }),
+        )
+        .timeout(Duration::from_millis(200))
+        .period(Duration::from_secs(3600))
+        .build()
+        .unwrap();
+        let fine = Dependency::builder("fine", check::tiered(|| async { CheckStatus::Ok }))
+            .period(Duration::from_secs(3600))
+            .build()
+            .unwrap();
+        registry.add(blocks).unwrap();
+        registry.add(fine).unwrap();
+        let result = registry.refresh("blocks-its-thread").await.unwrap();
+        assert_eq!(result.message, TIMED_OUT);
+        assert!(
+            !given_back.load(std::sync::atomic::Ordering::SeqCst),
+            "the result came only when the blocked thread was given back"
+        );
+        assert_eq!(
+            registry.refresh("fine").await.unwrap().status,
+            CheckStatus::Ok
+        );
+    });
+}
