@@ -13,5 +13,7 @@ pub(crate) struct AppState {
     pub(crate) codes: CodeMap,
     pub(crate) public_view: bool,
     pub(crate) appname: Option<String>,
+    /// Dashboard event streams open now.
+    pub(crate) event_streams: std::sync::atomic::AtomicUsize,
     pub(crate) metrics: Metrics,
 }

@@ -8,6 +8,7 @@
 mod view;
 
 use std::convert::Infallible;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,6 +36,8 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-
 const DEBOUNCE: Duration = Duration::from_millis(200);
 /// The least time between two renders on the live stream.
 const MIN_INTERVAL: Duration = Duration::from_millis(500);
+/// Dashboard event streams served at once; more answer 503 (each renders the page).
+pub(crate) const MAX_EVENT_STREAMS: usize = 64;
 /// How often the live stream refreshes timestamps when only checks ran.
 const TIMESTAMPS_INTERVAL: Duration = Duration::from_secs(5);
 
@@ -79,10 +82,19 @@ pub(crate) async fn page(
 /// first event comes at once, so a reconnecting page is never behind.
 pub(crate) async fn events(
     State(state): State<Arc<AppState>>,
-) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
+) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+    let open = state.event_streams.fetch_add(1, Ordering::AcqRel);
+    let slot = StreamSlot(Arc::clone(&state));
+    if open >= MAX_EVENT_STREAMS {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("too many dashboard event streams open (at most {MAX_EVENT_STREAMS})"),
+        ));
+    }
     let mut changes = state.registry.subscribe();
     let (tx, rx) = tokio::sync::mpsc::channel::<String>(1);
     tokio::spawn(async move {
+        let _slot = slot;
         loop {
             let view = view::build(&state.registry, Filter::default(), state.public_view);
             match (Live { view: &view }).render() {
@@ -122,7 +134,16 @@ pub(crate) async fn events(
             .data(html);
         Some((Ok(event), rx))
     });
-    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
+
+/// One open event stream, counted until dropped.
+struct StreamSlot(Arc<AppState>);
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        self.0.event_streams.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// GET `/status/assets/{file}`: the embedded CSS, JavaScript and logo.

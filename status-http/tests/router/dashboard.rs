@@ -131,3 +131,36 @@ async fn events_start_with_the_live_part() {
     );
     assert!(text.contains("retry: 1000"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn event_streams_are_bounded() {
+    let f = fixture().await;
+    let app = f.app();
+    let mut open = Vec::new();
+    for _ in 0..64 {
+        let response = app
+            .clone()
+            .oneshot(Request::get("/status/events").body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        open.push(response);
+    }
+    let refused = get(&app, "/status/events").await;
+    assert_eq!(refused.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(refused.json()["error"]
+        .as_str()
+        .unwrap()
+        .contains("too many"));
+    // Closing streams frees their places.
+    open.truncate(10);
+    for _ in 0..64 {
+        tokio::task::yield_now().await;
+    }
+    let again = app
+        .clone()
+        .oneshot(Request::get("/status/events").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(again.status(), StatusCode::OK);
+}
