@@ -123,6 +123,11 @@ async fn until(client: &Client, what: &str, script: &str) {
     }
 }
 
+/// The element at `css`.
+async fn element(client: &Client, css: &str) -> fantoccini::elements::Element {
+    client.find(Locator::Css(css)).await.unwrap()
+}
+
 /// Opens the dashboard and waits for its live stream.
 async fn open(client: &Client, addr: SocketAddr) {
     client.goto(&format!("http://{addr}/status")).await.unwrap();
@@ -246,13 +251,7 @@ async fn the_page_is_clean_and_follows_chaos_without_a_reload() {
         js(&client, "return window.__notReloaded === true").await,
         Value::Bool(true)
     );
-    let banner = client
-        .find(Locator::Css("#banner .why"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let banner = element(&client, "#banner .why").await.text().await.unwrap();
     assert!(
         banner.contains("primary-db (REQUIRED) is OUTAGE"),
         "{banner}"
@@ -269,10 +268,8 @@ async fn the_page_is_clean_and_follows_chaos_without_a_reload() {
     std::fs::write(screenshot_path(), png).unwrap();
 
     // Filters apply in place.
-    client
-        .find(Locator::Css("#filter-q"))
+    element(&client, "#filter-q")
         .await
-        .unwrap()
         .send_keys("payments")
         .await
         .unwrap();
@@ -301,17 +298,13 @@ async fn an_override_made_on_the_page_shows_on_features() {
     let (_driver, client) = browser().await;
     open(&client, addr).await;
 
-    client
-        .find(Locator::Css("#token"))
+    element(&client, "#token")
         .await
-        .unwrap()
         .send_keys(TOKEN)
         .await
         .unwrap();
-    client
-        .find(Locator::Css("#token-form button[type=submit]"))
+    element(&client, "#token-form button[type=submit]")
         .await
-        .unwrap()
         .click()
         .await
         .unwrap();
@@ -326,24 +319,18 @@ async fn an_override_made_on_the_page_shows_on_features() {
     // Once focus is in the form, live updates wait for the operator to leave it; until then
     // an update may replace the form under the driver's reference.
     click_retrying(&client, &format!("{form} input[name=reason]")).await;
-    client
-        .find(Locator::Css(&format!("{form} select[name=enabled]")))
+    element(&client, &format!("{form} select[name=enabled]"))
         .await
-        .unwrap()
         .select_by_value("false")
         .await
         .unwrap();
-    client
-        .find(Locator::Css(&format!("{form} input[name=reason]")))
+    element(&client, &format!("{form} input[name=reason]"))
         .await
-        .unwrap()
         .send_keys("reindexing, from the page")
         .await
         .unwrap();
-    client
-        .find(Locator::Css(&format!("{form} button[type=submit]")))
+    element(&client, &format!("{form} button[type=submit]"))
         .await
-        .unwrap()
         .click()
         .await
         .unwrap();
@@ -416,18 +403,14 @@ async fn hostile_names_and_messages_stay_text() {
         js(&client, "return typeof window.__pwned").await,
         json!("undefined")
     );
-    let description = client
-        .find(Locator::Css("#dep-hostile .description"))
+    let description = element(&client, "#dep-hostile .description")
         .await
-        .unwrap()
         .text()
         .await
         .unwrap();
     assert_eq!(description, HOSTILE);
-    let message = client
-        .find(Locator::Css("#dep-hostile .message"))
+    let message = element(&client, "#dep-hostile .message")
         .await
-        .unwrap()
         .text()
         .await
         .unwrap();

@@ -20,16 +20,9 @@ fn force(enabled: bool, seconds: u64) -> FeatureOverride {
 async fn a_feature_follows_its_dependency_and_its_override_expires_on_time() {
     let registry = registry();
     let payments = Steered::ok();
-    registry
-        .add(
-            payments
-                .dependency("payments-api")
-                .urgency(Urgency::Strong)
-                .failures_before_outage(1)
-                .build()
-                .unwrap(),
-        )
-        .unwrap();
+    payments.register(&registry, "payments-api", |d| {
+        d.urgency(Urgency::Strong).failures_before_outage(1)
+    });
     let checkout = registry
         .add_feature(
             Feature::builder("checkout")
@@ -99,9 +92,7 @@ async fn a_feature_follows_its_dependency_and_its_override_expires_on_time() {
 async fn overrides_replace_and_clear() {
     let registry = registry();
     let dep = Steered::ok();
-    registry
-        .add(dep.dependency("search").build().unwrap())
-        .unwrap();
+    dep.register(&registry, "search", |d| d);
     let feature = registry
         .add_feature(
             Feature::builder("search-box")
@@ -145,14 +136,7 @@ async fn overrides_replace_and_clear() {
 async fn a_system_requirement_follows_the_system_status() {
     let registry = registry();
     let db = Steered::ok();
-    registry
-        .add(
-            db.dependency("db")
-                .failures_before_outage(1)
-                .build()
-                .unwrap(),
-        )
-        .unwrap();
+    db.register(&registry, "db", |d| d.failures_before_outage(1));
     let feature = registry
         .add_feature(
             Feature::builder("writes")
@@ -173,7 +157,7 @@ async fn a_system_requirement_follows_the_system_status() {
 async fn bad_feature_registrations_and_calls_change_nothing() {
     let registry = registry();
     let dep = Steered::ok();
-    registry.add(dep.dependency("db").build().unwrap()).unwrap();
+    dep.register(&registry, "db", |d| d);
     let unknown_dep = Feature::builder("f")
         .requires("nope", CheckStatus::Ok)
         .build()
@@ -207,7 +191,7 @@ async fn bad_feature_registrations_and_calls_change_nothing() {
 async fn removing_a_required_dependency_turns_the_feature_off() {
     let registry = registry();
     let dep = Steered::ok();
-    registry.add(dep.dependency("db").build().unwrap()).unwrap();
+    dep.register(&registry, "db", |d| d);
     let feature = registry
         .add_feature(
             Feature::builder("f")

@@ -14,15 +14,9 @@ async fn a_failing_child_names_the_root_cause() {
     let network = Steered::new(crate::support::Mode::Status(CheckStatus::Outage));
     let db = Steered::new(crate::support::Mode::Status(CheckStatus::Outage));
     let app = Steered::new(crate::support::Mode::Status(CheckStatus::Major));
-    registry
-        .add(network.dependency("network").build().unwrap())
-        .unwrap();
-    registry
-        .add(db.dependency("db").depends_on("network").build().unwrap())
-        .unwrap();
-    registry
-        .add(app.dependency("app").depends_on("db").build().unwrap())
-        .unwrap();
+    network.register(&registry, "network", |d| d);
+    db.register(&registry, "db", |d| d.depends_on("network"));
+    app.register(&registry, "app", |d| d.depends_on("db"));
 
     let report = registry.refresh_all().await;
     assert!(report.result("network").unwrap().blocked_by.is_empty());
@@ -53,9 +47,7 @@ async fn a_failing_child_names_the_root_cause() {
 async fn cycles_are_rejected() {
     let registry = registry();
     let check = Steered::ok();
-    registry
-        .add(check.dependency("a").depends_on("b").build().unwrap())
-        .unwrap();
+    check.register(&registry, "a", |d| d.depends_on("b"));
     let err = registry
         .add(check.dependency("b").depends_on("a").build().unwrap())
         .unwrap_err();

@@ -10,17 +10,11 @@ use crate::support::{registry, Steered};
 async fn uptime_and_transitions_over_an_hour() {
     let registry = registry();
     let check = Steered::ok();
-    registry
-        .add(
-            check
-                .dependency("db")
-                .period(Duration::from_secs(60))
-                .timeout(Duration::from_secs(1))
-                .failures_before_outage(1)
-                .build()
-                .unwrap(),
-        )
-        .unwrap();
+    check.register(&registry, "db", |d| {
+        d.period(Duration::from_secs(60))
+            .timeout(Duration::from_secs(1))
+            .failures_before_outage(1)
+    });
     // Checks at minute 0..=29 are OK, at 30..=59 OUTAGE.
     tokio::time::sleep(Duration::from_secs(30 * 60 - 1)).await;
     check.set_status(CheckStatus::Outage);

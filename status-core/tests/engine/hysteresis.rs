@@ -21,9 +21,7 @@ async fn statuses(
 async fn three_failures_after_a_success_go_minor_minor_then_real() {
     let registry = registry();
     let check = Steered::ok();
-    registry
-        .add(check.dependency("db").build().unwrap())
-        .unwrap();
+    check.register(&registry, "db", |d| d);
     assert_eq!(registry.refresh("db").await.unwrap().status, Ok);
 
     check.set_status(Outage);
@@ -54,9 +52,7 @@ async fn three_failures_after_a_success_go_minor_minor_then_real() {
 async fn non_consecutive_failures_never_accumulate() {
     let registry = registry();
     let check = Steered::ok();
-    registry
-        .add(check.dependency("db").build().unwrap())
-        .unwrap();
+    check.register(&registry, "db", |d| d);
     assert_eq!(registry.refresh("db").await.unwrap().status, Ok);
     let pattern = [Outage, Major, Ok].repeat(10);
     let out = statuses(&registry, &check, &pattern).await;
@@ -67,15 +63,7 @@ async fn non_consecutive_failures_never_accumulate() {
 async fn recovery_can_require_several_successes() {
     let registry = registry();
     let check = Steered::new(crate::support::Mode::Status(Outage));
-    registry
-        .add(
-            check
-                .dependency("db")
-                .successes_before_recovery(2)
-                .build()
-                .unwrap(),
-        )
-        .unwrap();
+    check.register(&registry, "db", |d| d.successes_before_recovery(2));
     let out = statuses(&registry, &check, &[Outage, Ok, Ok]).await;
     assert_eq!(out, [Outage, Outage, Ok]);
 }
@@ -84,9 +72,7 @@ async fn recovery_can_require_several_successes() {
 async fn a_dependency_that_never_succeeded_reports_at_once() {
     let registry = registry();
     let check = Steered::new(crate::support::Mode::Status(Outage));
-    registry
-        .add(check.dependency("db").build().unwrap())
-        .unwrap();
+    check.register(&registry, "db", |d| d);
     assert_eq!(registry.refresh("db").await.unwrap().status, Outage);
 }
 
@@ -94,15 +80,7 @@ async fn a_dependency_that_never_succeeded_reports_at_once() {
 async fn a_dependency_that_changes_too_often_is_flapping() {
     let registry = registry();
     let check = Steered::ok();
-    registry
-        .add(
-            check
-                .dependency("db")
-                .failures_before_outage(1)
-                .build()
-                .unwrap(),
-        )
-        .unwrap();
+    check.register(&registry, "db", |d| d.failures_before_outage(1));
     let alternating: Vec<_> = (0..10)
         .map(|i| if i % 2 == 0 { Outage } else { Ok })
         .collect();

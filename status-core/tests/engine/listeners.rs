@@ -58,15 +58,7 @@ async fn panicking_and_slow_listeners_do_not_affect_checks() {
     registry.add_listener(Slow).unwrap();
     registry.add_listener(Records(Mutex::new(tx))).unwrap();
     let check = Steered::ok();
-    registry
-        .add(
-            check
-                .dependency("db")
-                .failures_before_outage(1)
-                .build()
-                .unwrap(),
-        )
-        .unwrap();
+    check.register(&registry, "db", |d| d.failures_before_outage(1));
     registry.refresh("db").await.unwrap();
     check.set_status(CheckStatus::Outage);
     for _ in 0..10 {
@@ -94,12 +86,8 @@ async fn outcomes_tell_timeouts_and_panics_apart() {
     registry.add_listener(Records(Mutex::new(tx))).unwrap();
     let hang = Steered::new(crate::support::Mode::Hang);
     let boom = Steered::new(crate::support::Mode::Panic("boom"));
-    registry
-        .add(hang.dependency("hang").build().unwrap())
-        .unwrap();
-    registry
-        .add(boom.dependency("boom").build().unwrap())
-        .unwrap();
+    hang.register(&registry, "hang", |d| d);
+    boom.register(&registry, "boom", |d| d);
     registry.refresh_all().await;
     let lines: Vec<String> = (0..6)
         .map(|_| rx.recv_timeout(Duration::from_secs(30)).unwrap())

@@ -11,9 +11,7 @@ async fn duplicates_are_rejected_and_change_nothing() {
     let registry = registry();
     let first = Steered::ok();
     let second = Steered::new(crate::support::Mode::Status(CheckStatus::Outage));
-    registry
-        .add(first.dependency("db").build().unwrap())
-        .unwrap();
+    first.register(&registry, "db", |d| d);
     let err = registry
         .add(second.dependency("db").build().unwrap())
         .unwrap_err();
@@ -29,15 +27,7 @@ async fn duplicates_are_rejected_and_change_nothing() {
 async fn removed_dependencies_stop_being_checked_and_reported() {
     let registry = registry();
     let check = Steered::ok();
-    registry
-        .add(
-            check
-                .dependency("db")
-                .period(Duration::from_secs(1))
-                .build()
-                .unwrap(),
-        )
-        .unwrap();
+    check.register(&registry, "db", |d| d.period(Duration::from_secs(1)));
     let mut events = registry.subscribe();
     tokio::time::sleep(Duration::from_millis(2500)).await;
     assert_eq!(check.runs(), 3);
@@ -55,9 +45,7 @@ async fn removed_dependencies_stop_being_checked_and_reported() {
     assert!(removed);
 
     // The id can be registered again.
-    registry
-        .add(check.dependency("db").build().unwrap())
-        .unwrap();
+    check.register(&registry, "db", |d| d);
     settle().await;
     assert_eq!(check.runs(), 4);
 }
@@ -97,15 +85,7 @@ fn outside_a_runtime_adding_is_an_error() {
 async fn dropping_the_registry_stops_its_checks() {
     let registry = registry();
     let check = Steered::ok();
-    registry
-        .add(
-            check
-                .dependency("db")
-                .period(Duration::from_secs(1))
-                .build()
-                .unwrap(),
-        )
-        .unwrap();
+    check.register(&registry, "db", |d| d.period(Duration::from_secs(1)));
     settle().await;
     assert_eq!(check.runs(), 1);
     drop(registry);
@@ -117,9 +97,7 @@ async fn dropping_the_registry_stops_its_checks() {
 async fn the_cached_report_is_reused_until_something_changes() {
     let registry = registry();
     let check = Steered::ok();
-    registry
-        .add(check.dependency("db").build().unwrap())
-        .unwrap();
+    check.register(&registry, "db", |d| d);
     registry.refresh_all().await;
     let a = registry.report();
     let b = registry.report();

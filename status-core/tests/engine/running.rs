@@ -13,12 +13,8 @@ async fn a_check_that_never_returns_times_out_and_others_finish_on_time() {
     let registry = registry();
     let hang = Steered::new(Mode::Hang);
     let fast = Steered::new(Mode::Slow(Duration::from_millis(100), CheckStatus::Ok));
-    registry
-        .add(hang.dependency("hangs").build().unwrap())
-        .unwrap();
-    registry
-        .add(fast.dependency("fast").build().unwrap())
-        .unwrap();
+    hang.register(&registry, "hangs", |d| d);
+    fast.register(&registry, "fast", |d| d);
 
     let started = Instant::now();
     let report = registry.refresh_all().await;
@@ -40,12 +36,8 @@ async fn a_panicking_check_is_an_outage_and_the_engine_goes_on() {
     let registry = registry();
     let panics = Steered::new(Mode::Panic("boom"));
     let fine = Steered::ok();
-    registry
-        .add(panics.dependency("panics").build().unwrap())
-        .unwrap();
-    registry
-        .add(fine.dependency("fine").build().unwrap())
-        .unwrap();
+    panics.register(&registry, "panics", |d| d);
+    fine.register(&registry, "fine", |d| d);
 
     let report = registry.refresh_all().await;
     let result = report.result("panics").unwrap();
@@ -63,9 +55,7 @@ async fn a_panicking_check_is_an_outage_and_the_engine_goes_on() {
 async fn concurrent_refreshes_of_one_dependency_run_its_check_once() {
     let registry = registry();
     let slow = Steered::new(Mode::Slow(Duration::from_secs(1), CheckStatus::Ok));
-    registry
-        .add(slow.dependency("slow").build().unwrap())
-        .unwrap();
+    slow.register(&registry, "slow", |d| d);
     registry.refresh("slow").await.unwrap(); // joins the first, background check
     assert_eq!(slow.runs(), 1);
 
@@ -83,9 +73,7 @@ async fn evaluation_is_concurrent() {
     let registry = registry();
     for i in 0..200 {
         let check = Steered::new(Mode::Slow(Duration::from_millis(50), CheckStatus::Ok));
-        registry
-            .add(check.dependency(&format!("dep-{i}")).build().unwrap())
-            .unwrap();
+        check.register(&registry, &format!("dep-{i}"), |d| d);
     }
     let started = Instant::now();
     let report = registry.refresh_all().await;
@@ -98,15 +86,7 @@ async fn evaluation_is_concurrent() {
 async fn checks_run_every_period_in_the_background() {
     let registry = registry();
     let check = Steered::ok();
-    registry
-        .add(
-            check
-                .dependency("periodic")
-                .period(Duration::from_secs(10))
-                .build()
-                .unwrap(),
-        )
-        .unwrap();
+    check.register(&registry, "periodic", |d| d.period(Duration::from_secs(10)));
     tokio::time::sleep(Duration::from_millis(100_500)).await;
     // At 0 s, 10 s, …, 100 s.
     assert_eq!(check.runs(), 11);
@@ -116,15 +96,7 @@ async fn checks_run_every_period_in_the_background() {
 async fn jitter_spreads_periods_within_bounds() {
     let registry = status_core::Registry::builder().jitter(0.2).build();
     let check = Steered::ok();
-    registry
-        .add(
-            check
-                .dependency("jittered")
-                .period(Duration::from_secs(10))
-                .build()
-                .unwrap(),
-        )
-        .unwrap();
+    check.register(&registry, "jittered", |d| d.period(Duration::from_secs(10)));
     tokio::time::sleep(Duration::from_secs(1000)).await;
     let started = check.started();
     let gaps: Vec<Duration> = started.windows(2).map(|w| w[1] - w[0]).collect();

@@ -88,9 +88,7 @@ async fn a_dependency_not_checked_yet_is_major_and_startup_waits_for_it() {
         Duration::from_secs(1),
         CheckStatus::Ok,
     ));
-    registry
-        .add(slow.dependency("slow").build().unwrap())
-        .unwrap();
+    slow.register(&registry, "slow", |d| d);
     let pending = registry.result("slow").unwrap();
     assert!(!pending.checked);
     assert_eq!(pending.status, CheckStatus::Major);

@@ -56,6 +56,18 @@ impl Steered {
         self.runs.load(Ordering::SeqCst)
     }
 
+    /// Registers [`dependency`](Self::dependency) `id` in `registry`, adjusted by `adjust`.
+    pub(crate) fn register(
+        &self,
+        registry: &Registry,
+        id: &str,
+        adjust: impl FnOnce(DependencyBuilder) -> DependencyBuilder,
+    ) {
+        registry
+            .add(adjust(self.dependency(id)).build().unwrap())
+            .unwrap();
+    }
+
     /// A dependency checked by this, with a long period so only the test triggers checks
     /// after the first, and no jitter.
     pub(crate) fn dependency(&self, id: &str) -> DependencyBuilder {
