@@ -101,3 +101,34 @@ async fn outcomes_tell_timeouts_and_panics_apart() {
         "{lines:?}"
     );
 }
+
+/// Blocks on its first event until the test lets it go.
+#[derive(Debug)]
+struct Stuck(Mutex<mpsc::Receiver<()>>);
+
+impl Listener for Stuck {
+    fn on_checked(&self, _: &CheckResult, _: Outcome) {
+        self.0.lock().unwrap().recv().ok();
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stuck_listener_loses_events_instead_of_holding_checks() {
+    let registry = registry();
+    let (release, stuck) = mpsc::channel();
+    registry.add_listener(Stuck(Mutex::new(stuck))).unwrap();
+    let check = Steered::ok();
+    check.register(&registry, "db", |d| d);
+    let runs = status_core::LISTENER_QUEUE + 100;
+    for _ in 0..runs {
+        registry.refresh("db").await.unwrap();
+    }
+    // Every check ran and was recorded; the listener's queue overflowed instead.
+    assert_eq!(
+        check.runs(),
+        runs,
+        "the first refresh joined the first check"
+    );
+    assert!(registry.dropped_listener_events() > 0);
+    release.send(()).unwrap();
+}
