@@ -92,6 +92,7 @@ impl Routes {
             codes: self.codes,
             public_view: self.public_view,
             appname: self.appname,
+            live: Arc::new(dashboard::LiveFeed::new()),
             event_streams: std::sync::atomic::AtomicUsize::new(0),
         });
         Router::new()

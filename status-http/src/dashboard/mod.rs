@@ -5,7 +5,10 @@
 //! time, no request to anywhere but this server. Without JavaScript the page renders whole;
 //! with it, it updates in place from server-sent events and lets operators act.
 
+mod live;
 mod view;
+
+pub(crate) use self::live::LiveFeed;
 
 use std::convert::Infallible;
 use std::sync::atomic::Ordering;
@@ -21,8 +24,6 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
 use futures::Stream;
-use status_core::Event;
-use tokio::sync::broadcast::error::RecvError;
 
 use self::view::{Filter, View};
 use crate::error::ApiError;
@@ -32,14 +33,8 @@ use crate::state::AppState;
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
                    connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
-/// How long the live stream waits after a change for more before rendering.
-const DEBOUNCE: Duration = Duration::from_millis(200);
-/// The least time between two renders on the live stream.
-const MIN_INTERVAL: Duration = Duration::from_millis(500);
-/// Dashboard event streams served at once; more answer 503 (each renders the page).
+/// Dashboard event streams served at once; more answer 503.
 pub(crate) const MAX_EVENT_STREAMS: usize = 64;
-/// How often the live stream refreshes timestamps when only checks ran.
-const TIMESTAMPS_INTERVAL: Duration = Duration::from_secs(5);
 
 #[derive(Template)]
 #[template(path = "dashboard.html")]
@@ -78,8 +73,8 @@ pub(crate) async fn page(
 }
 
 /// GET `/status/events`: the live part of the page, rendered again after each change
-/// (debounced, at most twice a second; every 5 s when checks only refreshed timestamps). The
-/// first event comes at once, so a reconnecting page is never behind.
+/// (debounced, at most twice a second; every 5 s when checks only refreshed timestamps), once
+/// for all open pages. The first event comes at once, so a reconnecting page is never behind.
 pub(crate) async fn events(
     State(state): State<Arc<AppState>>,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
@@ -91,48 +86,19 @@ pub(crate) async fn events(
             format!("too many dashboard event streams open (at most {MAX_EVENT_STREAMS})"),
         ));
     }
-    let mut changes = state.registry.subscribe();
-    let (tx, rx) = tokio::sync::mpsc::channel::<String>(1);
-    tokio::spawn(async move {
-        let _slot = slot;
+    let renders = live::subscribe(&state);
+    let stream = futures::stream::unfold((renders, slot), |(mut renders, slot)| async move {
         loop {
-            let view = view::build(&state.registry, Filter::default(), state.public_view);
-            match (Live { view: &view }).render() {
-                Ok(html) => {
-                    if tx.send(html).await.is_err() {
-                        return; // the page went away
-                    }
-                }
-                Err(e) => tracing::error!("cannot render the dashboard: {e}"),
+            renders.changed().await.ok()?;
+            let html = renders.borrow_and_update().clone();
+            if let Some(html) = html {
+                let event = SseEvent::default()
+                    .event("live")
+                    .retry(Duration::from_secs(1))
+                    .data(&*html);
+                return Some((Ok(event), (renders, slot)));
             }
-            let rendered = tokio::time::Instant::now();
-            // A change of status, feature or drain shows within half a second; checks that
-            // changed nothing but their timestamps refresh the page every few seconds.
-            let mut checked = false;
-            loop {
-                let timestamps_due = rendered + TIMESTAMPS_INTERVAL;
-                tokio::select! {
-                    () = tx.closed() => return,
-                    () = tokio::time::sleep_until(timestamps_due), if checked => break,
-                    change = changes.recv() => match change {
-                        Ok(Event::Checked { .. }) => checked = true,
-                        Ok(_) | Err(RecvError::Lagged(_)) => break,
-                        Err(RecvError::Closed) => return,
-                    },
-                }
-            }
-            tokio::time::sleep(DEBOUNCE).await;
-            tokio::time::sleep_until(rendered + MIN_INTERVAL).await;
-            while changes.try_recv().is_ok() {}
         }
-    });
-    let stream = futures::stream::unfold(rx, |mut rx| async move {
-        let html = rx.recv().await?;
-        let event = SseEvent::default()
-            .event("live")
-            .retry(Duration::from_secs(1))
-            .data(html);
-        Some((Ok(event), rx))
     });
     Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }

@@ -164,3 +164,26 @@ async fn event_streams_are_bounded() {
         .unwrap();
     assert_eq!(again.status(), StatusCode::OK);
 }
+
+#[tokio::test(start_paused = true)]
+async fn every_open_page_gets_each_render() {
+    let f = fixture().await;
+    let app = f.app();
+    let mut pages = Vec::new();
+    for _ in 0..3 {
+        let response = app
+            .clone()
+            .oneshot(Request::get("/status/events").body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        let mut body = response.into_body();
+        let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
+        assert!(String::from_utf8_lossy(&first).contains("System OK"));
+        pages.push(body);
+    }
+    f.set(&f.db, CheckStatus::Outage).await;
+    for body in &mut pages {
+        let next = body.frame().await.unwrap().unwrap().into_data().unwrap();
+        assert!(String::from_utf8_lossy(&next).contains("System OUTAGE"));
+    }
+}
