@@ -116,11 +116,7 @@ async fn never_answers_without_leaks(silent: &Silent, check: impl Check) {
     let registry = registry_with(check, Duration::from_millis(300)).await;
     assert!(silent.all_closed().await, "the first connection was closed");
     let baseline = alive_tasks();
-    for _ in 0..3 {
-        let result = refresh(&registry).await;
-        assert_eq!(result.status, CheckStatus::Outage);
-        assert_eq!(result.message, TIMED_OUT);
-    }
+    three_timeouts(&registry).await;
     assert!(
         silent.all_closed().await,
         "every connection was closed after its timeout"
@@ -130,4 +126,13 @@ async fn never_answers_without_leaks(silent: &Silent, check: impl Check) {
         "no task outlived its check: {} alive, {baseline} before",
         alive_tasks()
     );
+}
+
+/// Refreshes three times; each must time out.
+async fn three_timeouts(registry: &Registry) {
+    for _ in 0..3 {
+        let result = refresh(registry).await;
+        assert_eq!(result.status, CheckStatus::Outage);
+        assert_eq!(result.message, TIMED_OUT);
+    }
 }

@@ -2,12 +2,11 @@ use std::time::Duration;
 
 use status_core::check::postgres::PostgresCheck;
 use status_core::check::Threshold;
-use status_core::{CheckStatus, TIMED_OUT};
 
 use crate::servers::{PostgresServer, Silent};
 use crate::{
-    alive_tasks, healthy_stopped_and_restarted, never_answers_without_leaks, refresh,
-    registry_with, tasks_settle_to,
+    alive_tasks, healthy_stopped_and_restarted, never_answers_without_leaks, registry_with,
+    tasks_settle_to, three_timeouts,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -39,11 +38,7 @@ async fn a_query_that_hangs_times_out_and_closes_its_connection() {
     let registry = registry_with(check, Duration::from_millis(300)).await;
     assert!(tasks_settle_to(alive_tasks()).await);
     let baseline = alive_tasks();
-    for _ in 0..3 {
-        let result = refresh(&registry).await;
-        assert_eq!(result.status, CheckStatus::Outage);
-        assert_eq!(result.message, TIMED_OUT);
-    }
+    three_timeouts(&registry).await;
     // Without closing the connection, each run would leave its socket's task waiting 30 s for
     // pg_sleep to answer.
     assert!(
