@@ -60,21 +60,15 @@ pub struct DependencyInfo {
 impl Dependency {
     /// Starts describing the dependency `id`, checked by `check`.
     pub fn builder(id: impl Into<String>, check: impl Check) -> DependencyBuilder {
-        DependencyBuilder {
-            id: id.into(),
-            check: Arc::new(check),
-            description: None,
-            urgency: Urgency::default(),
-            kind: String::new(),
-            service_pool: String::new(),
-            documentation_url: String::new(),
-            timeout: DEFAULT_TIMEOUT,
-            period: DEFAULT_PERIOD,
-            tags: Vec::new(),
-            parents: Vec::new(),
-            failures_before_outage: DEFAULT_FAILURES_BEFORE_OUTAGE,
-            successes_before_recovery: DEFAULT_SUCCESSES_BEFORE_RECOVERY,
-        }
+        DependencyBuilder::new(id.into(), Some(Arc::new(check)))
+    }
+
+    /// Starts describing the passive dependency `id`, whose results are pushed by live
+    /// traffic rather than polled: finish with [`DependencyBuilder::build_info`] and register
+    /// it with [`Registry::add_passive`](crate::Registry::add_passive). Its period is how long
+    /// without a result before it says `idle`.
+    pub fn passive(id: impl Into<String>) -> DependencyBuilder {
+        DependencyBuilder::new(id.into(), None)
     }
 
     /// Its description.
@@ -89,7 +83,7 @@ impl Dependency {
         let info = Arc::unwrap_or_clone(self.info);
         DependencyBuilder {
             id: info.id.to_string(),
-            check: self.check,
+            check: Some(self.check),
             description: Some(info.description),
             urgency: info.urgency,
             kind: info.kind,
@@ -185,7 +179,8 @@ impl DependencyInfo {
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct DependencyBuilder {
     id: String,
-    check: Arc<dyn DynCheck>,
+    /// `None` for a passive dependency.
+    check: Option<Arc<dyn DynCheck>>,
     description: Option<String>,
     urgency: Urgency,
     kind: String,
@@ -200,6 +195,24 @@ pub struct DependencyBuilder {
 }
 
 impl DependencyBuilder {
+    fn new(id: String, check: Option<Arc<dyn DynCheck>>) -> Self {
+        Self {
+            id,
+            check,
+            description: None,
+            urgency: Urgency::default(),
+            kind: String::new(),
+            service_pool: String::new(),
+            documentation_url: String::new(),
+            timeout: DEFAULT_TIMEOUT,
+            period: DEFAULT_PERIOD,
+            tags: Vec::new(),
+            parents: Vec::new(),
+            failures_before_outage: DEFAULT_FAILURES_BEFORE_OUTAGE,
+            successes_before_recovery: DEFAULT_SUCCESSES_BEFORE_RECOVERY,
+        }
+    }
+
     /// What it is, for people.
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.description = Some(description.into());
@@ -263,9 +276,30 @@ impl DependencyBuilder {
     /// # Errors
     ///
     /// [`Error::is_invalid_id`] for a bad id or parent id; [`Error::is_invalid`] for a zero
-    /// timeout or period, a zero failure or success count, or a dependency listed as its own
-    /// parent.
-    pub fn build(self) -> Result<Dependency, Error> {
+    /// timeout or period, a zero failure or success count, a dependency listed as its own
+    /// parent, or a passive dependency (it has no check: use
+    /// [`build_info`](Self::build_info)).
+    pub fn build(mut self) -> Result<Dependency, Error> {
+        let Some(check) = self.check.take() else {
+            return Err(Error::invalid(format!(
+                "dependency {}: a passive dependency has no check; register it with add_passive",
+                self.id
+            )));
+        };
+        Ok(Dependency {
+            info: Arc::new(self.build_info()?),
+            check,
+        })
+    }
+
+    /// What is known of the dependency, without its check: what
+    /// [`Registry::add_passive`](crate::Registry::add_passive) takes. Credentials in the
+    /// description are masked.
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Self::build), but a passive dependency is fine.
+    pub fn build_info(self) -> Result<DependencyInfo, Error> {
         let id = DependencyId::new(&self.id)?;
         if self.timeout.is_zero() || self.period.is_zero() {
             return Err(Error::invalid(format!(
@@ -287,8 +321,8 @@ impl DependencyBuilder {
                 parents.push(parent);
             }
         }
-        let info = DependencyInfo {
-            description: self.description.unwrap_or_else(|| id.to_string()),
+        Ok(DependencyInfo {
+            description: crate::mask::masked(self.description.unwrap_or_else(|| id.to_string())),
             id,
             urgency: self.urgency,
             kind: self.kind,
@@ -300,10 +334,6 @@ impl DependencyBuilder {
             parents,
             failures_before_outage: self.failures_before_outage,
             successes_before_recovery: self.successes_before_recovery,
-        };
-        Ok(Dependency {
-            info: Arc::new(info),
-            check: self.check,
         })
     }
 }

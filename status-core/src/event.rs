@@ -1,13 +1,9 @@
-//! Events of the registry: a broadcast stream, and listeners that cannot hurt the engine.
+//! Events of the registry and the listeners that react to them (the engine's `bus` delivers
+//! them).
 
 use std::fmt;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use tokio::sync::mpsc;
-
-use crate::engine::Outcome;
 use crate::feature::{FeatureFlip, FeatureState};
 use crate::{CheckResult, CheckStatus, DependencyId, DependencyInfo, DrainState};
 
@@ -27,7 +23,7 @@ pub enum Event {
         /// The recorded result.
         result: Arc<CheckResult>,
         /// How the check ended.
-        outcome: Outcome,
+        outcome: RunOutcome,
     },
     /// A dependency's reported status, or its staleness, changed.
     Changed {
@@ -75,7 +71,7 @@ pub trait Listener: Send + Sync + fmt::Debug + 'static {
     /// A dependency was removed.
     fn on_removed(&self, _id: &DependencyId) {}
     /// A check finished.
-    fn on_checked(&self, _result: &CheckResult, _outcome: Outcome) {}
+    fn on_checked(&self, _result: &CheckResult, _outcome: RunOutcome) {}
     /// A dependency's reported status or staleness changed.
     fn on_changed(&self, _previous: Option<CheckStatus>, _current: &CheckResult) {}
     /// A feature changed.
@@ -84,50 +80,59 @@ pub trait Listener: Send + Sync + fmt::Debug + 'static {
     fn on_drain(&self, _drain: Option<&DrainState>) {}
 }
 
-/// The registry's side of one listener.
-#[derive(Debug)]
-pub(crate) struct ListenerSlot {
-    queue: mpsc::Sender<Event>,
-    dropped: Arc<AtomicU64>,
+/// How a check ended, as counted in metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RunOutcome {
+    /// It returned OK.
+    Ok,
+    /// It returned MINOR.
+    Minor,
+    /// It returned MAJOR.
+    Major,
+    /// It returned OUTAGE (or failed).
+    Outage,
+    /// It ran past its timeout and was cancelled.
+    Timeout,
+    /// It panicked.
+    Panic,
 }
 
-impl ListenerSlot {
-    pub(crate) fn start(listener: Arc<dyn Listener>) -> std::io::Result<Self> {
-        let (queue, mut events) = mpsc::channel::<Event>(LISTENER_QUEUE);
-        std::thread::Builder::new()
-            .name("status-listener".to_owned())
-            .spawn(move || {
-                while let Some(event) = events.blocking_recv() {
-                    let delivered = catch_unwind(AssertUnwindSafe(|| deliver(&*listener, &event)));
-                    if delivered.is_err() {
-                        tracing::error!(?listener, "a status listener panicked; it is kept");
-                    }
-                }
-            })?;
-        Ok(Self {
-            queue,
-            dropped: Arc::new(AtomicU64::new(0)),
-        })
-    }
+impl RunOutcome {
+    /// Every outcome.
+    pub const ALL: [RunOutcome; 6] = [
+        Self::Ok,
+        Self::Minor,
+        Self::Major,
+        Self::Outage,
+        Self::Timeout,
+        Self::Panic,
+    ];
 
-    pub(crate) fn send(&self, event: &Event) {
-        if self.queue.try_send(event.clone()).is_err() {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
+    /// The label used in metrics: `ok`, `minor`, `major`, `outage`, `timeout`, `panic`.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Minor => "minor",
+            Self::Major => "major",
+            Self::Outage => "outage",
+            Self::Timeout => "timeout",
+            Self::Panic => "panic",
         }
     }
 
-    pub(crate) fn dropped(&self) -> u64 {
-        self.dropped.load(Ordering::Relaxed)
+    pub(crate) fn of(status: CheckStatus) -> Self {
+        match status {
+            CheckStatus::Ok => Self::Ok,
+            CheckStatus::Minor => Self::Minor,
+            CheckStatus::Major => Self::Major,
+            CheckStatus::Outage => Self::Outage,
+        }
     }
 }
 
-fn deliver(listener: &dyn Listener, event: &Event) {
-    match event {
-        Event::Added(info) => listener.on_added(info),
-        Event::Removed(id) => listener.on_removed(id),
-        Event::Checked { result, outcome } => listener.on_checked(result, *outcome),
-        Event::Changed { previous, current } => listener.on_changed(*previous, current),
-        Event::Feature { state, flip } => listener.on_feature(state, flip.as_ref()),
-        Event::Drain(drain) => listener.on_drain(drain.as_ref()),
+impl fmt::Display for RunOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }

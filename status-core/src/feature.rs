@@ -1,19 +1,13 @@
 //! Features gated on dependency health, with operator overrides.
 
-use std::collections::VecDeque;
-use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde::ser::{SerializeStruct, Serializer};
 use serde::Serialize;
-use tokio::task::AbortHandle;
 
-use crate::engine::lock;
 use crate::result::iso;
-use crate::{CheckStatus, DependencyId, Error};
+use crate::{CheckStatus, DependencyId, Error, FeatureName};
 
 /// The longest override accepted: 7 days.
 pub const MAX_OVERRIDE_TTL: Duration = Duration::from_secs(604_800);
@@ -39,7 +33,7 @@ pub const FLIPS_KEPT: usize = 64;
 /// ```
 #[derive(Debug, Clone)]
 pub struct Feature {
-    name: DependencyId,
+    name: FeatureName,
     description: String,
     requirements: Vec<Requirement>,
 }
@@ -74,7 +68,7 @@ impl Feature {
 
     /// Its name.
     #[must_use]
-    pub fn name(&self) -> &DependencyId {
+    pub fn name(&self) -> &FeatureName {
         &self.name
     }
 
@@ -125,7 +119,7 @@ impl FeatureBuilder {
     ///
     /// [`Error::is_invalid_id`] for a bad name or dependency id.
     pub fn build(self) -> Result<Feature, Error> {
-        let name = DependencyId::new(&self.name)?;
+        let name = FeatureName::new(&self.name)?;
         let requirements = self
             .requirements
             .into_iter()
@@ -201,13 +195,15 @@ impl FeatureOverride {
 /// [`Error::is_invalid`] with a message saying which.
 pub fn validate_ttl_and_reason(ttl: Duration, reason: &str) -> Result<(), Error> {
     if ttl < Duration::from_secs(1) || ttl > MAX_OVERRIDE_TTL {
-        return Err(Error::invalid("ttlSeconds must be between 1 and 604800"));
+        return Err(Error::invalid(
+            "the time to live must be between 1 second and 7 days (604800 seconds)",
+        ));
     }
     if reason.trim().is_empty() {
-        return Err(Error::invalid("reason must not be empty"));
+        return Err(Error::invalid("the reason must not be empty"));
     }
     if reason.len() > MAX_REASON_LEN {
-        return Err(Error::invalid("reason must be at most 1024 bytes"));
+        return Err(Error::invalid("the reason must be at most 1024 bytes"));
     }
     Ok(())
 }
@@ -274,7 +270,7 @@ pub enum FlipCause {
 #[non_exhaustive]
 pub struct FeatureFlip {
     /// The feature.
-    pub feature: DependencyId,
+    pub feature: FeatureName,
     /// When.
     pub at: DateTime<Utc>,
     /// The new state.
@@ -302,7 +298,7 @@ impl Serialize for FeatureFlip {
 #[non_exhaustive]
 pub struct FeatureState {
     /// The feature's name.
-    pub name: DependencyId,
+    pub name: FeatureName,
     /// Its description.
     pub description: String,
     /// Whether it is on, override included.
@@ -334,250 +330,8 @@ impl Serialize for FeatureState {
     }
 }
 
-/// A registered feature, to ask whether it is enabled. Cheap to clone.
-///
-/// [`is_enabled`](Self::is_enabled) is a single atomic load: call it on every request.
-#[derive(Clone)]
-pub struct FeatureHandle {
-    pub(crate) entry: Arc<FeatureEntry>,
-}
-
-impl FeatureHandle {
-    /// Whether the feature is on now.
-    #[must_use]
-    #[inline]
-    pub fn is_enabled(&self) -> bool {
-        self.entry.enabled.load(Ordering::Acquire)
-    }
-
-    /// The feature's name.
-    #[must_use]
-    pub fn name(&self) -> &DependencyId {
-        &self.entry.feature.name
-    }
-
-    /// Its full state.
-    #[must_use]
-    pub fn state(&self) -> FeatureState {
-        self.entry.state()
-    }
-}
-
-impl fmt::Debug for FeatureHandle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FeatureHandle")
-            .field("name", &self.entry.feature.name)
-            .field("enabled", &self.is_enabled())
-            .finish()
-    }
-}
-
-pub(crate) struct FeatureEntry {
-    pub(crate) feature: Feature,
-    enabled: AtomicBool,
-    state: Mutex<FeatureMut>,
-}
-
-struct FeatureMut {
-    automatic: bool,
-    reason: String,
-    requirements: Vec<RequirementState>,
-    over: Option<ActiveOverride>,
-    /// Bumped by every override set or cleared, so a late expiry timer knows it is outdated.
-    override_seq: u64,
-    expiry: Option<AbortHandle>,
-    flips: VecDeque<FeatureFlip>,
-    since: DateTime<Utc>,
-}
-
-/// What changed in a feature, if anything.
-pub(crate) struct FeatureUpdate {
-    pub(crate) state: FeatureState,
-    pub(crate) flip: Option<FeatureFlip>,
-}
-
-impl FeatureEntry {
-    pub(crate) fn new(
-        feature: Feature,
-        requirements: Vec<RequirementState>,
-        now: DateTime<Utc>,
-    ) -> Self {
-        let (automatic, reason) = judge(&requirements);
-        Self {
-            feature,
-            enabled: AtomicBool::new(automatic),
-            state: Mutex::new(FeatureMut {
-                automatic,
-                reason,
-                requirements,
-                over: None,
-                override_seq: 0,
-                expiry: None,
-                flips: VecDeque::new(),
-                since: now,
-            }),
-        }
-    }
-
-    pub(crate) fn state(&self) -> FeatureState {
-        let m = lock(&self.state);
-        self.state_of(&m)
-    }
-
-    fn state_of(&self, m: &FeatureMut) -> FeatureState {
-        let reason = match &m.over {
-            Some(o) => format!(
-                "forced {} until {}: {}",
-                on_off(o.enabled),
-                iso(o.expires_at),
-                o.reason
-            ),
-            None => m.reason.clone(),
-        };
-        FeatureState {
-            name: self.feature.name.clone(),
-            description: self.feature.description.clone(),
-            enabled: self.enabled.load(Ordering::Acquire),
-            automatic: m.automatic,
-            reason,
-            requirements: m.requirements.clone(),
-            override_: m.over.clone(),
-            since: m.since,
-        }
-    }
-
-    pub(crate) fn flips(&self) -> Vec<FeatureFlip> {
-        lock(&self.state).flips.iter().cloned().collect()
-    }
-
-    /// Takes new requirement states; `None` when nothing an observer sees changed.
-    pub(crate) fn reevaluate(
-        &self,
-        requirements: Vec<RequirementState>,
-        now: DateTime<Utc>,
-    ) -> Option<FeatureUpdate> {
-        let mut m = lock(&self.state);
-        if m.requirements == requirements {
-            return None;
-        }
-        let (automatic, reason) = judge(&requirements);
-        m.requirements = requirements;
-        m.automatic = automatic;
-        m.reason.clone_from(&reason);
-        Some(self.settle(&mut m, now, FlipCause::Automatic, reason))
-    }
-
-    /// Sets an override; returns the update and the sequence number its expiry must match.
-    pub(crate) fn set_override(
-        &self,
-        over: &FeatureOverride,
-        now: DateTime<Utc>,
-    ) -> (FeatureUpdate, u64) {
-        let mut m = lock(&self.state);
-        m.override_seq += 1;
-        if let Some(previous) = m.expiry.take() {
-            previous.abort();
-        }
-        m.over = Some(ActiveOverride {
-            enabled: over.enabled,
-            reason: over.reason.clone(),
-            actor: over.actor.clone(),
-            set_at: now,
-            expires_at: now + over.ttl,
-        });
-        let who = over.actor.as_deref().unwrap_or("an operator");
-        let reason = format!("forced {} by {who}: {}", on_off(over.enabled), over.reason);
-        (
-            self.settle(&mut m, now, FlipCause::Override, reason),
-            m.override_seq,
-        )
-    }
-
-    /// Keeps the expiry timer of override `seq`, or stops it if that override is gone.
-    pub(crate) fn attach_expiry(&self, seq: u64, timer: AbortHandle) {
-        let mut m = lock(&self.state);
-        if m.override_seq == seq && m.over.is_some() {
-            m.expiry = Some(timer);
-        } else {
-            timer.abort();
-        }
-    }
-
-    /// Clears the override (if `seq` is given, only the override with that sequence number).
-    pub(crate) fn clear_override(
-        &self,
-        now: DateTime<Utc>,
-        seq: Option<u64>,
-    ) -> Option<FeatureUpdate> {
-        let mut m = lock(&self.state);
-        if m.over.is_none() || seq.is_some_and(|s| s != m.override_seq) {
-            return None;
-        }
-        m.over = None;
-        m.override_seq += 1;
-        let cause = if seq.is_some() {
-            FlipCause::OverrideExpired
-        } else {
-            if let Some(timer) = m.expiry.take() {
-                timer.abort();
-            }
-            FlipCause::OverrideCleared
-        };
-        m.expiry = None;
-        let reason = m.reason.clone();
-        Some(self.settle(&mut m, now, cause, reason))
-    }
-
-    /// Stores the effective state; records a flip when it changed.
-    fn settle(
-        &self,
-        m: &mut FeatureMut,
-        now: DateTime<Utc>,
-        cause: FlipCause,
-        reason: String,
-    ) -> FeatureUpdate {
-        let effective = m.over.as_ref().map_or(m.automatic, |o| o.enabled);
-        let was = self.enabled.swap(effective, Ordering::AcqRel);
-        let flip = (was != effective).then(|| {
-            m.since = now;
-            let flip = FeatureFlip {
-                feature: self.feature.name.clone(),
-                at: now,
-                enabled: effective,
-                cause,
-                reason,
-            };
-            if m.flips.len() == FLIPS_KEPT {
-                m.flips.pop_front();
-            }
-            m.flips.push_back(flip.clone());
-            flip
-        });
-        FeatureUpdate {
-            state: self.state_of(m),
-            flip,
-        }
-    }
-}
-
-impl Drop for FeatureEntry {
-    fn drop(&mut self) {
-        if let Some(timer) = lock(&self.state).expiry.take() {
-            timer.abort();
-        }
-    }
-}
-
-fn on_off(enabled: bool) -> &'static str {
-    if enabled {
-        "on"
-    } else {
-        "off"
-    }
-}
-
 /// Whether requirements are all met, and why not.
-fn judge(requirements: &[RequirementState]) -> (bool, String) {
+pub(crate) fn judge(requirements: &[RequirementState]) -> (bool, String) {
     let unmet: Vec<String> = requirements
         .iter()
         .filter(|r| !r.satisfied)

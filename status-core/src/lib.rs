@@ -63,27 +63,47 @@
 //!   a dependency not checked yet reports MAJOR, `Not checked yet`.
 //! - A failing dependency whose declared parents fail names them as `blockedBy`.
 //! - Everything reads time through one [`Clock`], so tests run on Tokio's paused time.
+//!   Virtual time means exactly that: Tokio's paused time (`start_paused = true`,
+//!   `tokio::time::advance`). A custom [`TimeSource`] changes what is read, not how the
+//!   engine waits: waits are Tokio's timers, so a source must advance with Tokio's clock.
+//! - Every random choice (the jitter of periods included) comes from one seed:
+//!   [`RegistryBuilder::seed`], and [`Registry::rng`] for the mechanisms built on it.
+//! - Out of rotation is a set of holds, one per [`HoldSource`]: an operator's drain, a
+//!   graceful shutdown, a cull. Clearing one leaves the others; [`Registry::readiness`]
+//!   answers what a readiness probe asks.
+//! - Passive dependencies ([`Registry::add_passive`]) take results pushed from live traffic
+//!   through a [`Reporter`], with the same hysteresis, history and features.
+//! - Credentials in messages (the userinfo of URLs, `password=` pairs) are masked when
+//!   recorded, in every view ([`mask_credentials`]).
 //!
 //! # Cargo features
 //!
 //! | feature | what |
 //! |---|---|
 //! | `macros` | [`dependency`] and [`feature!`]: declare dependencies and features in a line, validated at compile time |
+//! | `redis` | `check::redis`: PING over a multiplexed connection |
+//! | `postgres` | `check::postgres`: a query on a reused connection |
+//! | `http` | `check::http`: a URL's status, body and latency; another instance's summary |
+//! | `net` | `check::net`: TCP connect and DNS resolution |
+//! | `system` | `check::system`: free disk space and process memory |
 //!
 //! The core itself needs only Tokio, `futures`, `serde`, `chrono` and `tracing`.
 
 mod clock;
 mod dependency;
-mod drain;
 mod engine;
 mod error;
 mod event;
 mod feature;
 mod history;
 mod id;
+mod mask;
+mod rand;
 mod report;
 mod result;
+mod rotation;
 mod status;
+mod sync;
 mod urgency;
 
 pub mod check;
@@ -133,18 +153,20 @@ pub use self::dependency::{
     Dependency, DependencyBuilder, DependencyInfo, DEFAULT_FAILURES_BEFORE_OUTAGE, DEFAULT_PERIOD,
     DEFAULT_SUCCESSES_BEFORE_RECOVERY, DEFAULT_TIMEOUT,
 };
-pub use self::drain::DrainState;
-pub use self::engine::{Outcome, Registry, RegistryBuilder, TIMED_OUT};
+pub use self::engine::{FeatureHandle, Registry, RegistryBuilder, Reporter, TIMED_OUT};
 pub use self::error::Error;
-pub use self::event::{Event, Listener, LISTENER_QUEUE};
+pub use self::event::{Event, Listener, RunOutcome, LISTENER_QUEUE};
 pub use self::feature::{
-    validate_ttl_and_reason, ActiveOverride, Feature, FeatureBuilder, FeatureFlip, FeatureHandle,
-    FeatureOverride, FeatureState, FlipCause, Requirement, RequirementState, FLIPS_KEPT,
-    MAX_OVERRIDE_TTL, MAX_REASON_LEN,
+    validate_ttl_and_reason, ActiveOverride, Feature, FeatureBuilder, FeatureFlip, FeatureOverride,
+    FeatureState, FlipCause, Requirement, RequirementState, FLIPS_KEPT, MAX_OVERRIDE_TTL,
+    MAX_REASON_LEN,
 };
 pub use self::history::{HistorySnapshot, MinuteRecord, Transition, Uptime, MINUTES_KEPT};
-pub use self::id::{DependencyId, MAX_ID_LEN};
+pub use self::id::{DependencyId, FeatureName, MAX_ID_LEN};
+pub use self::mask::{mask_credentials, MASK};
+pub use self::rand::Rng;
 pub use self::report::{system_status, HealthJson, Summary, SystemReport};
 pub use self::result::CheckResult;
+pub use self::rotation::{DrainState, HoldSource, Readiness, RotationHold};
 pub use self::status::{CheckStatus, ParseEnumError};
 pub use self::urgency::Urgency;

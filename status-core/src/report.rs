@@ -99,13 +99,15 @@ impl SystemReport {
         self.results.iter().find(|r| r.id.as_str() == id)
     }
 
-    /// The same report without the dependencies in `ids`, its condition folded again.
+    /// The same report without the dependencies in `ids`, its condition folded again. Linear
+    /// in the number of results, whatever the number of ids.
     #[must_use]
     pub fn excluding(&self, ids: &[&str]) -> SystemReport {
+        let ids: std::collections::HashSet<&str> = ids.iter().copied().collect();
         let results = self
             .results
             .iter()
-            .filter(|r| !ids.contains(&r.id.as_str()))
+            .filter(|r| !ids.contains(r.id.as_str()))
             .cloned()
             .collect();
         SystemReport::new(
@@ -123,6 +125,18 @@ impl SystemReport {
         self.results
             .iter()
             .filter(move |r| condition != CheckStatus::Ok && r.urgency.cap(r.status) == condition)
+    }
+
+    /// `"<id> is <STATUS>"` for each of the [`culprits`](Self::culprits): the one way every
+    /// view says why the system is what it is.
+    pub fn culprit_sentences(&self) -> impl Iterator<Item = String> + '_ {
+        self.culprits().map(|r| format!("{} is {}", r.id, r.status))
+    }
+
+    /// The polled dependencies never checked yet: what holds up startup (passive ones never
+    /// do).
+    pub fn pending(&self) -> impl Iterator<Item = &Arc<CheckResult>> {
+        self.results.iter().filter(|r| !r.checked && !r.passive)
     }
 
     /// The summary for load balancers: no dependency detail.
@@ -300,10 +314,7 @@ impl Serialize for HealthJson<'_> {
             &format!("{} on {}: {}", r.appname, r.hostname, r.condition),
         )?;
         if r.condition != CheckStatus::Ok {
-            let causes: Vec<String> = r
-                .culprits()
-                .map(|c| format!("{} is {}", c.id, c.status))
-                .collect();
+            let causes: Vec<String> = r.culprit_sentences().collect();
             s.serialize_field("output", &causes.join("; "))?;
         }
         s.serialize_field("checks", &HealthChecks(&r.results))?;

@@ -63,6 +63,14 @@ pub struct CheckResult {
     pub checked: bool,
     /// Failures in a row, counting the latest check.
     pub consecutive_failures: u32,
+    /// Whether its results are pushed by live traffic ([`Registry::add_passive`]) rather
+    /// than polled.
+    ///
+    /// [`Registry::add_passive`]: crate::Registry::add_passive
+    pub passive: bool,
+    /// For a passive dependency: nothing was recorded for a period. It keeps its last status
+    /// (no traffic is not a failure) and says so.
+    pub idle: bool,
 }
 
 impl CheckResult {
@@ -114,6 +122,10 @@ impl Serialize for CheckResult {
         s.serialize_field("tags", &self.tags)?;
         if let Some(value) = self.observed_value {
             s.serialize_field("observedValue", &value)?;
+        }
+        if self.passive {
+            s.serialize_field("passive", &true)?;
+            s.serialize_field("idle", &self.idle)?;
         }
         s.end()
     }

@@ -14,7 +14,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::{Registry as MetricRegistry, Unit};
-use status_core::{CheckResult, DependencyId, DependencyInfo, Listener, Outcome, Registry};
+use status_core::{CheckResult, DependencyId, DependencyInfo, Listener, Registry, RunOutcome};
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -143,7 +143,7 @@ impl Families {
     fn declare(&self, id: &DependencyId) {
         let id = id.to_string();
         drop(self.durations.get_or_create(&IdLabel { id: id.clone() }));
-        for outcome in Outcome::ALL {
+        for outcome in RunOutcome::ALL {
             drop(self.checks.get_or_create(&CheckLabels {
                 id: id.clone(),
                 outcome: outcome.as_str(),
@@ -154,7 +154,7 @@ impl Families {
     fn forget(&self, id: &DependencyId) {
         let id = id.to_string();
         self.durations.remove(&IdLabel { id: id.clone() });
-        for outcome in Outcome::ALL {
+        for outcome in RunOutcome::ALL {
             self.checks.remove(&CheckLabels {
                 id: id.clone(),
                 outcome: outcome.as_str(),
@@ -181,7 +181,7 @@ impl Listener for Feeder {
         self.0.forget(id);
     }
 
-    fn on_checked(&self, result: &CheckResult, outcome: Outcome) {
+    fn on_checked(&self, result: &CheckResult, outcome: RunOutcome) {
         let id = result.id.to_string();
         self.0
             .durations

@@ -87,16 +87,29 @@ use crate::CheckStatus;
 pub trait Check: Send + Sync + 'static {
     /// Runs the check once.
     fn check(&self) -> impl Future<Output = CheckOutcome> + Send;
+
+    /// Called once when the dependency is registered, with the registry's clock. A check
+    /// that measures time itself (a failure ratio over a window, say) reads that clock from
+    /// then on, so that it follows the registry's time like everything else. The default
+    /// does nothing.
+    fn attach(&self, clock: &crate::Clock) {
+        let _ = clock;
+    }
 }
 
 /// [`Check`] made object-safe, for the registry.
 pub(crate) trait DynCheck: Send + Sync + 'static {
     fn check_boxed(&self) -> BoxFuture<'_, CheckOutcome>;
+    fn attach_clock(&self, clock: &crate::Clock);
 }
 
 impl<C: Check> DynCheck for C {
     fn check_boxed(&self) -> BoxFuture<'_, CheckOutcome> {
         self.check().boxed()
+    }
+
+    fn attach_clock(&self, clock: &crate::Clock) {
+        self.attach(clock);
     }
 }
 

@@ -132,6 +132,15 @@ pub struct ErrorChain {
 }
 
 impl ErrorChain {
+    /// The same chain with credentials masked in every message.
+    pub(crate) fn masked(self) -> Self {
+        Self {
+            kind: self.kind,
+            message: crate::mask::masked(self.message),
+            causes: self.causes.into_iter().map(crate::mask::masked).collect(),
+        }
+    }
+
     /// The chain of `error`, named `kind`.
     #[must_use]
     pub fn from_error(kind: impl Into<String>, error: &(dyn StdError + 'static)) -> Self {

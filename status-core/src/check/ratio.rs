@@ -1,12 +1,13 @@
 //! A status from the ratio of failures over a sliding window.
 
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
 use super::{Check, CheckOutcome, DynCheck, Threshold};
+use crate::sync::lock;
 use crate::{CheckStatus, Clock};
 
 /// How many buckets a window is cut into: the window slides by a tenth of its length.
@@ -51,8 +52,9 @@ pub struct FailureRecorder {
 }
 
 struct Window {
-    clock: Clock,
-    origin: Instant,
+    /// The clock and the instant buckets count from: the registry's once the check is
+    /// registered (see [`Check::attach`]), else the one it was made with.
+    clock: OnceLock<(Clock, Instant)>,
     length: Duration,
     bucket: Duration,
     buckets: Mutex<Vec<Bucket>>,
@@ -68,12 +70,15 @@ struct Bucket {
 impl FailureRatio {
     /// Failure ratios over the last `window` graded by `threshold` (ratios from 0.0 to 1.0).
     ///
+    /// Time is read from the registry's clock once the check is registered; calls recorded
+    /// before that start it on Tokio's clock.
+    ///
     /// # Panics
     ///
     /// If `window` is zero.
     #[must_use]
     pub fn new(window: Duration, threshold: Threshold) -> Self {
-        Self::with_clock(window, threshold, Clock::tokio())
+        Self::build(window, threshold, OnceLock::new())
     }
 
     /// As [`new`](Self::new), reading time from `clock`.
@@ -83,11 +88,15 @@ impl FailureRatio {
     /// If `window` is zero.
     #[must_use]
     pub fn with_clock(window: Duration, threshold: Threshold, clock: Clock) -> Self {
+        let origin = clock.now();
+        Self::build(window, threshold, OnceLock::from((clock, origin)))
+    }
+
+    fn build(window: Duration, threshold: Threshold, clock: OnceLock<(Clock, Instant)>) -> Self {
         assert!(!window.is_zero(), "a failure ratio window cannot be empty");
         let bucket = (window / BUCKETS).max(Duration::from_millis(1));
         Self {
             window: Arc::new(Window {
-                origin: clock.now(),
                 clock,
                 length: window,
                 bucket,
@@ -155,6 +164,11 @@ impl Check for FailureRatio {
         )
         .with_value(ratio)
     }
+
+    fn attach(&self, clock: &Clock) {
+        let origin = clock.now();
+        let _ = self.window.clock.set((clock.clone(), origin));
+    }
 }
 
 impl FailureRecorder {
@@ -176,13 +190,18 @@ impl FailureRecorder {
 
 impl Window {
     fn current_number(&self) -> u64 {
-        let elapsed = self.clock.since(self.origin);
+        let (clock, origin) = self.clock.get_or_init(|| {
+            let clock = Clock::tokio();
+            let origin = clock.now();
+            (clock, origin)
+        });
+        let elapsed = clock.since(*origin);
         u64::try_from(elapsed.as_nanos() / self.bucket.as_nanos()).unwrap_or(u64::MAX)
     }
 
     fn record(&self, success: bool) {
         let number = self.current_number();
-        let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut buckets = lock(&self.buckets);
         let len = buckets.len() as u64;
         #[allow(clippy::cast_possible_truncation)] // modulo BUCKETS
         let bucket = &mut buckets[(number % len) as usize];
@@ -201,7 +220,7 @@ impl Window {
 
     fn counts(&self) -> (u64, u64) {
         let number = self.current_number();
-        let buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
+        let buckets = lock(&self.buckets);
         let oldest = number.saturating_sub(buckets.len() as u64 - 1);
         buckets
             .iter()

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::entry::EntryConfig;
 use super::{Config, Registry};
-use crate::Clock;
+use crate::{Clock, Rng};
 
 /// Configures a [`Registry`]; see [`Registry::builder`].
 ///
@@ -34,6 +34,7 @@ pub struct RegistryBuilder {
     watchdog_interval: Duration,
     report_max_age: Duration,
     event_capacity: usize,
+    seed: Option<u64>,
 }
 
 impl Default for RegistryBuilder {
@@ -49,6 +50,7 @@ impl Default for RegistryBuilder {
             watchdog_interval: Duration::from_secs(1),
             report_max_age: Duration::from_secs(1),
             event_capacity: 1024,
+            seed: None,
         }
     }
 }
@@ -117,6 +119,15 @@ impl RegistryBuilder {
         self
     }
 
+    /// Seeds every random choice of the registry — the jitter of each dependency's period
+    /// included — and of what draws from [`Registry::rng`]: two registries built with the
+    /// same seed, on the same (paused) time, schedule their checks at the same instants.
+    /// Without a seed, each process draws its own.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
     /// The registry.
     pub fn build(self) -> Registry {
         let hostname = self
@@ -134,6 +145,12 @@ impl RegistryBuilder {
             watchdog_interval: self.watchdog_interval,
             report_max_age: self.report_max_age,
         };
-        Registry::from_parts(self.clock.unwrap_or_default(), config, self.event_capacity)
+        let rng = self.seed.map_or_else(Rng::from_entropy, Rng::new);
+        Registry::from_parts(
+            self.clock.unwrap_or_default(),
+            config,
+            self.event_capacity,
+            rng,
+        )
     }
 }

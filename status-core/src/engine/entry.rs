@@ -1,6 +1,7 @@
-//! One registered dependency and its state.
+//! One registered dependency and its state: the only place where a result is recorded, and
+//! where staleness and idleness are applied to it.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -10,15 +11,14 @@ use tokio::time::Instant;
 
 use super::hysteresis::{FlapDetector, Hysteresis};
 use super::run::Executed;
+use crate::check::DynCheck;
 use crate::history::{History, Transition};
-use crate::{CheckResult, CheckStatus, Dependency, DependencyInfo};
+use crate::mask::masked;
+use crate::sync::lock;
+use crate::{CheckResult, CheckStatus, DependencyInfo};
 
 /// A run of a check that others can join.
 pub(crate) type RunFuture = Shared<BoxFuture<'static, Option<Arc<CheckResult>>>>;
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct EntryConfig {
@@ -27,7 +27,9 @@ pub(crate) struct EntryConfig {
 }
 
 pub(crate) struct Entry {
-    pub(crate) dep: Dependency,
+    pub(crate) info: Arc<DependencyInfo>,
+    /// The check; `None` for a passive dependency, whose results are pushed.
+    pub(crate) check: Option<Arc<dyn DynCheck>>,
     pub(crate) state: Mutex<EntryState>,
     pub(crate) inflight: Mutex<Option<RunFuture>>,
     pub(crate) scheduler: Mutex<Option<AbortHandle>>,
@@ -38,7 +40,11 @@ pub(crate) struct EntryState {
     pub(crate) result: Arc<CheckResult>,
     /// When `result` was made.
     pub(crate) at: Instant,
-    pub(crate) stale_reported: bool,
+    /// Whether the last report of it said stale (or idle, for a passive dependency).
+    pub(crate) aged_reported: bool,
+    /// What it adds to the system status now (its urgency-capped reported status), as
+    /// counted by the dependency table.
+    pub(crate) folded: CheckStatus,
     hysteresis: Hysteresis,
     flaps: FlapDetector,
     pub(crate) history: History,
@@ -49,39 +55,42 @@ pub(crate) struct Recorded {
     pub(crate) result: Arc<CheckResult>,
     /// The reported status before, if the dependency had been checked.
     pub(crate) previous: Option<CheckStatus>,
-}
-
-impl Recorded {
-    pub(crate) fn changed(&self) -> bool {
-        self.previous != Some(self.result.status)
-    }
+    /// Whether what a report shows changed beyond timestamps: status, staleness, flapping.
+    pub(crate) significant: bool,
 }
 
 impl Entry {
     pub(crate) fn new(
-        dep: Dependency,
+        info: Arc<DependencyInfo>,
+        check: Option<Arc<dyn DynCheck>>,
         now: Instant,
         wall: DateTime<Utc>,
         transitions: usize,
     ) -> Self {
-        let result = Arc::new(pending_result(&dep.info, wall));
+        let result = Arc::new(pending_result(&info, wall, check.is_none()));
         Self {
-            dep,
             state: Mutex::new(EntryState {
+                folded: info.urgency.cap(result.status),
                 result,
                 at: now,
-                stale_reported: false,
+                aged_reported: false,
                 hysteresis: Hysteresis::default(),
                 flaps: FlapDetector::new(),
                 history: History::new(transitions),
             }),
+            info,
+            check,
             inflight: Mutex::new(None),
             scheduler: Mutex::new(None),
         }
     }
 
     pub(crate) fn info(&self) -> &DependencyInfo {
-        &self.dep.info
+        &self.info
+    }
+
+    pub(crate) fn is_passive(&self) -> bool {
+        self.check.is_none()
     }
 
     pub(crate) fn stop(&self) {
@@ -91,14 +100,21 @@ impl Entry {
     }
 }
 
-/// The result of a dependency not checked yet: MAJOR, "Not checked yet" (unknown is never OK).
-fn pending_result(info: &DependencyInfo, wall: DateTime<Utc>) -> CheckResult {
+/// The result of a dependency not checked yet. Polled: MAJOR, "Not checked yet" (unknown is
+/// never OK). Passive: OK, "No traffic yet" (no traffic is not a failure, and readiness must
+/// not wait for traffic that only comes once the instance is ready).
+fn pending_result(info: &DependencyInfo, wall: DateTime<Utc>, passive: bool) -> CheckResult {
+    let (status, message) = if passive {
+        (CheckStatus::Ok, "No traffic yet")
+    } else {
+        (CheckStatus::Major, "Not checked yet")
+    };
     CheckResult {
         id: info.id.clone(),
-        status: CheckStatus::Major,
-        raw_status: CheckStatus::Major,
+        status,
+        raw_status: status,
         description: info.description.clone(),
-        message: "Not checked yet".to_owned(),
+        message: message.to_owned(),
         timestamp: wall,
         duration: Duration::ZERO,
         last_known_good: None,
@@ -117,11 +133,14 @@ fn pending_result(info: &DependencyInfo, wall: DateTime<Utc>) -> CheckResult {
         stale: false,
         checked: false,
         consecutive_failures: 0,
+        passive,
+        idle: passive,
     }
 }
 
 impl EntryState {
-    /// Records one executed check.
+    /// Records one executed check (or pushed result): hysteresis, flapping, history, and
+    /// credentials masked in what it said.
     pub(crate) fn record(
         &mut self,
         info: &DependencyInfo,
@@ -129,7 +148,12 @@ impl EntryState {
         wall: DateTime<Utc>,
         config: EntryConfig,
     ) -> Recorded {
+        let was_aged = self.aged_reported;
+        let was_flapping = self.result.flapping;
+        let passive = self.result.passive;
         let (raw, message, thrown, value) = executed.outcome.into_parts();
+        let message = masked(message);
+        let thrown = thrown.map(crate::check::ErrorChain::masked);
         let verdict = self.hysteresis.apply(
             raw,
             info.failures_before_outage,
@@ -168,7 +192,8 @@ impl EntryState {
             flapping,
             checked: true,
             consecutive_failures: self.hysteresis.consecutive_failures(),
-            ..pending_result(info, wall)
+            idle: false,
+            ..pending_result(info, wall, passive)
         });
         if previous != Some(result.status) {
             self.history.record_transition(Transition {
@@ -181,30 +206,60 @@ impl EntryState {
         self.history.record_check(wall, result.status);
         self.result = Arc::clone(&result);
         self.at = executed.finished;
-        self.stale_reported = false;
-        Recorded { result, previous }
+        self.aged_reported = false;
+        let significant = previous != Some(result.status) || was_aged || was_flapping != flapping;
+        Recorded {
+            result,
+            previous,
+            significant,
+        }
     }
 
-    /// Whether the result is stale at `now`.
-    pub(crate) fn is_stale(&self, info: &DependencyInfo, now: Instant) -> bool {
-        now.saturating_duration_since(self.at) > info.stale_after()
+    /// How long a result lasts before it ages: stale after three periods plus the timeout
+    /// for a polled dependency, idle after one period for a passive one.
+    fn ages_after(&self, info: &DependencyInfo) -> Duration {
+        if self.result.passive {
+            info.period
+        } else {
+            info.stale_after()
+        }
     }
 
-    /// When the result turns stale.
-    pub(crate) fn stale_at(&self, info: &DependencyInfo) -> Instant {
-        self.at + info.stale_after()
+    /// Whether the result has aged at `now`: stale (polled) or idle (passive).
+    pub(crate) fn is_aged(&self, info: &DependencyInfo, now: Instant) -> bool {
+        now.saturating_duration_since(self.at) > self.ages_after(info)
     }
 
-    /// The result as reported at `now`: no better than MAJOR once stale.
+    /// When the result ages.
+    pub(crate) fn ages_at(&self, info: &DependencyInfo) -> Instant {
+        self.at + self.ages_after(info)
+    }
+
+    /// The status reported at `now`: the staleness cap (no better than MAJOR) is applied
+    /// here and nowhere else. An idle passive dependency keeps its status.
+    pub(crate) fn reported_status(&self, info: &DependencyInfo, now: Instant) -> CheckStatus {
+        let status = self.result.status;
+        if !self.result.passive && self.is_aged(info, now) {
+            status.no_better_than(CheckStatus::Major)
+        } else {
+            status
+        }
+    }
+
+    /// The result as reported at `now`: stale or idle marked.
     pub(crate) fn view(&self, info: &DependencyInfo, now: Instant) -> Arc<CheckResult> {
-        if !self.is_stale(info, now) {
+        if !self.is_aged(info, now) {
             return Arc::clone(&self.result);
         }
+        let mut aged = (*self.result).clone();
+        if aged.passive {
+            aged.idle = true;
+            return Arc::new(aged);
+        }
         let age = now.saturating_duration_since(self.at);
-        let mut stale = (*self.result).clone();
-        stale.stale = true;
-        stale.status = stale.status.no_better_than(CheckStatus::Major);
-        stale.message = if stale.checked {
+        aged.stale = true;
+        aged.status = self.reported_status(info, now);
+        aged.message = if aged.checked {
             format!(
                 "Stale: last checked {}s ago, expected every {}s ({})",
                 age.as_secs(),
@@ -217,6 +272,6 @@ impl EntryState {
                 age.as_secs()
             )
         };
-        Arc::new(stale)
+        Arc::new(aged)
     }
 }

@@ -1,35 +1,45 @@
-//! The registry and its engine: scheduling, caching, hysteresis, staleness, features.
+//! The registry and its engine. One owner per piece of state, each in its own file with its
+//! own lock: the dependency table (`deps`), features (`features`), rotation holds
+//! (`rotation`), the event bus (`bus`) and the report cache (`cache`). [`Registry`] is the
+//! only façade; `Inner` only wires them together.
 
 mod builder;
+mod bus;
+mod cache;
+mod deps;
 mod entry;
 mod features;
 mod graph;
 mod hysteresis;
+mod passive;
+mod rotation;
 mod run;
 mod schedule;
 
-use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::FutureExt;
-use tokio::sync::broadcast;
 use tokio::task::AbortHandle;
-use tokio::time::Instant;
 
 pub use self::builder::RegistryBuilder;
-pub(crate) use self::entry::lock;
+use self::bus::Bus;
+use self::cache::{Cached, ReportCache, Wanted};
+use self::deps::DependencyTable;
 use self::entry::{Entry, EntryConfig, RunFuture};
-pub use self::run::{Outcome, TIMED_OUT};
+pub use self::features::FeatureHandle;
+use self::features::FeatureTable;
+pub use self::passive::Reporter;
+use self::rotation::Rotation;
+pub use self::run::TIMED_OUT;
 use self::schedule::{schedule, watch, Jitter};
-use crate::event::{Event, Listener, ListenerSlot};
-use crate::feature::{self, FeatureEntry, FeatureUpdate};
+use crate::check::DynCheck;
+use crate::event::Event;
 use crate::history::HistorySnapshot;
+use crate::sync::lock;
 use crate::{
-    CheckResult, CheckStatus, Clock, Dependency, DependencyId, DependencyInfo, DrainState, Error,
-    Requirement, SystemReport,
+    CheckResult, CheckStatus, Clock, Dependency, DependencyInfo, Error, Rng, SystemReport,
 };
 
 /// The registry of an application's dependencies and features, and the engine that checks
@@ -77,32 +87,17 @@ pub(crate) struct Config {
     pub(crate) report_max_age: Duration,
 }
 
-struct Inner {
+pub(crate) struct Inner {
     clock: Clock,
     config: Config,
-    entries: RwLock<HashMap<DependencyId, Arc<Entry>>>,
-    features: RwLock<BTreeMap<DependencyId, Arc<FeatureEntry>>>,
-    /// Bumped when what a report shows changes beyond timestamps: a status, staleness,
-    /// flapping, the set of dependencies.
-    status_gen: AtomicU64,
-    /// Bumped by every check.
-    check_gen: AtomicU64,
-    cache: RwLock<Option<Arc<Cached>>>,
-    rebuilding: Mutex<()>,
-    evaluating_features: Mutex<()>,
-    events: broadcast::Sender<Event>,
-    listeners: RwLock<Vec<ListenerSlot>>,
+    /// The root of every random choice; see [`RegistryBuilder::seed`].
+    rng: Rng,
+    deps: DependencyTable,
+    features: FeatureTable,
+    rotation: Rotation,
+    bus: Bus,
+    cache: ReportCache,
     watchdog: Mutex<Option<AbortHandle>>,
-    drain: Mutex<Option<DrainState>>,
-    jitter_seed: u64,
-}
-
-struct Cached {
-    report: Arc<SystemReport>,
-    status_gen: u64,
-    check_gen: u64,
-    built_at: Instant,
-    valid_until: Instant,
 }
 
 impl Registry {
@@ -117,28 +112,18 @@ impl Registry {
         RegistryBuilder::default()
     }
 
-    fn from_parts(clock: Clock, config: Config, event_capacity: usize) -> Self {
-        let (events, _) = broadcast::channel(event_capacity.max(1));
-        let jitter_seed = {
-            use std::hash::{BuildHasher, RandomState};
-            RandomState::new().hash_one("status-jitter")
-        };
+    fn from_parts(clock: Clock, config: Config, event_capacity: usize, rng: Rng) -> Self {
         Self {
             inner: Arc::new(Inner {
                 clock,
                 config,
-                entries: RwLock::new(HashMap::new()),
-                features: RwLock::new(BTreeMap::new()),
-                status_gen: AtomicU64::new(0),
-                check_gen: AtomicU64::new(0),
-                cache: RwLock::new(None),
-                rebuilding: Mutex::new(()),
-                evaluating_features: Mutex::new(()),
-                events,
-                listeners: RwLock::new(Vec::new()),
+                rng,
+                deps: DependencyTable::default(),
+                features: FeatureTable::default(),
+                rotation: Rotation::default(),
+                bus: Bus::new(event_capacity),
+                cache: ReportCache::default(),
                 watchdog: Mutex::new(None),
-                drain: Mutex::new(None),
-                jitter_seed,
             }),
         }
     }
@@ -147,6 +132,14 @@ impl Registry {
     #[must_use]
     pub fn clock(&self) -> &Clock {
         &self.inner.clock
+    }
+
+    /// A random generator for `purpose`, derived from the registry's seed: with
+    /// [`RegistryBuilder::seed`], the same seed and purpose give the same numbers in every
+    /// run. Mechanisms built on the registry draw their randomness here.
+    #[must_use]
+    pub fn rng(&self, purpose: &str) -> Rng {
+        self.inner.rng.derive(purpose)
     }
 
     /// The host name reports carry.
@@ -169,30 +162,11 @@ impl Registry {
     /// back to it; [`Error::is_no_runtime`] outside a Tokio runtime. Nothing changes on error.
     pub fn add(&self, dependency: Dependency) -> Result<(), Error> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::no_runtime())?;
-        let inner = &self.inner;
-        let id = dependency.info.id.clone();
-        let entry = {
-            let mut entries = write(&inner.entries);
-            if entries.contains_key(&id) {
-                return Err(Error::duplicate("dependency", id.as_str()));
-            }
-            if graph::reaches(&entries, &dependency.info.parents, &id) {
-                return Err(Error::cycle(id.as_str()));
-            }
-            let entry = Arc::new(Entry::new(
-                dependency,
-                inner.clock.now(),
-                inner.clock.wall(),
-                inner.config.transitions_kept,
-            ));
-            entries.insert(id, Arc::clone(&entry));
-            entry
-        };
-        inner.status_gen.fetch_add(1, Ordering::AcqRel);
-        inner.emit(&Event::Added(Arc::clone(&entry.dep.info)));
-        inner.start_scheduler(&runtime, &entry);
-        inner.ensure_watchdog(&runtime);
-        inner.reevaluate_features();
+        dependency.check.attach_clock(&self.inner.clock);
+        let entry = self
+            .inner
+            .register(dependency.info, Some(dependency.check))?;
+        self.inner.start_scheduler(&runtime, &entry);
         Ok(())
     }
 
@@ -206,12 +180,12 @@ impl Registry {
     /// [`Error::is_not_found`] if no such dependency is registered.
     pub fn remove(&self, id: &str) -> Result<(), Error> {
         let inner = &self.inner;
-        let entry = write(&inner.entries)
+        let entry = inner
+            .deps
             .remove(id)
             .ok_or_else(|| Error::unknown_dependency(id))?;
         entry.stop();
-        inner.status_gen.fetch_add(1, Ordering::AcqRel);
-        inner.emit(&Event::Removed(entry.info().id.clone()));
+        inner.bus.emit(&Event::Removed(entry.info.id.clone()));
         inner.reevaluate_features();
         Ok(())
     }
@@ -219,15 +193,18 @@ impl Registry {
     /// Whether a dependency `id` is registered.
     #[must_use]
     pub fn contains(&self, id: &str) -> bool {
-        read(&self.inner.entries).contains_key(id)
+        self.inner.deps.contains(id)
     }
 
     /// The registered dependencies, sorted by id.
     #[must_use]
     pub fn dependencies(&self) -> Vec<Arc<DependencyInfo>> {
-        let mut infos: Vec<_> = read(&self.inner.entries)
-            .values()
-            .map(|e| Arc::clone(&e.dep.info))
+        let mut infos: Vec<_> = self
+            .inner
+            .deps
+            .all()
+            .iter()
+            .map(|e| Arc::clone(&e.info))
             .collect();
         infos.sort_by(|a, b| a.id.cmp(&b.id));
         infos
@@ -237,27 +214,36 @@ impl Registry {
     ///
     /// Cheap: the report is rebuilt only when a status changed, a result turned stale, or
     /// (for fresher timestamps and durations) when checks ran and the cached report is older
-    /// than the builder's `report_max_age`; otherwise this is an `Arc` clone.
+    /// than the builder's `report_max_age`; otherwise this is an `Arc` clone. While another
+    /// caller rebuilds it, a read gets the cached report at once rather than wait.
     #[must_use]
     pub fn report(&self) -> Arc<SystemReport> {
         self.inner.report(false)
     }
 
-    /// The system status, from cached results.
+    /// The system status: a single atomic load, kept up to date on every recorded result,
+    /// staleness and registration. What gates call on every request.
+    #[must_use]
+    pub fn condition(&self) -> CheckStatus {
+        self.inner.deps.condition()
+    }
+
+    /// The system status, from cached results (the same as [`condition`](Self::condition)).
     #[must_use]
     pub fn system_status(&self) -> CheckStatus {
-        self.report().condition
+        self.condition()
     }
 
     /// The latest result of the dependency `id`, from cache, with staleness and causes applied.
     #[must_use]
     pub fn result(&self, id: &str) -> Option<Arc<CheckResult>> {
-        let entry = self.inner.entry(id)?;
+        let entry = self.inner.deps.get(id)?;
         Some(self.inner.current(&entry))
     }
 
     /// Checks the dependency `id` now and answers with the fresh result. If a check of it is
-    /// already running, joins that one instead of starting another.
+    /// already running, joins that one instead of starting another. A passive dependency
+    /// is not checked: its latest result is the answer.
     ///
     /// # Errors
     ///
@@ -265,26 +251,30 @@ impl Registry {
     /// being checked).
     pub async fn refresh(&self, id: &str) -> Result<Arc<CheckResult>, Error> {
         let not_found = || Error::unknown_dependency(id);
-        let entry = self.inner.entry(id).ok_or_else(not_found)?;
-        self.inner.start_run(&entry).await.ok_or_else(not_found)?;
+        let entry = self.inner.deps.get(id).ok_or_else(not_found)?;
+        if let Some(run) = self.inner.start_run(&entry) {
+            run.await.ok_or_else(not_found)?;
+        }
         Ok(self.inner.current(&entry))
     }
 
-    /// Checks every dependency now, concurrently, and answers with the fresh report. Takes as
-    /// long as the slowest check (at most its timeout), not the sum.
+    /// Checks every polled dependency now, concurrently, and answers with the fresh report.
+    /// Takes as long as the slowest check (at most its timeout), not the sum.
     pub async fn refresh_all(&self) -> Arc<SystemReport> {
-        let entries: Vec<_> = read(&self.inner.entries).values().cloned().collect();
-        let runs: Vec<RunFuture> = entries.iter().map(|e| self.inner.start_run(e)).collect();
+        let entries = self.inner.deps.all();
+        let runs: Vec<RunFuture> = entries
+            .iter()
+            .filter_map(|e| self.inner.start_run(e))
+            .collect();
         futures::future::join_all(runs).await;
         self.inner.report(true)
     }
 
-    /// Whether every dependency has been checked at least once (what a startup probe asks).
+    /// Whether every polled dependency has been checked at least once (what a startup probe
+    /// asks). One atomic load.
     #[must_use]
     pub fn startup_complete(&self) -> bool {
-        read(&self.inner.entries)
-            .values()
-            .all(|e| lock(&e.state).result.checked)
+        self.inner.deps.startup_complete()
     }
 
     /// The history of the dependency `id`: transitions, last hour by minute, uptime.
@@ -295,39 +285,12 @@ impl Registry {
     pub fn history(&self, id: &str) -> Result<HistorySnapshot, Error> {
         let entry = self
             .inner
-            .entry(id)
+            .deps
+            .get(id)
             .ok_or_else(|| Error::unknown_dependency(id))?;
         let now = self.inner.clock.wall();
         let snapshot = lock(&entry.state).history.snapshot(now);
         Ok(snapshot)
-    }
-
-    /// A stream of every event from now on. A receiver that falls behind by more than the
-    /// builder's `event_capacity` loses the oldest events (and is told so).
-    #[must_use]
-    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
-        self.inner.events.subscribe()
-    }
-
-    /// Adds a listener; see [`Listener`] for why it cannot hurt the engine.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_invalid`] if the operating system refused a thread for it.
-    pub fn add_listener(&self, listener: impl Listener) -> Result<(), Error> {
-        let slot = ListenerSlot::start(Arc::new(listener))
-            .map_err(|e| Error::invalid(format!("cannot start a listener thread: {e}")))?;
-        write(&self.inner.listeners).push(slot);
-        Ok(())
-    }
-
-    /// Events dropped because a listener was too slow to take them, over all listeners.
-    #[must_use]
-    pub fn dropped_listener_events(&self) -> u64 {
-        read(&self.inner.listeners)
-            .iter()
-            .map(ListenerSlot::dropped)
-            .sum()
     }
 }
 
@@ -341,67 +304,47 @@ impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registry")
             .field("appname", &self.inner.config.appname)
-            .field("dependencies", &read(&self.inner.entries).len())
-            .field("features", &read(&self.inner.features).len())
+            .field("dependencies", &self.inner.deps.len())
+            .field("features", &self.inner.features.len())
             .finish_non_exhaustive()
     }
 }
 
 impl Inner {
-    /// The drain in force; one that ran out is cleared (and announced) on the way.
-    fn drain_state(&self) -> Option<DrainState> {
-        let mut drain = lock(&self.drain);
-        if drain.as_ref().is_some_and(|d| d.is_over(self.clock.now())) {
-            *drain = None;
-            drop(drain);
-            self.emit(&Event::Drain(None));
-            return None;
+    /// Adds a dependency to the table, announces it, and starts the watchdog.
+    fn register(
+        self: &Arc<Self>,
+        info: Arc<DependencyInfo>,
+        check: Option<Arc<dyn DynCheck>>,
+    ) -> Result<Arc<Entry>, Error> {
+        let entry = Arc::new(Entry::new(
+            info,
+            check,
+            self.clock.now(),
+            self.clock.wall(),
+            self.config.transitions_kept,
+        ));
+        self.deps.insert(&entry)?;
+        self.bus.emit(&Event::Added(Arc::clone(&entry.info)));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            self.ensure_watchdog(&runtime);
         }
-        drain.clone()
+        self.reevaluate_features();
+        Ok(entry)
     }
 
-    fn entry(&self, id: &str) -> Option<Arc<Entry>> {
-        read(&self.entries).get(id).cloned()
-    }
-
-    fn feature_entry(&self, name: &str) -> Result<Arc<FeatureEntry>, Error> {
-        read(&self.features)
-            .get(name)
-            .cloned()
-            .ok_or_else(|| Error::unknown_feature(name))
-    }
-
-    fn is_registered(&self, entry: &Arc<Entry>) -> bool {
-        read(&self.entries)
-            .get(&entry.dep.info.id)
-            .is_some_and(|e| Arc::ptr_eq(e, entry))
-    }
-
-    fn emit(&self, event: &Event) {
-        let _ = self.events.send(event.clone());
-        for listener in read(&self.listeners).iter() {
-            listener.send(event);
-        }
-    }
-
-    fn emit_feature(&self, update: FeatureUpdate) {
-        self.emit(&Event::Feature {
-            state: Arc::new(update.state),
-            flip: update.flip,
-        });
-    }
-
-    /// Starts a check of `entry`, or joins the one in flight.
-    fn start_run(self: &Arc<Self>, entry: &Arc<Entry>) -> RunFuture {
+    /// Starts a check of `entry`, or joins the one in flight; `None` for a passive one.
+    fn start_run(self: &Arc<Self>, entry: &Arc<Entry>) -> Option<RunFuture> {
+        let check = Arc::clone(entry.check.as_ref()?);
         let mut slot = lock(&entry.inflight);
         if let Some(running) = slot.as_ref() {
-            return running.clone();
+            return Some(running.clone());
         }
         let weak = Arc::downgrade(self);
         let clock = self.clock.clone();
         let task_entry = Arc::clone(entry);
         let task = tokio::spawn(async move {
-            let executed = run::execute(&clock, &task_entry.dep).await;
+            let executed = run::execute(&clock, &task_entry.info, check).await;
             let recorded = weak
                 .upgrade()
                 .and_then(|inner| inner.record(&task_entry, executed));
@@ -410,40 +353,20 @@ impl Inner {
         });
         let run = async move { task.await.ok().flatten() }.boxed().shared();
         *slot = Some(run.clone());
-        run
+        Some(run)
     }
 
-    /// Records an executed check; `None` if the dependency was removed meanwhile.
-    fn record(
-        self: &Arc<Self>,
-        entry: &Arc<Entry>,
-        executed: run::Executed,
-    ) -> Option<Arc<CheckResult>> {
-        if !self.is_registered(entry) {
-            return None;
-        }
-        let info = &entry.dep.info;
+    /// Records a result, polled or pushed; `None` if the dependency was removed meanwhile.
+    fn record(&self, entry: &Arc<Entry>, executed: run::Executed) -> Option<Arc<CheckResult>> {
         let kind = executed.kind;
         let wall = self.clock.wall_at(executed.finished);
-        let (recorded, significant) = {
-            let mut state = lock(&entry.state);
-            let was_stale = state.is_stale(info, executed.finished);
-            let was_flapping = state.result.flapping;
-            let recorded = state.record(info, executed, wall, self.config.entry);
-            let significant =
-                recorded.changed() || was_stale || was_flapping != recorded.result.flapping;
-            (recorded, significant)
-        };
-        self.check_gen.fetch_add(1, Ordering::AcqRel);
-        if significant {
-            self.status_gen.fetch_add(1, Ordering::AcqRel);
-        }
-        self.emit(&Event::Checked {
+        let recorded = self.deps.record(entry, executed, wall, self.config.entry)?;
+        self.bus.emit(&Event::Checked {
             result: Arc::clone(&recorded.result),
             outcome: kind,
         });
-        if significant {
-            self.emit(&Event::Changed {
+        if recorded.significant {
+            self.bus.emit(&Event::Changed {
                 previous: recorded.previous,
                 current: self.current(entry),
             });
@@ -454,12 +377,12 @@ impl Inner {
 
     /// The result of `entry` as reported now: staleness applied, causes from the cached report.
     fn current(&self, entry: &Entry) -> Arc<CheckResult> {
-        let view = lock(&entry.state).view(entry.info(), self.clock.now());
-        if view.status == CheckStatus::Ok || entry.info().parents.is_empty() {
+        let view = lock(&entry.state).view(&entry.info, self.clock.now());
+        if view.status == CheckStatus::Ok || entry.info.parents.is_empty() {
             return view;
         }
         let report = self.report(false);
-        let blocked_by = graph::causes_from_report(&entry.info().parents, &report);
+        let blocked_by = graph::causes_from_report(&entry.info.parents, &report);
         if blocked_by.is_empty() {
             return view;
         }
@@ -470,29 +393,24 @@ impl Inner {
 
     fn report(&self, force: bool) -> Arc<SystemReport> {
         let now = self.clock.now();
-        let status_gen = self.status_gen.load(Ordering::Acquire);
-        let check_gen = self.check_gen.load(Ordering::Acquire);
-        let fresh = |c: &Cached| {
-            c.status_gen == status_gen
-                && now < c.valid_until
-                && (c.check_gen == check_gen
-                    || (!force && now < c.built_at + self.config.report_max_age))
+        let (status_gen, check_gen) = self.deps.generations();
+        let want = Wanted {
+            now,
+            status_gen,
+            check_gen,
+            max_age: (!force).then_some(self.config.report_max_age),
         };
-        if let Some(cached) = read(&self.cache).as_ref().filter(|c| fresh(c)) {
-            return Arc::clone(&cached.report);
-        }
-        let _rebuilding = lock(&self.rebuilding);
-        if let Some(cached) = read(&self.cache).as_ref().filter(|c| fresh(c)) {
-            return Arc::clone(&cached.report);
-        }
-        let cached = Arc::new(self.build_report(now, status_gen, check_gen));
-        let report = Arc::clone(&cached.report);
-        *write(&self.cache) = Some(cached);
-        report
+        self.cache.get(want, || self.build_report(want))
     }
 
-    fn build_report(&self, now: Instant, status_gen: u64, check_gen: u64) -> Cached {
-        let entries: Vec<Arc<Entry>> = read(&self.entries).values().cloned().collect();
+    fn build_report(&self, want: Wanted) -> Cached {
+        let Wanted {
+            now,
+            status_gen,
+            check_gen,
+            ..
+        } = want;
+        let entries = self.deps.all();
         // Rebuild at least hourly, so stale messages keep telling the right age.
         let mut valid_until = now + Duration::from_secs(3600);
         let mut results = Vec::with_capacity(entries.len());
@@ -500,9 +418,9 @@ impl Inner {
         for entry in &entries {
             let info = entry.info();
             let state = lock(&entry.state);
-            let stale_at = state.stale_at(info);
-            if stale_at > now {
-                valid_until = valid_until.min(stale_at);
+            let ages_at = state.ages_at(info);
+            if ages_at > now {
+                valid_until = valid_until.min(ages_at);
             }
             results.push(state.view(info, now));
             parents.push(info.parents.as_slice());
@@ -523,50 +441,12 @@ impl Inner {
         }
     }
 
-    /// The reported status of `id` now (staleness applied), if registered.
-    fn status_of(&self, id: &DependencyId, now: Instant) -> Option<CheckStatus> {
-        let entry = self.entry(id.as_str())?;
-        let state = lock(&entry.state);
-        let status = state.result.status;
-        Some(if state.is_stale(entry.info(), now) {
-            status.no_better_than(CheckStatus::Major)
-        } else {
-            status
-        })
-    }
-
-    fn requirement_states(&self, requirements: &[Requirement]) -> Vec<feature::RequirementState> {
-        let now = self.clock.now();
-        let mut system = None;
-        feature::evaluate(
-            requirements,
-            |id| self.status_of(id, now),
-            || *system.get_or_insert_with(|| self.report(false).condition),
-        )
-    }
-
-    /// Re-evaluates every feature's requirements; emits what changed.
-    fn reevaluate_features(&self) {
-        let _serial = lock(&self.evaluating_features);
-        let features: Vec<_> = read(&self.features).values().cloned().collect();
-        let wall = self.clock.wall();
-        for feature in features {
-            let requirements = self.requirement_states(feature.feature.requirements());
-            if let Some(update) = feature.reevaluate(requirements, wall) {
-                self.emit_feature(update);
-            }
-        }
-    }
-
     fn start_scheduler(self: &Arc<Self>, runtime: &tokio::runtime::Handle, entry: &Arc<Entry>) {
-        let seed = {
-            use std::hash::BuildHasher;
-            std::hash::RandomState::new().hash_one((self.jitter_seed, entry.info().id.as_str()))
-        };
+        let rng = self.rng.derive(&format!("jitter/{}", entry.info.id));
         let task = runtime.spawn(schedule(
             Arc::downgrade(self),
             Arc::clone(entry),
-            Jitter::new(seed, self.config.jitter),
+            Jitter::new(rng, self.config.jitter),
         ));
         *lock(&entry.scheduler) = Some(task.abort_handle());
     }
@@ -579,42 +459,32 @@ impl Inner {
         }
     }
 
-    /// Marks results that turned stale, and restarts a scheduler that died.
+    /// Marks results that turned stale or idle, ends holds that ran out, and restarts a
+    /// scheduler that died.
     fn sweep(self: &Arc<Self>) {
-        let _ = self.drain_state(); // announces a drain that ran out
+        let _ = self.holds(); // announces a hold that ran out
         let now = self.clock.now();
-        let entries: Vec<Arc<Entry>> = read(&self.entries).values().cloned().collect();
-        let mut changed = Vec::new();
-        for entry in &entries {
-            let info = entry.info();
-            {
-                let mut state = lock(&entry.state);
-                let stale = state.is_stale(info, now);
-                if stale != state.stale_reported {
-                    state.stale_reported = stale;
-                    changed.push((Arc::clone(entry), state.result.status));
-                }
-            }
+        for entry in self.deps.all() {
             let dead = lock(&entry.scheduler)
                 .as_ref()
                 .is_some_and(AbortHandle::is_finished);
-            if dead && self.is_registered(entry) {
-                tracing::error!(dependency = %info.id, "scheduler stopped; restarting it");
+            if dead && self.deps.is_registered(&entry) {
+                tracing::error!(dependency = %entry.info.id, "scheduler stopped; restarting it");
                 if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                    self.start_scheduler(&runtime, entry);
+                    self.start_scheduler(&runtime, &entry);
                 }
             }
         }
+        let changed = self.deps.sweep_aged(now);
         if changed.is_empty() {
             return;
         }
-        self.status_gen.fetch_add(1, Ordering::AcqRel);
         for (entry, previous) in changed {
             let current = self.current(&entry);
             if current.stale {
                 tracing::warn!(dependency = %current.id, "result is stale: {}", current.message);
             }
-            self.emit(&Event::Changed {
+            self.bus.emit(&Event::Changed {
                 previous: Some(previous),
                 current,
             });
@@ -628,18 +498,8 @@ impl Drop for Inner {
         if let Some(watchdog) = lock(&self.watchdog).take() {
             watchdog.abort();
         }
-        for entry in read(&self.entries).values() {
+        for entry in self.deps.all() {
             entry.stop();
         }
     }
-}
-
-fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    lock.read()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    lock.write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::entry::Entry;
 use super::Inner;
+use crate::Rng;
 
 /// Checks `entry` every period until it is removed or the registry dropped.
 pub(super) async fn schedule(registry: Weak<Inner>, entry: Arc<Entry>, mut jitter: Jitter) {
@@ -14,10 +15,13 @@ pub(super) async fn schedule(registry: Weak<Inner>, entry: Arc<Entry>, mut jitte
             let Some(inner) = registry.upgrade() else {
                 return;
             };
-            if !inner.is_registered(&entry) {
+            if !inner.deps.is_registered(&entry) {
                 return;
             }
-            (inner.clock.clone(), inner.start_run(&entry))
+            let Some(run) = inner.start_run(&entry) else {
+                return;
+            };
+            (inner.clock.clone(), run)
         };
         let started = clock.now();
         run.await;
@@ -40,30 +44,22 @@ pub(super) async fn watch(registry: Weak<Inner>, interval: Duration) {
 }
 
 /// Spreads periods by ± a fraction, so a fleet started together does not check in step.
+/// Its numbers come from the registry's seed.
 pub(super) struct Jitter {
-    state: u64,
+    rng: Rng,
     fraction: f64,
 }
 
 impl Jitter {
-    pub(super) fn new(seed: u64, fraction: f64) -> Self {
-        Self {
-            state: seed | 1,
-            fraction,
-        }
+    pub(super) fn new(rng: Rng, fraction: f64) -> Self {
+        Self { rng, fraction }
     }
 
     fn spread(&mut self, period: Duration) -> Duration {
         if self.fraction <= 0.0 {
             return period;
         }
-        // xorshift64*: plenty for spreading timers.
-        self.state ^= self.state >> 12;
-        self.state ^= self.state << 25;
-        self.state ^= self.state >> 27;
-        let bits = self.state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11;
-        #[allow(clippy::cast_precision_loss)] // 53 bits fit an f64 exactly
-        let unit = bits as f64 / (1u64 << 53) as f64;
+        let unit = self.rng.next_f64();
         period.mul_f64(1.0 + self.fraction * (2.0 * unit - 1.0))
     }
 }

@@ -4,7 +4,7 @@ use std::sync::mpsc;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use status_core::{CheckResult, CheckStatus, DependencyInfo, Listener, Outcome};
+use status_core::{CheckResult, CheckStatus, DependencyInfo, Listener, RunOutcome};
 
 use crate::support::{registry, Steered};
 
@@ -12,7 +12,7 @@ use crate::support::{registry, Steered};
 struct Panics;
 
 impl Listener for Panics {
-    fn on_checked(&self, _: &CheckResult, _: Outcome) {
+    fn on_checked(&self, _: &CheckResult, _: RunOutcome) {
         panic!("listener bug");
     }
 }
@@ -21,7 +21,7 @@ impl Listener for Panics {
 struct Slow;
 
 impl Listener for Slow {
-    fn on_checked(&self, _: &CheckResult, _: Outcome) {
+    fn on_checked(&self, _: &CheckResult, _: RunOutcome) {
         std::thread::sleep(Duration::from_secs(3600));
     }
 }
@@ -33,7 +33,7 @@ impl Listener for Records {
     fn on_added(&self, info: &DependencyInfo) {
         self.send(format!("added {}", info.id()));
     }
-    fn on_checked(&self, result: &CheckResult, outcome: Outcome) {
+    fn on_checked(&self, result: &CheckResult, outcome: RunOutcome) {
         self.send(format!("checked {} {outcome}", result.id));
     }
     fn on_changed(&self, previous: Option<CheckStatus>, current: &CheckResult) {
@@ -107,7 +107,7 @@ async fn outcomes_tell_timeouts_and_panics_apart() {
 struct Stuck(Mutex<mpsc::Receiver<()>>);
 
 impl Listener for Stuck {
-    fn on_checked(&self, _: &CheckResult, _: Outcome) {
+    fn on_checked(&self, _: &CheckResult, _: RunOutcome) {
         self.0.lock().unwrap().recv().ok();
     }
 }

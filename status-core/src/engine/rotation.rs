@@ -1,0 +1,226 @@
+//! The rotation holds in force, and the registry's drain and readiness API.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::Registry;
+use crate::event::Event;
+use crate::feature::validate_ttl_and_reason;
+use crate::sync::lock;
+use crate::{DrainState, Error, HoldSource, Readiness, RotationHold};
+
+/// The holds in force, one per source.
+#[derive(Default)]
+pub(crate) struct Rotation {
+    holds: Mutex<BTreeMap<HoldSource, RotationHold>>,
+    /// Bumped by every change, expiry included, so renderers know when to render again.
+    generation: AtomicU64,
+}
+
+impl Rotation {
+    /// Sets `source`'s hold, replacing its previous one only.
+    fn set(&self, hold: RotationHold) {
+        lock(&self.holds).insert(hold.source, hold);
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Clears `source`'s hold; whether there was one in force.
+    fn clear(&self, source: HoldSource, now: Instant) -> bool {
+        let was = lock(&self.holds).remove(&source);
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        was.is_some_and(|h| !h.is_over(now))
+    }
+
+    /// The holds in force at `now`, most final first, and whether any ran out on the way
+    /// (they are dropped).
+    pub(crate) fn in_force(&self, now: Instant) -> (Vec<RotationHold>, bool) {
+        let mut holds = lock(&self.holds);
+        let before = holds.len();
+        holds.retain(|_, h| !h.is_over(now));
+        let expired = holds.len() != before;
+        if expired {
+            self.generation.fetch_add(1, Ordering::AcqRel);
+        }
+        (holds.values().cloned().collect(), expired)
+    }
+
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+}
+
+impl super::Inner {
+    /// The holds in force; one that ran out is dropped and announced on the way.
+    pub(crate) fn holds(&self) -> Vec<RotationHold> {
+        let (holds, expired) = self.rotation.in_force(self.clock.now());
+        if expired {
+            self.bus
+                .emit(&Event::Drain(DrainState::of(None, holds.clone())));
+        }
+        holds
+    }
+}
+
+impl Registry {
+    /// Takes the instance out of rotation on behalf of `source`: readiness and summary fail
+    /// until `ttl` ends (or for good with `None`) or [`release`](Self::release) is called
+    /// for that source. Replaces that source's previous hold and no other.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_invalid`] when `reason` is blank or longer than 1024 bytes, or `ttl` is
+    /// under a second or over 7 days. Nothing changes on error.
+    pub fn hold(
+        &self,
+        source: HoldSource,
+        reason: &str,
+        ttl: Option<Duration>,
+        actor: Option<&str>,
+    ) -> Result<RotationHold, Error> {
+        validate_ttl_and_reason(ttl.unwrap_or(Duration::from_secs(1)), reason)?;
+        let inner = &self.inner;
+        let now = inner.clock.now();
+        let since = inner.clock.wall_at(now);
+        let hold = RotationHold {
+            source,
+            reason: reason.trim().to_owned(),
+            actor: actor
+                .map(str::trim)
+                .filter(|a| !a.is_empty())
+                .map(|a| a.chars().take(128).collect()),
+            since,
+            until: ttl.map(|ttl| since + ttl),
+            deadline: ttl.map(|ttl| now + ttl),
+        };
+        inner.rotation.set(hold.clone());
+        inner.bus.emit(&Event::Drain(self.drain_state()));
+        Ok(hold)
+    }
+
+    /// Puts the instance back in rotation as far as `source` is concerned: its hold ends, the
+    /// others stay. Answers whether `source` had a hold in force.
+    pub fn release(&self, source: HoldSource) -> bool {
+        let inner = &self.inner;
+        let was = inner.rotation.clear(source, inner.clock.now());
+        if was {
+            inner.bus.emit(&Event::Drain(self.drain_state()));
+        }
+        was
+    }
+
+    /// The holds in force, most final first.
+    #[must_use]
+    pub fn holds(&self) -> Vec<RotationHold> {
+        self.inner.holds()
+    }
+
+    /// A number that changes whenever the holds do (an expiry included, once noticed).
+    #[must_use]
+    pub fn rotation_generation(&self) -> u64 {
+        self.inner.rotation.generation()
+    }
+
+    /// Starts draining the instance on an operator's behalf: the [`HoldSource::Operator`]
+    /// hold (see [`hold`](Self::hold)). Answers with the drain, described by that hold.
+    ///
+    /// # Errors
+    ///
+    /// As [`hold`](Self::hold). Nothing changes on error.
+    pub fn drain(
+        &self,
+        reason: &str,
+        ttl: Option<Duration>,
+        actor: Option<&str>,
+    ) -> Result<DrainState, Error> {
+        let hold = self.hold(HoldSource::Operator, reason, ttl, actor)?;
+        let mut holds = self.holds();
+        if !holds.contains(&hold) {
+            holds.push(hold.clone()); // ran out already: a clock that jumped
+        }
+        Ok(DrainState::of(Some(&hold), holds).expect("holds it was given"))
+    }
+
+    /// Ends the operator's drain; a shutdown's or a cull's hold stays. Answers whether the
+    /// operator had a drain in force.
+    pub fn undrain(&self) -> bool {
+        self.release(HoldSource::Operator)
+    }
+
+    /// The instance's holds, described by the most final one; `None` in rotation.
+    #[must_use]
+    pub fn drain_state(&self) -> Option<DrainState> {
+        DrainState::of(None, self.holds())
+    }
+
+    /// Whether the instance should receive traffic: startup done, not OUTAGE, no hold.
+    #[must_use]
+    pub fn readiness(&self) -> Readiness {
+        self.readiness_strict(false)
+    }
+
+    /// As [`readiness`](Self::readiness); with `strict`, anything but OK fails it.
+    #[must_use]
+    pub fn readiness_strict(&self, strict: bool) -> Readiness {
+        Readiness::judge(
+            self.condition(),
+            strict,
+            self.startup_complete(),
+            self.drain_state(),
+            || self.report().culprit_sentences().collect(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::DateTime;
+
+    fn hold(source: HoldSource, deadline: Option<Instant>) -> RotationHold {
+        RotationHold {
+            source,
+            reason: source.to_string(),
+            actor: None,
+            since: DateTime::UNIX_EPOCH,
+            until: None,
+            deadline,
+        }
+    }
+
+    #[test]
+    fn sources_hold_independently() {
+        let rotation = Rotation::default();
+        let now = Instant::now();
+        rotation.set(hold(HoldSource::Operator, None));
+        rotation.set(hold(HoldSource::Cull, None));
+        assert!(rotation.clear(HoldSource::Operator, now));
+        let (left, _) = rotation.in_force(now);
+        assert_eq!(left.len(), 1);
+        assert_eq!(left[0].source, HoldSource::Cull);
+        assert!(
+            !rotation.clear(HoldSource::Operator, now),
+            "nothing left to clear"
+        );
+    }
+
+    #[test]
+    fn expired_holds_are_dropped_and_bump_the_generation() {
+        let rotation = Rotation::default();
+        let now = Instant::now();
+        rotation.set(hold(
+            HoldSource::Operator,
+            Some(now + Duration::from_secs(1)),
+        ));
+        rotation.set(hold(HoldSource::Shutdown, None));
+        let before = rotation.generation();
+        let (holds, expired) = rotation.in_force(now + Duration::from_secs(2));
+        assert!(expired);
+        assert_eq!(holds.len(), 1);
+        assert_eq!(holds[0].source, HoldSource::Shutdown);
+        assert!(rotation.generation() > before);
+    }
+}
