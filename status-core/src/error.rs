@@ -106,8 +106,8 @@ impl fmt::Display for Error {
         match &self.kind {
             ErrorKind::InvalidId { id, reason } => write!(f, "invalid id {id:?}: {reason}"),
             ErrorKind::Duplicate { what, id } => write!(f, "{what} {id:?} is already registered"),
-            ErrorKind::UnknownDependency(id) => write!(f, "no dependency {id:?}"),
-            ErrorKind::UnknownFeature(name) => write!(f, "no feature {name:?}"),
+            ErrorKind::UnknownDependency(id) => write!(f, "no dependency named {id:?}"),
+            ErrorKind::UnknownFeature(name) => write!(f, "no feature named {name:?}"),
             ErrorKind::Cycle(id) => write!(f, "dependency {id:?} would depend on itself"),
             ErrorKind::Invalid(message) => f.write_str(message),
             ErrorKind::NoRuntime => f.write_str("no Tokio runtime to run checks on"),

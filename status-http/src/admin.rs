@@ -39,11 +39,11 @@ pub(crate) async fn feature(
     State(state): State<Arc<AppState>>,
     Path(name): Path<String>,
 ) -> Result<Response, ApiError> {
+    let flips = state.registry.feature_flips(&name)?;
     let handle = state
         .registry
         .feature(&name)
         .ok_or_else(|| ApiError::not_found("feature", &name))?;
-    let flips = state.registry.feature_flips(&name).unwrap_or_default();
     Ok(json_response(
         StatusCode::OK,
         JSON,
@@ -79,15 +79,11 @@ pub(crate) async fn set_override(
         request.enabled,
         Duration::from_secs(request.ttl_seconds),
         request.reason,
-    )
-    .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    )?;
     if let Some(actor) = request.actor.filter(|a| !a.trim().is_empty()) {
         over = over.actor(actor);
     }
-    let feature = state
-        .registry
-        .override_feature(&name, &over)
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let feature = state.registry.override_feature(&name, &over)?;
     tracing::info!(feature = %name, enabled = feature.enabled, "feature overridden");
     Ok(json_response(StatusCode::OK, JSON, &feature))
 }
@@ -99,10 +95,7 @@ pub(crate) async fn clear_override(
     Path(name): Path<String>,
     _: AdminBody,
 ) -> Result<Response, ApiError> {
-    let feature = state
-        .registry
-        .clear_override(&name)
-        .map_err(|_| ApiError::not_found("feature", &name))?;
+    let feature = state.registry.clear_override(&name)?;
     tracing::info!(feature = %name, "feature override cleared");
     Ok(json_response(StatusCode::OK, JSON, &feature))
 }
@@ -123,19 +116,18 @@ pub(crate) async fn drain(
     body: AdminBody,
 ) -> Result<Response, ApiError> {
     let request: DrainRequest = body.parse()?;
-    let drain = state
-        .registry
-        .drain(
-            &request.reason,
-            Some(Duration::from_secs(request.ttl_seconds)),
-            request.actor.as_deref().filter(|a| !a.trim().is_empty()),
-        )
-        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let drain = state.registry.drain(
+        &request.reason,
+        Some(Duration::from_secs(request.ttl_seconds)),
+        request.actor.as_deref().filter(|a| !a.trim().is_empty()),
+    )?;
     tracing::warn!(reason = %drain.reason, "instance draining");
     Ok(json_response(StatusCode::OK, JSON, &drain))
 }
 
-/// DELETE `/admin/drain`. A body, if any, is ignored (but still bounded).
+/// DELETE `/admin/drain`: ends the operator's hold only; a shutdown's or a cull's stays, and
+/// the answer says so (`draining` stays true while any hold is in force). A body, if any, is
+/// ignored (but still bounded).
 pub(crate) async fn undrain(
     _: Admin,
     State(state): State<Arc<AppState>>,
@@ -143,12 +135,13 @@ pub(crate) async fn undrain(
 ) -> Response {
     let was_draining = state.registry.undrain();
     if was_draining {
-        tracing::info!("instance no longer draining");
+        tracing::info!("operator drain ended");
     }
+    let holds = state.registry.holds();
     json_response(
         StatusCode::OK,
         JSON,
-        &json!({ "draining": false, "wasDraining": was_draining }),
+        &json!({ "draining": !holds.is_empty(), "wasDraining": was_draining, "holds": holds }),
     )
 }
 
@@ -160,10 +153,10 @@ pub(crate) async fn refresh(
     Path(id): Path<String>,
     _: AdminBody,
 ) -> Result<Response, ApiError> {
-    let result = state
-        .registry
-        .refresh(&id)
-        .await
-        .map_err(|_| ApiError::not_found("dependency", &id))?;
-    Ok(json_response(StatusCode::OK, JSON, &*result))
+    let result = state.registry.refresh(&id).await?;
+    Ok(json_response(
+        StatusCode::OK,
+        JSON,
+        &*state.present.result(&result),
+    ))
 }

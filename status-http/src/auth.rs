@@ -3,14 +3,13 @@
 use std::fmt;
 use std::sync::Arc;
 
-use axum::extract::FromRequestParts;
+use axum::extract::{FromRef, FromRequestParts};
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use axum::http::HeaderMap;
 use subtle::ConstantTimeEq;
 
 use crate::error::ApiError;
-use crate::state::AppState;
 
 /// An admin bearer token, for applications that guard routes of their own the way the admin
 /// API is guarded. Its `Debug` never shows it.
@@ -71,21 +70,80 @@ impl fmt::Debug for AdminToken {
     }
 }
 
-/// Proof that the request carries the admin token. Extract it first in admin handlers so that
-/// nothing else is looked at before the caller is authenticated.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Admin;
+/// Who may call admin routes: the configured [`AdminToken`], or nobody (every admin call
+/// then answers 403). Put it in your router's state and implement [`FromRef`] for it, and
+/// the [`Admin`] extractor guards your own routes exactly as the admin API is guarded.
+#[derive(Debug, Clone, Default)]
+pub struct AdminAuth {
+    token: Option<AdminToken>,
+}
 
-impl FromRequestParts<Arc<AppState>> for Admin {
+impl AdminAuth {
+    /// Admin calls carrying `token`; a blank token turns them all away with 403.
+    #[must_use]
+    pub fn new(token: &str) -> Self {
+        Self {
+            token: AdminToken::new(token),
+        }
+    }
+
+    /// Checks `headers`.
+    ///
+    /// # Errors
+    ///
+    /// 403 when no token is configured; 401 (with `WWW-Authenticate: Bearer`) when the
+    /// token is missing or wrong.
+    pub fn authorize(&self, headers: &HeaderMap) -> Result<(), ApiError> {
+        match &self.token {
+            Some(token) => token.authorize(headers),
+            None => Err(ApiError::admin_disabled()),
+        }
+    }
+}
+
+/// Proof that the request carries the admin token. Put it first among a handler's
+/// arguments, so that nothing else of the request is looked at (not even the path) before
+/// the caller is authenticated.
+///
+/// # Example
+///
+/// ```
+/// use axum::extract::FromRef;
+/// use axum::{routing::post, Router};
+/// use status_http::{Admin, AdminAuth};
+///
+/// #[derive(Clone)]
+/// struct AppState {
+///     auth: AdminAuth,
+/// }
+///
+/// impl FromRef<AppState> for AdminAuth {
+///     fn from_ref(state: &AppState) -> Self {
+///         state.auth.clone()
+///     }
+/// }
+///
+/// async fn purge(_: Admin) -> &'static str {
+///     "purged"
+/// }
+///
+/// let app: Router = Router::new()
+///     .route("/purge", post(purge))
+///     .with_state(AppState { auth: AdminAuth::new("s3cret") });
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Admin;
+
+impl<S> FromRequestParts<S> for Admin
+where
+    S: Send + Sync,
+    AdminAuth: FromRef<S>,
+{
     type Rejection = ApiError;
 
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &Arc<AppState>,
-    ) -> Result<Self, Self::Rejection> {
-        let Some(token) = &state.admin_token else {
-            return Err(ApiError::admin_disabled());
-        };
-        token.authorize(&parts.headers).map(|()| Admin)
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        AdminAuth::from_ref(state)
+            .authorize(&parts.headers)
+            .map(|()| Admin)
     }
 }

@@ -86,6 +86,23 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// A core error as an answer: an unknown name is 404, an invalid value (a bad id, a blank
+/// reason, a TTL out of range) 400, a name already taken 409, anything else 500.
+impl From<status_core::Error> for ApiError {
+    fn from(error: status_core::Error) -> Self {
+        let status = if error.is_not_found() {
+            StatusCode::NOT_FOUND
+        } else if error.is_invalid() || error.is_invalid_id() {
+            StatusCode::BAD_REQUEST
+        } else if error.is_duplicate() {
+            StatusCode::CONFLICT
+        } else {
+            StatusCode::INTERNAL_SERVER_ERROR
+        };
+        Self::new(status, error.to_string())
+    }
+}
+
 impl std::fmt::Display for ApiError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.status, self.message)

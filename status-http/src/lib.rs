@@ -53,7 +53,9 @@ mod codes;
 mod dashboard;
 mod error;
 mod metrics;
+mod present;
 mod probes;
+mod render;
 mod routes;
 mod state;
 mod view;
@@ -61,11 +63,14 @@ mod view;
 pub mod middleware;
 pub mod shutdown;
 
-pub use self::auth::AdminToken;
+pub use self::auth::{Admin, AdminAuth, AdminToken};
 pub use self::body::BODY_LIMIT;
 pub use self::codes::CodeMap;
 pub use self::error::ApiError;
 pub use self::routes::Routes;
+
+/// The metrics library `/metrics` is written with, for [`Routes::register_metrics`].
+pub use prometheus_client;
 
 /// The router of the HTTP contract for `registry`, with default options: no admin token
 /// (admin calls answer 403), default codes, detailed view.

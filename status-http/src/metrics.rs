@@ -14,7 +14,9 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::{Registry as MetricRegistry, Unit};
-use status_core::{CheckResult, DependencyId, DependencyInfo, Listener, Registry, RunOutcome};
+use status_core::{
+    CheckResult, DependencyId, DependencyInfo, HoldSource, Listener, Registry, RunOutcome,
+};
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -28,6 +30,11 @@ struct IdLabel {
 struct CheckLabels {
     id: String,
     outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct SourceLabel {
+    source: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -53,17 +60,23 @@ struct Families {
     durations: Family<IdLabel, Histogram, fn() -> Histogram>,
     checks: Family<CheckLabels, Counter>,
     features: Family<FeatureLabel, Gauge>,
+    holds: Family<SourceLabel, Gauge>,
 }
 
 impl Metrics {
-    /// Metrics for `registry`, fed by a listener registered on it.
-    pub(crate) fn new(registry: &Registry) -> Self {
+    /// Metrics for `registry`, fed by a listener registered on it, and whatever `hooks`
+    /// register beside them.
+    pub(crate) fn new(
+        registry: &Registry,
+        hooks: Vec<Box<dyn FnOnce(&mut MetricRegistry) + Send>>,
+    ) -> Self {
         let families = Arc::new(Families {
             system: Gauge::default(),
             dependency: Family::default(),
             durations: Family::new_with_constructor(duration_histogram),
             checks: Family::default(),
             features: Family::default(),
+            holds: Family::default(),
         });
         let mut metrics = MetricRegistry::default();
         metrics.register(
@@ -92,6 +105,14 @@ impl Metrics {
             "Whether each feature is enabled (1) or not (0)",
             families.features.clone(),
         );
+        metrics.register(
+            "status_rotation_hold",
+            "Whether each source holds the instance out of rotation (1) or not (0)",
+            families.holds.clone(),
+        );
+        for hook in hooks {
+            hook(&mut metrics);
+        }
         for info in registry.dependencies() {
             families.declare(info.id());
         }
@@ -125,6 +146,14 @@ impl Metrics {
                     feature: feature.name.to_string(),
                 })
                 .set(i64::from(feature.enabled));
+        }
+        let holds = registry.holds();
+        for source in HoldSource::ALL {
+            f.holds
+                .get_or_create(&SourceLabel {
+                    source: source.as_str(),
+                })
+                .set(i64::from(holds.iter().any(|h| h.source == source)));
         }
         let mut text = String::new();
         encode(&mut text, &metrics)?;

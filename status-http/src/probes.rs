@@ -1,171 +1,199 @@
 //! The probe endpoints: detailed, summary, liveness, readiness, startup, one dependency.
+//!
+//! The detailed report and the summary, in each format, are serialized once per report
+//! generation and served as shared bytes with a strong `ETag`; liveness once for good.
 
 use std::sync::Arc;
 
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde::Serialize;
 use serde_json::json;
-use status_core::{CheckResult, CheckStatus, DrainState, HistorySnapshot, SystemReport};
+use status_core::{CheckResult, CheckStatus, DrainState, HistorySnapshot, Readiness, SystemReport};
 
 use crate::error::ApiError;
+use crate::render::{Body, Rendered};
 use crate::state::AppState;
 use crate::view::{json_response, text_response, Format, View, HEALTH_JSON};
 
-const JSON: &str = "application/json";
+pub(crate) const JSON: &str = "application/json";
+pub(crate) const TEXT: &str = "text/plain; charset=utf-8";
 
-/// The report as this router shows it: `?exclude=` applied, stripped for a public view, and
-/// under the router's application name.
-fn report_for(state: &AppState, view: &View) -> Arc<SystemReport> {
-    let report = state.registry.report();
-    let mut report = if view.exclude.is_empty() {
-        report
-    } else {
-        Arc::new(report.excluding(&view.excluded()))
-    };
-    if state.public_view {
-        let public = Arc::make_mut(&mut report);
-        public.results = public.results.iter().map(publish).collect();
+impl AppState {
+    /// The bodies of the current report as this router shows it.
+    pub(crate) fn rendered(&self) -> Arc<Rendered> {
+        let rotation = self.registry.rotation_generation();
+        self.rendered
+            .get(self.registry.report(), rotation, |report| {
+                (self.present.report(report), self.registry.drain_state())
+            })
     }
-    if let Some(appname) = state.appname.as_ref().filter(|a| **a != report.appname) {
-        Arc::make_mut(&mut report).appname.clone_from(appname);
-    }
-    report
-}
 
-/// A result without what the public view withholds: error chains and messages of failures.
-fn publish(result: &Arc<CheckResult>) -> Arc<CheckResult> {
-    if result.thrown.is_none() && result.status == CheckStatus::Ok {
-        return Arc::clone(result);
+    /// The report as this router shows it, without the dependencies `view` excludes.
+    fn report_excluding(&self, view: &View) -> Arc<SystemReport> {
+        let report = self.registry.report();
+        self.present
+            .report(Arc::new(report.excluding(&view.excluded())))
     }
-    let mut public = (**result).clone();
-    public.thrown = None;
-    if public.status != CheckStatus::Ok {
-        public.message = public.status.to_string();
-    }
-    Arc::new(public)
 }
 
 #[derive(Serialize)]
 struct Detailed<'a> {
     #[serde(flatten)]
     report: &'a SystemReport,
-    draining: Option<DrainState>,
+    draining: Option<&'a DrainState>,
+}
+
+fn detailed_body(
+    report: &SystemReport,
+    drain: Option<&DrainState>,
+    format: Format,
+) -> Result<Body, ApiError> {
+    match format {
+        Format::Json => Body::json(
+            &Detailed {
+                report,
+                draining: drain,
+            },
+            JSON,
+        ),
+        Format::HealthJson => Body::json(&report.health_json(), HEALTH_JSON),
+        Format::Verbose => Ok(Body::new(report.verbose(), TEXT)),
+    }
+}
+
+fn summary_body(
+    report: &SystemReport,
+    drain: Option<&DrainState>,
+    format: Format,
+) -> Result<Body, ApiError> {
+    let summary = report.summary().draining(drain);
+    match format {
+        Format::Json => Body::json(&summary, JSON),
+        Format::HealthJson => Body::json(&report.health_json(), HEALTH_JSON),
+        Format::Verbose => Ok(Body::new(
+            format!("condition {}\n", summary.condition()),
+            TEXT,
+        )),
+    }
+}
+
+fn slot(format: Format) -> usize {
+    match format {
+        Format::Json => 0,
+        Format::HealthJson => 1,
+        Format::Verbose => 2,
+    }
 }
 
 /// GET `/healthcheck`.
-pub(crate) async fn detailed(State(state): State<Arc<AppState>>, view: View) -> Response {
-    let report = report_for(&state, &view);
-    let code = state.codes.code(report.condition, view.strict);
-    match view.format {
-        Format::Json => json_response(
-            code,
-            JSON,
-            &Detailed {
-                report: &report,
-                draining: state.registry.drain_state(),
-            },
-        ),
-        Format::HealthJson => json_response(code, HEALTH_JSON, &report.health_json()),
-        Format::Verbose => text_response(code, report.verbose()),
+pub(crate) async fn detailed(
+    State(state): State<Arc<AppState>>,
+    view: View,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    if !view.exclude.is_empty() {
+        let report = state.report_excluding(&view);
+        let code = state.codes.code(report.condition, view.strict);
+        let drain = state.registry.drain_state();
+        return Ok(detailed_body(&report, drain.as_ref(), view.format)?.respond(code, &headers));
     }
+    let rendered = state.rendered();
+    let code = state.codes.code(rendered.report.condition, view.strict);
+    let body = rendered.detailed[slot(view.format)]
+        .get_or_init(|| detailed_body(&rendered.report, rendered.drain.as_ref(), view.format));
+    Ok(body.as_ref().map_err(Clone::clone)?.respond(code, &headers))
 }
 
-/// GET `/healthcheck/summary`: fails while draining.
-pub(crate) async fn summary(State(state): State<Arc<AppState>>, view: View) -> Response {
-    let report = report_for(&state, &view);
-    let drain = state.registry.drain_state();
-    let summary = report.summary().draining(drain.as_ref());
-    let code = if drain.is_some() {
-        StatusCode::SERVICE_UNAVAILABLE
-    } else {
-        state.codes.code(report.condition, view.strict)
+/// GET `/healthcheck/summary`: fails while out of rotation.
+pub(crate) async fn summary(
+    State(state): State<Arc<AppState>>,
+    view: View,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let code = |report: &SystemReport, drain: Option<&DrainState>| {
+        if drain.is_some() {
+            StatusCode::SERVICE_UNAVAILABLE
+        } else {
+            state.codes.code(report.condition, view.strict)
+        }
     };
-    match view.format {
-        Format::Json => json_response(code, JSON, &summary),
-        Format::HealthJson => json_response(code, HEALTH_JSON, &report.health_json()),
-        Format::Verbose => text_response(code, format!("condition {}\n", summary.condition())),
+    if !view.exclude.is_empty() {
+        let report = state.report_excluding(&view);
+        let drain = state.registry.drain_state();
+        let body = summary_body(&report, drain.as_ref(), view.format)?;
+        return Ok(body.respond(code(&report, drain.as_ref()), &headers));
     }
+    let rendered = state.rendered();
+    let body = rendered.summary[slot(view.format)]
+        .get_or_init(|| summary_body(&rendered.report, rendered.drain.as_ref(), view.format));
+    let code = code(&rendered.report, rendered.drain.as_ref());
+    Ok(body.as_ref().map_err(Clone::clone)?.respond(code, &headers))
 }
 
-/// GET `/healthcheck/live`: the process serves. Never depends on dependencies or draining.
-pub(crate) async fn live(State(state): State<Arc<AppState>>, view: View) -> Response {
-    match view.format {
-        Format::Verbose => text_response(StatusCode::OK, "[+]ping ok\nlivez check passed\n".into()),
-        _ => json_response(
-            StatusCode::OK,
-            JSON,
-            &json!({ "live": true, "hostname": state.registry.hostname() }),
-        ),
-    }
+/// The liveness bodies, serialized once: JSON and verbose text.
+pub(crate) fn liveness_bodies(hostname: &str) -> [Body; 2] {
+    let json = serde_json::to_vec(&json!({ "live": true, "hostname": hostname }))
+        .expect("a map of a bool and a string serializes");
+    [
+        Body::new(json, JSON),
+        Body::new("[+]ping ok\nlivez check passed\n", TEXT),
+    ]
+}
+
+/// GET `/healthcheck/live`: the process serves. Never depends on dependencies or holds.
+pub(crate) async fn live(
+    State(state): State<Arc<AppState>>,
+    view: View,
+    headers: HeaderMap,
+) -> Response {
+    let body = &state.live[usize::from(view.format == Format::Verbose)];
+    body.respond(StatusCode::OK, &headers)
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Readiness {
+struct ReadinessBody<'a> {
     ready: bool,
     condition: CheckStatus,
     startup_complete: bool,
-    draining: Option<DrainState>,
-    reasons: Vec<String>,
+    draining: Option<&'a DrainState>,
+    reasons: &'a [String],
 }
 
-/// GET `/healthcheck/ready`: not OUTAGE (not anything but OK with `?strict`), not draining,
-/// startup done.
+/// GET `/healthcheck/ready`: [`Registry::readiness`](status_core::Registry::readiness),
+/// rendered (`?strict` fails on anything but OK, `?exclude=` leaves dependencies out).
 pub(crate) async fn ready(State(state): State<Arc<AppState>>, view: View) -> Response {
-    let report = report_for(&state, &view);
-    let startup_complete = state.registry.startup_complete();
-    let draining = state.registry.drain_state();
-    let failing = if view.strict {
-        report.condition != CheckStatus::Ok
+    let readiness: Readiness = if view.exclude.is_empty() {
+        state.registry.readiness_strict(view.strict)
     } else {
-        report.condition == CheckStatus::Outage
+        let report = state.report_excluding(&view);
+        state.registry.readiness_of(&report, view.strict)
     };
-    let mut reasons = Vec::new();
-    if failing {
-        let culprits: Vec<String> = report
-            .culprits()
-            .map(|r| format!("{} is {}", r.id, r.status))
-            .collect();
-        reasons.push(format!(
-            "system is {}: {}",
-            report.condition,
-            culprits.join(", ")
-        ));
-    }
-    if !startup_complete {
-        reasons.push("startup not complete: some dependencies were never checked".to_owned());
-    }
-    if let Some(drain) = &draining {
-        reasons.push(format!("draining: {}", drain.reason));
-    }
-    let ready = reasons.is_empty();
-    let code = if ready {
+    let code = if readiness.ready {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
     if view.format == Format::Verbose {
-        let mut text = String::new();
-        let line = |ok: bool, name: &str, why: String| {
+        let failing = Readiness::fails_on(readiness.condition, view.strict);
+        let line = |ok: bool, name: &str, why: &str| {
             if ok {
                 format!("[+]{name} ok\n")
             } else {
                 format!("[-]{name} failed: {why}\n")
             }
         };
-        text += &line(!failing, "condition", report.condition.to_string());
-        text += &line(startup_complete, "startup", "not complete".to_owned());
+        let mut text = line(!failing, "condition", readiness.condition.as_str());
+        text += &line(readiness.startup_complete, "startup", "not complete");
+        let holds = readiness.drain.as_ref().map(DrainState::reasons);
         text += &line(
-            draining.is_none(),
+            holds.is_none(),
             "drain",
-            draining
-                .as_ref()
-                .map(|d| d.reason.clone())
-                .unwrap_or_default(),
+            holds.as_deref().unwrap_or_default(),
         );
-        text += if ready {
+        text += if readiness.ready {
             "readyz check passed\n"
         } else {
             "readyz check failed\n"
@@ -175,25 +203,20 @@ pub(crate) async fn ready(State(state): State<Arc<AppState>>, view: View) -> Res
     json_response(
         code,
         JSON,
-        &Readiness {
-            ready,
-            condition: report.condition,
-            startup_complete,
-            draining,
-            reasons,
+        &ReadinessBody {
+            ready: readiness.ready,
+            condition: readiness.condition,
+            startup_complete: readiness.startup_complete,
+            draining: readiness.drain.as_ref(),
+            reasons: &readiness.reasons,
         },
     )
 }
 
-/// GET `/healthcheck/startup`: every dependency has been checked once.
+/// GET `/healthcheck/startup`: every polled dependency has been checked once.
 pub(crate) async fn startup(State(state): State<Arc<AppState>>) -> Response {
     let report = state.registry.report();
-    let pending: Vec<&str> = report
-        .results
-        .iter()
-        .filter(|r| !r.checked)
-        .map(|r| r.id.as_str())
-        .collect();
+    let pending: Vec<&str> = report.pending().map(|r| r.id.as_str()).collect();
     let complete = pending.is_empty();
     let code = if complete {
         StatusCode::OK
@@ -221,14 +244,12 @@ pub(crate) async fn dependency(
     Path(id): Path<String>,
     view: View,
 ) -> Result<Response, ApiError> {
-    let not_found = || ApiError::not_found("dependency", &id);
-    let result = state.registry.result(&id).ok_or_else(not_found)?;
-    let history = state.registry.history(&id).map_err(|_| not_found())?;
-    let result = if state.public_view {
-        publish(&result)
-    } else {
-        result
-    };
+    let result = state
+        .registry
+        .result(&id)
+        .ok_or_else(|| ApiError::not_found("dependency", &id))?;
+    let history = state.present.history(state.registry.history(&id)?);
+    let result = state.present.result(&result);
     let code = state.codes.code(result.status, view.strict);
     Ok(json_response(
         code,

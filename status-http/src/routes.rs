@@ -11,9 +11,11 @@ use status_core::Registry;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::{DefaultOnFailure, TraceLayer};
 
-use crate::auth::AdminToken;
+use crate::auth::AdminAuth;
 use crate::body::BODY_LIMIT;
 use crate::metrics::Metrics;
+use crate::present::Presentation;
+use crate::render::RenderCache;
 use crate::state::AppState;
 use crate::{admin, dashboard, metrics, probes, CodeMap};
 
@@ -33,7 +35,6 @@ use crate::{admin, dashboard, metrics, probes, CodeMap};
 ///     .codes(CodeMap::default().with(CheckStatus::Outage, StatusCode::from_u16(512).unwrap()))
 ///     .build();
 /// ```
-#[derive(Debug)]
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct Routes {
     registry: Registry,
@@ -41,6 +42,23 @@ pub struct Routes {
     codes: CodeMap,
     public_view: bool,
     appname: Option<String>,
+    metrics: Vec<MetricsHook>,
+}
+
+/// Registers more metrics in the router's `/metrics` registry.
+type MetricsHook = Box<dyn FnOnce(&mut prometheus_client::registry::Registry) + Send>;
+
+impl std::fmt::Debug for Routes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Routes")
+            .field("registry", &self.registry)
+            .field("admin_token", &self.admin_token.as_ref().map(|_| ".."))
+            .field("codes", &self.codes)
+            .field("public_view", &self.public_view)
+            .field("appname", &self.appname)
+            .field("metrics", &self.metrics.len())
+            .finish()
+    }
 }
 
 impl Routes {
@@ -53,7 +71,35 @@ impl Routes {
             codes: CodeMap::default(),
             public_view: false,
             appname: None,
+            metrics: Vec::new(),
         }
+    }
+
+    /// Registers more metrics in the registry `/metrics` serves, beside the engine's: how
+    /// the traffic mechanisms (load shedding, node pools, culling) publish theirs. The
+    /// registry is [`prometheus_client`]'s, re-exported as `status_http::prometheus_client`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use status_http::prometheus_client::metrics::counter::Counter;
+    /// use status_http::Routes;
+    ///
+    /// let orders: Counter = Counter::default();
+    /// let app: axum::Router = Routes::new(status_core::Registry::new())
+    ///     .register_metrics({
+    ///         let orders = orders.clone();
+    ///         move |metrics| metrics.register("shop_orders", "Orders taken", orders)
+    ///     })
+    ///     .build();
+    /// orders.inc();
+    /// ```
+    pub fn register_metrics(
+        mut self,
+        register: impl FnOnce(&mut prometheus_client::registry::Registry) + Send + 'static,
+    ) -> Self {
+        self.metrics.push(Box::new(register));
+        self
     }
 
     /// The application name reports carry, instead of the registry's.
@@ -86,13 +132,17 @@ impl Routes {
     /// Building registers a listener on the registry to count checks for `/metrics`.
     pub fn build(self) -> Router {
         let state = Arc::new(AppState {
-            metrics: Metrics::new(&self.registry),
+            metrics: Metrics::new(&self.registry, self.metrics),
+            live: probes::liveness_bodies(self.registry.hostname()),
             registry: self.registry,
-            admin_token: self.admin_token.as_deref().and_then(AdminToken::new),
+            admin: AdminAuth::new(self.admin_token.as_deref().unwrap_or_default()),
             codes: self.codes,
-            public_view: self.public_view,
-            appname: self.appname,
-            live: Arc::new(dashboard::LiveFeed::new()),
+            present: Presentation {
+                public: self.public_view,
+                appname: self.appname,
+            },
+            rendered: RenderCache::default(),
+            feed: Arc::new(dashboard::LiveFeed::new()),
             event_streams: std::sync::atomic::AtomicUsize::new(0),
         });
         Router::new()

@@ -3,7 +3,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use status_core::Registry;
+use status_core::{HoldSource, Registry};
 
 /// Resolves on Ctrl-C, or SIGTERM on Unix.
 pub async fn signal() {
@@ -29,14 +29,18 @@ pub async fn signal() {
     }
 }
 
-/// When `trigger` resolves, drains `registry` (readiness and summary answer 503 from then
-/// on, liveness still 200), waits `delay` so balancers notice and stop sending, then resolves.
+/// When `trigger` resolves, takes `registry` out of rotation with a
+/// [`HoldSource::Shutdown`] hold (readiness and summary answer 503 from then on, liveness
+/// still 200), waits `delay` so balancers notice and stop sending, then resolves.
+///
+/// No admin call can put the instance back: an operator's undrain ends the operator's hold
+/// only, and an operator's short drain does not shorten this one.
 ///
 /// Pass it to [`axum::serve()`]'s `with_graceful_shutdown`, which then lets in-flight requests
 /// finish.
 pub async fn drain_then<F: Future<Output = ()>>(registry: Registry, delay: Duration, trigger: F) {
     trigger.await;
-    if let Err(e) = registry.drain("shutting down", None, None) {
+    if let Err(e) = registry.hold(HoldSource::Shutdown, "shutting down", None, None) {
         tracing::error!("cannot drain before shutdown: {e}");
     }
     tracing::info!(
@@ -54,7 +58,7 @@ pub async fn drain_then<F: Future<Output = ()>>(registry: Registry, delay: Durat
 /// ```no_run
 /// # async fn run() -> std::io::Result<()> {
 /// use std::time::Duration;
-/// use status_core::Registry;
+/// use status_core::{HoldSource, Registry};
 ///
 /// let registry = Registry::new();
 /// let app = status_http::routes(registry.clone());

@@ -1,21 +1,38 @@
 //! What every handler shares.
 
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+
+use axum::extract::FromRef;
 use status_core::Registry;
 
-use crate::auth::AdminToken;
+use crate::auth::AdminAuth;
+use crate::dashboard::LiveFeed;
 use crate::metrics::Metrics;
+use crate::present::Presentation;
+use crate::render::{Body, RenderCache};
 use crate::CodeMap;
 
 #[derive(Debug)]
 pub(crate) struct AppState {
     pub(crate) registry: Registry,
-    pub(crate) admin_token: Option<AdminToken>,
+    pub(crate) admin: AdminAuth,
     pub(crate) codes: CodeMap,
-    pub(crate) public_view: bool,
-    pub(crate) appname: Option<String>,
+    /// How reports are shown: public view, application name.
+    pub(crate) present: Presentation,
+    /// The probe bodies of the current report generation.
+    pub(crate) rendered: RenderCache,
+    /// The liveness bodies (JSON, text), serialized once.
+    pub(crate) live: [Body; 2],
     /// The dashboard's shared live renders.
-    pub(crate) live: std::sync::Arc<crate::dashboard::LiveFeed>,
+    pub(crate) feed: Arc<LiveFeed>,
     /// Dashboard event streams open now.
-    pub(crate) event_streams: std::sync::atomic::AtomicUsize,
+    pub(crate) event_streams: AtomicUsize,
     pub(crate) metrics: Metrics,
+}
+
+impl FromRef<Arc<AppState>> for AdminAuth {
+    fn from_ref(state: &Arc<AppState>) -> Self {
+        state.admin.clone()
+    }
 }

@@ -9,14 +9,14 @@ pub mod chaos;
 use std::time::Duration;
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::{FromRef, Path, State};
+use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use status_core::{CheckStatus, Dependency, Feature, Registry, Urgency};
 use status_http::middleware::{FeatureGateLayer, HealthGateLayer};
-use status_http::{AdminToken, ApiError};
+use status_http::{Admin, AdminAuth, ApiError};
 
 use crate::chaos::{Chaos, Setting};
 
@@ -226,7 +226,13 @@ async fn recommendations(check: chaos::ChaosCheck) -> status_core::check::CheckO
 #[derive(Clone)]
 struct DemoState {
     chaos: Chaos,
-    token: Option<AdminToken>,
+    auth: AdminAuth,
+}
+
+impl FromRef<DemoState> for AdminAuth {
+    fn from_ref(state: &DemoState) -> Self {
+        state.auth.clone()
+    }
 }
 
 /// The demo's router: the HTTP contract at `/`, chaos controls under `/demo`, and a few
@@ -239,7 +245,7 @@ pub fn app(demo: &Demo) -> Router {
         .build();
     let state = DemoState {
         chaos: demo.chaos.clone(),
-        token: AdminToken::new(&demo.config.admin_token),
+        auth: AdminAuth::new(&demo.config.admin_token),
     };
     let feature = |name: &str| {
         demo.registry
@@ -281,29 +287,19 @@ async fn index() -> Html<&'static str> {
     Html(include_str!("index.html"))
 }
 
-fn authorize(state: &DemoState, headers: &HeaderMap) -> Result<(), ApiError> {
-    match &state.token {
-        Some(token) => token.authorize(headers),
-        None => Err(ApiError::admin_disabled()),
-    }
-}
-
 /// GET `/demo/chaos` (admin).
-async fn chaos_list(State(state): State<DemoState>, headers: HeaderMap) -> Response {
-    if let Err(e) = authorize(&state, &headers) {
-        return e.into_response();
-    }
+async fn chaos_list(_: Admin, State(state): State<DemoState>) -> Response {
     Json(state.chaos.all()).into_response()
 }
 
-/// PUT `/demo/chaos/{id}` (admin) with `{"mode": …, "delayMs": n}`.
+/// PUT `/demo/chaos/{id}` (admin) with `{"mode": …, "delayMs": n}`. The token is checked
+/// before anything else of the request, the path included.
 async fn chaos_set(
+    _: Admin,
     State(state): State<DemoState>,
     Path(id): Path<String>,
-    headers: HeaderMap,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    authorize(&state, &headers)?;
     let body = body.map_err(|e| {
         if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::too_large(status_http::BODY_LIMIT)

@@ -11,7 +11,7 @@ use super::Registry;
 use crate::event::Event;
 use crate::feature::validate_ttl_and_reason;
 use crate::sync::lock;
-use crate::{DrainState, Error, HoldSource, Readiness, RotationHold};
+use crate::{DrainState, Error, HoldSource, Readiness, RotationHold, SystemReport};
 
 /// The holds in force, one per source.
 #[derive(Default)]
@@ -48,8 +48,16 @@ impl Rotation {
         (holds.values().cloned().collect(), expired)
     }
 
-    pub(crate) fn generation(&self) -> u64 {
-        self.generation.load(Ordering::Acquire)
+    /// The generation at `now`, after dropping holds that ran out; whether any did.
+    pub(crate) fn generation(&self, now: Instant) -> (u64, bool) {
+        let mut holds = lock(&self.holds);
+        let before = holds.len();
+        holds.retain(|_, h| !h.is_over(now));
+        let expired = holds.len() != before;
+        if expired {
+            self.generation.fetch_add(1, Ordering::AcqRel);
+        }
+        (self.generation.load(Ordering::Acquire), expired)
     }
 }
 
@@ -121,7 +129,12 @@ impl Registry {
     /// A number that changes whenever the holds do (an expiry included, once noticed).
     #[must_use]
     pub fn rotation_generation(&self) -> u64 {
-        self.inner.rotation.generation()
+        let inner = &self.inner;
+        let (generation, expired) = inner.rotation.generation(inner.clock.now());
+        if expired {
+            inner.bus.emit(&Event::Drain(self.drain_state()));
+        }
+        generation
     }
 
     /// Starts draining the instance on an operator's behalf: the [`HoldSource::Operator`]
@@ -173,6 +186,19 @@ impl Registry {
             || self.report().culprit_sentences().collect(),
         )
     }
+
+    /// As [`readiness_strict`](Self::readiness_strict), judged on `report` (one that leaves
+    /// some dependencies out, say) instead of the whole system.
+    #[must_use]
+    pub fn readiness_of(&self, report: &SystemReport, strict: bool) -> Readiness {
+        Readiness::judge(
+            report.condition,
+            strict,
+            self.startup_complete(),
+            self.drain_state(),
+            || report.culprit_sentences().collect(),
+        )
+    }
 }
 
 #[cfg(test)]
@@ -216,11 +242,11 @@ mod tests {
             Some(now + Duration::from_secs(1)),
         ));
         rotation.set(hold(HoldSource::Shutdown, None));
-        let before = rotation.generation();
+        let (before, _) = rotation.generation(now);
         let (holds, expired) = rotation.in_force(now + Duration::from_secs(2));
         assert!(expired);
         assert_eq!(holds.len(), 1);
         assert_eq!(holds[0].source, HoldSource::Shutdown);
-        assert!(rotation.generation() > before);
+        assert!(rotation.generation(now).0 > before);
     }
 }

@@ -43,7 +43,7 @@ impl LiveFeed {
 
 /// Renders of the live part, the current one first; starts the renderer if needed.
 pub(crate) fn subscribe(state: &Arc<AppState>) -> watch::Receiver<Option<Arc<str>>> {
-    let feed = &state.live;
+    let feed = &state.feed;
     let mut renders = feed.latest.subscribe();
     renders.mark_changed();
     if !feed.running.swap(true, Ordering::AcqRel) {
@@ -65,7 +65,7 @@ async fn render_loop(state: Weak<AppState>, feed: Arc<LiveFeed>) {
             continue;
         }
         let Some(state) = state.upgrade() else { return };
-        let view = view::build(&state.registry, Filter::default(), state.public_view);
+        let view = view::build(&state.registry, Filter::default(), &state.present);
         drop(state);
         match (Live { view: &view }).render() {
             Ok(html) => {

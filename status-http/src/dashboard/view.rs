@@ -4,6 +4,8 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use status_core::{CheckResult, CheckStatus, FeatureState, MinuteRecord, Registry, SystemReport};
 
+use crate::present::Presentation;
+
 /// Filters, from the query string (the page works without JavaScript) or typed live.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub(crate) struct Filter {
@@ -235,11 +237,14 @@ fn timeline(now: DateTime<Utc>, minutes: &[MinuteRecord]) -> Vec<Segment> {
 
 fn dependency(
     registry: &Registry,
+    present: &Presentation,
     now: DateTime<Utc>,
     r: &CheckResult,
-    public: bool,
 ) -> DependencyView {
-    let history = registry.history(r.id.as_str()).ok();
+    let history = registry
+        .history(r.id.as_str())
+        .ok()
+        .map(|h| present.history(h));
     let (hour, day, minutes, transitions) = match &history {
         Some(h) => (
             h.uptime.last_hour,
@@ -249,19 +254,14 @@ fn dependency(
         ),
         None => (None, None, &[][..], &[][..]),
     };
-    let message = if public && r.status != CheckStatus::Ok {
-        r.status.to_string()
-    } else {
-        r.message.clone()
-    };
-    let thrown = if public { None } else { r.thrown.as_ref() };
+    let thrown = r.thrown.as_ref();
     DependencyView {
         id: r.id.to_string(),
         description: r.description.clone(),
         badge: badge(r.status),
         urgency: r.urgency.as_str(),
         kind: r.kind.clone(),
-        message,
+        message: r.message.clone(),
         last_checked: if r.checked {
             format!("{} ago", human(now - r.timestamp))
         } else {
@@ -287,11 +287,7 @@ fn dependency(
                 date: clock(t.at),
                 from: t.from.map_or("—", CheckStatus::as_str),
                 to: t.to.as_str(),
-                message: if public {
-                    String::new()
-                } else {
-                    t.message.clone()
-                },
+                message: t.message.clone(),
             })
             .collect(),
         error_kind: thrown.map(|t| t.kind().to_owned()).unwrap_or_default(),
@@ -360,8 +356,9 @@ fn why(report: &SystemReport) -> String {
     }
 }
 
-pub(crate) fn build(registry: &Registry, filter: Filter, public: bool) -> View {
-    let report = registry.report();
+/// What the page shows, through the router's one presentation path.
+pub(crate) fn build(registry: &Registry, filter: Filter, present: &Presentation) -> View {
+    let report = present.report(registry.report());
     let now = registry.clock().wall();
     let mut tags: Vec<String> = report
         .results
@@ -375,7 +372,7 @@ pub(crate) fn build(registry: &Registry, filter: Filter, public: bool) -> View {
     // The report is sorted worst first, then by id.
     for r in report.results.iter().filter(|r| filter.keeps(r)) {
         shown += 1;
-        let view = dependency(registry, now, r, public);
+        let view = dependency(registry, present, now, r);
         match groups.last_mut() {
             Some(g) if g.badge.label == r.status.as_str() => g.dependencies.push(view),
             _ => groups.push(Group {

@@ -31,8 +31,8 @@ use super::unavailable;
 /// Answers 503 with `Retry-After` while the system is in OUTAGE, instead of calling the
 /// inner service; see [`HealthGateLayer`].
 ///
-/// Reading the system status is a read of the registry's cached report: no check runs on the
-/// request path.
+/// Reading the system status is one atomic load ([`Registry::condition`]): no check runs,
+/// no report is read, no lock is taken on the request path.
 #[derive(Debug, Clone)]
 pub struct HealthGate<S> {
     inner: S,
@@ -76,18 +76,14 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        let report = self.registry.report();
-        if report.condition != CheckStatus::Outage {
+        if self.registry.condition() != CheckStatus::Outage {
             return ResponseFuture::inner(self.inner.call(request), None);
         }
         if self.fail_open {
             let mark = HeaderValue::from_static("OUTAGE");
             return ResponseFuture::inner(self.inner.call(request), Some(mark));
         }
-        let causes: Vec<String> = report
-            .culprits()
-            .map(|r| format!("{} is {}", r.id, r.status))
-            .collect();
+        let causes: Vec<String> = self.registry.report().culprit_sentences().collect();
         ResponseFuture::rejected(unavailable(
             format!(
                 "service unavailable: system is OUTAGE ({})",
