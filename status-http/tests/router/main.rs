@@ -6,6 +6,7 @@ mod admin;
 mod dashboard;
 mod metrics;
 mod middleware;
+mod presentation;
 mod probes;
 mod shapes;
 mod shutdown;

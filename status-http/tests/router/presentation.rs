@@ -1,0 +1,232 @@
+//! One presentation path: the public view hides failure detail on every route, credentials
+//! are masked in every view, and probe bodies carry ETags.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use status_core::{check, CheckStatus, Dependency, Urgency};
+use tower::ServiceExt;
+
+use crate::support::{call, fixture, get};
+
+const SECRET: &str = "hunter2-launch-codes";
+
+/// Every GET route of the contract (and variants of the probes' views).
+const ROUTES: [&str; 19] = [
+    "/healthcheck",
+    "/healthcheck?format=health+json",
+    "/healthcheck?verbose",
+    "/healthcheck?exclude=cache",
+    "/healthcheck/summary",
+    "/healthcheck/summary?format=health+json",
+    "/healthcheck/summary?verbose",
+    "/healthcheck/live",
+    "/healthcheck/ready",
+    "/healthcheck/ready?verbose",
+    "/healthcheck/startup",
+    "/healthcheck/dependencies/vault",
+    "/healthcheck/dependencies/db",
+    "/features",
+    "/features/writes",
+    "/metrics",
+    "/status",
+    "/status?q=vault",
+    "/status/assets/dashboard.js",
+];
+
+/// The first server-sent event of `/status/events`.
+async fn first_event(app: &axum::Router) -> String {
+    let response = app
+        .clone()
+        .oneshot(Request::get("/status/events").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut body = response.into_body();
+    let frame = tokio::time::timeout(Duration::from_secs(10), body.frame())
+        .await
+        .expect("the first event comes at once")
+        .unwrap()
+        .unwrap();
+    String::from_utf8(frame.into_data().unwrap().to_vec()).unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_public_view_leaks_a_failure_message_nowhere() {
+    let f = fixture().await;
+    f.registry
+        .add(
+            Dependency::builder(
+                "vault",
+                check::ping(|| async { Err::<(), _>(std::io::Error::other(SECRET)) }),
+            )
+            .urgency(Urgency::Weak)
+            .failures_before_outage(1)
+            .build()
+            .unwrap(),
+        )
+        .unwrap();
+    f.registry.refresh("vault").await.unwrap();
+    let detailed = status_http::Routes::new(f.registry.clone()).build();
+    assert!(
+        get(&detailed, "/healthcheck").await.body.contains(SECRET),
+        "the detailed view shows it (or this test proves nothing)"
+    );
+
+    let public = status_http::Routes::new(f.registry.clone())
+        .public_view(true)
+        .appname("storefront")
+        .build();
+    for route in ROUTES {
+        let answer = get(&public, route).await;
+        assert!(
+            answer.status.is_success() || answer.status == StatusCode::SERVICE_UNAVAILABLE,
+            "{route}: {}",
+            answer.status
+        );
+        assert!(
+            !answer.body.contains(SECRET),
+            "{route} leaks: {}",
+            answer.body
+        );
+    }
+    let event = first_event(&public).await;
+    assert!(event.contains("vault"), "{event}");
+    assert!(!event.contains(SECRET), "the event stream leaks: {event}");
+    // The dashboard names the application the router was given.
+    assert!(get(&public, "/status").await.body.contains("storefront"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn credentials_are_masked_in_every_view() {
+    let f = fixture().await;
+    f.registry
+        .add(
+            Dependency::builder(
+                "orders-db",
+                check::tiered(|| async {
+                    (
+                        CheckStatus::Outage,
+                        "cannot reach postgres://app:pa55word@db:5432/orders (password=pa55word)",
+                    )
+                }),
+            )
+            .description("Orders at postgres://app:pa55word@db/orders")
+            .urgency(Urgency::Weak)
+            .build()
+            .unwrap(),
+        )
+        .unwrap();
+    f.registry.refresh("orders-db").await.unwrap();
+    let app = f.app();
+    for route in ROUTES
+        .iter()
+        .copied()
+        .chain(["/healthcheck/dependencies/orders-db"])
+    {
+        let answer = get(&app, route).await;
+        assert!(
+            !answer.body.contains("pa55word"),
+            "{route}: {}",
+            answer.body
+        );
+    }
+    let one = get(&app, "/healthcheck/dependencies/orders-db")
+        .await
+        .json();
+    assert_eq!(
+        one["errorMessage"],
+        "cannot reach postgres://***@db:5432/orders (password=***)"
+    );
+    assert!(!first_event(&app).await.contains("pa55word"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn probes_answer_304_to_a_matching_etag_and_change_it_with_the_report() {
+    let f = fixture().await;
+    let app = f.app();
+    for route in [
+        "/healthcheck",
+        "/healthcheck?verbose",
+        "/healthcheck/summary",
+        "/healthcheck/live",
+    ] {
+        let first = get(&app, route).await;
+        let etag = first.header("etag").to_owned();
+        assert!(etag.starts_with('"') && etag.len() > 2, "{route}: {etag:?}");
+        let again = get(&app, route).await;
+        assert_eq!(again.header("etag"), etag, "{route}: same report, same tag");
+        let cached = call(
+            &app,
+            Request::get(route)
+                .header("if-none-match", &etag)
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(cached.status, StatusCode::NOT_MODIFIED, "{route}");
+        assert!(cached.body.is_empty());
+        assert_eq!(cached.header("etag"), etag);
+        let other = call(
+            &app,
+            Request::get(route)
+                .header("if-none-match", "\"something-else\"")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(other.status, StatusCode::OK, "{route}");
+    }
+
+    let before = get(&app, "/healthcheck").await.header("etag").to_owned();
+    let summary_before = get(&app, "/healthcheck/summary")
+        .await
+        .header("etag")
+        .to_owned();
+    f.set(&f.cache, CheckStatus::Outage).await;
+    let after = get(&app, "/healthcheck").await;
+    assert_ne!(after.header("etag"), before, "a status change is a new tag");
+    let stale_tag = call(
+        &app,
+        Request::get("/healthcheck")
+            .header("if-none-match", &before)
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(stale_tag.status, StatusCode::OK);
+
+    // A hold changes the summary (and its tag) at once.
+    let summary_changed = get(&app, "/healthcheck/summary")
+        .await
+        .header("etag")
+        .to_owned();
+    f.registry.drain("deploy", None, None).unwrap();
+    let drained = get(&app, "/healthcheck/summary").await;
+    assert_eq!(drained.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_ne!(drained.header("etag"), summary_changed);
+    assert_ne!(summary_changed, summary_before);
+}
+
+#[tokio::test(start_paused = true)]
+async fn core_errors_become_the_right_answers() {
+    let f = fixture().await;
+    let app = f.app();
+    let missing = get(&app, "/healthcheck/dependencies/nope").await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert_eq!(missing.json()["error"], "no dependency named \"nope\"");
+    let conflict: status_http::ApiError = f
+        .registry
+        .add_feature(status_core::Feature::builder("writes").build().unwrap())
+        .unwrap_err()
+        .into();
+    assert_eq!(conflict.status(), StatusCode::CONFLICT);
+    let invalid: status_http::ApiError = f.registry.drain(" ", None, None).unwrap_err().into();
+    assert_eq!(invalid.status(), StatusCode::BAD_REQUEST);
+    assert!(
+        !invalid.message().contains("ttlSeconds"),
+        "core speaks of the domain"
+    );
+}
