@@ -47,6 +47,9 @@ fn duration_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.001, 2.0, 16))
 }
 
+/// Registers more metrics beside the engine's; see `Routes::register_metrics`.
+pub(crate) type MetricsHook = Box<dyn FnOnce(&mut MetricRegistry) + Send>;
+
 /// The metric families, shared by the scrape handler and the listener feeding them.
 pub(crate) struct Metrics {
     families: Arc<Families>,
@@ -68,7 +71,7 @@ impl Metrics {
     /// register beside them.
     pub(crate) fn new(
         registry: &Registry,
-        hooks: Vec<Box<dyn FnOnce(&mut MetricRegistry) + Send>>,
+        hooks: Vec<MetricsHook>,
     ) -> Self {
         let families = Arc::new(Families {
             system: Gauge::default(),

@@ -13,7 +13,7 @@ use tower_http::trace::{DefaultOnFailure, TraceLayer};
 
 use crate::auth::AdminAuth;
 use crate::body::BODY_LIMIT;
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, MetricsHook};
 use crate::present::Presentation;
 use crate::render::RenderCache;
 use crate::state::AppState;
@@ -45,8 +45,6 @@ pub struct Routes {
     metrics: Vec<MetricsHook>,
 }
 
-/// Registers more metrics in the router's `/metrics` registry.
-type MetricsHook = Box<dyn FnOnce(&mut prometheus_client::registry::Registry) + Send>;
 
 impl std::fmt::Debug for Routes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
