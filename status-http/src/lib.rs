@@ -41,7 +41,14 @@
 //! | GET `/metrics` | Prometheus exposition |
 //! | GET `/status`, `/status/events` | the operator dashboard and its server-sent events |
 //!
-//! Probes read cached results only: a probe storm never runs a check. Codes: OK, MINOR and
+//! Probes read cached results only: a probe storm never runs a check. The detailed report
+//! (every format), the summary and liveness are serialized once per report generation and
+//! served as shared bytes with a strong `ETag` (`If-None-Match` answers 304); readiness is
+//! [`Registry::readiness`](status_core::Registry::readiness), rendered. Every route and the
+//! dashboard show reports through one presentation path (public view, app name), and the
+//! core masks credentials in every message. While any rotation hold is in force (an
+//! operator's drain, a graceful shutdown, a cull), readiness and summary answer 503;
+//! `/admin/drain` only ever touches the operator's hold. Codes: OK, MINOR and
 //! MAJOR answer 200, OUTAGE 503 (see [`CodeMap`]). Admin calls need `Authorization: Bearer
 //! <token>`: without a configured token they answer 403, with a missing or wrong one 401.
 //! Rejections answer `{"error": …}` and change nothing.

@@ -69,10 +69,7 @@ struct Families {
 impl Metrics {
     /// Metrics for `registry`, fed by a listener registered on it, and whatever `hooks`
     /// register beside them.
-    pub(crate) fn new(
-        registry: &Registry,
-        hooks: Vec<MetricsHook>,
-    ) -> Self {
+    pub(crate) fn new(registry: &Registry, hooks: Vec<MetricsHook>) -> Self {
         let families = Arc::new(Families {
             system: Gauge::default(),
             dependency: Family::default(),

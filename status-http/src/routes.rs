@@ -45,7 +45,6 @@ pub struct Routes {
     metrics: Vec<MetricsHook>,
 }
 
-
 impl std::fmt::Debug for Routes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Routes")
@@ -143,12 +142,15 @@ impl Routes {
             feed: Arc::new(dashboard::LiveFeed::new()),
             event_streams: std::sync::atomic::AtomicUsize::new(0),
         });
-        Router::new()
+        // The probes a balancer calls many times a second carry no request span: they are
+        // the hot path, and a trace of each would drown the others.
+        let probes = Router::new()
             .route("/healthcheck", get(probes::detailed))
             .route("/healthcheck/summary", get(probes::summary))
             .route("/healthcheck/live", get(probes::live))
             .route("/healthcheck/ready", get(probes::ready))
-            .route("/healthcheck/startup", get(probes::startup))
+            .route("/healthcheck/startup", get(probes::startup));
+        let traced = Router::new()
             .route("/healthcheck/dependencies/{id}", get(probes::dependency))
             .route(
                 "/healthcheck/dependencies/{id}/refresh",
@@ -166,15 +168,17 @@ impl Routes {
             .route("/status/events", get(dashboard::events))
             .route("/status/assets/{file}", get(dashboard::asset))
             .layer(DefaultBodyLimit::max(BODY_LIMIT))
-            .layer(SetResponseHeaderLayer::if_not_present(
-                CACHE_CONTROL,
-                HeaderValue::from_static("no-store"),
-            ))
             // A 503 is a probe's expected answer during an outage, not a server failure.
             .layer(
                 TraceLayer::new_for_http()
                     .on_failure(DefaultOnFailure::new().level(tracing::Level::DEBUG)),
-            )
+            );
+        probes
+            .merge(traced)
+            .layer(SetResponseHeaderLayer::if_not_present(
+                CACHE_CONTROL,
+                HeaderValue::from_static("no-store"),
+            ))
             .with_state(state)
     }
 }
