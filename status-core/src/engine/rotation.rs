@@ -39,24 +39,24 @@ impl Rotation {
     /// (they are dropped).
     pub(crate) fn in_force(&self, now: Instant) -> (Vec<RotationHold>, bool) {
         let mut holds = lock(&self.holds);
+        let expired = self.prune(&mut holds, now);
+        (holds.values().cloned().collect(), expired)
+    }
+
+    /// Drops the holds that ran out at `now` (a new generation if any did); whether any did.
+    fn prune(&self, holds: &mut BTreeMap<HoldSource, RotationHold>, now: Instant) -> bool {
         let before = holds.len();
         holds.retain(|_, h| !h.is_over(now));
         let expired = holds.len() != before;
         if expired {
             self.generation.fetch_add(1, Ordering::AcqRel);
         }
-        (holds.values().cloned().collect(), expired)
+        expired
     }
 
     /// The generation at `now`, after dropping holds that ran out; whether any did.
     pub(crate) fn generation(&self, now: Instant) -> (u64, bool) {
-        let mut holds = lock(&self.holds);
-        let before = holds.len();
-        holds.retain(|_, h| !h.is_over(now));
-        let expired = holds.len() != before;
-        if expired {
-            self.generation.fetch_add(1, Ordering::AcqRel);
-        }
+        let expired = self.prune(&mut lock(&self.holds), now);
         (self.generation.load(Ordering::Acquire), expired)
     }
 }
