@@ -6,6 +6,7 @@ use axum::http::StatusCode;
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
+use crate::serve::BodyTimeout;
 
 /// The largest admin request body accepted: 16 KiB.
 pub const BODY_LIMIT: usize = 16 * 1024;
@@ -24,9 +25,25 @@ impl<S: Send + Sync> FromRequest<S> for AdminBody {
             Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
                 Err(ApiError::too_large(BODY_LIMIT))
             }
+            Err(rejection) if timed_out(&rejection) => Err(ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                BodyTimeout.to_string(),
+            )),
             Err(rejection) => Err(ApiError::bad_request(rejection.body_text())),
         }
     }
+}
+
+/// Whether `error` comes of the server's body timeout.
+fn timed_out(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(error);
+    while let Some(error) = cause {
+        if error.is::<BodyTimeout>() {
+            return true;
+        }
+        cause = error.source();
+    }
+    false
 }
 
 impl AdminBody {

@@ -68,6 +68,7 @@ mod state;
 mod view;
 
 pub mod middleware;
+pub mod serve;
 pub mod shutdown;
 
 pub use self::auth::{Admin, AdminAuth, AdminToken};
@@ -75,6 +76,7 @@ pub use self::body::BODY_LIMIT;
 pub use self::codes::CodeMap;
 pub use self::error::ApiError;
 pub use self::routes::Routes;
+pub use self::serve::serve;
 
 /// The metrics library `/metrics` is written with, for [`Routes::register_metrics`].
 pub use prometheus_client;

@@ -14,6 +14,7 @@ use tower_http::trace::{DefaultOnFailure, TraceLayer};
 use crate::auth::AdminAuth;
 use crate::body::BODY_LIMIT;
 use crate::metrics::{Metrics, MetricsHook};
+use crate::middleware::RequestGuardLayer;
 use crate::present::Presentation;
 use crate::render::RenderCache;
 use crate::state::AppState;
@@ -175,6 +176,7 @@ impl Routes {
             );
         probes
             .merge(traced)
+            .layer(RequestGuardLayer::new())
             .layer(SetResponseHeaderLayer::if_not_present(
                 CACHE_CONTROL,
                 HeaderValue::from_static("no-store"),

@@ -84,6 +84,12 @@
       connection.className = "connection live";
     });
     events.addEventListener("live", (e) => swap(e.data));
+    // The server is shutting down; the stream ends and the browser reconnects, behind a
+    // balancer to another instance.
+    events.addEventListener("closing", () => {
+      connection.textContent = "server restarting…";
+      connection.className = "connection lost";
+    });
     events.addEventListener("error", () => {
       connection.textContent = "reconnecting…";
       connection.className = "connection lost";

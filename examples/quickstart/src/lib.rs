@@ -10,12 +10,14 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::{FromRef, Path, State};
-use axum::http::StatusCode;
+use axum::http::header::CACHE_CONTROL;
+use axum::http::{HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use status_core::{CheckStatus, Dependency, Feature, Registry, Urgency};
-use status_http::middleware::{FeatureGateLayer, HealthGateLayer};
+use status_http::middleware::{FeatureGateLayer, HealthGateLayer, RequestGuardLayer};
+use tower_http::set_header::SetResponseHeaderLayer;
 use status_http::{Admin, AdminAuth, ApiError};
 
 use crate::chaos::{Chaos, Setting};
@@ -277,6 +279,13 @@ pub fn app(demo: &Demo) -> Router {
         )
         .merge(demo_routes)
         .merge(status)
+        // The contract's routes have these already; the demo's own get them here, and so does
+        // the 404 of an unknown path.
+        .layer(RequestGuardLayer::new())
+        .layer(SetResponseHeaderLayer::if_not_present(
+            CACHE_CONTROL,
+            HeaderValue::from_static("no-store"),
+        ))
 }
 
 async fn hello() -> &'static str {

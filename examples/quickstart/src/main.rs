@@ -39,6 +39,13 @@ struct Args {
     /// How long readiness fails before the server stops, on SIGTERM or Ctrl-C.
     #[arg(long, default_value_t = 2000)]
     shutdown_delay_ms: u64,
+    /// How long requests still in progress after the shutdown delay may run before they are
+    /// dropped.
+    #[arg(long, default_value_t = 3000)]
+    shutdown_grace_ms: u64,
+    /// Connections open at once; past it the longest idle one is closed for a new one.
+    #[arg(long, default_value_t = 1024)]
+    max_connections: usize,
 }
 
 /// 128 random bits, from the randomly keyed hasher of the standard library.
@@ -61,10 +68,11 @@ async fn main() -> anyhow::Result<()> {
         args.period_ms > 0 && args.timeout_ms > 0,
         "periods and timeouts must be positive"
     );
-    let admin_token = std::env::var("STATUS_ADMIN_TOKEN")
+    let configured = std::env::var("STATUS_ADMIN_TOKEN")
         .ok()
-        .filter(|t| !t.trim().is_empty())
-        .unwrap_or_else(random_token);
+        .filter(|t| !t.trim().is_empty());
+    let generated = configured.is_none();
+    let admin_token = configured.unwrap_or_else(random_token);
     let demo = Demo::start(Config {
         period: Duration::from_millis(args.period_ms),
         timeout: Duration::from_millis(args.timeout_ms),
@@ -82,15 +90,25 @@ async fn main() -> anyhow::Result<()> {
     println!(
         "  dashboard data: http://{addr}/healthcheck   summary: http://{addr}/healthcheck/summary"
     );
-    println!("  admin token: {admin_token}");
+    // A token from the environment is the operator's secret: never echo it.
+    let shown = if generated {
+        println!("  admin token: {admin_token}");
+        admin_token.as_str()
+    } else {
+        println!("  admin token: from STATUS_ADMIN_TOKEN (not shown)");
+        "$STATUS_ADMIN_TOKEN"
+    };
     println!(
-        "  break something: curl -X PUT -H 'Authorization: Bearer {admin_token}' -d '{{\"mode\":\"outage\"}}' http://{addr}/demo/chaos/primary-db"
+        "  break something: curl -X PUT -H \"Authorization: Bearer {shown}\" -d '{{\"mode\":\"outage\"}}' http://{addr}/demo/chaos/primary-db"
     );
-    axum::serve(listener, app(&demo))
+    status_http::serve(listener, app(&demo))
         .with_graceful_shutdown(status_http::shutdown::graceful(
             demo.registry.clone(),
             Duration::from_millis(args.shutdown_delay_ms),
         ))
+        .grace(Duration::from_millis(args.shutdown_grace_ms))
+        .max_connections(args.max_connections)
         .await?;
+    tracing::info!("stopped");
     Ok(())
 }

@@ -17,16 +17,19 @@ use std::time::Duration;
 
 use askama::Template;
 use axum::extract::{Path, Query, State};
+use axum::Extension;
 use axum::http::header::{
     CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS,
 };
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
+use futures::future::BoxFuture;
 use futures::Stream;
 
 use self::view::{Filter, View};
 use crate::error::ApiError;
+use crate::serve::Closing;
 use crate::state::AppState;
 
 /// The page's content security policy: nothing but this server.
@@ -75,8 +78,12 @@ pub(crate) async fn page(
 /// GET `/status/events`: the live part of the page, rendered again after each change
 /// (debounced, at most twice a second; every 5 s when checks only refreshed timestamps), once
 /// for all open pages. The first event comes at once, so a reconnecting page is never behind.
+///
+/// Under [`serve`](crate::serve()), the stream ends when the server shuts down, with a last
+/// `closing` event (the page then reconnects, reaching another instance behind the balancer).
 pub(crate) async fn events(
     State(state): State<Arc<AppState>>,
+    closing: Option<Extension<Closing>>,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
     let open = state.event_streams.fetch_add(1, Ordering::AcqRel);
     let slot = StreamSlot(Arc::clone(&state));
@@ -87,19 +94,35 @@ pub(crate) async fn events(
         ));
     }
     let renders = live::subscribe(&state);
-    let stream = futures::stream::unfold((renders, slot), |(mut renders, slot)| async move {
-        loop {
-            renders.changed().await.ok()?;
-            let html = renders.borrow_and_update().clone();
-            if let Some(html) = html {
-                let event = SseEvent::default()
-                    .event("live")
-                    .retry(Duration::from_secs(1))
-                    .data(&*html);
-                return Some((Ok(event), (renders, slot)));
+    let closed: BoxFuture<'static, ()> = match closing {
+        Some(Extension(closing)) => Box::pin(closing.closed()),
+        None => Box::pin(std::future::pending()),
+    };
+    let stream = futures::stream::unfold(
+        Some((renders, slot, closed)),
+        |open| async move {
+            let (mut renders, slot, mut closed) = open?;
+            loop {
+                tokio::select! {
+                    () = &mut closed => {
+                        let last = SseEvent::default()
+                            .event("closing")
+                            .data("the server is shutting down");
+                        return Some((Ok(last), None));
+                    }
+                    changed = renders.changed() => changed.ok()?,
+                }
+                let html = renders.borrow_and_update().clone();
+                if let Some(html) = html {
+                    let event = SseEvent::default()
+                        .event("live")
+                        .retry(Duration::from_secs(1))
+                        .data(&*html);
+                    return Some((Ok(event), Some((renders, slot, closed))));
+                }
             }
-        }
-    });
+        },
+    );
     Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }
 

@@ -1,11 +1,14 @@
-//! Tower middleware: shed requests during an outage, put routes behind features.
+//! Tower middleware: shed requests during an outage, put routes behind features, refuse
+//! oversized requests and answer every error in JSON.
 
 pub mod feature_gate;
 pub mod future;
 pub mod health_gate;
+pub mod request_guard;
 
 pub use self::feature_gate::{FeatureGate, FeatureGateLayer};
 pub use self::health_gate::{HealthGate, HealthGateLayer};
+pub use self::request_guard::{RequestGuard, RequestGuardLayer};
 
 use std::time::Duration;
 

@@ -1,0 +1,195 @@
+//! Refuses what no route accepts before any handler runs, and makes every error answer JSON.
+
+use std::task::{Context, Poll};
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use futures::future::BoxFuture;
+use tower::{Layer, Service};
+
+use crate::{ApiError, BODY_LIMIT};
+
+/// The longest request target accepted: 8 KiB. Longer ones answer 414.
+pub const MAX_URI: usize = 8 * 1024;
+
+/// The most header bytes (names and values) accepted: 32 KiB. More answer 431.
+pub const MAX_HEADER_BYTES: usize = 32 * 1024;
+
+/// The largest plain-text error body rewritten as JSON; a larger one is summed up by its
+/// status.
+const MAX_TEXT_ERROR: usize = 4 * 1024;
+
+/// Layer of [`RequestGuard`]; [`Routes`](crate::Routes) applies it to its routes. Apply it
+/// once more around a whole application to give its own routes, and its 404 for unknown
+/// paths, the same answers.
+///
+/// # Example
+///
+/// ```
+/// use axum::routing::get;
+/// use status_http::middleware::RequestGuardLayer;
+///
+/// let app: axum::Router = axum::Router::new()
+///     .route("/hello", get(|| async { "hello" }))
+///     .merge(status_http::routes(status_core::Registry::new()))
+///     .layer(RequestGuardLayer::new());
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RequestGuardLayer;
+
+impl RequestGuardLayer {
+    /// The layer.
+    #[must_use]
+    pub const fn new() -> Self {
+        Self
+    }
+}
+
+impl<S> Layer<S> for RequestGuardLayer {
+    type Service = RequestGuard<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        RequestGuard { inner }
+    }
+}
+
+/// Answers at once, without reading a byte of the body, a request whose declared
+/// `Content-Length` exceeds [`BODY_LIMIT`] (413), whose target exceeds [`MAX_URI`] (414) or
+/// whose headers exceed [`MAX_HEADER_BYTES`] (431). Rewrites as `{"error": …}` the error
+/// answers that are not JSON: empty ones (axum's 404 and 405) and plain-text 4xx (axum's
+/// rejections of a bad path or query), keeping their status and headers (`Allow` on a 405).
+/// A plain-text 5xx is left alone: it is a probe's `?verbose` answer.
+#[derive(Debug, Clone)]
+pub struct RequestGuard<S> {
+    inner: S,
+}
+
+impl<S> RequestGuard<S> {
+    /// The wrapped service.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    /// The wrapped service, mutably.
+    pub fn get_mut(&mut self) -> &mut S {
+        &mut self.inner
+    }
+
+    /// The wrapped service, unwrapped.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+}
+
+impl<S> Service<Request> for RequestGuard<S>
+where
+    S: Service<Request, Response = Response> + Send + 'static,
+    S::Error: Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = BoxFuture<'static, Result<Response, S::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        if let Some(refused) = refuse(&request) {
+            return Box::pin(std::future::ready(Ok(refused.into_response())));
+        }
+        let response = self.inner.call(request);
+        Box::pin(async move { Ok(as_json(response.await?).await) })
+    }
+}
+
+fn refuse(request: &Request) -> Option<ApiError> {
+    let target = request
+        .uri()
+        .path_and_query()
+        .map_or(0, |p| p.as_str().len());
+    if target > MAX_URI {
+        return Some(ApiError::new(
+            StatusCode::URI_TOO_LONG,
+            format!("request target longer than {MAX_URI} bytes"),
+        ));
+    }
+    if header_bytes(request.headers()) > MAX_HEADER_BYTES {
+        return Some(ApiError::new(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            format!("request headers larger than {MAX_HEADER_BYTES} bytes"),
+        ));
+    }
+    let declared = request
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim().parse::<u64>());
+    match declared {
+        Some(Ok(length)) if length > BODY_LIMIT as u64 => Some(ApiError::too_large(BODY_LIMIT)),
+        Some(Err(_)) => Some(ApiError::bad_request("invalid content-length")),
+        _ => None,
+    }
+}
+
+fn header_bytes(headers: &HeaderMap) -> usize {
+    headers
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len())
+        .sum()
+}
+
+/// `response` itself unless it is an error without a JSON body.
+async fn as_json(response: Response) -> Response {
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let text = if content_type.is_empty() {
+        None
+    } else if status.is_client_error() && content_type.starts_with("text/plain") {
+        // A 5xx in plain text is a probe's verbose answer (503 on OUTAGE): meant as it is.
+        Some(())
+    } else {
+        return response;
+    };
+    let (mut parts, body) = response.into_parts();
+    let message = match text {
+        Some(()) => match axum::body::to_bytes(body, MAX_TEXT_ERROR).await {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).trim().to_owned(),
+            Err(_) => String::new(),
+        },
+        None => String::new(),
+    };
+    let message = if message.is_empty() {
+        default_message(status)
+    } else {
+        message
+    };
+    let json = ApiError::new(status, message).into_response();
+    let (json_parts, json_body) = json.into_parts();
+    parts.headers.remove(CONTENT_LENGTH);
+    for (name, value) in &json_parts.headers {
+        parts.headers.insert(name, value.clone());
+    }
+    Response::from_parts(parts, Body::new(json_body))
+}
+
+fn default_message(status: StatusCode) -> String {
+    match status {
+        StatusCode::NOT_FOUND => "no such route".to_owned(),
+        StatusCode::METHOD_NOT_ALLOWED => "method not allowed on this route".to_owned(),
+        _ => status
+            .canonical_reason()
+            .map_or_else(|| status.to_string(), str::to_lowercase),
+    }
+}

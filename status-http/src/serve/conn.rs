@@ -1,0 +1,270 @@
+//! What the server knows of each connection: whether a request is in progress, and since
+//! when it has been in its current phase; and the table of open connections it sheds from.
+
+use std::collections::HashMap;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use pin_project_lite::pin_project;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+/// Waiting for the first byte of a request (a new or kept-alive connection).
+const IDLE: u8 = 0;
+/// Some bytes of a request's head arrived, not all.
+const HEAD: u8 = 1;
+/// A request is being answered.
+const BUSY: u8 = 2;
+
+/// One open connection.
+#[derive(Debug)]
+pub(super) struct Conn {
+    id: u64,
+    phase: AtomicU8,
+    /// Milliseconds from the table's epoch to the start of the current phase.
+    since: AtomicU64,
+    epoch: Instant,
+    /// Requests being answered (HTTP/1 answers one at a time, so 0 or 1).
+    in_flight: AtomicU64,
+    /// Told to close at once.
+    pub(super) shed: Notify,
+    /// Told that the phase changed to one with a nearer deadline.
+    pub(super) rearm: Notify,
+}
+
+impl Conn {
+    fn now(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    fn enter(&self, phase: u8) {
+        self.since.store(self.now(), Ordering::Release);
+        self.phase.store(phase, Ordering::Release);
+    }
+
+    /// A request's head is complete and handed to the service.
+    pub(super) fn begin_request(&self) {
+        self.in_flight.fetch_add(1, Ordering::AcqRel);
+        self.enter(BUSY);
+    }
+
+    /// A response was written whole (or dropped).
+    pub(super) fn end_request(&self) {
+        if self.in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.enter(IDLE);
+        }
+    }
+
+    /// Bytes arrived: the first ones of a request's head start its header timeout.
+    fn bytes_arrived(&self) {
+        if self
+            .phase
+            .compare_exchange(IDLE, HEAD, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            self.since.store(self.now(), Ordering::Release);
+            self.rearm.notify_one();
+        }
+    }
+
+    /// Whether a request is being answered.
+    pub(super) fn is_busy(&self) -> bool {
+        self.phase.load(Ordering::Acquire) == BUSY
+    }
+
+    /// When this connection is to be closed if its phase does not change: `idle` after the
+    /// last answer, `header` after the first byte of a head. A busy connection has no
+    /// deadline of its own, so it is looked at again after `idle`.
+    pub(super) fn deadline(&self, header: Duration, idle: Duration) -> (Instant, bool) {
+        let since = self.epoch + Duration::from_millis(self.since.load(Ordering::Acquire));
+        match self.phase.load(Ordering::Acquire) {
+            IDLE => (since + idle, true),
+            HEAD => (since + header, true),
+            _ => (Instant::now() + idle, false),
+        }
+    }
+
+    fn idle_since(&self) -> Option<u64> {
+        (self.phase.load(Ordering::Acquire) != BUSY).then(|| self.since.load(Ordering::Acquire))
+    }
+}
+
+/// The open connections.
+#[derive(Debug)]
+pub(super) struct Table {
+    epoch: Instant,
+    next: AtomicU64,
+    open: Mutex<HashMap<u64, Arc<Conn>>>,
+}
+
+impl Table {
+    pub(super) fn new() -> Self {
+        Self {
+            epoch: Instant::now(),
+            next: AtomicU64::new(0),
+            open: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A new connection, idle.
+    pub(super) fn open(&self) -> Arc<Conn> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let conn = Arc::new(Conn {
+            id,
+            phase: AtomicU8::new(IDLE),
+            since: AtomicU64::new(0),
+            epoch: self.epoch,
+            in_flight: AtomicU64::new(0),
+            shed: Notify::new(),
+            rearm: Notify::new(),
+        });
+        conn.enter(IDLE);
+        self.lock().insert(id, Arc::clone(&conn));
+        conn
+    }
+
+    pub(super) fn close(&self, conn: &Conn) {
+        self.lock().remove(&conn.id);
+    }
+
+    /// Closes the connection that has waited longest without a request in progress; false
+    /// when every connection is answering one.
+    pub(super) fn shed_one(&self) -> bool {
+        let mut open = self.lock();
+        let oldest = open
+            .values()
+            .filter_map(|c| c.idle_since().map(|since| (since, c.id)))
+            .min();
+        let Some((_, id)) = oldest else { return false };
+        if let Some(conn) = open.remove(&id) {
+            conn.shed.notify_one();
+        }
+        true
+    }
+
+    /// Closes every connection with no request in progress.
+    pub(super) fn shed_idle(&self) {
+        self.lock().retain(|_, conn| {
+            let busy = conn.is_busy();
+            if !busy {
+                conn.shed.notify_one();
+            }
+            busy
+        });
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Conn>>> {
+        self.open.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+pin_project! {
+    /// A socket that tells its connection when the bytes of a request begin to arrive.
+    pub(super) struct Watched<T> {
+        #[pin]
+        inner: T,
+        conn: Arc<Conn>,
+    }
+}
+
+impl<T> Watched<T> {
+    pub(super) fn new(inner: T, conn: Arc<Conn>) -> Self {
+        Self { inner, conn }
+    }
+}
+
+impl<T: AsyncRead> AsyncRead for Watched<T> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.project();
+        let before = buf.filled().len();
+        let polled = this.inner.poll_read(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            this.conn.bytes_arrived();
+        }
+        polled
+    }
+}
+
+impl<T: AsyncWrite> AsyncWrite for Watched<T> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.project().inner.poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.project().inner.poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.project().inner.poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.project().inner.poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn sheds_the_longest_idle_connection_and_never_a_busy_one() {
+        let table = Table::new();
+        let first = table.open();
+        tokio::time::advance(Duration::from_secs(1)).await;
+        let second = table.open();
+        tokio::time::advance(Duration::from_secs(1)).await;
+        let third = table.open();
+        first.begin_request();
+        assert!(table.shed_one());
+        assert!(table.lock().contains_key(&first.id), "busy: kept");
+        assert!(!table.lock().contains_key(&second.id), "the oldest idle goes");
+        assert!(table.lock().contains_key(&third.id));
+        assert!(table.shed_one());
+        assert!(!table.shed_one(), "the busy one stays");
+        first.end_request();
+        assert!(table.shed_one(), "done answering, it can go");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_head_has_the_header_deadline_from_its_first_byte() {
+        let table = Table::new();
+        let conn = table.open();
+        let header = Duration::from_secs(5);
+        let idle = Duration::from_secs(60);
+        let opened = Instant::now();
+        assert_eq!(conn.deadline(header, idle), (opened + idle, true));
+        tokio::time::advance(Duration::from_secs(10)).await;
+        conn.bytes_arrived();
+        assert_eq!(
+            conn.deadline(header, idle),
+            (opened + Duration::from_secs(10) + header, true)
+        );
+        conn.begin_request();
+        assert!(!conn.deadline(header, idle).1, "no deadline while answering");
+        tokio::time::advance(Duration::from_secs(100)).await;
+        conn.end_request();
+        assert_eq!(conn.deadline(header, idle), (Instant::now() + idle, true));
+    }
+}
