@@ -55,6 +55,19 @@ fn random_token() -> String {
     format!("{a:016x}{b:016x}")
 }
 
+/// A listener on `addr` with a backlog of 1,024 (the standard library's is 128): a burst of
+/// connections waits in the kernel instead of being dropped and retried a second later.
+fn listen(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(1024)
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
@@ -83,9 +96,7 @@ async fn main() -> anyhow::Result<()> {
         extra_delay: Duration::from_millis(args.extra_delay_ms),
     })?;
     let addr = SocketAddr::new(args.bind, args.port);
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("cannot listen on {addr}"))?;
+    let listener = listen(addr).with_context(|| format!("cannot listen on {addr}"))?;
     println!("status quickstart on http://{addr}/");
     println!(
         "  dashboard data: http://{addr}/healthcheck   summary: http://{addr}/healthcheck/summary"
