@@ -167,7 +167,8 @@ impl FeatureOverride {
     /// # Errors
     ///
     /// [`Error::is_invalid`] when `ttl` is under a second or over 7 days, or `reason` is blank
-    /// or longer than 1024 bytes.
+    /// (invisible characters only count as blank), holds control characters, or is longer
+    /// than 1024 bytes.
     pub fn new(enabled: bool, ttl: Duration, reason: impl Into<String>) -> Result<Self, Error> {
         let reason = reason.into();
         validate_ttl_and_reason(ttl, &reason)?;
@@ -179,16 +180,25 @@ impl FeatureOverride {
         })
     }
 
-    /// Says who decided it.
+    /// Says who decided it: cut to 128 characters; a blank actor is none. One holding
+    /// control characters makes [`Registry::override_feature`](crate::Registry::override_feature)
+    /// refuse the override.
     #[must_use]
     pub fn actor(mut self, actor: impl Into<String>) -> Self {
         let actor: String = actor.into();
-        self.actor = Some(actor.chars().take(128).collect());
+        self.actor = (!crate::text::is_blank(&actor)).then(|| {
+            actor
+                .trim()
+                .chars()
+                .take(crate::text::MAX_ACTOR_CHARS)
+                .collect()
+        });
         self
     }
 }
 
-/// Checks an operator's TTL (1 s to 7 days) and reason (not blank, at most 1024 bytes).
+/// Checks an operator's TTL (1 s to 7 days) and reason (not blank to the eye, no control
+/// characters, at most 1024 bytes).
 ///
 /// # Errors
 ///
@@ -199,9 +209,7 @@ pub fn validate_ttl_and_reason(ttl: Duration, reason: &str) -> Result<(), Error>
             "the time to live must be between 1 second and 7 days (604800 seconds)",
         ));
     }
-    if reason.trim().is_empty() {
-        return Err(Error::invalid("the reason must not be empty"));
-    }
+    crate::text::printable("reason", reason)?;
     if reason.len() > MAX_REASON_LEN {
         return Err(Error::invalid("the reason must be at most 1024 bytes"));
     }

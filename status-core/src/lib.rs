@@ -104,6 +104,7 @@ mod result;
 mod rotation;
 mod status;
 mod sync;
+mod text;
 mod urgency;
 
 pub mod check;
@@ -165,7 +166,7 @@ pub use self::history::{HistorySnapshot, MinuteRecord, Transition, Uptime, MINUT
 pub use self::id::{DependencyId, FeatureName, MAX_ID_LEN};
 pub use self::mask::{mask_credentials, MASK};
 pub use self::rand::Rng;
-pub use self::report::{system_status, HealthJson, Summary, SystemReport};
+pub use self::report::{system_status, HealthJson, Summary, SummaryHealthJson, SystemReport};
 pub use self::result::CheckResult;
 pub use self::rotation::{DrainState, HoldSource, Readiness, RotationHold};
 pub use self::status::{CheckStatus, ParseEnumError};

@@ -267,6 +267,46 @@ impl<'a> Summary<'a> {
             self.report.condition
         }
     }
+
+    /// The summary in the IETF `application/health+json` form: `status`, `serviceId`,
+    /// `description`, and no `checks` (a summary carries no dependency detail). While
+    /// draining, `status` is `fail`, as the HTTP code says, and `output` says why.
+    #[must_use]
+    pub fn health_json(self) -> SummaryHealthJson<'a> {
+        SummaryHealthJson { summary: self }
+    }
+}
+
+/// [`Summary::health_json`]: the summary as `application/health+json`.
+#[derive(Debug, Clone, Copy)]
+pub struct SummaryHealthJson<'a> {
+    summary: Summary<'a>,
+}
+
+impl SummaryHealthJson<'_> {
+    /// The IETF status: `pass`, `warn` or `fail` (`fail` while draining).
+    #[must_use]
+    pub fn status(&self) -> &'static str {
+        health_status(self.summary.condition())
+    }
+}
+
+impl Serialize for SummaryHealthJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let r = self.summary.report;
+        let condition = self.summary.condition();
+        let mut s = serializer.serialize_struct("SummaryHealthJson", 4)?;
+        s.serialize_field("status", self.status())?;
+        s.serialize_field("serviceId", &r.appname)?;
+        s.serialize_field(
+            "description",
+            &format!("{} on {}: {condition}", r.appname, r.hostname),
+        )?;
+        if self.summary.drain.is_some() {
+            s.serialize_field("output", "out of rotation")?;
+        }
+        s.end()
+    }
 }
 
 impl Serialize for Summary<'_> {

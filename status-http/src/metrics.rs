@@ -1,6 +1,7 @@
 //! `/metrics`: Prometheus exposition written by `prometheus-client`.
 
 use std::fmt;
+use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::extract::State;
@@ -226,10 +227,13 @@ impl Listener for Feeder {
     }
 }
 
+/// The OpenMetrics text format, for scrapers that ask for it (Prometheus does, first).
 const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+/// The classic Prometheus text format, for every other scraper.
 const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-/// GET `/metrics`.
+/// GET `/metrics`: OpenMetrics when the `Accept` header asks for it, else the classic
+/// Prometheus text format, each under its own content type.
 pub(crate) async fn metrics(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
     let wants_openmetrics = headers
         .get_all(ACCEPT)
@@ -238,18 +242,83 @@ pub(crate) async fn metrics(State(state): State<Arc<AppState>>, headers: HeaderM
         .any(|v| v.contains("application/openmetrics-text"));
     match state.metrics.render(&state.registry) {
         Ok(text) => {
-            let content_type = if wants_openmetrics {
-                OPENMETRICS
+            let (content_type, body) = if wants_openmetrics {
+                (OPENMETRICS, text)
             } else {
-                PROMETHEUS_TEXT
+                (PROMETHEUS_TEXT, classic(&text))
             };
             (
                 StatusCode::OK,
                 [(CONTENT_TYPE, HeaderValue::from_static(content_type))],
-                text,
+                body,
             )
                 .into_response()
         }
         Err(e) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}
+
+/// OpenMetrics text as the classic format (version 0.0.4): no `# EOF`, `# UNIT` or
+/// `_created` lines, no exemplars; a counter's `# HELP` and `# TYPE` name its `_total`
+/// samples; `info` and `unknown` types become `gauge` and `untyped`.
+fn classic(openmetrics: &str) -> String {
+    let mut out = String::with_capacity(openmetrics.len());
+    let mut counters = std::collections::HashSet::new();
+    for line in openmetrics.lines() {
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            if let Some(name) = rest.strip_suffix(" counter") {
+                counters.insert(name);
+            }
+        }
+    }
+    for line in openmetrics.lines() {
+        if line == "# EOF" || line.starts_with("# UNIT ") {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("# HELP ") {
+            let (name, help) = rest.split_once(' ').unwrap_or((rest, ""));
+            let suffix = if counters.contains(name) {
+                "_total"
+            } else {
+                ""
+            };
+            let _ = writeln!(out, "# HELP {name}{suffix} {help}");
+        } else if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (name, kind) = rest.split_once(' ').unwrap_or((rest, "untyped"));
+            let (suffix, kind) = match kind {
+                "counter" => ("_total", "counter"),
+                "info" => ("", "gauge"),
+                "unknown" => ("", "untyped"),
+                other => ("", other),
+            };
+            let _ = writeln!(out, "# TYPE {name}{suffix} {kind}");
+        } else {
+            let sample = line.split(" # ").next().unwrap_or(line);
+            let name = sample.split(['{', ' ']).next().unwrap_or(sample);
+            if name.ends_with("_created") {
+                continue;
+            }
+            out.push_str(sample);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::classic;
+
+    #[test]
+    fn openmetrics_to_classic() {
+        let openmetrics = "# HELP shop_orders Orders taken.\n# TYPE shop_orders counter\n\
+                           shop_orders_total{kind=\"a\"} 3 # {trace=\"x\"} 1.0\n\
+                           shop_orders_created{kind=\"a\"} 1.7e9\n\
+                           # HELP up Up.\n# TYPE up gauge\n# UNIT up seconds\nup 1\n# EOF\n";
+        assert_eq!(
+            classic(openmetrics),
+            "# HELP shop_orders_total Orders taken.\n# TYPE shop_orders_total counter\n\
+             shop_orders_total{kind=\"a\"} 3\n# HELP up Up.\n# TYPE up gauge\nup 1\n"
+        );
     }
 }

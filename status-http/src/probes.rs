@@ -71,7 +71,7 @@ fn summary_body(
     let summary = report.summary().draining(drain);
     match format {
         Format::Json => Body::json(&summary, JSON),
-        Format::HealthJson => Body::json(&report.health_json(), HEALTH_JSON),
+        Format::HealthJson => Body::json(&summary.health_json(), HEALTH_JSON),
         Format::Verbose => Ok(Body::new(
             format!("condition {}\n", summary.condition()),
             TEXT,

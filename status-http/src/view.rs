@@ -19,6 +19,12 @@ pub(crate) enum Format {
     Verbose,
 }
 
+/// The most dependencies one request may leave out with `?exclude=`; more answer 400.
+pub(crate) const MAX_EXCLUDED: usize = 256;
+
+/// The longest name `?exclude=` takes; a longer one answers 400 (no dependency has one).
+const MAX_EXCLUDED_NAME: usize = 256;
+
 /// The view a probe request asks for.
 #[derive(Debug, Clone)]
 pub(crate) struct View {
@@ -81,13 +87,21 @@ impl<S: Send + Sync> FromRequestParts<S> for View {
                 }
                 "verbose" if flag("verbose", &value)? => view.format = Format::Verbose,
                 "strict" => view.strict = flag("strict", &value)?,
-                "exclude" => view.exclude.extend(
-                    value
-                        .split(',')
-                        .map(str::trim)
-                        .filter(|s| !s.is_empty())
-                        .map(str::to_owned),
-                ),
+                "exclude" => {
+                    for name in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                        if name.len() > MAX_EXCLUDED_NAME {
+                            return Err(ApiError::bad_request(format!(
+                                "exclude: a name is at most {MAX_EXCLUDED_NAME} bytes"
+                            )));
+                        }
+                        if view.exclude.len() == MAX_EXCLUDED {
+                            return Err(ApiError::bad_request(format!(
+                                "exclude: at most {MAX_EXCLUDED} names"
+                            )));
+                        }
+                        view.exclude.push(name.to_owned());
+                    }
+                }
                 _ => {} // cache busters and the like
             }
         }

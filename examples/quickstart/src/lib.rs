@@ -17,8 +17,8 @@ use axum::routing::get;
 use axum::{Json, Router};
 use status_core::{CheckStatus, Dependency, Feature, Registry, Urgency};
 use status_http::middleware::{FeatureGateLayer, HealthGateLayer, RequestGuardLayer};
-use tower_http::set_header::SetResponseHeaderLayer;
 use status_http::{Admin, AdminAuth, ApiError};
+use tower_http::set_header::SetResponseHeaderLayer;
 
 use crate::chaos::{Chaos, Setting};
 

@@ -35,7 +35,11 @@ async fn start_with(
         // The shell lowers its own soft limit, then becomes the quickstart.
         Some(limit) => {
             let mut c = Command::new("sh");
-            c.args(["-c", &format!("ulimit -n {limit} && exec \"$0\" \"$@\""), binary]);
+            c.args([
+                "-c",
+                &format!("ulimit -n {limit} && exec \"$0\" \"$@\""),
+                binary,
+            ]);
             c
         }
         None => Command::new(binary),

@@ -136,8 +136,9 @@ impl Registry {
     ///
     /// # Errors
     ///
-    /// [`Error::is_not_found`] if no such feature is registered; [`Error::is_no_runtime`]
-    /// outside a Tokio runtime (the expiry needs a timer). Nothing changes on error.
+    /// [`Error::is_not_found`] if no such feature is registered; [`Error::is_invalid`] if the
+    /// override's actor holds control characters; [`Error::is_no_runtime`] outside a Tokio
+    /// runtime (the expiry needs a timer). Nothing changes on error.
     pub fn override_feature(
         &self,
         name: &str,
@@ -146,6 +147,7 @@ impl Registry {
         let inner = &self.inner;
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::no_runtime())?;
         let entry = inner.features.get(name)?;
+        crate::text::actor(over.actor.as_deref())?;
         let deadline = inner.clock.now() + over.ttl;
         let (update, seq) = entry.set_override(over, inner.clock.wall());
         let timer = runtime.spawn({

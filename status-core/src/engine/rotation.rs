@@ -80,7 +80,8 @@ impl Registry {
     ///
     /// # Errors
     ///
-    /// [`Error::is_invalid`] when `reason` is blank or longer than 1024 bytes, or `ttl` is
+    /// [`Error::is_invalid`] when `reason` is blank (invisible characters only count as blank)
+    /// or longer than 1024 bytes, `reason` or `actor` holds control characters, or `ttl` is
     /// under a second or over 7 days. Nothing changes on error.
     pub fn hold(
         &self,
@@ -90,16 +91,14 @@ impl Registry {
         actor: Option<&str>,
     ) -> Result<RotationHold, Error> {
         validate_ttl_and_reason(ttl.unwrap_or(Duration::from_secs(1)), reason)?;
+        let actor = crate::text::actor(actor)?;
         let inner = &self.inner;
         let now = inner.clock.now();
         let since = inner.clock.wall_at(now);
         let hold = RotationHold {
             source,
             reason: reason.trim().to_owned(),
-            actor: actor
-                .map(str::trim)
-                .filter(|a| !a.is_empty())
-                .map(|a| a.chars().take(128).collect()),
+            actor,
             since,
             until: ttl.map(|ttl| since + ttl),
             deadline: ttl.map(|ttl| now + ttl),

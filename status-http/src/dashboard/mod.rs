@@ -17,13 +17,13 @@ use std::time::Duration;
 
 use askama::Template;
 use axum::extract::{Path, Query, State};
-use axum::Extension;
 use axum::http::header::{
     CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS,
 };
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
+use axum::Extension;
 use futures::future::BoxFuture;
 use futures::Stream;
 
@@ -98,31 +98,28 @@ pub(crate) async fn events(
         Some(Extension(closing)) => Box::pin(closing.closed()),
         None => Box::pin(std::future::pending()),
     };
-    let stream = futures::stream::unfold(
-        Some((renders, slot, closed)),
-        |open| async move {
-            let (mut renders, slot, mut closed) = open?;
-            loop {
-                tokio::select! {
-                    () = &mut closed => {
-                        let last = SseEvent::default()
-                            .event("closing")
-                            .data("the server is shutting down");
-                        return Some((Ok(last), None));
-                    }
-                    changed = renders.changed() => changed.ok()?,
+    let stream = futures::stream::unfold(Some((renders, slot, closed)), |open| async move {
+        let (mut renders, slot, mut closed) = open?;
+        loop {
+            tokio::select! {
+                () = &mut closed => {
+                    let last = SseEvent::default()
+                        .event("closing")
+                        .data("the server is shutting down");
+                    return Some((Ok(last), None));
                 }
-                let html = renders.borrow_and_update().clone();
-                if let Some(html) = html {
-                    let event = SseEvent::default()
-                        .event("live")
-                        .retry(Duration::from_secs(1))
-                        .data(&*html);
-                    return Some((Ok(event), Some((renders, slot, closed))));
-                }
+                changed = renders.changed() => changed.ok()?,
             }
-        },
-    );
+            let html = renders.borrow_and_update().clone();
+            if let Some(html) = html {
+                let event = SseEvent::default()
+                    .event("live")
+                    .retry(Duration::from_secs(1))
+                    .data(&*html);
+                return Some((Ok(event), Some((renders, slot, closed))));
+            }
+        }
+    });
     Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }
 

@@ -239,7 +239,10 @@ mod tests {
         first.begin_request();
         assert!(table.shed_one());
         assert!(table.lock().contains_key(&first.id), "busy: kept");
-        assert!(!table.lock().contains_key(&second.id), "the oldest idle goes");
+        assert!(
+            !table.lock().contains_key(&second.id),
+            "the oldest idle goes"
+        );
         assert!(table.lock().contains_key(&third.id));
         assert!(table.shed_one());
         assert!(!table.shed_one(), "the busy one stays");
@@ -262,7 +265,10 @@ mod tests {
             (opened + Duration::from_secs(10) + header, true)
         );
         conn.begin_request();
-        assert!(!conn.deadline(header, idle).1, "no deadline while answering");
+        assert!(
+            !conn.deadline(header, idle).1,
+            "no deadline while answering"
+        );
         tokio::time::advance(Duration::from_secs(100)).await;
         conn.end_request();
         assert_eq!(conn.deadline(header, idle), (Instant::now() + idle, true));

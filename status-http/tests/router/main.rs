@@ -4,6 +4,7 @@ mod support;
 
 mod admin;
 mod dashboard;
+mod hardening;
 mod metrics;
 mod middleware;
 mod presentation;

@@ -8,8 +8,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use axum::routing::get;
-use std::future::IntoFuture;
 use status_core::Registry;
+use std::future::IntoFuture;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
@@ -156,7 +156,11 @@ async fn a_request_still_running_after_the_grace_period_is_dropped() {
 
     let took = server.shut_down().await;
     assert!(took >= Duration::from_millis(300), "{took:?}");
-    assert_eq!(read_to_close(&mut hanging).await, "", "dropped, not answered");
+    assert_eq!(
+        read_to_close(&mut hanging).await,
+        "",
+        "dropped, not answered"
+    );
     assert_eq!(read_to_close(&mut half_head).await, "");
     read_to_close(&mut half_body).await;
 }
