@@ -11,7 +11,7 @@ use crate::{CheckStatus, DependencyId, Error, FeatureName};
 
 /// The longest override accepted: 7 days.
 pub const MAX_OVERRIDE_TTL: Duration = Duration::from_secs(604_800);
-/// The longest override reason accepted, in bytes.
+/// The longest reason accepted (of an override or a hold), in characters.
 pub const MAX_REASON_LEN: usize = 1024;
 /// Flips kept per feature.
 pub const FLIPS_KEPT: usize = 64;
@@ -168,7 +168,7 @@ impl FeatureOverride {
     ///
     /// [`Error::is_invalid`] when `ttl` is under a second or over 7 days, or `reason` is blank
     /// (invisible characters only count as blank), holds control characters, or is longer
-    /// than 1024 bytes.
+    /// than 1024 characters.
     pub fn new(enabled: bool, ttl: Duration, reason: impl Into<String>) -> Result<Self, Error> {
         let reason = reason.into();
         validate_ttl_and_reason(ttl, &reason)?;
@@ -198,7 +198,7 @@ impl FeatureOverride {
 }
 
 /// Checks an operator's TTL (1 s to 7 days) and reason (not blank to the eye, no control
-/// characters, at most 1024 bytes).
+/// characters, at most 1024 characters).
 ///
 /// # Errors
 ///
@@ -210,8 +210,8 @@ pub fn validate_ttl_and_reason(ttl: Duration, reason: &str) -> Result<(), Error>
         ));
     }
     crate::text::printable("reason", reason)?;
-    if reason.len() > MAX_REASON_LEN {
-        return Err(Error::invalid("the reason must be at most 1024 bytes"));
+    if reason.chars().count() > MAX_REASON_LEN {
+        return Err(Error::invalid("the reason must be at most 1024 characters"));
     }
     Ok(())
 }

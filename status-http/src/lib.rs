@@ -40,6 +40,7 @@
 //! | PUT, DELETE `/admin/drain` | admin: `{"ttlSeconds", "reason"}` |
 //! | GET `/metrics` | Prometheus exposition |
 //! | GET `/status`, `/status/events` | the operator dashboard and its server-sent events |
+//! | GET `/openapi.json` | the OpenAPI description of all of the above |
 //!
 //! Probes read cached results only: a probe storm never runs a check. The detailed report
 //! (every format), the summary and liveness are serialized once per report generation and
@@ -60,6 +61,7 @@ mod codes;
 mod dashboard;
 mod error;
 mod metrics;
+mod openapi;
 mod present;
 mod probes;
 mod render;

@@ -18,7 +18,7 @@ use crate::middleware::RequestGuardLayer;
 use crate::present::Presentation;
 use crate::render::RenderCache;
 use crate::state::AppState;
-use crate::{admin, dashboard, metrics, probes, CodeMap};
+use crate::{admin, dashboard, metrics, openapi, probes, CodeMap};
 
 /// Configures the router of the HTTP contract; see [`routes`](crate::routes) for the
 /// defaults.
@@ -168,6 +168,7 @@ impl Routes {
             .route("/status", get(dashboard::page))
             .route("/status/events", get(dashboard::events))
             .route("/status/assets/{file}", get(dashboard::asset))
+            .route("/openapi.json", get(openapi::openapi_json))
             .layer(DefaultBodyLimit::max(BODY_LIMIT))
             // A 503 is a probe's expected answer during an outage, not a server failure.
             .layer(

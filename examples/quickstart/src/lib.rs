@@ -17,6 +17,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use status_core::{CheckStatus, Dependency, Feature, Registry, Urgency};
 use status_http::middleware::{FeatureGateLayer, HealthGateLayer, RequestGuardLayer};
+use status_http::prometheus_client::metrics::gauge::Gauge;
 use status_http::{Admin, AdminAuth, ApiError};
 use tower_http::set_header::SetResponseHeaderLayer;
 
@@ -94,6 +95,9 @@ pub struct Demo {
     pub chaos: Chaos,
     /// How it runs.
     pub config: Config,
+    /// Tasks alive on the runtime, sampled every second: `/metrics` serves it as
+    /// `quickstart_runtime_alive_tasks`, which the soak (`scripts/soak`) watches for leaks.
+    pub alive_tasks: Gauge,
 }
 
 impl Demo {
@@ -203,10 +207,24 @@ impl Demo {
                     .build()?,
             )?;
         }
+        let alive_tasks = Gauge::default();
+        tokio::spawn({
+            let gauge = alive_tasks.clone();
+            let runtime = tokio::runtime::Handle::current();
+            async move {
+                let mut tick = tokio::time::interval(Duration::from_secs(1));
+                loop {
+                    tick.tick().await;
+                    let alive = runtime.metrics().num_alive_tasks();
+                    gauge.set(i64::try_from(alive).unwrap_or(i64::MAX));
+                }
+            }
+        });
         Ok(Self {
             registry,
             chaos,
             config,
+            alive_tasks,
         })
     }
 }
@@ -242,8 +260,16 @@ impl FromRef<DemoState> for AdminAuth {
 /// `/feature-gated/hello` behind the `search-box` feature, `/checkout` behind the `checkout`
 /// feature).
 pub fn app(demo: &Demo) -> Router {
+    let alive_tasks = demo.alive_tasks.clone();
     let status = status_http::Routes::new(demo.registry.clone())
         .admin_token(demo.config.admin_token.clone())
+        .register_metrics(move |metrics| {
+            metrics.register(
+                "quickstart_runtime_alive_tasks",
+                "Tasks alive on the Tokio runtime",
+                alive_tasks,
+            );
+        })
         .build();
     let state = DemoState {
         chaos: demo.chaos.clone(),

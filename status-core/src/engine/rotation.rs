@@ -81,7 +81,7 @@ impl Registry {
     /// # Errors
     ///
     /// [`Error::is_invalid`] when `reason` is blank (invisible characters only count as blank)
-    /// or longer than 1024 bytes, `reason` or `actor` holds control characters, or `ttl` is
+    /// or longer than 1024 characters, `reason` or `actor` holds control characters, or `ttl` is
     /// under a second or over 7 days. Nothing changes on error.
     pub fn hold(
         &self,

@@ -61,6 +61,16 @@ fn render(template: &impl Template) -> Result<String, ApiError> {
 }
 
 /// GET `/status`.
+#[utoipa::path(get, path = "/status", tag = "operators",
+    params(
+        ("status" = Option<String>, Query, nullable = false, description = "Show only dependencies in these statuses"),
+        ("urgency" = Option<String>, Query, nullable = false, description = "Show only dependencies of these urgencies"),
+        ("tag" = Option<String>, Query, nullable = false, description = "Show only dependencies with this tag"),
+        ("q" = Option<String>, Query, nullable = false, description = "Show only dependencies matching this text"),
+    ),
+    responses(
+        (status = 200, description = "The dashboard", content_type = "text/html", body = String),
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
 pub(crate) async fn page(
     State(state): State<Arc<AppState>>,
     filter: Result<Query<Filter>, axum::extract::rejection::QueryRejection>,
@@ -81,6 +91,10 @@ pub(crate) async fn page(
 ///
 /// Under [`serve`](crate::serve()), the stream ends when the server shuts down, with a last
 /// `closing` event (the page then reconnects, reaching another instance behind the balancer).
+#[utoipa::path(get, path = "/status/events", tag = "operators",
+    responses(
+        (status = 200, description = "Server-sent events: `live` renders, a last `closing` on shutdown", content(("text/event-stream"))),
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
 pub(crate) async fn events(
     State(state): State<Arc<AppState>>,
     closing: Option<Extension<Closing>>,
@@ -133,6 +147,11 @@ impl Drop for StreamSlot {
 }
 
 /// GET `/status/assets/{file}`: the embedded CSS, JavaScript and logo.
+#[utoipa::path(get, path = "/status/assets/{file}", tag = "operators",
+    params(("file" = String, Path, description = "dashboard.css, dashboard.js or logo.svg")),
+    responses(
+        (status = 200, description = "The asset", content(("text/css"), ("text/javascript"), ("image/svg+xml"))),
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
 pub(crate) async fn asset(Path(file): Path<String>) -> Response {
     let (body, content_type): (&'static str, &'static str) = match file.as_str() {
         "dashboard.css" => (

@@ -7,6 +7,7 @@ mod dashboard;
 mod hardening;
 mod metrics;
 mod middleware;
+mod openapi;
 mod presentation;
 mod probes;
 mod shapes;
