@@ -190,8 +190,19 @@ fn dc_status(condition: CheckStatus) -> &'static str {
     }
 }
 
+/// `message` on one printable line: line breaks become spaces, other control characters
+/// are escaped (`\u{1b}`), so a dependency's message cannot forge a line of the verbose
+/// probe nor colour a terminal.
 fn one_line(message: &str) -> String {
-    message.replace(['\r', '\n'], " ")
+    let mut line = String::with_capacity(message.len());
+    for c in message.chars() {
+        match c {
+            '\r' | '\n' | '\u{2028}' | '\u{2029}' => line.push(' '),
+            c if c.is_control() => line.extend(c.escape_unicode()),
+            c => line.push(c),
+        }
+    }
+    line
 }
 
 fn health_status(status: CheckStatus) -> &'static str {
@@ -394,5 +405,16 @@ impl Serialize for HealthCheck<'_> {
         }
         s.serialize_field("urgency", &r.urgency)?;
         s.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn verbose_lines_are_one_printable_line() {
+        assert_eq!(
+            super::one_line("down\r\n[+]db ok\u{1b}[32m\0"),
+            "down  [+]db ok\\u{1b}[32m\\u{0}"
+        );
     }
 }

@@ -278,3 +278,48 @@ async fn a_one_gigabyte_declared_body_is_refused_at_once() {
     terminate(&child);
     assert!(exit_of(child).await.success());
 }
+
+/// The first lines the quickstart prints, up to its chaos example.
+fn banner(token: Option<&str>) -> String {
+    use std::io::BufRead;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_quickstart"));
+    command
+        .args(["--port", "0"])
+        .env_remove("STATUS_ADMIN_TOKEN")
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    if let Some(token) = token {
+        command.env("STATUS_ADMIN_TOKEN", token);
+    }
+    let mut child = command.spawn().unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut banner = String::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        banner.push_str(&line);
+        banner.push('\n');
+        if line.contains("break something") {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    banner
+}
+
+#[test]
+fn the_admin_token_is_printed_only_when_generated() {
+    let secret = "a-secret-from-the-environment";
+    let from_env = banner(Some(secret));
+    assert!(!from_env.contains(secret), "{from_env}");
+    assert!(from_env.contains("STATUS_ADMIN_TOKEN"), "{from_env}");
+
+    let generated = banner(None);
+    let token = generated
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("admin token: "))
+        .unwrap_or_else(|| panic!("no token in {generated}"));
+    assert_eq!(token.len(), 32, "{generated}");
+    assert!(generated.contains(&format!("Bearer {token}")));
+}

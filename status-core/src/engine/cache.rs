@@ -43,7 +43,7 @@ impl Cached {
 
 #[derive(Default)]
 pub(crate) struct ReportCache {
-    cached: RwLock<Option<Arc<Cached>>>,
+    cached: RwLock<Option<Cached>>,
     rebuilding: Mutex<()>,
 }
 
@@ -52,22 +52,27 @@ impl ReportCache {
     /// caller rebuilds, a read that may take an older report (`max_age` set) gets the cached
     /// one at once instead of waiting.
     pub(crate) fn get(&self, want: Wanted, build: impl FnOnce() -> Cached) -> Arc<SystemReport> {
-        let current = read(&self.cached).clone();
-        if let Some(cached) = current.as_ref().filter(|c| c.serves(want)) {
-            return Arc::clone(&cached.report);
-        }
-        let _rebuilding = match (self.rebuilding.try_lock(), &current) {
+        // The hot path: one read lock and one reference count, nothing else.
+        let current = {
+            let cached = read(&self.cached);
+            match cached.as_ref() {
+                Some(c) if c.serves(want) => return Arc::clone(&c.report),
+                Some(c) => Some(Arc::clone(&c.report)),
+                None => None,
+            }
+        };
+        let _rebuilding = match (self.rebuilding.try_lock(), current) {
             (Ok(guard), _) => guard,
             (Err(std::sync::TryLockError::Poisoned(p)), _) => p.into_inner(),
-            (Err(std::sync::TryLockError::WouldBlock), Some(cached)) if want.max_age.is_some() => {
-                return Arc::clone(&cached.report);
+            (Err(std::sync::TryLockError::WouldBlock), Some(report)) if want.max_age.is_some() => {
+                return report;
             }
             (Err(std::sync::TryLockError::WouldBlock), _) => lock(&self.rebuilding),
         };
         if let Some(cached) = read(&self.cached).as_ref().filter(|c| c.serves(want)) {
             return Arc::clone(&cached.report);
         }
-        let cached = Arc::new(build());
+        let cached = build();
         let report = Arc::clone(&cached.report);
         *write(&self.cached) = Some(cached);
         report
