@@ -294,17 +294,8 @@ pub(crate) struct OverrideRequest {
     /// 1 to 604800.
     #[schema(minimum = 1, maximum = 604_800)]
     ttl_seconds: i64,
-    /// Not blank (invisible characters count as blank), no control characters (C0, DEL, C1,
-    /// line and paragraph separators, bidirectional controls), at most 1024 characters.
-    #[schema(
-        min_length = 1,
-        max_length = 1024,
-        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]*[^\\s\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u2060-\\u2064\\u206a-\\u206f\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0][^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]*$"
-    )]
-    reason: String,
-    /// Who decided it; cut to 128 characters.
-    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]*$")]
-    actor: Option<String>,
+    #[serde(flatten)]
+    why: OperatorText,
 }
 
 /// `PUT /admin/drain`.
@@ -314,6 +305,13 @@ pub(crate) struct DrainRequest {
     /// 1 to 604800.
     #[schema(minimum = 1, maximum = 604_800)]
     ttl_seconds: i64,
+    #[serde(flatten)]
+    why: OperatorText,
+}
+
+/// Why an operator acts, and who.
+#[derive(ToSchema)]
+pub(crate) struct OperatorText {
     /// Not blank (invisible characters count as blank), no control characters (C0, DEL, C1,
     /// line and paragraph separators, bidirectional controls), at most 1024 characters.
     #[schema(

@@ -46,6 +46,19 @@ struct Args {
     /// Connections open at once; past it the longest idle one is closed for a new one.
     #[arg(long, default_value_t = 1024)]
     max_connections: usize,
+    /// The server: `status` (`status_http::serve`) or `axum` (`axum::serve`: no timeouts, no
+    /// connection cap, a shutdown that waits for every connection), for comparisons.
+    #[arg(long, value_enum, default_value_t = Server::Status)]
+    server: Server,
+}
+
+/// Which server runs the router.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Server {
+    /// `status_http::serve`.
+    Status,
+    /// `axum::serve`.
+    Axum,
 }
 
 /// 128 random bits, from the randomly keyed hasher of the standard library.
@@ -112,14 +125,24 @@ async fn main() -> anyhow::Result<()> {
     println!(
         "  break something: curl -X PUT -H \"Authorization: Bearer {shown}\" -d '{{\"mode\":\"outage\"}}' http://{addr}/demo/chaos/primary-db"
     );
-    status_http::serve(listener, app(&demo))
-        .with_graceful_shutdown(status_http::shutdown::graceful(
-            demo.registry.clone(),
-            Duration::from_millis(args.shutdown_delay_ms),
-        ))
-        .grace(Duration::from_millis(args.shutdown_grace_ms))
-        .max_connections(args.max_connections)
-        .await?;
+    let shutdown = status_http::shutdown::graceful(
+        demo.registry.clone(),
+        Duration::from_millis(args.shutdown_delay_ms),
+    );
+    match args.server {
+        Server::Status => {
+            status_http::serve(listener, app(&demo))
+                .with_graceful_shutdown(shutdown)
+                .grace(Duration::from_millis(args.shutdown_grace_ms))
+                .max_connections(args.max_connections)
+                .await?;
+        }
+        Server::Axum => {
+            axum::serve(listener, app(&demo))
+                .with_graceful_shutdown(shutdown)
+                .await?;
+        }
+    }
     tracing::info!("stopped");
     Ok(())
 }

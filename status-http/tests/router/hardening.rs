@@ -167,32 +167,3 @@ async fn reasons_and_actors_must_be_printable_and_not_blank() {
     assert_eq!(ready.status, StatusCode::OK);
     assert_eq!(ready.body.lines().count(), 4, "{}", ready.body);
 }
-
-#[tokio::test(start_paused = true)]
-async fn metrics_are_served_in_the_format_their_content_type_names() {
-    let f = fixture().await;
-    let app = f.app();
-    let classic = get(&app, "/metrics").await;
-    assert!(classic
-        .header("content-type")
-        .starts_with("text/plain; version=0.0.4"));
-    assert!(!classic.body.contains("# EOF"), "{}", classic.body);
-    assert!(classic.body.contains("# TYPE status_checks_total counter"));
-
-    let openmetrics = call(
-        &app,
-        Request::get("/metrics")
-            .header(
-                "accept",
-                "application/openmetrics-text;version=1.0.0,text/plain;q=0.5",
-            )
-            .body(Body::empty())
-            .unwrap(),
-    )
-    .await;
-    assert!(openmetrics
-        .header("content-type")
-        .starts_with("application/openmetrics-text"));
-    assert!(openmetrics.body.ends_with("# EOF\n"));
-    assert!(openmetrics.body.contains("# TYPE status_checks counter"));
-}

@@ -28,9 +28,12 @@ async fn metric_names_and_values() {
     f.set(&f.db, CheckStatus::Outage).await;
     let answer = get(&app, "/metrics").await;
     assert_eq!(answer.status, StatusCode::OK);
+    // The classic format, under its content type: no `# EOF`, counters named by their samples.
     assert!(answer
         .header("content-type")
         .starts_with("text/plain; version=0.0.4"));
+    assert!(!answer.body.contains("# EOF"), "{}", answer.body);
+    assert!(answer.body.contains("# TYPE status_checks_total counter"));
     let body = metrics_until(&app, |b| {
         b.contains(r#"status_checks_total{id="db",outcome="outage"} 1"#)
     })
@@ -62,6 +65,7 @@ async fn metric_names_and_values() {
         .header("content-type")
         .starts_with("application/openmetrics-text"));
     assert!(openmetrics.body.ends_with("# EOF\n"));
+    assert!(openmetrics.body.contains("# TYPE status_checks counter"));
 }
 
 #[tokio::test(start_paused = true)]
