@@ -1,11 +1,14 @@
 //! Probe bodies serialized once per report generation and served as shared bytes, each with
-//! a strong `ETag`; a matching `If-None-Match` is answered 304 without a body.
+//! a strong `ETag`; a matching `If-None-Match` is answered 304 without a body. A body of a
+//! kilobyte or more goes gzip-compressed to a client that accepts it, compressed once.
 
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, OnceLock, RwLock};
 
 use axum::body::Bytes;
-use axum::http::header::{CONTENT_TYPE, ETAG, IF_NONE_MATCH};
+use axum::http::header::{
+    ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE, ETAG, IF_NONE_MATCH, VARY,
+};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -13,12 +16,24 @@ use status_core::{DrainState, SystemReport};
 
 use crate::error::ApiError;
 
-/// A serialized body and its entity tag.
+/// Bodies smaller than this go as they are: compressing them saves less than it costs.
+const COMPRESS_FROM: usize = 1024;
+
+/// A serialized body and its entity tag, and its gzip form once a client asked for it.
 #[derive(Debug, Clone)]
 pub(crate) struct Body {
     bytes: Bytes,
     etag: HeaderValue,
     content_type: &'static str,
+    gzip: Arc<OnceLock<Option<Encoded>>>,
+}
+
+/// A compressed form of a body, with its own entity tag (a strong tag names one
+/// representation).
+#[derive(Debug)]
+struct Encoded {
+    bytes: Bytes,
+    etag: HeaderValue,
 }
 
 impl Body {
@@ -32,7 +47,31 @@ impl Body {
             bytes,
             etag,
             content_type,
+            gzip: Arc::default(),
         }
+    }
+
+    /// The gzip form, made on first use; none when it would not be smaller.
+    fn gzip(&self) -> Option<&Encoded> {
+        self.gzip
+            .get_or_init(|| {
+                use std::io::Write as _;
+                let mut encoder = flate2::write::GzEncoder::new(
+                    Vec::with_capacity(self.bytes.len() / 8),
+                    flate2::Compression::fast(),
+                );
+                encoder.write_all(&self.bytes).ok()?;
+                let compressed = encoder.finish().ok()?;
+                if compressed.len() >= self.bytes.len() {
+                    return None;
+                }
+                let tag = self.etag.to_str().ok()?.trim_end_matches('"');
+                Some(Encoded {
+                    bytes: Bytes::from(compressed),
+                    etag: HeaderValue::try_from(format!("{tag}-gzip\"")).ok()?,
+                })
+            })
+            .as_ref()
     }
 
     pub(crate) fn json<T: Serialize>(
@@ -44,28 +83,67 @@ impl Body {
             .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
     }
 
-    /// The answer: 304 when `request` already holds this body, else `status` with it.
+    /// The answer: 304 when `request` already holds this body, else `status` with it, gzipped
+    /// when the request accepts it and the body is large enough to gain.
     pub(crate) fn respond(&self, status: StatusCode, request: &HeaderMap) -> Response {
+        let compressible = self.bytes.len() >= COMPRESS_FROM;
+        let encoded = if compressible && accepts_gzip(request) {
+            self.gzip()
+        } else {
+            None
+        };
+        let (bytes, etag) = match encoded {
+            Some(e) => (&e.bytes, &e.etag),
+            None => (&self.bytes, &self.etag),
+        };
         let cached = request
             .get_all(IF_NONE_MATCH)
             .iter()
             .filter_map(|v| v.to_str().ok())
             .flat_map(|v| v.split(','))
             .map(str::trim)
-            .any(|tag| tag == "*" || tag.as_bytes() == self.etag.as_bytes());
-        if cached {
-            return (StatusCode::NOT_MODIFIED, [(ETAG, self.etag.clone())]).into_response();
+            .any(|tag| tag == "*" || tag.as_bytes() == etag.as_bytes());
+        let mut response = if cached {
+            (StatusCode::NOT_MODIFIED, [(ETAG, etag.clone())]).into_response()
+        } else {
+            (
+                status,
+                [
+                    (CONTENT_TYPE, HeaderValue::from_static(self.content_type)),
+                    (ETAG, etag.clone()),
+                ],
+                bytes.clone(),
+            )
+                .into_response()
+        };
+        let headers = response.headers_mut();
+        if compressible {
+            headers.insert(VARY, HeaderValue::from_static("accept-encoding"));
         }
-        (
-            status,
-            [
-                (CONTENT_TYPE, HeaderValue::from_static(self.content_type)),
-                (ETAG, self.etag.clone()),
-            ],
-            self.bytes.clone(),
-        )
-            .into_response()
+        if encoded.is_some() && !cached {
+            headers.insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        }
+        response
     }
+}
+
+/// Whether `request` accepts gzip: a `gzip` (or `*`) coding without `q=0`.
+fn accepts_gzip(request: &HeaderMap) -> bool {
+    request
+        .get_all(ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|coding| {
+            let mut parts = coding.split(';').map(str::trim);
+            let name = parts.next().unwrap_or_default();
+            let refused = parts.any(|p| {
+                p.strip_prefix("q=")
+                    .and_then(|q| q.parse::<f32>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            });
+            (name.eq_ignore_ascii_case("gzip") || name == "*") && !refused
+        })
 }
 
 /// The bodies of one report generation, each serialized on first use.

@@ -230,3 +230,74 @@ async fn core_errors_become_the_right_answers() {
         "core speaks of the domain"
     );
 }
+
+/// `route` with `headers`: status, headers and the raw body.
+async fn raw(
+    app: &axum::Router,
+    route: &str,
+    headers: &[(&str, &str)],
+) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
+    let mut request = Request::get(route);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = app
+        .clone()
+        .oneshot(request.body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let (parts, body) = response.into_parts();
+    let bytes = body.collect().await.unwrap().to_bytes().to_vec();
+    (parts.status, parts.headers, bytes)
+}
+
+#[tokio::test(start_paused = true)]
+async fn large_probe_bodies_go_gzipped_to_clients_that_accept_it() {
+    use std::io::Read;
+    let f = fixture().await;
+    let app = f.app();
+    let (_, plain_headers, plain) = raw(&app, "/healthcheck", &[]).await;
+    assert!(
+        plain.len() >= 1024,
+        "the fixture's report is {} bytes",
+        plain.len()
+    );
+    assert!(plain_headers.get("content-encoding").is_none());
+    assert_eq!(plain_headers["vary"], "accept-encoding");
+
+    let accept = [("accept-encoding", "br;q=1.0, gzip;q=0.8")];
+    let (status, headers, gzipped) = raw(&app, "/healthcheck", &accept).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers["content-encoding"], "gzip");
+    assert_eq!(headers["vary"], "accept-encoding");
+    assert!(gzipped.len() < plain.len());
+    let mut unzipped = Vec::new();
+    flate2::read::GzDecoder::new(&gzipped[..])
+        .read_to_end(&mut unzipped)
+        .unwrap();
+    assert_eq!(unzipped, plain, "the same representation, compressed");
+    let tag = headers["etag"].to_str().unwrap().to_owned();
+    assert_ne!(
+        tag,
+        plain_headers["etag"].to_str().unwrap(),
+        "one tag a representation"
+    );
+
+    let (status, headers, body) =
+        raw(&app, "/healthcheck", &[accept[0], ("if-none-match", &tag)]).await;
+    assert_eq!(status, StatusCode::NOT_MODIFIED);
+    assert!(body.is_empty());
+    assert!(headers.get("content-encoding").is_none());
+
+    let (_, headers, _) = raw(&app, "/healthcheck", &[("accept-encoding", "gzip;q=0")]).await;
+    assert!(
+        headers.get("content-encoding").is_none(),
+        "q=0 refuses gzip"
+    );
+    let (_, headers, _) = raw(&app, "/healthcheck/live", &accept).await;
+    assert!(
+        headers.get("content-encoding").is_none(),
+        "too small to gain"
+    );
+    assert!(headers.get("vary").is_none());
+}
