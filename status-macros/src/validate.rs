@@ -86,3 +86,27 @@ pub(crate) fn duration(lit: &LitStr) -> syn::Result<u64> {
     }
     Ok(millis)
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    fn accepted(id: &str) -> bool {
+        super::id(&syn::LitStr::new(id, proc_macro2::Span::call_site())).is_ok()
+    }
+
+    proptest! {
+        /// The id rule is written twice (a proc-macro crate cannot call the crate that
+        /// re-exports it); this pins the two to the same answer.
+        #[test]
+        fn prop_the_macros_accept_exactly_the_ids_the_core_accepts(
+            id in prop_oneof![
+                "[a-z0-9._-]{0,130}",
+                "[a-zA-Z0-9._ /-]{0,12}",
+                any::<String>(),
+            ]
+        ) {
+            prop_assert_eq!(accepted(&id), status_core::DependencyId::new(&id).is_ok(), "{:?}", id);
+        }
+    }
+}

@@ -304,7 +304,6 @@ pub fn app(demo: &Demo) -> Router {
                 .layer(FeatureGateLayer::new(feature("checkout"))),
         )
         .merge(demo_routes)
-        .merge(status)
         // The contract's routes have these already; the demo's own get them here, and so does
         // the 404 of an unknown path.
         .layer(RequestGuardLayer::new())
@@ -312,6 +311,7 @@ pub fn app(demo: &Demo) -> Router {
             CACHE_CONTROL,
             HeaderValue::from_static("no-store"),
         ))
+        .merge(status)
 }
 
 async fn hello() -> &'static str {

@@ -1,6 +1,8 @@
 //! Refuses what no route accepts before any handler runs, and makes every error answer JSON.
 
-use std::task::{Context, Poll};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -8,6 +10,7 @@ use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures::future::BoxFuture;
+use pin_project_lite::pin_project;
 use tower::{Layer, Service};
 
 use crate::{ApiError, BODY_LIMIT};
@@ -86,13 +89,11 @@ impl<S> RequestGuard<S> {
 
 impl<S> Service<Request> for RequestGuard<S>
 where
-    S: Service<Request, Response = Response> + Send + 'static,
-    S::Error: Send + 'static,
-    S::Future: Send + 'static,
+    S: Service<Request, Response = Response>,
 {
     type Response = Response;
     type Error = S::Error;
-    type Future = BoxFuture<'static, Result<Response, S::Error>>;
+    type Future = ResponseFuture<S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx)
@@ -100,10 +101,72 @@ where
 
     fn call(&mut self, request: Request) -> Self::Future {
         if let Some(refused) = refuse(&request) {
-            return Box::pin(std::future::ready(Ok(refused.into_response())));
+            return ResponseFuture {
+                state: State::Refused {
+                    response: Some(refused.into_response()),
+                },
+            };
         }
-        let response = self.inner.call(request);
-        Box::pin(async move { Ok(as_json(response.await?).await) })
+        ResponseFuture {
+            state: State::Inner {
+                future: self.inner.call(request),
+            },
+        }
+    }
+}
+
+pin_project! {
+    /// The response of a [`RequestGuard`]: the inner service's, made JSON if it is an error
+    /// that is not, or the guard's own refusal. Allocates only to rewrite an error.
+    pub struct ResponseFuture<F> {
+        #[pin]
+        state: State<F>,
+    }
+}
+
+pin_project! {
+    #[project = StateProj]
+    enum State<F> {
+        Refused { response: Option<Response> },
+        Inner { #[pin] future: F },
+        Rewriting { future: BoxFuture<'static, Response> },
+    }
+}
+
+impl<F, E> Future for ResponseFuture<F>
+where
+    F: Future<Output = Result<Response, E>>,
+{
+    type Output = Result<Response, E>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        loop {
+            match self.as_mut().project().state.project() {
+                StateProj::Refused { response } => {
+                    return Poll::Ready(Ok(response
+                        .take()
+                        .expect("ResponseFuture polled after completion")));
+                }
+                StateProj::Inner { future } => {
+                    let response = ready!(future.poll(cx))?;
+                    let Some(text) = rewrite(&response) else {
+                        return Poll::Ready(Ok(response));
+                    };
+                    self.as_mut().project().state.set(State::Rewriting {
+                        future: Box::pin(as_json(response, text)),
+                    });
+                }
+                StateProj::Rewriting { future } => {
+                    return Poll::Ready(Ok(ready!(future.as_mut().poll(cx))));
+                }
+            }
+        }
+    }
+}
+
+impl<F> std::fmt::Debug for ResponseFuture<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResponseFuture").finish_non_exhaustive()
     }
 }
 
@@ -143,32 +206,40 @@ fn header_bytes(headers: &HeaderMap) -> usize {
         .sum()
 }
 
-/// `response` itself unless it is an error without a JSON body.
-async fn as_json(response: Response) -> Response {
+/// Whether `response` is an error to answer in JSON instead: `Some(false)` when its body is
+/// empty, `Some(true)` when it is plain text worth keeping as the message.
+fn rewrite(response: &Response) -> Option<bool> {
     let status = response.status();
     if !(status.is_client_error() || status.is_server_error()) {
-        return response;
+        return None;
     }
     let content_type = response
         .headers()
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
-    let text = if content_type.is_empty() {
-        None
+    if content_type.is_empty() {
+        Some(false)
     } else if status.is_client_error() && content_type.starts_with("text/plain") {
         // A 5xx in plain text is a probe's verbose answer (503 on OUTAGE): meant as it is.
-        Some(())
+        Some(true)
     } else {
-        return response;
-    };
+        None
+    }
+}
+
+/// `response` as `{"error": …}`, with its text as the message if `text`, keeping its status
+/// and headers.
+async fn as_json(response: Response, text: bool) -> Response {
+    let status = response.status();
     let (mut parts, body) = response.into_parts();
-    let message = match text {
-        Some(()) => match axum::body::to_bytes(body, MAX_TEXT_ERROR).await {
+    let message = if text {
+        match axum::body::to_bytes(body, MAX_TEXT_ERROR).await {
             Ok(bytes) => String::from_utf8_lossy(&bytes).trim().to_owned(),
             Err(_) => String::new(),
-        },
-        None => String::new(),
+        }
+    } else {
+        String::new()
     };
     let message = if message.is_empty() {
         default_message(status)

@@ -33,8 +33,6 @@ pub(super) struct Conn {
     in_flight: AtomicU64,
     /// Told to close at once.
     pub(super) shed: Notify,
-    /// Told that the phase changed to one with a nearer deadline.
-    pub(super) rearm: Notify,
 }
 
 impl Conn {
@@ -47,10 +45,11 @@ impl Conn {
         self.phase.store(phase, Ordering::Release);
     }
 
-    /// A request's head is complete and handed to the service.
+    /// A request's head is complete and handed to the service. A busy connection has no
+    /// deadline, so its start time is not kept.
     pub(super) fn begin_request(&self) {
         self.in_flight.fetch_add(1, Ordering::AcqRel);
-        self.enter(BUSY);
+        self.phase.store(BUSY, Ordering::Release);
     }
 
     /// A response was written whole (or dropped).
@@ -62,13 +61,13 @@ impl Conn {
 
     /// Bytes arrived: the first ones of a request's head start its header timeout.
     fn bytes_arrived(&self) {
-        if self
-            .phase
-            .compare_exchange(IDLE, HEAD, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
+        if self.phase.load(Ordering::Relaxed) == IDLE
+            && self
+                .phase
+                .compare_exchange(IDLE, HEAD, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
         {
             self.since.store(self.now(), Ordering::Release);
-            self.rearm.notify_one();
         }
     }
 
@@ -77,15 +76,29 @@ impl Conn {
         self.phase.load(Ordering::Acquire) == BUSY
     }
 
-    /// When this connection is to be closed if its phase does not change: `idle` after the
-    /// last answer, `header` after the first byte of a head. A busy connection has no
-    /// deadline of its own, so it is looked at again after `idle`.
-    pub(super) fn deadline(&self, header: Duration, idle: Duration) -> (Instant, bool) {
+    /// When to look at this connection again: its deadline if idle or reading a head (`idle`
+    /// after its last answer, `header` after the first byte of a head); no later than
+    /// `header` from now when idle or busy, since a head may start meanwhile without waking
+    /// anyone (so a slow head is closed between one and two header timeouts after its first
+    /// byte, and no request pays for a wake-up).
+    pub(super) fn next_look(&self, header: Duration, idle: Duration) -> Instant {
         let since = self.epoch + Duration::from_millis(self.since.load(Ordering::Acquire));
+        let soon = Instant::now() + header;
         match self.phase.load(Ordering::Acquire) {
-            IDLE => (since + idle, true),
-            HEAD => (since + header, true),
-            _ => (Instant::now() + idle, false),
+            IDLE => (since + idle).min(soon),
+            HEAD => since + header,
+            _ => soon,
+        }
+    }
+
+    /// Whether this connection is past its deadline now.
+    pub(super) fn expired(&self, header: Duration, idle: Duration) -> bool {
+        let since = self.epoch + Duration::from_millis(self.since.load(Ordering::Acquire));
+        let now = Instant::now();
+        match self.phase.load(Ordering::Acquire) {
+            IDLE => now >= since + idle,
+            HEAD => now >= since + header,
+            _ => false,
         }
     }
 
@@ -121,7 +134,6 @@ impl Table {
             epoch: self.epoch,
             in_flight: AtomicU64::new(0),
             shed: Notify::new(),
-            rearm: Notify::new(),
         });
         conn.enter(IDLE);
         self.lock().insert(id, Arc::clone(&conn));
@@ -257,20 +269,27 @@ mod tests {
         let header = Duration::from_secs(5);
         let idle = Duration::from_secs(60);
         let opened = Instant::now();
-        assert_eq!(conn.deadline(header, idle), (opened + idle, true));
-        tokio::time::advance(Duration::from_secs(10)).await;
-        conn.bytes_arrived();
         assert_eq!(
-            conn.deadline(header, idle),
-            (opened + Duration::from_secs(10) + header, true)
+            conn.next_look(header, idle),
+            opened + header,
+            "looked at while idle"
         );
+        tokio::time::advance(Duration::from_secs(10)).await;
+        assert!(!conn.expired(header, idle));
+        conn.bytes_arrived();
+        let first_byte = Instant::now();
+        assert_eq!(conn.next_look(header, idle), first_byte + header);
+        tokio::time::advance(header).await;
+        assert!(conn.expired(header, idle), "a slow head");
         conn.begin_request();
-        assert!(
-            !conn.deadline(header, idle).1,
-            "no deadline while answering"
-        );
+        assert!(!conn.expired(header, idle), "never while answering");
         tokio::time::advance(Duration::from_secs(100)).await;
+        assert!(!conn.expired(header, idle));
         conn.end_request();
-        assert_eq!(conn.deadline(header, idle), (Instant::now() + idle, true));
+        let answered = Instant::now();
+        tokio::time::advance(idle - Duration::from_secs(1)).await;
+        assert!(!conn.expired(header, idle));
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert!(conn.expired(header, idle), "idle since {answered:?}");
     }
 }

@@ -3,7 +3,8 @@
 //! shutdown that always ends.
 //!
 //! - **Header timeout**: a request's head must arrive whole within it of its first byte
-//!   (slowloris), else the connection is closed.
+//!   (slowloris), else the connection is closed (looked at no more often than the timeout,
+//!   so within twice the timeout at most; no request pays for a timer).
 //! - **Idle timeout**: a connection with no request in progress is closed after it. Keep it
 //!   longer than your load balancer's own (60 s on AWS ALB), so the balancer never sends a
 //!   request down a connection the server is closing.
@@ -333,7 +334,7 @@ async fn connection(
         served.as_mut().graceful_shutdown();
     }
     loop {
-        let (deadline, enforced) = conn.deadline(limits.header_timeout, limits.idle_timeout);
+        let look = conn.next_look(limits.header_timeout, limits.idle_timeout);
         tokio::select! {
             result = served.as_mut() => {
                 if let Err(e) = result {
@@ -345,7 +346,6 @@ async fn connection(
                 tracing::debug!(%remote, "connection shed");
                 break;
             }
-            () = conn.rearm.notified() => {}
             changed = closing.changed(), if !closing_seen => {
                 closing_seen = true;
                 if changed.is_err() || !conn.is_busy() {
@@ -354,9 +354,8 @@ async fn connection(
                 // Ends the connection once the request in progress is answered.
                 served.as_mut().graceful_shutdown();
             }
-            () = tokio::time::sleep_until(deadline) => {
-                let (now_due, enforced_now) = conn.deadline(limits.header_timeout, limits.idle_timeout);
-                if enforced && enforced_now && now_due <= tokio::time::Instant::now() {
+            () = tokio::time::sleep_until(look) => {
+                if conn.expired(limits.header_timeout, limits.idle_timeout) {
                     tracing::debug!(%remote, "connection timed out");
                     break;
                 }
