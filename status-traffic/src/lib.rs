@@ -1,0 +1,26 @@
+//! Mechanisms that act on live traffic, reporting into a `status` registry.
+//!
+//! Every algorithm here is a plain state machine that is *told* the time and the outcomes: it
+//! never reads a clock, never sleeps, never draws randomness it was not handed. The tower
+//! layers that drive them in production and the simulator that drives them in virtual time
+//! run the same code.
+//!
+//! | module | what |
+//! |---|---|
+//! | [`limit`] | concurrency-limit algorithms (`Fixed`, `Aimd`, `Gradient2`, `Vegas`) and the [`Limiter`](limit::Limiter) that hands out leases |
+//!
+//! # Example
+//!
+//! ```
+//! use std::time::Duration;
+//! use status_traffic::limit::{Aimd, Limiter};
+//!
+//! let limiter = Limiter::new(Aimd::default());
+//! let start = Duration::ZERO;
+//! let lease = limiter.try_acquire(start).expect("under the limit");
+//! // ... the work ...
+//! lease.success(start + Duration::from_millis(30));
+//! assert_eq!(limiter.in_flight(), 0);
+//! ```
+
+pub mod limit;

@@ -1,0 +1,56 @@
+//! Concurrency limits that adapt to what the work's latency and drops say.
+//!
+//! Four algorithms behind one trait, [`Algorithm`]: [`Fixed`], [`Aimd`], [`Gradient2`] and
+//! [`Vegas`]. None reads a clock: a [`Limiter`] is told the time by its driver, measures each
+//! lease's round trip, aggregates the samples per [`Window`] and hands each closed window to
+//! its algorithm, which answers the new limit.
+//!
+//! Where the well-known implementations go wrong, these do not:
+//! - a **drop** (a timeout, an overload answer from downstream) is a signal to every
+//!   algorithm, not a sample to ignore;
+//! - [`Gradient2`]'s long-term baseline learns only from windows that are not overloaded, so
+//!   steady modest overload cannot ratchet it (and the limit) upward forever;
+//! - [`Vegas`]'s no-load round trip is the least of recent *window means*, so one lucky fast
+//!   sample cannot become it;
+//! - each recovers from its floor once the load falls.
+
+mod aimd;
+mod fixed;
+mod gradient2;
+mod limiter;
+mod vegas;
+mod window;
+
+pub use self::aimd::Aimd;
+pub use self::fixed::Fixed;
+pub use self::gradient2::Gradient2;
+pub use self::limiter::{Lease, Limiter};
+pub use self::vegas::Vegas;
+pub use self::window::{Window, WindowPolicy};
+
+/// What became of a piece of work that held a lease.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// It was done: its round trip is a sample.
+    Success,
+    /// It was dropped for overload: timed out, or refused downstream. The limit backs off.
+    Drop,
+    /// It says nothing about load (a client went away, a bad request): not a sample.
+    Ignore,
+}
+
+/// A concurrency-limit algorithm: told each closed window, it answers the new limit.
+///
+/// Implementations are pure: no clock, no sleep, no randomness.
+pub trait Algorithm: Send + std::fmt::Debug + 'static {
+    /// The limit now.
+    fn limit(&self) -> usize;
+
+    /// Takes one window's samples into account; answers the new limit (at least 1).
+    fn update(&mut self, window: &Window) -> usize;
+}
+
+/// `log10(limit)` rounded down, at least 1: the step of [`Vegas`].
+fn log10_step(limit: f64) -> f64 {
+    limit.log10().floor().max(1.0)
+}
