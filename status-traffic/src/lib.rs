@@ -8,6 +8,7 @@
 //! | module | what |
 //! |---|---|
 //! | [`limit`] | concurrency-limit algorithms (`Fixed`, `Aimd`, `Gradient2`, `Vegas`) and the [`Limiter`](limit::Limiter) that hands out leases |
+//! | [`shed`] | a tower layer: admission by a limiter, a bounded priority queue, queue-wait and total deadlines |
 //!
 //! # Example
 //!
@@ -24,3 +25,4 @@
 //! ```
 
 pub mod limit;
+pub mod shed;

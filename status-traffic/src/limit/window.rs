@@ -139,7 +139,9 @@ mod tests {
             .add(Duration::ZERO, 10 * MS, 1, Outcome::Success)
             .is_none());
         assert!(agg.add(50 * MS, 30 * MS, 4, Outcome::Success).is_none());
-        assert!(agg.add(60 * MS, Duration::ZERO, 9, Outcome::Ignore).is_none());
+        assert!(agg
+            .add(60 * MS, Duration::ZERO, 9, Outcome::Ignore)
+            .is_none());
         assert!(
             agg.add(90 * MS, 99 * MS, 2, Outcome::Drop).is_none(),
             "3 samples, not 100 ms yet"

@@ -1,0 +1,137 @@
+//! The layer, and how it is configured.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tower::Layer;
+
+use super::queue::Shared;
+use super::{state, Shed, ShedState};
+use crate::limit::Limiter;
+
+/// Layer of [`Shed`]: sheds load by `limiter`. Defaults: a queue of 64, a queue timeout of
+/// 1 s, a total deadline of 2 s, every request of priority 0.
+///
+/// # Example
+///
+/// ```
+/// use std::time::Duration;
+/// use status_traffic::limit::{Gradient2, Limiter};
+/// use status_traffic::shed::ShedLayer;
+///
+/// let layer: ShedLayer<String> = ShedLayer::new(Limiter::new(Gradient2::default()))
+///     .queue(32)
+///     .queue_timeout(Duration::from_millis(500))
+///     .deadline(Duration::from_secs(1))
+///     .priority(|request: &String| if request.starts_with("/checkout") { 1 } else { 0 });
+/// assert_eq!(layer.state().queued, 0);
+/// ```
+pub struct ShedLayer<R> {
+    limiter: Limiter,
+    queue: usize,
+    queue_timeout: Duration,
+    deadline: Duration,
+    priority: Arc<dyn Fn(&R) -> u8 + Send + Sync>,
+    shared: Arc<Shared>,
+}
+
+impl<R> Clone for ShedLayer<R> {
+    fn clone(&self) -> Self {
+        Self {
+            limiter: self.limiter.clone(),
+            queue: self.queue,
+            queue_timeout: self.queue_timeout,
+            deadline: self.deadline,
+            priority: Arc::clone(&self.priority),
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl<R> std::fmt::Debug for ShedLayer<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShedLayer")
+            .field("limiter", &self.limiter)
+            .field("queue", &self.queue)
+            .field("queue_timeout", &self.queue_timeout)
+            .field("deadline", &self.deadline)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R> ShedLayer<R> {
+    /// Sheds load by `limiter`, with the defaults.
+    pub fn new(limiter: Limiter) -> Self {
+        let (queue, queue_timeout, deadline) = (64, Duration::from_secs(1), Duration::from_secs(2));
+        Self {
+            shared: Shared::new(limiter.clone(), queue, queue_timeout, deadline),
+            limiter,
+            queue,
+            queue_timeout,
+            deadline,
+            priority: Arc::new(|_| 0),
+        }
+    }
+
+    fn rebuilt(mut self) -> Self {
+        self.shared = Shared::new(
+            self.limiter.clone(),
+            self.queue,
+            self.queue_timeout,
+            self.deadline,
+        );
+        self
+    }
+
+    /// How many requests may wait beyond the limit (0: none wait).
+    #[must_use]
+    pub fn queue(mut self, capacity: usize) -> Self {
+        self.queue = capacity;
+        self.rebuilt()
+    }
+
+    /// How long a request may wait in the queue before it is refused unprocessed.
+    #[must_use]
+    pub fn queue_timeout(mut self, timeout: Duration) -> Self {
+        self.queue_timeout = timeout;
+        self.rebuilt()
+    }
+
+    /// How long a request may take in all, from its arrival, before it is cut off.
+    #[must_use]
+    pub fn deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = deadline;
+        self.rebuilt()
+    }
+
+    /// How a request's priority is read: higher is served first and shed last.
+    #[must_use]
+    pub fn priority(mut self, priority: impl Fn(&R) -> u8 + Send + Sync + 'static) -> Self {
+        self.priority = Arc::new(priority);
+        self
+    }
+
+    /// The limiter.
+    #[must_use]
+    pub fn limiter(&self) -> Limiter {
+        self.limiter.clone()
+    }
+
+    /// What the layer (all the services it made) is doing now.
+    #[must_use]
+    pub fn state(&self) -> ShedState {
+        state(&self.shared)
+    }
+}
+
+impl<S, R> Layer<S> for ShedLayer<R> {
+    type Service = Shed<S, R>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        Shed {
+            inner,
+            shared: Arc::clone(&self.shared),
+            priority: Arc::clone(&self.priority),
+        }
+    }
+}

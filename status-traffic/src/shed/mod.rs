@@ -1,0 +1,204 @@
+//! Load shedding: a tower layer that admits work by a [`Limiter`](crate::limit::Limiter), queues a bounded number of
+//! requests beyond it, and answers the rest at once instead of letting response times climb.
+//!
+//! - In flight: at most the limiter's limit (adaptive with [`Gradient2`](crate::limit::Gradient2),
+//!   [`Vegas`](crate::limit::Vegas) or [`Aimd`](crate::limit::Aimd)).
+//! - Queued: at most `queue` more, highest [priority](ShedLayer::priority) first. A full queue
+//!   refuses with [`QueueFull`] (429); a request of higher priority than the lowest queued one
+//!   takes its place, and that one gets [`QueueFull`].
+//! - A request that waited longer than the queue timeout gets [`QueueTimeout`] (503) and is
+//!   never processed.
+//! - A request that runs past the total deadline (counted from its arrival) gets [`Elapsed`]
+//!   (503); its work is dropped, and its lease ends as a drop, so the limit backs off.
+//!
+//! Errors are `BoxError`s, as with tower's own middleware; `status-http` renders them.
+
+mod error;
+pub mod future;
+mod layer;
+mod queue;
+
+pub use self::error::{Elapsed, QueueFull, QueueTimeout};
+pub use self::layer::ShedLayer;
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use tower::{BoxError, Service, ServiceExt};
+
+use self::future::ResponseFuture;
+use self::queue::{count, Entry, Shared};
+use crate::limit::Outcome;
+
+/// What [`ShedLayer`] makes of a service; see the [module docs](self).
+pub struct Shed<S, R> {
+    inner: S,
+    shared: Arc<Shared>,
+    priority: Arc<dyn Fn(&R) -> u8 + Send + Sync>,
+}
+
+impl<S: Clone, R> Clone for Shed<S, R> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            shared: Arc::clone(&self.shared),
+            priority: Arc::clone(&self.priority),
+        }
+    }
+}
+
+impl<S: std::fmt::Debug, R> std::fmt::Debug for Shed<S, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shed")
+            .field("inner", &self.inner)
+            .field("shared", &self.shared)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S, R> Shed<S, R> {
+    /// The wrapped service.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    /// The wrapped service, mutably.
+    pub fn get_mut(&mut self) -> &mut S {
+        &mut self.inner
+    }
+
+    /// The wrapped service, unwrapped.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+
+    /// What the layer is doing now.
+    pub fn state(&self) -> ShedState {
+        state(&self.shared)
+    }
+}
+
+/// A snapshot of a shedding layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ShedState {
+    /// The limit now.
+    pub limit: usize,
+    /// Requests being processed.
+    pub in_flight: usize,
+    /// Requests waiting.
+    pub queued: usize,
+    /// Refused because the queue was full, since the start.
+    pub queue_full: u64,
+    /// Refused after waiting too long, since the start.
+    pub queue_timeout: u64,
+    /// Cut off at the deadline, since the start.
+    pub elapsed: u64,
+}
+
+fn state(shared: &Shared) -> ShedState {
+    ShedState {
+        limit: shared.limiter.limit(),
+        in_flight: shared.limiter.in_flight(),
+        queued: shared.queued(),
+        queue_full: shared.counts.queue_full.load(Ordering::Relaxed),
+        queue_timeout: shared.counts.queue_timeout.load(Ordering::Relaxed),
+        elapsed: shared.counts.elapsed.load(Ordering::Relaxed),
+    }
+}
+
+impl<S, R> Service<R> for Shed<S, R>
+where
+    S: Service<R> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    S::Response: Send + 'static,
+    S::Error: Into<BoxError>,
+    R: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = BoxError;
+    type Future = ResponseFuture<S::Response>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        // Readiness is decided per request, by the limiter and the queue.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: R) -> Self::Future {
+        let shared = Arc::clone(&self.shared);
+        let priority = (self.priority)(&request);
+        let inner = self.inner.clone();
+        let arrived = tokio::time::Instant::now();
+        ResponseFuture::new(async move {
+            let work = async {
+                let lease = match shared.enter(priority) {
+                    Err(full) => {
+                        count(&shared.counts.queue_full);
+                        return Err(BoxError::from(full));
+                    }
+                    Ok(Entry::Now(lease)) => lease,
+                    Ok(Entry::Wait(rx)) => {
+                        match tokio::time::timeout(shared.queue_timeout, rx).await {
+                            Ok(Ok(Ok(lease))) => lease,
+                            Ok(Ok(Err(full))) => {
+                                count(&shared.counts.queue_full);
+                                return Err(full.into());
+                            }
+                            // The layer went away, or the wait was too long.
+                            Ok(Err(_)) | Err(_) => {
+                                count(&shared.counts.queue_timeout);
+                                return Err(QueueTimeout.into());
+                            }
+                        }
+                    }
+                };
+                let mut guard = LeaseGuard {
+                    lease: Some(lease),
+                    shared: &shared,
+                };
+                let result = inner.oneshot(request).await.map_err(Into::into);
+                let outcome = if result.is_ok() {
+                    Outcome::Success
+                } else {
+                    Outcome::Ignore
+                };
+                guard.finish(outcome);
+                result
+            };
+            match tokio::time::timeout_at(arrived + shared.deadline, work).await {
+                Ok(result) => result,
+                Err(_) => {
+                    count(&shared.counts.elapsed);
+                    Err(Elapsed.into())
+                }
+            }
+        })
+    }
+}
+
+/// A held lease: ended by the work's outcome, or as a drop if the work is cancelled; either
+/// way, the capacity goes to the queue.
+struct LeaseGuard<'a> {
+    lease: Option<crate::limit::Lease>,
+    shared: &'a Shared,
+}
+
+impl LeaseGuard<'_> {
+    fn finish(&mut self, outcome: Outcome) {
+        if let Some(lease) = self.lease.take() {
+            lease.finish(self.shared.now(), outcome);
+            self.shared.dispatch();
+        }
+    }
+}
+
+impl Drop for LeaseGuard<'_> {
+    fn drop(&mut self) {
+        // Dropped unfinished: the deadline cut the work off.
+        self.finish(Outcome::Drop);
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,144 @@
+//! The waiting room: bounded, highest priority first, first come first served within one.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+
+use super::error::QueueFull;
+use crate::limit::{Lease, Limiter};
+
+/// What a waiter is sent: a lease, or word that a request of higher priority took its place.
+pub(super) type Admission = Result<Lease, QueueFull>;
+
+#[derive(Debug)]
+struct Waiter {
+    priority: u8,
+    tx: oneshot::Sender<Admission>,
+}
+
+/// Counts of refusals, by reason.
+#[derive(Debug, Default)]
+pub(super) struct Counts {
+    pub(super) queue_full: AtomicU64,
+    pub(super) queue_timeout: AtomicU64,
+    pub(super) elapsed: AtomicU64,
+}
+
+/// What every clone of a layer and its services share.
+#[derive(Debug)]
+pub(super) struct Shared {
+    pub(super) limiter: Limiter,
+    pub(super) capacity: usize,
+    pub(super) queue_timeout: Duration,
+    pub(super) deadline: Duration,
+    pub(super) epoch: Instant,
+    pub(super) counts: Counts,
+    waiting: Mutex<VecDeque<Waiter>>,
+}
+
+/// How a request gets in.
+pub(super) enum Entry {
+    Now(Lease),
+    Wait(oneshot::Receiver<Admission>),
+}
+
+impl Shared {
+    pub(super) fn new(
+        limiter: Limiter,
+        capacity: usize,
+        queue_timeout: Duration,
+        deadline: Duration,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            limiter,
+            capacity,
+            queue_timeout,
+            deadline,
+            epoch: Instant::now(),
+            counts: Counts::default(),
+            waiting: Mutex::new(VecDeque::new()),
+        })
+    }
+
+    /// The time the limiter is told: since this layer was made.
+    pub(super) fn now(&self) -> Duration {
+        self.epoch.elapsed()
+    }
+
+    /// Requests waiting now.
+    pub(super) fn queued(&self) -> usize {
+        let mut waiting = self.lock();
+        waiting.retain(|w| !w.tx.is_closed());
+        waiting.len()
+    }
+
+    /// A lease at once if nobody waits and the limit allows; else a place in the queue (the
+    /// lowest-priority waiter giving up its place if the queue is full and it ranks below).
+    pub(super) fn enter(&self, priority: u8) -> Result<Entry, QueueFull> {
+        let mut waiting = self.lock();
+        waiting.retain(|w| !w.tx.is_closed());
+        if waiting.is_empty() {
+            if let Some(lease) = self.limiter.try_acquire(self.now()) {
+                return Ok(Entry::Now(lease));
+            }
+        }
+        if waiting.len() >= self.capacity {
+            let lowest = waiting
+                .iter()
+                .enumerate()
+                .rev()
+                .min_by_key(|(_, w)| w.priority)
+                .map(|(i, w)| (i, w.priority));
+            match lowest {
+                Some((i, p)) if p < priority => {
+                    if let Some(evicted) = waiting.remove(i) {
+                        let _ = evicted.tx.send(Err(QueueFull));
+                    }
+                }
+                _ => return Err(QueueFull),
+            }
+        }
+        let (tx, rx) = oneshot::channel();
+        // After the last of its priority or higher, before any lower.
+        let at = waiting
+            .iter()
+            .position(|w| w.priority < priority)
+            .unwrap_or(waiting.len());
+        waiting.insert(at, Waiter { priority, tx });
+        Ok(Entry::Wait(rx))
+    }
+
+    /// Hands the capacity there is now to the waiters, first in the queue first.
+    pub(super) fn dispatch(&self) {
+        let mut waiting = self.lock();
+        while !waiting.is_empty() {
+            let Some(lease) = self.limiter.try_acquire(self.now()) else {
+                return;
+            };
+            let mut lease = Some(lease);
+            while let Some(waiter) = waiting.pop_front() {
+                match waiter.tx.send(Ok(lease.take().expect("a lease to give"))) {
+                    Ok(()) => break,
+                    // Gone: its lease comes back, for the next one.
+                    Err(Ok(back)) => lease = Some(back),
+                    Err(Err(_)) => unreachable!("a lease was sent"),
+                }
+            }
+            // Nobody left to take it: it is released on drop.
+            drop(lease);
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, VecDeque<Waiter>> {
+        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Counts one refusal.
+pub(super) fn count(counter: &AtomicU64) {
+    counter.fetch_add(1, Ordering::Relaxed);
+}

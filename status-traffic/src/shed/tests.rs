@@ -1,0 +1,169 @@
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::time::Instant;
+use tower::{BoxError, Layer, ServiceExt};
+
+use super::{Elapsed, QueueFull, QueueTimeout, ShedLayer};
+use crate::limit::{Fixed, Limiter};
+
+const MS: Duration = Duration::from_millis(1);
+
+/// A request: its priority, how long its work takes, its name.
+type Job = (u8, Duration, char);
+
+/// A service that sleeps for the job's time, recording which jobs it started and finished,
+/// and which were dropped unfinished.
+#[derive(Clone, Default)]
+struct Worker {
+    started: Arc<Mutex<Vec<char>>>,
+    dropped: Arc<AtomicUsize>,
+}
+
+struct DropFlag(Arc<AtomicUsize>, bool);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        if !self.1 {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+impl Worker {
+    fn service(
+        &self,
+    ) -> impl tower::Service<Job, Response = char, Error = Infallible, Future: Send>
+           + Clone
+           + Send
+           + 'static {
+        let this = self.clone();
+        tower::service_fn(move |(_, work, name): Job| {
+            let this = this.clone();
+            async move {
+                this.started.lock().unwrap().push(name);
+                let mut flag = DropFlag(Arc::clone(&this.dropped), false);
+                tokio::time::sleep(work).await;
+                flag.1 = true;
+                Ok::<_, Infallible>(name)
+            }
+        })
+    }
+
+    fn started(&self) -> Vec<char> {
+        self.started.lock().unwrap().clone()
+    }
+}
+
+fn layer(limit: usize, queue: usize) -> ShedLayer<Job> {
+    ShedLayer::new(Limiter::new(Fixed::new(limit)))
+        .queue(queue)
+        .queue_timeout(Duration::from_secs(5))
+        .deadline(Duration::from_secs(10))
+        .priority(|job: &Job| job.0)
+}
+
+type Outcome = Result<char, BoxError>;
+
+fn spawn<S>(service: &S, job: Job) -> tokio::task::JoinHandle<Outcome>
+where
+    S: tower::Service<Job, Response = char, Error = BoxError> + Clone + Send + 'static,
+    S::Future: Send,
+{
+    let service = service.clone();
+    tokio::spawn(async move { service.oneshot(job).await })
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_full_queue_refuses_at_once() {
+    let worker = Worker::default();
+    let layer = layer(1, 1);
+    let shed = layer.layer(worker.service());
+    let a = spawn(&shed, (0, 100 * MS, 'a'));
+    tokio::task::yield_now().await;
+    let b = spawn(&shed, (0, 100 * MS, 'b'));
+    tokio::task::yield_now().await;
+    let refused_at = Instant::now();
+    let c = shed.clone().oneshot((0, 100 * MS, 'c')).await;
+    assert!(c.unwrap_err().is::<QueueFull>());
+    assert_eq!(refused_at.elapsed(), Duration::ZERO, "at once");
+    assert_eq!(a.await.unwrap().unwrap(), 'a');
+    assert_eq!(
+        b.await.unwrap().unwrap(),
+        'b',
+        "the queued one ran when a finished"
+    );
+    assert_eq!(worker.started(), ['a', 'b']);
+    assert_eq!(layer.state().queue_full, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_request_that_waited_too_long_is_never_processed() {
+    let worker = Worker::default();
+    let layer = layer(1, 4).queue_timeout(100 * MS);
+    let shed = layer.layer(worker.service());
+    let a = spawn(&shed, (0, Duration::from_secs(1), 'a'));
+    tokio::task::yield_now().await;
+    let queued = Instant::now();
+    let b = shed.clone().oneshot((0, 10 * MS, 'b')).await;
+    assert!(b.unwrap_err().is::<QueueTimeout>());
+    assert_eq!(queued.elapsed(), 100 * MS);
+    a.await.unwrap().unwrap();
+    assert_eq!(worker.started(), ['a'], "b never reached the service");
+    assert_eq!(layer.state().queue_timeout, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn past_the_deadline_the_work_is_dropped_and_the_limit_freed() {
+    let worker = Worker::default();
+    let layer = layer(2, 4).deadline(200 * MS);
+    let shed = layer.layer(worker.service());
+    let started = Instant::now();
+    let a = shed.clone().oneshot((0, Duration::from_secs(5), 'a')).await;
+    assert!(a.unwrap_err().is::<Elapsed>());
+    assert_eq!(started.elapsed(), 200 * MS);
+    assert_eq!(
+        worker.dropped.load(Ordering::SeqCst),
+        1,
+        "the work was cancelled"
+    );
+    let state = layer.state();
+    assert_eq!((state.in_flight, state.elapsed), (0, 1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_lowest_priority_is_shed_first_and_the_highest_served_first() {
+    let worker = Worker::default();
+    let layer = layer(1, 2);
+    let shed = layer.layer(worker.service());
+    let a = spawn(&shed, (0, 100 * MS, 'a'));
+    tokio::task::yield_now().await;
+    let low1 = spawn(&shed, (0, 10 * MS, 'l'));
+    let low2 = spawn(&shed, (0, 10 * MS, 'm'));
+    tokio::task::yield_now().await;
+    let high = spawn(&shed, (5, 10 * MS, 'h'));
+    tokio::task::yield_now().await;
+    // The queue was full: the newest of the lowest gave its place up.
+    assert!(low2.await.unwrap().unwrap_err().is::<QueueFull>());
+    // The queue holds `h` and `l`: a higher one takes the place of `l`, the lowest.
+    let top = spawn(&shed, (9, 10 * MS, 't'));
+    tokio::task::yield_now().await;
+    assert!(low1.await.unwrap().unwrap_err().is::<QueueFull>());
+    a.await.unwrap().unwrap();
+    high.await.unwrap().unwrap();
+    top.await.unwrap().unwrap();
+    assert_eq!(worker.started(), ['a', 't', 'h']);
+    // `x` runs, `y` and `z` fill the queue: one of their rank finds no place to take.
+    let _x = spawn(&shed, (0, Duration::from_secs(1), 'x'));
+    tokio::task::yield_now().await;
+    let _y = spawn(&shed, (5, Duration::from_secs(1), 'y'));
+    let _z = spawn(&shed, (5, Duration::from_secs(1), 'z'));
+    tokio::task::yield_now().await;
+    let refused = shed.clone().oneshot((5, 10 * MS, 'w')).await;
+    assert!(
+        refused.unwrap_err().is::<QueueFull>(),
+        "equal rank: no place taken"
+    );
+}
