@@ -72,6 +72,7 @@ mod view;
 pub mod middleware;
 pub mod serve;
 pub mod shutdown;
+pub mod traffic;
 
 pub use self::auth::{Admin, AdminAuth, AdminToken};
 pub use self::body::BODY_LIMIT;

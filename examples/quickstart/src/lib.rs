@@ -9,7 +9,10 @@ pub mod chaos;
 use std::time::Duration;
 
 use axum::body::Bytes;
-use axum::extract::{FromRef, Path, State};
+use std::sync::Arc;
+
+use axum::error_handling::HandleErrorLayer;
+use axum::extract::{FromRef, Path, Query, State};
 use axum::http::header::CACHE_CONTROL;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
@@ -19,6 +22,10 @@ use status_core::{CheckStatus, Dependency, Feature, Registry, Urgency};
 use status_http::middleware::{FeatureGateLayer, HealthGateLayer, RequestGuardLayer};
 use status_http::prometheus_client::metrics::gauge::Gauge;
 use status_http::{Admin, AdminAuth, ApiError};
+use status_traffic::limit::{Aimd, Fixed, Gradient2, Limiter, Vegas};
+use status_traffic::shed::ShedLayer;
+use tokio::sync::Semaphore;
+use tower::ServiceBuilder;
 use tower_http::set_header::SetResponseHeaderLayer;
 
 use crate::chaos::{Chaos, Setting};
@@ -70,6 +77,76 @@ pub struct Config {
     pub extra_dependencies: usize,
     /// How long each extra dependency's check takes.
     pub extra_delay: Duration,
+    /// Slots of `/demo/work`: a semaphore standing for a thread or connection pool.
+    pub demo_workers: usize,
+    /// The shedding layer of `/demo/work`.
+    pub shed: Shed,
+}
+
+/// The shedding layer in front of `/demo/work`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shed {
+    /// The limit algorithm.
+    pub limit: LimitChoice,
+    /// Requests that may wait beyond the limit.
+    pub queue: usize,
+    /// How long one may wait.
+    pub queue_timeout: Duration,
+    /// How long one may take in all.
+    pub deadline: Duration,
+}
+
+impl Default for Shed {
+    fn default() -> Self {
+        Self {
+            limit: LimitChoice::Gradient2,
+            queue: 64,
+            queue_timeout: Duration::from_secs(1),
+            deadline: Duration::from_secs(2),
+        }
+    }
+}
+
+/// A limit algorithm, as `--shed-limit` names it: `fixed:N`, `aimd`, `gradient2` or `vegas`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitChoice {
+    /// `fixed:N`.
+    Fixed(usize),
+    /// `aimd`.
+    Aimd,
+    /// `gradient2`.
+    Gradient2,
+    /// `vegas`.
+    Vegas,
+}
+
+impl std::str::FromStr for LimitChoice {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "aimd" => Ok(Self::Aimd),
+            "gradient2" => Ok(Self::Gradient2),
+            "vegas" => Ok(Self::Vegas),
+            _ => s
+                .strip_prefix("fixed:")
+                .and_then(|n| n.parse().ok())
+                .filter(|&n| n > 0)
+                .map(Self::Fixed)
+                .ok_or_else(|| format!("{s:?}: use fixed:N (N > 0), aimd, gradient2 or vegas")),
+        }
+    }
+}
+
+impl LimitChoice {
+    fn limiter(self) -> Limiter {
+        match self {
+            Self::Fixed(n) => Limiter::new(Fixed::new(n)),
+            Self::Aimd => Limiter::new(Aimd::default()),
+            Self::Gradient2 => Limiter::new(Gradient2::default()),
+            Self::Vegas => Limiter::new(Vegas::default()),
+        }
+    }
 }
 
 impl Default for Config {
@@ -82,6 +159,8 @@ impl Default for Config {
             postgres: None,
             extra_dependencies: 0,
             extra_delay: Duration::ZERO,
+            demo_workers: 8,
+            shed: Shed::default(),
         }
     }
 }
@@ -261,8 +340,13 @@ impl FromRef<DemoState> for AdminAuth {
 /// feature).
 pub fn app(demo: &Demo) -> Router {
     let alive_tasks = demo.alive_tasks.clone();
+    let shed = ShedLayer::new(demo.config.shed.limit.limiter())
+        .queue(demo.config.shed.queue)
+        .queue_timeout(demo.config.shed.queue_timeout)
+        .deadline(demo.config.shed.deadline);
     let status = status_http::Routes::new(demo.registry.clone())
         .admin_token(demo.config.admin_token.clone())
+        .register_metrics(status_http::traffic::shed_metrics("demo-work", &shed))
         .register_metrics(move |metrics| {
             metrics.register(
                 "quickstart_runtime_alive_tasks",
@@ -280,6 +364,18 @@ pub fn app(demo: &Demo) -> Router {
             .feature(name)
             .expect("the demo registers its features")
     };
+    let workers = Workers(Arc::new(Semaphore::new(demo.config.demo_workers.max(1))));
+    let work = Router::new()
+        .route(
+            "/demo/work",
+            get(work).layer(
+                ServiceBuilder::new()
+                    .layer(HandleErrorLayer::new(status_http::traffic::overloaded))
+                    .layer(shed),
+            ),
+        )
+        .route("/demo/work-unprotected", get(work))
+        .with_state(workers);
     let demo_routes = Router::new()
         .route("/demo/chaos", get(chaos_list))
         .route("/demo/chaos/{id}", axum::routing::put(chaos_set))
@@ -304,6 +400,7 @@ pub fn app(demo: &Demo) -> Router {
                 .layer(FeatureGateLayer::new(feature("checkout"))),
         )
         .merge(demo_routes)
+        .merge(work)
         // The contract's routes have these already; the demo's own get them here, and so does
         // the 404 of an unknown path.
         .layer(RequestGuardLayer::new())
@@ -312,6 +409,46 @@ pub fn app(demo: &Demo) -> Router {
             HeaderValue::from_static("no-store"),
         ))
         .merge(status)
+}
+
+/// The slots of `/demo/work`.
+#[derive(Clone)]
+struct Workers(Arc<Semaphore>);
+
+#[derive(serde::Deserialize)]
+struct WorkQuery {
+    #[serde(default = "default_work_ms")]
+    ms: u64,
+    #[serde(default)]
+    fail: bool,
+}
+
+fn default_work_ms() -> u64 {
+    100
+}
+
+/// GET `/demo/work?ms=N&fail=BOOL`: takes a slot, holds it `ms` (at most 60 s), answers 200,
+/// or 500 when `fail`.
+async fn work(
+    State(Workers(slots)): State<Workers>,
+    query: Result<Query<WorkQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(query) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    if query.ms > 60_000 {
+        return Err(ApiError::bad_request("ms must be at most 60000"));
+    }
+    let _slot = slots
+        .acquire()
+        .await
+        .map_err(|_| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "stopping"))?;
+    tokio::time::sleep(Duration::from_millis(query.ms)).await;
+    if query.fail {
+        return Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the work failed (asked for)",
+        ));
+    }
+    Ok(Json(serde_json::json!({ "worked": query.ms })).into_response())
 }
 
 async fn hello() -> &'static str {

@@ -46,6 +46,22 @@ struct Args {
     /// Connections open at once; past it the longest idle one is closed for a new one.
     #[arg(long, default_value_t = 1024)]
     max_connections: usize,
+    /// Slots of `/demo/work` (a semaphore standing for a thread or connection pool).
+    #[arg(long, default_value_t = 8)]
+    demo_workers: usize,
+    /// The limit of the shedding layer in front of `/demo/work`: fixed:N, aimd, gradient2 or
+    /// vegas.
+    #[arg(long, default_value = "gradient2")]
+    shed_limit: quickstart::LimitChoice,
+    /// Requests that may wait beyond the limit.
+    #[arg(long, default_value_t = 64)]
+    shed_queue: usize,
+    /// How long a request may wait in the queue, in milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    shed_queue_timeout_ms: u64,
+    /// How long a request may take in all, in milliseconds.
+    #[arg(long, default_value_t = 2000)]
+    shed_deadline_ms: u64,
     /// The server: `status` (`status_http::serve`) or `axum` (`axum::serve`: no timeouts, no
     /// connection cap, a shutdown that waits for every connection), for comparisons.
     #[arg(long, value_enum, default_value_t = Server::Status)]
@@ -107,6 +123,13 @@ async fn main() -> anyhow::Result<()> {
         postgres: args.postgres,
         extra_dependencies: args.extra_dependencies,
         extra_delay: Duration::from_millis(args.extra_delay_ms),
+        demo_workers: args.demo_workers,
+        shed: quickstart::Shed {
+            limit: args.shed_limit,
+            queue: args.shed_queue,
+            queue_timeout: Duration::from_millis(args.shed_queue_timeout_ms),
+            deadline: Duration::from_millis(args.shed_deadline_ms),
+        },
     })?;
     let addr = SocketAddr::new(args.bind, args.port);
     let listener = listen(addr).with_context(|| format!("cannot listen on {addr}"))?;

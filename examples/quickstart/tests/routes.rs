@@ -109,3 +109,78 @@ async fn the_demo_routes_answer_errors_in_json() {
         assert!(json["error"].is_string(), "{body}");
     }
 }
+
+async fn shedding_demo(shed: quickstart::Shed) -> axum::Router {
+    let demo = Demo::start(Config {
+        admin_token: TOKEN.to_owned(),
+        demo_workers: 4,
+        shed,
+        ..Config::default()
+    })
+    .unwrap();
+    app(&demo)
+}
+
+#[tokio::test(start_paused = true)]
+async fn demo_work_takes_its_time_and_fails_when_asked() {
+    let app = demo().await;
+    let started = tokio::time::Instant::now();
+    let (status, _, _, body) = call(&app, "GET", "/demo/work?ms=250", None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(started.elapsed(), Duration::from_millis(250));
+    let (status, _, content_type, _) = call(&app, "GET", "/demo/work?fail=true", None).await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(content_type, "application/json");
+    let (status, _, _, _) = call(&app, "GET", "/demo/work-unprotected?ms=x", None).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test(start_paused = true)]
+async fn demo_work_sheds_past_its_limit_and_says_so_in_metrics() {
+    let app = shedding_demo(quickstart::Shed {
+        limit: quickstart::LimitChoice::Fixed(1),
+        queue: 0,
+        queue_timeout: Duration::from_secs(1),
+        deadline: Duration::from_millis(300),
+    })
+    .await;
+    let busy = tokio::spawn(
+        app.clone().oneshot(
+            Request::get("/demo/work?ms=1000")
+                .body(Body::empty())
+                .unwrap(),
+        ),
+    );
+    tokio::task::yield_now().await;
+    let response = app
+        .clone()
+        .oneshot(
+            Request::get("/demo/work?ms=10")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(response.headers()["retry-after"], "1");
+    assert_eq!(response.headers()["content-type"], "application/json");
+    // The slow one ran into the deadline.
+    let busy = busy.await.unwrap().unwrap();
+    assert_eq!(busy.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let body = busy.into_body().collect().await.unwrap().to_bytes();
+    let body = String::from_utf8_lossy(&body);
+    assert!(body.contains("deadline"), "{body}");
+    // The unprotected route has no such bounds.
+    let (status, _, _, _) = call(&app, "GET", "/demo/work-unprotected?ms=1000", None).await;
+    assert_eq!(status, StatusCode::OK);
+
+    let (_, _, _, metrics) = call(&app, "GET", "/metrics", None).await;
+    for line in [
+        r#"status_shed_limit{layer="demo-work"} 1"#,
+        r#"status_shed_inflight{layer="demo-work"} 0"#,
+        r#"status_shed_rejected_total{layer="demo-work",reason="queue_full"} 1"#,
+        r#"status_shed_rejected_total{layer="demo-work",reason="deadline"} 1"#,
+    ] {
+        assert!(metrics.contains(line), "no {line} in\n{metrics}");
+    }
+}

@@ -1,0 +1,150 @@
+//! The traffic mechanisms of `status-traffic` over HTTP: their refusals as answers, their
+//! state as metrics.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::header::RETRY_AFTER;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use prometheus_client::encoding::{EncodeMetric, MetricEncoder, NoLabelSet};
+use prometheus_client::metrics::MetricType;
+use status_traffic::shed::{Elapsed, QueueFull, QueueTimeout, ShedLayer, ShedState};
+use tower::BoxError;
+
+use crate::ApiError;
+
+/// How long a refused client is told to wait: 1 s.
+const RETRY: Duration = Duration::from_secs(1);
+
+/// A refusal of the shedding layer as an answer: a full queue 429, a queue timeout or a
+/// deadline 503, each with `Retry-After` and a JSON `{"error": …}`; any other error 500.
+///
+/// For axum's `HandleErrorLayer`:
+///
+/// ```
+/// use axum::error_handling::HandleErrorLayer;
+/// use axum::routing::get;
+/// use status_traffic::limit::{Gradient2, Limiter};
+/// use status_traffic::shed::ShedLayer;
+/// use tower::ServiceBuilder;
+///
+/// let shed = ShedLayer::new(Limiter::new(Gradient2::default()));
+/// let app: axum::Router = axum::Router::new().route(
+///     "/work",
+///     get(|| async { "done" }).layer(
+///         ServiceBuilder::new()
+///             .layer(HandleErrorLayer::new(status_http::traffic::overloaded))
+///             .layer(shed),
+///     ),
+/// );
+/// ```
+pub async fn overloaded(error: BoxError) -> Response {
+    let status = if error.is::<QueueFull>() {
+        StatusCode::TOO_MANY_REQUESTS
+    } else if error.is::<QueueTimeout>() || error.is::<Elapsed>() {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        return ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, error.to_string()).into_response();
+    };
+    let mut response = ApiError::new(status, error.to_string()).into_response();
+    response
+        .headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from(RETRY.as_secs()));
+    response
+}
+
+/// Registers a shedding layer's metrics under the label `layer = name`, read when scraped:
+/// `status_shed_limit`, `status_shed_inflight`, `status_shed_queued` and
+/// `status_shed_rejected_total{reason}` (`queue_full`, `queue_timeout`, `deadline`). Pass it
+/// to [`Routes::register_metrics`](crate::Routes::register_metrics).
+pub fn shed_metrics<R: 'static>(
+    name: impl Into<String>,
+    layer: &ShedLayer<R>,
+) -> impl FnOnce(&mut prometheus_client::registry::Registry) + Send + 'static {
+    let name = name.into();
+    let state: Read = {
+        let layer = layer.clone();
+        Arc::new(move || layer.state())
+    };
+    move |metrics| {
+        let sub = metrics.sub_registry_with_label(("layer".into(), name.into()));
+        let gauge = |pick: fn(&ShedState) -> usize| Live {
+            state: Arc::clone(&state),
+            value: Value::Gauge(pick),
+        };
+        sub.register(
+            "status_shed_limit",
+            "The shedding layer's concurrency limit",
+            gauge(|s| s.limit),
+        );
+        sub.register(
+            "status_shed_inflight",
+            "Requests being processed",
+            gauge(|s| s.in_flight),
+        );
+        sub.register(
+            "status_shed_queued",
+            "Requests waiting",
+            gauge(|s| s.queued),
+        );
+        sub.register(
+            "status_shed_rejected",
+            "Requests refused, by reason",
+            Live {
+                state: Arc::clone(&state),
+                value: Value::Rejected,
+            },
+        );
+    }
+}
+
+type Read = Arc<dyn Fn() -> ShedState + Send + Sync>;
+
+#[derive(Clone, Copy)]
+enum Value {
+    Gauge(fn(&ShedState) -> usize),
+    Rejected,
+}
+
+/// A metric read from the layer's state when scraped.
+struct Live {
+    state: Read,
+    value: Value,
+}
+
+impl std::fmt::Debug for Live {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Live").finish_non_exhaustive()
+    }
+}
+
+impl EncodeMetric for Live {
+    fn encode(&self, mut encoder: MetricEncoder<'_>) -> Result<(), std::fmt::Error> {
+        let state = (self.state)();
+        match self.value {
+            Value::Gauge(pick) => {
+                encoder.encode_gauge(&i64::try_from(pick(&state)).unwrap_or(i64::MAX))
+            }
+            Value::Rejected => {
+                for (reason, count) in [
+                    ("queue_full", state.queue_full),
+                    ("queue_timeout", state.queue_timeout),
+                    ("deadline", state.elapsed),
+                ] {
+                    encoder
+                        .encode_family(&[("reason", reason)])?
+                        .encode_counter::<NoLabelSet, _, u64>(&count, None)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn metric_type(&self) -> MetricType {
+        match self.value {
+            Value::Gauge(_) => MetricType::Gauge,
+            Value::Rejected => MetricType::Counter,
+        }
+    }
+}
