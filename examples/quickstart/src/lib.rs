@@ -177,6 +177,9 @@ pub struct Demo {
     /// Tasks alive on the runtime, sampled every second: `/metrics` serves it as
     /// `quickstart_runtime_alive_tasks`, which the soak (`scripts/soak`) watches for leaks.
     pub alive_tasks: Gauge,
+    /// The shedding layer in front of `/demo/work`; it reports as the passive dependency
+    /// `shedding` (urgency None: MINOR while it sheds).
+    pub shed: ShedLayer<axum::extract::Request>,
 }
 
 impl Demo {
@@ -286,6 +289,18 @@ impl Demo {
                     .build()?,
             )?;
         }
+        let shed = ShedLayer::new(config.shed.limit.limiter())
+            .queue(config.shed.queue)
+            .queue_timeout(config.shed.queue_timeout)
+            .deadline(config.shed.deadline);
+        let shedding = registry.add_passive(
+            Dependency::passive("shedding")
+                .urgency(Urgency::None)
+                .kind("shedding")
+                .description("Load shedding in front of /demo/work")
+                .build_info()?,
+        )?;
+        shed.report_to(shedding, Duration::from_secs(1));
         let alive_tasks = Gauge::default();
         tokio::spawn({
             let gauge = alive_tasks.clone();
@@ -304,6 +319,7 @@ impl Demo {
             chaos,
             config,
             alive_tasks,
+            shed,
         })
     }
 }
@@ -340,10 +356,7 @@ impl FromRef<DemoState> for AdminAuth {
 /// feature).
 pub fn app(demo: &Demo) -> Router {
     let alive_tasks = demo.alive_tasks.clone();
-    let shed = ShedLayer::new(demo.config.shed.limit.limiter())
-        .queue(demo.config.shed.queue)
-        .queue_timeout(demo.config.shed.queue_timeout)
-        .deadline(demo.config.shed.deadline);
+    let shed = demo.shed.clone();
     let status = status_http::Routes::new(demo.registry.clone())
         .admin_token(demo.config.admin_token.clone())
         .register_metrics(status_http::traffic::shed_metrics("demo-work", &shed))

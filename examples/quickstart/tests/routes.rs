@@ -174,6 +174,21 @@ async fn demo_work_sheds_past_its_limit_and_says_so_in_metrics() {
     let (status, _, _, _) = call(&app, "GET", "/demo/work-unprotected?ms=1000", None).await;
     assert_eq!(status, StatusCode::OK);
 
+    // The layer reports itself as the passive dependency `shedding`.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let (status, _, _, body) = call(&app, "GET", "/healthcheck/dependencies/shedding", None).await;
+    assert_eq!(status, StatusCode::OK, "urgency None: {body}");
+    let shedding: serde_json::Value = serde_json::from_str(&body).unwrap();
+    // MINOR for the second it shed, OK again once it stopped.
+    let transitions = shedding["history"]["transitions"].as_array().unwrap();
+    assert!(
+        transitions
+            .iter()
+            .any(|t| t["to"] == "MINOR" && t["message"].as_str().unwrap().contains("1 queue full")),
+        "{body}"
+    );
+    assert!(shedding["passive"].as_bool().unwrap(), "{body}");
+
     let (_, _, _, metrics) = call(&app, "GET", "/metrics", None).await;
     for line in [
         r#"status_shed_limit{layer="demo-work"} 1"#,

@@ -11,15 +11,19 @@
 //! - A request that runs past the total deadline (counted from its arrival) gets [`Elapsed`]
 //!   (503); its work is dropped, and its lease ends as a drop, so the limit backs off.
 //!
-//! Errors are `BoxError`s, as with tower's own middleware; `status-http` renders them.
+//! Errors are `BoxError`s, as with tower's own middleware; `status-http` renders them. The
+//! layer reports into a registry as a passive dependency with
+//! [`ShedLayer::report_to`]: MINOR while it sheds.
 
 mod error;
 pub mod future;
 mod layer;
 mod queue;
+mod report;
 
 pub use self::error::{Elapsed, QueueFull, QueueTimeout};
 pub use self::layer::ShedLayer;
+pub use self::report::verdict;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

@@ -167,3 +167,38 @@ async fn the_lowest_priority_is_shed_first_and_the_highest_served_first() {
         "equal rank: no place taken"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_layer_reports_minor_while_it_sheds_and_ok_after() {
+    use status_core::{CheckStatus, Dependency, Registry, Urgency};
+
+    let registry = Registry::new();
+    let reporter = registry
+        .add_passive(
+            Dependency::passive("shedding")
+                .urgency(Urgency::None)
+                .build_info()
+                .unwrap(),
+        )
+        .unwrap();
+    let worker = Worker::default();
+    let layer = layer(1, 0);
+    let _task = layer.report_to(reporter, Duration::from_secs(1));
+    let shed = layer.layer(worker.service());
+    let busy = spawn(&shed, (0, 500 * MS, 'a'));
+    tokio::task::yield_now().await;
+    assert!(shed.clone().oneshot((0, MS, 'b')).await.is_err());
+    busy.await.unwrap().unwrap();
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let result = registry.result("shedding").unwrap();
+    assert_eq!(result.status, CheckStatus::Minor, "{}", result.message);
+    assert!(
+        result.message.contains("1 queue full"),
+        "{}",
+        result.message
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let result = registry.result("shedding").unwrap();
+    assert_eq!(result.status, CheckStatus::Ok, "{}", result.message);
+    assert_eq!(registry.system_status(), CheckStatus::Ok, "urgency None");
+}

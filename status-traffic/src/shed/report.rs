@@ -1,0 +1,87 @@
+//! The shedding layer as a passive dependency: MINOR while it refuses requests.
+
+use std::time::Duration;
+
+use status_core::{CheckStatus, Reporter};
+
+use super::{ShedLayer, ShedState};
+
+/// What the layer says of itself between two snapshots: MINOR with the count and reasons if
+/// it refused any request in between, OK with its limit and load otherwise.
+#[must_use]
+pub fn verdict(before: &ShedState, now: &ShedState) -> (CheckStatus, String) {
+    let full = now.queue_full.saturating_sub(before.queue_full);
+    let waited = now.queue_timeout.saturating_sub(before.queue_timeout);
+    let late = now.elapsed.saturating_sub(before.elapsed);
+    let load = format!(
+        "limit {}, {} in flight, {} queued",
+        now.limit, now.in_flight, now.queued
+    );
+    if full + waited + late == 0 {
+        return (CheckStatus::Ok, load);
+    }
+    (
+        CheckStatus::Minor,
+        format!(
+            "shedding: {} refused ({full} queue full, {waited} waited too long, {late} past the \
+             deadline); {load}",
+            full + waited + late
+        ),
+    )
+}
+
+impl<R: 'static> ShedLayer<R> {
+    /// Reports the layer's [`verdict`] to `reporter` every `period`, from a task on the
+    /// current Tokio runtime, until the registry is gone.
+    ///
+    /// # Panics
+    ///
+    /// Outside a Tokio runtime.
+    pub fn report_to(&self, reporter: Reporter, period: Duration) -> tokio::task::JoinHandle<()> {
+        let layer = self.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(period);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            tick.tick().await;
+            let mut before = layer.state();
+            loop {
+                tick.tick().await;
+                let now = layer.state();
+                let (status, message) = verdict(&before, &now);
+                if reporter.record((status, message)).is_none() {
+                    return;
+                }
+                before = now;
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(queue_full: u64, elapsed: u64) -> ShedState {
+        ShedState {
+            limit: 12,
+            in_flight: 12,
+            queued: 3,
+            queue_full,
+            queue_timeout: 0,
+            elapsed,
+        }
+    }
+
+    #[test]
+    fn minor_only_while_refusing() {
+        let (status, message) = verdict(&state(5, 1), &state(5, 1));
+        assert_eq!(status, CheckStatus::Ok);
+        assert_eq!(message, "limit 12, 12 in flight, 3 queued");
+        let (status, message) = verdict(&state(5, 1), &state(9, 2));
+        assert_eq!(status, CheckStatus::Minor);
+        assert!(
+            message.starts_with("shedding: 5 refused (4 queue full"),
+            "{message}"
+        );
+    }
+}
