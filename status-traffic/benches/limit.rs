@@ -1,0 +1,36 @@
+//! What a lease costs: acquire and release under each algorithm, against an uncontended
+//! `Mutex` lock and unlock measured in the same run.
+
+use std::hint::black_box;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use status_traffic::limit::{Aimd, Fixed, Gradient2, Limiter, Vegas};
+
+fn lease(c: &mut Criterion) {
+    let mut group = c.benchmark_group("lease");
+    let mutex = Mutex::new(0u64);
+    group.bench_function("baseline_mutex_lock_unlock", |b| {
+        b.iter(|| *black_box(&mutex).lock().unwrap() += 1);
+    });
+    for (name, limiter) in [
+        ("fixed", Limiter::new(Fixed::new(100))),
+        ("aimd", Limiter::new(Aimd::default())),
+        ("gradient2", Limiter::new(Gradient2::default())),
+        ("vegas", Limiter::new(Vegas::default())),
+    ] {
+        let mut now = Duration::ZERO;
+        group.bench_function(format!("{name}_acquire_success"), |b| {
+            b.iter(|| {
+                let lease = limiter.try_acquire(now).unwrap();
+                now += Duration::from_micros(100);
+                lease.success(black_box(now));
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, lease);
+criterion_main!(benches);
