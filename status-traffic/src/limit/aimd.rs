@@ -27,23 +27,9 @@ impl Default for Aimd {
     }
 }
 
+bounded!(Aimd);
+
 impl Aimd {
-    /// Starts at `initial` (clamped to the bounds).
-    #[must_use]
-    pub fn initial(mut self, initial: usize) -> Self {
-        self.limit = initial.clamp(self.min, self.max) as f64;
-        self
-    }
-
-    /// Keeps the limit within `min..=max` (`min` at least 1).
-    #[must_use]
-    pub fn bounds(mut self, min: usize, max: usize) -> Self {
-        self.min = min.max(1);
-        self.max = max.max(self.min);
-        self.limit = self.limit.clamp(self.min as f64, self.max as f64);
-        self
-    }
-
     /// The factor applied on a drop, in `(0, 1)`; 0.9 by default.
     #[must_use]
     pub fn backoff(mut self, factor: f64) -> Self {

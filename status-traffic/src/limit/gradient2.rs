@@ -54,23 +54,9 @@ impl Default for Gradient2 {
     }
 }
 
+bounded!(Gradient2);
+
 impl Gradient2 {
-    /// Starts at `initial` (clamped to the bounds).
-    #[must_use]
-    pub fn initial(mut self, initial: usize) -> Self {
-        self.limit = initial.clamp(self.min, self.max) as f64;
-        self
-    }
-
-    /// Keeps the limit within `min..=max` (`min` at least 1).
-    #[must_use]
-    pub fn bounds(mut self, min: usize, max: usize) -> Self {
-        self.min = min.max(1);
-        self.max = max.max(self.min);
-        self.limit = self.limit.clamp(self.min as f64, self.max as f64);
-        self
-    }
-
     /// How much slower than the baseline the round trip may be before the limit falls; 1.5
     /// by default (at least 1).
     #[must_use]

@@ -14,6 +14,29 @@
 //!   sample cannot become it;
 //! - each recovers from its floor once the load falls.
 
+/// `initial` and `bounds` for an algorithm with the fields `limit: f64`, `min` and `max`.
+macro_rules! bounded {
+    ($algorithm:ty) => {
+        impl $algorithm {
+            /// Starts at `initial` (clamped to the bounds).
+            #[must_use]
+            pub fn initial(mut self, initial: usize) -> Self {
+                self.limit = initial.clamp(self.min, self.max) as f64;
+                self
+            }
+
+            /// Keeps the limit within `min..=max` (`min` at least 1).
+            #[must_use]
+            pub fn bounds(mut self, min: usize, max: usize) -> Self {
+                self.min = min.max(1);
+                self.max = max.max(self.min);
+                self.limit = self.limit.clamp(self.min as f64, self.max as f64);
+                self
+            }
+        }
+    };
+}
+
 mod aimd;
 mod fixed;
 mod gradient2;
