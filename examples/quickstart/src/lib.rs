@@ -454,7 +454,10 @@ async fn work(
         .acquire()
         .await
         .map_err(|_| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "stopping"))?;
-    tokio::time::sleep(Duration::from_millis(query.ms)).await;
+    // `ms=0` answers at once (a zero sleep would still wait for the timer's next tick).
+    if query.ms > 0 {
+        tokio::time::sleep(Duration::from_millis(query.ms)).await;
+    }
     if query.fail {
         return Err(ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
