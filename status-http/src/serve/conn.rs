@@ -159,17 +159,6 @@ impl Table {
         true
     }
 
-    /// Closes every connection with no request in progress.
-    pub(super) fn shed_idle(&self) {
-        self.lock().retain(|_, conn| {
-            let busy = conn.is_busy();
-            if !busy {
-                conn.shed.notify_one();
-            }
-            busy
-        });
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Conn>>> {
         self.open.lock().unwrap_or_else(PoisonError::into_inner)
     }

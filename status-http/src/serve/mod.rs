@@ -252,8 +252,8 @@ async fn run<F: Future<Output = ()> + Send + 'static>(serve: Serve<F>) -> io::Re
         grace_ms = limits.grace.as_millis(),
         "closing connections"
     );
+    // Every connection sees it: an idle one closes, a busy one after its answer.
     closing.send_replace(true);
-    table.shed_idle();
     let drained = tokio::time::timeout(limits.grace, async {
         while tasks.join_next().await.is_some() {}
     })

@@ -27,10 +27,6 @@ use crate::limit::Limiter;
 /// assert_eq!(layer.state().queued, 0);
 /// ```
 pub struct ShedLayer<R> {
-    limiter: Limiter,
-    queue: usize,
-    queue_timeout: Duration,
-    deadline: Duration,
     priority: Arc<dyn Fn(&R) -> u8 + Send + Sync>,
     shared: Arc<Shared>,
 }
@@ -38,10 +34,6 @@ pub struct ShedLayer<R> {
 impl<R> Clone for ShedLayer<R> {
     fn clone(&self) -> Self {
         Self {
-            limiter: self.limiter.clone(),
-            queue: self.queue,
-            queue_timeout: self.queue_timeout,
-            deadline: self.deadline,
             priority: Arc::clone(&self.priority),
             shared: Arc::clone(&self.shared),
         }
@@ -51,10 +43,7 @@ impl<R> Clone for ShedLayer<R> {
 impl<R> std::fmt::Debug for ShedLayer<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ShedLayer")
-            .field("limiter", &self.limiter)
-            .field("queue", &self.queue)
-            .field("queue_timeout", &self.queue_timeout)
-            .field("deadline", &self.deadline)
+            .field("shared", &self.shared)
             .finish_non_exhaustive()
     }
 }
@@ -62,46 +51,34 @@ impl<R> std::fmt::Debug for ShedLayer<R> {
 impl<R> ShedLayer<R> {
     /// Sheds load by `limiter`, with the defaults.
     pub fn new(limiter: Limiter) -> Self {
-        let (queue, queue_timeout, deadline) = (64, Duration::from_secs(1), Duration::from_secs(2));
         Self {
-            shared: Shared::new(limiter.clone(), queue, queue_timeout, deadline),
-            limiter,
-            queue,
-            queue_timeout,
-            deadline,
+            shared: Shared::new(limiter, 64, Duration::from_secs(1), Duration::from_secs(2)),
             priority: Arc::new(|_| 0),
         }
-    }
-
-    fn rebuilt(mut self) -> Self {
-        self.shared = Shared::new(
-            self.limiter.clone(),
-            self.queue,
-            self.queue_timeout,
-            self.deadline,
-        );
-        self
     }
 
     /// How many requests may wait beyond the limit (0: none wait).
     #[must_use]
     pub fn queue(mut self, capacity: usize) -> Self {
-        self.queue = capacity;
-        self.rebuilt()
+        let s = &self.shared;
+        self.shared = Shared::new(s.limiter.clone(), capacity, s.queue_timeout, s.deadline);
+        self
     }
 
     /// How long a request may wait in the queue before it is refused unprocessed.
     #[must_use]
     pub fn queue_timeout(mut self, timeout: Duration) -> Self {
-        self.queue_timeout = timeout;
-        self.rebuilt()
+        let s = &self.shared;
+        self.shared = Shared::new(s.limiter.clone(), s.capacity, timeout, s.deadline);
+        self
     }
 
     /// How long a request may take in all, from its arrival, before it is cut off.
     #[must_use]
     pub fn deadline(mut self, deadline: Duration) -> Self {
-        self.deadline = deadline;
-        self.rebuilt()
+        let s = &self.shared;
+        self.shared = Shared::new(s.limiter.clone(), s.capacity, s.queue_timeout, deadline);
+        self
     }
 
     /// How a request's priority is read: higher is served first and shed last.
@@ -114,7 +91,7 @@ impl<R> ShedLayer<R> {
     /// The limiter.
     #[must_use]
     pub fn limiter(&self) -> Limiter {
-        self.limiter.clone()
+        self.shared.limiter.clone()
     }
 
     /// What the layer (all the services it made) is doing now.
