@@ -136,7 +136,7 @@ where
         let arrived = tokio::time::Instant::now();
         ResponseFuture::new(async move {
             let work = async {
-                let lease = match shared.enter(priority) {
+                let lease = match shared.enter(priority, shared.since_epoch(arrived)) {
                     Err(full) => {
                         count(&shared.counts.queue_full);
                         return Err(BoxError::from(full));

@@ -1,7 +1,7 @@
 //! The waiting room: bounded, highest priority first, first come first served within one.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -38,6 +38,9 @@ pub(super) struct Shared {
     pub(super) epoch: Instant,
     pub(super) counts: Counts,
     waiting: Mutex<VecDeque<Waiter>>,
+    /// The queue's length as last left under its lock: lets the common case (nobody waiting)
+    /// skip the lock on the way in and on the way out.
+    waiters: AtomicUsize,
 }
 
 /// How a request gets in.
@@ -61,6 +64,7 @@ impl Shared {
             epoch: Instant::now(),
             counts: Counts::default(),
             waiting: Mutex::new(VecDeque::new()),
+            waiters: AtomicUsize::new(0),
         })
     }
 
@@ -69,23 +73,30 @@ impl Shared {
         self.epoch.elapsed()
     }
 
+    /// `instant` as the limiter is told it.
+    pub(super) fn since_epoch(&self, instant: Instant) -> Duration {
+        instant.saturating_duration_since(self.epoch)
+    }
+
     /// Requests waiting now.
     pub(super) fn queued(&self) -> usize {
         let mut waiting = self.lock();
         waiting.retain(|w| !w.tx.is_closed());
+        self.waiters.store(waiting.len(), Ordering::SeqCst);
         waiting.len()
     }
 
     /// A lease at once if nobody waits and the limit allows; else a place in the queue (the
     /// lowest-priority waiter giving up its place if the queue is full and it ranks below).
-    pub(super) fn enter(&self, priority: u8) -> Result<Entry, QueueFull> {
-        let mut waiting = self.lock();
-        waiting.retain(|w| !w.tx.is_closed());
-        if waiting.is_empty() {
-            if let Some(lease) = self.limiter.try_acquire(self.now()) {
+    pub(super) fn enter(&self, priority: u8, now: Duration) -> Result<Entry, QueueFull> {
+        // Nobody waiting: no queue to jump, no lock to take.
+        if self.waiters.load(Ordering::SeqCst) == 0 {
+            if let Some(lease) = self.limiter.try_acquire(now) {
                 return Ok(Entry::Now(lease));
             }
         }
+        let mut waiting = self.lock();
+        waiting.retain(|w| !w.tx.is_closed());
         if waiting.len() >= self.capacity {
             let lowest = waiting
                 .iter()
@@ -99,7 +110,10 @@ impl Shared {
                         let _ = evicted.tx.send(Err(QueueFull));
                     }
                 }
-                _ => return Err(QueueFull),
+                _ => {
+                    self.waiters.store(waiting.len(), Ordering::SeqCst);
+                    return Err(QueueFull);
+                }
             }
         }
         let (tx, rx) = oneshot::channel();
@@ -109,15 +123,24 @@ impl Shared {
             .position(|w| w.priority < priority)
             .unwrap_or(waiting.len());
         waiting.insert(at, Waiter { priority, tx });
+        self.waiters.store(waiting.len(), Ordering::SeqCst);
+        drop(waiting);
+        // A lease may have ended between the first try and the count being published, its
+        // dispatch seeing nobody: look again, now that any later one will see this waiter.
+        self.dispatch();
         Ok(Entry::Wait(rx))
     }
 
     /// Hands the capacity there is now to the waiters, first in the queue first.
     pub(super) fn dispatch(&self) {
+        if self.waiters.load(Ordering::SeqCst) == 0 {
+            return;
+        }
         let mut waiting = self.lock();
+        let now = self.now();
         while !waiting.is_empty() {
-            let Some(lease) = self.limiter.try_acquire(self.now()) else {
-                return;
+            let Some(lease) = self.limiter.try_acquire(now) else {
+                break;
             };
             let mut lease = Some(lease);
             while let Some(waiter) = waiting.pop_front() {
@@ -131,6 +154,7 @@ impl Shared {
             // Nobody left to take it: it is released on drop.
             drop(lease);
         }
+        self.waiters.store(waiting.len(), Ordering::SeqCst);
     }
 
     fn lock(&self) -> MutexGuard<'_, VecDeque<Waiter>> {

@@ -202,3 +202,33 @@ async fn the_layer_reports_minor_while_it_sheds_and_ok_after() {
     assert_eq!(result.status, CheckStatus::Ok, "{}", result.message);
     assert_eq!(registry.system_status(), CheckStatus::Ok, "urgency None");
 }
+
+/// The way in skips the queue's lock while nobody waits; a lease ending just as the first
+/// waiter arrives must still reach it. On real threads, in rounds of two requests under a
+/// limit of one whose work ends at once, a waiter stranded by that race would wait out its
+/// queue timeout and fail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn no_waiter_is_stranded_when_a_lease_ends_as_it_queues() {
+    let layer = ShedLayer::new(Limiter::new(Fixed::new(1)))
+        .queue(10)
+        .queue_timeout(Duration::from_secs(2))
+        .deadline(Duration::from_secs(10));
+    let service = layer.layer(tower::service_fn(|(): ()| async {
+        Ok::<_, Infallible>(())
+    }));
+    for round in 0..20_000 {
+        let tasks: Vec<_> = (0..3)
+            .map(|_| {
+                let service = service.clone();
+                tokio::spawn(async move { service.oneshot(()).await })
+            })
+            .collect();
+        for task in tasks {
+            if let Err(e) = task.await.unwrap() {
+                panic!("round {round}: {e}");
+            }
+        }
+    }
+    let state = layer.state();
+    assert_eq!((state.in_flight, state.queued), (0, 0));
+}
