@@ -70,6 +70,7 @@ mod state;
 mod view;
 
 pub mod middleware;
+pub mod panel;
 pub mod serve;
 pub mod shutdown;
 pub mod traffic;

@@ -15,6 +15,7 @@ use crate::auth::AdminAuth;
 use crate::body::BODY_LIMIT;
 use crate::metrics::{Metrics, MetricsHook};
 use crate::middleware::RequestGuardLayer;
+use crate::panel::Panel;
 use crate::present::Presentation;
 use crate::render::RenderCache;
 use crate::state::AppState;
@@ -44,6 +45,7 @@ pub struct Routes {
     public_view: bool,
     appname: Option<String>,
     metrics: Vec<MetricsHook>,
+    panels: Vec<Panel>,
 }
 
 impl std::fmt::Debug for Routes {
@@ -55,6 +57,7 @@ impl std::fmt::Debug for Routes {
             .field("public_view", &self.public_view)
             .field("appname", &self.appname)
             .field("metrics", &self.metrics.len())
+            .field("panels", &self.panels)
             .finish()
     }
 }
@@ -70,6 +73,7 @@ impl Routes {
             public_view: false,
             appname: None,
             metrics: Vec::new(),
+            panels: Vec::new(),
         }
     }
 
@@ -97,6 +101,14 @@ impl Routes {
         register: impl FnOnce(&mut prometheus_client::registry::Registry) + Send + 'static,
     ) -> Self {
         self.metrics.push(Box::new(register));
+        self
+    }
+
+    /// Adds a panel to the dashboard, shown in the order added above the dependencies: how
+    /// the traffic mechanisms show their state and recent history (see
+    /// [`traffic::shed_panel`](crate::traffic::shed_panel)).
+    pub fn panel(mut self, panel: Panel) -> Self {
+        self.panels.push(panel);
         self
     }
 
@@ -131,6 +143,7 @@ impl Routes {
     pub fn build(self) -> Router {
         let state = Arc::new(AppState {
             metrics: Metrics::new(&self.registry, self.metrics),
+            panels: self.panels,
             live: probes::liveness_bodies(self.registry.hostname()),
             registry: self.registry,
             admin: AdminAuth::new(self.admin_token.as_deref().unwrap_or_default()),

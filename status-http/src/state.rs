@@ -9,6 +9,7 @@ use status_core::Registry;
 use crate::auth::AdminAuth;
 use crate::dashboard::LiveFeed;
 use crate::metrics::Metrics;
+use crate::panel::Panel;
 use crate::present::Presentation;
 use crate::render::{Body, RenderCache};
 use crate::CodeMap;
@@ -29,6 +30,8 @@ pub(crate) struct AppState {
     /// Dashboard event streams open now.
     pub(crate) event_streams: AtomicUsize,
     pub(crate) metrics: Metrics,
+    /// The dashboard's panels.
+    pub(crate) panels: Vec<Panel>,
 }
 
 impl FromRef<Arc<AppState>> for AdminAuth {

@@ -9,9 +9,10 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use prometheus_client::encoding::{EncodeMetric, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
-use status_traffic::shed::{Elapsed, QueueFull, QueueTimeout, ShedLayer, ShedState};
+use status_traffic::shed::{Elapsed, QueueFull, QueueTimeout, ShedLayer, ShedSample, ShedState};
 use tower::BoxError;
 
+use crate::panel::{Chart, Panel, PanelView};
 use crate::ApiError;
 
 /// How long a refused client is told to wait: 1 s.
@@ -52,6 +53,47 @@ pub async fn overloaded(error: BoxError) -> Response {
         .headers_mut()
         .insert(RETRY_AFTER, HeaderValue::from(RETRY.as_secs()));
     response
+}
+
+/// The dashboard's panel of a shedding layer titled `title`: its limit, in-flight and queued
+/// requests and refusals by reason, and charts of the last five minutes of its
+/// [`history`](ShedLayer::history) (kept by [`ShedLayer::report_to`]). Pass it to
+/// [`Routes::panel`](crate::Routes::panel).
+pub fn shed_panel<R: 'static>(title: impl Into<String>, layer: &ShedLayer<R>) -> Panel {
+    let layer = layer.clone();
+    Panel::new(title, move || {
+        shed_view(&layer.state(), &layer.history(), layer.elapsed())
+    })
+}
+
+/// How far back the shedding panel's charts reach.
+const PANEL_WINDOW: Duration = Duration::from_secs(300);
+
+fn shed_view(state: &ShedState, history: &[ShedSample], now: Duration) -> PanelView {
+    let age = |s: &ShedSample| now.saturating_sub(s.at);
+    let recent: Vec<&ShedSample> = history.iter().filter(|s| age(s) <= PANEL_WINDOW).collect();
+    let line = |pick: fn(&ShedSample) -> usize| -> Vec<(Duration, f64)> {
+        recent.iter().map(|s| (age(s), pick(s) as f64)).collect()
+    };
+    // Refusals per second over each sample's period.
+    let refused = recent
+        .iter()
+        .map(|s| (age(s), s.refused as f64 / s.period.as_secs_f64().max(1e-3)))
+        .collect();
+    PanelView::new()
+        .fact("Limit", state.limit.to_string())
+        .fact("In flight", state.in_flight.to_string())
+        .fact("Queued", state.queued.to_string())
+        .fact("Refused, queue full", state.queue_full.to_string())
+        .fact("Refused, waited too long", state.queue_timeout.to_string())
+        .fact("Cut off at the deadline", state.elapsed.to_string())
+        .chart(
+            Chart::new("Concurrency", PANEL_WINDOW)
+                .series("limit", line(|s| s.limit))
+                .series("in flight", line(|s| s.in_flight))
+                .series("queued", line(|s| s.queued)),
+        )
+        .chart(Chart::new("Refused per second", PANEL_WINDOW).series("refused", refused))
 }
 
 /// Registers a shedding layer's metrics under the label `layer = name`, read when scraped:

@@ -360,6 +360,10 @@ pub fn app(demo: &Demo) -> Router {
     let status = status_http::Routes::new(demo.registry.clone())
         .admin_token(demo.config.admin_token.clone())
         .register_metrics(status_http::traffic::shed_metrics("demo-work", &shed))
+        .panel(status_http::traffic::shed_panel(
+            "Load shedding: /demo/work",
+            &shed,
+        ))
         .register_metrics(move |metrics| {
             metrics.register(
                 "quickstart_runtime_alive_tasks",

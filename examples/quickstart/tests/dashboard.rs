@@ -293,6 +293,71 @@ async fn the_page_is_clean_and_follows_chaos_without_a_reload() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shedding_panel_follows_a_burst_without_a_reload() {
+    let demo = Demo::start(Config {
+        period: Duration::from_millis(100),
+        admin_token: TOKEN.to_owned(),
+        shed: quickstart::Shed {
+            limit: quickstart::LimitChoice::Fixed(1),
+            queue: 0,
+            ..quickstart::Shed::default()
+        },
+        ..Config::default()
+    })
+    .unwrap();
+    demo.registry.refresh_all().await;
+    let addr = serve(app(&demo)).await;
+    let (_driver, client) = browser().await;
+    open(&client, addr).await;
+    // The panel's count of requests refused for a full queue.
+    const REFUSED: &str = "[...document.querySelectorAll('[data-panel] .facts div')]
+        .find(d => d.querySelector('dt').textContent === 'Refused, queue full')
+        .querySelector('dd').textContent";
+    assert_eq!(js(&client, &format!("return {REFUSED}")).await, json!("0"));
+    js(&client, "window.__notReloaded = true; return true").await;
+
+    // A burst: one request works for a second, the other nine are refused at once.
+    let burst: Vec<_> = (0..10)
+        .map(|_| tokio::spawn(common::request(addr, "GET", "/demo/work?ms=1000", None, "")))
+        .collect();
+    let mut codes = Vec::new();
+    for request in burst {
+        codes.push(request.await.unwrap().0);
+    }
+    codes.sort_unstable();
+    assert_eq!(codes, [200, 429, 429, 429, 429, 429, 429, 429, 429, 429]);
+
+    until(
+        &client,
+        "the panel counts the refusals",
+        &format!("return {REFUSED} === '9'"),
+    )
+    .await;
+    until(
+        &client,
+        "the chart of refusals rises above its axis",
+        r#"const line = [...document.querySelectorAll('[data-panel] figure')]
+            .find(f => f.querySelector('figcaption').textContent.startsWith('Refused per second'))
+            .querySelector('polyline');
+        return line.points.length > 0 && [...line.points].some(p => p.y < 78)"#,
+    )
+    .await;
+    // Drawn at a readable size, and the page was updated in place.
+    let width = js(
+        &client,
+        "return document.querySelector('[data-panel] svg').getBoundingClientRect().width",
+    )
+    .await;
+    assert!(width.as_f64().unwrap() > 200.0, "{width}");
+    assert_eq!(
+        js(&client, "return window.__notReloaded === true").await,
+        Value::Bool(true)
+    );
+    assert_eq!(console_errors(&client).await, Vec::<String>::new());
+    client.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_override_made_on_the_page_shows_on_features() {
     let (_demo, addr) = demo().await;
     let (_driver, client) = browser().await;

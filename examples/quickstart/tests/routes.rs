@@ -198,4 +198,29 @@ async fn demo_work_sheds_past_its_limit_and_says_so_in_metrics() {
     ] {
         assert!(metrics.contains(line), "no {line} in\n{metrics}");
     }
+    // The dashboard's panel: the layer's figures, and a point a second in its charts.
+    let (status, _, _, page) = call(&app, "GET", "/status", None).await;
+    assert_eq!(status, StatusCode::OK);
+    for expected in [
+        r#"data-panel="Load shedding: /demo/work""#,
+        "<dt>Limit</dt><dd>1</dd>",
+        "<dt>Refused, queue full</dt><dd>1</dd>",
+        "<dt>Cut off at the deadline</dt><dd>1</dd>",
+        "Refused per second",
+    ] {
+        assert!(page.contains(expected), "no {expected} in the page");
+    }
+    let refused = page
+        .split_once("Refused per second")
+        .map(|(_, rest)| rest)
+        .and_then(|rest| rest.split(r#"<polyline class="series-0" points=""#).nth(1))
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("a line of refusals in {page}"));
+    // At least one sample above the axis (y 78): the second it refused.
+    assert!(
+        refused
+            .split(' ')
+            .any(|p| p.split(',').nth(1).is_some_and(|y| y != "78.0")),
+        "{refused}"
+    );
 }

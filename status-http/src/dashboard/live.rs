@@ -65,7 +65,12 @@ async fn render_loop(state: Weak<AppState>, feed: Arc<LiveFeed>) {
             continue;
         }
         let Some(state) = state.upgrade() else { return };
-        let view = view::build(&state.registry, Filter::default(), &state.present);
+        let view = view::build(
+            &state.registry,
+            Filter::default(),
+            &state.present,
+            &state.panels,
+        );
         drop(state);
         match (Live { view: &view }).render() {
             Ok(html) => {

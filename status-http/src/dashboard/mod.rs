@@ -76,7 +76,7 @@ pub(crate) async fn page(
     filter: Result<Query<Filter>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ApiError> {
     let Query(filter) = filter.map_err(|e| ApiError::bad_request(e.body_text()))?;
-    let view = view::build(&state.registry, filter, &state.present);
+    let view = view::build(&state.registry, filter, &state.present, &state.panels);
     let html = render(&Page { view: &view })?;
     let mut response = Html(html).into_response();
     let headers = response.headers_mut();

@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use status_core::{CheckResult, CheckStatus, FeatureState, MinuteRecord, Registry, SystemReport};
 
+use crate::panel::{self, Panel, PanelRender};
 use crate::present::Presentation;
 
 /// Filters, from the query string (the page works without JavaScript) or typed live.
@@ -167,6 +168,7 @@ pub(crate) struct View {
     pub(crate) features: Vec<FeatureView>,
     pub(crate) filter: Filter,
     pub(crate) tags: Vec<String>,
+    pub(crate) panels: Vec<PanelRender>,
 }
 
 pub(crate) fn human(d: chrono::Duration) -> String {
@@ -357,7 +359,12 @@ fn why(report: &SystemReport) -> String {
 }
 
 /// What the page shows, through the router's one presentation path.
-pub(crate) fn build(registry: &Registry, filter: Filter, present: &Presentation) -> View {
+pub(crate) fn build(
+    registry: &Registry,
+    filter: Filter,
+    present: &Presentation,
+    panels: &[Panel],
+) -> View {
     let report = present.report(registry.report());
     let now = registry.clock().wall();
     let mut tags: Vec<String> = report
@@ -407,5 +414,6 @@ pub(crate) fn build(registry: &Registry, filter: Filter, present: &Presentation)
             .collect(),
         filter,
         tags,
+        panels: panels.iter().map(panel::render).collect(),
     }
 }

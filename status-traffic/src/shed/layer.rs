@@ -6,7 +6,8 @@ use std::time::Duration;
 use tower::Layer;
 
 use super::queue::Shared;
-use super::{state, Shed, ShedState};
+use super::report::HISTORY;
+use super::{state, Shed, ShedSample, ShedState};
 use crate::limit::Limiter;
 
 /// Layer of [`Shed`]: sheds load by `limiter`. Defaults: a queue of 64, a queue timeout of
@@ -98,6 +99,28 @@ impl<R> ShedLayer<R> {
     #[must_use]
     pub fn state(&self) -> ShedState {
         state(&self.shared)
+    }
+
+    /// What it did, a sample per period of [`report_to`](Self::report_to), oldest first:
+    /// the last ten minutes at one a second. Empty until the layer reports.
+    #[must_use]
+    pub fn history(&self) -> Vec<ShedSample> {
+        self.shared.history().iter().copied().collect()
+    }
+
+    /// Keeps `sample`, forgetting the oldest past the history's length.
+    pub(super) fn record(&self, sample: ShedSample) {
+        let mut history = self.shared.history();
+        if history.len() == HISTORY {
+            history.pop_front();
+        }
+        history.push_back(sample);
+    }
+
+    /// Time since the layer was made: the clock of its [`history`](Self::history).
+    #[must_use]
+    pub fn elapsed(&self) -> Duration {
+        self.shared.now()
     }
 }
 

@@ -23,7 +23,7 @@ mod report;
 
 pub use self::error::{Elapsed, QueueFull, QueueTimeout};
 pub use self::layer::ShedLayer;
-pub use self::report::verdict;
+pub use self::report::{verdict, ShedSample};
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

@@ -9,6 +9,7 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use super::error::QueueFull;
+use super::ShedSample;
 use crate::limit::{Lease, Limiter};
 
 /// What a waiter is sent: a lease, or word that a request of higher priority took its place.
@@ -41,6 +42,7 @@ pub(super) struct Shared {
     /// The queue's length as last left under its lock: lets the common case (nobody waiting)
     /// skip the lock on the way in and on the way out.
     waiters: AtomicUsize,
+    history: Mutex<VecDeque<ShedSample>>,
 }
 
 /// How a request gets in.
@@ -65,6 +67,7 @@ impl Shared {
             counts: Counts::default(),
             waiting: Mutex::new(VecDeque::new()),
             waiters: AtomicUsize::new(0),
+            history: Mutex::new(VecDeque::new()),
         })
     }
 
@@ -159,6 +162,11 @@ impl Shared {
 
     fn lock(&self) -> MutexGuard<'_, VecDeque<Waiter>> {
         self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The reporting task's samples.
+    pub(super) fn history(&self) -> MutexGuard<'_, VecDeque<ShedSample>> {
+        self.history.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -1,10 +1,46 @@
-//! The shedding layer as a passive dependency: MINOR while it refuses requests.
+//! The shedding layer as a passive dependency (MINOR while it refuses requests), and the
+//! history of its state that the reporting task keeps.
 
 use std::time::Duration;
 
 use status_core::{CheckStatus, Reporter};
 
 use super::{ShedLayer, ShedState};
+
+/// Samples a layer keeps: ten minutes at one a second.
+pub(super) const HISTORY: usize = 600;
+
+/// The layer's state at the end of one reporting period.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ShedSample {
+    /// When, since the layer was made.
+    pub at: Duration,
+    /// The limit then.
+    pub limit: usize,
+    /// Requests being processed then.
+    pub in_flight: usize,
+    /// Requests waiting then.
+    pub queued: usize,
+    /// Requests refused during the period, for any reason.
+    pub refused: u64,
+    /// The period's length.
+    pub period: Duration,
+}
+
+impl ShedSample {
+    fn between(at: Duration, period: Duration, before: &ShedState, now: &ShedState) -> Self {
+        let total = |s: &ShedState| s.queue_full + s.queue_timeout + s.elapsed;
+        Self {
+            at,
+            limit: now.limit,
+            in_flight: now.in_flight,
+            queued: now.queued,
+            refused: total(now).saturating_sub(total(before)),
+            period,
+        }
+    }
+}
 
 /// What the layer says of itself between two snapshots: MINOR with the count and reasons if
 /// it refused any request in between, OK with its limit and load otherwise.
@@ -32,7 +68,8 @@ pub fn verdict(before: &ShedState, now: &ShedState) -> (CheckStatus, String) {
 
 impl<R: 'static> ShedLayer<R> {
     /// Reports the layer's [`verdict`] to `reporter` every `period`, from a task on the
-    /// current Tokio runtime, until the registry is gone.
+    /// current Tokio runtime, until the registry is gone; each period also ends as a
+    /// [`ShedSample`] in the layer's [`history`](ShedLayer::history).
     ///
     /// # Panics
     ///
@@ -48,6 +85,7 @@ impl<R: 'static> ShedLayer<R> {
                 tick.tick().await;
                 let now = layer.state();
                 let (status, message) = verdict(&before, &now);
+                layer.record(ShedSample::between(layer.elapsed(), period, &before, &now));
                 if reporter.record((status, message)).is_none() {
                     return;
                 }

@@ -201,6 +201,12 @@ async fn the_layer_reports_minor_while_it_sheds_and_ok_after() {
     let result = registry.result("shedding").unwrap();
     assert_eq!(result.status, CheckStatus::Ok, "{}", result.message);
     assert_eq!(registry.system_status(), CheckStatus::Ok, "urgency None");
+    // A sample per period: the refusal in the first, none in the second.
+    let history = layer.history();
+    let refused: Vec<u64> = history.iter().map(|s| s.refused).collect();
+    assert_eq!(refused, [1, 0], "{history:?}");
+    assert!(history.iter().all(|s| s.limit == 1 && s.queued == 0));
+    assert_eq!(history[1].at - history[0].at, Duration::from_secs(1));
 }
 
 /// The way in skips the queue's lock while nobody waits; a lease ending just as the first
@@ -231,4 +237,27 @@ async fn no_waiter_is_stranded_when_a_lease_ends_as_it_queues() {
     }
     let state = layer.state();
     assert_eq!((state.in_flight, state.queued), (0, 0));
+}
+
+#[test]
+fn the_history_keeps_the_last_ten_minutes() {
+    let layer = layer(1, 0);
+    for second in 0..700 {
+        layer.record(super::ShedSample {
+            at: Duration::from_secs(second),
+            limit: 1,
+            in_flight: 0,
+            queued: 0,
+            refused: second,
+            period: Duration::from_secs(1),
+        });
+    }
+    let history = layer.history();
+    assert_eq!(history.len(), 600);
+    assert_eq!(
+        history[0].at,
+        Duration::from_secs(100),
+        "oldest forgotten first"
+    );
+    assert_eq!(history[599].refused, 699);
 }
