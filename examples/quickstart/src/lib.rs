@@ -94,6 +94,8 @@ pub struct Shed {
     pub queue_timeout: Duration,
     /// How long one may take in all.
     pub deadline: Duration,
+    /// Newest first once the oldest has waited this long (`None`: first come, first served).
+    pub lifo_after: Option<Duration>,
 }
 
 impl Default for Shed {
@@ -103,6 +105,7 @@ impl Default for Shed {
             queue: 64,
             queue_timeout: Duration::from_secs(1),
             deadline: Duration::from_secs(2),
+            lifo_after: Some(Duration::from_millis(250)),
         }
     }
 }
@@ -292,7 +295,8 @@ impl Demo {
         let shed = ShedLayer::new(config.shed.limit.limiter())
             .queue(config.shed.queue)
             .queue_timeout(config.shed.queue_timeout)
-            .deadline(config.shed.deadline);
+            .deadline(config.shed.deadline)
+            .lifo_after(config.shed.lifo_after);
         let shedding = registry.add_passive(
             Dependency::passive("shedding")
                 .urgency(Urgency::None)

@@ -62,6 +62,10 @@ struct Args {
     /// How long a request may take in all, in milliseconds.
     #[arg(long, default_value_t = 2000)]
     shed_deadline_ms: u64,
+    /// Serve the newest waiting request first once the oldest has waited this long, in
+    /// milliseconds (0: first come, first served).
+    #[arg(long, default_value_t = 250)]
+    shed_lifo_after_ms: u64,
     /// The server: `status` (`status_http::serve`) or `axum` (`axum::serve`: no timeouts, no
     /// connection cap, a shutdown that waits for every connection), for comparisons.
     #[arg(long, value_enum, default_value_t = Server::Status)]
@@ -129,6 +133,8 @@ async fn main() -> anyhow::Result<()> {
             queue: args.shed_queue,
             queue_timeout: Duration::from_millis(args.shed_queue_timeout_ms),
             deadline: Duration::from_millis(args.shed_deadline_ms),
+            lifo_after: (args.shed_lifo_after_ms > 0)
+                .then(|| Duration::from_millis(args.shed_lifo_after_ms)),
         },
     })?;
     let addr = SocketAddr::new(args.bind, args.port);

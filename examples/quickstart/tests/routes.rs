@@ -142,6 +142,7 @@ async fn demo_work_sheds_past_its_limit_and_says_so_in_metrics() {
         queue: 0,
         queue_timeout: Duration::from_secs(1),
         deadline: Duration::from_millis(300),
+        lifo_after: None,
     })
     .await;
     let busy = tokio::spawn(

@@ -5,13 +5,14 @@ use std::time::Duration;
 
 use tower::Layer;
 
-use super::queue::Shared;
+use super::queue::{Settings, Shared};
 use super::report::HISTORY;
 use super::{state, Shed, ShedSample, ShedState};
 use crate::limit::Limiter;
 
 /// Layer of [`Shed`]: sheds load by `limiter`. Defaults: a queue of 64, a queue timeout of
-/// 1 s, a total deadline of 2 s, every request of priority 0.
+/// 1 s, a total deadline of 2 s, newest first once the queue has stood 250 ms
+/// ([`lifo_after`](Self::lifo_after)), every request of priority 0.
 ///
 /// # Example
 ///
@@ -53,33 +54,48 @@ impl<R> ShedLayer<R> {
     /// Sheds load by `limiter`, with the defaults.
     pub fn new(limiter: Limiter) -> Self {
         Self {
-            shared: Shared::new(limiter, 64, Duration::from_secs(1), Duration::from_secs(2)),
+            shared: Shared::new(limiter, Settings::default()),
             priority: Arc::new(|_| 0),
         }
     }
 
+    fn with(mut self, change: impl FnOnce(&mut Settings)) -> Self {
+        let mut settings = self.shared.settings;
+        change(&mut settings);
+        self.shared = Shared::new(self.shared.limiter.clone(), settings);
+        self
+    }
+
     /// How many requests may wait beyond the limit (0: none wait).
     #[must_use]
-    pub fn queue(mut self, capacity: usize) -> Self {
-        let s = &self.shared;
-        self.shared = Shared::new(s.limiter.clone(), capacity, s.queue_timeout, s.deadline);
-        self
+    pub fn queue(self, capacity: usize) -> Self {
+        self.with(|s| s.capacity = capacity)
     }
 
     /// How long a request may wait in the queue before it is refused unprocessed.
     #[must_use]
-    pub fn queue_timeout(mut self, timeout: Duration) -> Self {
-        let s = &self.shared;
-        self.shared = Shared::new(s.limiter.clone(), s.capacity, timeout, s.deadline);
-        self
+    pub fn queue_timeout(self, timeout: Duration) -> Self {
+        self.with(|s| s.queue_timeout = timeout)
     }
 
     /// How long a request may take in all, from its arrival, before it is cut off.
     #[must_use]
-    pub fn deadline(mut self, deadline: Duration) -> Self {
-        let s = &self.shared;
-        self.shared = Shared::new(s.limiter.clone(), s.capacity, s.queue_timeout, deadline);
-        self
+    pub fn deadline(self, deadline: Duration) -> Self {
+        self.with(|s| s.deadline = deadline)
+    }
+
+    /// When the queue counts as congested and serves its newest request first (within the
+    /// highest priority waiting): once its oldest has waited `after`; `None` keeps it first
+    /// come, first served. Default: 250 ms.
+    ///
+    /// A queue that stands serves every request late, and after a burst keeps serving late
+    /// until it drains. Served newest first, the requests whose clients are still waiting
+    /// get the capacity, and the oldest run out their queue timeout instead (Facebook's
+    /// adaptive LIFO, from "Fail at Scale"). Below the threshold the order is first come,
+    /// first served.
+    #[must_use]
+    pub fn lifo_after(self, after: Option<Duration>) -> Self {
+        self.with(|s| s.lifo_after = after)
     }
 
     /// How a request's priority is read: higher is served first and shed last.

@@ -5,7 +5,9 @@
 //!   [`Vegas`](crate::limit::Vegas) or [`Aimd`](crate::limit::Aimd)).
 //! - Queued: at most `queue` more, highest [priority](ShedLayer::priority) first. A full queue
 //!   refuses with [`QueueFull`] (429); a request of higher priority than the lowest queued one
-//!   takes its place, and that one gets [`QueueFull`].
+//!   takes its place, and that one gets [`QueueFull`]. Within a priority, first come first
+//!   served, until the queue has stood for a while: then newest first
+//!   ([`lifo_after`](ShedLayer::lifo_after)), so that a burst is forgotten as soon as it ends.
 //! - A request that waited longer than the queue timeout gets [`QueueTimeout`] (503) and is
 //!   never processed.
 //! - A request that runs past the total deadline (counted from its arrival) gets [`Elapsed`]
@@ -143,7 +145,7 @@ where
                     }
                     Ok(Entry::Now(lease)) => lease,
                     Ok(Entry::Wait(rx)) => {
-                        match tokio::time::timeout(shared.queue_timeout, rx).await {
+                        match tokio::time::timeout(shared.settings.queue_timeout, rx).await {
                             Ok(Ok(Ok(lease))) => lease,
                             Ok(Ok(Err(full))) => {
                                 count(&shared.counts.queue_full);
@@ -170,7 +172,7 @@ where
                 guard.finish(outcome);
                 result
             };
-            match tokio::time::timeout_at(arrived + shared.deadline, work).await {
+            match tokio::time::timeout_at(arrived + shared.settings.deadline, work).await {
                 Ok(result) => result,
                 Err(_) => {
                     count(&shared.counts.elapsed);

@@ -1,4 +1,5 @@
-//! The waiting room: bounded, highest priority first, first come first served within one.
+//! The waiting room: bounded, highest priority first; within a priority, first come first
+//! served until the queue is congested, then last come first served (adaptive LIFO).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -18,7 +19,29 @@ pub(super) type Admission = Result<Lease, QueueFull>;
 #[derive(Debug)]
 struct Waiter {
     priority: u8,
+    since: Instant,
     tx: oneshot::Sender<Admission>,
+}
+
+/// A layer's settings.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Settings {
+    pub(super) capacity: usize,
+    pub(super) queue_timeout: Duration,
+    pub(super) deadline: Duration,
+    /// Serve the newest first once the oldest of the top priority has waited this long.
+    pub(super) lifo_after: Option<Duration>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            capacity: 64,
+            queue_timeout: Duration::from_secs(1),
+            deadline: Duration::from_secs(2),
+            lifo_after: Some(Duration::from_millis(250)),
+        }
+    }
 }
 
 /// Counts of refusals, by reason.
@@ -33,9 +56,7 @@ pub(super) struct Counts {
 #[derive(Debug)]
 pub(super) struct Shared {
     pub(super) limiter: Limiter,
-    pub(super) capacity: usize,
-    pub(super) queue_timeout: Duration,
-    pub(super) deadline: Duration,
+    pub(super) settings: Settings,
     pub(super) epoch: Instant,
     pub(super) counts: Counts,
     waiting: Mutex<VecDeque<Waiter>>,
@@ -52,17 +73,10 @@ pub(super) enum Entry {
 }
 
 impl Shared {
-    pub(super) fn new(
-        limiter: Limiter,
-        capacity: usize,
-        queue_timeout: Duration,
-        deadline: Duration,
-    ) -> Arc<Self> {
+    pub(super) fn new(limiter: Limiter, settings: Settings) -> Arc<Self> {
         Arc::new(Self {
             limiter,
-            capacity,
-            queue_timeout,
-            deadline,
+            settings,
             epoch: Instant::now(),
             counts: Counts::default(),
             waiting: Mutex::new(VecDeque::new()),
@@ -100,7 +114,7 @@ impl Shared {
         }
         let mut waiting = self.lock();
         waiting.retain(|w| !w.tx.is_closed());
-        if waiting.len() >= self.capacity {
+        if waiting.len() >= self.settings.capacity {
             let lowest = waiting
                 .iter()
                 .enumerate()
@@ -125,7 +139,14 @@ impl Shared {
             .iter()
             .position(|w| w.priority < priority)
             .unwrap_or(waiting.len());
-        waiting.insert(at, Waiter { priority, tx });
+        waiting.insert(
+            at,
+            Waiter {
+                priority,
+                since: Instant::now(),
+                tx,
+            },
+        );
         self.waiters.store(waiting.len(), Ordering::SeqCst);
         drop(waiting);
         // A lease may have ended between the first try and the count being published, its
@@ -146,7 +167,7 @@ impl Shared {
                 break;
             };
             let mut lease = Some(lease);
-            while let Some(waiter) = waiting.pop_front() {
+            while let Some(waiter) = self.next(&mut waiting) {
                 match waiter.tx.send(Ok(lease.take().expect("a lease to give"))) {
                     Ok(()) => break,
                     // Gone: its lease comes back, for the next one.
@@ -158,6 +179,24 @@ impl Shared {
             drop(lease);
         }
         self.waiters.store(waiting.len(), Ordering::SeqCst);
+    }
+
+    /// The waiter to serve next: the first of the highest priority, or, once that one has
+    /// waited longer than `lifo_after`, the last of it. Under a standing queue the newest
+    /// requests, whose clients are still waiting, get the capacity; the oldest run out their
+    /// queue timeout instead of delaying everyone behind them (Facebook's adaptive LIFO).
+    fn next(&self, waiting: &mut VecDeque<Waiter>) -> Option<Waiter> {
+        let first = waiting.front()?;
+        let congested = self
+            .settings
+            .lifo_after
+            .is_some_and(|after| first.since.elapsed() > after);
+        if !congested {
+            return waiting.pop_front();
+        }
+        let top = first.priority;
+        let last = waiting.iter().rposition(|w| w.priority == top).unwrap_or(0);
+        waiting.remove(last)
     }
 
     fn lock(&self) -> MutexGuard<'_, VecDeque<Waiter>> {

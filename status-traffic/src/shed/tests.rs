@@ -261,3 +261,38 @@ fn the_history_keeps_the_last_ten_minutes() {
     );
     assert_eq!(history[599].refused, 699);
 }
+
+/// Three requests under a limit of one: `a` works for `first`, `b` and `c` wait; the order
+/// the worker started them in.
+async fn order_after(first: Duration, lifo_after: Option<Duration>) -> Vec<char> {
+    let worker = Worker::default();
+    let shed = layer(1, 10).lifo_after(lifo_after).layer(worker.service());
+    let a = spawn(&shed, (0, first, 'a'));
+    tokio::task::yield_now().await;
+    let b = spawn(&shed, (0, 10 * MS, 'b'));
+    tokio::task::yield_now().await;
+    let c = spawn(&shed, (0, 10 * MS, 'c'));
+    for task in [a, b, c] {
+        task.await.unwrap().unwrap();
+    }
+    worker.started()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_standing_queue_serves_its_newest_first() {
+    let lifo = Some(250 * MS);
+    assert_eq!(
+        order_after(100 * MS, lifo).await,
+        ['a', 'b', 'c'],
+        "no queue stood"
+    );
+    assert_eq!(
+        order_after(Duration::from_secs(1), lifo).await,
+        ['a', 'c', 'b']
+    );
+    assert_eq!(
+        order_after(Duration::from_secs(1), None).await,
+        ['a', 'b', 'c'],
+        "FIFO"
+    );
+}
