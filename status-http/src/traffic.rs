@@ -1,8 +1,17 @@
 //! The traffic mechanisms of `status-traffic` over HTTP: their refusals as answers, their
 //! state as metrics.
 
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{ready, Context, Poll};
 use std::time::Duration;
+
+use axum::extract::Request;
+use pin_project_lite::pin_project;
+use tower::layer::util::Stack;
+use tower::{Layer, Service};
 
 use axum::http::header::RETRY_AFTER;
 use axum::http::{HeaderValue, StatusCode};
@@ -41,6 +50,11 @@ const RETRY: Duration = Duration::from_secs(1);
 /// );
 /// ```
 pub async fn overloaded(error: BoxError) -> Response {
+    answer(error)
+}
+
+/// [`overloaded`], without the `async`.
+fn answer(error: BoxError) -> Response {
     let status = if error.is::<QueueFull>() {
         StatusCode::TOO_MANY_REQUESTS
     } else if error.is::<QueueTimeout>() || error.is::<Elapsed>() {
@@ -53,6 +67,110 @@ pub async fn overloaded(error: BoxError) -> Response {
         .headers_mut()
         .insert(RETRY_AFTER, HeaderValue::from(RETRY.as_secs()));
     response
+}
+
+/// A shedding layer for an axum route, its refusals answered as [`overloaded`] does, in one
+/// line and without `HandleErrorLayer`'s per-request clone and allocation.
+///
+/// ```
+/// use axum::routing::get;
+/// use status_traffic::limit::{Gradient2, Limiter};
+/// use status_traffic::shed::ShedLayer;
+///
+/// let shed = ShedLayer::new(Limiter::new(Gradient2::default()));
+/// let app: axum::Router = axum::Router::new()
+///     .route("/work", get(|| async { "done" }).layer(status_http::traffic::shedding(shed)));
+/// ```
+pub fn shedding(layer: ShedLayer<Request>) -> Stack<ShedLayer<Request>, OverloadedLayer> {
+    Stack::new(layer, OverloadedLayer)
+}
+
+/// Answers the errors of the service it wraps (a [`Shed`](status_traffic::shed::Shed)) as
+/// [`overloaded`] does; see [`shedding`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OverloadedLayer;
+
+impl<S> Layer<S> for OverloadedLayer {
+    type Service = Overloaded<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        Overloaded {
+            inner,
+            failed: None,
+        }
+    }
+}
+
+/// What [`OverloadedLayer`] makes of a service.
+#[derive(Debug)]
+pub struct Overloaded<S> {
+    inner: S,
+    /// The inner service's readiness failed: the next call answers it.
+    failed: Option<BoxError>,
+}
+
+impl<S: Clone> Clone for Overloaded<S> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            failed: None,
+        }
+    }
+}
+
+impl<S> Service<Request> for Overloaded<S>
+where
+    S: Service<Request, Response = Response, Error = BoxError>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = OverloadedFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        if let Err(error) = ready!(self.inner.poll_ready(cx)) {
+            self.failed = Some(error);
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        match self.failed.take() {
+            Some(error) => OverloadedFuture {
+                inner: None,
+                failed: Some(error),
+            },
+            None => OverloadedFuture {
+                inner: Some(self.inner.call(request)),
+                failed: None,
+            },
+        }
+    }
+}
+
+pin_project! {
+    /// The response future of [`Overloaded`].
+    #[derive(Debug)]
+    pub struct OverloadedFuture<F> {
+        #[pin]
+        inner: Option<F>,
+        failed: Option<BoxError>,
+    }
+}
+
+impl<F> Future for OverloadedFuture<F>
+where
+    F: Future<Output = Result<Response, BoxError>>,
+{
+    type Output = Result<Response, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        if let Some(error) = this.failed.take() {
+            return Poll::Ready(Ok(answer(error)));
+        }
+        let inner = this.inner.as_pin_mut().expect("polled after completion");
+        Poll::Ready(Ok(ready!(inner.poll(cx)).unwrap_or_else(answer)))
+    }
 }
 
 /// The dashboard's panel of a shedding layer titled `title`: its limit, in-flight and queued

@@ -34,5 +34,30 @@ fn lease(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, lease);
+/// A request through the whole layer (admission, deadline, lease, release) to a service that
+/// answers at once, against the same service called bare, on a current-thread runtime.
+fn layer(c: &mut Criterion) {
+    use status_traffic::shed::ShedLayer;
+    use tower::{Layer, ServiceExt};
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let bare = tower::service_fn(|x: u64| async move { Ok::<_, std::convert::Infallible>(x) });
+    let _guard = runtime.enter();
+    let shed = ShedLayer::new(Limiter::new(Gradient2::default())).layer(bare);
+    let mut group = c.benchmark_group("layer");
+    group.bench_function("baseline_bare_service", |b| {
+        b.to_async(&runtime)
+            .iter(|| async { bare.oneshot(black_box(1)).await.unwrap() });
+    });
+    group.bench_function("behind_the_shedding_layer", |b| {
+        b.to_async(&runtime)
+            .iter(|| async { shed.clone().oneshot(black_box(1)).await.unwrap() });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, lease, layer);
 criterion_main!(benches);

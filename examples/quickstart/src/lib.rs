@@ -11,7 +11,6 @@ use std::time::Duration;
 use axum::body::Bytes;
 use std::sync::Arc;
 
-use axum::error_handling::HandleErrorLayer;
 use axum::extract::{FromRef, Path, Query, State};
 use axum::http::header::CACHE_CONTROL;
 use axum::http::{HeaderValue, StatusCode};
@@ -25,7 +24,6 @@ use status_http::{Admin, AdminAuth, ApiError};
 use status_traffic::limit::{Aimd, Fixed, Gradient2, Limiter, Vegas};
 use status_traffic::shed::ShedLayer;
 use tokio::sync::Semaphore;
-use tower::ServiceBuilder;
 use tower_http::set_header::SetResponseHeaderLayer;
 
 use crate::chaos::{Chaos, Setting};
@@ -389,11 +387,7 @@ pub fn app(demo: &Demo) -> Router {
     let work = Router::new()
         .route(
             "/demo/work",
-            get(work).layer(
-                ServiceBuilder::new()
-                    .layer(HandleErrorLayer::new(status_http::traffic::overloaded))
-                    .layer(shed),
-            ),
+            get(work).layer(status_http::traffic::shedding(shed)),
         )
         .route("/demo/work-unprotected", get(work))
         .with_state(workers);

@@ -31,11 +31,10 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use tower::{BoxError, Service, ServiceExt};
+use tower::{BoxError, Service};
 
 use self::future::ResponseFuture;
-use self::queue::{count, Entry, Shared};
-use crate::limit::Outcome;
+use self::queue::Shared;
 
 /// What [`ShedLayer`] makes of a service; see the [module docs](self).
 pub struct Shed<S, R> {
@@ -116,93 +115,28 @@ fn state(shared: &Shared) -> ShedState {
 
 impl<S, R> Service<R> for Shed<S, R>
 where
-    S: Service<R> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-    S::Response: Send + 'static,
+    S: Service<R> + Clone,
     S::Error: Into<BoxError>,
-    R: Send + 'static,
 {
     type Response = S::Response;
     type Error = BoxError;
-    type Future = ResponseFuture<S::Response>;
+    type Future = ResponseFuture<S, R>;
 
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        // Readiness is decided per request, by the limiter and the queue.
-        Poll::Ready(Ok(()))
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        // Admission is decided per request, by the limiter and the queue, never by making the
+        // caller wait here; the inner service's own readiness is passed on.
+        self.inner.poll_ready(cx).map_err(Into::into)
     }
 
     fn call(&mut self, request: R) -> Self::Future {
-        let shared = Arc::clone(&self.shared);
         let priority = (self.priority)(&request);
-        let inner = self.inner.clone();
-        let arrived = tokio::time::Instant::now();
-        ResponseFuture::new(async move {
-            let work = async {
-                let lease = match shared.enter(priority, shared.since_epoch(arrived)) {
-                    Err(full) => {
-                        count(&shared.counts.queue_full);
-                        return Err(BoxError::from(full));
-                    }
-                    Ok(Entry::Now(lease)) => lease,
-                    Ok(Entry::Wait(rx)) => {
-                        match tokio::time::timeout(shared.settings.queue_timeout, rx).await {
-                            Ok(Ok(Ok(lease))) => lease,
-                            Ok(Ok(Err(full))) => {
-                                count(&shared.counts.queue_full);
-                                return Err(full.into());
-                            }
-                            // The layer went away, or the wait was too long.
-                            Ok(Err(_)) | Err(_) => {
-                                count(&shared.counts.queue_timeout);
-                                return Err(QueueTimeout.into());
-                            }
-                        }
-                    }
-                };
-                let mut guard = LeaseGuard {
-                    lease: Some(lease),
-                    shared: &shared,
-                };
-                let result = inner.oneshot(request).await.map_err(Into::into);
-                let outcome = if result.is_ok() {
-                    Outcome::Success
-                } else {
-                    Outcome::Ignore
-                };
-                guard.finish(outcome);
-                result
-            };
-            match tokio::time::timeout_at(arrived + shared.settings.deadline, work).await {
-                Ok(result) => result,
-                Err(_) => {
-                    count(&shared.counts.elapsed);
-                    Err(Elapsed.into())
-                }
-            }
-        })
-    }
-}
-
-/// A held lease: ended by the work's outcome, or as a drop if the work is cancelled; either
-/// way, the capacity goes to the queue.
-struct LeaseGuard<'a> {
-    lease: Option<crate::limit::Lease>,
-    shared: &'a Shared,
-}
-
-impl LeaseGuard<'_> {
-    fn finish(&mut self, outcome: Outcome) {
-        if let Some(lease) = self.lease.take() {
-            lease.finish(self.shared.now(), outcome);
-            self.shared.dispatch();
-        }
-    }
-}
-
-impl Drop for LeaseGuard<'_> {
-    fn drop(&mut self) {
-        // Dropped unfinished: the deadline cut the work off.
-        self.finish(Outcome::Drop);
+        ResponseFuture::new(
+            Arc::clone(&self.shared),
+            priority,
+            &mut self.inner,
+            request,
+            tokio::time::Instant::now(),
+        )
     }
 }
 

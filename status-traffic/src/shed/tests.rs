@@ -296,3 +296,42 @@ async fn a_standing_queue_serves_its_newest_first() {
         "FIFO"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_deadline_sooner_than_the_queue_timeout_ends_the_wait() {
+    let worker = Worker::default();
+    let layer = layer(1, 1)
+        .queue_timeout(Duration::from_secs(5))
+        .deadline(200 * MS);
+    let shed = layer.layer(worker.service());
+    let a = spawn(&shed, (0, Duration::from_secs(1), 'a'));
+    tokio::task::yield_now().await;
+    let started = Instant::now();
+    let b = shed.clone().oneshot((0, 10 * MS, 'b')).await;
+    assert!(b.unwrap_err().is::<Elapsed>());
+    assert_eq!(started.elapsed(), 200 * MS);
+    assert!(a.await.unwrap().unwrap_err().is::<Elapsed>());
+    assert_eq!(worker.started(), ['a'], "b was never processed");
+    let state = layer.state();
+    assert_eq!(
+        (state.elapsed, state.queue_timeout, state.in_flight),
+        (2, 0, 0)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_client_that_goes_away_frees_its_place() {
+    let worker = Worker::default();
+    let layer = layer(1, 4);
+    let shed = layer.layer(worker.service());
+    let a = spawn(&shed, (0, Duration::from_secs(10), 'a'));
+    tokio::task::yield_now().await;
+    let b = spawn(&shed, (0, 10 * MS, 'b'));
+    tokio::task::yield_now().await;
+    assert_eq!((layer.state().in_flight, layer.state().queued), (1, 1));
+    // The running one's client goes away: its work is dropped and the waiting one runs.
+    a.abort();
+    assert_eq!(b.await.unwrap().unwrap(), 'b');
+    assert_eq!(worker.dropped.load(Ordering::SeqCst), 1);
+    assert_eq!((layer.state().in_flight, layer.state().queued), (0, 0));
+}
