@@ -50,11 +50,11 @@ const RETRY: Duration = Duration::from_secs(1);
 /// );
 /// ```
 pub async fn overloaded(error: BoxError) -> Response {
-    answer(error)
+    answer(&error)
 }
 
 /// [`overloaded`], without the `async`.
-fn answer(error: BoxError) -> Response {
+fn answer(error: &BoxError) -> Response {
     let status = if error.is::<QueueFull>() {
         StatusCode::TOO_MANY_REQUESTS
     } else if error.is::<QueueTimeout>() || error.is::<Elapsed>() {
@@ -166,10 +166,10 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         if let Some(error) = this.failed.take() {
-            return Poll::Ready(Ok(answer(error)));
+            return Poll::Ready(Ok(answer(&error)));
         }
         let inner = this.inner.as_pin_mut().expect("polled after completion");
-        Poll::Ready(Ok(ready!(inner.poll(cx)).unwrap_or_else(answer)))
+        Poll::Ready(Ok(ready!(inner.poll(cx)).unwrap_or_else(|e| answer(&e))))
     }
 }
 
