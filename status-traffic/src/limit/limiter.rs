@@ -80,18 +80,31 @@ impl Limiter {
     /// A lease if fewer than the limit are held, started at `now`.
     #[must_use = "a lease is released as soon as it is dropped"]
     pub fn try_acquire(&self, now: Duration) -> Option<Lease> {
+        let ticket = self.try_ticket(now)?;
+        Some(Lease {
+            limiter: Some(Arc::clone(&self.state)),
+            ticket,
+        })
+    }
+
+    /// A lease without a handle on the limiter, for a driver that keeps the limiter at hand
+    /// and ends it with [`finish`](Self::finish): no reference count to touch per request.
+    /// Never dropped unfinished, or the place it holds is lost.
+    pub(crate) fn try_ticket(&self, now: Duration) -> Option<Ticket> {
         let mut state = self.lock();
         if state.in_flight >= state.limit {
             return None;
         }
         state.in_flight += 1;
-        let in_flight = state.in_flight;
-        drop(state);
-        Some(Lease {
-            limiter: Some(Arc::clone(&self.state)),
+        Some(Ticket {
             start: now,
-            in_flight,
+            in_flight: state.in_flight,
         })
+    }
+
+    /// Ends `ticket` as `outcome` at `now`.
+    pub(crate) fn finish(&self, ticket: Ticket, now: Duration, outcome: Outcome) {
+        end(&self.state, ticket, now, outcome);
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -104,15 +117,37 @@ impl Limiter {
 #[derive(Debug)]
 pub struct Lease {
     limiter: Option<Arc<Mutex<State>>>,
+    ticket: Ticket,
+}
+
+/// What a lease is, without its handle on the limiter.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ticket {
     start: Duration,
     in_flight: usize,
+}
+
+fn end(state: &Mutex<State>, ticket: Ticket, now: Duration, outcome: Outcome) {
+    let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+    state.in_flight = state.in_flight.saturating_sub(1);
+    let rtt = now.saturating_sub(ticket.start);
+    if let Some(window) = state.window.add(now, rtt, ticket.in_flight, outcome) {
+        state.limit = state.algorithm.update(&window).max(1);
+        state.last = Some(window);
+    }
 }
 
 impl Lease {
     /// When the lease was granted.
     #[must_use]
     pub fn started(&self) -> Duration {
-        self.start
+        self.ticket.start
+    }
+
+    /// The lease as a [`Ticket`], to be ended with [`Limiter::finish`].
+    pub(crate) fn into_ticket(mut self) -> Ticket {
+        self.limiter = None;
+        self.ticket
     }
 
     /// The work was done at `now`: its round trip is a sample.
@@ -127,7 +162,7 @@ impl Lease {
 
     /// The work says nothing about load: released, not a sample.
     pub fn ignore(mut self) {
-        self.end(self.start, Outcome::Ignore);
+        self.end(self.ticket.start, Outcome::Ignore);
     }
 
     /// Ends the lease as `outcome` at `now`.
@@ -136,22 +171,15 @@ impl Lease {
     }
 
     fn end(&mut self, now: Duration, outcome: Outcome) {
-        let Some(limiter) = self.limiter.take() else {
-            return;
-        };
-        let mut state = limiter.lock().unwrap_or_else(PoisonError::into_inner);
-        state.in_flight = state.in_flight.saturating_sub(1);
-        let rtt = now.saturating_sub(self.start);
-        if let Some(window) = state.window.add(now, rtt, self.in_flight, outcome) {
-            state.limit = state.algorithm.update(&window).max(1);
-            state.last = Some(window);
+        if let Some(limiter) = self.limiter.take() {
+            end(&limiter, self.ticket, now, outcome);
         }
     }
 }
 
 impl Drop for Lease {
     fn drop(&mut self) {
-        self.end(self.start, Outcome::Ignore);
+        self.end(self.ticket.start, Outcome::Ignore);
     }
 }
 

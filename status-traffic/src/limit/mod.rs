@@ -47,6 +47,7 @@ mod window;
 pub use self::aimd::Aimd;
 pub use self::fixed::Fixed;
 pub use self::gradient2::Gradient2;
+pub(crate) use self::limiter::Ticket;
 pub use self::limiter::{Lease, Limiter};
 pub use self::vegas::Vegas;
 pub use self::window::{Window, WindowPolicy};

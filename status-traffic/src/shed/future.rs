@@ -12,7 +12,7 @@ use tower::{BoxError, Service};
 
 use super::error::{Elapsed, QueueFull, QueueTimeout};
 use super::queue::{count, Admission, Entry, Shared};
-use crate::limit::{Lease, Outcome};
+use crate::limit::{Outcome, Ticket};
 
 pin_project! {
     /// The response of a [`Shed`](super::Shed): the inner service's, or why it was refused.
@@ -29,9 +29,9 @@ pin_project! {
         // Armed when the work first waits (queued, or the inner future pending).
         #[pin]
         timer: Option<Sleep>,
-        shared: Arc<Shared>,
+        shared: Arc<Shared<R>>,
         arrived: Instant,
-        lease: Option<Lease>,
+        ticket: Option<Ticket>,
     }
 
     impl<S, R> PinnedDrop for ResponseFuture<S, R>
@@ -41,7 +41,7 @@ pin_project! {
         fn drop(this: Pin<&mut Self>) {
             let this = this.project();
             // Dropped while working: the deadline cut it off, or the client went away.
-            end(this.shared, this.lease, Outcome::Drop);
+            end(this.shared, this.ticket, Outcome::Drop);
         }
     }
 }
@@ -66,7 +66,7 @@ where
     /// Admits `request` or queues it. `inner` has been polled ready; admitted at once, it is
     /// called now; queued, `clone` replaces it in the service and it is called when admitted.
     pub(super) fn new(
-        shared: Arc<Shared>,
+        shared: Arc<Shared<R>>,
         priority: u8,
         inner: &mut S,
         request: R,
@@ -75,7 +75,7 @@ where
     where
         S: Clone,
     {
-        let (state, lease) = match shared.enter(priority, shared.since_epoch(arrived)) {
+        let (state, ticket) = match shared.enter(priority, shared.since_epoch(arrived)) {
             Err(full) => {
                 count(&shared.counts.queue_full);
                 (
@@ -85,11 +85,11 @@ where
                     None,
                 )
             }
-            Ok(Entry::Now(lease)) => (
+            Ok(Entry::Now(ticket)) => (
                 State::Running {
                     future: inner.call(request),
                 },
-                Some(lease),
+                Some(ticket),
             ),
             Ok(Entry::Wait(rx)) => {
                 let clone = inner.clone();
@@ -108,7 +108,7 @@ where
             timer: None,
             shared,
             arrived,
-            lease,
+            ticket,
         }
     }
 }
@@ -135,7 +135,7 @@ where
                     match Pin::new(rx).poll(cx) {
                         Poll::Ready(Ok(Ok(lease))) => {
                             let (mut inner, request) = work.take().expect("work to do");
-                            *this.lease = Some(lease);
+                            *this.ticket = Some(lease.into_ticket());
                             this.state.set(State::Running {
                                 future: inner.call(request),
                             });
@@ -180,7 +180,7 @@ where
                         } else {
                             Outcome::Ignore
                         };
-                        end(this.shared, this.lease, outcome);
+                        end(this.shared, this.ticket, outcome);
                         return Poll::Ready(result);
                     }
                     // Still working: the deadline applies (armed once; a queue timer, if
@@ -194,7 +194,7 @@ where
                     ready!(timer.poll(cx));
                     // Cut off: the work is dropped now, its lease ends as a drop.
                     this.state.set(State::Done);
-                    end(this.shared, this.lease, Outcome::Drop);
+                    end(this.shared, this.ticket, Outcome::Drop);
                     count(&this.shared.counts.elapsed);
                     return Poll::Ready(Err(Elapsed.into()));
                 }
@@ -205,9 +205,9 @@ where
 }
 
 /// Ends the lease, if still held, as `outcome`; the capacity goes to the queue.
-fn end(shared: &Shared, lease: &mut Option<Lease>, outcome: Outcome) {
-    if let Some(lease) = lease.take() {
-        lease.finish(shared.now(), outcome);
+fn end<R>(shared: &Shared<R>, ticket: &mut Option<Ticket>, outcome: Outcome) {
+    if let Some(ticket) = ticket.take() {
+        shared.limiter.finish(ticket, shared.now(), outcome);
         shared.dispatch();
     }
 }
@@ -219,7 +219,7 @@ where
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ResponseFuture")
             .field("arrived", &self.arrived)
-            .field("leased", &self.lease.is_some())
+            .field("leased", &self.ticket.is_some())
             .finish_non_exhaustive()
     }
 }

@@ -29,14 +29,12 @@ use crate::limit::Limiter;
 /// assert_eq!(layer.state().queued, 0);
 /// ```
 pub struct ShedLayer<R> {
-    priority: Arc<dyn Fn(&R) -> u8 + Send + Sync>,
-    shared: Arc<Shared>,
+    shared: Arc<Shared<R>>,
 }
 
 impl<R> Clone for ShedLayer<R> {
     fn clone(&self) -> Self {
         Self {
-            priority: Arc::clone(&self.priority),
             shared: Arc::clone(&self.shared),
         }
     }
@@ -54,15 +52,18 @@ impl<R> ShedLayer<R> {
     /// Sheds load by `limiter`, with the defaults.
     pub fn new(limiter: Limiter) -> Self {
         Self {
-            shared: Shared::new(limiter, Settings::default()),
-            priority: Arc::new(|_| 0),
+            shared: Shared::new(limiter, Settings::default(), Arc::new(|_| 0)),
         }
     }
 
     fn with(mut self, change: impl FnOnce(&mut Settings)) -> Self {
         let mut settings = self.shared.settings;
         change(&mut settings);
-        self.shared = Shared::new(self.shared.limiter.clone(), settings);
+        self.shared = Shared::new(
+            self.shared.limiter.clone(),
+            settings,
+            Arc::clone(&self.shared.priority),
+        );
         self
     }
 
@@ -101,7 +102,8 @@ impl<R> ShedLayer<R> {
     /// How a request's priority is read: higher is served first and shed last.
     #[must_use]
     pub fn priority(mut self, priority: impl Fn(&R) -> u8 + Send + Sync + 'static) -> Self {
-        self.priority = Arc::new(priority);
+        let s = &self.shared;
+        self.shared = Shared::new(s.limiter.clone(), s.settings, Arc::new(priority));
         self
     }
 
@@ -147,7 +149,6 @@ impl<S, R> Layer<S> for ShedLayer<R> {
         Shed {
             inner,
             shared: Arc::clone(&self.shared),
-            priority: Arc::clone(&self.priority),
         }
     }
 }

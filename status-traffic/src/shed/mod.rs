@@ -39,8 +39,7 @@ use self::queue::Shared;
 /// What [`ShedLayer`] makes of a service; see the [module docs](self).
 pub struct Shed<S, R> {
     inner: S,
-    shared: Arc<Shared>,
-    priority: Arc<dyn Fn(&R) -> u8 + Send + Sync>,
+    shared: Arc<Shared<R>>,
 }
 
 impl<S: Clone, R> Clone for Shed<S, R> {
@@ -48,7 +47,6 @@ impl<S: Clone, R> Clone for Shed<S, R> {
         Self {
             inner: self.inner.clone(),
             shared: Arc::clone(&self.shared),
-            priority: Arc::clone(&self.priority),
         }
     }
 }
@@ -102,7 +100,7 @@ pub struct ShedState {
     pub elapsed: u64,
 }
 
-fn state(shared: &Shared) -> ShedState {
+fn state<R>(shared: &Shared<R>) -> ShedState {
     ShedState {
         limit: shared.limiter.limit(),
         in_flight: shared.limiter.in_flight(),
@@ -129,7 +127,7 @@ where
     }
 
     fn call(&mut self, request: R) -> Self::Future {
-        let priority = (self.priority)(&request);
+        let priority = (self.shared.priority)(&request);
         ResponseFuture::new(
             Arc::clone(&self.shared),
             priority,

@@ -11,7 +11,7 @@ use tokio::time::Instant;
 
 use super::error::QueueFull;
 use super::ShedSample;
-use crate::limit::{Lease, Limiter};
+use crate::limit::{Lease, Limiter, Ticket};
 
 /// What a waiter is sent: a lease, or word that a request of higher priority took its place.
 pub(super) type Admission = Result<Lease, QueueFull>;
@@ -52,9 +52,14 @@ pub(super) struct Counts {
     pub(super) elapsed: AtomicU64,
 }
 
-/// What every clone of a layer and its services share.
-#[derive(Debug)]
-pub(super) struct Shared {
+/// How a request's priority is read.
+pub(super) type Priority<R> = Arc<dyn Fn(&R) -> u8 + Send + Sync>;
+
+/// What every clone of a layer, its services and their futures share (one `Arc`: a service
+/// is cloned per request by some routers, and every shared counter it touches is a cache line
+/// the cores pass around).
+pub(super) struct Shared<R> {
+    pub(super) priority: Priority<R>,
     pub(super) limiter: Limiter,
     pub(super) settings: Settings,
     pub(super) epoch: Instant,
@@ -68,13 +73,24 @@ pub(super) struct Shared {
 
 /// How a request gets in.
 pub(super) enum Entry {
-    Now(Lease),
+    Now(Ticket),
     Wait(oneshot::Receiver<Admission>),
 }
 
-impl Shared {
-    pub(super) fn new(limiter: Limiter, settings: Settings) -> Arc<Self> {
+impl<R> std::fmt::Debug for Shared<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("limiter", &self.limiter)
+            .field("settings", &self.settings)
+            .field("waiters", &self.waiters)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R> Shared<R> {
+    pub(super) fn new(limiter: Limiter, settings: Settings, priority: Priority<R>) -> Arc<Self> {
         Arc::new(Self {
+            priority,
             limiter,
             settings,
             epoch: Instant::now(),
@@ -108,8 +124,8 @@ impl Shared {
     pub(super) fn enter(&self, priority: u8, now: Duration) -> Result<Entry, QueueFull> {
         // Nobody waiting: no queue to jump, no lock to take.
         if self.waiters.load(Ordering::SeqCst) == 0 {
-            if let Some(lease) = self.limiter.try_acquire(now) {
-                return Ok(Entry::Now(lease));
+            if let Some(ticket) = self.limiter.try_ticket(now) {
+                return Ok(Entry::Now(ticket));
             }
         }
         let mut waiting = self.lock();
