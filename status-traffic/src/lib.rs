@@ -9,6 +9,7 @@
 //! |---|---|
 //! | [`limit`] | concurrency-limit algorithms (`Fixed`, `Aimd`, `Gradient2`, `Vegas`) and the [`Limiter`](limit::Limiter) that hands out leases |
 //! | [`shed`] | a tower layer: admission by a limiter, a bounded priority queue, queue-wait and total deadlines |
+//! | [`pool`] | a node pool: success-weighted random order, a cascade over the nodes' limiters |
 //!
 //! # Example
 //!
@@ -25,4 +26,5 @@
 //! ```
 
 pub mod limit;
+pub mod pool;
 pub mod shed;

@@ -1,0 +1,330 @@
+//! Node pools: a dependency that is several nodes, each call going to a node chosen by recent
+//! success, under each node's concurrency limit (Tim McCormack's success-prioritized,
+//! concurrency-limited stochastic fallback cascade).
+//!
+//! - Each node keeps six buckets of (finished, succeeded) aged every five seconds, and a
+//!   sticky bucket with the last aged-out one that held data ([`NodeStats`]).
+//! - Its success rate weighs each bucket three times the next older; a node with no history
+//!   uses its sticky bucket (at least 0.0001 / nodes, so a node idle since it failed keeps a
+//!   small chance), and a node with no data at all counts as healthy: a new node competes
+//!   equally.
+//! - Weight = rate³; the nodes are put in an exact weighted random order ([`Selector`]).
+//! - The call goes to the first node in that order whose [`Limiter`] grants a lease; if none
+//!   does, it fails at once with [`NoCapacity`] (503). A failing node loses nearly all its
+//!   traffic within a bucket period, without a circuit breaker; the random order keeps every
+//!   request from piling onto the current best.
+//! - How a call ended ([`Outcome`]): a success counts for the node; a drop (timeout,
+//!   overload) and an ignore (an error unrelated to load) count against it, and the limiter
+//!   is told which.
+//!
+//! [`Pool`] is a tower `Service` over the nodes' services; nodes come and go at run time.
+
+mod error;
+mod future;
+mod report;
+mod select;
+mod stats;
+
+pub use self::error::NoCapacity;
+pub use self::future::ResponseFuture;
+pub use self::report::{verdict, NodeState, HEALTHY_RATE};
+pub use self::select::Selector;
+pub use self::stats::{weight, Bucket, NodeStats, BUCKETS, BUCKET_PERIOD, RECENCY, STICKY_FLOOR};
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use status_core::Rng;
+use tokio::time::Instant;
+use tower::util::Oneshot;
+use tower::{BoxError, Service};
+
+use crate::limit::{Gradient2, Limiter, Outcome};
+
+/// How a call's result counts: success, drop or ignore.
+pub type Classify<S, R> = Arc<
+    dyn Fn(&Result<<S as Service<R>>::Response, <S as Service<R>>::Error>) -> Outcome + Send + Sync,
+>;
+
+/// A pool of nodes, each a `Service<R>`; see the [module docs](self). Cheap to clone: clones
+/// share the nodes and their stats.
+///
+/// # Example
+///
+/// ```
+/// use status_core::Rng;
+/// use status_traffic::pool::Pool;
+/// use tower::{service_fn, ServiceExt};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let pool = Pool::new(Rng::new(42));
+/// for name in ["a", "b", "c"] {
+///     pool.add(name, service_fn(move |x: u32| async move { Ok::<_, std::io::Error>((name, x)) }));
+/// }
+/// let (node, _) = pool.clone().oneshot(7).await.unwrap();
+/// assert!(["a", "b", "c"].contains(&node));
+/// # }
+/// ```
+pub struct Pool<S: Service<R>, R> {
+    shared: Arc<Shared<S, R>>,
+}
+
+impl<S: Service<R>, R> Clone for Pool<S, R> {
+    fn clone(&self) -> Self {
+        Self {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl<S: Service<R>, R> std::fmt::Debug for Pool<S, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool")
+            .field("nodes", &self.shared.lock().nodes.len())
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) struct Shared<S: Service<R>, R> {
+    state: Mutex<State<S>>,
+    epoch: Instant,
+    classify: Classify<S, R>,
+    limiter: Box<dyn Fn() -> Limiter + Send + Sync>,
+    no_capacity: AtomicU64,
+}
+
+struct State<S> {
+    selector: Selector<u64>,
+    nodes: Vec<Node<S>>,
+    rng: Rng,
+    order: Vec<usize>,
+    next_id: u64,
+}
+
+struct Node<S> {
+    id: u64,
+    name: String,
+    service: S,
+    limiter: Limiter,
+    counts: Arc<Counts>,
+}
+
+/// Calls of one node, by how they ended; `no_capacity`: the cascade found it at its limit.
+#[derive(Debug, Default)]
+pub(crate) struct Counts {
+    pub(crate) success: AtomicU64,
+    pub(crate) drop: AtomicU64,
+    pub(crate) ignore: AtomicU64,
+    pub(crate) no_capacity: AtomicU64,
+}
+
+impl Counts {
+    pub(crate) fn count(&self, outcome: Outcome) {
+        let counter = match outcome {
+            Outcome::Success => &self.success,
+            Outcome::Drop => &self.drop,
+            Outcome::Ignore => &self.ignore,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl<S: Service<R>, R> Pool<S, R> {
+    /// An empty pool whose shuffles draw from `rng` (seed it for reproducible choices, e.g.
+    /// from [`Registry::rng`](status_core::Registry::rng)). Each node gets a
+    /// [`Gradient2`] limiter; a call counts as a success when it returns `Ok`, as an ignore
+    /// when it returns `Err`.
+    pub fn new(rng: Rng) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                state: Mutex::new(State {
+                    selector: Selector::new(),
+                    nodes: Vec::new(),
+                    rng,
+                    order: Vec::new(),
+                    next_id: 0,
+                }),
+                epoch: Instant::now(),
+                classify: Arc::new(|result| match result {
+                    Ok(_) => Outcome::Success,
+                    Err(_) => Outcome::Ignore,
+                }),
+                limiter: Box::new(|| Limiter::new(Gradient2::default())),
+                no_capacity: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// How each node's limiter is made (for nodes added from now on).
+    ///
+    /// # Panics
+    ///
+    /// Once the pool has been cloned: configure it first.
+    #[must_use]
+    pub fn limiter(mut self, make: impl Fn() -> Limiter + Send + Sync + 'static) -> Self {
+        self.configure().limiter = Box::new(make);
+        self
+    }
+
+    /// How a call's result counts: [`Outcome::Success`], [`Outcome::Drop`] (a timeout or
+    /// overload: the limiter backs off) or [`Outcome::Ignore`] (a failure unrelated to load).
+    /// An HTTP client would count a 5xx as a failure, a timeout as a drop.
+    ///
+    /// # Panics
+    ///
+    /// Once the pool has been cloned: configure it first.
+    #[must_use]
+    pub fn classify(
+        mut self,
+        classify: impl Fn(&Result<S::Response, S::Error>) -> Outcome + Send + Sync + 'static,
+    ) -> Self {
+        self.configure().classify = Arc::new(classify);
+        self
+    }
+
+    fn configure(&mut self) -> &mut Shared<S, R> {
+        Arc::get_mut(&mut self.shared).expect("configure a pool before cloning it")
+    }
+
+    /// Adds a node named `name` without history: it competes as a healthy one. A name
+    /// already in the pool has its service replaced and keeps its history.
+    pub fn add(&self, name: impl Into<String>, service: S) {
+        let name = name.into();
+        let mut state = self.shared.lock();
+        if let Some(node) = state.nodes.iter_mut().find(|n| n.name == name) {
+            node.service = service;
+            return;
+        }
+        let id = state.next_id;
+        state.next_id += 1;
+        state.selector.add(id);
+        state.nodes.push(Node {
+            id,
+            name,
+            service,
+            limiter: (self.shared.limiter)(),
+            counts: Arc::default(),
+        });
+    }
+
+    /// Removes the node named `name`; calls in flight to it finish. Whether it was there.
+    pub fn remove(&self, name: &str) -> bool {
+        let mut state = self.shared.lock();
+        let Some(at) = state.nodes.iter().position(|n| n.name == name) else {
+            return false;
+        };
+        let node = state.nodes.remove(at);
+        state.selector.remove(&node.id);
+        true
+    }
+
+    /// Each node's state now, in the order they were added.
+    #[must_use]
+    pub fn nodes(&self) -> Vec<NodeState> {
+        let now = self.shared.now();
+        let mut state = self.shared.lock();
+        let rates = state.selector.rates(now);
+        state
+            .nodes
+            .iter()
+            .zip(rates)
+            .map(|(node, (_, rate))| NodeState {
+                name: node.name.clone(),
+                rate,
+                weight: weight(rate),
+                in_flight: node.limiter.in_flight(),
+                limit: node.limiter.limit(),
+                success: node.counts.success.load(Ordering::Relaxed),
+                drop: node.counts.drop.load(Ordering::Relaxed),
+                ignore: node.counts.ignore.load(Ordering::Relaxed),
+                no_capacity: node.counts.no_capacity.load(Ordering::Relaxed),
+            })
+            .collect()
+    }
+
+    /// Calls refused with [`NoCapacity`] since the start.
+    #[must_use]
+    pub fn no_capacity(&self) -> u64 {
+        self.shared.no_capacity.load(Ordering::Relaxed)
+    }
+}
+
+impl<S: Service<R>, R> Shared<S, R> {
+    fn lock(&self) -> MutexGuard<'_, State<S>> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The time the stats and limiters are told: since the pool was made.
+    pub(crate) fn now(&self) -> Duration {
+        self.epoch.elapsed()
+    }
+
+    /// Records how a call to node `id` ended.
+    pub(crate) fn record(&self, id: u64, outcome: Outcome) {
+        let now = self.now();
+        self.lock().selector.record(&id, now, outcome);
+    }
+
+    pub(crate) fn classify(&self, result: &Result<S::Response, S::Error>) -> Outcome {
+        (self.classify)(result)
+    }
+}
+
+impl<S, R> Service<R> for Pool<S, R>
+where
+    S: Service<R> + Clone,
+    S::Error: Into<BoxError>,
+{
+    type Response = S::Response;
+    type Error = BoxError;
+    type Future = ResponseFuture<S, R>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        // Capacity is decided per call, by the nodes' limiters: no capacity fails fast.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: R) -> Self::Future {
+        let shared = &self.shared;
+        let now = shared.now();
+        let mut state = shared.lock();
+        let state = &mut *state;
+        state.selector.order(now, &mut state.rng, &mut state.order);
+        let mut chosen = None;
+        for &i in &state.order {
+            let node = &state.nodes[i];
+            match node.limiter.try_acquire(now) {
+                Some(lease) => {
+                    chosen = Some((
+                        node.id,
+                        node.service.clone(),
+                        lease,
+                        Arc::clone(&node.counts),
+                    ));
+                    break;
+                }
+                None => {
+                    node.counts.no_capacity.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        match chosen {
+            Some((id, service, lease, counts)) => ResponseFuture::call(
+                Arc::clone(shared),
+                id,
+                Oneshot::new(service, request),
+                lease,
+                counts,
+            ),
+            None => {
+                shared.no_capacity.fetch_add(1, Ordering::Relaxed);
+                ResponseFuture::no_capacity()
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

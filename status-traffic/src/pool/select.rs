@@ -1,0 +1,273 @@
+//! The order in which a call tries the nodes: an exact weighted shuffle by success rate.
+
+use std::time::Duration;
+
+use status_core::Rng;
+
+use super::stats::{weight, NodeStats};
+use crate::limit::Outcome;
+
+/// The pool's state machine: each node's stats, by a stable key, told the time, the outcomes
+/// and its random numbers. The tower service ([`Pool`](super::Pool)) and the simulator drive
+/// the same code.
+#[derive(Debug, Clone, Default)]
+pub struct Selector<K> {
+    nodes: Vec<(K, NodeStats)>,
+}
+
+impl<K: PartialEq + Clone> Selector<K> {
+    /// No nodes.
+    #[must_use]
+    pub fn new() -> Self {
+        Self { nodes: Vec::new() }
+    }
+
+    /// Adds a node without history (it competes as a healthy one); a key already there is
+    /// left as it is.
+    pub fn add(&mut self, key: K) {
+        if !self.nodes.iter().any(|(k, _)| *k == key) {
+            self.nodes.push((key, NodeStats::new()));
+        }
+    }
+
+    /// Removes a node and its history; whether it was there.
+    pub fn remove(&mut self, key: &K) -> bool {
+        let before = self.nodes.len();
+        self.nodes.retain(|(k, _)| k != key);
+        self.nodes.len() != before
+    }
+
+    /// The nodes' keys, in the order they were added.
+    pub fn keys(&self) -> impl Iterator<Item = &K> {
+        self.nodes.iter().map(|(k, _)| k)
+    }
+
+    /// How many nodes.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether there are none.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// Each node's success rate at `now`, in the order they were added.
+    pub fn rates(&mut self, now: Duration) -> Vec<(K, f64)> {
+        let n = self.nodes.len();
+        self.nodes
+            .iter_mut()
+            .map(|(k, stats)| (k.clone(), stats.rate(now, n)))
+            .collect()
+    }
+
+    /// The order to try the nodes in at `now` (indices into [`keys`](Self::keys)), written
+    /// into `order`: a weighted shuffle by weight = success rate cubed, drawn from `rng`.
+    pub fn order(&mut self, now: Duration, rng: &mut Rng, order: &mut Vec<usize>) {
+        let n = self.nodes.len();
+        let mut keyed: Vec<(Key, usize)> = self
+            .nodes
+            .iter_mut()
+            .enumerate()
+            .map(|(i, (_, stats))| (Key::draw(weight(stats.rate(now, n)), rng), i))
+            .collect();
+        keyed.sort_unstable_by_key(|&(key, _)| std::cmp::Reverse(key));
+        order.clear();
+        order.extend(keyed.into_iter().map(|(_, i)| i));
+    }
+
+    /// Records how a request to `key` ended at `now`: a success counts as finished and
+    /// successful; a drop (timeout, overload) and an ignore (an error unrelated to load)
+    /// count as finished and failed. A key no longer in the pool is ignored.
+    pub fn record(&mut self, key: &K, now: Duration, outcome: Outcome) {
+        if let Some((_, stats)) = self.nodes.iter_mut().find(|(k, _)| k == key) {
+            stats.record(now, outcome == Outcome::Success);
+        }
+    }
+}
+
+/// A node's place in the shuffle. Efraimidis and Spirakis: sorting by `u^(1/w)` descending,
+/// `u` uniform, draws without replacement with probability proportional to the weights,
+/// exactly. Kept as `ln(u) / w`, the same order without underflow for tiny weights; nodes of
+/// weight zero come after every other, in random order.
+#[derive(Debug, Clone, Copy)]
+struct Key {
+    positive: bool,
+    value: f64,
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Key {}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Key {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.positive
+            .cmp(&other.positive)
+            .then(self.value.total_cmp(&other.value))
+    }
+}
+
+impl Key {
+    fn draw(weight: f64, rng: &mut Rng) -> Self {
+        // In (0, 1]: ln is finite.
+        let u = 1.0 - rng.next_f64();
+        if weight > 0.0 && weight.is_finite() {
+            Self {
+                positive: true,
+                value: u.ln() / weight,
+            }
+        } else {
+            Self {
+                positive: false,
+                value: u,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: Duration = Duration::from_secs(1);
+
+    fn selector(n: usize) -> Selector<usize> {
+        let mut s = Selector::new();
+        for i in 0..n {
+            s.add(i);
+        }
+        s
+    }
+
+    /// How often each node comes first over `draws` shuffles.
+    fn first_counts(s: &mut Selector<usize>, now: Duration, draws: usize) -> Vec<usize> {
+        let mut rng = Rng::new(42);
+        let mut counts = vec![0; s.len()];
+        let mut order = Vec::new();
+        for _ in 0..draws {
+            s.order(now, &mut rng, &mut order);
+            counts[order[0]] += 1;
+        }
+        counts
+    }
+
+    #[test]
+    fn shuffle_frequencies_match_the_weights() {
+        // Rates 1, 0.8 and 0.5: weights 1, 0.512 and 0.125.
+        let mut s = selector(3);
+        for (node, successes) in [(1, 8), (2, 5)] {
+            for i in 0..10 {
+                s.record(
+                    &node,
+                    S,
+                    if i < successes {
+                        Outcome::Success
+                    } else {
+                        Outcome::Ignore
+                    },
+                );
+            }
+        }
+        let draws = 200_000;
+        let counts = first_counts(&mut s, S, draws);
+        let total: f64 = 1.0 + 0.512 + 0.125;
+        for (node, w) in [(0, 1.0), (1, 0.512), (2, 0.125)] {
+            let expected = draws as f64 * w / total;
+            let sd = (expected * (1.0 - w / total)).sqrt();
+            let seen = counts[node] as f64;
+            assert!(
+                (seen - expected).abs() < 4.0 * sd,
+                "node {node}: {seen} first, expected {expected:.0} ± {sd:.0}"
+            );
+        }
+        // And the second place, given the first, follows the remaining weights: of the draws
+        // where node 0 came first, node 1 comes second 0.512 / 0.637 of the time.
+        let mut rng = Rng::new(7);
+        let mut order = Vec::new();
+        let (mut first0, mut then1) = (0u32, 0u32);
+        for _ in 0..draws {
+            s.order(S, &mut rng, &mut order);
+            if order[0] == 0 {
+                first0 += 1;
+                then1 += u32::from(order[1] == 1);
+            }
+        }
+        let share = f64::from(then1) / f64::from(first0);
+        assert!((share - 0.512 / 0.637).abs() < 0.01, "{share}");
+    }
+
+    #[test]
+    fn nodes_of_weight_zero_come_last_in_random_order() {
+        let mut s = selector(4);
+        for node in [1, 3] {
+            s.record(&node, S, Outcome::Drop);
+        }
+        let mut rng = Rng::new(1);
+        let mut order = Vec::new();
+        let mut last_is_one = 0;
+        for _ in 0..1000 {
+            s.order(S, &mut rng, &mut order);
+            let mut tail = order[2..].to_vec();
+            tail.sort_unstable();
+            assert_eq!(tail, [1, 3]);
+            last_is_one += usize::from(order[3] == 1);
+        }
+        assert!((400..600).contains(&last_is_one), "{last_is_one}");
+    }
+
+    #[test]
+    fn an_idle_node_known_by_its_sticky_bucket_comes_before_a_failing_one() {
+        let mut s = selector(2);
+        s.record(&0, S, Outcome::Ignore);
+        // Node 0's failure ages out by 31 s; node 1 fails now.
+        s.record(&1, 31 * S, Outcome::Ignore);
+        let mut rng = Rng::new(3);
+        let mut order = Vec::new();
+        for _ in 0..1000 {
+            s.order(31 * S, &mut rng, &mut order);
+            assert_eq!(
+                order,
+                [0, 1],
+                "the floor is a chance; a failure now is none"
+            );
+        }
+    }
+
+    #[test]
+    fn a_seed_gives_one_order() {
+        let mut s = selector(30);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        s.order(S, &mut Rng::new(9), &mut a);
+        s.order(S, &mut Rng::new(9), &mut b);
+        assert_eq!(a, b);
+        s.order(S, &mut Rng::new(10), &mut b);
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn nodes_come_and_go_by_key() {
+        let mut s = Selector::new();
+        s.add("a");
+        s.add("b");
+        s.add("a");
+        assert_eq!(s.len(), 2);
+        s.record(&"b", S, Outcome::Ignore);
+        assert!(s.remove(&"a"));
+        assert!(!s.remove(&"a"));
+        s.record(&"a", S, Outcome::Success); // gone: nothing to record
+        assert_eq!(s.rates(S), [("b", 0.0)]);
+    }
+}

@@ -1,0 +1,198 @@
+//! One node's recent record: six buckets aged every five seconds, and a sticky bucket.
+
+use std::time::Duration;
+
+/// Buckets of history per node.
+pub const BUCKETS: usize = 6;
+/// How long a bucket is the newest.
+pub const BUCKET_PERIOD: Duration = Duration::from_secs(5);
+/// How much more a bucket weighs than the next older one.
+pub const RECENCY: f64 = 3.0;
+/// The least success rate of a node whose only data is the sticky bucket, divided by the
+/// number of nodes.
+pub const STICKY_FLOOR: f64 = 0.0001;
+
+/// Finished and successful requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Bucket {
+    /// Requests that finished, however.
+    pub finished: u64,
+    /// Of those, the successful ones.
+    pub succeeded: u64,
+}
+
+impl Bucket {
+    fn is_empty(self) -> bool {
+        self.finished == 0
+    }
+}
+
+/// A node's history, told the time: the newest bucket takes what finishes; every
+/// [`BUCKET_PERIOD`] (on a clock shared by every node) the oldest is aged out, kept as the
+/// sticky bucket if it held data, and an empty one starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeStats {
+    /// Oldest first.
+    buckets: [Bucket; BUCKETS],
+    /// The period the newest bucket belongs to.
+    period: u64,
+    sticky: Option<Bucket>,
+}
+
+impl Default for NodeStats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl NodeStats {
+    /// A node without history: it competes as a perfectly healthy one.
+    #[must_use]
+    pub fn new() -> Self {
+        Self {
+            buckets: [Bucket::default(); BUCKETS],
+            period: 0,
+            sticky: None,
+        }
+    }
+
+    /// Ages the buckets up to `now`.
+    pub fn advance(&mut self, now: Duration) {
+        let period = period_of(now);
+        if period <= self.period {
+            return;
+        }
+        // Past a full turn, every bucket has aged out; only the last with data stays sticky.
+        let steps = (period - self.period).min(BUCKETS as u64 + 1);
+        for _ in 0..steps {
+            let oldest = self.buckets[0];
+            if !oldest.is_empty() {
+                self.sticky = Some(oldest);
+            }
+            self.buckets.rotate_left(1);
+            self.buckets[BUCKETS - 1] = Bucket::default();
+        }
+        self.period = period;
+    }
+
+    /// Records a request that finished at `now`, successfully or not.
+    pub fn record(&mut self, now: Duration, success: bool) {
+        self.advance(now);
+        let newest = &mut self.buckets[BUCKETS - 1];
+        newest.finished += 1;
+        newest.succeeded += u64::from(success);
+    }
+
+    /// The success rate at `now` among `nodes` nodes:
+    /// - with requests in the history, successes over finished, each bucket weighing
+    ///   [`RECENCY`] times the next older one;
+    /// - with only the sticky bucket, its rate, at least [`STICKY_FLOOR`] / `nodes`: a node
+    ///   idle since it failed keeps a small chance;
+    /// - with nothing at all, 1: a new node competes equally.
+    pub fn rate(&mut self, now: Duration, nodes: usize) -> f64 {
+        self.advance(now);
+        let (mut finished, mut succeeded, mut weight) = (0.0, 0.0, 1.0);
+        for bucket in &self.buckets {
+            finished += weight * bucket.finished as f64;
+            succeeded += weight * bucket.succeeded as f64;
+            weight *= RECENCY;
+        }
+        if finished > 0.0 {
+            return succeeded / finished;
+        }
+        match self.sticky {
+            Some(sticky) => {
+                let rate = sticky.succeeded as f64 / sticky.finished as f64;
+                rate.max(STICKY_FLOOR / nodes.max(1) as f64)
+            }
+            None => 1.0,
+        }
+    }
+
+    /// The buckets, oldest first, and the sticky one.
+    #[must_use]
+    pub fn buckets(&self) -> (&[Bucket; BUCKETS], Option<Bucket>) {
+        (&self.buckets, self.sticky)
+    }
+}
+
+fn period_of(now: Duration) -> u64 {
+    (now.as_millis() / BUCKET_PERIOD.as_millis()) as u64
+}
+
+/// A node's weight in the shuffle: its success rate, cubed.
+#[must_use]
+pub fn weight(rate: f64) -> f64 {
+    rate * rate * rate
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: Duration = Duration::from_secs(1);
+
+    #[test]
+    fn a_new_node_is_perfectly_healthy() {
+        assert_eq!(NodeStats::new().rate(Duration::ZERO, 3), 1.0);
+    }
+
+    #[test]
+    fn recent_buckets_weigh_three_times_the_older() {
+        let mut stats = NodeStats::new();
+        // Ten failures, then a period later ten successes.
+        for _ in 0..10 {
+            stats.record(S, false);
+        }
+        for _ in 0..10 {
+            stats.record(6 * S, true);
+        }
+        // (3 × 10) / (3 × 10 + 1 × 10)
+        assert!((stats.rate(6 * S, 3) - 0.75).abs() < 1e-12);
+    }
+
+    #[test]
+    fn aged_out_data_stays_sticky_with_a_floor() {
+        let mut stats = NodeStats::new();
+        stats.record(S, false);
+        // Still in the history for six periods (until 30 s).
+        assert_eq!(stats.rate(29 * S, 4), 0.0);
+        // Then only the sticky bucket: 0 % success, floored at 0.0001 / 4.
+        assert_eq!(stats.rate(30 * S, 4), 0.000_025);
+        // However long it stays idle.
+        assert_eq!(stats.rate(3600 * S, 4), 0.000_025);
+        let (buckets, sticky) = stats.buckets();
+        assert!(buckets.iter().all(|b| b.finished == 0));
+        assert_eq!(
+            sticky,
+            Some(Bucket {
+                finished: 1,
+                succeeded: 0
+            })
+        );
+    }
+
+    #[test]
+    fn the_sticky_bucket_is_the_last_with_data() {
+        let mut stats = NodeStats::new();
+        stats.record(S, true);
+        stats.record(11 * S, false);
+        // At 35 s the first bucket (0–5 s) has aged out, the one of 10–15 s not yet.
+        assert_eq!(stats.rate(35 * S, 1), 0.0);
+        assert_eq!(
+            stats.buckets().1,
+            Some(Bucket {
+                finished: 1,
+                succeeded: 1
+            })
+        );
+        // At 45 s the failure has aged out too and is the sticky bucket.
+        assert_eq!(stats.rate(45 * S, 1), STICKY_FLOOR);
+    }
+
+    #[test]
+    fn weight_is_the_rate_cubed() {
+        assert_eq!(weight(0.5), 0.125);
+        assert_eq!(weight(1.0), 1.0);
+    }
+}

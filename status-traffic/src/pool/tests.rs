@@ -1,0 +1,246 @@
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use status_core::Rng;
+use tower::ServiceExt;
+
+use super::{NoCapacity, Pool};
+use crate::limit::{Fixed, Limiter};
+
+/// A node that answers its index at once, or fails while told to.
+#[derive(Clone)]
+struct Node {
+    index: usize,
+    failing: Arc<AtomicBool>,
+}
+
+/// A node's failure, naming it.
+#[derive(Debug)]
+struct Failed(usize);
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "node {} failed", self.0)
+    }
+}
+
+impl std::error::Error for Failed {}
+
+type NodeService = tower::util::BoxCloneSyncService<(), usize, Failed>;
+
+impl Node {
+    fn service(&self) -> NodeService {
+        let node = self.clone();
+        tower::util::BoxCloneSyncService::new(tower::service_fn(move |()| {
+            let node = node.clone();
+            async move {
+                if node.failing.load(Ordering::SeqCst) {
+                    Err(Failed(node.index))
+                } else {
+                    Ok(node.index)
+                }
+            }
+        }))
+    }
+}
+
+fn pool(n: usize, limit: usize) -> (Pool<NodeService, ()>, Vec<Node>) {
+    let pool = Pool::new(Rng::new(42)).limiter(move || Limiter::new(Fixed::new(limit)));
+    let nodes: Vec<Node> = (0..n)
+        .map(|index| Node {
+            index,
+            failing: Arc::default(),
+        })
+        .collect();
+    for node in &nodes {
+        pool.add(format!("node-{}", node.index), node.service());
+    }
+    (pool, nodes)
+}
+
+/// Calls at `per_second` for `length`; how many each node answered or failed, by index
+/// (failures are read from the error message).
+async fn drive(pool: &Pool<NodeService, ()>, per_second: u32, length: Duration) -> Vec<u64> {
+    let mut served = vec![0; 8];
+    let gap = Duration::from_secs(1) / per_second;
+    let end = tokio::time::Instant::now() + length;
+    while tokio::time::Instant::now() < end {
+        let node = match pool.clone().oneshot(()).await {
+            Ok(i) => i,
+            Err(e) => e
+                .to_string()
+                .split(' ')
+                .nth(1)
+                .and_then(|i| i.parse().ok())
+                .expect("a node's failure"),
+        };
+        served[node] += 1;
+        tokio::time::sleep(gap).await;
+    }
+    served
+}
+
+fn share(served: &[u64], node: usize) -> f64 {
+    served[node] as f64 / served.iter().sum::<u64>() as f64
+}
+
+/// Node 1 fails after `warm_up` of health; its share of the 10 s that follow the first
+/// bucket period, and how long it takes to get a quarter of the traffic back once it recovers.
+async fn fail_and_recover(warm_up: Duration) -> (f64, Duration) {
+    let (pool, nodes) = pool(3, 100);
+    let served = drive(&pool, 100, warm_up).await;
+    assert!(
+        (0..3).all(|i| (share(&served, i) - 1.0 / 3.0).abs() < 0.06),
+        "{served:?}"
+    );
+
+    nodes[1].failing.store(true, Ordering::SeqCst);
+    drive(&pool, 100, Duration::from_secs(5)).await;
+    let next = drive(&pool, 100, Duration::from_secs(10)).await;
+
+    nodes[1].failing.store(false, Ordering::SeqCst);
+    let mut waited = Duration::ZERO;
+    loop {
+        let served = drive(&pool, 100, Duration::from_secs(1)).await;
+        waited += Duration::from_secs(1);
+        if share(&served, 1) > 0.25 || waited > Duration::from_secs(120) {
+            return (share(&next, 1), waited);
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failing_node_loses_its_traffic_within_a_bucket_and_gets_it_back() {
+    // Shortly after start (the quickstart's socket test): under 3 % once a bucket has passed.
+    let (share, back) = fail_and_recover(Duration::from_secs(5)).await;
+    assert!(share < 0.03, "{share}");
+    assert!(back <= Duration::from_secs(30), "{back:?}");
+    // After a minute of health, six buckets of successes vouch for it a little longer.
+    let (share, back) = fail_and_recover(Duration::from_secs(60)).await;
+    assert!(share < 0.05, "{share}");
+    assert!(back <= Duration::from_secs(30), "{back:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn when_every_node_fails_traffic_spreads_in_proportion() {
+    let (pool, nodes) = pool(3, 100);
+    for node in &nodes {
+        node.failing.store(true, Ordering::SeqCst);
+    }
+    let served = drive(&pool, 100, Duration::from_secs(60)).await;
+    assert!(
+        (0..3).all(|i| (share(&served, i) - 1.0 / 3.0).abs() < 0.05),
+        "{served:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_capacity_a_call_fails_at_once() {
+    let pool: Pool<_, ()> = Pool::new(Rng::new(1)).limiter(|| Limiter::new(Fixed::new(1)));
+    let release = Arc::new(tokio::sync::Notify::new());
+    for name in ["a", "b"] {
+        let release = Arc::clone(&release);
+        pool.add(
+            name,
+            tower::service_fn(move |()| {
+                let release = Arc::clone(&release);
+                async move {
+                    release.notified().await;
+                    Ok::<_, Infallible>(name)
+                }
+            }),
+        );
+    }
+    let busy: Vec<_> = (0..2)
+        .map(|_| tokio::spawn(pool.clone().oneshot(())))
+        .collect();
+    tokio::task::yield_now().await;
+    let started = tokio::time::Instant::now();
+    let refused = pool.clone().oneshot(()).await.unwrap_err();
+    assert!(refused.is::<NoCapacity>());
+    assert_eq!(started.elapsed(), Duration::ZERO);
+    assert_eq!(pool.no_capacity(), 1);
+    assert!(pool
+        .nodes()
+        .iter()
+        .all(|n| n.in_flight == 1 && n.no_capacity == 1));
+    release.notify_waiters();
+    let mut answered: Vec<&str> = Vec::new();
+    for call in busy {
+        answered.push(call.await.unwrap().unwrap());
+    }
+    answered.sort_unstable();
+    assert_eq!(
+        answered,
+        ["a", "b"],
+        "one call each: the cascade went on to the free node"
+    );
+    // An empty pool has no capacity either.
+    let empty: Pool<NodeService, ()> = Pool::new(Rng::new(1));
+    assert!(empty.oneshot(()).await.unwrap_err().is::<NoCapacity>());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_fresh_node_competes_equally() {
+    let (pool, nodes) = pool(2, 100);
+    drive(&pool, 100, Duration::from_secs(30)).await;
+    let fresh = Node {
+        index: 2,
+        failing: Arc::default(),
+    };
+    pool.add("node-2", fresh.service());
+    let served = drive(&pool, 100, Duration::from_secs(30)).await;
+    assert!((share(&served, 2) - 1.0 / 3.0).abs() < 0.05, "{served:?}");
+    drop(nodes);
+    // Removed, it gets nothing more.
+    assert!(pool.remove("node-0"));
+    let served = drive(&pool, 100, Duration::from_secs(5)).await;
+    assert_eq!(served[0], 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_node_idle_since_it_failed_keeps_a_small_chance() {
+    let (pool, nodes) = pool(3, 100);
+    nodes[1].failing.store(true, Ordering::SeqCst);
+    drive(&pool, 100, Duration::from_secs(10)).await;
+    let failing = pool.nodes()[1].rate;
+    assert!(failing < 0.01, "{failing}");
+    // Idle since: once its failures aged out (six buckets), its sticky bucket gives it the
+    // floor, 0.0001 / 3, not zero; and it stays there however long it idles.
+    tokio::time::sleep(Duration::from_secs(40)).await;
+    let idle = pool.nodes()[1].clone();
+    assert_eq!(idle.rate, 0.0001 / 3.0, "{idle:?}");
+    assert!(idle.weight > 0.0);
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    assert_eq!(pool.nodes()[1].rate, 0.0001 / 3.0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn counters_stay_exact_under_concurrent_calls() {
+    let (pool, nodes) = pool(4, 1_000);
+    nodes[3].failing.store(true, Ordering::SeqCst);
+    let calls = Arc::new(AtomicU64::new(0));
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let pool = pool.clone();
+            let calls = Arc::clone(&calls);
+            tokio::spawn(async move {
+                for _ in 0..2_000 {
+                    let _ = pool.clone().oneshot(()).await;
+                    calls.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let nodes = pool.nodes();
+    let counted: u64 = nodes.iter().map(|n| n.success + n.ignore + n.drop).sum();
+    assert_eq!(counted, calls.load(Ordering::Relaxed));
+    assert_eq!(counted, 16_000);
+    assert!(nodes[3].success == 0 && nodes[3].ignore > 0);
+    assert!(nodes.iter().all(|n| n.in_flight == 0));
+}
