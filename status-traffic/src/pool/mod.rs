@@ -99,7 +99,6 @@ struct State<S> {
     selector: Selector<u64>,
     nodes: Vec<Node<S>>,
     rng: Rng,
-    order: Vec<usize>,
     next_id: u64,
 }
 
@@ -143,7 +142,6 @@ impl<S: Service<R>, R> Pool<S, R> {
                     selector: Selector::new(),
                     nodes: Vec::new(),
                     rng,
-                    order: Vec::new(),
                     next_id: 0,
                 }),
                 epoch: Instant::now(),
@@ -290,26 +288,31 @@ where
         let shared = &self.shared;
         let now = shared.now();
         let mut state = shared.lock();
-        let state = &mut *state;
-        state.selector.order(now, &mut state.rng, &mut state.order);
-        let mut chosen = None;
-        for &i in &state.order {
-            let node = &state.nodes[i];
-            match node.limiter.try_acquire(now) {
-                Some(lease) => {
-                    chosen = Some((
-                        node.id,
-                        node.service.clone(),
-                        lease,
-                        Arc::clone(&node.counts),
-                    ));
-                    break;
-                }
-                None => {
+        let State {
+            selector,
+            nodes,
+            rng,
+            ..
+        } = &mut *state;
+        let chosen = selector
+            .cascade(now, rng, |i| {
+                let node = &nodes[i];
+                let lease = node.limiter.try_acquire(now);
+                if lease.is_none() {
                     node.counts.no_capacity.fetch_add(1, Ordering::Relaxed);
                 }
-            }
-        }
+                lease
+            })
+            .map(|(i, lease)| {
+                let node = &nodes[i];
+                (
+                    node.id,
+                    node.service.clone(),
+                    lease,
+                    Arc::clone(&node.counts),
+                )
+            });
+        drop(state);
         match chosen {
             Some((id, service, lease, counts)) => ResponseFuture::call(
                 Arc::clone(shared),

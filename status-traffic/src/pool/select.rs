@@ -13,13 +13,24 @@ use crate::limit::Outcome;
 #[derive(Debug, Clone, Default)]
 pub struct Selector<K> {
     nodes: Vec<(K, NodeStats)>,
+    /// Each node's weight, valid for one bucket period until the node records again.
+    weights: Vec<Option<f64>>,
+    /// The bucket period the cached weights belong to.
+    period: u64,
+    /// Nodes not yet tried in the current cascade (scratch).
+    untried: Vec<usize>,
 }
 
 impl<K: PartialEq + Clone> Selector<K> {
     /// No nodes.
     #[must_use]
     pub fn new() -> Self {
-        Self { nodes: Vec::new() }
+        Self {
+            nodes: Vec::new(),
+            weights: Vec::new(),
+            period: 0,
+            untried: Vec::new(),
+        }
     }
 
     /// Adds a node without history (it competes as a healthy one); a key already there is
@@ -27,6 +38,8 @@ impl<K: PartialEq + Clone> Selector<K> {
     pub fn add(&mut self, key: K) {
         if !self.nodes.iter().any(|(k, _)| *k == key) {
             self.nodes.push((key, NodeStats::new()));
+            // The sticky floor depends on the number of nodes.
+            self.weights = vec![None; self.nodes.len()];
         }
     }
 
@@ -34,6 +47,7 @@ impl<K: PartialEq + Clone> Selector<K> {
     pub fn remove(&mut self, key: &K) -> bool {
         let before = self.nodes.len();
         self.nodes.retain(|(k, _)| k != key);
+        self.weights = vec![None; self.nodes.len()];
         self.nodes.len() != before
     }
 
@@ -82,8 +96,85 @@ impl<K: PartialEq + Clone> Selector<K> {
     /// successful; a drop (timeout, overload) and an ignore (an error unrelated to load)
     /// count as finished and failed. A key no longer in the pool is ignored.
     pub fn record(&mut self, key: &K, now: Duration, outcome: Outcome) {
-        if let Some((_, stats)) = self.nodes.iter_mut().find(|(k, _)| k == key) {
-            stats.record(now, outcome == Outcome::Success);
+        if let Some(i) = self.nodes.iter().position(|(k, _)| k == key) {
+            self.nodes[i].1.record(now, outcome == Outcome::Success);
+            self.weights[i] = None;
+        }
+    }
+
+    /// The cascade at `now`: offers nodes to `take` in a weighted random order (the same
+    /// distribution as [`order`](Self::order): each next node drawn among the untried with
+    /// probability proportional to its weight, nodes of weight zero last), until `take`
+    /// accepts one; that node's index and what `take` returned, or `None` if it refused
+    /// them all. Costs one random number and a pass over the weights per node offered, and
+    /// recomputes only the weights that changed.
+    pub fn cascade<T>(
+        &mut self,
+        now: Duration,
+        rng: &mut Rng,
+        mut take: impl FnMut(usize) -> Option<T>,
+    ) -> Option<(usize, T)> {
+        self.refresh(now);
+        self.untried.clear();
+        self.untried.extend(0..self.nodes.len());
+        let weight_of = |weights: &[Option<f64>], i: usize| weights[i].unwrap_or(0.0);
+        let mut total: f64 = self
+            .untried
+            .iter()
+            .map(|&i| weight_of(&self.weights, i))
+            .sum();
+        while !self.untried.is_empty() {
+            let at = if total > 0.0 {
+                let mut target = rng.next_f64() * total;
+                let mut pick = None;
+                for (at, &i) in self.untried.iter().enumerate() {
+                    let w = weight_of(&self.weights, i);
+                    if w > 0.0 {
+                        pick = Some(at);
+                        if target < w {
+                            break;
+                        }
+                        target -= w;
+                    }
+                }
+                // Rounding can leave the target past the end: the last weighted one.
+                let Some(pick) = pick else {
+                    total = 0.0;
+                    continue;
+                };
+                pick
+            } else {
+                // Only nodes of weight zero are left: uniformly.
+                rng.below(self.untried.len() as u64) as usize
+            };
+            let i = self.untried.swap_remove(at);
+            total = (total - weight_of(&self.weights, i)).max(0.0);
+            if total < 1e-300 {
+                total = self
+                    .untried
+                    .iter()
+                    .map(|&j| weight_of(&self.weights, j))
+                    .sum();
+            }
+            if let Some(taken) = take(i) {
+                return Some((i, taken));
+            }
+        }
+        None
+    }
+
+    /// Recomputes the weights that changed since `now`'s bucket period began.
+    fn refresh(&mut self, now: Duration) {
+        let period = (now.as_millis() / super::stats::BUCKET_PERIOD.as_millis()) as u64;
+        if period != self.period {
+            self.period = period;
+            self.weights.iter_mut().for_each(|w| *w = None);
+        }
+        let n = self.nodes.len();
+        for ((_, stats), cached) in self.nodes.iter_mut().zip(&mut self.weights) {
+            if cached.is_none() {
+                *cached = Some(weight(stats.rate(now, n)));
+            }
         }
     }
 }
@@ -207,6 +298,76 @@ mod tests {
         }
         let share = f64::from(then1) / f64::from(first0);
         assert!((share - 0.512 / 0.637).abs() < 0.01, "{share}");
+    }
+
+    #[test]
+    fn the_cascade_draws_as_the_shuffle_does() {
+        let mut s = selector(3);
+        for (node, successes) in [(1, 8), (2, 5)] {
+            for i in 0..10 {
+                let outcome = if i < successes {
+                    Outcome::Success
+                } else {
+                    Outcome::Ignore
+                };
+                s.record(&node, S, outcome);
+            }
+        }
+        let draws = 200_000;
+        let mut rng = Rng::new(11);
+        let mut first = [0u32; 3];
+        let (mut refused0, mut then1) = (0u32, 0u32);
+        for _ in 0..draws {
+            let mut offered = Vec::new();
+            // Node 0 never has capacity: the cascade goes on.
+            let taken = s.cascade(S, &mut rng, |i| {
+                offered.push(i);
+                (i != 0).then_some(i)
+            });
+            first[offered[0]] += 1;
+            if offered[0] == 0 {
+                refused0 += 1;
+                then1 += u32::from(taken == Some((1, 1)));
+            }
+        }
+        let total = 1.0 + 0.512 + 0.125;
+        for (node, w) in [(0, 1.0), (1, 0.512), (2, 0.125)] {
+            let expected = f64::from(draws) * w / total;
+            let sd = (expected * (1.0 - w / total)).sqrt();
+            let seen = f64::from(first[node]);
+            assert!(
+                (seen - expected).abs() < 4.0 * sd,
+                "node {node}: {seen} vs {expected:.0}"
+            );
+        }
+        let share = f64::from(then1) / f64::from(refused0);
+        assert!((share - 0.512 / 0.637).abs() < 0.01, "{share}");
+        // Refused by all: every node offered once, then nothing.
+        let mut offered = Vec::new();
+        assert_eq!(
+            s.cascade(S, &mut rng, |i| {
+                offered.push(i);
+                None::<()>
+            }),
+            None
+        );
+        offered.sort_unstable();
+        assert_eq!(offered, [0, 1, 2]);
+    }
+
+    #[test]
+    fn the_cascade_offers_nodes_of_weight_zero_last() {
+        let mut s = selector(3);
+        s.record(&1, S, Outcome::Drop);
+        let mut rng = Rng::new(5);
+        for _ in 0..1000 {
+            let mut offered = Vec::new();
+            s.cascade(S, &mut rng, |i| {
+                offered.push(i);
+                None::<()>
+            });
+            assert_eq!(offered[2], 1, "{offered:?}");
+        }
     }
 
     #[test]

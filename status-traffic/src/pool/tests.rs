@@ -47,7 +47,11 @@ impl Node {
 }
 
 fn pool(n: usize, limit: usize) -> (Pool<NodeService, ()>, Vec<Node>) {
-    let pool = Pool::new(Rng::new(42)).limiter(move || Limiter::new(Fixed::new(limit)));
+    seeded_pool(n, limit, 42)
+}
+
+fn seeded_pool(n: usize, limit: usize, seed: u64) -> (Pool<NodeService, ()>, Vec<Node>) {
+    let pool = Pool::new(Rng::new(seed)).limiter(move || Limiter::new(Fixed::new(limit)));
     let nodes: Vec<Node> = (0..n)
         .map(|index| Node {
             index,
@@ -88,8 +92,8 @@ fn share(served: &[u64], node: usize) -> f64 {
 
 /// Node 1 fails after `warm_up` of health; its share of the 10 s that follow the first
 /// bucket period, and how long it takes to get a quarter of the traffic back once it recovers.
-async fn fail_and_recover(warm_up: Duration) -> (f64, Duration) {
-    let (pool, nodes) = pool(3, 100);
+async fn fail_and_recover(warm_up: Duration, seed: u64) -> (f64, Duration) {
+    let (pool, nodes) = seeded_pool(3, 100, seed);
     let served = drive(&pool, 100, warm_up).await;
     assert!(
         (0..3).all(|i| (share(&served, i) - 1.0 / 3.0).abs() < 0.06),
@@ -111,15 +115,32 @@ async fn fail_and_recover(warm_up: Duration) -> (f64, Duration) {
     }
 }
 
+/// The share node 1 keeps once failing, and how long it takes to get its traffic back, over
+/// twelve seeds: their mean and their worst.
+async fn over_seeds(warm_up: Duration) -> (f64, f64, Duration) {
+    let mut shares = Vec::new();
+    let mut slowest = Duration::ZERO;
+    for seed in 1..=12 {
+        let (share, back) = fail_and_recover(warm_up, seed).await;
+        shares.push(share);
+        slowest = slowest.max(back);
+    }
+    let mean = shares.iter().sum::<f64>() / shares.len() as f64;
+    let worst = shares.iter().copied().fold(0.0, f64::max);
+    (mean, worst, slowest)
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_failing_node_loses_its_traffic_within_a_bucket_and_gets_it_back() {
-    // Shortly after start (the quickstart's socket test): under 3 % once a bucket has passed.
-    let (share, back) = fail_and_recover(Duration::from_secs(5)).await;
-    assert!(share < 0.03, "{share}");
+    // Shortly after start (as in the quickstart's socket test): about 2 % once a bucket has
+    // passed (1.7 to 3.0 % over these seeds).
+    let (mean, worst, back) = over_seeds(Duration::from_secs(5)).await;
+    assert!(mean < 0.03 && worst < 0.035, "mean {mean}, worst {worst}");
     assert!(back <= Duration::from_secs(30), "{back:?}");
-    // After a minute of health, six buckets of successes vouch for it a little longer.
-    let (share, back) = fail_and_recover(Duration::from_secs(60)).await;
-    assert!(share < 0.05, "{share}");
+    // After a minute of health, six buckets of successes vouch for it a little longer
+    // (2.2 to 3.9 %).
+    let (mean, worst, back) = over_seeds(Duration::from_secs(60)).await;
+    assert!(mean < 0.04 && worst < 0.05, "mean {mean}, worst {worst}");
     assert!(back <= Duration::from_secs(30), "{back:?}");
 }
 
