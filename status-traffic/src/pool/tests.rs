@@ -183,10 +183,11 @@ async fn without_capacity_a_call_fails_at_once() {
     assert!(refused.is::<NoCapacity>());
     assert_eq!(started.elapsed(), Duration::ZERO);
     assert_eq!(pool.no_capacity(), 1);
+    // The refused call found both at their limit (the second may have found one so too).
     assert!(pool
         .nodes()
         .iter()
-        .all(|n| n.in_flight == 1 && n.no_capacity == 1));
+        .all(|n| n.in_flight == 1 && n.no_capacity >= 1));
     release.notify_waiters();
     let mut answered: Vec<&str> = Vec::new();
     for call in busy {
