@@ -68,11 +68,13 @@ impl Panel {
     }
 }
 
-/// What a panel shows: facts (label and value) and charts, in order.
+/// What a panel shows: facts (label and value), a table, and charts, in that order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PanelView {
     /// Label and value, e.g. `("Limit", "12")`.
     pub facts: Vec<(String, String)>,
+    /// A table: its header and rows (e.g. a pool's nodes).
+    pub table: Option<(Vec<String>, Vec<Vec<String>>)>,
     /// Charts of recent history.
     pub charts: Vec<Chart>,
 }
@@ -88,6 +90,13 @@ impl PanelView {
     #[must_use]
     pub fn fact(mut self, label: impl Into<String>, value: impl Into<String>) -> Self {
         self.facts.push((label.into(), value.into()));
+        self
+    }
+
+    /// Sets the table: a header and rows of as many cells.
+    #[must_use]
+    pub fn table(mut self, header: Vec<String>, rows: Vec<Vec<String>>) -> Self {
+        self.table = Some((header, rows));
         self
     }
 
@@ -172,14 +181,19 @@ pub(crate) struct SeriesRender {
 pub(crate) struct PanelRender {
     pub(crate) title: String,
     pub(crate) facts: Vec<(String, String)>,
+    pub(crate) header: Vec<String>,
+    pub(crate) rows: Vec<Vec<String>>,
     pub(crate) charts: Vec<ChartRender>,
 }
 
 pub(crate) fn render(panel: &Panel) -> PanelRender {
     let view = panel.read();
+    let (header, rows) = view.table.unwrap_or_default();
     PanelRender {
         title: panel.title.clone(),
         facts: view.facts,
+        header,
+        rows,
         charts: view.charts.iter().map(render_chart).collect(),
     }
 }

@@ -18,6 +18,7 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use prometheus_client::encoding::{EncodeMetric, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
+use status_traffic::pool::{NoCapacity, NodeState, Pool};
 use status_traffic::shed::{Elapsed, QueueFull, QueueTimeout, ShedLayer, ShedSample, ShedState};
 use tower::BoxError;
 
@@ -27,8 +28,9 @@ use crate::ApiError;
 /// How long a refused client is told to wait: 1 s.
 const RETRY: Duration = Duration::from_secs(1);
 
-/// A refusal of the shedding layer as an answer: a full queue 429, a queue timeout or a
-/// deadline 503, each with `Retry-After` and a JSON `{"error": …}`; any other error 500.
+/// A refusal of the shedding layer or of a node pool as an answer: a full queue 429, a queue
+/// timeout, a deadline or a pool without capacity 503, each with `Retry-After` and a JSON
+/// `{"error": …}`; any other error 500.
 ///
 /// For axum's `HandleErrorLayer`:
 ///
@@ -57,7 +59,7 @@ pub async fn overloaded(error: BoxError) -> Response {
 fn answer(error: &BoxError) -> Response {
     let status = if error.is::<QueueFull>() {
         StatusCode::TOO_MANY_REQUESTS
-    } else if error.is::<QueueTimeout>() || error.is::<Elapsed>() {
+    } else if error.is::<QueueTimeout>() || error.is::<Elapsed>() || error.is::<NoCapacity>() {
         StatusCode::SERVICE_UNAVAILABLE
     } else {
         return ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, error.to_string()).into_response();
@@ -305,6 +307,152 @@ impl EncodeMetric for Live {
         match self.value {
             Value::Gauge(_) => MetricType::Gauge,
             Value::Rejected => MetricType::Counter,
+        }
+    }
+}
+
+/// Reads a pool's nodes.
+type ReadNodes = Arc<dyn Fn() -> Vec<NodeState> + Send + Sync>;
+
+fn read_nodes<S, R>(pool: &Pool<S, R>) -> ReadNodes
+where
+    S: Service<R> + Send + 'static,
+    R: 'static,
+{
+    let pool = pool.clone();
+    Arc::new(move || pool.nodes())
+}
+
+/// The dashboard's panel of a node pool titled `title`: each node's success rate, weight,
+/// in-flight calls and limit, and its calls by outcome. Pass it to
+/// [`Routes::panel`](crate::Routes::panel).
+pub fn pool_panel<S, R>(title: impl Into<String>, pool: &Pool<S, R>) -> Panel
+where
+    S: Service<R> + Send + 'static,
+    R: 'static,
+{
+    let nodes = read_nodes(pool);
+    let no_capacity = {
+        let pool = pool.clone();
+        move || pool.no_capacity()
+    };
+    Panel::new(title, move || {
+        let nodes = nodes();
+        let healthy = nodes
+            .iter()
+            .filter(|n| n.rate >= status_traffic::pool::HEALTHY_RATE)
+            .count();
+        let header = [
+            "node",
+            "success",
+            "weight",
+            "in flight",
+            "limit",
+            "ok",
+            "dropped",
+            "failed",
+            "skipped full",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let rows = nodes
+            .iter()
+            .map(|n| {
+                vec![
+                    n.name.clone(),
+                    format!("{:.1} %", n.rate * 100.0),
+                    format!("{:.3}", n.weight),
+                    n.in_flight.to_string(),
+                    n.limit.to_string(),
+                    n.success.to_string(),
+                    n.drop.to_string(),
+                    n.ignore.to_string(),
+                    n.no_capacity.to_string(),
+                ]
+            })
+            .collect();
+        PanelView::new()
+            .fact("Healthy nodes", format!("{healthy} of {}", nodes.len()))
+            .fact("Refused, no capacity", no_capacity().to_string())
+            .table(header, rows)
+    })
+}
+
+/// Registers a node pool's metrics under the label `pool = name`, read when scraped:
+/// `status_pool_node_weight{node}` and `status_pool_requests_total{node,outcome}` (`success`,
+/// `drop`, `ignore`, and `no_capacity`: the times the cascade found the node at its limit and
+/// went on). Pass it to [`Routes::register_metrics`](crate::Routes::register_metrics).
+pub fn pool_metrics<S, R>(
+    name: impl Into<String>,
+    pool: &Pool<S, R>,
+) -> impl FnOnce(&mut prometheus_client::registry::Registry) + Send + 'static
+where
+    S: Service<R> + Send + 'static,
+    R: 'static,
+{
+    let name = name.into();
+    let nodes = read_nodes(pool);
+    move |metrics| {
+        let sub = metrics.sub_registry_with_label(("pool".into(), name.into()));
+        sub.register(
+            "status_pool_node_weight",
+            "Each node's weight in the pool's shuffle: its success rate, cubed",
+            PoolMetric {
+                nodes: Arc::clone(&nodes),
+                requests: false,
+            },
+        );
+        sub.register(
+            "status_pool_requests",
+            "Calls of each node, by outcome",
+            PoolMetric {
+                nodes,
+                requests: true,
+            },
+        );
+    }
+}
+
+/// A pool's metric, read when scraped.
+struct PoolMetric {
+    nodes: ReadNodes,
+    requests: bool,
+}
+
+impl std::fmt::Debug for PoolMetric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PoolMetric").finish_non_exhaustive()
+    }
+}
+
+impl EncodeMetric for PoolMetric {
+    fn encode(&self, mut encoder: MetricEncoder<'_>) -> Result<(), std::fmt::Error> {
+        for node in (self.nodes)() {
+            if self.requests {
+                for (outcome, count) in [
+                    ("success", node.success),
+                    ("drop", node.drop),
+                    ("ignore", node.ignore),
+                    ("no_capacity", node.no_capacity),
+                ] {
+                    encoder
+                        .encode_family(&[("node", node.name.as_str()), ("outcome", outcome)])?
+                        .encode_counter::<NoLabelSet, _, u64>(&count, None)?;
+                }
+            } else {
+                encoder
+                    .encode_family(&[("node", node.name.as_str())])?
+                    .encode_gauge(&node.weight)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn metric_type(&self) -> MetricType {
+        if self.requests {
+            MetricType::Counter
+        } else {
+            MetricType::Gauge
         }
     }
 }

@@ -5,6 +5,7 @@
 //! whole router, so tests call it without a socket.
 
 pub mod chaos;
+pub mod pool;
 
 use std::time::Duration;
 
@@ -79,6 +80,8 @@ pub struct Config {
     pub demo_workers: usize,
     /// The shedding layer of `/demo/work`.
     pub shed: Shed,
+    /// Nodes behind `/demo/pool`.
+    pub pool_nodes: usize,
 }
 
 /// The shedding layer in front of `/demo/work`.
@@ -162,6 +165,7 @@ impl Default for Config {
             extra_delay: Duration::ZERO,
             demo_workers: 8,
             shed: Shed::default(),
+            pool_nodes: 3,
         }
     }
 }
@@ -181,6 +185,8 @@ pub struct Demo {
     /// The shedding layer in front of `/demo/work`; it reports as the passive dependency
     /// `shedding` (urgency None: MINOR while it sheds).
     pub shed: ShedLayer<axum::extract::Request>,
+    /// The node pool behind `/demo/pool`; it reports as the passive dependency `pool`.
+    pub pool: pool::DemoPool,
 }
 
 impl Demo {
@@ -303,6 +309,7 @@ impl Demo {
                 .build_info()?,
         )?;
         shed.report_to(shedding, Duration::from_secs(1));
+        let pool = pool::DemoPool::start(&registry, config.pool_nodes.max(1))?;
         let alive_tasks = Gauge::default();
         tokio::spawn({
             let gauge = alive_tasks.clone();
@@ -322,6 +329,7 @@ impl Demo {
             config,
             alive_tasks,
             shed,
+            pool,
         })
     }
 }
@@ -365,6 +373,11 @@ pub fn app(demo: &Demo) -> Router {
         .panel(status_http::traffic::shed_panel(
             "Load shedding: /demo/work",
             &shed,
+        ))
+        .register_metrics(status_http::traffic::pool_metrics("demo", &demo.pool.pool))
+        .panel(status_http::traffic::pool_panel(
+            "Node pool: /demo/pool",
+            &demo.pool.pool,
         ))
         .register_metrics(move |metrics| {
             metrics.register(
@@ -416,6 +429,10 @@ pub fn app(demo: &Demo) -> Router {
         )
         .merge(demo_routes)
         .merge(work)
+        .merge(pool::routes(
+            &demo.pool,
+            AdminAuth::new(&demo.config.admin_token),
+        ))
         // The contract's routes have these already; the demo's own get them here, and so does
         // the 404 of an unknown path.
         .layer(RequestGuardLayer::new())

@@ -62,6 +62,9 @@ struct Args {
     /// How long a request may take in all, in milliseconds.
     #[arg(long, default_value_t = 2000)]
     shed_deadline_ms: u64,
+    /// Nodes behind `/demo/pool`.
+    #[arg(long, default_value_t = 3)]
+    pool_nodes: usize,
     /// Serve the newest waiting request first once the oldest has waited this long, in
     /// milliseconds (0: first come, first served).
     #[arg(long, default_value_t = 250)]
@@ -128,6 +131,7 @@ async fn main() -> anyhow::Result<()> {
         extra_dependencies: args.extra_dependencies,
         extra_delay: Duration::from_millis(args.extra_delay_ms),
         demo_workers: args.demo_workers,
+        pool_nodes: args.pool_nodes,
         shed: quickstart::Shed {
             limit: args.shed_limit,
             queue: args.shed_queue,
