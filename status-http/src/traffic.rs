@@ -456,3 +456,25 @@ impl EncodeMetric for PoolMetric {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn every_refusal_has_its_code_and_retry_after() {
+        for (error, code) in [
+            (BoxError::from(QueueFull), 429),
+            (BoxError::from(QueueTimeout), 503),
+            (BoxError::from(Elapsed), 503),
+            (BoxError::from(NoCapacity), 503),
+        ] {
+            let response = overloaded(error).await;
+            assert_eq!(response.status().as_u16(), code);
+            assert_eq!(response.headers()[RETRY_AFTER], "1");
+        }
+        let other = overloaded(BoxError::from("boom")).await;
+        assert_eq!(other.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(!other.headers().contains_key(RETRY_AFTER));
+    }
+}

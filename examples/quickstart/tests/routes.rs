@@ -225,3 +225,81 @@ async fn demo_work_sheds_past_its_limit_and_says_so_in_metrics() {
         "{refused}"
     );
 }
+
+async fn put(app: &axum::Router, uri: &str, body: &str) -> StatusCode {
+    let request = Request::put(uri)
+        .header("authorization", format!("Bearer {TOKEN}"))
+        .body(Body::from(body.to_owned()))
+        .unwrap();
+    app.clone().oneshot(request).await.unwrap().status()
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_pool_answers_by_node_and_shows_its_nodes() {
+    let app = demo().await;
+    let (status, _, _, body) = call(&app, "GET", "/demo/pool", None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let node = serde_json::from_str::<serde_json::Value>(&body).unwrap()["node"]
+        .as_u64()
+        .unwrap();
+    assert!(node < 3);
+
+    // Every node hangs: the pool's timeout answers 504 after a second, a drop for the limiter.
+    for i in 0..3 {
+        assert_eq!(
+            put(&app, &format!("/demo/pool/nodes/{i}"), r#"{"mode":"hang"}"#).await,
+            StatusCode::OK
+        );
+    }
+    let started = tokio::time::Instant::now();
+    let (status, _, content_type, body) = call(&app, "GET", "/demo/pool", None).await;
+    assert_eq!(status, StatusCode::GATEWAY_TIMEOUT, "{body}");
+    assert_eq!(content_type, "application/json");
+    assert_eq!(started.elapsed(), quickstart::pool::NODE_TIMEOUT);
+    // Failing at once: 502, counted against the node.
+    for i in 0..3 {
+        put(
+            &app,
+            &format!("/demo/pool/nodes/{i}"),
+            r#"{"mode":"error"}"#,
+        )
+        .await;
+    }
+    let (status, _, _, body) = call(&app, "GET", "/demo/pool", None).await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
+    assert!(body.contains("failed"), "{body}");
+
+    let (_, _, _, metrics) = call(&app, "GET", "/metrics", None).await;
+    let count = |outcome: &str| -> u64 {
+        metrics
+            .lines()
+            .filter(|l| {
+                l.starts_with("status_pool_requests_total{pool=\"demo\"")
+                    && l.contains(&format!("outcome=\"{outcome}\""))
+            })
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+            .sum()
+    };
+    assert_eq!(
+        (count("success"), count("drop"), count("ignore")),
+        (1, 1, 1),
+        "{metrics}"
+    );
+
+    // The pool is a dependency: two of three nodes failed, so fewer than half are healthy.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let (_, _, _, body) = call(&app, "GET", "/healthcheck/dependencies/pool", None).await;
+    let pool: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(pool["observedValue"], 1.0 / 3.0, "{body}");
+    assert_eq!(pool["rawStatus"], "MAJOR", "{body}");
+    // And a panel of its nodes on the dashboard.
+    let (_, _, _, page) = call(&app, "GET", "/status", None).await;
+    for expected in [
+        r#"data-panel="Node pool: /demo/pool""#,
+        "<th scope=\"col\">weight</th>",
+        "<td>node-2</td>",
+        "<dt>Healthy nodes</dt><dd>1 of 3</dd>",
+    ] {
+        assert!(page.contains(expected), "no {expected} in the page");
+    }
+}

@@ -89,3 +89,44 @@ where
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use status_core::CheckStatus;
+
+    use super::*;
+
+    fn node(name: &str, rate: f64) -> NodeState {
+        NodeState {
+            name: name.to_owned(),
+            rate,
+            weight: rate * rate * rate,
+            in_flight: 0,
+            limit: 20,
+            success: 0,
+            drop: 0,
+            ignore: 0,
+            no_capacity: 0,
+        }
+    }
+
+    #[test]
+    fn the_share_of_healthy_nodes_is_graded_and_observed() {
+        let threshold = Threshold::at_least(0.999, 0.5, 0.001).unwrap();
+        let all = [node("a", 1.0), node("b", 0.9), node("c", 0.6)];
+        let outcome = verdict(&all, &threshold);
+        assert_eq!(
+            (outcome.status(), outcome.value()),
+            (CheckStatus::Ok, Some(1.0))
+        );
+        let one_down = [node("a", 1.0), node("b", 0.02), node("c", 0.6)];
+        let outcome = verdict(&one_down, &threshold);
+        assert_eq!(outcome.status(), CheckStatus::Minor);
+        assert_eq!(outcome.message(), "2 of 3 nodes healthy (b at 2 % success)");
+        let two_down = [node("a", 0.1), node("b", 0.0), node("c", 0.6)];
+        assert_eq!(verdict(&two_down, &threshold).status(), CheckStatus::Major);
+        let none = [node("a", 0.1)];
+        assert_eq!(verdict(&none, &threshold).status(), CheckStatus::Outage);
+        assert_eq!(verdict(&[], &threshold).status(), CheckStatus::Outage);
+    }
+}
