@@ -499,6 +499,16 @@ async fn chaos_list(_: Admin, State(state): State<DemoState>) -> Response {
     Json(state.chaos.all()).into_response()
 }
 
+/// A body that could not be read, as an answer: 413 past the limit, 400 otherwise.
+#[allow(clippy::needless_pass_by_value)] // for `map_err`
+pub(crate) fn body_error(rejection: axum::extract::rejection::BytesRejection) -> ApiError {
+    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::too_large(status_http::BODY_LIMIT)
+    } else {
+        ApiError::bad_request(rejection.body_text())
+    }
+}
+
 /// PUT `/demo/chaos/{id}` (admin) with `{"mode": …, "delayMs": n}`. The token is checked
 /// before anything else of the request, the path included.
 async fn chaos_set(
@@ -507,13 +517,7 @@ async fn chaos_set(
     Path(id): Path<String>,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let body = body.map_err(|e| {
-        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::too_large(status_http::BODY_LIMIT)
-        } else {
-            ApiError::bad_request(e.body_text())
-        }
-    })?;
+    let body = body.map_err(body_error)?;
     if !state.chaos.all().contains_key(&id) {
         return Err(ApiError::not_found("dependency", &id));
     }

@@ -214,13 +214,7 @@ async fn set_node(
     Path(node): Path<String>,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let body = body.map_err(|e| {
-        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::too_large(status_http::BODY_LIMIT)
-        } else {
-            ApiError::bad_request(e.body_text())
-        }
-    })?;
+    let body = body.map_err(crate::body_error)?;
     let index = node
         .parse::<usize>()
         .ok()
