@@ -1,0 +1,128 @@
+//! Shutdown budgets: how many instances of a fleet may cull themselves per window. Asking
+//! takes a token or is refused; a budget that cannot be asked (Redis down, slow) is a refusal
+//! too, never a token: an instance never culls itself without coordination.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// A boxed future of a budget's answer.
+pub type Asking<'a> = Pin<Box<dyn Future<Output = Result<Grant, BudgetError>> + Send + 'a>>;
+
+/// What a budget answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grant {
+    /// A token: the caller may cull itself. `used` tokens of `capacity` are now spent in the
+    /// window.
+    Token {
+        /// Tokens spent in the window, this one included.
+        used: u64,
+    },
+    /// The window's tokens are spent.
+    Spent {
+        /// Tokens spent in the window.
+        used: u64,
+    },
+}
+
+/// Why a budget could not be asked. Each is a refusal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BudgetError {
+    /// The store did not answer in time.
+    TimedOut(Duration),
+    /// The store could not be reached or refused the call.
+    Unreachable(String),
+}
+
+impl fmt::Display for BudgetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::TimedOut(after) => write!(f, "the budget did not answer within {after:?}"),
+            Self::Unreachable(why) => write!(f, "the budget is unreachable: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for BudgetError {}
+
+/// A fleet-wide (or process-wide) budget of culls.
+pub trait Budget: Send + Sync + fmt::Debug {
+    /// Takes a token if the window has one left.
+    fn take(&self) -> Asking<'_>;
+
+    /// What it is, for the dashboard: `"fixed window in Redis, 10 per 600 s"`.
+    fn describe(&self) -> String;
+}
+
+/// A budget kept in this process: at most `capacity` tokens in any `window`-long span
+/// (an exact sliding window of the grant times). For a single instance, or tests.
+#[derive(Debug)]
+pub struct InProcessBudget {
+    capacity: u64,
+    window: Duration,
+    granted: Mutex<VecDeque<Instant>>,
+}
+
+impl InProcessBudget {
+    /// `capacity` tokens per `window`.
+    #[must_use]
+    pub fn new(capacity: u64, window: Duration) -> Self {
+        Self {
+            capacity,
+            window,
+            granted: Mutex::new(VecDeque::new()),
+        }
+    }
+}
+
+impl Budget for InProcessBudget {
+    fn take(&self) -> Asking<'_> {
+        let now = Instant::now();
+        let mut granted = self.granted.lock().unwrap_or_else(PoisonError::into_inner);
+        while granted
+            .front()
+            .is_some_and(|&t| now.saturating_duration_since(t) >= self.window)
+        {
+            granted.pop_front();
+        }
+        let used = granted.len() as u64;
+        let grant = if used < self.capacity {
+            granted.push_back(now);
+            Grant::Token { used: used + 1 }
+        } else {
+            Grant::Spent { used }
+        };
+        Box::pin(std::future::ready(Ok(grant)))
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "in-process sliding window, {} per {} s",
+            self.capacity,
+            self.window.as_secs()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn at_most_capacity_in_any_window() {
+        let budget = InProcessBudget::new(2, Duration::from_secs(10));
+        assert_eq!(budget.take().await, Ok(Grant::Token { used: 1 }));
+        tokio::time::sleep(Duration::from_secs(6)).await;
+        assert_eq!(budget.take().await, Ok(Grant::Token { used: 2 }));
+        assert_eq!(budget.take().await, Ok(Grant::Spent { used: 2 }));
+        // The first grant leaves the window at 10 s, the second at 16 s.
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        assert_eq!(budget.take().await, Ok(Grant::Token { used: 2 }));
+        assert_eq!(budget.take().await, Ok(Grant::Spent { used: 2 }));
+    }
+}

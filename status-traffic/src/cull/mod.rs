@@ -1,0 +1,23 @@
+//! Self-culling within a fleet-wide budget (ClassDojo's leaky bucket): an instance whose
+//! live traffic fails too much takes a token from a shared budget before it reports itself
+//! down, so that a fleet-wide problem can never make every instance restart at once.
+//!
+//! Built so far (the culler that drives them, its dependency, panel and metrics are not):
+//! - [`FailureWindow`]: failures over a sliding window, one slot a second.
+//! - [`CullPolicy`]: the pure decision, told the window's count, the uptime and whether the
+//!   instance is already leaving.
+//! - Budgets behind one trait, [`Budget`]: [`InProcessBudget`], and with the `redis` feature
+//!   `RedisBudget`, fixed or sliding window, each ask one atomic script. A budget that cannot
+//!   be asked refuses: never cull without coordination.
+
+mod budget;
+mod policy;
+#[cfg(feature = "redis")]
+mod redis;
+mod window;
+
+pub use self::budget::{Asking, Budget, BudgetError, Grant, InProcessBudget};
+pub use self::policy::{CullPolicy, Decision};
+#[cfg(feature = "redis")]
+pub use self::redis::{RedisBudget, Window};
+pub use self::window::FailureWindow;

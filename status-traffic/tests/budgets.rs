@@ -1,0 +1,264 @@
+//! Shutdown budgets against a real `redis-server` (installed by `scripts/test`), started on a
+//! free loopback port for each test. Real time: the windows are the server's.
+
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use status_traffic::cull::{Budget, BudgetError, Grant, RedisBudget, Window};
+
+struct Redis {
+    port: u16,
+    child: Option<Child>,
+}
+
+impl Redis {
+    fn start() -> Self {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut redis = Self { port, child: None };
+        redis.restart();
+        redis
+    }
+
+    fn restart(&mut self) {
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server is installed (scripts/test installs it)");
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(Instant::now() < deadline, "redis-server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().ok();
+            child.wait().ok();
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    async fn connection(&self) -> redis::aio::MultiplexedConnection {
+        redis::Client::open(self.url())
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .unwrap()
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn budgets(
+    redis: &Redis,
+    n: usize,
+    capacity: u64,
+    window: Duration,
+    kind: Window,
+) -> Vec<Arc<RedisBudget>> {
+    (0..n)
+        .map(|i| {
+            Arc::new(
+                RedisBudget::new(
+                    &redis.url(),
+                    "cull-budget",
+                    capacity,
+                    window,
+                    kind,
+                    format!("instance-{i}"),
+                )
+                .unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Sleeps until `offset` into the next window of `window` (the server's clock is this
+/// machine's).
+async fn into_next_window(window: Duration, offset: Duration) {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let w = window.as_millis();
+    let wait = w - now % w + offset.as_millis();
+    tokio::time::sleep(Duration::from_millis(u64::try_from(wait).unwrap())).await;
+}
+
+async fn ask_all(budgets: &[Arc<RedisBudget>]) -> Vec<Result<Grant, BudgetError>> {
+    let asks: Vec<_> = budgets
+        .iter()
+        .map(|b| {
+            let b = Arc::clone(b);
+            tokio::spawn(async move { b.take().await })
+        })
+        .collect();
+    let mut answers = Vec::new();
+    for ask in asks {
+        answers.push(ask.await.unwrap());
+    }
+    answers
+}
+
+fn tokens(answers: &[Result<Grant, BudgetError>]) -> usize {
+    answers
+        .iter()
+        .filter(|a| matches!(a, Ok(Grant::Token { .. })))
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn twenty_instances_share_a_fixed_window() {
+    let redis = Redis::start();
+    let window = Duration::from_secs(2);
+    let fleet = budgets(&redis, 20, 10, window, Window::Fixed);
+    into_next_window(window, Duration::from_millis(100)).await;
+    let first = ask_all(&fleet).await;
+    assert_eq!(tokens(&first), 10, "{first:?}");
+    assert!(first.iter().all(Result::is_ok));
+    // Nothing more in this window, however often asked.
+    assert_eq!(tokens(&ask_all(&fleet).await), 0);
+    // The next window has its own ten.
+    into_next_window(window, Duration::from_millis(100)).await;
+    assert_eq!(tokens(&ask_all(&fleet).await), 10);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_sliding_window_never_passes_capacity_in_any_span() {
+    let redis = Redis::start();
+    let window = Duration::from_millis(1000);
+    let fleet = budgets(&redis, 5, 3, window, Window::Sliding);
+    let started = Instant::now();
+    let mut granted: Vec<Duration> = Vec::new();
+    while started.elapsed() < Duration::from_millis(3500) {
+        for answer in ask_all(&fleet).await {
+            if let Ok(Grant::Token { .. }) = answer {
+                granted.push(started.elapsed());
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(15)).await;
+    }
+    assert!(granted.len() >= 9, "{granted:?}");
+    // Grant times are read here, a few milliseconds after the server's: a span a little
+    // shorter than the window is the strict test.
+    for (i, t) in granted.iter().enumerate() {
+        let within = granted[i..]
+            .iter()
+            .take_while(|u| **u - *t < Duration::from_millis(950))
+            .count();
+        assert!(
+            within <= 3,
+            "{within} grants within a window from {t:?}: {granted:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_key_expires_even_one_written_without_expiry() {
+    let redis = Redis::start();
+    let window = Duration::from_secs(60);
+    let fixed = budgets(&redis, 1, 2, window, Window::Fixed).remove(0);
+    let sliding = RedisBudget::new(
+        &redis.url(),
+        "cull-sliding",
+        2,
+        window,
+        Window::Sliding,
+        "a",
+    )
+    .unwrap();
+    for _ in 0..3 {
+        fixed.take().await.unwrap();
+        sliding.take().await.unwrap();
+    }
+    let mut connection = redis.connection().await;
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("cull-*")
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    assert_eq!(keys.len(), 2, "{keys:?}");
+    for key in &keys {
+        let ttl: i64 = redis::cmd("PTTL")
+            .arg(key)
+            .query_async(&mut connection)
+            .await
+            .unwrap();
+        assert!(ttl > 0 && ttl <= 61_000, "{key}: {ttl}");
+    }
+    // A key left without expiry (by an INCR whose EXPIRE never came) is given one.
+    let fixed_key = keys.iter().find(|k| k.starts_with("cull-budget:")).unwrap();
+    let _: () = redis::cmd("PERSIST")
+        .arg(fixed_key)
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    assert_eq!(fixed.take().await, Ok(Grant::Spent { used: 2 }));
+    let ttl: i64 = redis::cmd("PTTL")
+        .arg(fixed_key)
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    assert!(ttl > 0, "{ttl}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_redis_there_is_no_token_and_with_it_back_there_is() {
+    let mut redis = Redis::start();
+    let budget = RedisBudget::new(
+        &redis.url(),
+        "cull-budget",
+        10,
+        Duration::from_secs(60),
+        Window::Fixed,
+        "a",
+    )
+    .unwrap()
+    .timeout(Duration::from_millis(200));
+    assert!(matches!(budget.take().await, Ok(Grant::Token { used: 1 })));
+    redis.stop();
+    for _ in 0..3 {
+        let started = Instant::now();
+        let answer = budget.take().await;
+        assert!(
+            matches!(
+                answer,
+                Err(BudgetError::Unreachable(_) | BudgetError::TimedOut(_))
+            ),
+            "{answer:?}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_millis(500),
+            "refused within the timeout"
+        );
+    }
+    redis.restart();
+    // A new server, an empty budget: tokens again.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        if let Ok(Grant::Token { used }) = budget.take().await {
+            assert_eq!(used, 1);
+            break;
+        }
+        assert!(Instant::now() < deadline, "no token after Redis came back");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
