@@ -210,6 +210,9 @@ pub(crate) struct HealthJson {
 pub(crate) struct Live {
     live: bool,
     hostname: String,
+    /// Why the instance culled itself (503 only).
+    #[schema(nullable = false)]
+    culled: Option<String>,
 }
 
 /// Readiness.

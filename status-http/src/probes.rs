@@ -93,6 +93,7 @@ fn slot(format: Format) -> usize {
         (status = 200, description = "OK, MINOR or MAJOR", content((crate::openapi::Report = "application/json"), (crate::openapi::HealthJson = "application/health+json"), (String = "text/plain"))),
         (status = 503, description = "OUTAGE (or anything but OK with `strict`)", content((crate::openapi::Report = "application/json"), (crate::openapi::HealthJson = "application/health+json"), (String = "text/plain"))),
         (status = 304, description = "The body the `If-None-Match` names is current"),
+        (status = 503, description = "The instance culled itself (it took a token of the fleet's budget): replace it", content((crate::openapi::Live = "application/json"), (String = "text/plain"))),
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
 pub(crate) async fn detailed(
     State(state): State<Arc<AppState>>,
@@ -154,7 +155,9 @@ pub(crate) fn liveness_bodies(hostname: &str) -> [Body; 2] {
     ]
 }
 
-/// GET `/healthcheck/live`: the process serves. Never depends on dependencies or holds.
+/// GET `/healthcheck/live`: the process serves. Never depends on dependencies or on holds,
+/// but one: the culler's. An instance that culled itself answers 503 so that its
+/// orchestrator replaces it.
 #[utoipa::path(get, path = "/healthcheck/live", tag = "probes", params(crate::openapi::ViewParams),
     responses(
         (status = 200, description = "The process serves", content((crate::openapi::Live = "application/json"), (String = "text/plain"))),
@@ -165,6 +168,22 @@ pub(crate) async fn live(
     view: View,
     headers: HeaderMap,
 ) -> Response {
+    if let Some(cull) = state.registry.cull_hold() {
+        let body = if view.format == Format::Verbose {
+            Body::new(
+                format!("[-]cull failed: {}\nlivez check failed\n", cull.reason),
+                TEXT,
+            )
+        } else {
+            let json = json!({
+                "live": false,
+                "hostname": state.registry.hostname(),
+                "culled": cull.reason,
+            });
+            Body::new(serde_json::to_vec(&json).expect("a map serializes"), JSON)
+        };
+        return body.respond(StatusCode::SERVICE_UNAVAILABLE, &headers);
+    }
     let body = &state.live[usize::from(view.format == Format::Verbose)];
     body.respond(StatusCode::OK, &headers)
 }

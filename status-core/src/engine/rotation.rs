@@ -1,7 +1,7 @@
 //! The rotation holds in force, and the registry's drain and readiness API.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -19,11 +19,17 @@ pub(crate) struct Rotation {
     holds: Mutex<BTreeMap<HoldSource, RotationHold>>,
     /// Bumped by every change, expiry included, so renderers know when to render again.
     generation: AtomicU64,
+    /// Whether a cull hold may be in force: liveness reads it on every probe, without the
+    /// lock (a cull hold that ran out is found on the next look under it).
+    culled: AtomicBool,
 }
 
 impl Rotation {
     /// Sets `source`'s hold, replacing its previous one only.
     fn set(&self, hold: RotationHold) {
+        if hold.source == HoldSource::Cull {
+            self.culled.store(true, Ordering::Release);
+        }
         lock(&self.holds).insert(hold.source, hold);
         self.generation.fetch_add(1, Ordering::AcqRel);
     }
@@ -31,6 +37,9 @@ impl Rotation {
     /// Clears `source`'s hold; whether there was one in force.
     fn clear(&self, source: HoldSource, now: Instant) -> bool {
         let was = lock(&self.holds).remove(&source);
+        if source == HoldSource::Cull {
+            self.culled.store(false, Ordering::Release);
+        }
         self.generation.fetch_add(1, Ordering::AcqRel);
         was.is_some_and(|h| !h.is_over(now))
     }
@@ -123,6 +132,24 @@ impl Registry {
     #[must_use]
     pub fn holds(&self) -> Vec<RotationHold> {
         self.inner.holds()
+    }
+
+    /// The culler's hold, if in force: liveness fails under it, so that orchestrators
+    /// replace the instance. Costs an atomic load while there is none.
+    #[must_use]
+    pub fn cull_hold(&self) -> Option<RotationHold> {
+        let rotation = &self.inner.rotation;
+        if !rotation.culled.load(Ordering::Acquire) {
+            return None;
+        }
+        let cull = self
+            .holds()
+            .into_iter()
+            .find(|h| h.source == HoldSource::Cull);
+        if cull.is_none() {
+            rotation.culled.store(false, Ordering::Release);
+        }
+        cull
     }
 
     /// A number that changes whenever the holds do (an expiry included, once noticed).

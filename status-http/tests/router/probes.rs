@@ -265,3 +265,40 @@ async fn wrong_methods_are_refused() {
     .await;
     assert_eq!(answer.status, StatusCode::METHOD_NOT_ALLOWED);
 }
+
+#[tokio::test(start_paused = true)]
+async fn liveness_fails_only_under_the_cullers_hold() {
+    use status_core::HoldSource;
+
+    let f = fixture().await;
+    let app = f.app();
+    f.registry
+        .hold(HoldSource::Operator, "deploy", None, None)
+        .unwrap();
+    assert_eq!(
+        get(&app, "/healthcheck/live").await.status,
+        StatusCode::OK,
+        "a drain is no cull"
+    );
+    f.registry
+        .hold(
+            HoldSource::Cull,
+            "culled: 57 failures in 60 s",
+            None,
+            Some("culler"),
+        )
+        .unwrap();
+    let live = get(&app, "/healthcheck/live").await;
+    assert_eq!(live.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(live.json()["live"], false);
+    assert_eq!(live.json()["culled"], "culled: 57 failures in 60 s");
+    let text = get(&app, "/healthcheck/live?verbose").await;
+    assert_eq!(text.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(
+        text.body.starts_with("[-]cull failed: culled: 57"),
+        "{}",
+        text.body
+    );
+    assert!(f.registry.release(HoldSource::Cull));
+    assert_eq!(get(&app, "/healthcheck/live").await.status, StatusCode::OK);
+}
