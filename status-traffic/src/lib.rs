@@ -9,7 +9,8 @@
 //! |---|---|
 //! | [`limit`] | concurrency-limit algorithms (`Fixed`, `Aimd`, `Gradient2`, `Vegas`) and the [`Limiter`](limit::Limiter) that hands out leases |
 //! | [`shed`] | a tower layer: admission by a limiter, a bounded priority queue, queue-wait and total deadlines |
-//! | [`cull`] | self-culling within a fleet-wide budget: failure window, policy, budgets (in progress) |
+//! | [`count`] | a tower layer counting failures of live traffic over a sliding window |
+//! | [`cull`] | self-culling within a fleet-wide budget: policy, budgets (in process, Redis), the culler |
 //! | [`pool`] | a node pool: success-weighted random order, a cascade over the nodes' limiters |
 //!
 //! # Example
@@ -26,6 +27,7 @@
 //! assert_eq!(limiter.in_flight(), 0);
 //! ```
 
+pub mod count;
 pub mod cull;
 pub mod limit;
 pub mod pool;

@@ -2,7 +2,11 @@
 //! live traffic fails too much takes a token from a shared budget before it reports itself
 //! down, so that a fleet-wide problem can never make every instance restart at once.
 //!
-//! Built so far (the culler that drives them, its dependency, panel and metrics are not):
+//! - [`Culler`]: every interval (jittered from the registry's seed), the policy's decision
+//!   on the failures counted by [`count`](crate::count); over the threshold, a token from the
+//!   budget, then the `Cull` rotation hold (readiness, summary and liveness answer 503;
+//!   requests in flight finish). Never while the instance is already out of rotation, never
+//!   before a minimum uptime. It reports as a passive dependency.
 //! - [`FailureWindow`]: failures over a sliding window, one slot a second.
 //! - [`CullPolicy`]: the pure decision, told the window's count, the uptime and whether the
 //!   instance is already leaving.
@@ -11,12 +15,14 @@
 //!   be asked refuses: never cull without coordination.
 
 mod budget;
+mod culler;
 mod policy;
 #[cfg(feature = "redis")]
 mod redis;
 mod window;
 
 pub use self::budget::{Asking, Budget, BudgetError, Grant, InProcessBudget};
+pub use self::culler::{Culler, CullerHandle, CullerState};
 pub use self::policy::{CullPolicy, Decision};
 #[cfg(feature = "redis")]
 pub use self::redis::{RedisBudget, Window};

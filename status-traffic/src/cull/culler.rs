@@ -1,0 +1,344 @@
+//! The culler: every interval, the policy's decision on the failure window; over the
+//! threshold, a token from the budget, then the `Cull` rotation hold.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use status_core::check::CheckOutcome;
+use status_core::{CheckStatus, HoldSource, Registry, Reporter};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use super::budget::{Budget, BudgetError, Grant};
+use super::policy::{CullPolicy, Decision};
+use crate::count::Failures;
+
+/// What the culler did and knows, for the dashboard and the metrics.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CullerState {
+    /// Failures in the window at the last look.
+    pub failures: u64,
+    /// The policy's threshold.
+    pub threshold: u64,
+    /// The window, in seconds.
+    pub window_s: u64,
+    /// The budget, described.
+    pub budget: String,
+    /// Whether this instance culled itself.
+    pub culled: bool,
+    /// Asks refused because the budget was spent.
+    pub denied_spent: u64,
+    /// Asks that could not reach the budget (a refusal too).
+    pub denied_unreachable: u64,
+    /// The last decision and why, with its time.
+    pub last: Option<(DateTime<Utc>, String)>,
+}
+
+/// A running culler; dropping it does not stop it (it stops with the registry).
+#[derive(Debug, Clone)]
+pub struct CullerHandle {
+    state: Arc<Mutex<CullerState>>,
+    culled: watch::Receiver<bool>,
+}
+
+impl CullerHandle {
+    /// What it did and knows now.
+    #[must_use]
+    pub fn state(&self) -> CullerState {
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Resolves once the instance culled itself: for an application that exits after a
+    /// delay (in-flight requests finish meanwhile).
+    pub async fn culled(&self) {
+        let mut culled = self.culled.clone();
+        let _ = culled.wait_for(|c| *c).await;
+    }
+}
+
+/// Configures and starts a culler.
+#[derive(Debug)]
+#[must_use = "a culler does nothing until started"]
+pub struct Culler {
+    registry: Registry,
+    failures: Failures,
+    budget: Arc<dyn Budget>,
+    policy: CullPolicy,
+    interval: Duration,
+    reporter: Option<Reporter>,
+}
+
+impl Culler {
+    /// A culler of `registry`'s instance, judging by `failures`, asking `budget`. Defaults:
+    /// threshold 50 failures, no minimum uptime, every 10 s (±20 %, from the registry's seed).
+    pub fn new(registry: Registry, failures: Failures, budget: Arc<dyn Budget>) -> Self {
+        Self {
+            registry,
+            failures,
+            budget,
+            policy: CullPolicy {
+                threshold: 50,
+                min_uptime: Duration::ZERO,
+            },
+            interval: Duration::from_secs(10),
+            reporter: None,
+        }
+    }
+
+    /// Failures in the window at which the instance counts as broken.
+    pub fn threshold(mut self, threshold: u64) -> Self {
+        self.policy.threshold = threshold;
+        self
+    }
+
+    /// How long after the culler starts the instance may cull itself.
+    pub fn min_uptime(mut self, min_uptime: Duration) -> Self {
+        self.policy.min_uptime = min_uptime;
+        self
+    }
+
+    /// How often it looks (each wait jittered by ±20 %).
+    pub fn interval(mut self, interval: Duration) -> Self {
+        self.interval = interval;
+        self
+    }
+
+    /// Reports to `reporter` (the passive dependency `culler`) at every look: OK under the
+    /// threshold, MINOR over it without a cull (and why), MAJOR once culled.
+    pub fn report_to(mut self, reporter: Reporter) -> Self {
+        self.reporter = Some(reporter);
+        self
+    }
+
+    /// Starts it on the current Tokio runtime.
+    ///
+    /// # Panics
+    ///
+    /// Outside a Tokio runtime.
+    pub fn start(self) -> CullerHandle {
+        let state = Arc::new(Mutex::new(CullerState {
+            failures: 0,
+            threshold: self.policy.threshold,
+            window_s: self.failures.window().as_secs(),
+            budget: self.budget.describe(),
+            culled: false,
+            denied_spent: 0,
+            denied_unreachable: 0,
+            last: None,
+        }));
+        let (tx, rx) = watch::channel(false);
+        let handle = CullerHandle {
+            state: Arc::clone(&state),
+            culled: rx,
+        };
+        tokio::spawn(self.run(state, tx));
+        handle
+    }
+
+    async fn run(self, state: Arc<Mutex<CullerState>>, culled: watch::Sender<bool>) {
+        let started = Instant::now();
+        let mut rng = self.registry.rng("culler");
+        let set = |f: &dyn Fn(&mut CullerState)| {
+            f(&mut state.lock().unwrap_or_else(PoisonError::into_inner));
+        };
+        loop {
+            let jitter = 0.8 + 0.4 * rng.next_f64();
+            tokio::time::sleep(self.interval.mul_f64(jitter)).await;
+            let (failures, _) = self.failures.count();
+            let leaving = !self.registry.holds().is_empty();
+            let decision = self.policy.decide(failures, started.elapsed(), leaving);
+            let threshold = self.policy.threshold;
+            let window = self.failures.window().as_secs();
+            let seen = format!("{failures} failures in {window} s (threshold {threshold})");
+            let (status, why) = match decision {
+                Decision::Healthy { .. } => (CheckStatus::Ok, seen),
+                Decision::Leaving { .. } => (
+                    CheckStatus::Minor,
+                    format!("{seen}; not culling: already out of rotation"),
+                ),
+                Decision::TooYoung { .. } => (
+                    CheckStatus::Minor,
+                    format!("{seen}; not culling: up for less than the minimum uptime"),
+                ),
+                Decision::AskBudget { .. } => match self.budget.take().await {
+                    Ok(Grant::Token { used }) => {
+                        let reason = format!("culled: {seen}; budget token {used}");
+                        match self
+                            .registry
+                            .hold(HoldSource::Cull, &reason, None, Some("culler"))
+                        {
+                            Ok(_) => {
+                                set(&|s| s.culled = true);
+                                let _ = culled.send(true);
+                                (CheckStatus::Major, reason)
+                            }
+                            Err(e) => (CheckStatus::Minor, format!("{seen}; cannot hold: {e}")),
+                        }
+                    }
+                    Ok(Grant::Spent { used }) => {
+                        set(&|s| s.denied_spent += 1);
+                        (
+                            CheckStatus::Minor,
+                            format!("{seen}; not culling: the budget is spent ({used} used)"),
+                        )
+                    }
+                    Err(e) => {
+                        set(&|s| s.denied_unreachable += 1);
+                        let e: BudgetError = e;
+                        (CheckStatus::Minor, format!("{seen}; not culling: {e}"))
+                    }
+                },
+            };
+            let at = self.registry.clock().wall();
+            set(&|s| {
+                s.failures = failures;
+                s.last = Some((at, why.clone()));
+            });
+            if let Some(reporter) = &self.reporter {
+                let outcome = CheckOutcome::new(status, why.clone()).with_value(failures as f64);
+                if reporter.record(outcome).is_none() {
+                    return;
+                }
+            }
+            if *culled.borrow() {
+                // Culled for good: the hold stays until the process goes.
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cull::{Asking, InProcessBudget};
+
+    const S: Duration = Duration::from_secs(1);
+
+    /// A budget that cannot be reached: fault injection.
+    #[derive(Debug)]
+    struct Down;
+
+    impl Budget for Down {
+        fn take(&self) -> Asking<'_> {
+            Box::pin(async { Err(BudgetError::Unreachable("connection refused".into())) })
+        }
+        fn describe(&self) -> String {
+            "down".into()
+        }
+    }
+
+    fn instance(
+        budget: &Arc<dyn Budget>,
+        min_uptime: Duration,
+    ) -> (Registry, Failures, CullerHandle) {
+        let registry = Registry::builder().seed(7).build();
+        let failures = Failures::new(60 * S);
+        let handle = Culler::new(registry.clone(), failures.clone(), Arc::clone(budget))
+            .threshold(10)
+            .min_uptime(min_uptime)
+            .interval(10 * S)
+            .start();
+        (registry, failures, handle)
+    }
+
+    fn fail(failures: &Failures, n: usize) {
+        for _ in 0..n {
+            failures.record(true);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_shared_budget_lets_only_its_capacity_cull() {
+        let budget: Arc<dyn Budget> = Arc::new(InProcessBudget::new(2, 600 * S));
+        let fleet: Vec<_> = (0..5).map(|_| instance(&budget, Duration::ZERO)).collect();
+        for (_, failures, _) in &fleet {
+            fail(failures, 20);
+        }
+        tokio::time::sleep(13 * S).await; // every culler looked once (8 to 12 s)
+        let culled: Vec<bool> = fleet.iter().map(|(_, _, h)| h.state().culled).collect();
+        assert_eq!(culled.iter().filter(|c| **c).count(), 2, "{culled:?}");
+        for (registry, _, handle) in &fleet {
+            let state = handle.state();
+            assert_eq!(registry.cull_hold().is_some(), state.culled);
+            if !state.culled {
+                assert_eq!(state.denied_spent, 1);
+                assert!(state.last.unwrap().1.contains("the budget is spent"));
+            }
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn no_cull_when_young_leaving_healthy_or_uncoordinated() {
+        let budget: Arc<dyn Budget> = Arc::new(InProcessBudget::new(10, 600 * S));
+        let (young, failures, handle) = instance(&budget, 60 * S);
+        fail(&failures, 20);
+        tokio::time::sleep(13 * S).await;
+        assert!(young.cull_hold().is_none());
+        assert!(handle.state().last.unwrap().1.contains("minimum uptime"));
+
+        let (draining, failures, handle) = instance(&budget, Duration::ZERO);
+        draining.drain("deploy", None, None).unwrap();
+        fail(&failures, 20);
+        tokio::time::sleep(13 * S).await;
+        assert!(draining.cull_hold().is_none());
+        assert!(handle
+            .state()
+            .last
+            .unwrap()
+            .1
+            .contains("already out of rotation"));
+
+        let (healthy, failures, handle) = instance(&budget, Duration::ZERO);
+        fail(&failures, 9);
+        tokio::time::sleep(13 * S).await;
+        assert!(healthy.cull_hold().is_none());
+        assert_eq!(handle.state().failures, 9);
+
+        let down: Arc<dyn Budget> = Arc::new(Down);
+        let (alone, failures, handle) = instance(&down, Duration::ZERO);
+        fail(&failures, 20);
+        tokio::time::sleep(25 * S).await;
+        assert!(alone.cull_hold().is_none(), "never without coordination");
+        assert_eq!(handle.state().denied_unreachable, 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn culling_holds_the_instance_and_says_so() {
+        let registry = Registry::builder().seed(1).build();
+        let reporter = registry
+            .add_passive(
+                status_core::Dependency::passive("culler")
+                    .urgency(status_core::Urgency::None)
+                    .build_info()
+                    .unwrap(),
+            )
+            .unwrap();
+        let failures = Failures::new(60 * S);
+        let budget: Arc<dyn Budget> = Arc::new(InProcessBudget::new(1, 600 * S));
+        let handle = Culler::new(registry.clone(), failures.clone(), budget)
+            .threshold(5)
+            .report_to(reporter)
+            .start();
+        tokio::time::sleep(13 * S).await;
+        assert_eq!(registry.result("culler").unwrap().status, CheckStatus::Ok);
+        fail(&failures, 5);
+        tokio::time::timeout(30 * S, handle.culled()).await.unwrap();
+        let hold = registry.cull_hold().unwrap();
+        assert!(
+            hold.reason.starts_with("culled: 5 failures in 60 s"),
+            "{}",
+            hold.reason
+        );
+        assert_eq!(hold.actor.as_deref(), Some("culler"));
+        assert!(!registry.readiness().ready);
+        let result = registry.result("culler").unwrap();
+        assert_eq!(result.observed_value, Some(5.0));
+        assert!(result.message.contains("culled"), "{}", result.message);
+    }
+}
