@@ -18,6 +18,7 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use prometheus_client::encoding::{EncodeMetric, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
+use status_traffic::cull::CullerHandle;
 use status_traffic::pool::{NoCapacity, NodeState, Pool};
 use status_traffic::shed::{Elapsed, QueueFull, QueueTimeout, ShedLayer, ShedSample, ShedState};
 use tower::BoxError;
@@ -453,6 +454,117 @@ impl EncodeMetric for PoolMetric {
             MetricType::Counter
         } else {
             MetricType::Gauge
+        }
+    }
+}
+
+/// Whether a response counts as a failure of live traffic: an error, or a 5xx. For
+/// [`CountLayer`](status_traffic::count::CountLayer) on axum routes.
+#[must_use]
+pub fn server_errors<E>(result: &Result<Response, E>) -> bool {
+    result
+        .as_ref()
+        .map_or(true, |response| response.status().is_server_error())
+}
+
+/// The dashboard's panel of a culler titled `title`: failures in the window against the
+/// threshold, the budget, refusals, and the last decision and why.
+pub fn cull_panel(title: impl Into<String>, culler: &CullerHandle) -> Panel {
+    let culler = culler.clone();
+    Panel::new(title, move || {
+        let s = culler.state();
+        let mut view = PanelView::new()
+            .fact(
+                format!("Failures in {} s", s.window_s),
+                format!("{} (threshold {})", s.failures, s.threshold),
+            )
+            .fact("Culled", if s.culled { "yes" } else { "no" })
+            .fact("Budget", s.budget.clone())
+            .fact("Refused, budget spent", s.denied_spent.to_string())
+            .fact(
+                "Refused, budget unreachable",
+                s.denied_unreachable.to_string(),
+            );
+        if let Some((at, why)) = &s.last {
+            view = view.fact(
+                "Last decision",
+                format!("{why} ({})", at.format("%H:%M:%S UTC")),
+            );
+        }
+        view
+    })
+}
+
+/// Registers a culler's metrics, read when scraped: `status_cull_window_failures`,
+/// `status_cull_culled` (0/1) and `status_cull_denied_total{reason}` (`spent`,
+/// `unreachable`). Pass it to [`Routes::register_metrics`](crate::Routes::register_metrics).
+pub fn cull_metrics(
+    culler: &CullerHandle,
+) -> impl FnOnce(&mut prometheus_client::registry::Registry) + Send + 'static {
+    let culler = culler.clone();
+    move |metrics| {
+        let read = |value| CullMetric {
+            culler: culler.clone(),
+            value,
+        };
+        metrics.register(
+            "status_cull_window_failures",
+            "Failures of live traffic in the culler's window, at its last look",
+            read(CullValue::Failures),
+        );
+        metrics.register(
+            "status_cull_culled",
+            "Whether this instance culled itself (1) or not (0)",
+            read(CullValue::Culled),
+        );
+        metrics.register(
+            "status_cull_denied",
+            "Culls the budget refused, by reason",
+            read(CullValue::Denied),
+        );
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum CullValue {
+    Failures,
+    Culled,
+    Denied,
+}
+
+/// A culler's metric, read when scraped.
+#[derive(Debug)]
+struct CullMetric {
+    culler: CullerHandle,
+    value: CullValue,
+}
+
+impl EncodeMetric for CullMetric {
+    fn encode(&self, mut encoder: MetricEncoder<'_>) -> Result<(), std::fmt::Error> {
+        let s = self.culler.state();
+        match self.value {
+            CullValue::Failures => {
+                encoder.encode_gauge(&i64::try_from(s.failures).unwrap_or(i64::MAX))
+            }
+            CullValue::Culled => encoder.encode_gauge(&i64::from(s.culled)),
+            CullValue::Denied => {
+                for (reason, count) in [
+                    ("spent", s.denied_spent),
+                    ("unreachable", s.denied_unreachable),
+                ] {
+                    encoder
+                        .encode_family(&[("reason", reason)])?
+                        .encode_counter::<NoLabelSet, _, u64>(&count, None)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn metric_type(&self) -> MetricType {
+        match self.value {
+            CullValue::Denied => MetricType::Counter,
+            _ => MetricType::Gauge,
         }
     }
 }

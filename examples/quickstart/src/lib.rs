@@ -10,6 +10,7 @@ pub mod pool;
 use std::time::Duration;
 
 use axum::body::Bytes;
+use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::extract::{FromRef, Path, Query, State};
@@ -22,6 +23,10 @@ use status_core::{CheckStatus, Dependency, Feature, Registry, Urgency};
 use status_http::middleware::{FeatureGateLayer, HealthGateLayer, RequestGuardLayer};
 use status_http::prometheus_client::metrics::gauge::Gauge;
 use status_http::{Admin, AdminAuth, ApiError};
+use status_traffic::count::{CountLayer, Failures};
+use status_traffic::cull::{
+    Budget, Culler, CullerHandle, InProcessBudget, RedisBudget, Window as RedisWindow,
+};
 use status_traffic::limit::{Aimd, Fixed, Gradient2, Limiter, Vegas};
 use status_traffic::shed::ShedLayer;
 use tokio::sync::Semaphore;
@@ -82,6 +87,47 @@ pub struct Config {
     pub shed: Shed,
     /// Nodes behind `/demo/pool`.
     pub pool_nodes: usize,
+    /// Self-culling on the failures of `/demo/work`.
+    pub cull: Cull,
+    /// This instance's name in the fleet (the culling budget's sliding window).
+    pub instance_id: String,
+}
+
+/// Self-culling: the culler's settings and its budget.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cull {
+    /// A Redis shared by the fleet, e.g. `redis://127.0.0.1:6379/`; `None`: a budget in this
+    /// process.
+    pub redis: Option<String>,
+    /// Failures of `/demo/work` in the window at which the instance counts as broken.
+    pub threshold: u64,
+    /// The failure window.
+    pub window: Duration,
+    /// How often the culler looks.
+    pub interval: Duration,
+    /// Culls per budget window, fleet-wide.
+    pub capacity: u64,
+    /// The budget's window.
+    pub budget_window: Duration,
+    /// A sliding budget window rather than a fixed one.
+    pub sliding: bool,
+    /// How long the instance must have run before it may cull itself.
+    pub min_uptime: Duration,
+}
+
+impl Default for Cull {
+    fn default() -> Self {
+        Self {
+            redis: None,
+            threshold: 100,
+            window: Duration::from_secs(60),
+            interval: Duration::from_secs(10),
+            capacity: 10,
+            budget_window: Duration::from_secs(600),
+            sliding: false,
+            min_uptime: Duration::from_secs(30),
+        }
+    }
 }
 
 /// The shedding layer in front of `/demo/work`.
@@ -166,6 +212,8 @@ impl Default for Config {
             demo_workers: 8,
             shed: Shed::default(),
             pool_nodes: 3,
+            cull: Cull::default(),
+            instance_id: "quickstart".to_owned(),
         }
     }
 }
@@ -187,6 +235,10 @@ pub struct Demo {
     pub shed: ShedLayer<axum::extract::Request>,
     /// The node pool behind `/demo/pool`; it reports as the passive dependency `pool`.
     pub pool: pool::DemoPool,
+    /// Failures of `/demo/work` (5xx and errors), over the culler's window.
+    pub failures: Failures,
+    /// The culler; it reports as the passive dependency `culler`.
+    pub culler: CullerHandle,
 }
 
 impl Demo {
@@ -310,6 +362,7 @@ impl Demo {
         )?;
         shed.report_to(shedding, Duration::from_secs(1));
         let pool = pool::DemoPool::start(&registry, config.pool_nodes.max(1))?;
+        let (failures, culler) = start_culler(&registry, &config)?;
         let alive_tasks = Gauge::default();
         tokio::spawn({
             let gauge = alive_tasks.clone();
@@ -330,8 +383,56 @@ impl Demo {
             alive_tasks,
             shed,
             pool,
+            failures,
+            culler,
         })
     }
+}
+
+/// The failure counter of `/demo/work` and the culler judging by it, with its budget.
+fn start_culler(
+    registry: &Registry,
+    config: &Config,
+) -> Result<(Failures, CullerHandle), status_core::Error> {
+    let cull = &config.cull;
+    let failures = Failures::new(cull.window);
+    let budget: Arc<dyn Budget> = match &cull.redis {
+        Some(url) => {
+            // The same URL rules as the Redis check's, and the same error.
+            status_core::check::redis::RedisCheck::new(url)?;
+            let window = if cull.sliding {
+                RedisWindow::Sliding
+            } else {
+                RedisWindow::Fixed
+            };
+            Arc::new(
+                RedisBudget::new(
+                    url,
+                    "status:quickstart:cull",
+                    cull.capacity,
+                    cull.budget_window,
+                    window,
+                    &config.instance_id,
+                )
+                .expect("a URL the Redis check accepts"),
+            )
+        }
+        None => Arc::new(InProcessBudget::new(cull.capacity, cull.budget_window)),
+    };
+    let reporter = registry.add_passive(
+        Dependency::passive("culler")
+            .urgency(Urgency::None)
+            .kind("culler")
+            .description("Self-culling on the failures of /demo/work, within the fleet's budget")
+            .build_info()?,
+    )?;
+    let culler = Culler::new(registry.clone(), failures.clone(), budget)
+        .threshold(cull.threshold)
+        .interval(cull.interval)
+        .min_uptime(cull.min_uptime)
+        .report_to(reporter)
+        .start();
+    Ok((failures, culler))
 }
 
 /// The recommendation service, declared with the macro: its id, urgency and description are
@@ -375,6 +476,11 @@ pub fn app(demo: &Demo) -> Router {
             &shed,
         ))
         .register_metrics(status_http::traffic::pool_metrics("demo", &demo.pool.pool))
+        .register_metrics(status_http::traffic::cull_metrics(&demo.culler))
+        .panel(status_http::traffic::cull_panel(
+            "Self-culling: failures of /demo/work",
+            &demo.culler,
+        ))
         .panel(status_http::traffic::pool_panel(
             "Node pool: /demo/pool",
             &demo.pool.pool,
@@ -400,7 +506,12 @@ pub fn app(demo: &Demo) -> Router {
     let work = Router::new()
         .route(
             "/demo/work",
-            get(work).layer(status_http::traffic::shedding(shed)),
+            get(work)
+                .layer(status_http::traffic::shedding(shed))
+                .layer(CountLayer::new(
+                    demo.failures.clone(),
+                    status_http::traffic::server_errors::<Infallible>,
+                )),
         )
         .route("/demo/work-unprotected", get(work))
         .with_state(workers);

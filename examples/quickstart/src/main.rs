@@ -65,6 +65,33 @@ struct Args {
     /// Nodes behind `/demo/pool`.
     #[arg(long, default_value_t = 3)]
     pool_nodes: usize,
+    /// A Redis shared by the fleet for the culling budget (else a budget in this process).
+    #[arg(long)]
+    cull_redis: Option<String>,
+    /// Failures of /demo/work in the window at which the instance culls itself.
+    #[arg(long, default_value_t = 100)]
+    cull_threshold: u64,
+    /// The failure window, in seconds.
+    #[arg(long, default_value_t = 60)]
+    cull_window_s: u64,
+    /// How often the culler looks, in milliseconds.
+    #[arg(long, default_value_t = 10_000)]
+    cull_interval_ms: u64,
+    /// Culls per budget window, fleet-wide.
+    #[arg(long, default_value_t = 10)]
+    cull_capacity: u64,
+    /// The budget's window, in seconds.
+    #[arg(long, default_value_t = 600)]
+    cull_budget_window_s: u64,
+    /// How the budget counts: fixed or sliding.
+    #[arg(long, value_enum, default_value_t = CullBudget::Fixed)]
+    cull_budget: CullBudget,
+    /// How long the instance must have run before it may cull itself, in seconds.
+    #[arg(long, default_value_t = 30)]
+    cull_min_uptime_s: u64,
+    /// This instance's name in the fleet (default: host name and process id).
+    #[arg(long)]
+    instance_id: Option<String>,
     /// Serve the newest waiting request first once the oldest has waited this long, in
     /// milliseconds (0: first come, first served).
     #[arg(long, default_value_t = 250)]
@@ -104,6 +131,15 @@ fn listen(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
     socket.listen(1024)
 }
 
+/// How the culling budget counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum CullBudget {
+    /// At most the capacity per calendar window.
+    Fixed,
+    /// At most the capacity in any window-long span.
+    Sliding,
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
@@ -116,6 +152,10 @@ async fn main() -> anyhow::Result<()> {
     anyhow::ensure!(
         args.period_ms > 0 && args.timeout_ms > 0,
         "periods and timeouts must be positive"
+    );
+    anyhow::ensure!(
+        args.cull_window_s > 0 && args.cull_interval_ms > 0 && args.cull_budget_window_s > 0,
+        "the culling windows and interval must be positive"
     );
     let configured = std::env::var("STATUS_ADMIN_TOKEN")
         .ok()
@@ -132,6 +172,23 @@ async fn main() -> anyhow::Result<()> {
         extra_delay: Duration::from_millis(args.extra_delay_ms),
         demo_workers: args.demo_workers,
         pool_nodes: args.pool_nodes,
+        cull: quickstart::Cull {
+            redis: args.cull_redis,
+            threshold: args.cull_threshold,
+            window: Duration::from_secs(args.cull_window_s),
+            interval: Duration::from_millis(args.cull_interval_ms),
+            capacity: args.cull_capacity,
+            budget_window: Duration::from_secs(args.cull_budget_window_s),
+            sliding: args.cull_budget == CullBudget::Sliding,
+            min_uptime: Duration::from_secs(args.cull_min_uptime_s),
+        },
+        instance_id: args.instance_id.unwrap_or_else(|| {
+            format!(
+                "{}-{}",
+                gethostname::gethostname().to_string_lossy(),
+                std::process::id()
+            )
+        }),
         shed: quickstart::Shed {
             limit: args.shed_limit,
             queue: args.shed_queue,
