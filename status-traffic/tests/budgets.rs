@@ -262,3 +262,44 @@ async fn without_redis_there_is_no_token_and_with_it_back_there_is() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn twenty_cullers_cull_capacity_per_window() {
+    use status_traffic::count::Failures;
+    use status_traffic::cull::Culler;
+
+    let redis = Redis::start();
+    let window = Duration::from_secs(3);
+    let fleet = budgets(&redis, 20, 10, window, Window::Fixed);
+    into_next_window(window, Duration::from_millis(100)).await;
+    let cullers: Vec<_> = fleet
+        .into_iter()
+        .enumerate()
+        .map(|(i, budget)| {
+            let registry = status_core::Registry::builder().seed(i as u64).build();
+            let failures = Failures::new(Duration::from_secs(60));
+            for _ in 0..20 {
+                failures.record(true);
+            }
+            let handle = Culler::new(registry.clone(), failures, budget)
+                .threshold(10)
+                .interval(Duration::from_millis(200))
+                .start();
+            (registry, handle)
+        })
+        .collect();
+    let culled = || {
+        cullers
+            .iter()
+            .filter(|(r, _)| r.cull_hold().is_some())
+            .count()
+    };
+    // Every culler has looked several times within this window: exactly ten got a token.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(culled(), 10);
+    let spent: u64 = cullers.iter().map(|(_, h)| h.state().denied_spent).sum();
+    assert!(spent >= 10, "{spent}");
+    // The next window has ten more for the ten left.
+    into_next_window(window, Duration::from_millis(1000)).await;
+    assert_eq!(culled(), 20);
+}
