@@ -303,3 +303,42 @@ async fn twenty_cullers_cull_capacity_per_window() {
     into_next_window(window, Duration::from_millis(1000)).await;
     assert_eq!(culled(), 20);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_redis_a_culler_never_culls_and_resumes_when_it_is_back() {
+    use status_traffic::count::Failures;
+    use status_traffic::cull::Culler;
+
+    let mut redis = Redis::start();
+    let budget = Arc::new(
+        RedisBudget::new(
+            &redis.url(),
+            "cull-budget",
+            10,
+            Duration::from_secs(600),
+            Window::Fixed,
+            "a",
+        )
+        .unwrap()
+        .timeout(Duration::from_millis(100)),
+    );
+    redis.stop();
+    let registry = status_core::Registry::builder().seed(3).build();
+    let failures = Failures::new(Duration::from_secs(60));
+    for _ in 0..20 {
+        failures.record(true);
+    }
+    let handle = Culler::new(registry.clone(), failures, budget)
+        .threshold(10)
+        .interval(Duration::from_millis(100))
+        .start();
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert!(registry.cull_hold().is_none(), "never without coordination");
+    let denied = handle.state().denied_unreachable;
+    assert!(denied >= 3, "{denied} denials counted");
+    redis.restart();
+    tokio::time::timeout(Duration::from_secs(5), handle.culled())
+        .await
+        .expect("culls once Redis is back");
+    assert!(registry.cull_hold().is_some());
+}

@@ -89,6 +89,9 @@ struct Args {
     /// How long the instance must have run before it may cull itself, in seconds.
     #[arg(long, default_value_t = 30)]
     cull_min_uptime_s: u64,
+    /// Once culled, exit after this many milliseconds (default: stay, failing the probes).
+    #[arg(long)]
+    cull_exit_after_ms: Option<u64>,
     /// This instance's name in the fleet (default: host name and process id).
     #[arg(long)]
     instance_id: Option<String>,
@@ -215,10 +218,32 @@ async fn main() -> anyhow::Result<()> {
     println!(
         "  break something: curl -X PUT -H \"Authorization: Bearer {shown}\" -d '{{\"mode\":\"outage\"}}' http://{addr}/demo/chaos/primary-db"
     );
-    let shutdown = status_http::shutdown::graceful(
+    let signal = status_http::shutdown::graceful(
         demo.registry.clone(),
         Duration::from_millis(args.shutdown_delay_ms),
     );
+    // Culled, the process exits after `--cull-exit-after-ms` if given (requests in flight
+    // get the shutdown's grace); else it stays, failing its probes, for its orchestrator.
+    let culled = {
+        let culler = demo.culler.clone();
+        let exit_after = args.cull_exit_after_ms.map(Duration::from_millis);
+        async move {
+            match exit_after {
+                Some(delay) => {
+                    culler.culled().await;
+                    tracing::warn!("culled: exiting in {delay:?}");
+                    tokio::time::sleep(delay).await;
+                }
+                None => std::future::pending().await,
+            }
+        }
+    };
+    let shutdown = async move {
+        tokio::select! {
+            () = signal => {}
+            () = culled => {}
+        }
+    };
     match args.server {
         Server::Status => {
             status_http::serve(listener, app(&demo))

@@ -142,3 +142,33 @@ async fn a_fleet_wide_failure_culls_only_the_budgets_capacity() {
         assert_eq!(request.await.unwrap(), 200);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_culled_instance_can_exit_on_its_own() {
+    let port = free_port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_quickstart"))
+        .args(["--port", &port.to_string(), "--period-ms", "100"])
+        .args(["--cull-threshold", "3", "--cull-interval-ms", "200"])
+        .args(["--cull-min-uptime-s", "0", "--cull-exit-after-ms", "300"])
+        .env("STATUS_ADMIN_TOKEN", "t")
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    wait_for(addr, "/healthcheck/ready", 200).await;
+    for _ in 0..3 {
+        common::request(addr, "GET", "/demo/work?ms=1&fail=true", None, "").await;
+    }
+    wait_for(addr, "/healthcheck/live", 503).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "still running after its cull");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(status.success(), "{status}");
+}
