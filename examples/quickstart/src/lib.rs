@@ -235,7 +235,8 @@ pub struct Demo {
     pub shed: ShedLayer<axum::extract::Request>,
     /// The node pool behind `/demo/pool`; it reports as the passive dependency `pool`.
     pub pool: pool::DemoPool,
-    /// Failures of `/demo/work` (5xx and errors), over the culler's window.
+    /// Failures of `/demo/work` (5xx and errors), over the culler's window; their rate is
+    /// the passive dependency `work-errors`.
     pub failures: Failures,
     /// The culler; it reports as the passive dependency `culler`.
     pub culler: CullerHandle,
@@ -396,6 +397,18 @@ fn start_culler(
 ) -> Result<(Failures, CullerHandle), status_core::Error> {
     let cull = &config.cull;
     let failures = Failures::new(cull.window);
+    let errors = registry.add_passive(
+        Dependency::passive("work-errors")
+            .urgency(Urgency::None)
+            .kind("traffic")
+            .description("Error rate of /demo/work over the culler's window")
+            .build_info()?,
+    )?;
+    failures.report_to(
+        errors,
+        Duration::from_secs(1),
+        status_core::check::Threshold::at_most(0.01, 0.1, 0.5).expect("ordered limits"),
+    );
     let budget: Arc<dyn Budget> = match &cull.redis {
         Some(url) => {
             // The same URL rules as the Redis check's, and the same error.

@@ -362,4 +362,9 @@ async fn failures_of_demo_work_cull_the_instance_within_its_budget() {
     }
     let (_, _, _, page) = call(&app, "GET", "/status", None).await;
     assert!(page.contains("<dt>Culled</dt><dd>yes</dd>"));
+    // The error rate of /demo/work is a dependency of its own: 3 failed of 4.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let (_, _, _, body) = call(&app, "GET", "/healthcheck/dependencies/work-errors", None).await;
+    let errors: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(errors["observedValue"], 0.75, "{body}");
 }

@@ -226,4 +226,33 @@ mod tests {
         tokio::time::sleep(Duration::from_secs(10)).await;
         assert_eq!(failures.count(), (0, 0), "out of the window");
     }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_error_rate_is_a_graded_dependency() {
+        use status_core::{CheckStatus, Dependency, Registry, Urgency};
+
+        let registry = Registry::new();
+        let reporter = registry
+            .add_passive(
+                Dependency::passive("errors")
+                    .urgency(Urgency::None)
+                    .build_info()
+                    .unwrap(),
+            )
+            .unwrap();
+        let failures = Failures::new(Duration::from_secs(60));
+        let _task = failures.report_to(
+            reporter,
+            Duration::from_secs(1),
+            Threshold::at_most(0.01, 0.1, 0.5).unwrap(),
+        );
+        for i in 0..20 {
+            failures.record(i < 5);
+        }
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        let result = registry.result("errors").unwrap();
+        assert_eq!(result.observed_value, Some(0.25));
+        assert_eq!(result.message, "5 failed of 20 in the last 60 s");
+        assert_ne!(result.status, CheckStatus::Ok);
+    }
 }
