@@ -342,3 +342,37 @@ async fn without_redis_a_culler_never_culls_and_resumes_when_it_is_back() {
         .expect("culls once Redis is back");
     assert!(registry.cull_hold().is_some());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asks_cut_off_mid_call_leave_no_key_without_expiry() {
+    let redis = Redis::start();
+    let window = Duration::from_secs(60);
+    // Clients that give up at once: their calls are dropped in flight, some before Redis
+    // read them, some while it runs them, some after.
+    for (i, kind) in [Window::Fixed, Window::Sliding].into_iter().enumerate() {
+        for timeout_us in [1, 50, 200, 1_000, 5_000] {
+            let budget =
+                RedisBudget::new(&redis.url(), format!("cut-{i}"), 1_000, window, kind, "a")
+                    .unwrap()
+                    .timeout(Duration::from_micros(timeout_us));
+            for _ in 0..20 {
+                let _ = budget.take().await;
+            }
+        }
+    }
+    let mut connection = redis.connection().await;
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("cut-*")
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    assert!(!keys.is_empty(), "some asks went through");
+    for key in &keys {
+        let ttl: i64 = redis::cmd("PTTL")
+            .arg(key)
+            .query_async(&mut connection)
+            .await
+            .unwrap();
+        assert!(ttl > 0, "{key} has no expiry ({ttl})");
+    }
+}
