@@ -31,4 +31,5 @@ pub mod count;
 pub mod cull;
 pub mod limit;
 pub mod pool;
+mod report;
 pub mod shed;

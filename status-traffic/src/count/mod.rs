@@ -93,27 +93,18 @@ impl Failures {
         threshold: Threshold,
     ) -> tokio::task::JoinHandle<()> {
         let failures = self.clone();
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(period);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                tick.tick().await;
-                let (failed, requests) = failures.count();
-                let rate = if requests == 0 {
-                    0.0
-                } else {
-                    failed as f64 / requests as f64
-                };
-                let message = format!(
-                    "{failed} failed of {requests} in the last {} s",
-                    failures.window.as_secs()
-                );
-                let outcome =
-                    CheckOutcome::new(threshold.status_of(rate), message).with_value(rate);
-                if reporter.record(outcome).is_none() {
-                    return;
-                }
-            }
+        crate::report::every(reporter, period, move || {
+            let (failed, requests) = failures.count();
+            let rate = if requests == 0 {
+                0.0
+            } else {
+                failed as f64 / requests as f64
+            };
+            let message = format!(
+                "{failed} failed of {requests} in the last {} s",
+                failures.window.as_secs()
+            );
+            Some(CheckOutcome::new(threshold.status_of(rate), message).with_value(rate))
         })
     }
 }

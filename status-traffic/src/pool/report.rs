@@ -74,18 +74,8 @@ where
         threshold: Threshold,
     ) -> tokio::task::JoinHandle<()> {
         let pool = self.clone();
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(period);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                tick.tick().await;
-                if reporter
-                    .record(verdict(&pool.nodes(), &threshold))
-                    .is_none()
-                {
-                    return;
-                }
-            }
+        crate::report::every(reporter, period, move || {
+            Some(verdict(&pool.nodes(), &threshold))
         })
     }
 }

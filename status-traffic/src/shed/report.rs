@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use status_core::check::CheckOutcome;
 use status_core::{CheckStatus, Reporter};
 
 use super::{ShedLayer, ShedState};
@@ -76,21 +77,16 @@ impl<R: 'static> ShedLayer<R> {
     /// Outside a Tokio runtime.
     pub fn report_to(&self, reporter: Reporter, period: Duration) -> tokio::task::JoinHandle<()> {
         let layer = self.clone();
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(period);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            tick.tick().await;
-            let mut before = layer.state();
-            loop {
-                tick.tick().await;
-                let now = layer.state();
-                let (status, message) = verdict(&before, &now);
-                layer.record(ShedSample::between(layer.elapsed(), period, &before, &now));
-                if reporter.record((status, message)).is_none() {
-                    return;
-                }
-                before = now;
-            }
+        let mut before = None;
+        crate::report::every(reporter, period, move || {
+            let now = layer.state();
+            let outcome = before.as_ref().map(|before| {
+                layer.record(ShedSample::between(layer.elapsed(), period, before, &now));
+                let (status, message) = verdict(before, &now);
+                CheckOutcome::new(status, message)
+            });
+            before = Some(now);
+            outcome
         })
     }
 }
