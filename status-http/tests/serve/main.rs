@@ -196,7 +196,11 @@ async fn an_idle_connection_is_closed_after_the_idle_timeout() {
     let sent = Instant::now();
     get_live(&mut stream).await;
     read_to_close(&mut stream).await;
-    assert!(sent.elapsed() >= Duration::from_millis(299), "{:?}", sent.elapsed());
+    assert!(
+        sent.elapsed() >= Duration::from_millis(299),
+        "{:?}",
+        sent.elapsed()
+    );
     server.shut_down().await;
 }
 
