@@ -108,6 +108,7 @@ mod text;
 mod urgency;
 
 pub mod check;
+pub mod fleet;
 
 /// Declares a dependency on an `async fn`; see the attribute's documentation in
 /// `status-macros`.
@@ -154,7 +155,9 @@ pub use self::dependency::{
     Dependency, DependencyBuilder, DependencyInfo, DEFAULT_FAILURES_BEFORE_OUTAGE, DEFAULT_PERIOD,
     DEFAULT_SUCCESSES_BEFORE_RECOVERY, DEFAULT_TIMEOUT,
 };
-pub use self::engine::{FeatureHandle, Registry, RegistryBuilder, Reporter, TIMED_OUT};
+pub use self::engine::{
+    FeatureHandle, Registry, RegistryBuilder, Reporter, WeakRegistry, TIMED_OUT,
+};
 pub use self::error::Error;
 pub use self::event::{Event, Listener, RunOutcome, LISTENER_QUEUE};
 pub use self::feature::{

@@ -60,6 +60,7 @@ mod body;
 mod codes;
 mod dashboard;
 mod error;
+mod fleet;
 mod metrics;
 mod openapi;
 mod present;

@@ -40,6 +40,8 @@ use utoipa::{IntoParams, Modify, OpenApi, ToSchema};
         crate::dashboard::page,
         crate::dashboard::events,
         crate::dashboard::asset,
+        crate::fleet::fleet,
+        crate::fleet::datacenter,
         openapi_json,
     ),
     modifiers(&Bearer),
@@ -48,6 +50,7 @@ use utoipa::{IntoParams, Modify, OpenApi, ToSchema};
         (name = "features", description = "Features gated on dependencies"),
         (name = "admin", description = "Operator actions: bearer token required"),
         (name = "operators", description = "Dashboard and metrics"),
+        (name = "fleet", description = "Every instance and data center, and the data-center endpoint GSLB asks"),
     )
 )]
 pub(crate) struct ApiDoc;

@@ -46,6 +46,7 @@ pub struct Routes {
     appname: Option<String>,
     metrics: Vec<MetricsHook>,
     panels: Vec<Panel>,
+    fleet: Option<crate::fleet::FleetSource>,
 }
 
 impl std::fmt::Debug for Routes {
@@ -58,6 +59,7 @@ impl std::fmt::Debug for Routes {
             .field("appname", &self.appname)
             .field("metrics", &self.metrics.len())
             .field("panels", &self.panels)
+            .field("fleet", &self.fleet.is_some())
             .finish()
     }
 }
@@ -74,6 +76,7 @@ impl Routes {
             appname: None,
             metrics: Vec::new(),
             panels: Vec::new(),
+            fleet: None,
         }
     }
 
@@ -112,6 +115,27 @@ impl Routes {
         self
     }
 
+    /// Serves the fleet: `GET /fleet` and `GET /fleet/datacenters/{dc}` answer from `view`
+    /// (e.g. `status_core::fleet::Fleet::view`, which reads memory, never the store), and
+    /// `/metrics` gains `status_fleet_datacenter_healthy{dc}`. Without it both routes answer
+    /// 404.
+    pub fn fleet(
+        mut self,
+        view: impl Fn() -> status_core::fleet::FleetView + Send + Sync + 'static,
+    ) -> Self {
+        let view = crate::fleet::FleetSource(Arc::new(view));
+        let metric = crate::fleet::FleetMetric(view.clone());
+        self.metrics.push(Box::new(move |metrics| {
+            metrics.register(
+                "status_fleet_datacenter_healthy",
+                "Whether each data center is healthy by the fleet's rule (1) or not (0)",
+                metric,
+            );
+        }));
+        self.fleet = Some(view);
+        self
+    }
+
     /// The application name reports carry, instead of the registry's.
     pub fn appname(mut self, appname: impl Into<String>) -> Self {
         self.appname = Some(appname.into());
@@ -144,6 +168,7 @@ impl Routes {
         let state = Arc::new(AppState {
             metrics: Metrics::new(&self.registry, self.metrics),
             panels: self.panels,
+            fleet: self.fleet,
             live: probes::liveness_bodies(self.registry.hostname()),
             registry: self.registry,
             admin: AdminAuth::new(self.admin_token.as_deref().unwrap_or_default()),
@@ -182,6 +207,8 @@ impl Routes {
             .route("/status/events", get(dashboard::events))
             .route("/status/assets/{file}", get(dashboard::asset))
             .route("/openapi.json", get(openapi::openapi_json))
+            .route("/fleet", get(crate::fleet::fleet))
+            .route("/fleet/datacenters/{dc}", get(crate::fleet::datacenter))
             .layer(DefaultBodyLimit::max(BODY_LIMIT))
             // A 503 is a probe's expected answer during an outage, not a server failure.
             .layer(

@@ -32,6 +32,8 @@ pub(crate) struct AppState {
     pub(crate) metrics: Metrics,
     /// The dashboard's panels.
     pub(crate) panels: Vec<Panel>,
+    /// The fleet view, if this instance has one.
+    pub(crate) fleet: Option<crate::fleet::FleetSource>,
 }
 
 impl FromRef<Arc<AppState>> for AdminAuth {

@@ -17,7 +17,7 @@ mod run;
 mod schedule;
 
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use futures::FutureExt;
@@ -100,7 +100,36 @@ pub(crate) struct Inner {
     watchdog: Mutex<Option<AbortHandle>>,
 }
 
+/// A handle on a registry that does not keep it alive: for background tasks that should end
+/// with it.
+#[derive(Clone)]
+pub struct WeakRegistry {
+    inner: Weak<Inner>,
+}
+
+impl std::fmt::Debug for WeakRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WeakRegistry").finish_non_exhaustive()
+    }
+}
+
+impl WeakRegistry {
+    /// The registry, if it still exists.
+    #[must_use]
+    pub fn upgrade(&self) -> Option<Registry> {
+        self.inner.upgrade().map(|inner| Registry { inner })
+    }
+}
+
 impl Registry {
+    /// A handle that does not keep the registry alive.
+    #[must_use]
+    pub fn downgrade(&self) -> WeakRegistry {
+        WeakRegistry {
+            inner: Arc::downgrade(&self.inner),
+        }
+    }
+
     /// A registry with the default settings; see [`Registry::builder`] for the others.
     #[must_use]
     pub fn new() -> Self {

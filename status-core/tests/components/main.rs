@@ -12,6 +12,7 @@
 
 mod servers;
 
+mod fleet;
 mod http;
 mod net;
 mod postgres;

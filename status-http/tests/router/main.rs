@@ -4,6 +4,7 @@ mod support;
 
 mod admin;
 mod dashboard;
+mod fleet;
 mod hardening;
 mod metrics;
 mod middleware;

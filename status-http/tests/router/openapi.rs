@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::support::{fixture, get};
 
-const ROUTES: [(&str, &str); 18] = [
+const ROUTES: [(&str, &str); 20] = [
     ("get", "/healthcheck"),
     ("get", "/healthcheck/summary"),
     ("get", "/healthcheck/live"),
@@ -24,6 +24,8 @@ const ROUTES: [(&str, &str); 18] = [
     ("get", "/status/events"),
     ("get", "/status/assets/{file}"),
     ("get", "/openapi.json"),
+    ("get", "/fleet"),
+    ("get", "/fleet/datacenters/{dc}"),
 ];
 
 #[tokio::test(start_paused = true)]

@@ -1,0 +1,99 @@
+//! The fleet over HTTP: `GET /fleet` and, for GSLB, `GET /fleet/datacenters/{dc}`; both read
+//! the fleet view from memory, never the store.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use prometheus_client::encoding::{EncodeMetric, MetricEncoder};
+use prometheus_client::metrics::MetricType;
+use status_core::fleet::FleetView;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Where the fleet view comes from (e.g. `status_core::fleet::Fleet::view`).
+#[derive(Clone)]
+pub(crate) struct FleetSource(pub(crate) Arc<dyn Fn() -> FleetView + Send + Sync>);
+
+impl FleetSource {
+    fn view(&self) -> FleetView {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for FleetSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FleetSource").finish_non_exhaustive()
+    }
+}
+
+fn source(state: &AppState) -> Result<&FleetSource, ApiError> {
+    state
+        .fleet
+        .as_ref()
+        .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "this instance has no fleet view"))
+}
+
+/// GET `/fleet`: every data center and instance: condition, holds, age, stale.
+#[utoipa::path(get, path = "/fleet", tag = "fleet",
+    responses(
+        (status = 200, description = "The fleet: data centers and their instances", content_type = "application/json", body = Object),
+        (status = 404, description = "This instance has no fleet view", body = crate::openapi::Error),
+        (status = "default", description = "A rejected request (400, 404 without a fleet view, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
+pub(crate) async fn fleet(State(state): State<Arc<AppState>>) -> Result<Response, ApiError> {
+    Ok(Json(source(&state)?.view()).into_response())
+}
+
+/// GET `/fleet/datacenters/{dc}`: for GSLB: 200 healthy, 503 unhealthy, 200 with
+/// `failOpen: true` when every data center is unhealthy; 404 for a data center it has never
+/// heard of. `condition` comes first, as in the summary.
+#[utoipa::path(get, path = "/fleet/datacenters/{dc}", tag = "fleet",
+    params(("dc" = String, Path, description = "The data center")),
+    responses(
+        (status = 200, description = "Healthy, or every data center unhealthy (`failOpen`)", content_type = "application/json", body = Object),
+        (status = 503, description = "Unhealthy while another data center is healthy", content_type = "application/json", body = Object),
+        (status = 404, description = "An unknown data center, or no fleet view", body = crate::openapi::Error),
+        (status = "default", description = "A rejected request (400, 404 unknown data center, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
+pub(crate) async fn datacenter(
+    State(state): State<Arc<AppState>>,
+    Path(dc): Path<String>,
+) -> Result<Response, ApiError> {
+    let view = source(&state)?.view();
+    let dc = view
+        .datacenter(&dc)
+        .ok_or_else(|| ApiError::not_found("data center", &dc))?;
+    let status = if dc.answers_healthy() {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    Ok((status, Json(dc)).into_response())
+}
+
+/// `status_fleet_datacenter_healthy{dc}`: 1 when the data center is healthy by the rule, 0
+/// when not (failing open or not: this is for people).
+pub(crate) struct FleetMetric(pub(crate) FleetSource);
+
+impl std::fmt::Debug for FleetMetric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FleetMetric").finish_non_exhaustive()
+    }
+}
+
+impl EncodeMetric for FleetMetric {
+    fn encode(&self, mut encoder: MetricEncoder<'_>) -> Result<(), std::fmt::Error> {
+        for dc in self.0.view().datacenters {
+            encoder
+                .encode_family(&[("dc", dc.datacenter.as_str())])?
+                .encode_gauge(&i64::from(dc.healthy))?;
+        }
+        Ok(())
+    }
+
+    fn metric_type(&self) -> MetricType {
+        MetricType::Gauge
+    }
+}

@@ -1,0 +1,73 @@
+//! The fleet routes over a fixed view: the data-center endpoint's codes, and the metric.
+
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use status_core::fleet::{FleetView, HealthRule, InstanceSummary};
+use status_core::CheckStatus;
+
+use crate::support::{fixture, get};
+
+fn view(west: CheckStatus) -> FleetView {
+    let instance = |id: &str, dc: &str, condition| {
+        (
+            InstanceSummary::new(id, dc, condition, Vec::new(), "1.0"),
+            Duration::ZERO,
+        )
+    };
+    FleetView::new(
+        vec![
+            instance("e1", "east", CheckStatus::Outage),
+            instance("w1", "west", west),
+        ],
+        Duration::from_secs(3),
+        HealthRule::default(),
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn gslb_gets_200_503_or_fail_open_and_404_for_strangers() {
+    let f = fixture().await;
+    let without = f.app();
+    assert_eq!(get(&without, "/fleet").await.status, StatusCode::NOT_FOUND);
+
+    let one_healthy = status_http::Routes::new(f.registry.clone())
+        .fleet(|| view(CheckStatus::Ok))
+        .build();
+    let east = get(&one_healthy, "/fleet/datacenters/east").await;
+    assert_eq!(east.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(
+        east.body
+            .starts_with(r#"{"condition":"OUTAGE","datacenter":"east""#),
+        "{}",
+        east.body
+    );
+    let west = get(&one_healthy, "/fleet/datacenters/west").await;
+    assert_eq!(west.status, StatusCode::OK);
+    assert_eq!(west.json()["failOpen"], false);
+    let unknown = get(&one_healthy, "/fleet/datacenters/north").await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+    assert!(unknown.json()["error"].as_str().unwrap().contains("north"));
+    let fleet = get(&one_healthy, "/fleet").await;
+    assert_eq!(fleet.status, StatusCode::OK);
+    assert_eq!(fleet.json()["datacenters"].as_array().unwrap().len(), 2);
+    let metrics = get(&one_healthy, "/metrics").await.body;
+    assert!(
+        metrics.contains(r#"status_fleet_datacenter_healthy{dc="east"} 0"#),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(r#"status_fleet_datacenter_healthy{dc="west"} 1"#),
+        "{metrics}"
+    );
+
+    let none_healthy = status_http::Routes::new(f.registry.clone())
+        .fleet(|| view(CheckStatus::Outage))
+        .build();
+    for dc in ["east", "west"] {
+        let answer = get(&none_healthy, &format!("/fleet/datacenters/{dc}")).await;
+        assert_eq!(answer.status, StatusCode::OK, "failing open");
+        assert_eq!(answer.json()["failOpen"], true);
+        assert_eq!(answer.json()["healthy"], false);
+    }
+}
