@@ -89,8 +89,24 @@ pub struct Config {
     pub pool_nodes: usize,
     /// Self-culling on the failures of `/demo/work`.
     pub cull: Cull,
-    /// This instance's name in the fleet (the culling budget's sliding window).
+    /// This instance's name in the fleet (the culling budget's sliding window, the fleet
+    /// view).
     pub instance_id: String,
+    /// The fleet view through Redis, if any.
+    pub fleet: Option<FleetConfig>,
+}
+
+/// The fleet view: where this instance publishes its summary and reads the others'.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FleetConfig {
+    /// The Redis the fleet shares.
+    pub redis: String,
+    /// This instance's data center.
+    pub datacenter: String,
+    /// An instance is stale this long after its last heartbeat.
+    pub ttl: Duration,
+    /// This instance's dashboard, for links from the fleet page.
+    pub url: String,
 }
 
 /// Self-culling: the culler's settings and its budget.
@@ -214,6 +230,7 @@ impl Default for Config {
             pool_nodes: 3,
             cull: Cull::default(),
             instance_id: "quickstart".to_owned(),
+            fleet: None,
         }
     }
 }
@@ -240,6 +257,8 @@ pub struct Demo {
     pub failures: Failures,
     /// The culler; it reports as the passive dependency `culler`.
     pub culler: CullerHandle,
+    /// The fleet view, when `Config::fleet` is set.
+    pub fleet: Option<status_core::fleet::Fleet>,
 }
 
 impl Demo {
@@ -364,6 +383,20 @@ impl Demo {
         shed.report_to(shedding, Duration::from_secs(1));
         let pool = pool::DemoPool::start(&registry, config.pool_nodes.max(1))?;
         let (failures, culler) = start_culler(&registry, &config)?;
+        let fleet = match &config.fleet {
+            Some(f) => Some(status_core::fleet::Fleet::start(
+                &registry,
+                status_core::fleet::RedisFleet::new(&f.redis, "status:quickstart:fleet", f.ttl)?,
+                status_core::fleet::Member {
+                    instance_id: config.instance_id.clone(),
+                    datacenter: f.datacenter.clone(),
+                    version: env!("CARGO_PKG_VERSION").to_owned(),
+                    url: f.url.clone(),
+                },
+                status_core::fleet::HealthRule::default(),
+            )),
+            None => None,
+        };
         let alive_tasks = Gauge::default();
         tokio::spawn({
             let gauge = alive_tasks.clone();
@@ -386,6 +419,7 @@ impl Demo {
             pool,
             failures,
             culler,
+            fleet,
         })
     }
 }
@@ -481,7 +515,11 @@ impl FromRef<DemoState> for AdminAuth {
 pub fn app(demo: &Demo) -> Router {
     let alive_tasks = demo.alive_tasks.clone();
     let shed = demo.shed.clone();
-    let status = status_http::Routes::new(demo.registry.clone())
+    let mut status = status_http::Routes::new(demo.registry.clone());
+    if let Some(fleet) = demo.fleet.clone() {
+        status = status.fleet(move || fleet.view());
+    }
+    let status = status
         .admin_token(demo.config.admin_token.clone())
         .register_metrics(status_http::traffic::shed_metrics("demo-work", &shed))
         .panel(status_http::traffic::shed_panel(

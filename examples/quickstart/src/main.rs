@@ -92,6 +92,16 @@ struct Args {
     /// Once culled, exit after this many milliseconds (default: stay, failing the probes).
     #[arg(long)]
     cull_exit_after_ms: Option<u64>,
+    /// A Redis the fleet shares: publishes this instance's summary there and serves the
+    /// fleet at /fleet and /fleet/datacenters/{dc}.
+    #[arg(long)]
+    fleet_redis: Option<String>,
+    /// This instance's data center.
+    #[arg(long, default_value = "local")]
+    datacenter: String,
+    /// An instance is stale this long after its last heartbeat, in milliseconds.
+    #[arg(long, default_value_t = 3000)]
+    fleet_ttl_ms: u64,
     /// This instance's name in the fleet (default: host name and process id).
     #[arg(long)]
     instance_id: Option<String>,
@@ -185,6 +195,12 @@ async fn main() -> anyhow::Result<()> {
             sliding: args.cull_budget == CullBudget::Sliding,
             min_uptime: Duration::from_secs(args.cull_min_uptime_s),
         },
+        fleet: args.fleet_redis.map(|redis| quickstart::FleetConfig {
+            redis,
+            datacenter: args.datacenter.clone(),
+            ttl: Duration::from_millis(args.fleet_ttl_ms.max(300)),
+            url: format!("http://{}/status", SocketAddr::new(args.bind, args.port)),
+        }),
         instance_id: args.instance_id.unwrap_or_else(|| {
             format!(
                 "{}-{}",

@@ -1,0 +1,154 @@
+//! The fleet view across processes: four quickstarts in two data centers share one real
+//! `redis-server`; the chaos API breaks a data center, then both.
+
+use std::net::{SocketAddr, TcpListener};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::time::Instant;
+
+mod common;
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Process(Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.0.kill().ok();
+        self.0.wait().ok();
+    }
+}
+
+async fn get(addr: SocketAddr, path: &str) -> (u16, Value) {
+    let (status, body) = common::request(addr, "GET", path, None, "").await;
+    (status, serde_json::from_str(&body).unwrap_or(Value::Null))
+}
+
+async fn until(addr: SocketAddr, what: &str, ok: impl AsyncFn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !ok().await {
+        assert!(Instant::now() < deadline, "{addr}: {what} never held");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn instance(redis: u16, id: &str, dc: &str) -> (Process, SocketAddr) {
+    let port = free_port();
+    let child = Command::new(env!("CARGO_BIN_EXE_quickstart"))
+        .args(["--port", &port.to_string(), "--period-ms", "100"])
+        .args(["--fleet-redis", &format!("redis://127.0.0.1:{redis}/")])
+        .args([
+            "--datacenter",
+            dc,
+            "--instance-id",
+            id,
+            "--fleet-ttl-ms",
+            "600",
+        ])
+        .env("STATUS_ADMIN_TOKEN", "t")
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    until(addr, "ready", async || {
+        tokio::net::TcpStream::connect(addr).await.is_ok()
+            && get(addr, "/healthcheck/ready").await.0 == 200
+    })
+    .await;
+    (Process(child), addr)
+}
+
+async fn chaos(addr: SocketAddr, mode: &str) {
+    let (status, body) = common::request(
+        addr,
+        "PUT",
+        "/demo/chaos/primary-db",
+        Some("t"),
+        &format!(r#"{{"mode":"{mode}"}}"#),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+}
+
+/// The data-center endpoint `dc` as `addr` answers it: code and `failOpen`.
+async fn dc(addr: SocketAddr, dc: &str) -> (u16, bool) {
+    let (status, body) = get(addr, &format!("/fleet/datacenters/{dc}")).await;
+    (status, body["failOpen"].as_bool().unwrap_or(false))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_datacenter_fails_then_both_fail_open_then_recover() {
+    let redis_port = free_port();
+    let _redis = Process(
+        Command::new("redis-server")
+            .args(["--port", &redis_port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server is installed (scripts/test installs it)"),
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let east = [
+        instance(redis_port, "e1", "east").await,
+        instance(redis_port, "e2", "east").await,
+    ];
+    let west = [
+        instance(redis_port, "w1", "west").await,
+        instance(redis_port, "w2", "west").await,
+    ];
+    let asker = east[0].1;
+    until(asker, "both healthy", async || {
+        dc(asker, "east").await == (200, false) && dc(asker, "west").await == (200, false)
+    })
+    .await;
+    let (_, fleet) = get(asker, "/fleet").await;
+    assert_eq!(fleet["datacenters"].as_array().unwrap().len(), 2, "{fleet}");
+
+    for (_, addr) in &west {
+        chaos(*addr, "outage").await;
+    }
+    until(asker, "west out", async || {
+        dc(asker, "west").await == (503, false)
+    })
+    .await;
+    assert_eq!(dc(asker, "east").await, (200, false));
+    // Any instance answers the same, the west ones included.
+    until(west[0].1, "west sees itself out", async || {
+        dc(west[0].1, "west").await.0 == 503
+    })
+    .await;
+
+    for (_, addr) in &east {
+        chaos(*addr, "outage").await;
+    }
+    until(asker, "failing open", async || {
+        dc(asker, "east").await == (200, true) && dc(asker, "west").await == (200, true)
+    })
+    .await;
+
+    for (_, addr) in east.iter().chain(&west) {
+        chaos(*addr, "ok").await;
+    }
+    until(asker, "recovered", async || {
+        dc(asker, "east").await == (200, false) && dc(asker, "west").await == (200, false)
+    })
+    .await;
+    let (status, _) = get(asker, "/fleet/datacenters/north").await;
+    assert_eq!(status, 404);
+    let (_, metrics) = common::request(asker, "GET", "/metrics", None, "").await;
+    assert!(
+        metrics.contains(r#"status_fleet_datacenter_healthy{dc="west"} 1"#),
+        "{metrics}"
+    );
+}
