@@ -97,3 +97,99 @@ impl EncodeMetric for FleetMetric {
         MetricType::Gauge
     }
 }
+
+/// The fleet page's view: computed here, printed (and escaped) by the template.
+#[derive(askama::Template)]
+#[template(path = "fleet.html")]
+struct FleetPage {
+    hostname: String,
+    stale: bool,
+    fail_open: bool,
+    datacenters: Vec<DcRow>,
+}
+
+struct DcRow {
+    name: String,
+    healthy: bool,
+    class: &'static str,
+    label: &'static str,
+    serving: usize,
+    fresh: usize,
+    instances: Vec<InstanceRow>,
+}
+
+struct InstanceRow {
+    id: String,
+    url: String,
+    condition: &'static str,
+    holds: String,
+    version: String,
+    age: String,
+    stale: bool,
+}
+
+/// GET `/status/fleet`: the fleet on the dashboard: data centers, their instances, holds,
+/// stale ones marked, links to each instance's dashboard.
+#[utoipa::path(get, path = "/status/fleet", tag = "fleet",
+    responses(
+        (status = 200, description = "The fleet page", content_type = "text/html", body = String),
+        (status = 404, description = "This instance has no fleet view", body = crate::openapi::Error),
+        (status = "default", description = "A rejected request (400, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
+pub(crate) async fn page(State(state): State<Arc<AppState>>) -> Result<Response, ApiError> {
+    use askama::Template;
+
+    let view = source(&state)?.view();
+    let page = FleetPage {
+        hostname: state.registry.hostname().to_owned(),
+        stale: view.stale,
+        fail_open: view.fail_open,
+        datacenters: view
+            .datacenters
+            .iter()
+            .map(|dc| {
+                let (class, label) = match (dc.healthy, dc.fail_open) {
+                    (true, _) => ("ok", "✔ healthy"),
+                    (false, true) => ("minor", "▲ failing open"),
+                    (false, false) => ("outage", "✖ unhealthy"),
+                };
+                DcRow {
+                    name: dc.datacenter.clone(),
+                    healthy: dc.healthy,
+                    class,
+                    label,
+                    serving: dc.serving,
+                    fresh: dc.fresh,
+                    instances: dc
+                        .instances
+                        .iter()
+                        .map(|i| InstanceRow {
+                            id: i.summary.instance_id.clone(),
+                            url: i.summary.url.clone(),
+                            condition: i.summary.condition.as_str(),
+                            holds: if i.summary.holds.is_empty() {
+                                "in rotation".to_owned()
+                            } else {
+                                i.summary.holds.join(", ")
+                            },
+                            version: i.summary.version.clone(),
+                            age: format!("{:.1} s ago", i.age_ms as f64 / 1000.0),
+                            stale: i.stale,
+                        })
+                        .collect(),
+                }
+            })
+            .collect(),
+    };
+    let html = page.render().map_err(|e| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot render the fleet page: {e}"),
+        )
+    })?;
+    let mut response = axum::response::Html(html).into_response();
+    response.headers_mut().insert(
+        axum::http::header::CONTENT_SECURITY_POLICY,
+        axum::http::HeaderValue::from_static(crate::dashboard::CSP),
+    );
+    Ok(response)
+}

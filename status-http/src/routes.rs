@@ -209,6 +209,7 @@ impl Routes {
             .route("/openapi.json", get(openapi::openapi_json))
             .route("/fleet", get(crate::fleet::fleet))
             .route("/fleet/datacenters/{dc}", get(crate::fleet::datacenter))
+            .route("/status/fleet", get(crate::fleet::page))
             .layer(DefaultBodyLimit::max(BODY_LIMIT))
             // A 503 is a probe's expected answer during an outage, not a server failure.
             .layer(

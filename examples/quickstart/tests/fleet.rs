@@ -123,6 +123,12 @@ async fn a_datacenter_fails_then_both_fail_open_then_recover() {
     })
     .await;
     assert_eq!(dc(asker, "east").await, (200, false));
+    let (_, page) = common::request(asker, "GET", "/status/fleet", None, "").await;
+    assert!(
+        page.contains(r#"id="dc-west" data-healthy="false""#),
+        "{page}"
+    );
+    assert!(page.contains(r#"data-instance="w2""#), "{page}");
     // Any instance answers the same, the west ones included.
     until(west[0].1, "west sees itself out", async || {
         dc(west[0].1, "west").await.0 == 503

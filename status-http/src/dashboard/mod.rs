@@ -33,7 +33,8 @@ use crate::serve::Closing;
 use crate::state::AppState;
 
 /// The page's content security policy: nothing but this server.
-const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
+pub(crate) const CSP: &str =
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
                    connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /// Dashboard event streams served at once; more answer 503.

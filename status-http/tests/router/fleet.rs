@@ -61,6 +61,30 @@ async fn gslb_gets_200_503_or_fail_open_and_404_for_strangers() {
         "{metrics}"
     );
 
+    let page = get(&one_healthy, "/status/fleet").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page
+        .header("content-security-policy")
+        .contains("default-src 'none'"));
+    for expected in [
+        r#"id="dc-east" data-healthy="false""#,
+        r#"id="dc-west" data-healthy="true""#,
+        r#"<tr data-instance="e1" data-stale="false">"#,
+        "✖ unhealthy",
+        "in rotation",
+    ] {
+        assert!(
+            page.body.contains(expected),
+            "no {expected} in {}",
+            page.body
+        );
+    }
+    assert!(!page.body.contains("fleet-fail-open"));
+    assert_eq!(
+        get(&without, "/status/fleet").await.status,
+        StatusCode::NOT_FOUND
+    );
+
     let none_healthy = status_http::Routes::new(f.registry.clone())
         .fleet(|| view(CheckStatus::Outage))
         .build();
@@ -70,4 +94,6 @@ async fn gslb_gets_200_503_or_fail_open_and_404_for_strangers() {
         assert_eq!(answer.json()["failOpen"], true);
         assert_eq!(answer.json()["healthy"], false);
     }
+    let page = get(&none_healthy, "/status/fleet").await.body;
+    assert!(page.contains(r#"id="fleet-fail-open""#) && page.contains("▲ failing open"));
 }

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::support::{fixture, get};
 
-const ROUTES: [(&str, &str); 20] = [
+const ROUTES: [(&str, &str); 21] = [
     ("get", "/healthcheck"),
     ("get", "/healthcheck/summary"),
     ("get", "/healthcheck/live"),
@@ -26,6 +26,7 @@ const ROUTES: [(&str, &str); 20] = [
     ("get", "/openapi.json"),
     ("get", "/fleet"),
     ("get", "/fleet/datacenters/{dc}"),
+    ("get", "/status/fleet"),
 ];
 
 #[tokio::test(start_paused = true)]
