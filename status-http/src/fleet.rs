@@ -10,6 +10,7 @@ use axum::Json;
 use prometheus_client::encoding::{EncodeMetric, MetricEncoder};
 use prometheus_client::metrics::MetricType;
 use status_core::fleet::FleetView;
+use status_core::Readiness;
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -192,4 +193,48 @@ pub(crate) async fn page(State(state): State<Arc<AppState>>) -> Result<Response,
         axum::http::HeaderValue::from_static(crate::dashboard::CSP),
     );
     Ok(response)
+}
+
+/// This instance in the fleet, for fleet-aware readiness.
+#[derive(Debug, Clone)]
+pub(crate) struct Me {
+    pub(crate) instance_id: String,
+    pub(crate) datacenter: String,
+}
+
+/// Fleet-aware readiness, when configured: an instance that fails readiness on its condition
+/// alone (startup done, no hold) stays ready while more than half of the other fresh instances
+/// of its data center fail the same way: the failure is the data center's, and whether it
+/// gets traffic is left to the data-center endpoint (and GSLB). Answers which rule decided;
+/// `None` when fleet-aware readiness is off.
+pub(crate) fn fleet_aware(state: &AppState, readiness: &mut Readiness) -> Option<&'static str> {
+    let me = state.fleet_aware.as_ref()?;
+    let fleet = state.fleet.as_ref()?;
+    if readiness.ready || !readiness.startup_complete || readiness.drain.is_some() {
+        return Some("instance");
+    }
+    let view = fleet.view();
+    let Some(dc) = view.datacenter(&me.datacenter) else {
+        return Some("instance");
+    };
+    let others: Vec<_> = dc
+        .instances
+        .iter()
+        .filter(|i| !i.stale && i.summary.instance_id != me.instance_id)
+        .collect();
+    let failing = others
+        .iter()
+        .filter(|i| i.summary.condition >= readiness.condition)
+        .count();
+    if others.is_empty() || failing * 2 <= others.len() {
+        return Some("instance");
+    }
+    readiness.ready = true;
+    readiness.reasons = vec![format!(
+        "{} is shared by {failing} of the {} other instances of {}: left to the data-center endpoint",
+        readiness.condition,
+        others.len(),
+        me.datacenter
+    )];
+    Some("fleet")
 }

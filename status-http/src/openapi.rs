@@ -228,6 +228,9 @@ pub(crate) struct Ready {
     startup_complete: bool,
     draining: Option<Drain>,
     reasons: Vec<String>,
+    /// With fleet-aware readiness, the rule that answered: `instance` or `fleet`.
+    #[schema(nullable = false)]
+    rule: Option<String>,
 }
 
 /// Startup.

@@ -196,6 +196,9 @@ struct ReadinessBody<'a> {
     startup_complete: bool,
     draining: Option<&'a DrainState>,
     reasons: &'a [String],
+    /// With fleet-aware readiness: `instance` or `fleet`, the rule that answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rule: Option<&'static str>,
 }
 
 /// GET `/healthcheck/ready`: [`Registry::readiness`](status_core::Registry::readiness),
@@ -206,12 +209,13 @@ struct ReadinessBody<'a> {
         (status = 503, description = "OUTAGE, out of rotation, or startup not complete", content((crate::openapi::Ready = "application/json"), (String = "text/plain"))),
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
 pub(crate) async fn ready(State(state): State<Arc<AppState>>, view: View) -> Response {
-    let readiness: Readiness = if view.exclude.is_empty() {
+    let mut readiness: Readiness = if view.exclude.is_empty() {
         state.registry.readiness_strict(view.strict)
     } else {
         let report = state.report_excluding(&view);
         state.registry.readiness_of(&report, view.strict)
     };
+    let rule = crate::fleet::fleet_aware(&state, &mut readiness);
     let code = if readiness.ready {
         StatusCode::OK
     } else {
@@ -234,6 +238,9 @@ pub(crate) async fn ready(State(state): State<Arc<AppState>>, view: View) -> Res
             "drain",
             holds.as_deref().unwrap_or_default(),
         );
+        if rule == Some("fleet") {
+            text += &format!("[+]fleet ok: {}\n", readiness.reasons.join("; "));
+        }
         text += if readiness.ready {
             "readyz check passed\n"
         } else {
@@ -250,6 +257,7 @@ pub(crate) async fn ready(State(state): State<Arc<AppState>>, view: View) -> Res
             startup_complete: readiness.startup_complete,
             draining: readiness.drain.as_ref(),
             reasons: &readiness.reasons,
+            rule,
         },
     )
 }

@@ -47,6 +47,7 @@ pub struct Routes {
     metrics: Vec<MetricsHook>,
     panels: Vec<Panel>,
     fleet: Option<crate::fleet::FleetSource>,
+    fleet_aware: Option<crate::fleet::Me>,
 }
 
 impl std::fmt::Debug for Routes {
@@ -77,6 +78,7 @@ impl Routes {
             metrics: Vec::new(),
             panels: Vec::new(),
             fleet: None,
+            fleet_aware: None,
         }
     }
 
@@ -136,6 +138,25 @@ impl Routes {
         self
     }
 
+    /// Fleet-aware readiness, opt-in (needs [`fleet`](Self::fleet)): `instance_id` of
+    /// `datacenter` fails readiness on its condition only while it is worse than most of its
+    /// data center. When more than half of the other fresh instances there fail the same way,
+    /// the failure is the data center's: the instance stays ready, and whether the data center
+    /// gets traffic is left to `/fleet/datacenters/{dc}` (and GSLB). Holds and startup still
+    /// fail readiness. The readiness body then says which rule answered: `"rule": "instance"`
+    /// or `"fleet"`.
+    pub fn fleet_aware_readiness(
+        mut self,
+        instance_id: impl Into<String>,
+        datacenter: impl Into<String>,
+    ) -> Self {
+        self.fleet_aware = Some(crate::fleet::Me {
+            instance_id: instance_id.into(),
+            datacenter: datacenter.into(),
+        });
+        self
+    }
+
     /// The application name reports carry, instead of the registry's.
     pub fn appname(mut self, appname: impl Into<String>) -> Self {
         self.appname = Some(appname.into());
@@ -169,6 +190,7 @@ impl Routes {
             metrics: Metrics::new(&self.registry, self.metrics),
             panels: self.panels,
             fleet: self.fleet,
+            fleet_aware: self.fleet_aware,
             live: probes::liveness_bodies(self.registry.hostname()),
             registry: self.registry,
             admin: AdminAuth::new(self.admin_token.as_deref().unwrap_or_default()),

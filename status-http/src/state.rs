@@ -34,6 +34,8 @@ pub(crate) struct AppState {
     pub(crate) panels: Vec<Panel>,
     /// The fleet view, if this instance has one.
     pub(crate) fleet: Option<crate::fleet::FleetSource>,
+    /// Fleet-aware readiness: this instance's name and data center.
+    pub(crate) fleet_aware: Option<crate::fleet::Me>,
 }
 
 impl FromRef<Arc<AppState>> for AdminAuth {

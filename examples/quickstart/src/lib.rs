@@ -107,6 +107,9 @@ pub struct FleetConfig {
     pub ttl: Duration,
     /// This instance's dashboard, for links from the fleet page.
     pub url: String,
+    /// Fleet-aware readiness: a failure most of the data center shares leaves this instance
+    /// ready, the data-center endpoint deciding.
+    pub aware_readiness: bool,
 }
 
 /// Self-culling: the culler's settings and its budget.
@@ -516,8 +519,12 @@ pub fn app(demo: &Demo) -> Router {
     let alive_tasks = demo.alive_tasks.clone();
     let shed = demo.shed.clone();
     let mut status = status_http::Routes::new(demo.registry.clone());
-    if let Some(fleet) = demo.fleet.clone() {
+    if let (Some(fleet), Some(config)) = (demo.fleet.clone(), demo.config.fleet.as_ref()) {
         status = status.fleet(move || fleet.view());
+        if config.aware_readiness {
+            status = status
+                .fleet_aware_readiness(demo.config.instance_id.clone(), config.datacenter.clone());
+        }
     }
     let status = status
         .admin_token(demo.config.admin_token.clone())

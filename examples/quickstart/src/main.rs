@@ -102,6 +102,10 @@ struct Args {
     /// An instance is stale this long after its last heartbeat, in milliseconds.
     #[arg(long, default_value_t = 3000)]
     fleet_ttl_ms: u64,
+    /// Fleet-aware readiness: a failure most of this data center shares leaves the instance
+    /// ready, and the data-center endpoint decides.
+    #[arg(long)]
+    fleet_aware_readiness: bool,
     /// This instance's name in the fleet (default: host name and process id).
     #[arg(long)]
     instance_id: Option<String>,
@@ -200,6 +204,7 @@ async fn main() -> anyhow::Result<()> {
             datacenter: args.datacenter.clone(),
             ttl: Duration::from_millis(args.fleet_ttl_ms.max(300)),
             url: format!("http://{}/status", SocketAddr::new(args.bind, args.port)),
+            aware_readiness: args.fleet_aware_readiness,
         }),
         instance_id: args.instance_id.unwrap_or_else(|| {
             format!(

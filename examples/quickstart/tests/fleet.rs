@@ -41,6 +41,10 @@ async fn until(addr: SocketAddr, what: &str, ok: impl AsyncFn() -> bool) {
 }
 
 async fn instance(redis: u16, id: &str, dc: &str) -> (Process, SocketAddr) {
+    instance_with(redis, id, dc, &[]).await
+}
+
+async fn instance_with(redis: u16, id: &str, dc: &str, extra: &[&str]) -> (Process, SocketAddr) {
     let port = free_port();
     let child = Command::new(env!("CARGO_BIN_EXE_quickstart"))
         .args(["--port", &port.to_string(), "--period-ms", "100"])
@@ -53,6 +57,7 @@ async fn instance(redis: u16, id: &str, dc: &str) -> (Process, SocketAddr) {
             "--fleet-ttl-ms",
             "600",
         ])
+        .args(extra)
         .env("STATUS_ADMIN_TOKEN", "t")
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
@@ -86,18 +91,22 @@ async fn dc(addr: SocketAddr, dc: &str) -> (u16, bool) {
     (status, body["failOpen"].as_bool().unwrap_or(false))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_datacenter_fails_then_both_fail_open_then_recover() {
-    let redis_port = free_port();
-    let _redis = Process(
+fn redis_server(port: u16) -> Process {
+    Process(
         Command::new("redis-server")
-            .args(["--port", &redis_port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("redis-server is installed (scripts/test installs it)"),
-    );
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_datacenter_fails_then_both_fail_open_then_recover() {
+    let redis_port = free_port();
+    let _redis = redis_server(redis_port);
     tokio::time::sleep(Duration::from_millis(200)).await;
     let east = [
         instance(redis_port, "e1", "east").await,
@@ -157,4 +166,46 @@ async fn a_datacenter_fails_then_both_fail_open_then_recover() {
         metrics.contains(r#"status_fleet_datacenter_healthy{dc="west"} 1"#),
         "{metrics}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fleet_aware_readiness_leaves_a_shared_failure_to_the_datacenter() {
+    let redis_port = free_port();
+    let _redis = redis_server(redis_port);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let aware = ["--fleet-aware-readiness"];
+    let mut east = Vec::new();
+    for id in ["e1", "e2", "e3"] {
+        east.push(instance_with(redis_port, id, "east", &aware).await);
+    }
+    let _west = instance_with(redis_port, "w1", "west", &aware).await;
+    let asker = east[0].1;
+    until(asker, "both healthy", async || {
+        dc(asker, "east").await == (200, false) && dc(asker, "west").await == (200, false)
+    })
+    .await;
+    // Its own failure takes one instance out, by the instance's rule.
+    chaos(east[1].1, "outage").await;
+    let e2 = east[1].1;
+    until(e2, "e2 not ready", async || {
+        get(e2, "/healthcheck/ready").await.0 == 503
+    })
+    .await;
+    assert_eq!(get(e2, "/healthcheck/ready").await.1["rule"], "instance");
+    // The same failure on every instance of east: they stay ready, east's endpoint says 503.
+    for (_, addr) in &east {
+        chaos(*addr, "outage").await;
+    }
+    until(asker, "east out", async || {
+        dc(asker, "east").await == (503, false)
+    })
+    .await;
+    for (_, addr) in &east {
+        let addr = *addr;
+        until(addr, "ready by the fleet's rule", async || {
+            let (status, body) = get(addr, "/healthcheck/ready").await;
+            status == 200 && body["rule"] == "fleet"
+        })
+        .await;
+    }
 }

@@ -97,3 +97,70 @@ async fn gslb_gets_200_503_or_fail_open_and_404_for_strangers() {
     let page = get(&none_healthy, "/status/fleet").await.body;
     assert!(page.contains(r#"id="fleet-fail-open""#) && page.contains("▲ failing open"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn fleet_aware_readiness_leaves_a_shared_failure_to_the_datacenter() {
+    let f = fixture().await;
+    f.set(&f.db, CheckStatus::Outage).await;
+    let dc = |others: CheckStatus| {
+        move || {
+            let i = |id: &str, c| {
+                (
+                    InstanceSummary::new(id, "east", c, Vec::new(), "1.0"),
+                    Duration::ZERO,
+                )
+            };
+            FleetView::new(
+                vec![
+                    i("me", CheckStatus::Outage),
+                    i("e2", others),
+                    i("e3", others),
+                ],
+                Duration::from_secs(3),
+                HealthRule::default(),
+            )
+        }
+    };
+    // Alone in its failure: not ready, by the instance's rule.
+    let alone = status_http::Routes::new(f.registry.clone())
+        .fleet(dc(CheckStatus::Ok))
+        .fleet_aware_readiness("me", "east")
+        .build();
+    let ready = get(&alone, "/healthcheck/ready").await;
+    assert_eq!(ready.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(ready.json()["rule"], "instance");
+    // The whole data center shares it: ready, the data center's endpoint decides.
+    let shared = status_http::Routes::new(f.registry.clone())
+        .fleet(dc(CheckStatus::Outage))
+        .fleet_aware_readiness("me", "east")
+        .build();
+    let ready = get(&shared, "/healthcheck/ready").await;
+    assert_eq!(ready.status, StatusCode::OK);
+    assert_eq!(ready.json()["rule"], "fleet");
+    assert!(ready.json()["reasons"][0]
+        .as_str()
+        .unwrap()
+        .contains("shared by 2 of the 2 other instances of east"));
+    assert_eq!(
+        get(&shared, "/fleet/datacenters/east").await.status,
+        StatusCode::OK,
+        "failing open: the only one"
+    );
+    let text = get(&shared, "/healthcheck/ready?verbose").await.body;
+    assert!(text.contains("[+]fleet ok: OUTAGE is shared"), "{text}");
+    // A hold still fails it.
+    f.registry.drain("deploy", None, None).unwrap();
+    assert_eq!(
+        get(&shared, "/healthcheck/ready").await.status,
+        StatusCode::SERVICE_UNAVAILABLE
+    );
+    // Without the option, no rule is named.
+    let plain = status_http::Routes::new(f.registry.clone())
+        .fleet(dc(CheckStatus::Outage))
+        .build();
+    assert!(get(&plain, "/healthcheck/ready")
+        .await
+        .json()
+        .get("rule")
+        .is_none());
+}
