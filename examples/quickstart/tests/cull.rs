@@ -2,43 +2,16 @@
 //! installed by `scripts/test`); errors injected into all of them cull exactly the budget's
 //! capacity, the others keep serving, and a request in flight on a culled instance completes.
 
-use std::net::{SocketAddr, TcpListener};
-use std::process::{Child, Command, Stdio};
+use std::net::SocketAddr;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
 mod common;
+mod processes;
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// A process killed when dropped.
-struct Process(Child);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        self.0.kill().ok();
-        self.0.wait().ok();
-    }
-}
-
-fn redis_server() -> (Process, u16) {
-    let port = free_port();
-    let child = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args(["--save", "", "--appendonly", "no"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("redis-server is installed (scripts/test installs it)");
-    (Process(child), port)
-}
+use processes::{free_port, redis_server, Process};
 
 async fn wait_for(addr: SocketAddr, path: &str, status: u16) {
     let deadline = Instant::now() + Duration::from_secs(30);

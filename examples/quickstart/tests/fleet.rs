@@ -1,31 +1,17 @@
 //! The fleet view across processes: four quickstarts in two data centers share one real
 //! `redis-server`; the chaos API breaks a data center, then both.
 
-use std::net::{SocketAddr, TcpListener};
-use std::process::{Child, Command, Stdio};
+use std::net::SocketAddr;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
 use tokio::time::Instant;
 
 mod common;
+mod processes;
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-struct Process(Child);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        self.0.kill().ok();
-        self.0.wait().ok();
-    }
-}
+use processes::{free_port, redis_server, Process};
 
 async fn get(addr: SocketAddr, path: &str) -> (u16, Value) {
     let (status, body) = common::request(addr, "GET", path, None, "").await;
@@ -91,23 +77,9 @@ async fn dc(addr: SocketAddr, dc: &str) -> (u16, bool) {
     (status, body["failOpen"].as_bool().unwrap_or(false))
 }
 
-fn redis_server(port: u16) -> Process {
-    Process(
-        Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server is installed (scripts/test installs it)"),
-    )
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_datacenter_fails_then_both_fail_open_then_recover() {
-    let redis_port = free_port();
-    let _redis = redis_server(redis_port);
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (_redis, redis_port) = redis_server();
     let east = [
         instance(redis_port, "e1", "east").await,
         instance(redis_port, "e2", "east").await,
@@ -170,9 +142,7 @@ async fn a_datacenter_fails_then_both_fail_open_then_recover() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fleet_aware_readiness_leaves_a_shared_failure_to_the_datacenter() {
-    let redis_port = free_port();
-    let _redis = redis_server(redis_port);
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (_redis, redis_port) = redis_server();
     let aware = ["--fleet-aware-readiness"];
     let mut east = Vec::new();
     for id in ["e1", "e2", "e3"] {
