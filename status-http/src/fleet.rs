@@ -6,7 +6,6 @@ use std::sync::Arc;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 use prometheus_client::encoding::{EncodeMetric, MetricEncoder};
 use prometheus_client::metrics::MetricType;
 use status_core::fleet::FleetView;
@@ -15,14 +14,58 @@ use status_core::Readiness;
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// Where the fleet view comes from (e.g. `status_core::fleet::Fleet::view`).
+/// Where the fleet view comes from (e.g. `status_core::fleet::Fleet::view`), and the JSON of
+/// the last view served, reused while the source hands out the same `Arc`.
 #[derive(Clone)]
-pub(crate) struct FleetSource(pub(crate) Arc<dyn Fn() -> FleetView + Send + Sync>);
+pub(crate) struct FleetSource {
+    read: Arc<dyn Fn() -> Arc<FleetView> + Send + Sync>,
+    json: Arc<std::sync::Mutex<Option<Rendered>>>,
+}
+
+/// A view, its JSON, and each data center's: whether it answers healthy, and its JSON.
+struct Rendered {
+    view: Arc<FleetView>,
+    fleet: axum::body::Bytes,
+    datacenters: std::collections::BTreeMap<String, (bool, axum::body::Bytes)>,
+}
 
 impl FleetSource {
-    fn view(&self) -> FleetView {
-        (self.0)()
+    pub(crate) fn new(read: impl Fn() -> Arc<FleetView> + Send + Sync + 'static) -> Self {
+        Self {
+            read: Arc::new(read),
+            json: Arc::default(),
+        }
     }
+
+    fn view(&self) -> Arc<FleetView> {
+        (self.read)()
+    }
+
+    /// Runs `read` on the rendering of the current view, made once per view.
+    fn rendered<T>(&self, read: impl FnOnce(&Rendered) -> T) -> T {
+        let view = self.view();
+        let mut cached = self
+            .json
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let current = cached.as_ref().is_some_and(|r| Arc::ptr_eq(&r.view, &view));
+        if !current {
+            *cached = Some(Rendered {
+                fleet: json(&*view),
+                datacenters: view
+                    .datacenters
+                    .iter()
+                    .map(|dc| (dc.datacenter.clone(), (dc.answers_healthy(), json(dc))))
+                    .collect(),
+                view,
+            });
+        }
+        read(cached.as_ref().expect("rendered just now"))
+    }
+}
+
+fn json<T: serde::Serialize>(value: &T) -> axum::body::Bytes {
+    axum::body::Bytes::from(serde_json::to_vec(value).expect("a fleet view serializes"))
 }
 
 impl std::fmt::Debug for FleetSource {
@@ -45,7 +88,15 @@ fn source(state: &AppState) -> Result<&FleetSource, ApiError> {
         (status = 404, description = "This instance has no fleet view", body = crate::openapi::Error),
         (status = "default", description = "A rejected request (400, 404 without a fleet view, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
 pub(crate) async fn fleet(State(state): State<Arc<AppState>>) -> Result<Response, ApiError> {
-    Ok(Json(source(&state)?.view()).into_response())
+    let json = source(&state)?.rendered(|r| r.fleet.clone());
+    Ok((
+        [(
+            axum::http::header::CONTENT_TYPE,
+            axum::http::HeaderValue::from_static("application/json"),
+        )],
+        json,
+    )
+        .into_response())
 }
 
 /// GET `/fleet/datacenters/{dc}`: for GSLB: 200 healthy, 503 unhealthy, 200 with
@@ -62,16 +113,23 @@ pub(crate) async fn datacenter(
     State(state): State<Arc<AppState>>,
     Path(dc): Path<String>,
 ) -> Result<Response, ApiError> {
-    let view = source(&state)?.view();
-    let dc = view
-        .datacenter(&dc)
+    let (healthy, json) = source(&state)?
+        .rendered(|r| r.datacenters.get(&dc).cloned())
         .ok_or_else(|| ApiError::not_found("data center", &dc))?;
-    let status = if dc.answers_healthy() {
+    let status = if healthy {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
-    Ok((status, Json(dc)).into_response())
+    Ok((
+        status,
+        [(
+            axum::http::header::CONTENT_TYPE,
+            axum::http::HeaderValue::from_static("application/json"),
+        )],
+        json,
+    )
+        .into_response())
 }
 
 /// `status_fleet_datacenter_healthy{dc}`: 1 when the data center is healthy by the rule, 0
@@ -86,7 +144,7 @@ impl std::fmt::Debug for FleetMetric {
 
 impl EncodeMetric for FleetMetric {
     fn encode(&self, mut encoder: MetricEncoder<'_>) -> Result<(), std::fmt::Error> {
-        for dc in self.0.view().datacenters {
+        for dc in &self.0.view().datacenters {
             encoder
                 .encode_family(&[("dc", dc.datacenter.as_str())])?
                 .encode_gauge(&i64::from(dc.healthy))?;

@@ -118,14 +118,15 @@ impl Routes {
     }
 
     /// Serves the fleet: `GET /fleet` and `GET /fleet/datacenters/{dc}` answer from `view`
-    /// (e.g. `status_core::fleet::Fleet::view`, which reads memory, never the store), and
+    /// (e.g. `status_core::fleet::Fleet::view`, which reads memory, never the store; `/fleet`
+    /// serializes each view it hands out once), and
     /// `/metrics` gains `status_fleet_datacenter_healthy{dc}`. Without it both routes answer
     /// 404.
     pub fn fleet(
         mut self,
-        view: impl Fn() -> status_core::fleet::FleetView + Send + Sync + 'static,
+        view: impl Fn() -> Arc<status_core::fleet::FleetView> + Send + Sync + 'static,
     ) -> Self {
-        let view = crate::fleet::FleetSource(Arc::new(view));
+        let view = crate::fleet::FleetSource::new(view);
         let metric = crate::fleet::FleetMetric(view.clone());
         self.metrics.push(Box::new(move |metrics| {
             metrics.register(

@@ -134,7 +134,7 @@ pub struct Member {
 /// instance's own probes never wait on any of this.
 #[derive(Debug, Clone)]
 pub struct Fleet {
-    view: Arc<RwLock<(FleetView, Option<Instant>)>>,
+    view: Arc<RwLock<(Arc<FleetView>, Option<Instant>)>>,
     ttl: Duration,
 }
 
@@ -150,7 +150,7 @@ impl Fleet {
         let ttl = store.ttl;
         let fleet = Self {
             view: Arc::new(RwLock::new((
-                FleetView::new(Vec::new(), ttl, rule).into_stale(),
+                Arc::new(FleetView::new(Vec::new(), ttl, rule).into_stale()),
                 None,
             ))),
             ttl,
@@ -181,7 +181,7 @@ impl Fleet {
                 drop(registry);
                 let exchanged = tokio::time::timeout(ttl / 3, store.exchange(&me)).await;
                 if let Ok(Ok(summaries)) = exchanged {
-                    let fresh = FleetView::new(summaries, ttl, rule);
+                    let fresh = Arc::new(FleetView::new(summaries, ttl, rule));
                     *view
                         .write()
                         .unwrap_or_else(std::sync::PoisonError::into_inner) =
@@ -193,9 +193,10 @@ impl Fleet {
     }
 
     /// The fleet now, from memory: fresh, stale (the store not read for a while), or failing
-    /// open (not read for three TTLs).
+    /// open (not read for three TTLs). The same `Arc` until the next read of the store, so
+    /// that renderings can be cached by it.
     #[must_use]
-    pub fn view(&self) -> FleetView {
+    pub fn view(&self) -> Arc<FleetView> {
         let guard = self
             .view
             .read()
@@ -203,9 +204,9 @@ impl Fleet {
         let (view, read_at) = &*guard;
         let age = read_at.map_or(Duration::MAX, |at| at.elapsed());
         if age <= self.ttl {
-            return view.clone();
+            return Arc::clone(view);
         }
-        let mut stale = view.clone().into_stale();
+        let mut stale = FleetView::clone(view).into_stale();
         if age > 3 * self.ttl {
             stale.fail_open = true;
             for dc in &mut stale.datacenters {
@@ -213,6 +214,6 @@ impl Fleet {
                 dc.condition = crate::CheckStatus::Ok;
             }
         }
-        stale
+        Arc::new(stale)
     }
 }

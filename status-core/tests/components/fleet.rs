@@ -64,7 +64,11 @@ impl Instance {
 }
 
 /// Polls `fleet`'s view until `ok` holds, for at most 10 s.
-async fn until(fleet: &Fleet, what: &str, ok: impl Fn(&FleetView) -> bool) -> FleetView {
+async fn until(
+    fleet: &Fleet,
+    what: &str,
+    ok: impl Fn(&FleetView) -> bool,
+) -> std::sync::Arc<FleetView> {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let view = fleet.view();

@@ -1,5 +1,6 @@
 //! The fleet routes over a fixed view: the data-center endpoint's codes, and the metric.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::StatusCode;
@@ -32,7 +33,7 @@ async fn gslb_gets_200_503_or_fail_open_and_404_for_strangers() {
     assert_eq!(get(&without, "/fleet").await.status, StatusCode::NOT_FOUND);
 
     let one_healthy = status_http::Routes::new(f.registry.clone())
-        .fleet(|| view(CheckStatus::Ok))
+        .fleet(|| Arc::new(view(CheckStatus::Ok)))
         .build();
     let east = get(&one_healthy, "/fleet/datacenters/east").await;
     assert_eq!(east.status, StatusCode::SERVICE_UNAVAILABLE);
@@ -86,7 +87,7 @@ async fn gslb_gets_200_503_or_fail_open_and_404_for_strangers() {
     );
 
     let none_healthy = status_http::Routes::new(f.registry.clone())
-        .fleet(|| view(CheckStatus::Outage))
+        .fleet(|| Arc::new(view(CheckStatus::Outage)))
         .build();
     for dc in ["east", "west"] {
         let answer = get(&none_healthy, &format!("/fleet/datacenters/{dc}")).await;
@@ -110,7 +111,7 @@ async fn fleet_aware_readiness_leaves_a_shared_failure_to_the_datacenter() {
                     Duration::ZERO,
                 )
             };
-            FleetView::new(
+            Arc::new(FleetView::new(
                 vec![
                     i("me", CheckStatus::Outage),
                     i("e2", others),
@@ -118,7 +119,7 @@ async fn fleet_aware_readiness_leaves_a_shared_failure_to_the_datacenter() {
                 ],
                 Duration::from_secs(3),
                 HealthRule::default(),
-            )
+            ))
         }
     };
     // Alone in its failure: not ready, by the instance's rule.
