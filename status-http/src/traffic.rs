@@ -264,6 +264,19 @@ pub fn shed_metrics<R: 'static>(
 
 type Read = Arc<dyn Fn() -> ShedState + Send + Sync>;
 
+/// A counter family with a series per `reason`.
+fn encode_by_reason(
+    encoder: &mut MetricEncoder<'_>,
+    counts: &[(&str, u64)],
+) -> Result<(), std::fmt::Error> {
+    for (reason, count) in counts {
+        encoder
+            .encode_family(&[("reason", *reason)])?
+            .encode_counter::<NoLabelSet, _, u64>(count, None)?;
+    }
+    Ok(())
+}
+
 #[derive(Clone, Copy)]
 enum Value {
     Gauge(fn(&ShedState) -> usize),
@@ -289,18 +302,14 @@ impl EncodeMetric for Live {
             Value::Gauge(pick) => {
                 encoder.encode_gauge(&i64::try_from(pick(&state)).unwrap_or(i64::MAX))
             }
-            Value::Rejected => {
-                for (reason, count) in [
+            Value::Rejected => encode_by_reason(
+                &mut encoder,
+                &[
                     ("queue_full", state.queue_full),
                     ("queue_timeout", state.queue_timeout),
                     ("deadline", state.elapsed),
-                ] {
-                    encoder
-                        .encode_family(&[("reason", reason)])?
-                        .encode_counter::<NoLabelSet, _, u64>(&count, None)?;
-                }
-                Ok(())
-            }
+                ],
+            ),
         }
     }
 
@@ -547,17 +556,13 @@ impl EncodeMetric for CullMetric {
                 encoder.encode_gauge(&i64::try_from(s.failures).unwrap_or(i64::MAX))
             }
             CullValue::Culled => encoder.encode_gauge(&i64::from(s.culled)),
-            CullValue::Denied => {
-                for (reason, count) in [
+            CullValue::Denied => encode_by_reason(
+                &mut encoder,
+                &[
                     ("spent", s.denied_spent),
                     ("unreachable", s.denied_unreachable),
-                ] {
-                    encoder
-                        .encode_family(&[("reason", reason)])?
-                        .encode_counter::<NoLabelSet, _, u64>(&count, None)?;
-                }
-                Ok(())
-            }
+                ],
+            ),
         }
     }
 

@@ -271,7 +271,7 @@ impl Demo {
     ///
     /// If called outside a Tokio runtime, or with a Redis or PostgreSQL URL that does not
     /// parse.
-    pub fn start(config: Config) -> Result<Self, status_core::Error> {
+    pub fn start(config: Config) -> anyhow::Result<Self> {
         let registry = Registry::builder().appname("quickstart").build();
         let chaos = Chaos::default();
         for (id, urgency, kind, description) in DEPENDENCIES {
@@ -428,10 +428,7 @@ impl Demo {
 }
 
 /// The failure counter of `/demo/work` and the culler judging by it, with its budget.
-fn start_culler(
-    registry: &Registry,
-    config: &Config,
-) -> Result<(Failures, CullerHandle), status_core::Error> {
+fn start_culler(registry: &Registry, config: &Config) -> anyhow::Result<(Failures, CullerHandle)> {
     let cull = &config.cull;
     let failures = Failures::new(cull.window);
     let errors = registry.add_passive(
@@ -448,8 +445,6 @@ fn start_culler(
     );
     let budget: Arc<dyn Budget> = match &cull.redis {
         Some(url) => {
-            // The same URL rules as the Redis check's, and the same error.
-            status_core::check::redis::RedisCheck::new(url)?;
             let window = if cull.sliding {
                 RedisWindow::Sliding
             } else {
@@ -464,7 +459,7 @@ fn start_culler(
                     window,
                     &config.instance_id,
                 )
-                .expect("a URL the Redis check accepts"),
+                .map_err(|e| anyhow::anyhow!("--cull-redis {url:?}: {e}"))?,
             )
         }
         None => Arc::new(InProcessBudget::new(cull.capacity, cull.budget_window)),

@@ -35,7 +35,10 @@ async fn instance(redis_port: u16, id: usize) -> (Process, SocketAddr) {
         .args(["--port", &port.to_string(), "--period-ms", "100"])
         .args(["--cull-redis", &format!("redis://127.0.0.1:{redis_port}/")])
         .args(["--cull-threshold", "5", "--cull-interval-ms", "300"])
+        // Sliding: a fixed window would let two windows' worth through if the test ran
+        // across an edge of the calendar's ten-minute windows.
         .args(["--cull-capacity", "2", "--cull-budget-window-s", "600"])
+        .args(["--cull-budget", "sliding"])
         .args([
             "--cull-min-uptime-s",
             "0",

@@ -10,7 +10,7 @@ use status_core::{CheckStatus, HoldSource, Registry, Reporter};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::budget::{Budget, BudgetError, Grant};
+use super::budget::{Budget, Grant};
 use super::policy::{CullPolicy, Decision};
 use crate::count::Failures;
 
@@ -189,7 +189,6 @@ impl Culler {
                     }
                     Err(e) => {
                         set(&|s| s.denied_unreachable += 1);
-                        let e: BudgetError = e;
                         (CheckStatus::Minor, format!("{seen}; not culling: {e}"))
                     }
                 },
@@ -216,7 +215,7 @@ impl Culler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cull::{Asking, InProcessBudget};
+    use crate::cull::{Asking, BudgetError, InProcessBudget};
 
     const S: Duration = Duration::from_secs(1);
 

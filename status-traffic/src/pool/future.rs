@@ -79,8 +79,9 @@ where
         this.call.set(None);
         if let Some(done) = this.done.take() {
             let outcome = done.shared.classify(&result);
-            done.lease.finish(done.shared.now(), outcome);
-            done.shared.record(done.id, outcome);
+            let now = done.shared.now();
+            done.lease.finish(now, outcome);
+            done.shared.record(done.id, now, outcome);
             done.counts.count(outcome);
         }
         Poll::Ready(result.map_err(Into::into))

@@ -259,9 +259,8 @@ impl<S: Service<R>, R> Shared<S, R> {
         self.epoch.elapsed()
     }
 
-    /// Records how a call to node `id` ended.
-    pub(crate) fn record(&self, id: u64, outcome: Outcome) {
-        let now = self.now();
+    /// Records how a call to node `id` ended at `now`.
+    pub(crate) fn record(&self, id: u64, now: Duration, outcome: Outcome) {
         self.lock().selector.record(&id, now, outcome);
     }
 

@@ -80,12 +80,12 @@ impl<K: PartialEq + Clone> Selector<K> {
     /// The order to try the nodes in at `now` (indices into [`keys`](Self::keys)), written
     /// into `order`: a weighted shuffle by weight = success rate cubed, drawn from `rng`.
     pub fn order(&mut self, now: Duration, rng: &mut Rng, order: &mut Vec<usize>) {
-        let n = self.nodes.len();
+        self.refresh(now);
         let mut keyed: Vec<(Key, usize)> = self
-            .nodes
-            .iter_mut()
+            .weights
+            .iter()
             .enumerate()
-            .map(|(i, (_, stats))| (Key::draw(weight(stats.rate(now, n)), rng), i))
+            .map(|(i, w)| (Key::draw(w.unwrap_or(0.0), rng), i))
             .collect();
         keyed.sort_unstable_by_key(|&(key, _)| std::cmp::Reverse(key));
         order.clear();
