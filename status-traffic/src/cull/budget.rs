@@ -59,13 +59,77 @@ pub trait Budget: Send + Sync + fmt::Debug {
     fn describe(&self) -> String;
 }
 
-/// A budget kept in this process: at most `capacity` tokens in any `window`-long span
-/// (an exact sliding window of the grant times). For a single instance, or tests.
-#[derive(Debug)]
-pub struct InProcessBudget {
+/// The grants of a budget kept in memory, pure: at most `capacity` in any `window`-long span
+/// (an exact sliding window of the grant times), told the time. [`InProcessBudget`] keeps one
+/// behind a lock; the simulator keeps one for a simulated fleet.
+///
+/// # Example
+///
+/// ```
+/// use std::time::Duration;
+/// use status_traffic::cull::{Grant, GrantWindow};
+///
+/// let s = Duration::from_secs;
+/// let mut budget = GrantWindow::new(1, s(10));
+/// assert_eq!(budget.take(s(0)), Grant::Token { used: 1 });
+/// assert_eq!(budget.take(s(9)), Grant::Spent { used: 1 });
+/// assert_eq!(budget.take(s(10)), Grant::Token { used: 1 });
+/// ```
+#[derive(Debug, Clone)]
+pub struct GrantWindow {
     capacity: u64,
     window: Duration,
-    granted: Mutex<VecDeque<Instant>>,
+    granted: VecDeque<Duration>,
+}
+
+impl GrantWindow {
+    /// `capacity` tokens per `window`.
+    #[must_use]
+    pub fn new(capacity: u64, window: Duration) -> Self {
+        Self {
+            capacity,
+            window,
+            granted: VecDeque::new(),
+        }
+    }
+
+    /// Takes a token at `now` if fewer than `capacity` were granted in the window before it.
+    pub fn take(&mut self, now: Duration) -> Grant {
+        while self
+            .granted
+            .front()
+            .is_some_and(|&t| now.saturating_sub(t) >= self.window)
+        {
+            self.granted.pop_front();
+        }
+        let used = self.granted.len() as u64;
+        if used < self.capacity {
+            self.granted.push_back(now);
+            Grant::Token { used: used + 1 }
+        } else {
+            Grant::Spent { used }
+        }
+    }
+
+    /// Tokens per window.
+    #[must_use]
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// The window.
+    #[must_use]
+    pub fn window(&self) -> Duration {
+        self.window
+    }
+}
+
+/// A budget kept in this process: a [`GrantWindow`] on Tokio's clock. For a single instance,
+/// or tests.
+#[derive(Debug)]
+pub struct InProcessBudget {
+    epoch: Instant,
+    grants: Mutex<GrantWindow>,
 }
 
 impl InProcessBudget {
@@ -73,38 +137,29 @@ impl InProcessBudget {
     #[must_use]
     pub fn new(capacity: u64, window: Duration) -> Self {
         Self {
-            capacity,
-            window,
-            granted: Mutex::new(VecDeque::new()),
+            epoch: Instant::now(),
+            grants: Mutex::new(GrantWindow::new(capacity, window)),
         }
     }
 }
 
 impl Budget for InProcessBudget {
     fn take(&self) -> Asking<'_> {
-        let now = Instant::now();
-        let mut granted = self.granted.lock().unwrap_or_else(PoisonError::into_inner);
-        while granted
-            .front()
-            .is_some_and(|&t| now.saturating_duration_since(t) >= self.window)
-        {
-            granted.pop_front();
-        }
-        let used = granted.len() as u64;
-        let grant = if used < self.capacity {
-            granted.push_back(now);
-            Grant::Token { used: used + 1 }
-        } else {
-            Grant::Spent { used }
-        };
+        let now = self.epoch.elapsed();
+        let grant = self
+            .grants
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take(now);
         Box::pin(std::future::ready(Ok(grant)))
     }
 
     fn describe(&self) -> String {
+        let grants = self.grants.lock().unwrap_or_else(PoisonError::into_inner);
         format!(
             "in-process sliding window, {} per {} s",
-            self.capacity,
-            self.window.as_secs()
+            grants.capacity(),
+            grants.window().as_secs()
         )
     }
 }

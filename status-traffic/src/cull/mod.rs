@@ -21,7 +21,7 @@ mod policy;
 mod redis;
 mod window;
 
-pub use self::budget::{Asking, Budget, BudgetError, Grant, InProcessBudget};
+pub use self::budget::{Asking, Budget, BudgetError, Grant, GrantWindow, InProcessBudget};
 pub use self::culler::{Culler, CullerHandle, CullerState};
 pub use self::policy::{CullPolicy, Decision};
 #[cfg(feature = "redis")]

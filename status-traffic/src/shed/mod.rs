@@ -22,10 +22,12 @@ pub mod future;
 mod layer;
 mod queue;
 mod report;
+mod room;
 
 pub use self::error::{Elapsed, QueueFull, QueueTimeout};
 pub use self::layer::ShedLayer;
 pub use self::report::{verdict, ShedSample};
+pub use self::room::WaitingRoom;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

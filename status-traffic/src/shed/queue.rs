@@ -1,5 +1,5 @@
-//! The waiting room: bounded, highest priority first; within a priority, first come first
-//! served until the queue is congested, then last come first served (adaptive LIFO).
+//! The layer's shared state: the limiter, and the [`WaitingRoom`] behind a lock with a
+//! channel per waiter.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -10,18 +10,15 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use super::error::QueueFull;
+use super::room::WaitingRoom;
 use super::ShedSample;
 use crate::limit::{Lease, Limiter, Ticket};
 
 /// What a waiter is sent: a lease, or word that a request of higher priority took its place.
 pub(super) type Admission = Result<Lease, QueueFull>;
 
-#[derive(Debug)]
-struct Waiter {
-    priority: u8,
-    since: Instant,
-    tx: oneshot::Sender<Admission>,
-}
+/// How a waiter is woken.
+type Waiter = oneshot::Sender<Admission>;
 
 /// A layer's settings.
 #[derive(Debug, Clone, Copy)]
@@ -64,7 +61,7 @@ pub(super) struct Shared<R> {
     pub(super) settings: Settings,
     pub(super) epoch: Instant,
     pub(super) counts: Counts,
-    waiting: Mutex<VecDeque<Waiter>>,
+    waiting: Mutex<WaitingRoom<Waiter>>,
     /// The queue's length as last left under its lock: lets the common case (nobody waiting)
     /// skip the lock on the way in and on the way out.
     waiters: AtomicUsize,
@@ -95,7 +92,7 @@ impl<R> Shared<R> {
             settings,
             epoch: Instant::now(),
             counts: Counts::default(),
-            waiting: Mutex::new(VecDeque::new()),
+            waiting: Mutex::new(WaitingRoom::new(settings.capacity, settings.lifo_after)),
             waiters: AtomicUsize::new(0),
             history: Mutex::new(VecDeque::new()),
         })
@@ -114,7 +111,7 @@ impl<R> Shared<R> {
     /// Requests waiting now.
     pub(super) fn queued(&self) -> usize {
         let mut waiting = self.lock();
-        waiting.retain(|w| !w.tx.is_closed());
+        waiting.retain(|tx| !tx.is_closed());
         self.waiters.store(waiting.len(), Ordering::SeqCst);
         waiting.len()
     }
@@ -129,40 +126,18 @@ impl<R> Shared<R> {
             }
         }
         let mut waiting = self.lock();
-        waiting.retain(|w| !w.tx.is_closed());
-        if waiting.len() >= self.settings.capacity {
-            let lowest = waiting
-                .iter()
-                .enumerate()
-                .rev()
-                .min_by_key(|(_, w)| w.priority)
-                .map(|(i, w)| (i, w.priority));
-            match lowest {
-                Some((i, p)) if p < priority => {
-                    if let Some(evicted) = waiting.remove(i) {
-                        let _ = evicted.tx.send(Err(QueueFull));
-                    }
-                }
-                _ => {
-                    self.waiters.store(waiting.len(), Ordering::SeqCst);
-                    return Err(QueueFull);
-                }
+        waiting.retain(|tx| !tx.is_closed());
+        let (tx, rx) = oneshot::channel();
+        match waiting.enter(tx, priority, self.now()) {
+            Ok(None) => {}
+            Ok(Some(evicted)) => {
+                let _ = evicted.send(Err(QueueFull));
+            }
+            Err(_) => {
+                self.waiters.store(waiting.len(), Ordering::SeqCst);
+                return Err(QueueFull);
             }
         }
-        let (tx, rx) = oneshot::channel();
-        // After the last of its priority or higher, before any lower.
-        let at = waiting
-            .iter()
-            .position(|w| w.priority < priority)
-            .unwrap_or(waiting.len());
-        waiting.insert(
-            at,
-            Waiter {
-                priority,
-                since: Instant::now(),
-                tx,
-            },
-        );
         self.waiters.store(waiting.len(), Ordering::SeqCst);
         drop(waiting);
         // A lease may have ended between the first try and the count being published, its
@@ -183,8 +158,8 @@ impl<R> Shared<R> {
                 break;
             };
             let mut lease = Some(lease);
-            while let Some(waiter) = self.next(&mut waiting) {
-                match waiter.tx.send(Ok(lease.take().expect("a lease to give"))) {
+            while let Some(waiter) = waiting.next(now) {
+                match waiter.send(Ok(lease.take().expect("a lease to give"))) {
                     Ok(()) => break,
                     // Gone: its lease comes back, for the next one.
                     Err(Ok(back)) => lease = Some(back),
@@ -197,25 +172,7 @@ impl<R> Shared<R> {
         self.waiters.store(waiting.len(), Ordering::SeqCst);
     }
 
-    /// The waiter to serve next: the first of the highest priority, or, once that one has
-    /// waited longer than `lifo_after`, the last of it. Under a standing queue the newest
-    /// requests, whose clients are still waiting, get the capacity; the oldest run out their
-    /// queue timeout instead of delaying everyone behind them (Facebook's adaptive LIFO).
-    fn next(&self, waiting: &mut VecDeque<Waiter>) -> Option<Waiter> {
-        let first = waiting.front()?;
-        let congested = self
-            .settings
-            .lifo_after
-            .is_some_and(|after| first.since.elapsed() > after);
-        if !congested {
-            return waiting.pop_front();
-        }
-        let top = first.priority;
-        let last = waiting.iter().rposition(|w| w.priority == top).unwrap_or(0);
-        waiting.remove(last)
-    }
-
-    fn lock(&self) -> MutexGuard<'_, VecDeque<Waiter>> {
+    fn lock(&self) -> MutexGuard<'_, WaitingRoom<Waiter>> {
         self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
