@@ -1,0 +1,793 @@
+//! The simulation: a virtual clock in whole milliseconds, an event queue whose ties go by
+//! insertion order, the nodes, and the requests in flight.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::time::Duration;
+
+use status_core::Rng;
+use status_traffic::cull::{Decision, FailureWindow, Grant, GrantWindow};
+use status_traffic::limit::{Limiter, Outcome};
+use status_traffic::pool::Selector;
+use status_traffic::shed::WaitingRoom;
+
+use crate::node::{
+    exponential, Balance, Balancer, BudgetId, Cascade, Cull, CullSettings, Faulty, MinConn, Node,
+    NodeCounts, NodeId, Shed, ShedEntry, ShedSettings,
+};
+use crate::{Gap, Load, Ms, Record};
+
+/// One place on a request's way down: the node that wants to see the answer on its way back,
+/// and what it remembers (a backend's index, an attempt count, the request a child serves).
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    node: NodeId,
+    slot: u32,
+}
+
+#[derive(Debug)]
+struct Request {
+    stack: Vec<Frame>,
+    /// The load's request this is (its record), or `None` for a shed node's child.
+    record: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Event {
+    Issue,
+    Arrive(u32, NodeId),
+    Return(u32, bool),
+    Timer(NodeId, Timer),
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Timer {
+    /// A min-conn balancer's held connection to this backend ends.
+    Release(u32),
+    /// A shed node's waiter reaches its queue timeout (or deadline, if sooner).
+    QueueTimeout(u32),
+    /// A shed node's running request reaches its deadline.
+    Deadline(u32),
+    /// A cull node's culler looks.
+    Look,
+    /// A culled node's replacement is up.
+    Restart,
+}
+
+/// A simulation: build a topology with its methods (each returns the new node's id, built
+/// bottom-up from the node it passes requests to), then [`run`](Self::run) a load against a
+/// root.
+///
+/// Single-threaded and exact: time is whole virtual milliseconds, events at the same time run
+/// in the order they were scheduled, and every random number comes from streams derived from
+/// the seed (one per node, one for the load), so a seed gives one result.
+///
+/// # Example
+///
+/// ```
+/// use status_sim::{Load, Sim};
+///
+/// // Two single-threaded servers behind a round-robin balancer, 20 ms of work each.
+/// let mut sim = Sim::new(1);
+/// let servers: Vec<_> = (0..2)
+///     .map(|_| {
+///         let server = sim.server();
+///         let work = sim.delay_fixed(20, server);
+///         sim.queue_exclusive(work)
+///     })
+///     .collect();
+/// let root = sim.round_robin(&servers);
+/// let records = sim.run(root, &Load::poisson(1000, 15.0));
+/// assert!(records.iter().all(|r| r.ok && r.latency() >= 20));
+/// ```
+#[derive(Debug)]
+pub struct Sim {
+    seed: Rng,
+    now: Ms,
+    seq: u64,
+    heap: BinaryHeap<Reverse<(Ms, u64, usize)>>,
+    events: Vec<Option<Event>>,
+    free: Vec<usize>,
+    nodes: Vec<Node>,
+    counts: Vec<NodeCounts>,
+    in_rotation: Vec<bool>,
+    any_out: bool,
+    budgets: Vec<GrantWindow>,
+    requests: Vec<Request>,
+    records: Vec<Record>,
+    answered: usize,
+    load: Option<LoadState>,
+}
+
+#[derive(Debug)]
+struct LoadState {
+    root: NodeId,
+    phases: Vec<(u64, Gap)>,
+    phase: usize,
+    issued: u64,
+    rng: Rng,
+}
+
+impl LoadState {
+    /// Moves past the phases whose requests are all issued.
+    fn advance(&mut self) {
+        while self
+            .phases
+            .get(self.phase)
+            .is_some_and(|&(n, _)| self.issued >= n)
+        {
+            self.phase += 1;
+            self.issued = 0;
+        }
+    }
+}
+
+impl Sim {
+    /// An empty simulation whose random streams derive from `seed`.
+    #[must_use]
+    pub fn new(seed: u64) -> Self {
+        Self {
+            seed: Rng::new(seed),
+            now: 0,
+            seq: 0,
+            heap: BinaryHeap::new(),
+            events: Vec::new(),
+            free: Vec::new(),
+            nodes: Vec::new(),
+            counts: Vec::new(),
+            in_rotation: Vec::new(),
+            any_out: false,
+            budgets: Vec::new(),
+            requests: Vec::new(),
+            records: Vec::new(),
+            answered: 0,
+            load: None,
+        }
+    }
+
+    /// The time now, in virtual milliseconds.
+    #[must_use]
+    pub fn now(&self) -> Ms {
+        self.now
+    }
+
+    /// What a node counted.
+    #[must_use]
+    pub fn counts(&self, node: NodeId) -> NodeCounts {
+        self.counts[node.index()]
+    }
+
+    /// Whether a node is in rotation (only a cull node ever leaves it).
+    #[must_use]
+    pub fn in_rotation(&self, node: NodeId) -> bool {
+        self.in_rotation[node.index()]
+    }
+
+    fn rng(&self, node: usize) -> Rng {
+        self.seed.derive(&format!("node {node}"))
+    }
+
+    fn add(&mut self, node: Node) -> NodeId {
+        let id = NodeId(u32::try_from(self.nodes.len()).expect("fewer than 2^32 nodes"));
+        self.nodes.push(node);
+        self.counts.push(NodeCounts::default());
+        self.in_rotation.push(true);
+        id
+    }
+
+    /// Answers at once, successfully.
+    pub fn server(&mut self) -> NodeId {
+        self.add(Node::Server)
+    }
+
+    /// Waits `dt`, then passes the request on (one way).
+    pub fn delay_fixed(&mut self, dt: Ms, next: NodeId) -> NodeId {
+        self.add(Node::DelayFixed { dt, next })
+    }
+
+    /// Waits an exponential time of mean `mean` rounded to whole milliseconds (0 possible),
+    /// then passes the request on.
+    pub fn delay_exponential(&mut self, mean: f64, next: NodeId) -> NodeId {
+        let rng = self.rng(self.nodes.len());
+        self.add(Node::DelayExponential { mean, rng, next })
+    }
+
+    /// Waits `dt`, passes the request on, and waits `dt` again on the way back.
+    pub fn cable(&mut self, dt: Ms, next: NodeId) -> NodeId {
+        self.add(Node::Cable { dt, next })
+    }
+
+    /// An unbounded first-come-first-served queue in front of one request at a time.
+    pub fn queue_exclusive(&mut self, next: NodeId) -> NodeId {
+        self.queue_fixed_concurrency(1, next)
+    }
+
+    /// An unbounded first-come-first-served queue in front of at most `n` requests at a time.
+    pub fn queue_fixed_concurrency(&mut self, n: usize, next: NodeId) -> NodeId {
+        self.add(Node::Queue {
+            n: n.max(1),
+            busy: 0,
+            waiting: VecDeque::new(),
+            next,
+        })
+    }
+
+    /// Up, then down, then up…: starts up with its next flip at Exp(`mtbf`). Its state is
+    /// looked at only when a request arrives: if the flip time has come, it flips once and
+    /// draws the next flip time from now (Exp(`mttr`) going down, Exp(`mtbf`) coming up).
+    /// While down it answers an error at once without passing the request on.
+    pub fn faulty(&mut self, mtbf: f64, mttr: f64, next: NodeId) -> NodeId {
+        let mut faulty = Faulty {
+            mtbf,
+            mttr,
+            up: true,
+            flip_at: 0,
+            rng: self.rng(self.nodes.len()),
+            next,
+        };
+        faulty.start(0);
+        self.add(Node::Faulty(faulty))
+    }
+
+    /// At most `n` attempts in total, one after the other at once, until one is not an error.
+    pub fn retry(&mut self, n: u32, next: NodeId) -> NodeId {
+        self.add(Node::Retry { n: n.max(1), next })
+    }
+
+    /// `n` independent copies of the node `make` builds.
+    pub fn pool(&mut self, n: usize, mut make: impl FnMut(&mut Self) -> NodeId) -> Vec<NodeId> {
+        (0..n).map(|_| make(self)).collect()
+    }
+
+    /// A balancer over `backends` (several balancers may share backends; each keeps its own
+    /// counts of outstanding requests).
+    pub fn balancer(&mut self, how: Balance, backends: &[NodeId]) -> NodeId {
+        let rng = self.rng(self.nodes.len());
+        self.add(Node::Balancer(Balancer {
+            how,
+            backends: backends.to_vec(),
+            outstanding: vec![0; backends.len()],
+            next: 0,
+            rng,
+        }))
+    }
+
+    /// Uniformly at random over `backends`.
+    pub fn random(&mut self, backends: &[NodeId]) -> NodeId {
+        self.balancer(Balance::Random, backends)
+    }
+
+    /// In turn over `backends`.
+    pub fn round_robin(&mut self, backends: &[NodeId]) -> NodeId {
+        self.balancer(Balance::RoundRobin, backends)
+    }
+
+    /// Fewest outstanding requests over `backends`.
+    pub fn min_conn(&mut self, settings: MinConn, backends: &[NodeId]) -> NodeId {
+        self.balancer(Balance::MinConn(settings), backends)
+    }
+
+    /// status-traffic's node pool over `backends`: each request goes down the cascade, in a
+    /// success-weighted random order (`Selector::cascade`), to the first backend whose limiter
+    /// (made by `limiter`, one per backend) grants a lease; none → an error at once. An error
+    /// answer counts against the backend as an ignore, as the `Pool` service's default does.
+    pub fn cascade(&mut self, limiter: fn() -> Limiter, backends: &[NodeId]) -> NodeId {
+        let mut selector = Selector::new();
+        for i in 0..backends.len() {
+            selector.add(u32::try_from(i).expect("fewer than 2^32 backends"));
+        }
+        let rng = self.rng(self.nodes.len());
+        self.add(Node::Cascade(Cascade {
+            backends: backends.to_vec(),
+            selector,
+            limiters: backends.iter().map(|_| limiter()).collect(),
+            leases: HashMap::new(),
+            rng,
+        }))
+    }
+
+    /// status-traffic's shedding admission in front of `next`: a limiter, a bounded
+    /// [`WaitingRoom`] with adaptive LIFO, a queue timeout checked when a waiter is picked up,
+    /// and a total deadline (both from arrival). A request cut off by its deadline is answered
+    /// an error at once and its lease ends as a drop; the work downstream is not recalled (a
+    /// remote server does not know its client gave up) and its answer is discarded.
+    pub fn shed(&mut self, settings: ShedSettings, next: NodeId) -> NodeId {
+        let limiter = (settings.limiter)();
+        let room = WaitingRoom::new(
+            settings.queue,
+            settings.lifo_after.map(Duration::from_millis),
+        );
+        self.add(Node::Shed(Box::new(Shed {
+            settings,
+            limiter,
+            room,
+            entries: HashMap::new(),
+            next,
+        })))
+    }
+
+    /// A fleet-wide budget of `capacity` culls per `window` (status-traffic's `GrantWindow`,
+    /// the in-process budget's state), to share among cull nodes.
+    pub fn budget(&mut self, capacity: u64, window: Ms) -> BudgetId {
+        self.budgets
+            .push(GrantWindow::new(capacity, Duration::from_millis(window)));
+        BudgetId(self.budgets.len() - 1)
+    }
+
+    /// A node that culls itself: it counts the error answers of `next` in a
+    /// `FailureWindow`; every interval `CullPolicy` decides, and over the threshold it asks
+    /// `budget` for a token. With one, the node leaves rotation (balancers skip it; requests
+    /// in flight finish) and a fresh one, without history, takes its place after the restart
+    /// time.
+    pub fn cull(&mut self, settings: CullSettings, budget: BudgetId, next: NodeId) -> NodeId {
+        let mut rng = self.rng(self.nodes.len());
+        let first = jittered(&mut rng, settings.interval);
+        let id = self.add(Node::Cull(Box::new(Cull::new(settings, budget, rng, next))));
+        self.schedule(first, Event::Timer(id, Timer::Look));
+        id
+    }
+
+    fn schedule(&mut self, at: Ms, event: Event) {
+        let slot = if let Some(slot) = self.free.pop() {
+            self.events[slot] = Some(event);
+            slot
+        } else {
+            self.events.push(Some(event));
+            self.events.len() - 1
+        };
+        self.heap.push(Reverse((at, self.seq, slot)));
+        self.seq += 1;
+    }
+
+    /// Issues `load` against `root` and runs until every request is answered; each
+    /// request's record, in the order they were issued.
+    ///
+    /// # Panics
+    ///
+    /// If the topology leaves a request unanswered forever (a cycle, say).
+    pub fn run(&mut self, root: NodeId, load: &Load) -> Vec<Record> {
+        let total = load.total();
+        self.records.clear();
+        self.requests.clear();
+        self.answered = 0;
+        self.load = Some(LoadState {
+            root,
+            phases: load.phases.clone(),
+            phase: 0,
+            issued: 0,
+            rng: self.seed.derive("load"),
+        });
+        if total > 0 {
+            self.schedule(self.now, Event::Issue);
+        }
+        while (self.answered as u64) < total {
+            let Reverse((at, _, slot)) = self
+                .heap
+                .pop()
+                .expect("the topology left requests unanswered");
+            let event = self.events[slot].take().expect("a scheduled event");
+            self.free.push(slot);
+            self.now = at;
+            match event {
+                Event::Issue => self.issue(),
+                Event::Arrive(req, node) => self.arrive(req, node),
+                Event::Return(req, ok) => self.answer(req, ok),
+                Event::Timer(node, timer) => self.timer(node, timer),
+            }
+        }
+        std::mem::take(&mut self.records)
+    }
+
+    fn issue(&mut self) {
+        let load = self.load.as_mut().expect("a load");
+        load.advance();
+        load.issued += 1;
+        let root = load.root;
+        load.advance();
+        // The gap before the next request is drawn with the mean of that request's phase.
+        if let Some(&(_, gap)) = load.phases.get(load.phase) {
+            let gap = match gap {
+                Gap::Exponential(mean) => exponential(&mut load.rng, mean),
+                Gap::Fixed(gap) => gap,
+            };
+            self.schedule(self.now + gap, Event::Issue);
+        }
+        let record = u32::try_from(self.records.len()).expect("fewer than 2^32 requests");
+        self.records.push(Record {
+            issued: self.now,
+            answered: self.now,
+            ok: false,
+        });
+        let req = self.new_request(Vec::new(), Some(record));
+        self.arrive(req, root);
+    }
+
+    fn new_request(&mut self, stack: Vec<Frame>, record: Option<u32>) -> u32 {
+        self.requests.push(Request { stack, record });
+        u32::try_from(self.requests.len() - 1).expect("fewer than 2^32 requests")
+    }
+
+    fn push(&mut self, req: u32, node: NodeId, slot: u32) {
+        self.requests[req as usize].stack.push(Frame { node, slot });
+    }
+
+    /// A request reaches `node`.
+    fn arrive(&mut self, req: u32, node: NodeId) {
+        let now = self.now;
+        self.counts[node.index()].arrived += 1;
+        match &mut self.nodes[node.index()] {
+            Node::Server => self.answer(req, true),
+            &mut Node::DelayFixed { dt, next } => self.schedule(now + dt, Event::Arrive(req, next)),
+            Node::DelayExponential { mean, rng, next } => {
+                let (dt, next) = (exponential(rng, *mean), *next);
+                self.schedule(now + dt, Event::Arrive(req, next));
+            }
+            &mut Node::Cable { dt, next } => {
+                self.push(req, node, 0);
+                self.schedule(now + dt, Event::Arrive(req, next));
+            }
+            Node::Queue {
+                n,
+                busy,
+                waiting,
+                next,
+            } => {
+                if *busy < *n {
+                    *busy += 1;
+                    let next = *next;
+                    self.push(req, node, 0);
+                    self.arrive(req, next);
+                } else {
+                    waiting.push_back(req);
+                }
+            }
+            Node::Faulty(faulty) => {
+                if faulty.look(now) {
+                    let next = faulty.next;
+                    self.arrive(req, next);
+                } else {
+                    self.counts[node.index()].refused += 1;
+                    self.answer(req, false);
+                }
+            }
+            &mut Node::Retry { next, .. } => {
+                self.push(req, node, 1);
+                self.arrive(req, next);
+            }
+            Node::Balancer(balancer) => match balancer.pick(&self.in_rotation, !self.any_out) {
+                Some(i) => {
+                    balancer.outstanding[i] += 1;
+                    let next = balancer.backends[i];
+                    self.push(req, node, i as u32);
+                    self.arrive(req, next);
+                }
+                None => {
+                    self.counts[node.index()].refused += 1;
+                    self.answer(req, false);
+                }
+            },
+            Node::Cascade(cascade) => {
+                let at = Duration::from_millis(now);
+                let limiters = &cascade.limiters;
+                let in_rotation = &self.in_rotation;
+                let backends = &cascade.backends;
+                let all_in = !self.any_out;
+                let taken = cascade.selector.cascade(at, &mut cascade.rng, |i| {
+                    if !all_in && !in_rotation[backends[i].index()] {
+                        return None;
+                    }
+                    limiters[i].try_acquire(at)
+                });
+                match taken {
+                    Some((i, lease)) => {
+                        cascade.leases.insert(req, lease);
+                        let next = cascade.backends[i];
+                        self.push(req, node, i as u32);
+                        self.arrive(req, next);
+                    }
+                    None => {
+                        self.counts[node.index()].refused += 1;
+                        self.answer(req, false);
+                    }
+                }
+            }
+            Node::Shed(shed) => {
+                let at = Duration::from_millis(now);
+                let lease = if shed.room.is_empty() {
+                    shed.limiter.try_acquire(at)
+                } else {
+                    None
+                };
+                if let Some(lease) = lease {
+                    self.start(node, req, now, lease);
+                } else {
+                    match shed.room.enter(req, 0, at) {
+                        Err(_) => {
+                            self.counts[node.index()].culled += 1;
+                            self.answer(req, false);
+                        }
+                        Ok(evicted) => {
+                            debug_assert!(evicted.is_none(), "one priority");
+                            shed.entries
+                                .insert(req, ShedEntry::Waiting { arrived: now });
+                            let wait = shed.settings.queue_timeout.min(shed.settings.deadline);
+                            self.schedule(now + wait, Event::Timer(node, Timer::QueueTimeout(req)));
+                            self.dispatch(node);
+                        }
+                    }
+                }
+            }
+            Node::Cull(cull) => {
+                let next = cull.next;
+                self.push(req, node, 0);
+                self.arrive(req, next);
+            }
+        }
+    }
+
+    /// An answer (`ok` or an error) reaches the top of `req`'s stack: the node that passed it
+    /// down sees it, or, with the stack empty, its client does.
+    fn answer(&mut self, req: u32, ok: bool) {
+        let request = &mut self.requests[req as usize];
+        let Some(frame) = request.stack.pop() else {
+            let at = request
+                .record
+                .expect("only a load's request reaches its client") as usize;
+            let record = &mut self.records[at];
+            record.answered = self.now;
+            record.ok = ok;
+            self.answered += 1;
+            return;
+        };
+        let now = self.now;
+        let node = frame.node;
+        match &mut self.nodes[node.index()] {
+            &mut Node::Cable { dt, .. } => self.schedule(now + dt, Event::Return(req, ok)),
+            Node::Queue {
+                busy,
+                waiting,
+                next,
+                ..
+            } => {
+                let next = *next;
+                let started = waiting.pop_front();
+                if started.is_none() {
+                    *busy -= 1;
+                }
+                self.answer(req, ok);
+                if let Some(started) = started {
+                    self.push(started, node, 0);
+                    self.arrive(started, next);
+                }
+            }
+            &mut Node::Retry { n, next } => {
+                if ok || frame.slot >= n {
+                    self.answer(req, ok);
+                } else {
+                    self.push(req, node, frame.slot + 1);
+                    self.arrive(req, next);
+                }
+            }
+            Node::Balancer(balancer) => {
+                let i = frame.slot;
+                match balancer.how {
+                    Balance::MinConn(MinConn { error_hold, .. }) if !ok && error_hold > 0 => {
+                        self.schedule(now + error_hold, Event::Timer(node, Timer::Release(i)));
+                    }
+                    _ => balancer.outstanding[i as usize] -= 1,
+                }
+                self.answer(req, ok);
+            }
+            Node::Cascade(cascade) => {
+                let at = Duration::from_millis(now);
+                let outcome = if ok {
+                    Outcome::Success
+                } else {
+                    Outcome::Ignore
+                };
+                if let Some(lease) = cascade.leases.remove(&req) {
+                    lease.finish(at, outcome);
+                }
+                cascade.selector.record(&frame.slot, at, outcome);
+                self.answer(req, ok);
+            }
+            Node::Shed(shed) => {
+                // `req` is the child; the request it serves is in the frame.
+                let parent = frame.slot;
+                let at = Duration::from_millis(now);
+                if let Some(ShedEntry::Running { child, .. }) = shed.entries.get(&parent) {
+                    if *child == req {
+                        let Some(ShedEntry::Running { lease, .. }) = shed.entries.remove(&parent)
+                        else {
+                            unreachable!("just seen running")
+                        };
+                        lease.finish(
+                            at,
+                            if ok {
+                                Outcome::Success
+                            } else {
+                                Outcome::Ignore
+                            },
+                        );
+                        self.answer(parent, ok);
+                        self.dispatch(node);
+                    }
+                }
+                // Otherwise the deadline answered it already: the late answer is dropped.
+            }
+            Node::Cull(cull) => {
+                if !ok {
+                    cull.window.record(Duration::from_millis(now), 1);
+                }
+                self.answer(req, ok);
+            }
+            Node::Server
+            | Node::DelayFixed { .. }
+            | Node::DelayExponential { .. }
+            | Node::Faulty(_) => unreachable!("these nodes push no frame"),
+        }
+    }
+
+    /// A shed node starts `req` (arrived at `arrived`) under `lease`: a child request carries
+    /// the work down, so that the deadline can answer `req` while the work goes on.
+    fn start(&mut self, node: NodeId, req: u32, arrived: Ms, lease: status_traffic::limit::Lease) {
+        let child = self.new_request(vec![Frame { node, slot: req }], None);
+        let Node::Shed(shed) = &mut self.nodes[node.index()] else {
+            unreachable!("a shed node")
+        };
+        let next = shed.next;
+        let deadline = arrived + shed.settings.deadline;
+        shed.entries
+            .insert(req, ShedEntry::Running { lease, child });
+        self.schedule(
+            deadline.max(self.now),
+            Event::Timer(node, Timer::Deadline(req)),
+        );
+        self.arrive(child, next);
+    }
+
+    /// A shed node hands the capacity there is now to its waiters; a waiter whose queue
+    /// timeout has passed is answered an error instead, never started.
+    fn dispatch(&mut self, node: NodeId) {
+        let now = self.now;
+        let at = Duration::from_millis(now);
+        loop {
+            let Node::Shed(shed) = &mut self.nodes[node.index()] else {
+                unreachable!("a shed node")
+            };
+            if shed.room.is_empty() {
+                return;
+            }
+            let Some(lease) = shed.limiter.try_acquire(at) else {
+                return;
+            };
+            let req = shed.room.next(at).expect("a waiter");
+            let Some(ShedEntry::Waiting { arrived }) = shed.entries.remove(&req) else {
+                unreachable!("a waiter is waiting")
+            };
+            if now - arrived >= shed.settings.queue_timeout.min(shed.settings.deadline) {
+                lease.ignore();
+                self.counts[node.index()].denied += 1;
+                self.answer(req, false);
+            } else {
+                self.start(node, req, arrived, lease);
+            }
+        }
+    }
+
+    fn timer(&mut self, node: NodeId, timer: Timer) {
+        let now = self.now;
+        let at = Duration::from_millis(now);
+        match (&mut self.nodes[node.index()], timer) {
+            (Node::Balancer(balancer), Timer::Release(i)) => balancer.outstanding[i as usize] -= 1,
+            (Node::Shed(shed), Timer::QueueTimeout(req)) => {
+                if let Some(ShedEntry::Waiting { arrived }) = shed.entries.get(&req) {
+                    let timed_out = shed.settings.queue_timeout <= shed.settings.deadline;
+                    debug_assert!(now >= *arrived);
+                    shed.entries.remove(&req);
+                    shed.room.retain(|&r| r != req);
+                    let counts = &mut self.counts[node.index()];
+                    if timed_out {
+                        counts.denied += 1;
+                    } else {
+                        counts.elapsed += 1;
+                    }
+                    self.answer(req, false);
+                }
+            }
+            (Node::Shed(shed), Timer::Deadline(req)) => {
+                if let Some(ShedEntry::Running { .. }) = shed.entries.get(&req) {
+                    let Some(ShedEntry::Running { lease, .. }) = shed.entries.remove(&req) else {
+                        unreachable!("just seen running")
+                    };
+                    lease.dropped(at);
+                    self.counts[node.index()].elapsed += 1;
+                    self.answer(req, false);
+                    self.dispatch(node);
+                }
+            }
+            (Node::Cull(cull), Timer::Look) => {
+                let failures = cull.window.count(at);
+                let uptime = Duration::from_millis(now - cull.started);
+                let decision = cull.policy.decide(failures, uptime, cull.out);
+                let next_look = now + jittered(&mut cull.rng, cull.settings.interval);
+                let restart = now + cull.settings.restart;
+                let budget = cull.budget;
+                if let Decision::AskBudget { .. } = decision {
+                    match self.budgets[budget.0].take(at) {
+                        Grant::Token { .. } => {
+                            cull.out = true;
+                            self.in_rotation[node.index()] = false;
+                            self.any_out = true;
+                            self.counts[node.index()].culled += 1;
+                            self.schedule(restart, Event::Timer(node, Timer::Restart));
+                        }
+                        Grant::Spent { .. } => self.counts[node.index()].denied += 1,
+                    }
+                }
+                self.schedule(next_look, Event::Timer(node, Timer::Look));
+            }
+            (Node::Cull(cull), Timer::Restart) => {
+                cull.out = false;
+                cull.started = now;
+                cull.window = FailureWindow::new(Duration::from_millis(cull.settings.window));
+                let next = cull.next;
+                self.in_rotation[node.index()] = true;
+                self.any_out = self.in_rotation.iter().any(|&r| !r);
+                self.fresh(next);
+            }
+            (node, timer) => unreachable!("{timer:?} for {node:?}"),
+        }
+    }
+
+    /// The nodes from `node` down start afresh (a restarted instance): faulty ones are up
+    /// with a new time to failure.
+    fn fresh(&mut self, node: NodeId) {
+        let now = self.now;
+        let next = match &mut self.nodes[node.index()] {
+            Node::Faulty(faulty) => {
+                faulty.start(now);
+                Some(faulty.next)
+            }
+            Node::DelayFixed { next, .. }
+            | Node::DelayExponential { next, .. }
+            | Node::Cable { next, .. }
+            | Node::Queue { next, .. }
+            | Node::Retry { next, .. } => Some(*next),
+            Node::Shed(shed) => Some(shed.next),
+            Node::Cull(cull) => Some(cull.next),
+            Node::Server | Node::Balancer(_) | Node::Cascade(_) => None,
+        };
+        if let Some(next) = next {
+            self.fresh(next);
+        }
+    }
+}
+
+/// `interval` ± 20 %, as the culler's production driver jitters it.
+fn jittered(rng: &mut Rng, interval: Ms) -> Ms {
+    let spread = interval / 5;
+    interval - spread + rng.below(2 * spread + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exponential_delays_have_their_mean_and_can_be_zero() {
+        let mut rng = Rng::new(3);
+        let draws: Vec<Ms> = (0..100_000).map(|_| exponential(&mut rng, 10.0)).collect();
+        let mean = draws.iter().sum::<Ms>() as f64 / draws.len() as f64;
+        assert!((mean - 10.0).abs() < 0.15, "{mean}");
+        assert!(draws.contains(&0));
+    }
+
+    #[test]
+    fn jitter_stays_within_a_fifth() {
+        let mut rng = Rng::new(1);
+        let draws: Vec<Ms> = (0..1000).map(|_| jittered(&mut rng, 500)).collect();
+        assert!(draws.iter().all(|d| (400..=600).contains(d)));
+        assert!(draws.contains(&400) || draws.contains(&600) || draws.len() == 1000);
+    }
+}
