@@ -4,14 +4,16 @@ use std::fmt::Write as _;
 
 use crate::scenario::Run;
 
-const COLORS: [&str; 13] = [
+const COLORS: [&str; 8] = [
     "#1f77b4", "#d62728", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-    "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#843c39",
 ];
+/// After the eighth run, colours come round again with dashes.
+const DASHES: [&str; 3] = ["", "6 3", "2 2"];
 
 /// An SVG chart of each run's latency distribution: for each latency on a logarithmic axis,
-/// the share of measured requests answered within it (success or not), one line per run,
-/// with the run's success rate in the legend.
+/// the share of measured requests answered within it (success or error: fast errors show as
+/// a step at the left), one line per run, with the run's success rate in the legend. An
+/// answer in 0 ms is drawn at 1 ms.
 #[must_use]
 pub fn latency_chart(runs: &[Run], title: &str) -> String {
     const W: f64 = 900.0;
@@ -72,6 +74,7 @@ pub fn latency_chart(runs: &[Run], title: &str) -> String {
     );
     for (i, run) in runs.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
+        let dash = DASHES[(i / COLORS.len()) % DASHES.len()];
         let n = run.latencies.len();
         if n == 0 {
             continue;
@@ -97,14 +100,14 @@ pub fn latency_chart(runs: &[Run], title: &str) -> String {
         }
         let _ = writeln!(
             svg,
-            r##"<polyline fill="none" stroke="{color}" stroke-width="1.6" points="{points}"/>"##
+            r##"<polyline fill="none" stroke="{color}" stroke-width="1.6" stroke-dasharray="{dash}" points="{points}"/>"##
         );
         #[allow(clippy::cast_precision_loss)]
         let ly = TOP + 8.0 + i as f64 * 18.0;
         let lx = LEFT + plot_w + 16.0;
         let _ = writeln!(
             svg,
-            r##"<line x1="{lx:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="3"/><text x="{:.1}" y="{:.1}">{} ({:.1}% ok)</text>"##,
+            r##"<line x1="{lx:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="3" stroke-dasharray="{dash}"/><text x="{:.1}" y="{:.1}">{} ({:.1}% ok)</text>"##,
             lx + 18.0,
             lx + 24.0,
             ly + 4.0,

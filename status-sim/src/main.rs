@@ -40,6 +40,9 @@ enum Command {
         /// Also writes an SVG chart of the latency distributions of the first seed's runs.
         #[arg(long)]
         svg: Option<PathBuf>,
+        /// The chart's title (default: "Latency distributions, seed S").
+        #[arg(long)]
+        title: Option<String>,
     },
     /// Lists the scenarios.
     List,
@@ -85,6 +88,7 @@ fn main() -> ExitCode {
             scenario: names,
             format,
             svg,
+            title,
         } => {
             let scenarios = match pick(&names) {
                 Ok(s) => s,
@@ -123,7 +127,8 @@ fn main() -> ExitCode {
             }
             if let Some(path) = svg {
                 let first: Vec<Run> = runs.iter().filter(|r| r.seed == seed[0]).cloned().collect();
-                let title = format!("Latency distributions, seed {}", seed[0]);
+                let title =
+                    title.unwrap_or_else(|| format!("Latency distributions, seed {}", seed[0]));
                 if let Err(e) = std::fs::write(&path, latency_chart(&first, &title)) {
                     eprintln!("status-sim: cannot write {}: {e}", path.display());
                     return ExitCode::FAILURE;

@@ -1,0 +1,133 @@
+//! The binary: one output per seed, byte for byte, and clear errors.
+
+use std::process::Command;
+
+fn sim(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_status-sim"))
+        .args(args)
+        .output()
+        .expect("status-sim runs")
+}
+
+/// The JSON lines without `wallMs`, the one field a seed does not fix.
+fn without_wall(stdout: &[u8]) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|line| {
+            let mut row: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+            let wall = row
+                .as_object_mut()
+                .expect("an object")
+                .remove("wallMs")
+                .expect("wallMs");
+            assert!(wall.as_f64().expect("a number") >= 0.0);
+            row
+        })
+        .collect()
+}
+
+#[test]
+fn a_seed_gives_one_output() {
+    let args = [
+        "timelike",
+        "--seed",
+        "3",
+        "--requests",
+        "8000",
+        "--format",
+        "json",
+    ];
+    let first = sim(&args);
+    let second = sim(&args);
+    assert!(first.status.success(), "{first:?}");
+    let rows = without_wall(&first.stdout);
+    assert_eq!(rows, without_wall(&second.stdout));
+    assert_eq!(rows.len(), status_sim::scenario::all().len());
+    // The fields, in the contract's order.
+    let line = String::from_utf8_lossy(&first.stdout)
+        .lines()
+        .next()
+        .unwrap()
+        .to_owned();
+    let keys = [
+        "\"scenario\"",
+        "\"seed\"",
+        "\"total\"",
+        "\"selected\"",
+        "\"success\"",
+        "\"requestRate\"",
+        "\"responseRate\"",
+        "\"latency\"",
+        "\"min\"",
+        "\"p50\"",
+        "\"p95\"",
+        "\"p99\"",
+        "\"max\"",
+        "\"wallMs\"",
+    ];
+    let at: Vec<usize> = keys.iter().map(|k| line.find(k).expect(k)).collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{line}");
+    assert_eq!(rows[0]["total"], 8000);
+    assert_eq!(rows[0]["selected"], 4000);
+
+    let other = sim(&[
+        "timelike",
+        "--seed",
+        "4",
+        "--requests",
+        "8000",
+        "--format",
+        "json",
+    ]);
+    assert_ne!(rows, without_wall(&other.stdout));
+}
+
+#[test]
+fn one_scenario_a_table_and_a_chart() {
+    let dir = std::env::temp_dir().join(format!("status-sim-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("chart.svg");
+    let out = sim(&[
+        "timelike",
+        "--scenario",
+        "faulty-min-conn,faulty-min-conn-hold",
+        "--requests",
+        "4000",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let table = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 3, "{table}");
+    assert!(lines[0].starts_with("scenario"));
+    assert!(lines[1].starts_with("faulty-min-conn "));
+    assert!(lines[2].starts_with("faulty-min-conn-hold "));
+    let chart = std::fs::read_to_string(&svg).unwrap();
+    assert!(chart.starts_with("<svg"));
+    assert_eq!(chart.matches("<polyline").count(), 2);
+    assert!(chart.contains("faulty-min-conn-hold ("));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_arguments_are_refused_with_a_reason() {
+    let out = sim(&["timelike", "--scenario", "no-such-thing"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown scenario \"no-such-thing\""));
+    assert!(out.stdout.is_empty());
+
+    let out = sim(&["timelike", "--requests", "2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--requests"));
+
+    let out = sim(&["timelike", "--seed", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+
+    let list = sim(&["list"]);
+    assert!(list.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&list.stdout).lines().count(),
+        status_sim::scenario::all().len()
+    );
+}

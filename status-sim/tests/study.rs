@@ -1,0 +1,77 @@
+//! The routing study's findings, and ours, as the scenarios reproduce them (seed 1, the
+//! study's 100,000 requests; about ten seconds unoptimized).
+
+use status_sim::scenario::{self, Run, REQUESTS};
+
+fn run(name: &str) -> Run {
+    scenario::find(name)
+        .unwrap_or_else(|| panic!("no scenario {name}"))
+        .run(1, REQUESTS)
+}
+
+#[test]
+fn least_connections_over_faulty_nodes_loses_over_a_third_and_holds_and_retries_win_it_back() {
+    let ideal = run("ideal-min-conn");
+    let faulty = run("faulty-min-conn");
+    let hold = run("faulty-min-conn-hold");
+    let retry = run("faulty-retry-min-conn-hold");
+    assert_eq!(ideal.summary.success, 1.0);
+    assert_eq!(ideal.summary.selected, 50_000);
+    // Failed dynos answer fastest and attract the traffic.
+    assert!(faulty.summary.success < 2.0 / 3.0, "{:?}", faulty.summary);
+    assert!(faulty.summary.latency.p50 < ideal.summary.latency.p50);
+    // Holding an erring dyno's connection for a second, then retrying.
+    assert!(hold.summary.success > 0.98, "{:?}", hold.summary);
+    assert!(retry.summary.success > 0.999, "{:?}", retry.summary);
+    assert!(retry.summary.latency.p99 < ideal.summary.latency.p99 * 1.1);
+}
+
+#[test]
+fn balancers_sharing_one_pool_queue_ten_times_longer_than_partitioned_ones() {
+    let shared = run("retry-random-lbs-one-pool");
+    let partitioned = run("retry-random-lbs-ten-pools");
+    assert!(shared.summary.success > 0.99 && partitioned.summary.success > 0.99);
+    // Each balancer sees only its own connections: the shared dynos queue.
+    assert!(
+        shared.summary.latency.p50 > 5.0 * partitioned.summary.latency.p50,
+        "{:?} vs {:?}",
+        shared.summary.latency,
+        partitioned.summary.latency
+    );
+}
+
+#[test]
+fn our_mechanisms_over_the_same_fleet() {
+    let min_conn = run("faulty-min-conn");
+    let p2c = run("faulty-p2c");
+    let cascade = run("faulty-cascade");
+    let retry_cascade = run("faulty-retry-cascade");
+    let cull = run("faulty-cull-min-conn");
+    let ample = run("faulty-cull-min-conn-ample");
+    // Two random choices still favour the dyno that fails fast, less than min-conn does.
+    assert!(p2c.summary.success > min_conn.summary.success);
+    assert!(p2c.summary.success < 0.95, "{:?}", p2c.summary);
+    // The cascade does not chase fast failures: about the dynos' availability alone, and
+    // with retries as good as min-conn with a hold and retries.
+    assert!(cascade.summary.success > 0.95, "{:?}", cascade.summary);
+    assert!(
+        retry_cascade.summary.success > 0.999,
+        "{:?}",
+        retry_cascade.summary
+    );
+    // Culling helps as far as the budget lets it.
+    assert!(cull.summary.success > min_conn.summary.success);
+    assert!(ample.summary.success > cull.summary.success + 0.15);
+}
+
+#[test]
+fn the_shedding_admission_bounds_latency_through_a_burst() {
+    let unprotected = run("burst-unprotected");
+    let shed = run("burst-shed");
+    // Without it every request is served, after up to 13 s in the queue.
+    assert_eq!(unprotected.summary.success, 1.0);
+    assert!(unprotected.summary.latency.p50 > 5_000.0);
+    // With it no answer takes longer than the 2 s deadline, and the server is kept busy.
+    assert!(shed.summary.latency.max <= 2_000.0, "{:?}", shed.summary);
+    assert!(shed.summary.success > 0.4, "{:?}", shed.summary);
+}
