@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use status_traffic::limit::{Gradient2, Limiter};
+use status_traffic::limit::{Fixed, Gradient2, Limiter};
 
 use crate::{summarize, CullSettings, Gap, Load, MinConn, Ms, NodeId, ShedSettings, Sim, Summary};
 
@@ -154,6 +154,15 @@ pub fn all() -> Vec<Scenario> {
             build: |sim, n| {
                 let dynos = sim.pool(DYNOS, faulty_dyno);
                 let pool = sim.cascade(gradient2, &dynos);
+                (sim.retry(3, pool), study_load(n))
+            },
+        },
+        Scenario {
+            name: "faulty-retry-cascade-fixed-1",
+            about: "3 attempts over the node pool, each dyno's limit fixed at its concurrency (1)",
+            build: |sim, n| {
+                let dynos = sim.pool(DYNOS, faulty_dyno);
+                let pool = sim.cascade(|| Limiter::new(Fixed::new(1)), &dynos);
                 (sim.retry(3, pool), study_load(n))
             },
         },
