@@ -28,9 +28,10 @@ pub struct Scenario {
     pub name: &'static str,
     /// What it is, in a line.
     pub about: &'static str,
-    /// Builds the topology into a simulation and answers its root and load; `requests`
-    /// overrides the study's 100,000 (the burst scenarios keep their shape).
-    build: fn(&mut Sim, u64) -> (NodeId, Load),
+    /// Builds the topology into a simulation and answers its root.
+    build: fn(&mut Sim) -> NodeId,
+    /// The study's Poisson load, or the burst (which keeps its shape whatever `requests`).
+    burst: bool,
 }
 
 /// One scenario's run.
@@ -54,7 +55,12 @@ impl Scenario {
     pub fn run(&self, seed: u64, requests: u64) -> Run {
         let started = Instant::now();
         let mut sim = Sim::new(seed);
-        let (root, load) = (self.build)(&mut sim, requests);
+        let root = (self.build)(&mut sim);
+        let load = if self.burst {
+            burst_load()
+        } else {
+            Load::poisson(requests, MEAN_GAP)
+        };
         let records = sim.run(root, &load);
         let summary = summarize(&records);
         let mut latencies: Vec<Ms> = crate::select_middle_half(&records)
@@ -72,154 +78,142 @@ impl Scenario {
     }
 }
 
+/// A scenario under the study's load.
+const fn study(name: &'static str, about: &'static str, build: fn(&mut Sim) -> NodeId) -> Scenario {
+    Scenario {
+        name,
+        about,
+        build,
+        burst: false,
+    }
+}
+
 /// Every scenario, the study's first.
 #[must_use]
 pub fn all() -> Vec<Scenario> {
     vec![
-        Scenario {
-            name: "ideal-min-conn",
-            about: "min-conn over 250 dynos that never fail",
-            build: |sim, n| {
-                let dynos = sim.pool(DYNOS, dyno);
-                (sim.min_conn(MinConn::default(), &dynos), study_load(n))
-            },
-        },
-        Scenario {
-            name: "faulty-min-conn",
-            about: "min-conn over 250 faulty dynos",
-            build: |sim, n| {
+        study("ideal-min-conn", "min-conn over 250 dynos that never fail", |sim| {
+            let dynos = sim.pool(DYNOS, dyno);
+            sim.min_conn(MinConn::default(), &dynos)
+        }),
+        study("faulty-min-conn", "min-conn over 250 faulty dynos", |sim| {
+            let dynos = sim.pool(DYNOS, faulty_dyno);
+            sim.min_conn(MinConn::default(), &dynos)
+        }),
+        study(
+            "faulty-min-conn-hold",
+            "min-conn holding an erring dyno's connection for 1 s",
+            |sim| {
                 let dynos = sim.pool(DYNOS, faulty_dyno);
-                (sim.min_conn(MinConn::default(), &dynos), study_load(n))
+                sim.min_conn(HOLD, &dynos)
             },
-        },
-        Scenario {
-            name: "faulty-min-conn-hold",
-            about: "min-conn holding an erring dyno's connection for 1 s",
-            build: |sim, n| {
-                let dynos = sim.pool(DYNOS, faulty_dyno);
-                (sim.min_conn(HOLD, &dynos), study_load(n))
-            },
-        },
-        Scenario {
-            name: "faulty-retry-min-conn-hold",
-            about: "3 attempts over min-conn with the hold",
-            build: |sim, n| {
+        ),
+        study(
+            "faulty-retry-min-conn-hold",
+            "3 attempts over min-conn with the hold",
+            |sim| {
                 let dynos = sim.pool(DYNOS, faulty_dyno);
                 let lb = sim.min_conn(HOLD, &dynos);
-                (sim.retry(3, lb), study_load(n))
+                sim.retry(3, lb)
             },
-        },
-        Scenario {
-            name: "random-lbs-one-pool",
-            about: "random over 10 faulty balancers (3 attempts, min-conn, hold) sharing 250 dynos",
-            build: |sim, n| {
-                let dynos = sim.pool(DYNOS, faulty_dyno);
-                let lbs = sim.pool(10, |sim| faulty_balancer(sim, &dynos));
-                (sim.random(&lbs), study_load(n))
-            },
-        },
-        Scenario {
-            name: "retry-random-lbs-one-pool",
-            about: "3 attempts over the above",
-            build: |sim, n| {
-                let dynos = sim.pool(DYNOS, faulty_dyno);
-                let lbs = sim.pool(10, |sim| faulty_balancer(sim, &dynos));
-                let random = sim.random(&lbs);
-                (sim.retry(3, random), study_load(n))
-            },
-        },
-        Scenario {
-            name: "retry-random-lbs-ten-pools",
-            about: "3 attempts over random over 10 faulty balancers, each with its own 25 dynos",
-            build: |sim, n| {
+        ),
+        study(
+            "random-lbs-one-pool",
+            "random over 10 faulty balancers (3 attempts, min-conn, hold) sharing 250 dynos",
+            |sim| one_pool(sim, 1),
+        ),
+        study("retry-random-lbs-one-pool", "3 attempts over the above", |sim| {
+            one_pool(sim, 3)
+        }),
+        study(
+            "retry-random-lbs-ten-pools",
+            "3 attempts over random over 10 faulty balancers, each with its own 25 dynos",
+            |sim| {
                 let lbs = sim.pool(10, |sim| {
                     let dynos = sim.pool(DYNOS / 10, faulty_dyno);
                     faulty_balancer(sim, &dynos)
                 });
                 let random = sim.random(&lbs);
-                (sim.retry(3, random), study_load(n))
+                sim.retry(3, random)
             },
-        },
-        Scenario {
-            name: "faulty-cascade",
-            about: "status-traffic's node pool (success-weighted cascade, Gradient2 per dyno)",
-            build: |sim, n| {
+        ),
+        study(
+            "faulty-cascade",
+            "status-traffic's node pool (success-weighted cascade, Gradient2 per dyno)",
+            |sim| cascade(sim, 1, gradient2),
+        ),
+        study("faulty-retry-cascade", "3 attempts over the node pool", |sim| {
+            cascade(sim, 3, gradient2)
+        }),
+        study(
+            "faulty-retry-cascade-fixed-1",
+            "3 attempts over the node pool, each dyno's limit fixed at its concurrency (1)",
+            |sim| cascade(sim, 3, || Limiter::new(Fixed::new(1))),
+        ),
+        study(
+            "faulty-p2c",
+            "power of two choices by outstanding requests",
+            |sim| {
                 let dynos = sim.pool(DYNOS, faulty_dyno);
-                (sim.cascade(gradient2, &dynos), study_load(n))
+                sim.balancer(crate::Balance::PowerOfTwo, &dynos)
             },
-        },
-        Scenario {
-            name: "faulty-retry-cascade",
-            about: "3 attempts over the node pool",
-            build: |sim, n| {
-                let dynos = sim.pool(DYNOS, faulty_dyno);
-                let pool = sim.cascade(gradient2, &dynos);
-                (sim.retry(3, pool), study_load(n))
-            },
-        },
-        Scenario {
-            name: "faulty-retry-cascade-fixed-1",
-            about: "3 attempts over the node pool, each dyno's limit fixed at its concurrency (1)",
-            build: |sim, n| {
-                let dynos = sim.pool(DYNOS, faulty_dyno);
-                let pool = sim.cascade(|| Limiter::new(Fixed::new(1)), &dynos);
-                (sim.retry(3, pool), study_load(n))
-            },
-        },
-        Scenario {
-            name: "faulty-p2c",
-            about: "power of two choices by outstanding requests",
-            build: |sim, n| {
-                let dynos = sim.pool(DYNOS, faulty_dyno);
-                (sim.balancer(crate::Balance::PowerOfTwo, &dynos), study_load(n))
-            },
-        },
-        Scenario {
-            name: "faulty-cull-min-conn",
-            about: "min-conn over dynos that cull themselves (10 errors in 5 s; 25 culls per 10 s fleet-wide; back after 2 s)",
-            build: |sim, n| {
-                let budget = sim.budget(25, 10_000);
-                let settings = CullSettings {
-                    interval: 100,
-                    ..CullSettings::default()
-                };
-                let dynos = sim.pool(DYNOS, |sim| {
-                    let dyno = faulty_dyno(sim);
-                    sim.cull(settings, budget, dyno)
-                });
-                (sim.min_conn(MinConn::default(), &dynos), study_load(n))
-            },
-        },
-        Scenario {
-            name: "faulty-cull-min-conn-ample",
-            about: "the same with a budget of 250 culls per 10 s",
-            build: |sim, n| {
-                let budget = sim.budget(250, 10_000);
-                let settings = CullSettings {
-                    interval: 100,
-                    ..CullSettings::default()
-                };
-                let dynos = sim.pool(DYNOS, |sim| {
-                    let dyno = faulty_dyno(sim);
-                    sim.cull(settings, budget, dyno)
-                });
-                (sim.min_conn(MinConn::default(), &dynos), study_load(n))
-            },
-        },
+        ),
+        study(
+            "faulty-cull-min-conn",
+            "min-conn over dynos that cull themselves (10 errors in 5 s; 25 culls per 10 s fleet-wide; back after 2 s)",
+            |sim| culling(sim, 25),
+        ),
+        study(
+            "faulty-cull-min-conn-ample",
+            "the same with a budget of 250 culls per 10 s",
+            |sim| culling(sim, 250),
+        ),
         Scenario {
             name: "burst-unprotected",
             about: "one server, 8 workers, 300 ms of work; 20 req/s, 5 s at 100 req/s, 20 req/s",
-            build: |sim, _| (worker_server(sim), burst_load()),
+            build: worker_server,
+            burst: true,
         },
         Scenario {
             name: "burst-shed",
             about: "the same behind the shedding admission (Gradient2, queue 64, 1 s queue timeout, 2 s deadline)",
-            build: |sim, _| {
+            build: |sim| {
                 let server = worker_server(sim);
-                (sim.shed(ShedSettings::default(), server), burst_load())
+                sim.shed(ShedSettings::default(), server)
             },
+            burst: true,
         },
     ]
+}
+
+/// `attempts` over random over 10 faulty balancers sharing one pool of 250 faulty dynos.
+fn one_pool(sim: &mut Sim, attempts: u32) -> NodeId {
+    let dynos = sim.pool(DYNOS, faulty_dyno);
+    let lbs = sim.pool(10, |sim| faulty_balancer(sim, &dynos));
+    let random = sim.random(&lbs);
+    sim.retry(attempts, random)
+}
+
+/// `attempts` over the node pool over 250 faulty dynos, each with a limiter from `limiter`.
+fn cascade(sim: &mut Sim, attempts: u32, limiter: fn() -> Limiter) -> NodeId {
+    let dynos = sim.pool(DYNOS, faulty_dyno);
+    let pool = sim.cascade(limiter, &dynos);
+    sim.retry(attempts, pool)
+}
+
+/// Min-conn over 250 faulty dynos that cull themselves within a budget of `capacity` per
+/// 10 s, their culler looking every 100 ms.
+fn culling(sim: &mut Sim, capacity: u64) -> NodeId {
+    let budget = sim.budget(capacity, 10_000);
+    let settings = CullSettings {
+        interval: 100,
+        ..CullSettings::default()
+    };
+    let dynos = sim.pool(DYNOS, |sim| {
+        let dyno = faulty_dyno(sim);
+        sim.cull(settings, budget, dyno)
+    });
+    sim.min_conn(MinConn::default(), &dynos)
 }
 
 /// The scenario named `name`.
@@ -232,10 +226,6 @@ const HOLD: MinConn = MinConn {
     random_ties: false,
     error_hold: 1000,
 };
-
-fn study_load(requests: u64) -> Load {
-    Load::poisson(requests, MEAN_GAP)
-}
 
 fn gradient2() -> Limiter {
     Limiter::new(Gradient2::default())
