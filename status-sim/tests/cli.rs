@@ -83,6 +83,28 @@ fn a_seed_gives_one_output() {
 }
 
 #[test]
+fn the_table_is_the_same_bytes_for_the_same_seed() {
+    let args = ["timelike", "--seed", "2,5", "--requests", "6000"];
+    let first = sim(&args);
+    let second = sim(&args);
+    assert!(first.status.success());
+    assert!(!first.stdout.is_empty());
+    assert_eq!(first.stdout, second.stdout);
+    // The wall time goes to stderr.
+    assert!(String::from_utf8_lossy(&first.stderr).contains(" runs in "));
+    let markdown = [
+        "timelike",
+        "--seed",
+        "1,2",
+        "--requests",
+        "6000",
+        "--format",
+        "markdown",
+    ];
+    assert_eq!(sim(&markdown).stdout, sim(&markdown).stdout);
+}
+
+#[test]
 fn one_scenario_a_table_and_a_chart() {
     let dir = std::env::temp_dir().join(format!("status-sim-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
