@@ -176,10 +176,16 @@ pub fn all() -> Vec<Scenario> {
         },
         Scenario {
             name: "burst-shed",
-            about: "the same behind the shedding admission (Gradient2, queue 64, 1 s queue timeout, 2 s deadline)",
+            about: "the same behind the shedding admission (Gradient2, queue 24, 1 s queue timeout, 2 s deadline)",
             build: |sim| {
                 let server = worker_server(sim);
-                sim.shed(ShedSettings::default(), server)
+                sim.shed(
+                    ShedSettings {
+                        queue: 24,
+                        ..ShedSettings::default()
+                    },
+                    server,
+                )
             },
             burst: true,
         },
