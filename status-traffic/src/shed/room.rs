@@ -152,7 +152,7 @@ mod tests {
     #[test]
     fn congested_serves_the_newest_of_the_top_priority() {
         let mut room = WaitingRoom::new(10, Some(250 * MS));
-        room.enter(1, 0, 0 * MS).unwrap();
+        room.enter(1, 0, Duration::ZERO).unwrap();
         room.enter(2, 0, 100 * MS).unwrap();
         room.enter(3, 0, 200 * MS).unwrap();
         assert_eq!(room.next(250 * MS), Some(1), "not yet congested");
