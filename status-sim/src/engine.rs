@@ -503,7 +503,7 @@ impl Sim {
                 } else {
                     match shed.room.enter(req, 0, at) {
                         Err(_) => {
-                            self.counts[node.index()].culled += 1;
+                            self.counts[node.index()].queue_full += 1;
                             self.answer(req, false);
                         }
                         Ok(evicted) => {
@@ -667,7 +667,7 @@ impl Sim {
             };
             if now - arrived >= shed.settings.queue_timeout.min(shed.settings.deadline) {
                 lease.ignore();
-                self.counts[node.index()].denied += 1;
+                self.counts[node.index()].queue_timeout += 1;
                 self.answer(req, false);
             } else {
                 self.start(node, req, arrived, lease);
@@ -688,9 +688,9 @@ impl Sim {
                     shed.room.retain(|&r| r != req);
                     let counts = &mut self.counts[node.index()];
                     if timed_out {
-                        counts.denied += 1;
+                        counts.queue_timeout += 1;
                     } else {
-                        counts.elapsed += 1;
+                        counts.deadline += 1;
                     }
                     self.answer(req, false);
                 }
@@ -701,7 +701,7 @@ impl Sim {
                         unreachable!("just seen running")
                     };
                     lease.dropped(at);
-                    self.counts[node.index()].elapsed += 1;
+                    self.counts[node.index()].deadline += 1;
                     self.answer(req, false);
                     self.dispatch(node);
                 }

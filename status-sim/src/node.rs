@@ -116,19 +116,25 @@ impl Default for CullSettings {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BudgetId(pub(crate) usize);
 
-/// Counts a node keeps, for tests and reports.
+/// What a node counted, for tests and reports. Each field applies to the nodes its doc names;
+/// the others leave it at 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct NodeCounts {
-    /// Requests that arrived.
+    /// Requests that arrived (every node).
     pub arrived: u64,
-    /// Error answers this node gave itself (down, refused, timed out, no capacity).
+    /// Error answers the node gave itself: down (faulty), no backend in rotation (balancers),
+    /// no capacity (cascade).
     pub refused: u64,
-    /// Culls (cull nodes), or refusals by a full queue (shed nodes).
+    /// Requests refused at once because the waiting room was full (shed).
+    pub queue_full: u64,
+    /// Waiters answered an error at their queue timeout, never processed (shed).
+    pub queue_timeout: u64,
+    /// Requests cut off by their total deadline (shed).
+    pub deadline: u64,
+    /// Times the node culled itself (cull).
     pub culled: u64,
-    /// Culls the budget refused (cull nodes), or queue timeouts (shed nodes).
+    /// Times the budget refused it a token (cull).
     pub denied: u64,
-    /// Deadlines that cut running work (shed nodes).
-    pub elapsed: u64,
 }
 
 #[derive(Debug)]

@@ -288,7 +288,7 @@ fn shedding_admits_queues_and_refuses_as_the_layer_does() {
         records.iter().map(|r| r.ok).collect::<Vec<_>>(),
         [true, true, false]
     );
-    assert_eq!(sim.counts(shed).culled, 1, "one refused: queue full");
+    assert_eq!(sim.counts(shed).queue_full, 1);
 
     // 60 ms of work: the waiter's 50 ms run out before the first is done, and it is never
     // processed.
@@ -298,7 +298,7 @@ fn shedding_admits_queues_and_refuses_as_the_layer_does() {
     let records = sim.run(shed, &Load::every(2, 0));
     assert_eq!(latencies(&records), [60, 50]);
     assert!(records[0].ok && !records[1].ok);
-    assert_eq!(sim.counts(shed).denied, 1, "one queue timeout");
+    assert_eq!(sim.counts(shed).queue_timeout, 1);
     assert_eq!(
         sim.counts(work).arrived,
         1,
@@ -313,7 +313,7 @@ fn shedding_admits_queues_and_refuses_as_the_layer_does() {
     let records = sim.run(shed, &Load::every(2, 120));
     assert_eq!(latencies(&records), [100, 100]);
     assert!(records.iter().all(|r| !r.ok));
-    assert_eq!(sim.counts(shed).elapsed, 2);
+    assert_eq!(sim.counts(shed).deadline, 2);
     assert_eq!(sim.counts(work).arrived, 2);
 }
 
