@@ -530,6 +530,8 @@ impl Sim {
     fn answer(&mut self, req: u32, ok: bool) {
         let request = &mut self.requests[req as usize];
         let Some(frame) = request.stack.pop() else {
+            // Done: its stack's memory goes back now, not at the end of the run.
+            request.stack = Vec::new();
             let at = request
                 .record
                 .expect("only a load's request reaches its client") as usize;

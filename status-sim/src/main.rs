@@ -58,6 +58,9 @@ enum Format {
     Markdown,
 }
 
+/// The most requests a run may issue.
+const MAX_REQUESTS: u64 = 20_000_000;
+
 /// A JSON line; the fields in this order.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -99,8 +102,10 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            if requests < 4 {
-                eprintln!("status-sim: --requests must be at least 4 (a middle half to measure)");
+            if !(4..=MAX_REQUESTS).contains(&requests) {
+                eprintln!(
+                    "status-sim: --requests must be between 4 (a middle half to measure) and {MAX_REQUESTS} (memory: under 100 bytes a request)"
+                );
                 return ExitCode::from(2);
             }
             let mut runs = Vec::new();

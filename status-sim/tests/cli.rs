@@ -143,6 +143,10 @@ fn bad_arguments_are_refused_with_a_reason() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--requests"));
 
+    let out = sim(&["timelike", "--requests", "999999999999"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("between 4"));
+
     let out = sim(&["timelike", "--seed", "x"]);
     assert_eq!(out.status.code(), Some(2));
 
