@@ -30,6 +30,8 @@ struct Request {
     stack: Vec<Frame>,
     /// The load's request this is (its record), or `None` for a shed node's child.
     record: Option<u32>,
+    /// Cut off by a shed node's deadline: its work was dropped, its events are ignored.
+    cancelled: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -289,8 +291,9 @@ impl Sim {
     /// status-traffic's shedding admission in front of `next`: a limiter, a bounded
     /// [`WaitingRoom`] with adaptive LIFO, a queue timeout checked when a waiter is picked up,
     /// and a total deadline (both from arrival). A request cut off by its deadline is answered
-    /// an error at once and its lease ends as a drop; the work downstream is not recalled (a
-    /// remote server does not know its client gave up) and its answer is discarded.
+    /// an error at once, its lease ends as a drop, and its work downstream is dropped, as the
+    /// layer drops the inner service's future: every node below gives back what it held for
+    /// it (a queue's slot goes to the next in line).
     pub fn shed(&mut self, settings: ShedSettings, next: NodeId) -> NodeId {
         let limiter = (settings.limiter)();
         let room = WaitingRoom::new(
@@ -403,7 +406,11 @@ impl Sim {
     }
 
     fn new_request(&mut self, stack: Vec<Frame>, record: Option<u32>) -> u32 {
-        self.requests.push(Request { stack, record });
+        self.requests.push(Request {
+            stack,
+            record,
+            cancelled: false,
+        });
         u32::try_from(self.requests.len() - 1).expect("fewer than 2^32 requests")
     }
 
@@ -413,6 +420,9 @@ impl Sim {
 
     /// A request reaches `node`.
     fn arrive(&mut self, req: u32, node: NodeId) {
+        if self.requests[req as usize].cancelled {
+            return;
+        }
         let now = self.now;
         self.counts[node.index()].arrived += 1;
         match &mut self.nodes[node.index()] {
@@ -529,6 +539,9 @@ impl Sim {
     /// down sees it, or, with the stack empty, its client does.
     fn answer(&mut self, req: u32, ok: bool) {
         let request = &mut self.requests[req as usize];
+        if request.cancelled {
+            return;
+        }
         let Some(frame) = request.stack.pop() else {
             // Done: its stack's memory goes back now, not at the end of the run.
             request.stack = Vec::new();
@@ -552,7 +565,7 @@ impl Sim {
                 ..
             } => {
                 let next = *next;
-                let started = waiting.pop_front();
+                let started = next_waiter(waiting, &self.requests);
                 if started.is_none() {
                     *busy -= 1;
                 }
@@ -667,7 +680,10 @@ impl Sim {
             let Some(ShedEntry::Waiting { arrived }) = shed.entries.remove(&req) else {
                 unreachable!("a waiter is waiting")
             };
-            if now - arrived >= shed.settings.queue_timeout.min(shed.settings.deadline) {
+            if self.requests[req as usize].cancelled {
+                // Cut off by a shed node above: nobody waits for it any more.
+                lease.ignore();
+            } else if now - arrived >= shed.settings.queue_timeout.min(shed.settings.deadline) {
                 lease.ignore();
                 self.counts[node.index()].queue_timeout += 1;
                 self.answer(req, false);
@@ -699,11 +715,13 @@ impl Sim {
             }
             (Node::Shed(shed), Timer::Deadline(req)) => {
                 if let Some(ShedEntry::Running { .. }) = shed.entries.get(&req) {
-                    let Some(ShedEntry::Running { lease, .. }) = shed.entries.remove(&req) else {
+                    let Some(ShedEntry::Running { lease, child }) = shed.entries.remove(&req)
+                    else {
                         unreachable!("just seen running")
                     };
                     lease.dropped(at);
                     self.counts[node.index()].deadline += 1;
+                    self.cancel(child);
                     self.answer(req, false);
                     self.dispatch(node);
                 }
@@ -742,6 +760,46 @@ impl Sim {
         }
     }
 
+    /// Drops the work of `req` (a shed node's child) wherever it is, as dropping the layer's
+    /// future drops the inner service's: each node on its way down gives back what it held
+    /// for it (a queue's slot, a balancer's connection, the cascade's lease, ended as
+    /// ignored), and its pending events are ignored. A copy of it waiting in a queue is
+    /// skipped when its turn comes.
+    fn cancel(&mut self, req: u32) {
+        let request = &mut self.requests[req as usize];
+        request.cancelled = true;
+        let stack = std::mem::take(&mut request.stack);
+        for frame in stack.into_iter().rev() {
+            let node = frame.node;
+            match &mut self.nodes[node.index()] {
+                Node::Queue {
+                    busy,
+                    waiting,
+                    next,
+                    ..
+                } => {
+                    let next = *next;
+                    match next_waiter(waiting, &self.requests) {
+                        Some(started) => {
+                            self.push(started, node, 0);
+                            self.arrive(started, next);
+                        }
+                        None => *busy -= 1,
+                    }
+                }
+                Node::Balancer(balancer) => balancer.outstanding[frame.slot as usize] -= 1,
+                Node::Cascade(cascade) => {
+                    if let Some(lease) = cascade.leases.remove(&req) {
+                        lease.ignore();
+                    }
+                }
+                // A cable, a retry, a cull node hold nothing for it; the shed frame at the
+                // bottom is the node cancelling it.
+                _ => {}
+            }
+        }
+    }
+
     /// The nodes from `node` down start afresh (a restarted instance): faulty ones are up
     /// with a new time to failure.
     fn fresh(&mut self, node: NodeId) {
@@ -764,6 +822,11 @@ impl Sim {
             self.fresh(next);
         }
     }
+}
+
+/// The next request of a queue's waiting line that was not cancelled meanwhile.
+fn next_waiter(waiting: &mut VecDeque<u32>, requests: &[Request]) -> Option<u32> {
+    std::iter::from_fn(|| waiting.pop_front()).find(|&r| !requests[r as usize].cancelled)
 }
 
 /// `interval` ± 20 %, as the culler's production driver jitters it.

@@ -305,16 +305,48 @@ fn shedding_admits_queues_and_refuses_as_the_layer_does() {
         "the timed-out request never ran"
     );
 
-    // 150 ms of work: cut off by the 100 ms deadline; its late answer is dropped and the
-    // next request gets the capacity at once.
+    // 150 ms of work: cut off by the 100 ms deadline; the next request gets the capacity at
+    // once.
     let mut sim = Sim::new(1);
     let work = worker(&mut sim, 150);
-    let shed = sim.shed(settings, work);
+    let shed = sim.shed(settings.clone(), work);
     let records = sim.run(shed, &Load::every(2, 120));
     assert_eq!(latencies(&records), [100, 100]);
     assert!(records.iter().all(|r| !r.ok));
     assert_eq!(sim.counts(shed).deadline, 2);
     assert_eq!(sim.counts(work).arrived, 2);
+}
+
+#[test]
+fn a_deadline_drops_the_work_below_and_frees_its_queue_slot() {
+    // Limit 2 in front of one worker (a queue of one at a time) and 150 ms of work, 100 ms
+    // deadline, requests at 0 and 10 ms. The first is cut off at 100 ms and the worker is
+    // freed for the second at once (not at 150 ms): it starts at 100 ms and is cut off in
+    // turn at 110 ms. Neither piece of work ever completes.
+    let settings = ShedSettings {
+        limiter: || Limiter::new(Fixed::new(2)),
+        queue: 1,
+        queue_timeout: 50,
+        deadline: 100,
+        lifo_after: None,
+    };
+    let mut sim = Sim::new(1);
+    let server = sim.server();
+    let work = sim.delay_fixed(150, server);
+    let queue = sim.queue_exclusive(work);
+    let shed = sim.shed(settings, queue);
+    // A third request at 120 ms finds the worker free and its work (cut at 220 ms) started at
+    // 120 ms, not behind the second's.
+    let load = Load::phases([(2, Gap::Fixed(10)), (1, Gap::Fixed(110))]);
+    let records = sim.run(shed, &load);
+    assert_eq!(
+        records.iter().map(|r| r.issued).collect::<Vec<_>>(),
+        [0, 10, 120]
+    );
+    assert_eq!(latencies(&records), [100, 100, 100]);
+    assert_eq!(sim.counts(work).arrived, 3, "each started on the worker");
+    assert_eq!(sim.counts(server).arrived, 0, "and none finished: dropped");
+    assert_eq!(sim.counts(shed).deadline, 3);
 }
 
 #[test]
