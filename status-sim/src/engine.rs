@@ -7,13 +7,13 @@ use std::time::Duration;
 
 use status_core::Rng;
 use status_traffic::cull::{Decision, FailureWindow, Grant, GrantWindow};
-use status_traffic::limit::{Limiter, Outcome};
+use status_traffic::limit::{Lease, Outcome};
 use status_traffic::pool::Selector;
 use status_traffic::shed::WaitingRoom;
 
 use crate::node::{
-    exponential, Balance, Balancer, BudgetId, Cascade, Cull, CullSettings, Faulty, MinConn, Node,
-    NodeCounts, NodeId, Shed, ShedEntry, ShedSettings,
+    exponential, Balance, Balancer, BudgetId, Cascade, Cull, CullSettings, Faulty, Limit, MinConn,
+    Node, NodeCounts, NodeId, Shed, ShedEntry, ShedSettings,
 };
 use crate::{Gap, Load, Ms, Record};
 
@@ -271,9 +271,9 @@ impl Sim {
 
     /// status-traffic's node pool over `backends`: each request goes down the cascade, in a
     /// success-weighted random order (`Selector::cascade`), to the first backend whose limiter
-    /// (made by `limiter`, one per backend) grants a lease; none → an error at once. An error
+    /// (of algorithm `limit`, one per backend) grants a lease; none → an error at once. An error
     /// answer counts against the backend as an ignore, as the `Pool` service's default does.
-    pub fn cascade(&mut self, limiter: fn() -> Limiter, backends: &[NodeId]) -> NodeId {
+    pub fn cascade(&mut self, limit: Limit, backends: &[NodeId]) -> NodeId {
         let mut selector = Selector::new();
         for i in 0..backends.len() {
             selector.add(u32::try_from(i).expect("fewer than 2^32 backends"));
@@ -282,7 +282,7 @@ impl Sim {
         self.add(Node::Cascade(Cascade {
             backends: backends.to_vec(),
             selector,
-            limiters: backends.iter().map(|_| limiter()).collect(),
+            limiters: backends.iter().map(|_| limit.limiter()).collect(),
             leases: HashMap::new(),
             rng,
         }))
@@ -295,7 +295,7 @@ impl Sim {
     /// layer drops the inner service's future: every node below gives back what it held for
     /// it (a queue's slot goes to the next in line).
     pub fn shed(&mut self, settings: ShedSettings, next: NodeId) -> NodeId {
-        let limiter = (settings.limiter)();
+        let limiter = settings.limit.limiter();
         let room = WaitingRoom::new(
             settings.queue,
             settings.lifo_after.map(Duration::from_millis),
@@ -645,7 +645,7 @@ impl Sim {
 
     /// A shed node starts `req` (arrived at `arrived`) under `lease`: a child request carries
     /// the work down, so that the deadline can answer `req` while the work goes on.
-    fn start(&mut self, node: NodeId, req: u32, arrived: Ms, lease: status_traffic::limit::Lease) {
+    fn start(&mut self, node: NodeId, req: u32, arrived: Ms, lease: Lease) {
         let child = self.new_request(vec![Frame { node, slot: req }], None);
         let Node::Shed(shed) = &mut self.nodes[node.index()] else {
             unreachable!("a shed node")

@@ -10,9 +10,9 @@
 
 use std::time::{Duration, Instant};
 
-use status_traffic::limit::{Fixed, Gradient2, Limiter};
-
-use crate::{summarize, CullSettings, Gap, Load, MinConn, Ms, NodeId, ShedSettings, Sim, Summary};
+use crate::{
+    summarize, CullSettings, Gap, Limit, Load, MinConn, Ms, NodeId, ShedSettings, Sim, Summary,
+};
 
 /// Dynos in the study's fleet.
 pub const DYNOS: usize = 250;
@@ -140,15 +140,15 @@ pub fn all() -> Vec<Scenario> {
         study(
             "faulty-cascade",
             "status-traffic's node pool (success-weighted cascade, Gradient2 per dyno)",
-            |sim| cascade(sim, 1, gradient2),
+            |sim| cascade(sim, 1, Limit::Gradient2),
         ),
         study("faulty-retry-cascade", "3 attempts over the node pool", |sim| {
-            cascade(sim, 3, gradient2)
+            cascade(sim, 3, Limit::Gradient2)
         }),
         study(
             "faulty-retry-cascade-fixed-1",
             "3 attempts over the node pool, each dyno's limit fixed at its concurrency (1)",
-            |sim| cascade(sim, 3, || Limiter::new(Fixed::new(1))),
+            |sim| cascade(sim, 3, Limit::Fixed(1)),
         ),
         study(
             "faulty-p2c",
@@ -200,10 +200,10 @@ fn one_pool(sim: &mut Sim, attempts: u32) -> NodeId {
     sim.retry(attempts, random)
 }
 
-/// `attempts` over the node pool over 250 faulty dynos, each with a limiter from `limiter`.
-fn cascade(sim: &mut Sim, attempts: u32, limiter: fn() -> Limiter) -> NodeId {
+/// `attempts` over the node pool over 250 faulty dynos, each with a limiter of `limit`.
+fn cascade(sim: &mut Sim, attempts: u32, limit: Limit) -> NodeId {
     let dynos = sim.pool(DYNOS, faulty_dyno);
-    let pool = sim.cascade(limiter, &dynos);
+    let pool = sim.cascade(limit, &dynos);
     sim.retry(attempts, pool)
 }
 
@@ -232,10 +232,6 @@ const HOLD: MinConn = MinConn {
     random_ties: false,
     error_hold: 1000,
 };
-
-fn gradient2() -> Limiter {
-    Limiter::new(Gradient2::default())
-}
 
 /// `cable 2 → queue-exclusive → delay-fixed 20 → delay-exponential 100 → server`.
 pub fn dyno(sim: &mut Sim) -> NodeId {
