@@ -14,7 +14,9 @@
 //! byte for byte, and a 100,000-request scenario runs in a fraction of a second.
 //!
 //! [`scenario`] holds the routing study's scenarios and ours; the `status-sim` binary prints
-//! them as a table or JSON lines and charts their latency distributions.
+//! them as a table or JSON lines and charts their latency distributions. [`topology`] reads a
+//! topology written as text (`retry 3 > lb-min-conn hold=1000 250 x (…)`), so that
+//! `status-sim run` can try a model of your own fleet.
 //!
 //! # Example
 //!
@@ -40,6 +42,7 @@ mod engine;
 mod node;
 pub mod scenario;
 mod stats;
+pub mod topology;
 
 pub use self::chart::latency_chart;
 pub use self::engine::Sim;

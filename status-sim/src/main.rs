@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use serde::Serialize;
 use status_sim::scenario::{self, Run, Scenario, REQUESTS};
-use status_sim::{latency_chart, Latency};
+use status_sim::{latency_chart, Latency, Load};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -25,27 +25,54 @@ struct Cli {
 enum Command {
     /// Runs the routing study's scenarios and ours: one row per scenario and seed.
     Timelike {
-        /// Seeds to run, e.g. `--seed 1` or `--seed 1,2,3,4,5`.
-        #[arg(long, value_delimiter = ',', default_value = "1")]
-        seed: Vec<u64>,
         /// Requests per run of the study's scenarios (the burst scenarios keep their shape).
         #[arg(long, default_value_t = REQUESTS)]
         requests: u64,
         /// Only these scenarios (repeat or separate with commas); `status-sim list` names them.
         #[arg(long, value_delimiter = ',')]
         scenario: Vec<String>,
-        /// How to print the rows.
-        #[arg(long, value_enum, default_value_t = Format::Table)]
-        format: Format,
-        /// Also writes an SVG chart of the latency distributions of the first seed's runs.
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Runs a topology written as text, e.g.
+    /// `retry 3 > lb-min-conn hold=1000 250 x (cable 2 > faulty 20000 1000 > queue-exclusive >
+    /// delay-fixed 20 > delay-exponential 100 > server)`; the stages and their options are in
+    /// status-sim's README.
+    Run {
+        /// The topology, from the client down.
         #[arg(long)]
-        svg: Option<PathBuf>,
-        /// The chart's title (default: "Latency distributions, seed S").
-        #[arg(long)]
-        title: Option<String>,
+        topology: String,
+        /// Requests in the run.
+        #[arg(long, default_value_t = REQUESTS)]
+        requests: u64,
+        /// The mean gap between requests, in ms (exponential gaps: a Poisson load).
+        #[arg(long, default_value_t = scenario::MEAN_GAP)]
+        gap: f64,
+        /// The name its rows carry.
+        #[arg(long, default_value = "custom")]
+        name: String,
+        #[command(flatten)]
+        output: Output,
     },
     /// Lists the scenarios.
     List,
+}
+
+/// What to run with, and how to print it.
+#[derive(Debug, clap::Args)]
+struct Output {
+    /// Seeds to run, e.g. `--seed 1` or `--seed 1,2,3,4,5`.
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    seed: Vec<u64>,
+    /// How to print the rows.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Also writes an SVG chart of the latency distributions of the first seed's runs.
+    #[arg(long)]
+    svg: Option<PathBuf>,
+    /// The chart's title (default: "Latency distributions, seed S").
+    #[arg(long)]
+    title: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -76,6 +103,12 @@ struct Row<'a> {
     wall_ms: f64,
 }
 
+/// A refusal of the command line: said on stderr, exit status 2.
+fn usage(message: &str) -> ExitCode {
+    eprintln!("status-sim: {message}");
+    ExitCode::from(2)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -86,69 +119,113 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Timelike {
-            seed,
             requests,
             scenario: names,
-            format,
-            svg,
-            title,
+            output,
         } => {
             let scenarios = match pick(&names) {
                 Ok(s) => s,
                 Err(unknown) => {
-                    eprintln!(
-                        "status-sim: unknown scenario {unknown:?}; `status-sim list` names them"
-                    );
-                    return ExitCode::from(2);
+                    return usage(&format!(
+                        "unknown scenario {unknown:?}; `status-sim list` names them"
+                    ))
                 }
             };
-            if !(4..=MAX_REQUESTS).contains(&requests) {
-                eprintln!(
-                    "status-sim: --requests must be between 4 (a middle half to measure) and {MAX_REQUESTS} (memory: under 100 bytes a request)"
-                );
-                return ExitCode::from(2);
+            if let Err(message) = check_requests(requests) {
+                return usage(&message);
             }
-            let mut runs = Vec::new();
-            let mut out = std::io::stdout().lock();
-            if format == Format::Table {
-                let _ = writeln!(out, "{}", table_header());
+            let names: Vec<&str> = scenarios.iter().map(|s| s.name).collect();
+            report(&output, &names, |seed, name| {
+                let scenario = scenarios.iter().find(|s| s.name == name).expect("picked");
+                scenario.run(seed, requests)
+            })
+        }
+        Command::Run {
+            topology,
+            requests,
+            gap,
+            name,
+            output,
+        } => {
+            if let Err(message) = check_requests(requests) {
+                return usage(&message);
             }
-            for &s in &seed {
-                for scenario in &scenarios {
-                    let run = scenario.run(s, requests);
-                    let line = match format {
-                        Format::Table => table_row(&run),
-                        Format::Json => json_row(&run),
-                        Format::Markdown => String::new(),
-                    };
-                    if !line.is_empty() {
-                        let _ = writeln!(out, "{line}");
-                    }
-                    runs.push(run);
-                }
+            if !(gap.is_finite() && gap >= 0.0) {
+                return usage("--gap must be a number of ms, finite and not negative");
             }
-            if format == Format::Markdown {
-                let _ = write!(out, "{}", markdown(&scenarios, &seed, &runs));
+            // Read once up front, so that a bad topology is refused before anything runs.
+            if let Err(e) = status_sim::topology::build(&mut status_sim::Sim::new(0), &topology) {
+                return usage(&format!("--topology: {e}"));
             }
-            // The wall time is the one thing a seed does not fix: on stderr, so that the
-            // table and the Markdown are the same bytes for the same seed.
-            if format != Format::Json {
-                let total: f64 = runs.iter().map(wall_ms).sum();
-                let plural = if runs.len() == 1 { "" } else { "s" };
-                eprintln!("status-sim: {} run{plural} in {total:.0} ms", runs.len());
-            }
-            if let Some(path) = svg {
-                let first: Vec<Run> = runs.iter().filter(|r| r.seed == seed[0]).cloned().collect();
-                let title =
-                    title.unwrap_or_else(|| format!("Latency distributions, seed {}", seed[0]));
-                if let Err(e) = std::fs::write(&path, latency_chart(&first, &title)) {
-                    eprintln!("status-sim: cannot write {}: {e}", path.display());
-                    return ExitCode::FAILURE;
-                }
-            }
-            ExitCode::SUCCESS
+            let load = Load::poisson(requests, gap);
+            report(&output, &[name.as_str()], |seed, name| {
+                scenario::measure(name, seed, &load, |sim| {
+                    status_sim::topology::build(sim, &topology)
+                })
+                .expect("read once already")
+            })
         }
     }
+}
+
+fn check_requests(requests: u64) -> Result<(), String> {
+    if (4..=MAX_REQUESTS).contains(&requests) {
+        Ok(())
+    } else {
+        Err(format!(
+            "--requests must be between 4 (a middle half to measure) and {MAX_REQUESTS} (memory: under 100 bytes a request)"
+        ))
+    }
+}
+
+/// Runs each of `names` with each seed (`run`), printing the rows as `output` says.
+fn report(output: &Output, names: &[&str], run: impl Fn(u64, &str) -> Run) -> ExitCode {
+    let mut runs = Vec::new();
+    let mut out = std::io::stdout().lock();
+    if output.format == Format::Table {
+        let _ = writeln!(out, "{}", table_header());
+    }
+    for &seed in &output.seed {
+        for name in names {
+            let run = run(seed, name);
+            let line = match output.format {
+                Format::Table => table_row(&run),
+                Format::Json => json_row(&run),
+                Format::Markdown => String::new(),
+            };
+            if !line.is_empty() {
+                let _ = writeln!(out, "{line}");
+            }
+            runs.push(run);
+        }
+    }
+    if output.format == Format::Markdown {
+        let _ = write!(out, "{}", markdown(names, &output.seed, &runs));
+    }
+    // The wall time is the one thing a seed does not fix: on stderr, so that the table and
+    // the Markdown are the same bytes for the same seed.
+    if output.format != Format::Json {
+        let total: f64 = runs.iter().map(wall_ms).sum();
+        let plural = if runs.len() == 1 { "" } else { "s" };
+        eprintln!("status-sim: {} run{plural} in {total:.0} ms", runs.len());
+    }
+    if let Some(path) = &output.svg {
+        let first_seed = output.seed[0];
+        let first: Vec<Run> = runs
+            .iter()
+            .filter(|r| r.seed == first_seed)
+            .cloned()
+            .collect();
+        let title = output
+            .title
+            .clone()
+            .unwrap_or_else(|| format!("Latency distributions, seed {first_seed}"));
+        if let Err(e) = std::fs::write(path, latency_chart(&first, &title)) {
+            eprintln!("status-sim: cannot write {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 /// The scenarios named (all when none is); the first unknown name as the error.
@@ -169,7 +246,7 @@ fn wall_ms(run: &Run) -> f64 {
 fn json_row(run: &Run) -> String {
     let s = &run.summary;
     serde_json::to_string(&Row {
-        scenario: run.scenario,
+        scenario: &run.scenario,
         seed: run.seed,
         total: s.total,
         selected: s.selected,
@@ -209,7 +286,7 @@ fn table_row(run: &Run) -> String {
 
 /// One row per scenario: success per seed, then the range over seeds of the median and 99th
 /// percentile latencies.
-fn markdown(scenarios: &[Scenario], seeds: &[u64], runs: &[Run]) -> String {
+fn markdown(names: &[&str], seeds: &[u64], runs: &[Run]) -> String {
     let mut md = String::new();
     let seeds_label = seeds
         .iter()
@@ -221,11 +298,8 @@ fn markdown(scenarios: &[Scenario], seeds: &[u64], runs: &[Run]) -> String {
         "| scenario | success, seeds {seeds_label} | median ms | p99 ms |"
     );
     md.push_str("|---|---|---|---|\n");
-    for scenario in scenarios {
-        let mine: Vec<&Run> = runs
-            .iter()
-            .filter(|r| r.scenario == scenario.name)
-            .collect();
+    for name in names {
+        let mine: Vec<&Run> = runs.iter().filter(|r| r.scenario == *name).collect();
         let success = mine
             .iter()
             .map(|r| format!("{:.2} %", r.summary.success * 100.0))
@@ -244,8 +318,7 @@ fn markdown(scenarios: &[Scenario], seeds: &[u64], runs: &[Run]) -> String {
         };
         let _ = writeln!(
             md,
-            "| `{}` | {success} | {} | {} |",
-            scenario.name,
+            "| `{name}` | {success} | {} | {} |",
             range(|r| r.summary.latency.p50),
             range(|r| r.summary.latency.p99),
         );

@@ -8,6 +8,7 @@
 //! for 1 s, so up about 95 % of the time. The load is 100,000 requests with exponential gaps
 //! of 1.5 ms (about 667 a second, a third of 250 dynos' capacity).
 
+use std::convert::Infallible;
 use std::time::{Duration, Instant};
 
 use crate::{
@@ -38,7 +39,7 @@ pub struct Scenario {
 #[derive(Debug, Clone)]
 pub struct Run {
     /// The scenario's name.
-    pub scenario: &'static str,
+    pub scenario: String,
     /// The seed.
     pub seed: u64,
     /// Its statistics.
@@ -53,29 +54,47 @@ impl Scenario {
     /// Runs it with `seed` and `requests` (the study's scenarios; see [`REQUESTS`]).
     #[must_use]
     pub fn run(&self, seed: u64, requests: u64) -> Run {
-        let started = Instant::now();
-        let mut sim = Sim::new(seed);
-        let root = (self.build)(&mut sim);
         let load = if self.burst {
             burst_load()
         } else {
             Load::poisson(requests, MEAN_GAP)
         };
-        let records = sim.run(root, &load);
-        let summary = summarize(&records);
-        let mut latencies: Vec<Ms> = crate::select_middle_half(&records)
-            .iter()
-            .map(crate::Record::latency)
-            .collect();
-        latencies.sort_unstable();
-        Run {
-            scenario: self.name,
-            seed,
-            summary,
-            latencies,
-            wall: started.elapsed(),
-        }
+        measure(self.name, seed, &load, |sim| {
+            Ok::<_, Infallible>((self.build)(sim))
+        })
+        .unwrap_or_else(|never| match never {})
     }
+}
+
+/// Builds a topology with `build` in a simulation seeded with `seed`, runs `load` against
+/// it and measures it as the scenarios are measured, under `name`.
+///
+/// # Errors
+///
+/// What `build` answers; nothing is run then.
+pub fn measure<E>(
+    name: &str,
+    seed: u64,
+    load: &Load,
+    build: impl FnOnce(&mut Sim) -> Result<NodeId, E>,
+) -> Result<Run, E> {
+    let started = Instant::now();
+    let mut sim = Sim::new(seed);
+    let root = build(&mut sim)?;
+    let records = sim.run(root, load);
+    let summary = summarize(&records);
+    let mut latencies: Vec<Ms> = crate::select_middle_half(&records)
+        .iter()
+        .map(crate::Record::latency)
+        .collect();
+    latencies.sort_unstable();
+    Ok(Run {
+        scenario: name.to_owned(),
+        seed,
+        summary,
+        latencies,
+        wall: started.elapsed(),
+    })
 }
 
 /// A scenario under the study's load.

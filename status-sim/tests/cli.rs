@@ -157,3 +157,55 @@ fn bad_arguments_are_refused_with_a_reason() {
         status_sim::scenario::all().len()
     );
 }
+
+#[test]
+fn a_written_topology_runs_as_the_scenario_it_spells() {
+    let spelled = sim(&[
+        "run",
+        "--topology",
+        "lb-min-conn 250 x (cable 2 > faulty 20000 1000 > queue-exclusive > delay-fixed 20 > \
+         delay-exponential 100 > server)",
+        "--requests",
+        "8000",
+        "--name",
+        "faulty-min-conn",
+        "--seed",
+        "1,2",
+        "--format",
+        "json",
+    ]);
+    assert!(spelled.status.success(), "{spelled:?}");
+    let scenario = sim(&[
+        "timelike",
+        "--scenario",
+        "faulty-min-conn",
+        "--requests",
+        "8000",
+        "--seed",
+        "1,2",
+        "--format",
+        "json",
+    ]);
+    let rows = without_wall(&spelled.stdout);
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows, without_wall(&scenario.stdout));
+}
+
+#[test]
+fn a_bad_topology_is_refused_before_anything_runs() {
+    let out = sim(&[
+        "run",
+        "--topology",
+        "retry 3 > lb-min-conn hold=1s 3 x (server)",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "status-sim: --topology: at word 5 (\"hold=1s\"): hold= takes a whole number of ms"
+    );
+    assert!(out.stdout.is_empty());
+
+    let out = sim(&["run", "--topology", "server", "--gap=-1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--gap"));
+}

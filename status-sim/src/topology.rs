@@ -1,0 +1,536 @@
+//! Topologies written as text, so that a fleet can be modelled without writing Rust: the
+//! binary's `status-sim run --topology TEXT`.
+//!
+//! A topology is a chain of stages from the client down, separated by `>`, ending in a
+//! `server` or a balancer. A balancer is followed by its backends: `N x (chain)`, `N`
+//! independent copies of a chain. The study's `faulty-retry-min-conn-hold`:
+//!
+//! ```text
+//! retry 3 > lb-min-conn hold=1000 250 x (cable 2 > faulty 20000 1000 > queue-exclusive >
+//!     delay-fixed 20 > delay-exponential 100 > server)
+//! ```
+//!
+//! | stage | arguments and options |
+//! |---|---|
+//! | `server` | |
+//! | `delay-fixed DT`, `delay-exponential MEAN`, `cable DT` | milliseconds |
+//! | `queue-exclusive`, `queue-fixed-concurrency N` | |
+//! | `faulty MTBF MTTR` | milliseconds |
+//! | `retry N` | attempts in all |
+//! | `shed` | `limit=` (`fixed:N`, `aimd`, `gradient2`, `vegas`), `queue=`, `queue-timeout=`, `deadline=`, `lifo-after=` (ms or `off`) |
+//! | `cull` | `threshold=`, `window=`, `interval=`, `min-uptime=`, `restart=`, `budget=N/MS` (cull nodes with the same budget share it) |
+//! | `lb-random`, `lb-round-robin`, `lb-p2c` | then `N x (chain)` |
+//! | `lb-min-conn` | `hold=MS`, `random-ties`, then `N x (chain)` |
+//! | `cascade` | `limit=` (default `gradient2`), then `N x (chain)` |
+
+use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
+
+use crate::{Balance, BudgetId, CullSettings, Limit, MinConn, Ms, NodeId, ShedSettings, Sim};
+
+/// The most nodes a written topology may make.
+pub const MAX_NODES: usize = 1_000_000;
+
+/// Why a topology could not be read: what was expected, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopologyError {
+    message: String,
+    word: Option<(usize, String)>,
+}
+
+impl TopologyError {
+    fn at(word: usize, token: &str, message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            word: Some((word + 1, token.to_owned())),
+        }
+    }
+
+    fn whole(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            word: None,
+        }
+    }
+}
+
+impl fmt::Display for TopologyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.word {
+            Some((n, token)) => write!(f, "at word {n} ({token:?}): {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for TopologyError {}
+
+/// Builds the topology written in `text` into `sim`; its root.
+///
+/// # Errors
+///
+/// When `text` is not a topology (an unknown stage or option, a missing or bad number,
+/// unbalanced parentheses, a chain that does not end in a `server` or a balancer) or would
+/// make more than [`MAX_NODES`] nodes. Nothing is built then.
+///
+/// # Example
+///
+/// ```
+/// use status_sim::{topology, Load, Sim};
+///
+/// let mut sim = Sim::new(1);
+/// let root = topology::build(&mut sim, "retry 2 > lb-round-robin 2 x (delay-fixed 5 > server)")?;
+/// let records = sim.run(root, &Load::every(10, 1));
+/// assert!(records.iter().all(|r| r.ok && r.latency() == 5));
+///
+/// let error = topology::build(&mut Sim::new(1), "retry > server").unwrap_err();
+/// assert_eq!(error.to_string(), "at word 2 (\">\"): retry takes a whole number");
+/// # Ok::<(), topology::TopologyError>(())
+/// ```
+pub fn build(sim: &mut Sim, text: &str) -> Result<NodeId, TopologyError> {
+    let spaced = text
+        .replace('(', " ( ")
+        .replace(')', " ) ")
+        .replace('>', " > ");
+    let tokens: Vec<&str> = spaced.split_whitespace().collect();
+    if tokens.is_empty() {
+        return Err(TopologyError::whole("the topology is empty"));
+    }
+    let mut parser = Parser { tokens, at: 0 };
+    let chain = parser.chain()?;
+    if let Some(token) = parser.tokens.get(parser.at) {
+        return Err(TopologyError::at(
+            parser.at,
+            token,
+            "nothing may follow the end of the chain (an unmatched `)`?)",
+        ));
+    }
+    let nodes = count(&chain);
+    if nodes > MAX_NODES {
+        return Err(TopologyError::whole(format!(
+            "the topology would make {nodes} nodes, more than {MAX_NODES}"
+        )));
+    }
+    let mut budgets = HashMap::new();
+    Ok(make(sim, &chain, &mut budgets))
+}
+
+#[derive(Debug, Clone)]
+enum Stage {
+    Server,
+    DelayFixed(Ms),
+    DelayExponential(f64),
+    Cable(Ms),
+    Queue(usize),
+    Faulty(f64, f64),
+    Retry(u32),
+    Shed(ShedSettings),
+    Cull(CullSettings, (u64, Ms)),
+    Balancer {
+        how: Pick,
+        copies: usize,
+        chain: Vec<Stage>,
+    },
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Pick {
+    Balance(Balance),
+    Cascade(Limit),
+}
+
+impl Stage {
+    fn ends_a_chain(&self) -> bool {
+        matches!(self, Self::Server | Self::Balancer { .. })
+    }
+}
+
+struct Parser<'a> {
+    tokens: Vec<&'a str>,
+    at: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn peek(&self) -> Option<&'a str> {
+        self.tokens.get(self.at).copied()
+    }
+
+    fn next(&mut self, expected: &str) -> Result<&'a str, TopologyError> {
+        let token = self.peek().ok_or_else(|| {
+            TopologyError::whole(format!("the topology ends where {expected} was expected"))
+        })?;
+        self.at += 1;
+        Ok(token)
+    }
+
+    fn error(&self, message: impl Into<String>) -> TopologyError {
+        let at = self.at.min(self.tokens.len().saturating_sub(1));
+        TopologyError::at(at, self.tokens[at], message)
+    }
+
+    fn number<T: FromStr>(&mut self, stage: &str, what: &str) -> Result<T, TopologyError> {
+        let token = self.next(what)?;
+        token.parse().map_err(|_| {
+            self.at -= 1;
+            self.error(format!("{stage} takes {what}"))
+        })
+    }
+
+    /// `stage (> stage)*`, ending in a server or a balancer.
+    fn chain(&mut self) -> Result<Vec<Stage>, TopologyError> {
+        let mut chain = Vec::new();
+        loop {
+            let start = self.at;
+            let stage = self.stage()?;
+            let last = stage.ends_a_chain();
+            chain.push(stage);
+            match self.peek() {
+                Some(">") if last => {
+                    return Err(self.error("nothing may follow a server or a balancer's backends"));
+                }
+                Some(">") => self.at += 1,
+                _ if !last => {
+                    self.at = start;
+                    return Err(self
+                        .error("a chain ends in a `server` or a balancer (`> server` missing?)"));
+                }
+                _ => return Ok(chain),
+            }
+        }
+    }
+
+    fn stage(&mut self) -> Result<Stage, TopologyError> {
+        let word = self.next("a stage")?;
+        let stage = match word {
+            "server" => Stage::Server,
+            "delay-fixed" => Stage::DelayFixed(self.number(word, "a whole number of ms")?),
+            "delay-exponential" => Stage::DelayExponential(self.positive(word, "a mean in ms")?),
+            "cable" => Stage::Cable(self.number(word, "a whole number of ms")?),
+            "queue-exclusive" => Stage::Queue(1),
+            "queue-fixed-concurrency" => Stage::Queue(self.count(word)?),
+            "faulty" => Stage::Faulty(
+                self.positive(
+                    word,
+                    "a mean time between failures and one to repair, in ms",
+                )?,
+                self.positive(
+                    word,
+                    "a mean time between failures and one to repair, in ms",
+                )?,
+            ),
+            "retry" => Stage::Retry(self.count(word)?),
+            "shed" => Stage::Shed(self.shed()?),
+            "cull" => {
+                let (settings, budget) = self.cull()?;
+                Stage::Cull(settings, budget)
+            }
+            "lb-random" | "lb-round-robin" | "lb-p2c" | "lb-min-conn" | "cascade" => {
+                let how = self.pick(word)?;
+                let copies = self.count(word)?;
+                if self.next("`x`")? != "x" {
+                    self.at -= 1;
+                    return Err(self.error(format!("{word} N is followed by `x (chain)`")));
+                }
+                if self.next("`(`")? != "(" {
+                    self.at -= 1;
+                    return Err(self.error(format!("{word} N x is followed by `(chain)`")));
+                }
+                let chain = self.chain()?;
+                if self.next("`)`")? != ")" {
+                    self.at -= 1;
+                    return Err(self.error("`)` expected"));
+                }
+                Stage::Balancer { how, copies, chain }
+            }
+            _ => {
+                self.at -= 1;
+                return Err(self.error("not a stage: server, delay-fixed, delay-exponential, cable, queue-exclusive, queue-fixed-concurrency, faulty, retry, shed, cull, lb-random, lb-round-robin, lb-min-conn, lb-p2c, cascade"));
+            }
+        };
+        Ok(stage)
+    }
+
+    /// A whole number, at least 1.
+    fn count<T: FromStr + Default + PartialEq>(&mut self, stage: &str) -> Result<T, TopologyError> {
+        let n: T = self.number(stage, "a whole number")?;
+        if n == T::default() {
+            self.at -= 1;
+            return Err(self.error(format!("{stage} takes a whole number of at least 1")));
+        }
+        Ok(n)
+    }
+
+    fn positive(&mut self, stage: &str, what: &str) -> Result<f64, TopologyError> {
+        let x: f64 = self.number(stage, what)?;
+        if !(x.is_finite() && x >= 0.0) {
+            self.at -= 1;
+            return Err(self.error(format!("{stage} takes {what}, finite and not negative")));
+        }
+        Ok(x)
+    }
+
+    /// `key=value` options (and bare flags) up to the next word that is not one.
+    fn options(
+        &mut self,
+        stage: &str,
+        keys: &[&str],
+    ) -> Result<Vec<(&'a str, &'a str)>, TopologyError> {
+        let mut options = Vec::new();
+        while let Some(token) = self.peek() {
+            let (key, value) = token.split_once('=').unwrap_or((token, ""));
+            if !keys.contains(&key) {
+                if token.contains('=') {
+                    return Err(self.error(format!(
+                        "{stage} has no option {key:?}; it has {}",
+                        keys.join(", ")
+                    )));
+                }
+                break;
+            }
+            options.push((key, value));
+            self.at += 1;
+        }
+        Ok(options)
+    }
+
+    /// `value` as a `T`, or an error naming the option (the word before the cursor).
+    fn value<T: FromStr>(
+        &mut self,
+        key: &str,
+        value: &str,
+        what: &str,
+    ) -> Result<T, TopologyError> {
+        value.parse().map_err(|_| {
+            self.at -= 1;
+            let error = self.error(format!("{key}= takes {what}"));
+            self.at += 1;
+            error
+        })
+    }
+
+    fn pick(&mut self, word: &str) -> Result<Pick, TopologyError> {
+        Ok(match word {
+            "lb-random" => Pick::Balance(Balance::Random),
+            "lb-round-robin" => Pick::Balance(Balance::RoundRobin),
+            "lb-p2c" => Pick::Balance(Balance::PowerOfTwo),
+            "lb-min-conn" => {
+                let mut settings = MinConn::default();
+                for (key, value) in self.options(word, &["hold", "random-ties"])? {
+                    match key {
+                        "hold" => {
+                            settings.error_hold = self.value(key, value, "a whole number of ms")?;
+                        }
+                        _ => settings.random_ties = true,
+                    }
+                }
+                Pick::Balance(Balance::MinConn(settings))
+            }
+            _ => {
+                let mut limit = Limit::Gradient2;
+                for (key, value) in self.options(word, &["limit"])? {
+                    limit = self.value(key, value, "fixed:N, aimd, gradient2 or vegas")?;
+                }
+                Pick::Cascade(limit)
+            }
+        })
+    }
+
+    fn shed(&mut self) -> Result<ShedSettings, TopologyError> {
+        let mut settings = ShedSettings::default();
+        let keys = ["limit", "queue", "queue-timeout", "deadline", "lifo-after"];
+        for (key, value) in self.options("shed", &keys)? {
+            let ms = "a whole number of ms";
+            match key {
+                "limit" => {
+                    settings.limit = self.value(key, value, "fixed:N, aimd, gradient2 or vegas")?;
+                }
+                "queue" => settings.queue = self.value(key, value, "a whole number")?,
+                "queue-timeout" => settings.queue_timeout = self.value(key, value, ms)?,
+                "deadline" => settings.deadline = self.value(key, value, ms)?,
+                _ if value == "off" => settings.lifo_after = None,
+                _ => {
+                    settings.lifo_after =
+                        Some(self.value(key, value, "a whole number of ms or off")?);
+                }
+            }
+        }
+        Ok(settings)
+    }
+
+    fn cull(&mut self) -> Result<(CullSettings, (u64, Ms)), TopologyError> {
+        let mut settings = CullSettings::default();
+        let mut budget = (10, 600_000);
+        let keys = [
+            "threshold",
+            "window",
+            "interval",
+            "min-uptime",
+            "restart",
+            "budget",
+        ];
+        for (key, value) in self.options("cull", &keys)? {
+            let ms = "a whole number of ms";
+            match key {
+                "threshold" => settings.threshold = self.value(key, value, "a whole number")?,
+                "window" => settings.window = self.value(key, value, ms)?,
+                "interval" => settings.interval = self.value(key, value, ms)?,
+                "min-uptime" => settings.min_uptime = self.value(key, value, ms)?,
+                "restart" => settings.restart = self.value(key, value, ms)?,
+                _ => {
+                    let (capacity, window) = value.split_once('/').unwrap_or((value, ""));
+                    budget = (
+                        self.value(key, capacity, "N/MS: N culls per MS")?,
+                        self.value(key, window, "N/MS: N culls per MS")?,
+                    );
+                }
+            }
+        }
+        if settings.interval == 0 || settings.window < 1000 {
+            self.at -= 1;
+            return Err(self.error(
+                "cull takes an interval of at least 1 ms and a window of at least 1000 ms",
+            ));
+        }
+        Ok((settings, budget))
+    }
+}
+
+/// The nodes `chain` makes.
+fn count(chain: &[Stage]) -> usize {
+    chain
+        .iter()
+        .map(|stage| match stage {
+            Stage::Balancer { copies, chain, .. } => {
+                1usize.saturating_add(copies.saturating_mul(count(chain)))
+            }
+            _ => 1,
+        })
+        .fold(0usize, usize::saturating_add)
+}
+
+fn make(sim: &mut Sim, chain: &[Stage], budgets: &mut HashMap<(u64, Ms), BudgetId>) -> NodeId {
+    let (last, above) = chain.split_last().expect("a chain has a stage");
+    let mut node = match last {
+        Stage::Balancer { how, copies, chain } => {
+            let backends: Vec<NodeId> = (0..*copies).map(|_| make(sim, chain, budgets)).collect();
+            match *how {
+                Pick::Balance(how) => sim.balancer(how, &backends),
+                Pick::Cascade(limit) => sim.cascade(limit, &backends),
+            }
+        }
+        _ => sim.server(),
+    };
+    for stage in above.iter().rev() {
+        node = match stage {
+            Stage::DelayFixed(dt) => sim.delay_fixed(*dt, node),
+            Stage::DelayExponential(mean) => sim.delay_exponential(*mean, node),
+            Stage::Cable(dt) => sim.cable(*dt, node),
+            Stage::Queue(n) => sim.queue_fixed_concurrency(*n, node),
+            Stage::Faulty(mtbf, mttr) => sim.faulty(*mtbf, *mttr, node),
+            Stage::Retry(n) => sim.retry(*n, node),
+            Stage::Shed(settings) => sim.shed(settings.clone(), node),
+            Stage::Cull(settings, (capacity, window)) => {
+                let budget = *budgets
+                    .entry((*capacity, *window))
+                    .or_insert_with(|| sim.budget(*capacity, *window));
+                sim.cull(*settings, budget, node)
+            }
+            Stage::Server | Stage::Balancer { .. } => unreachable!("only at the end of a chain"),
+        };
+    }
+    node
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(text: &str) -> String {
+        build(&mut Sim::new(1), text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn bad_topologies_say_what_and_where() {
+        assert_eq!(error(""), "the topology is empty");
+        assert_eq!(
+            error("delay-fixed 5"),
+            "at word 1 (\"delay-fixed\"): a chain ends in a `server` or a balancer (`> server` missing?)"
+        );
+        assert_eq!(
+            error("server > server"),
+            "at word 2 (\">\"): nothing may follow a server or a balancer's backends"
+        );
+        assert!(error("serverr").starts_with("at word 1 (\"serverr\"): not a stage"));
+        assert_eq!(
+            error("delay-fixed -3 > server"),
+            "at word 2 (\"-3\"): delay-fixed takes a whole number of ms"
+        );
+        assert_eq!(
+            error("retry 0 > server"),
+            "at word 2 (\"0\"): retry takes a whole number of at least 1"
+        );
+        assert_eq!(
+            error("lb-random 3 (server)"),
+            "at word 3 (\"(\"): lb-random N is followed by `x (chain)`"
+        );
+        assert_eq!(
+            error("lb-random 3 x (server"),
+            "the topology ends where `)` was expected"
+        );
+        assert_eq!(
+            error("lb-random 3 x (server))"),
+            "at word 7 (\")\"): nothing may follow the end of the chain (an unmatched `)`?)"
+        );
+        assert_eq!(
+            error("lb-min-conn hold=x 2 x (server)"),
+            "at word 2 (\"hold=x\"): hold= takes a whole number of ms"
+        );
+        assert!(
+            error("lb-min-conn hod=1 2 x (server)").contains("lb-min-conn has no option \"hod\"")
+        );
+        assert_eq!(
+            error("shed limit=fixed:0 > server"),
+            "at word 2 (\"limit=fixed:0\"): limit= takes fixed:N, aimd, gradient2 or vegas"
+        );
+        assert_eq!(error("faulty 10 NaN > server"), "at word 3 (\"NaN\"): faulty takes a mean time between failures and one to repair, in ms, finite and not negative");
+        assert!(error("lb-random 1000 x (lb-random 1001 x (server))").contains("more than 1000000"));
+    }
+
+    #[test]
+    fn a_written_topology_is_the_built_one() {
+        // The study's faulty-retry-min-conn-hold, written and built by hand, give one run.
+        let text = "retry 3 > lb-min-conn hold=1000 50 x (cable 2 > faulty 20000 1000 > \
+                    queue-exclusive > delay-fixed 20 > delay-exponential 100 > server)";
+        let load = crate::Load::poisson(5_000, 7.5);
+        let mut written = Sim::new(4);
+        let root = build(&mut written, text).unwrap();
+        let by_text = written.run(root, &load);
+        let mut by_hand = Sim::new(4);
+        let dynos = by_hand.pool(50, crate::scenario::faulty_dyno);
+        let lb = by_hand.min_conn(
+            MinConn {
+                random_ties: false,
+                error_hold: 1000,
+            },
+            &dynos,
+        );
+        let root = by_hand.retry(3, lb);
+        assert_eq!(by_text, by_hand.run(root, &load));
+    }
+
+    #[test]
+    fn options_and_shared_budgets() {
+        let text = "lb-min-conn random-ties 4 x (cull threshold=2 interval=50 window=1000 \
+                    restart=100 budget=1/60000 > shed limit=fixed:1 queue=1 queue-timeout=10 \
+                    deadline=20 lifo-after=off > faulty 0 1e15 > server)";
+        let mut sim = Sim::new(2);
+        let root = build(&mut sim, text).unwrap();
+        let _ = sim.run(root, &crate::Load::every(2_000, 1));
+        // Four dead nodes, one budget of one cull a minute for all of them.
+        let culled: u64 = (0..root.index())
+            .map(|i| sim.counts(NodeId(u32::try_from(i).unwrap())).culled)
+            .sum();
+        assert_eq!(culled, 1);
+    }
+}
