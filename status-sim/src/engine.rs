@@ -7,13 +7,13 @@ use std::time::Duration;
 
 use status_core::Rng;
 use status_traffic::cull::{Decision, FailureWindow, Grant, GrantWindow};
-use status_traffic::limit::{Lease, Outcome};
+use status_traffic::limit::{Lease, LimitChoice, Outcome};
 use status_traffic::pool::Selector;
 use status_traffic::shed::WaitingRoom;
 
 use crate::node::{
-    exponential, Balance, Balancer, BudgetId, Cascade, Cull, CullSettings, Faulty, Limit, MinConn,
-    Node, NodeCounts, NodeId, Shed, ShedEntry, ShedSettings,
+    exponential, Balance, Balancer, BudgetId, Cascade, Cull, CullSettings, Faulty, MinConn, Node,
+    NodeCounts, NodeId, Shed, ShedEntry, ShedSettings,
 };
 use crate::{Gap, Load, Ms, Record};
 
@@ -273,7 +273,7 @@ impl Sim {
     /// success-weighted random order (`Selector::cascade`), to the first backend whose limiter
     /// (of algorithm `limit`, one per backend) grants a lease; none → an error at once. An error
     /// answer counts against the backend as an ignore, as the `Pool` service's default does.
-    pub fn cascade(&mut self, limit: Limit, backends: &[NodeId]) -> NodeId {
+    pub fn cascade(&mut self, limit: LimitChoice, backends: &[NodeId]) -> NodeId {
         let mut selector = Selector::new();
         for i in 0..backends.len() {
             selector.add(u32::try_from(i).expect("fewer than 2^32 backends"));

@@ -46,9 +46,7 @@ pub mod topology;
 
 pub use self::chart::latency_chart;
 pub use self::engine::Sim;
-pub use self::node::{
-    Balance, BudgetId, CullSettings, Limit, MinConn, NodeCounts, NodeId, ShedSettings,
-};
+pub use self::node::{Balance, BudgetId, CullSettings, MinConn, NodeCounts, NodeId, ShedSettings};
 pub use self::stats::{quantile, select_middle_half, summarize, Latency, Summary};
 
 /// Virtual time, in whole milliseconds.

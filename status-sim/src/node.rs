@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use status_core::Rng;
 use status_traffic::cull::{CullPolicy, FailureWindow};
-use status_traffic::limit::{Aimd, Fixed, Gradient2, Lease, Limiter, Vegas};
+use status_traffic::limit::{Lease, LimitChoice, Limiter};
 use status_traffic::pool::Selector;
 use status_traffic::shed::WaitingRoom;
 
@@ -53,61 +53,12 @@ pub struct MinConn {
     pub error_hold: Ms,
 }
 
-/// A limit algorithm, with status-traffic's defaults, from which each node that needs one
-/// makes its own [`Limiter`]. Written `fixed:N`, `aimd`, `gradient2` or `vegas`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Limit {
-    /// `Fixed(n)`: at most `n` at a time.
-    Fixed(usize),
-    /// `Aimd::default()`.
-    Aimd,
-    /// `Gradient2::default()`, what `ShedLayer` and `Pool` are usually given.
-    Gradient2,
-    /// `Vegas::default()`.
-    Vegas,
-}
-
-impl Limit {
-    /// A fresh limiter of this algorithm.
-    #[must_use]
-    pub fn limiter(self) -> Limiter {
-        match self {
-            Self::Fixed(n) => Limiter::new(Fixed::new(n)),
-            Self::Aimd => Limiter::new(Aimd::default()),
-            Self::Gradient2 => Limiter::new(Gradient2::default()),
-            Self::Vegas => Limiter::new(Vegas::default()),
-        }
-    }
-}
-
-impl std::str::FromStr for Limit {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "aimd" => Ok(Self::Aimd),
-            "gradient2" => Ok(Self::Gradient2),
-            "vegas" => Ok(Self::Vegas),
-            _ => s
-                .strip_prefix("fixed:")
-                .and_then(|n| n.parse::<usize>().ok())
-                .filter(|&n| n > 0)
-                .map(Self::Fixed)
-                .ok_or_else(|| {
-                    format!(
-                        "{s:?} is not a limit: fixed:N (N at least 1), aimd, gradient2 or vegas"
-                    )
-                }),
-        }
-    }
-}
-
 /// Settings of the shedding admission ([`Sim::shed`](crate::Sim::shed)), as
 /// `status_traffic::shed::ShedLayer` takes them.
 #[derive(Debug, Clone)]
 pub struct ShedSettings {
     /// The limit algorithm (a fresh limiter per node).
-    pub limit: Limit,
+    pub limit: LimitChoice,
     /// Requests that may wait beyond the limit.
     pub queue: usize,
     /// How long one may wait (from its arrival).
@@ -123,7 +74,7 @@ impl Default for ShedSettings {
     /// after 250 ms.
     fn default() -> Self {
         Self {
-            limit: Limit::Gradient2,
+            limit: LimitChoice::Gradient2,
             queue: 64,
             queue_timeout: 1000,
             deadline: 2000,

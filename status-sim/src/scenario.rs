@@ -11,9 +11,9 @@
 use std::convert::Infallible;
 use std::time::{Duration, Instant};
 
-use crate::{
-    summarize, CullSettings, Gap, Limit, Load, MinConn, Ms, NodeId, ShedSettings, Sim, Summary,
-};
+use status_traffic::limit::LimitChoice;
+
+use crate::{summarize, CullSettings, Gap, Load, MinConn, Ms, NodeId, ShedSettings, Sim, Summary};
 
 /// Dynos in the study's fleet.
 pub const DYNOS: usize = 250;
@@ -159,15 +159,15 @@ pub fn all() -> Vec<Scenario> {
         study(
             "faulty-cascade",
             "status-traffic's node pool (success-weighted cascade, Gradient2 per dyno)",
-            |sim| cascade(sim, 1, Limit::Gradient2),
+            |sim| cascade(sim, 1, LimitChoice::Gradient2),
         ),
         study("faulty-retry-cascade", "3 attempts over the node pool", |sim| {
-            cascade(sim, 3, Limit::Gradient2)
+            cascade(sim, 3, LimitChoice::Gradient2)
         }),
         study(
             "faulty-retry-cascade-fixed-1",
             "3 attempts over the node pool, each dyno's limit fixed at its concurrency (1)",
-            |sim| cascade(sim, 3, Limit::Fixed(1)),
+            |sim| cascade(sim, 3, LimitChoice::Fixed(1)),
         ),
         study(
             "faulty-p2c",
@@ -220,7 +220,7 @@ fn one_pool(sim: &mut Sim, attempts: u32) -> NodeId {
 }
 
 /// `attempts` over the node pool over 250 faulty dynos, each with a limiter of `limit`.
-fn cascade(sim: &mut Sim, attempts: u32, limit: Limit) -> NodeId {
+fn cascade(sim: &mut Sim, attempts: u32, limit: LimitChoice) -> NodeId {
     let dynos = sim.pool(DYNOS, faulty_dyno);
     let pool = sim.cascade(limit, &dynos);
     sim.retry(attempts, pool)

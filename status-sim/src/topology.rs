@@ -27,7 +27,9 @@ use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::{Balance, BudgetId, CullSettings, Limit, MinConn, Ms, NodeId, ShedSettings, Sim};
+use status_traffic::limit::LimitChoice;
+
+use crate::{Balance, BudgetId, CullSettings, MinConn, Ms, NodeId, ShedSettings, Sim};
 
 /// The most nodes a written topology may make.
 pub const MAX_NODES: usize = 1_000_000;
@@ -137,7 +139,7 @@ enum Stage {
 #[derive(Debug, Clone, Copy)]
 enum Pick {
     Balance(Balance),
-    Cascade(Limit),
+    Cascade(LimitChoice),
 }
 
 impl Stage {
@@ -327,7 +329,7 @@ impl<'a> Parser<'a> {
                 Pick::Balance(Balance::MinConn(settings))
             }
             _ => {
-                let mut limit = Limit::Gradient2;
+                let mut limit = LimitChoice::Gradient2;
                 for (key, value) in self.options(word, &["limit"])? {
                     limit = self.value(key, value, "fixed:N, aimd, gradient2 or vegas")?;
                 }

@@ -3,8 +3,9 @@
 
 use proptest::prelude::*;
 use status_sim::{
-    quantile, Balance, CullSettings, Limit, Load, MinConn, NodeId, Record, ShedSettings, Sim,
+    quantile, Balance, CullSettings, Load, MinConn, NodeId, Record, ShedSettings, Sim,
 };
+use status_traffic::limit::LimitChoice;
 
 /// One of a few topologies over `width` backends, by `kind`; its root and the least time a
 /// successful answer can take.
@@ -36,7 +37,7 @@ fn topology(sim: &mut Sim, kind: u8, width: usize, hold: u64) -> (NodeId, u64) {
         }
         2 => {
             let nodes = sim.pool(width, backend);
-            let pool = sim.cascade(Limit::Fixed(2), &nodes);
+            let pool = sim.cascade(LimitChoice::Fixed(2), &nodes);
             (sim.retry(2, pool), 5)
         }
         3 => {
@@ -44,7 +45,7 @@ fn topology(sim: &mut Sim, kind: u8, width: usize, hold: u64) -> (NodeId, u64) {
             let work = sim.delay_fixed(7, server);
             let queue = sim.queue_fixed_concurrency(width, work);
             let settings = ShedSettings {
-                limit: Limit::Fixed(3),
+                limit: LimitChoice::Fixed(3),
                 queue: 4,
                 queue_timeout: 20,
                 deadline: 40,

@@ -1,8 +1,7 @@
 //! Each primitive's semantics on small cases checked by hand.
 
-use status_sim::{
-    Balance, CullSettings, Gap, Limit, Load, MinConn, NodeId, Record, ShedSettings, Sim,
-};
+use status_sim::{Balance, CullSettings, Gap, Load, MinConn, NodeId, Record, ShedSettings, Sim};
+use status_traffic::limit::LimitChoice;
 
 /// A node that is down from the first request on and stays down (a faulty node whose first
 /// flip is at 0 and whose repair takes forever).
@@ -273,7 +272,7 @@ fn a_seed_gives_one_run() {
 fn shedding_admits_queues_and_refuses_as_the_layer_does() {
     // Limit 1, room for 1, 50 ms of queue, 100 ms in all, in front of 30 ms of work.
     let settings = ShedSettings {
-        limit: Limit::Fixed(1),
+        limit: LimitChoice::Fixed(1),
         queue: 1,
         queue_timeout: 50,
         deadline: 100,
@@ -325,7 +324,7 @@ fn a_deadline_drops_the_work_below_and_frees_its_queue_slot() {
     // freed for the second at once (not at 150 ms): it starts at 100 ms and is cut off in
     // turn at 110 ms. Neither piece of work ever completes.
     let settings = ShedSettings {
-        limit: Limit::Fixed(2),
+        limit: LimitChoice::Fixed(2),
         queue: 1,
         queue_timeout: 50,
         deadline: 100,
@@ -356,7 +355,7 @@ fn shedding_under_a_burst_serves_the_newest_first() {
     // the second is served first-come (the oldest has waited 10 ms), then the queue is
     // congested and the newest go first.
     let settings = ShedSettings {
-        limit: Limit::Fixed(1),
+        limit: LimitChoice::Fixed(1),
         queue: 16,
         queue_timeout: 1000,
         deadline: 2000,
@@ -420,7 +419,7 @@ fn the_cascade_moves_traffic_off_a_failing_node() {
     let mut sim = Sim::new(6);
     let a = dead(&mut sim);
     let b = worker(&mut sim, 5);
-    let pool = sim.cascade(Limit::Fixed(100), &[a, b]);
+    let pool = sim.cascade(LimitChoice::Fixed(100), &[a, b]);
     let records = sim.run(pool, &Load::every(20_000, 1));
     // Both start without history (weight 1). The dead node's first failure makes its rate 0
     // and its weight 0: from then on it comes after the live one, which always has capacity.

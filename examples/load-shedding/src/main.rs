@@ -78,7 +78,7 @@ async fn main() -> anyhow::Result<()> {
     std::fs::create_dir_all(&args.data)?;
     let protected_label = format!(
         "/demo/work, behind the layer: {}, queue {}, queue timeout {} ms, deadline {} ms, {}",
-        limit_name(shed.limit),
+        shed.limit,
         shed.queue,
         args.shed_queue_timeout_ms,
         args.shed_deadline_ms,
@@ -138,15 +138,6 @@ async fn main() -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-fn limit_name(limit: LimitChoice) -> String {
-    match limit {
-        LimitChoice::Fixed(n) => format!("fixed:{n}"),
-        LimitChoice::Aimd => "aimd".to_owned(),
-        LimitChoice::Gradient2 => "gradient2".to_owned(),
-        LimitChoice::Vegas => "vegas".to_owned(),
-    }
 }
 
 fn table(experiment: &Experiment, rows: &[(&str, &Summary)]) {

@@ -27,7 +27,7 @@ use status_traffic::count::{CountLayer, Failures};
 use status_traffic::cull::{
     Budget, Culler, CullerHandle, InProcessBudget, RedisBudget, Window as RedisWindow,
 };
-use status_traffic::limit::{Aimd, Fixed, Gradient2, Limiter, Vegas};
+pub use status_traffic::limit::LimitChoice;
 use status_traffic::shed::ShedLayer;
 use tokio::sync::Semaphore;
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -172,48 +172,6 @@ impl Default for Shed {
             queue_timeout: Duration::from_secs(1),
             deadline: Duration::from_secs(2),
             lifo_after: Some(Duration::from_millis(250)),
-        }
-    }
-}
-
-/// A limit algorithm, as `--shed-limit` names it: `fixed:N`, `aimd`, `gradient2` or `vegas`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LimitChoice {
-    /// `fixed:N`.
-    Fixed(usize),
-    /// `aimd`.
-    Aimd,
-    /// `gradient2`.
-    Gradient2,
-    /// `vegas`.
-    Vegas,
-}
-
-impl std::str::FromStr for LimitChoice {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "aimd" => Ok(Self::Aimd),
-            "gradient2" => Ok(Self::Gradient2),
-            "vegas" => Ok(Self::Vegas),
-            _ => s
-                .strip_prefix("fixed:")
-                .and_then(|n| n.parse().ok())
-                .filter(|&n| n > 0)
-                .map(Self::Fixed)
-                .ok_or_else(|| format!("{s:?}: use fixed:N (N > 0), aimd, gradient2 or vegas")),
-        }
-    }
-}
-
-impl LimitChoice {
-    fn limiter(self) -> Limiter {
-        match self {
-            Self::Fixed(n) => Limiter::new(Fixed::new(n)),
-            Self::Aimd => Limiter::new(Aimd::default()),
-            Self::Gradient2 => Limiter::new(Gradient2::default()),
-            Self::Vegas => Limiter::new(Vegas::default()),
         }
     }
 }

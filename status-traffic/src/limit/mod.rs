@@ -38,6 +38,7 @@ macro_rules! bounded {
 }
 
 mod aimd;
+mod choice;
 mod fixed;
 mod gradient2;
 mod limiter;
@@ -45,6 +46,7 @@ mod vegas;
 mod window;
 
 pub use self::aimd::Aimd;
+pub use self::choice::LimitChoice;
 pub use self::fixed::Fixed;
 pub use self::gradient2::Gradient2;
 pub(crate) use self::limiter::Ticket;
