@@ -464,18 +464,14 @@ impl Sim {
                 self.push(req, node, 1);
                 self.arrive(req, next);
             }
-            Node::Balancer(balancer) => match balancer.pick(&self.in_rotation, !self.any_out) {
-                Some(i) => {
+            Node::Balancer(balancer) => {
+                let picked = balancer.pick(&self.in_rotation, !self.any_out);
+                if let Some(i) = picked {
                     balancer.outstanding[i] += 1;
-                    let next = balancer.backends[i];
-                    self.push(req, node, i as u32);
-                    self.arrive(req, next);
                 }
-                None => {
-                    self.counts[node.index()].refused += 1;
-                    self.answer(req, false);
-                }
-            },
+                let picked = picked.map(|i| (i, balancer.backends[i]));
+                self.send_to(req, node, picked);
+            }
             Node::Cascade(cascade) => {
                 let at = Duration::from_millis(now);
                 let limiters = &cascade.limiters;
@@ -488,18 +484,11 @@ impl Sim {
                     }
                     limiters[i].try_acquire(at)
                 });
-                match taken {
-                    Some((i, lease)) => {
-                        cascade.leases.insert(req, lease);
-                        let next = cascade.backends[i];
-                        self.push(req, node, i as u32);
-                        self.arrive(req, next);
-                    }
-                    None => {
-                        self.counts[node.index()].refused += 1;
-                        self.answer(req, false);
-                    }
-                }
+                let picked = taken.map(|(i, lease)| {
+                    cascade.leases.insert(req, lease);
+                    (i, cascade.backends[i])
+                });
+                self.send_to(req, node, picked);
             }
             Node::Shed(shed) => {
                 let at = Duration::from_millis(now);
@@ -531,6 +520,25 @@ impl Sim {
                 let next = cull.next;
                 self.push(req, node, 0);
                 self.arrive(req, next);
+            }
+        }
+    }
+
+    /// A balancer (`node`) sends `req` to the backend it `picked` (its index and node), or,
+    /// having none, answers an error at once.
+    fn send_to(&mut self, req: u32, node: NodeId, picked: Option<(usize, NodeId)>) {
+        match picked {
+            Some((i, next)) => {
+                self.push(
+                    req,
+                    node,
+                    u32::try_from(i).expect("fewer than 2^32 backends"),
+                );
+                self.arrive(req, next);
+            }
+            None => {
+                self.counts[node.index()].refused += 1;
+                self.answer(req, false);
             }
         }
     }
