@@ -1,0 +1,224 @@
+//! The mechanisms' drivers: the shedding admission's waiters and deadlines, the culler's
+//! looks and restarts, a balancer's held connections.
+
+use std::time::Duration;
+
+use status_core::Rng;
+use status_traffic::cull::{Decision, FailureWindow, Grant};
+use status_traffic::limit::Lease;
+
+use super::flow::next_waiter;
+use super::{Event, Frame, Sim, Timer};
+use crate::node::{Node, NodeId, ShedEntry};
+use crate::Ms;
+
+impl Sim {
+    /// A shed node starts `req` (arrived at `arrived`) under `lease`: a child request carries
+    /// the work down, so that the deadline can answer `req` while the work goes on.
+    pub(super) fn start(&mut self, node: NodeId, req: u32, arrived: Ms, lease: Lease) {
+        let child = self.new_request(vec![Frame { node, slot: req }], None);
+        let Node::Shed(shed) = &mut self.nodes[node.index()] else {
+            unreachable!("a shed node")
+        };
+        let next = shed.next;
+        let deadline = arrived + shed.settings.deadline;
+        shed.entries
+            .insert(req, ShedEntry::Running { lease, child });
+        self.schedule(
+            deadline.max(self.now),
+            Event::Timer(node, Timer::Deadline(req)),
+        );
+        self.arrive(child, next);
+    }
+
+    /// A shed node hands the capacity there is now to its waiters; a waiter whose queue
+    /// timeout has passed is answered an error instead, never started.
+    pub(super) fn dispatch(&mut self, node: NodeId) {
+        let now = self.now;
+        let at = Duration::from_millis(now);
+        loop {
+            let Node::Shed(shed) = &mut self.nodes[node.index()] else {
+                unreachable!("a shed node")
+            };
+            if shed.room.is_empty() {
+                return;
+            }
+            let Some(lease) = shed.limiter.try_acquire(at) else {
+                return;
+            };
+            let req = shed.room.next(at).expect("a waiter");
+            let Some(ShedEntry::Waiting { arrived }) = shed.entries.remove(&req) else {
+                unreachable!("a waiter is waiting")
+            };
+            if self.requests[req as usize].cancelled {
+                // Cut off by a shed node above: nobody waits for it any more.
+                lease.ignore();
+            } else if now - arrived >= shed.settings.queue_timeout.min(shed.settings.deadline) {
+                lease.ignore();
+                self.counts[node.index()].queue_timeout += 1;
+                self.answer(req, false);
+            } else {
+                self.start(node, req, arrived, lease);
+            }
+        }
+    }
+
+    pub(super) fn timer(&mut self, node: NodeId, timer: Timer) {
+        let now = self.now;
+        let at = Duration::from_millis(now);
+        match (&mut self.nodes[node.index()], timer) {
+            (Node::Balancer(balancer), Timer::Release(i)) => balancer.outstanding[i as usize] -= 1,
+            (Node::Shed(shed), Timer::QueueTimeout(req)) => {
+                if let Some(ShedEntry::Waiting { arrived }) = shed.entries.get(&req) {
+                    let timed_out = shed.settings.queue_timeout <= shed.settings.deadline;
+                    debug_assert!(now >= *arrived);
+                    shed.entries.remove(&req);
+                    shed.room.retain(|&r| r != req);
+                    let counts = &mut self.counts[node.index()];
+                    if timed_out {
+                        counts.queue_timeout += 1;
+                    } else {
+                        counts.deadline += 1;
+                    }
+                    self.answer(req, false);
+                }
+            }
+            (Node::Shed(shed), Timer::Deadline(req)) => {
+                if let Some(ShedEntry::Running { .. }) = shed.entries.get(&req) {
+                    let Some(ShedEntry::Running { lease, child }) = shed.entries.remove(&req)
+                    else {
+                        unreachable!("just seen running")
+                    };
+                    lease.dropped(at);
+                    self.counts[node.index()].deadline += 1;
+                    self.cancel(child);
+                    self.answer(req, false);
+                    self.dispatch(node);
+                }
+            }
+            (Node::Cull(cull), Timer::Look) => {
+                let failures = cull.window.count(at);
+                let uptime = Duration::from_millis(now - cull.started);
+                let decision = cull.policy.decide(failures, uptime, cull.out);
+                let next_look = now + jittered(&mut cull.rng, cull.settings.interval);
+                let restart = now + cull.settings.restart;
+                let budget = cull.budget;
+                if let Decision::AskBudget { .. } = decision {
+                    match self.budgets[budget.0].take(at) {
+                        Grant::Token { .. } => {
+                            cull.out = true;
+                            self.in_rotation[node.index()] = false;
+                            self.any_out = true;
+                            self.counts[node.index()].culled += 1;
+                            self.schedule(restart, Event::Timer(node, Timer::Restart));
+                        }
+                        Grant::Spent { .. } => self.counts[node.index()].denied += 1,
+                    }
+                }
+                self.schedule(next_look, Event::Timer(node, Timer::Look));
+            }
+            (Node::Cull(cull), Timer::Restart) => {
+                cull.out = false;
+                cull.started = now;
+                cull.window = FailureWindow::new(Duration::from_millis(cull.settings.window));
+                let next = cull.next;
+                self.in_rotation[node.index()] = true;
+                self.any_out = self.in_rotation.iter().any(|&r| !r);
+                self.fresh(next);
+            }
+            (node, timer) => unreachable!("{timer:?} for {node:?}"),
+        }
+    }
+
+    /// Drops the work of `req` (a shed node's child) wherever it is, as dropping the layer's
+    /// future drops the inner service's: each node on its way down gives back what it held
+    /// for it (a queue's slot, a balancer's connection, the cascade's lease, ended as
+    /// ignored), and its pending events are ignored. A copy of it waiting in a queue is
+    /// skipped when its turn comes.
+    pub(super) fn cancel(&mut self, req: u32) {
+        let request = &mut self.requests[req as usize];
+        request.cancelled = true;
+        let stack = std::mem::take(&mut request.stack);
+        for frame in stack.into_iter().rev() {
+            let node = frame.node;
+            match &mut self.nodes[node.index()] {
+                Node::Queue {
+                    busy,
+                    waiting,
+                    next,
+                    ..
+                } => {
+                    let next = *next;
+                    match next_waiter(waiting, &self.requests) {
+                        Some(started) => {
+                            self.push(started, node, 0);
+                            self.arrive(started, next);
+                        }
+                        None => *busy -= 1,
+                    }
+                }
+                Node::Balancer(balancer) => balancer.outstanding[frame.slot as usize] -= 1,
+                Node::Cascade(cascade) => {
+                    if let Some(lease) = cascade.leases.remove(&req) {
+                        lease.ignore();
+                    }
+                }
+                // A cable, a retry, a cull node hold nothing for it; the shed frame at the
+                // bottom is the node cancelling it.
+                _ => {}
+            }
+        }
+    }
+
+    /// The nodes from `node` down start afresh (a restarted instance): faulty ones are up
+    /// with a new time to failure.
+    pub(super) fn fresh(&mut self, node: NodeId) {
+        let now = self.now;
+        let next = match &mut self.nodes[node.index()] {
+            Node::Faulty(faulty) => {
+                faulty.start(now);
+                Some(faulty.next)
+            }
+            Node::DelayFixed { next, .. }
+            | Node::DelayExponential { next, .. }
+            | Node::Cable { next, .. }
+            | Node::Queue { next, .. }
+            | Node::Retry { next, .. } => Some(*next),
+            Node::Shed(shed) => Some(shed.next),
+            Node::Cull(cull) => Some(cull.next),
+            Node::Server | Node::Balancer(_) | Node::Cascade(_) => None,
+        };
+        if let Some(next) = next {
+            self.fresh(next);
+        }
+    }
+}
+
+/// `interval` ± 20 %, as the culler's production driver jitters it.
+pub(super) fn jittered(rng: &mut Rng, interval: Ms) -> Ms {
+    let spread = interval / 5;
+    interval - spread + rng.below(2 * spread + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::node::exponential;
+
+    #[test]
+    fn exponential_delays_have_their_mean_and_can_be_zero() {
+        let mut rng = Rng::new(3);
+        let draws: Vec<Ms> = (0..100_000).map(|_| exponential(&mut rng, 10.0)).collect();
+        let mean = draws.iter().sum::<Ms>() as f64 / draws.len() as f64;
+        assert!((mean - 10.0).abs() < 0.15, "{mean}");
+        assert!(draws.contains(&0));
+    }
+
+    #[test]
+    fn jitter_stays_within_a_fifth() {
+        let mut rng = Rng::new(1);
+        let draws: Vec<Ms> = (0..1000).map(|_| jittered(&mut rng, 500)).collect();
+        assert!(draws.iter().all(|d| (400..=600).contains(d)));
+        assert!(draws.contains(&400) || draws.contains(&600) || draws.len() == 1000);
+    }
+}
