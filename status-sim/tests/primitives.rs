@@ -350,6 +350,34 @@ fn a_deadline_drops_the_work_below_and_frees_its_queue_slot() {
 }
 
 #[test]
+fn a_second_run_goes_on_from_the_first() {
+    // Work cut off by the deadline in the first run still has events pending when it ends;
+    // they must not reach the second run's requests.
+    let settings = ShedSettings {
+        limit: LimitChoice::Fixed(2),
+        queue: 1,
+        queue_timeout: 50,
+        deadline: 100,
+        lifo_after: None,
+    };
+    let mut sim = Sim::new(1);
+    let work = worker(&mut sim, 150);
+    let shed = sim.shed(settings, work);
+    let first = sim.run(shed, &Load::every(2, 120));
+    assert_eq!(sim.now(), 220);
+    assert_eq!(latencies(&first), [100, 100]);
+    // The second request's work would have finished at 270 ms.
+    let second = sim.run(shed, &Load::every(2, 20));
+    assert_eq!(
+        second.iter().map(|r| r.issued).collect::<Vec<_>>(),
+        [220, 240]
+    );
+    assert_eq!(latencies(&second), [100, 100]);
+    assert!(second.iter().all(|r| !r.ok));
+    assert_eq!(sim.counts(shed).deadline, 4);
+}
+
+#[test]
 fn shedding_under_a_burst_serves_the_newest_first() {
     // Limit 1, 10 ms of work, ten at once, LIFO after 15 ms of waiting: the first runs,
     // the second is served first-come (the oldest has waited 10 ms), then the queue is

@@ -350,13 +350,18 @@ impl Sim {
     /// Issues `load` against `root` and runs until every request is answered; each
     /// request's record, in the order they were issued.
     ///
+    /// Run again, the simulation goes on from where the last run stopped: the clock, the
+    /// nodes' state (queues, failures, limits, culls) and any work still below a deadline
+    /// that cut it off carry over, and the new load starts at once.
+    ///
     /// # Panics
     ///
     /// If the topology leaves a request unanswered forever (a cycle, say).
     pub fn run(&mut self, root: NodeId, load: &Load) -> Vec<Record> {
         let total = load.total();
         self.records.clear();
-        self.requests.clear();
+        // Requests of an earlier run keep their ids: a cancelled one may still have events
+        // pending, which must find it (and skip it), not a new request.
         self.answered = 0;
         self.load = Some(LoadState {
             root,
