@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use serde::Serialize;
 use status_sim::scenario::{self, Run, Scenario, REQUESTS};
-use status_sim::{latency_chart, Latency, Load};
+use status_sim::{latency_chart, topology, Latency, Load, Sim};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -37,7 +37,8 @@ enum Command {
     /// Runs a topology written as text, e.g.
     /// `retry 3 > lb-min-conn hold=1000 250 x (cable 2 > faulty 20000 1000 > queue-exclusive >
     /// delay-fixed 20 > delay-exponential 100 > server)`; the stages and their options are in
-    /// status-sim's README.
+    /// status-sim's README. Alternatives written `{a,b,c}` run one topology per combination
+    /// (at most 64), side by side: `hold={0,250,1000}`.
     Run {
         /// The topology, from the client down.
         #[arg(long)]
@@ -153,16 +154,42 @@ fn main() -> ExitCode {
             if !(gap.is_finite() && gap >= 0.0) {
                 return usage("--gap must be a number of ms, finite and not negative");
             }
-            // Read once up front, so that a bad topology is refused before anything runs.
-            if let Err(e) = status_sim::topology::build(&mut status_sim::Sim::new(0), &topology) {
-                return usage(&format!("--topology: {e}"));
+            let variants = match topology::variants(&topology) {
+                Ok(variants) => variants,
+                Err(e) => return usage(&format!("--topology: {e}")),
+            };
+            // Each read once up front, so that a bad topology is refused before anything runs.
+            for (label, text) in &variants {
+                if let Err(e) = topology::build(&mut Sim::new(0), text) {
+                    let which = if label.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({label})")
+                    };
+                    return usage(&format!("--topology{which}: {e}"));
+                }
             }
-            let load = Load::poisson(requests, gap);
-            report(&output, &[name.as_str()], |seed, name| {
-                scenario::measure(name, seed, &load, |sim| {
-                    status_sim::topology::build(sim, &topology)
+            let named: Vec<(String, &str)> = variants
+                .iter()
+                .map(|(label, text)| {
+                    let name = if label.is_empty() {
+                        name.clone()
+                    } else {
+                        format!("{name} {label}")
+                    };
+                    (name, text.as_str())
                 })
-                .expect("read once already")
+                .collect();
+            let names: Vec<&str> = named.iter().map(|(name, _)| name.as_str()).collect();
+            let load = Load::poisson(requests, gap);
+            report(&output, &names, |seed, name| {
+                let text = named
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, text)| *text)
+                    .expect("a variant's name");
+                scenario::measure(name, seed, &load, |sim| topology::build(sim, text))
+                    .expect("read once already")
             })
         }
     }

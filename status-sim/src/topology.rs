@@ -118,6 +118,81 @@ pub fn build(sim: &mut Sim, text: &str) -> Result<NodeId, TopologyError> {
     Ok(make(sim, &chain, &mut budgets))
 }
 
+/// The most variants a topology with alternatives may expand to.
+pub const MAX_VARIANTS: usize = 64;
+
+/// The topologies `text` stands for: itself, or, with alternatives written `{a,b,c}`
+/// anywhere in it, one per combination, to try settings side by side. Each comes with a
+/// label made of the words that held alternatives, as chosen (`hold=250`, `hold=250 cable
+/// 5`…); a text without alternatives has an empty label.
+///
+/// # Errors
+///
+/// An unclosed or empty `{}`, or more than [`MAX_VARIANTS`] combinations.
+///
+/// # Example
+///
+/// ```
+/// use status_sim::topology::variants;
+///
+/// let v = variants("lb-min-conn hold={0,1000} 3 x (faulty 200 {50,500} > server)")?;
+/// let labels: Vec<&str> = v.iter().map(|(label, _)| label.as_str()).collect();
+/// assert_eq!(labels, ["hold=0 50", "hold=0 500", "hold=1000 50", "hold=1000 500"]);
+/// assert_eq!(v[3].1, "lb-min-conn hold=1000 3 x (faulty 200 500 > server)");
+/// # Ok::<(), status_sim::topology::TopologyError>(())
+/// ```
+pub fn variants(text: &str) -> Result<Vec<(String, String)>, TopologyError> {
+    let Some(open) = text.find('{') else {
+        if text.contains('}') {
+            return Err(TopologyError::whole("a `}` without its `{`"));
+        }
+        return Ok(vec![(String::new(), text.to_owned())]);
+    };
+    let close = text[open..]
+        .find('}')
+        .map(|at| open + at)
+        .ok_or_else(|| TopologyError::whole("a `{` without its `}`"))?;
+    let choices: Vec<&str> = text[open + 1..close].split(',').map(str::trim).collect();
+    if choices.iter().any(|c| c.is_empty() || c.contains('{')) {
+        return Err(TopologyError::whole(format!(
+            "alternatives are written {{a,b,c}}, each not empty: {:?}",
+            &text[open..=close]
+        )));
+    }
+    // The word around the braces, for the label.
+    let word_start = text[..open]
+        .rfind(char::is_whitespace)
+        .map_or(0, |at| at + 1);
+    let word_end = text[close..]
+        .find(|c: char| c.is_whitespace() || c == ')' || c == '>')
+        .map_or(text.len(), |at| close + at);
+    let mut all = Vec::new();
+    for choice in choices {
+        let chosen = format!("{}{choice}{}", &text[..open], &text[close + 1..]);
+        let word = format!(
+            "{}{choice}{}",
+            &text[word_start..open],
+            &text[close + 1..word_end]
+        );
+        for (rest, text) in variants(&chosen)? {
+            // The rest's label names the later words. A word with more alternatives in it
+            // is named there, whole.
+            let label = match (word.contains('{'), rest.is_empty()) {
+                (true, _) => rest,
+                (false, true) => word.clone(),
+                (false, false) => format!("{word} {rest}"),
+            };
+            all.push((label, text));
+            if all.len() > MAX_VARIANTS {
+                return Err(TopologyError::whole(format!(
+                    "the alternatives make more than {MAX_VARIANTS} topologies"
+                )));
+            }
+        }
+    }
+    Ok(all)
+}
+
 #[derive(Debug, Clone)]
 enum Stage {
     Server,
@@ -497,6 +572,33 @@ mod tests {
         );
         assert_eq!(error("faulty 10 NaN > server"), "at word 3 (\"NaN\"): faulty takes a mean time between failures and one to repair, in ms, finite and not negative");
         assert!(error("lb-random 1000 x (lb-random 1001 x (server))").contains("more than 1000000"));
+    }
+
+    #[test]
+    fn alternatives_expand_to_every_combination() {
+        let plain = variants("server").unwrap();
+        assert_eq!(plain, [(String::new(), "server".to_owned())]);
+        let v = variants("cull budget={1,2}/{100,200} > retry {1,3} > server").unwrap();
+        let labels: Vec<&str> = v.iter().map(|(l, _)| l.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "budget=1/100 1",
+                "budget=1/100 3",
+                "budget=1/200 1",
+                "budget=1/200 3",
+                "budget=2/100 1",
+                "budget=2/100 3",
+                "budget=2/200 1",
+                "budget=2/200 3",
+            ]
+        );
+        assert_eq!(v[5].1, "cull budget=2/100 > retry 3 > server");
+        let error = |text: &str| variants(text).unwrap_err().to_string();
+        assert_eq!(error("retry {1,3 > server"), "a `{` without its `}`");
+        assert_eq!(error("retry 1} > server"), "a `}` without its `{`");
+        assert!(error("retry {1,} > server").contains("each not empty"));
+        assert!(error("a{1,2,3,4} b{1,2,3,4} c{1,2,3,4} d{1,2}").contains("more than 64"));
     }
 
     #[test]

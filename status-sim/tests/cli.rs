@@ -209,3 +209,35 @@ fn a_bad_topology_is_refused_before_anything_runs() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--gap"));
 }
+
+#[test]
+fn alternatives_run_side_by_side() {
+    let out = sim(&[
+        "run",
+        "--topology",
+        "lb-min-conn hold={0,1000} 50 x (cable 2 > faulty 2000 500 > queue-exclusive > \
+         delay-exponential 20 > server)",
+        "--requests",
+        "6000",
+        "--gap",
+        "2",
+        "--name",
+        "sweep",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let rows = without_wall(&out.stdout);
+    let names: Vec<&str> = rows.iter().map(|r| r["scenario"].as_str().unwrap()).collect();
+    assert_eq!(names, ["sweep hold=0", "sweep hold=1000"]);
+    // The hold wins back what fast failures take.
+    let success = |i: usize| rows[i]["success"].as_f64().unwrap();
+    assert!(success(1) > success(0) + 0.05, "{rows:?}");
+
+    let out = sim(&["run", "--topology", "retry {2,0} > server"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "status-sim: --topology (0): at word 2 (\"0\"): retry takes a whole number of at least 1"
+    );
+}
