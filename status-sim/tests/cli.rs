@@ -228,7 +228,10 @@ fn alternatives_run_side_by_side() {
     ]);
     assert!(out.status.success(), "{out:?}");
     let rows = without_wall(&out.stdout);
-    let names: Vec<&str> = rows.iter().map(|r| r["scenario"].as_str().unwrap()).collect();
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r["scenario"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["sweep hold=0", "sweep hold=1000"]);
     // The hold wins back what fast failures take.
     let success = |i: usize| rows[i]["success"].as_f64().unwrap();
