@@ -16,6 +16,18 @@ fn worker(sim: &mut Sim, dt: u64) -> NodeId {
     sim.delay_fixed(dt, server)
 }
 
+/// Shedding with a fixed limit of `limit`, room for one waiter, 50 ms of queue and 100 ms in
+/// all, first come first served.
+fn tight(limit: usize) -> ShedSettings {
+    ShedSettings {
+        limit: LimitChoice::Fixed(limit),
+        queue: 1,
+        queue_timeout: 50,
+        deadline: 100,
+        lifo_after: None,
+    }
+}
+
 fn latencies(records: &[Record]) -> Vec<u64> {
     records.iter().map(Record::latency).collect()
 }
@@ -271,13 +283,7 @@ fn a_seed_gives_one_run() {
 #[test]
 fn shedding_admits_queues_and_refuses_as_the_layer_does() {
     // Limit 1, room for 1, 50 ms of queue, 100 ms in all, in front of 30 ms of work.
-    let settings = ShedSettings {
-        limit: LimitChoice::Fixed(1),
-        queue: 1,
-        queue_timeout: 50,
-        deadline: 100,
-        lifo_after: None,
-    };
+    let settings = tight(1);
     let mut sim = Sim::new(1);
     let work = worker(&mut sim, 30);
     let shed = sim.shed(settings.clone(), work);
@@ -323,13 +329,7 @@ fn a_deadline_drops_the_work_below_and_frees_its_queue_slot() {
     // deadline, requests at 0 and 10 ms. The first is cut off at 100 ms and the worker is
     // freed for the second at once (not at 150 ms): it starts at 100 ms and is cut off in
     // turn at 110 ms. Neither piece of work ever completes.
-    let settings = ShedSettings {
-        limit: LimitChoice::Fixed(2),
-        queue: 1,
-        queue_timeout: 50,
-        deadline: 100,
-        lifo_after: None,
-    };
+    let settings = tight(2);
     let mut sim = Sim::new(1);
     let server = sim.server();
     let work = sim.delay_fixed(150, server);
@@ -353,13 +353,7 @@ fn a_deadline_drops_the_work_below_and_frees_its_queue_slot() {
 fn a_second_run_goes_on_from_the_first() {
     // Work cut off by the deadline in the first run still has events pending when it ends;
     // they must not reach the second run's requests.
-    let settings = ShedSettings {
-        limit: LimitChoice::Fixed(2),
-        queue: 1,
-        queue_timeout: 50,
-        deadline: 100,
-        lifo_after: None,
-    };
+    let settings = tight(2);
     let mut sim = Sim::new(1);
     let work = worker(&mut sim, 150);
     let shed = sim.shed(settings, work);

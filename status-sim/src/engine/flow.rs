@@ -115,6 +115,31 @@ impl Sim {
         }
     }
 
+    /// The queue `node` gives up a slot: its next waiter still waited for takes it (that
+    /// request and where it goes), or the slot stays free.
+    pub(super) fn release_slot(&mut self, node: NodeId) -> Option<(u32, NodeId)> {
+        let Node::Queue {
+            busy,
+            waiting,
+            next,
+            ..
+        } = &mut self.nodes[node.index()]
+        else {
+            unreachable!("a queue node")
+        };
+        let started = next_waiter(waiting, &self.requests);
+        if started.is_none() {
+            *busy -= 1;
+        }
+        started.map(|req| (req, *next))
+    }
+
+    /// `req` takes a slot of the queue `node` and goes on to `next`.
+    pub(super) fn serve(&mut self, node: NodeId, (req, next): (u32, NodeId)) {
+        self.push(req, node, 0);
+        self.arrive(req, next);
+    }
+
     /// A balancer (`node`) sends `req` to the backend it `picked` (its index and node), or,
     /// having none, answers an error at once.
     fn send_to(&mut self, req: u32, node: NodeId, picked: Option<(usize, NodeId)>) {
@@ -157,21 +182,11 @@ impl Sim {
         let node = frame.node;
         match &mut self.nodes[node.index()] {
             &mut Node::Cable { dt, .. } => self.schedule(now + dt, Event::Return(req, ok)),
-            Node::Queue {
-                busy,
-                waiting,
-                next,
-                ..
-            } => {
-                let next = *next;
-                let started = next_waiter(waiting, &self.requests);
-                if started.is_none() {
-                    *busy -= 1;
-                }
+            Node::Queue { .. } => {
+                let started = self.release_slot(node);
                 self.answer(req, ok);
                 if let Some(started) = started {
-                    self.push(started, node, 0);
-                    self.arrive(started, next);
+                    self.serve(node, started);
                 }
             }
             &mut Node::Retry { n, next } => {
@@ -244,6 +259,6 @@ impl Sim {
 }
 
 /// The next request of a queue's waiting line that was not cancelled meanwhile.
-pub(super) fn next_waiter(waiting: &mut VecDeque<u32>, requests: &[Request]) -> Option<u32> {
+fn next_waiter(waiting: &mut VecDeque<u32>, requests: &[Request]) -> Option<u32> {
     std::iter::from_fn(|| waiting.pop_front()).find(|&r| !requests[r as usize].cancelled)
 }

@@ -7,7 +7,6 @@ use status_core::Rng;
 use status_traffic::cull::{Decision, FailureWindow, Grant};
 use status_traffic::limit::Lease;
 
-use super::flow::next_waiter;
 use super::{Event, Frame, Sim, Timer};
 use crate::node::{Node, NodeId, ShedEntry};
 use crate::Ms;
@@ -142,19 +141,9 @@ impl Sim {
         for frame in stack.into_iter().rev() {
             let node = frame.node;
             match &mut self.nodes[node.index()] {
-                Node::Queue {
-                    busy,
-                    waiting,
-                    next,
-                    ..
-                } => {
-                    let next = *next;
-                    match next_waiter(waiting, &self.requests) {
-                        Some(started) => {
-                            self.push(started, node, 0);
-                            self.arrive(started, next);
-                        }
-                        None => *busy -= 1,
+                Node::Queue { .. } => {
+                    if let Some(started) = self.release_slot(node) {
+                        self.serve(node, started);
                     }
                 }
                 Node::Balancer(balancer) => balancer.outstanding[frame.slot as usize] -= 1,
