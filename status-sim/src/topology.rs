@@ -34,6 +34,10 @@ use crate::{Balance, BudgetId, CullSettings, MinConn, Ms, NodeId, ShedSettings, 
 /// The most nodes a written topology may make.
 pub const MAX_NODES: usize = 1_000_000;
 
+/// The most stages a request may pass on its way down a written topology (and the deepest
+/// balancers may nest): the simulator follows a request down by recursion.
+pub const MAX_DEPTH: usize = 256;
+
 /// Why a topology could not be read: what was expected, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopologyError {
@@ -73,8 +77,9 @@ impl std::error::Error for TopologyError {}
 /// # Errors
 ///
 /// When `text` is not a topology (an unknown stage or option, a missing or bad number,
-/// unbalanced parentheses, a chain that does not end in a `server` or a balancer) or would
-/// make more than [`MAX_NODES`] nodes. Nothing is built then.
+/// unbalanced parentheses, a chain that does not end in a `server` or a balancer), would
+/// make more than [`MAX_NODES`] nodes, or would send a request down more than [`MAX_DEPTH`]
+/// stages. Nothing is built then.
 ///
 /// # Example
 ///
@@ -99,7 +104,11 @@ pub fn build(sim: &mut Sim, text: &str) -> Result<NodeId, TopologyError> {
     if tokens.is_empty() {
         return Err(TopologyError::whole("the topology is empty"));
     }
-    let mut parser = Parser { tokens, at: 0 };
+    let mut parser = Parser {
+        tokens,
+        at: 0,
+        nesting: 0,
+    };
     let chain = parser.chain()?;
     if let Some(token) = parser.tokens.get(parser.at) {
         return Err(TopologyError::at(
@@ -107,6 +116,12 @@ pub fn build(sim: &mut Sim, text: &str) -> Result<NodeId, TopologyError> {
             token,
             "nothing may follow the end of the chain (an unmatched `)`?)",
         ));
+    }
+    let deepest = depth(&chain);
+    if deepest > MAX_DEPTH {
+        return Err(TopologyError::whole(format!(
+            "a request would pass {deepest} stages on its way down, more than {MAX_DEPTH}"
+        )));
     }
     let nodes = count(&chain);
     if nodes > MAX_NODES {
@@ -142,6 +157,12 @@ pub const MAX_VARIANTS: usize = 64;
 /// # Ok::<(), status_sim::topology::TopologyError>(())
 /// ```
 pub fn variants(text: &str) -> Result<Vec<(String, String)>, TopologyError> {
+    let groups = text.matches('{').count();
+    if groups > MAX_VARIANTS {
+        return Err(TopologyError::whole(format!(
+            "{groups} sets of alternatives, more than {MAX_VARIANTS}"
+        )));
+    }
     let Some(open) = text.find('{') else {
         if text.contains('}') {
             return Err(TopologyError::whole("a `}` without its `{`"));
@@ -226,6 +247,8 @@ impl Stage {
 struct Parser<'a> {
     tokens: Vec<&'a str>,
     at: usize,
+    /// Balancers open around the chain being read.
+    nesting: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -303,6 +326,12 @@ impl<'a> Parser<'a> {
                 Stage::Cull(settings, budget)
             }
             "lb-random" | "lb-round-robin" | "lb-p2c" | "lb-min-conn" | "cascade" => {
+                if self.nesting >= MAX_DEPTH {
+                    self.at -= 1;
+                    return Err(
+                        self.error(format!("balancers are nested more than {MAX_DEPTH} deep"))
+                    );
+                }
                 let how = self.pick(word)?;
                 let copies = self.count(word)?;
                 if self.next("`x`")? != "x" {
@@ -313,7 +342,9 @@ impl<'a> Parser<'a> {
                     self.at -= 1;
                     return Err(self.error(format!("{word} N x is followed by `(chain)`")));
                 }
+                self.nesting += 1;
                 let chain = self.chain()?;
+                self.nesting -= 1;
                 if self.next("`)`")? != ")" {
                     self.at -= 1;
                     return Err(self.error("`)` expected"));
@@ -473,6 +504,17 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// The most stages a request passes on its way down `chain`.
+fn depth(chain: &[Stage]) -> usize {
+    chain
+        .iter()
+        .map(|stage| match stage {
+            Stage::Balancer { chain, .. } => 1 + depth(chain),
+            _ => 1,
+        })
+        .sum()
+}
+
 /// The nodes `chain` makes.
 fn count(chain: &[Stage]) -> usize {
     chain
@@ -572,6 +614,20 @@ mod tests {
         );
         assert_eq!(error("faulty 10 NaN > server"), "at word 3 (\"NaN\"): faulty takes a mean time between failures and one to repair, in ms, finite and not negative");
         assert!(error("lb-random 1000 x (lb-random 1001 x (server))").contains("more than 1000000"));
+        let nested = format!(
+            "{}server{}",
+            "lb-random 1 x (".repeat(100_000),
+            ")".repeat(100_000)
+        );
+        assert_eq!(
+            error(&nested),
+            "at word 1025 (\"lb-random\"): balancers are nested more than 256 deep"
+        );
+        let long = format!("{}server", "retry 1 > ".repeat(300));
+        assert_eq!(
+            error(&long),
+            "a request would pass 301 stages on its way down, more than 256"
+        );
     }
 
     #[test]
@@ -599,6 +655,10 @@ mod tests {
         assert_eq!(error("retry 1} > server"), "a `}` without its `{`");
         assert!(error("retry {1,} > server").contains("each not empty"));
         assert!(error("a{1,2,3,4} b{1,2,3,4} c{1,2,3,4} d{1,2}").contains("more than 64"));
+        assert_eq!(
+            error(&"retry {1} > ".repeat(100_000)),
+            "100000 sets of alternatives, more than 64"
+        );
     }
 
     #[test]

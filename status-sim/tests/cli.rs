@@ -244,3 +244,11 @@ fn alternatives_run_side_by_side() {
         "status-sim: --topology (0): at word 2 (\"0\"): retry takes a whole number of at least 1"
     );
 }
+
+#[test]
+fn a_topology_too_deep_to_follow_is_refused_not_crashed_on() {
+    let nested = format!("{}server{}", "lb-random 1 x (".repeat(300), ")".repeat(300));
+    let out = sim(&["run", "--topology", &nested]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nested more than 256 deep"));
+}
