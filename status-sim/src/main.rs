@@ -8,7 +8,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use serde::Serialize;
 use status_sim::scenario::{self, Run, Scenario, REQUESTS};
-use status_sim::{latency_chart, topology, Latency, Load, Sim};
+use status_sim::topology::{self, Topology};
+use status_sim::{latency_chart, Latency, Load};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -158,38 +159,29 @@ fn main() -> ExitCode {
                 Ok(variants) => variants,
                 Err(e) => return usage(&format!("--topology: {e}")),
             };
-            // Each read once up front, so that a bad topology is refused before anything runs.
+            // Each read once, up front: a bad topology is refused before anything runs.
+            let mut named: Vec<(String, Topology)> = Vec::with_capacity(variants.len());
             for (label, text) in &variants {
-                if let Err(e) = topology::build(&mut Sim::new(0), text) {
-                    let which = if label.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({label})")
-                    };
-                    return usage(&format!("--topology{which}: {e}"));
-                }
+                let topology = match Topology::parse(text) {
+                    Ok(topology) => topology,
+                    Err(e) if label.is_empty() => return usage(&format!("--topology: {e}")),
+                    Err(e) => return usage(&format!("--topology ({label}): {e}")),
+                };
+                let name = if label.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{name} {label}")
+                };
+                named.push((name, topology));
             }
-            let named: Vec<(String, &str)> = variants
-                .iter()
-                .map(|(label, text)| {
-                    let name = if label.is_empty() {
-                        name.clone()
-                    } else {
-                        format!("{name} {label}")
-                    };
-                    (name, text.as_str())
-                })
-                .collect();
             let names: Vec<&str> = named.iter().map(|(name, _)| name.as_str()).collect();
             let load = Load::poisson(requests, gap);
             report(&output, &names, |seed, name| {
-                let text = named
+                let (_, topology) = named
                     .iter()
                     .find(|(n, _)| n == name)
-                    .map(|(_, text)| *text)
                     .expect("a variant's name");
-                scenario::measure(name, seed, &load, |sim| topology::build(sim, text))
-                    .expect("read once already")
+                scenario::measure(name, seed, &load, |sim| topology.build(sim))
             })
         }
     }

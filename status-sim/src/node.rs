@@ -281,7 +281,6 @@ pub(crate) struct Cull {
     pub(crate) window: FailureWindow,
     pub(crate) budget: BudgetId,
     pub(crate) started: Ms,
-    pub(crate) out: bool,
     pub(crate) rng: Rng,
     pub(crate) next: NodeId,
 }
@@ -297,7 +296,6 @@ impl Cull {
             window: FailureWindow::new(Duration::from_millis(settings.window)),
             budget,
             started: 0,
-            out: false,
             rng,
             next,
         }

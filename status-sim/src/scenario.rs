@@ -8,7 +8,6 @@
 //! for 1 s, so up about 95 % of the time. The load is 100,000 requests with exponential gaps
 //! of 1.5 ms (about 667 a second, a third of 250 dynos' capacity).
 
-use std::convert::Infallible;
 use std::time::{Duration, Instant};
 
 use status_traffic::limit::LimitChoice;
@@ -59,28 +58,16 @@ impl Scenario {
         } else {
             Load::poisson(requests, MEAN_GAP)
         };
-        measure(self.name, seed, &load, |sim| {
-            Ok::<_, Infallible>((self.build)(sim))
-        })
-        .unwrap_or_else(|never| match never {})
+        measure(self.name, seed, &load, self.build)
     }
 }
 
 /// Builds a topology with `build` in a simulation seeded with `seed`, runs `load` against
 /// it and measures it as the scenarios are measured, under `name`.
-///
-/// # Errors
-///
-/// What `build` answers; nothing is run then.
-pub fn measure<E>(
-    name: &str,
-    seed: u64,
-    load: &Load,
-    build: impl FnOnce(&mut Sim) -> Result<NodeId, E>,
-) -> Result<Run, E> {
+pub fn measure(name: &str, seed: u64, load: &Load, build: impl FnOnce(&mut Sim) -> NodeId) -> Run {
     let started = Instant::now();
     let mut sim = Sim::new(seed);
-    let root = build(&mut sim)?;
+    let root = build(&mut sim);
     let records = sim.run(root, load);
     let summary = summarize(&records);
     let mut latencies: Vec<Ms> = crate::select_middle_half(&records)
@@ -88,13 +75,13 @@ pub fn measure<E>(
         .map(crate::Record::latency)
         .collect();
     latencies.sort_unstable();
-    Ok(Run {
+    Run {
         scenario: name.to_owned(),
         seed,
         summary,
         latencies,
         wall: started.elapsed(),
-    })
+    }
 }
 
 /// A scenario under the study's load.

@@ -96,41 +96,63 @@ impl std::error::Error for TopologyError {}
 /// # Ok::<(), topology::TopologyError>(())
 /// ```
 pub fn build(sim: &mut Sim, text: &str) -> Result<NodeId, TopologyError> {
-    let spaced = text
-        .replace('(', " ( ")
-        .replace(')', " ) ")
-        .replace('>', " > ");
-    let tokens: Vec<&str> = spaced.split_whitespace().collect();
-    if tokens.is_empty() {
-        return Err(TopologyError::whole("the topology is empty"));
+    Ok(Topology::parse(text)?.build(sim))
+}
+
+/// A topology read from text and checked, ready to build into any number of simulations
+/// (one per seed, say) without reading it again.
+#[derive(Debug, Clone)]
+pub struct Topology {
+    chain: Vec<Stage>,
+}
+
+impl Topology {
+    /// Reads `text`; see [`build`] for the grammar and the errors.
+    ///
+    /// # Errors
+    ///
+    /// As [`build`].
+    pub fn parse(text: &str) -> Result<Self, TopologyError> {
+        let spaced = text
+            .replace('(', " ( ")
+            .replace(')', " ) ")
+            .replace('>', " > ");
+        let tokens: Vec<&str> = spaced.split_whitespace().collect();
+        if tokens.is_empty() {
+            return Err(TopologyError::whole("the topology is empty"));
+        }
+        let mut parser = Parser {
+            tokens,
+            at: 0,
+            nesting: 0,
+        };
+        let chain = parser.chain()?;
+        if let Some(token) = parser.tokens.get(parser.at) {
+            return Err(TopologyError::at(
+                parser.at,
+                token,
+                "nothing may follow the end of the chain (an unmatched `)`?)",
+            ));
+        }
+        let deepest = depth(&chain);
+        if deepest > MAX_DEPTH {
+            return Err(TopologyError::whole(format!(
+                "a request would pass {deepest} stages on its way down, more than {MAX_DEPTH}"
+            )));
+        }
+        let nodes = count(&chain);
+        if nodes > MAX_NODES {
+            return Err(TopologyError::whole(format!(
+                "the topology would make {nodes} nodes, more than {MAX_NODES}"
+            )));
+        }
+        Ok(Self { chain })
     }
-    let mut parser = Parser {
-        tokens,
-        at: 0,
-        nesting: 0,
-    };
-    let chain = parser.chain()?;
-    if let Some(token) = parser.tokens.get(parser.at) {
-        return Err(TopologyError::at(
-            parser.at,
-            token,
-            "nothing may follow the end of the chain (an unmatched `)`?)",
-        ));
+
+    /// Builds it into `sim`; its root.
+    pub fn build(&self, sim: &mut Sim) -> NodeId {
+        make(sim, &self.chain, &mut HashMap::new())
     }
-    let deepest = depth(&chain);
-    if deepest > MAX_DEPTH {
-        return Err(TopologyError::whole(format!(
-            "a request would pass {deepest} stages on its way down, more than {MAX_DEPTH}"
-        )));
-    }
-    let nodes = count(&chain);
-    if nodes > MAX_NODES {
-        return Err(TopologyError::whole(format!(
-            "the topology would make {nodes} nodes, more than {MAX_NODES}"
-        )));
-    }
-    let mut budgets = HashMap::new();
-    Ok(make(sim, &chain, &mut budgets))
 }
 
 /// The most variants a topology with alternatives may expand to.

@@ -56,7 +56,7 @@ impl Sim {
                 self.arrive(req, next);
             }
             Node::Balancer(balancer) => {
-                let picked = balancer.pick(&self.in_rotation, !self.any_out);
+                let picked = balancer.pick(&self.in_rotation, self.out_of_rotation == 0);
                 if let Some(i) = picked {
                     balancer.outstanding[i] += 1;
                 }
@@ -68,7 +68,7 @@ impl Sim {
                 let limiters = &cascade.limiters;
                 let in_rotation = &self.in_rotation;
                 let backends = &cascade.backends;
-                let all_in = !self.any_out;
+                let all_in = self.out_of_rotation == 0;
                 let taken = cascade.selector.cascade(at, &mut cascade.rng, |i| {
                     if !all_in && !in_rotation[backends[i].index()] {
                         return None;

@@ -98,16 +98,16 @@ impl Sim {
             (Node::Cull(cull), Timer::Look) => {
                 let failures = cull.window.count(at);
                 let uptime = Duration::from_millis(now - cull.started);
-                let decision = cull.policy.decide(failures, uptime, cull.out);
+                let leaving = !self.in_rotation[node.index()];
+                let decision = cull.policy.decide(failures, uptime, leaving);
                 let next_look = now + jittered(&mut cull.rng, cull.settings.interval);
                 let restart = now + cull.settings.restart;
                 let budget = cull.budget;
                 if let Decision::AskBudget { .. } = decision {
                     match self.budgets[budget.0].take(at) {
                         Grant::Token { .. } => {
-                            cull.out = true;
                             self.in_rotation[node.index()] = false;
-                            self.any_out = true;
+                            self.out_of_rotation += 1;
                             self.counts[node.index()].culled += 1;
                             self.schedule(restart, Event::Timer(node, Timer::Restart));
                         }
@@ -117,12 +117,11 @@ impl Sim {
                 self.schedule(next_look, Event::Timer(node, Timer::Look));
             }
             (Node::Cull(cull), Timer::Restart) => {
-                cull.out = false;
                 cull.started = now;
                 cull.window = FailureWindow::new(Duration::from_millis(cull.settings.window));
                 let next = cull.next;
                 self.in_rotation[node.index()] = true;
-                self.any_out = self.in_rotation.iter().any(|&r| !r);
+                self.out_of_rotation -= 1;
                 self.fresh(next);
             }
             (node, timer) => unreachable!("{timer:?} for {node:?}"),

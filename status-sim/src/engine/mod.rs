@@ -98,7 +98,8 @@ pub struct Sim {
     nodes: Vec<Node>,
     counts: Vec<NodeCounts>,
     in_rotation: Vec<bool>,
-    any_out: bool,
+    /// Nodes out of rotation now (balancers skip them; while none is, they need not look).
+    out_of_rotation: usize,
     budgets: Vec<GrantWindow>,
     requests: Vec<Request>,
     records: Vec<Record>,
@@ -143,7 +144,7 @@ impl Sim {
             nodes: Vec::new(),
             counts: Vec::new(),
             in_rotation: Vec::new(),
-            any_out: false,
+            out_of_rotation: 0,
             budgets: Vec::new(),
             requests: Vec::new(),
             records: Vec::new(),
