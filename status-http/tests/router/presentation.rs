@@ -301,3 +301,48 @@ async fn large_probe_bodies_go_gzipped_to_clients_that_accept_it() {
     );
     assert!(headers.get("vary").is_none());
 }
+
+#[tokio::test(start_paused = true)]
+async fn zstd_goes_to_clients_that_accept_it_and_q_values_choose_between_codings() {
+    let f = fixture().await;
+    let app = f.app();
+    let (_, plain_headers, plain) = raw(&app, "/healthcheck", &[]).await;
+
+    // What browsers send: zstd wins a tie.
+    let accept = [("accept-encoding", "gzip, deflate, br, zstd")];
+    let (status, headers, packed) = raw(&app, "/healthcheck", &accept).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers["content-encoding"], "zstd");
+    assert_eq!(headers["vary"], "accept-encoding");
+    assert_eq!(
+        zstd::decode_all(&packed[..]).unwrap(),
+        plain,
+        "the same representation, compressed"
+    );
+    let tag = headers["etag"].to_str().unwrap().to_owned();
+    assert!(tag.ends_with("-zstd\""), "{tag}");
+    assert_ne!(tag, plain_headers["etag"].to_str().unwrap());
+    let (status, headers, body) =
+        raw(&app, "/healthcheck", &[accept[0], ("if-none-match", &tag)]).await;
+    assert_eq!(status, StatusCode::NOT_MODIFIED);
+    assert!(body.is_empty());
+    assert!(headers.get("content-encoding").is_none());
+
+    for (accept, expected) in [
+        ("zstd;q=0.5, gzip", Some("gzip")),
+        ("ZSTD;Q=0.9, gzip;q=0.4", Some("zstd")),
+        ("*", Some("zstd")),
+        ("*, zstd;q=0", Some("gzip")),
+        ("gzip;q=0, *;q=0.1", Some("zstd")),
+        ("*;q=0", None),
+        ("br, deflate", None),
+        ("identity", None),
+    ] {
+        let (_, headers, _) = raw(&app, "/healthcheck", &[("accept-encoding", accept)]).await;
+        assert_eq!(
+            headers.get("content-encoding").map(|v| v.to_str().unwrap()),
+            expected,
+            "Accept-Encoding: {accept}"
+        );
+    }
+}
