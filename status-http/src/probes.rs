@@ -6,14 +6,14 @@
 use std::sync::Arc;
 
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Serialize;
 use serde_json::json;
 use status_core::{CheckResult, CheckStatus, DrainState, HistorySnapshot, Readiness, SystemReport};
 
 use crate::error::ApiError;
-use crate::render::{Body, Rendered};
+use crate::render::{Body, Conditional, Rendered};
 use crate::state::AppState;
 use crate::view::{json_response, text_response, Format, View, HEALTH_JSON};
 
@@ -98,7 +98,7 @@ fn slot(format: Format) -> usize {
 pub(crate) async fn detailed(
     State(state): State<Arc<AppState>>,
     view: View,
-    headers: HeaderMap,
+    headers: Conditional,
 ) -> Result<Response, ApiError> {
     if !view.exclude.is_empty() {
         let report = state.report_excluding(&view);
@@ -123,7 +123,7 @@ pub(crate) async fn detailed(
 pub(crate) async fn summary(
     State(state): State<Arc<AppState>>,
     view: View,
-    headers: HeaderMap,
+    headers: Conditional,
 ) -> Result<Response, ApiError> {
     let code = |report: &SystemReport, drain: Option<&DrainState>| {
         if drain.is_some() {
@@ -166,7 +166,7 @@ pub(crate) fn liveness_bodies(hostname: &str) -> [Body; 2] {
 pub(crate) async fn live(
     State(state): State<Arc<AppState>>,
     view: View,
-    headers: HeaderMap,
+    headers: Conditional,
 ) -> Response {
     if let Some(cull) = state.registry.cull_hold() {
         let body = if view.format == Format::Verbose {

@@ -9,10 +9,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
 use axum::body::Bytes;
+use axum::extract::FromRequestParts;
 use axum::http::header::{
     ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE, ETAG, IF_NONE_MATCH, VARY,
 };
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use status_core::{DrainState, SystemReport};
@@ -60,6 +62,36 @@ impl Coding {
                 encoder.finish().ok()
             }
         }
+    }
+}
+
+/// What a probe's answer takes from the request's headers: the entity tags the client holds
+/// and the codings it accepts. Extracted instead of the whole `HeaderMap`, which axum would
+/// clone per request; a header the request lacks costs nothing.
+#[derive(Debug, Default)]
+pub(crate) struct Conditional {
+    if_none_match: Vec<HeaderValue>,
+    accept_encoding: Vec<HeaderValue>,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Conditional {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(Self {
+            if_none_match: parts
+                .headers
+                .get_all(IF_NONE_MATCH)
+                .iter()
+                .cloned()
+                .collect(),
+            accept_encoding: parts
+                .headers
+                .get_all(ACCEPT_ENCODING)
+                .iter()
+                .cloned()
+                .collect(),
+        })
     }
 }
 
@@ -146,10 +178,10 @@ impl Body {
 
     /// The answer: 304 when `request` already holds this body, else `status` with it,
     /// compressed when the request accepts a coding and the body is large enough to gain.
-    pub(crate) fn respond(&self, status: StatusCode, request: &HeaderMap) -> Response {
+    pub(crate) fn respond(&self, status: StatusCode, request: &Conditional) -> Response {
         let compressible = self.bytes.len() >= COMPRESS_FROM;
         let encoded = if compressible {
-            self.encoded(&accepted_codings(request))
+            self.encoded(&accepted_codings(&request.accept_encoding))
         } else {
             None
         };
@@ -158,7 +190,7 @@ impl Body {
             None => (&self.bytes, &self.etag),
         };
         let cached = request
-            .get_all(IF_NONE_MATCH)
+            .if_none_match
             .iter()
             .filter_map(|v| v.to_str().ok())
             .flat_map(|v| v.split(','))
@@ -191,11 +223,10 @@ impl Body {
 /// The codings `request` accepts, best first (RFC 9110 §12.5.3): its highest `q`, and on
 /// a tie zstd before gzip. A coding named with `q=0` is refused; `*` stands for the codings
 /// not named. No `Accept-Encoding` at all means none.
-fn accepted_codings(request: &HeaderMap) -> Vec<Coding> {
+fn accepted_codings(accept_encoding: &[HeaderValue]) -> Vec<Coding> {
     let mut named: [Option<f32>; 2] = [None; 2];
     let mut any: Option<f32> = None;
-    let entries = request
-        .get_all(ACCEPT_ENCODING)
+    let entries = accept_encoding
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','));

@@ -53,8 +53,15 @@ impl<S: Send + Sync> FromRequestParts<S> for View {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        let Query(pairs) = Query::<Vec<(String, String)>>::try_from_uri(&parts.uri)
-            .map_err(|e| ApiError::bad_request(format!("malformed query string: {e}")))?;
+        // A probe from a balancer has no query string: nothing to parse.
+        let pairs = match parts.uri.query() {
+            None => Vec::new(),
+            Some(_) => {
+                Query::<Vec<(String, String)>>::try_from_uri(&parts.uri)
+                    .map_err(|e| ApiError::bad_request(format!("malformed query string: {e}")))?
+                    .0
+            }
+        };
         let accepts_health_json = parts
             .headers
             .get_all(ACCEPT)
