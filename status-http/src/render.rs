@@ -15,7 +15,7 @@ use axum::http::header::{
 };
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde::Serialize;
 use status_core::{DrainState, SystemReport};
 
@@ -196,20 +196,22 @@ impl Body {
             .flat_map(|v| v.split(','))
             .map(str::trim)
             .any(|tag| tag == "*" || tag.as_bytes() == etag.as_bytes());
+        // Built by hand: the tuple form would insert a content type for the bytes and then
+        // replace it, on the hottest path of the library.
         let mut response = if cached {
-            (StatusCode::NOT_MODIFIED, [(ETAG, etag.clone())]).into_response()
+            let mut response = Response::new(axum::body::Body::empty());
+            *response.status_mut() = StatusCode::NOT_MODIFIED;
+            response
         } else {
-            (
-                status,
-                [
-                    (CONTENT_TYPE, HeaderValue::from_static(self.content_type)),
-                    (ETAG, etag.clone()),
-                ],
-                bytes.clone(),
-            )
-                .into_response()
+            let mut response = Response::new(axum::body::Body::from(bytes.clone()));
+            *response.status_mut() = status;
+            response
+                .headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static(self.content_type));
+            response
         };
         let headers = response.headers_mut();
+        headers.insert(ETAG, etag.clone());
         if compressible {
             headers.insert(VARY, HeaderValue::from_static("accept-encoding"));
         }
