@@ -98,19 +98,22 @@ fn slot(format: Format) -> usize {
 pub(crate) async fn detailed(
     State(state): State<Arc<AppState>>,
     view: View,
-    headers: Conditional,
+    conditional: Conditional,
 ) -> Result<Response, ApiError> {
     if !view.exclude.is_empty() {
         let report = state.report_excluding(&view);
         let code = state.codes.code(report.condition, view.strict);
         let drain = state.registry.drain_state();
-        return Ok(detailed_body(&report, drain.as_ref(), view.format)?.respond(code, &headers));
+        return Ok(detailed_body(&report, drain.as_ref(), view.format)?.respond(code, &conditional));
     }
     let rendered = state.rendered();
     let code = state.codes.code(rendered.report.condition, view.strict);
     let body = rendered.detailed[slot(view.format)]
         .get_or_init(|| detailed_body(&rendered.report, rendered.drain.as_ref(), view.format));
-    Ok(body.as_ref().map_err(Clone::clone)?.respond(code, &headers))
+    Ok(body
+        .as_ref()
+        .map_err(Clone::clone)?
+        .respond(code, &conditional))
 }
 
 /// GET `/healthcheck/summary`: fails while out of rotation.
@@ -123,7 +126,7 @@ pub(crate) async fn detailed(
 pub(crate) async fn summary(
     State(state): State<Arc<AppState>>,
     view: View,
-    headers: Conditional,
+    conditional: Conditional,
 ) -> Result<Response, ApiError> {
     let code = |report: &SystemReport, drain: Option<&DrainState>| {
         if drain.is_some() {
@@ -136,13 +139,16 @@ pub(crate) async fn summary(
         let report = state.report_excluding(&view);
         let drain = state.registry.drain_state();
         let body = summary_body(&report, drain.as_ref(), view.format)?;
-        return Ok(body.respond(code(&report, drain.as_ref()), &headers));
+        return Ok(body.respond(code(&report, drain.as_ref()), &conditional));
     }
     let rendered = state.rendered();
     let body = rendered.summary[slot(view.format)]
         .get_or_init(|| summary_body(&rendered.report, rendered.drain.as_ref(), view.format));
     let code = code(&rendered.report, rendered.drain.as_ref());
-    Ok(body.as_ref().map_err(Clone::clone)?.respond(code, &headers))
+    Ok(body
+        .as_ref()
+        .map_err(Clone::clone)?
+        .respond(code, &conditional))
 }
 
 /// The liveness bodies, serialized once: JSON and verbose text.
@@ -166,7 +172,7 @@ pub(crate) fn liveness_bodies(hostname: &str) -> [Body; 2] {
 pub(crate) async fn live(
     State(state): State<Arc<AppState>>,
     view: View,
-    headers: Conditional,
+    conditional: Conditional,
 ) -> Response {
     if let Some(cull) = state.registry.cull_hold() {
         let body = if view.format == Format::Verbose {
@@ -182,10 +188,10 @@ pub(crate) async fn live(
             });
             Body::new(serde_json::to_vec(&json).expect("a map serializes"), JSON)
         };
-        return body.respond(StatusCode::SERVICE_UNAVAILABLE, &headers);
+        return body.respond(StatusCode::SERVICE_UNAVAILABLE, &conditional);
     }
     let body = &state.live[usize::from(view.format == Format::Verbose)];
-    body.respond(StatusCode::OK, &headers)
+    body.respond(StatusCode::OK, &conditional)
 }
 
 #[derive(Serialize)]

@@ -108,9 +108,9 @@ pub(crate) struct Body {
 #[derive(Debug, Default)]
 struct Encodings {
     /// Per [`Coding`]: the form, or none when it would not be smaller.
-    forms: [OnceLock<Option<Encoded>>; 2],
+    forms: [OnceLock<Option<Encoded>>; Coding::ALL.len()],
     /// Per [`Coding`]: whether a request has started making the form.
-    started: [AtomicBool; 2],
+    started: [AtomicBool; Coding::ALL.len()],
 }
 
 /// A compressed form of a body, with its own entity tag (a strong tag names one
@@ -226,7 +226,7 @@ impl Body {
 /// a tie zstd before gzip. A coding named with `q=0` is refused; `*` stands for the codings
 /// not named. No `Accept-Encoding` at all means none.
 fn accepted_codings(accept_encoding: &[HeaderValue]) -> Vec<Coding> {
-    let mut named: [Option<f32>; 2] = [None; 2];
+    let mut named: [Option<f32>; Coding::ALL.len()] = [None; Coding::ALL.len()];
     let mut any: Option<f32> = None;
     let entries = accept_encoding
         .iter()

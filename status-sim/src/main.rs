@@ -137,10 +137,7 @@ fn main() -> ExitCode {
                 return usage(&message);
             }
             let names: Vec<&str> = scenarios.iter().map(|s| s.name).collect();
-            report(&output, &names, |seed, name| {
-                let scenario = scenarios.iter().find(|s| s.name == name).expect("picked");
-                scenario.run(seed, requests)
-            })
+            report(&output, &names, |seed, i| scenarios[i].run(seed, requests))
         }
         Command::Run {
             topology,
@@ -176,11 +173,8 @@ fn main() -> ExitCode {
             }
             let names: Vec<&str> = named.iter().map(|(name, _)| name.as_str()).collect();
             let load = Load::poisson(requests, gap);
-            report(&output, &names, |seed, name| {
-                let (_, topology) = named
-                    .iter()
-                    .find(|(n, _)| n == name)
-                    .expect("a variant's name");
+            report(&output, &names, |seed, i| {
+                let (name, topology) = &named[i];
                 scenario::measure(name, seed, &load, |sim| topology.build(sim))
             })
         }
@@ -197,16 +191,17 @@ fn check_requests(requests: u64) -> Result<(), String> {
     }
 }
 
-/// Runs each of `names` with each seed (`run`), printing the rows as `output` says.
-fn report(output: &Output, names: &[&str], run: impl Fn(u64, &str) -> Run) -> ExitCode {
+/// Runs each of `names` with each seed (`run` is given the seed and the name's index),
+/// printing the rows as `output` says.
+fn report(output: &Output, names: &[&str], run: impl Fn(u64, usize) -> Run) -> ExitCode {
     let mut runs = Vec::new();
     let mut out = std::io::stdout().lock();
     if output.format == Format::Table {
         let _ = writeln!(out, "{}", table_header());
     }
     for &seed in &output.seed {
-        for name in names {
-            let run = run(seed, name);
+        for i in 0..names.len() {
+            let run = run(seed, i);
             let line = match output.format {
                 Format::Table => table_row(&run),
                 Format::Json => json_row(&run),
