@@ -18,9 +18,11 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use prometheus_client::encoding::{EncodeMetric, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
+use status_traffic::count::Counted;
 use status_traffic::cull::CullerHandle;
-use status_traffic::pool::{NoCapacity, NodeState, Pool};
-use status_traffic::shed::{Elapsed, QueueFull, QueueTimeout, ShedLayer, ShedSample, ShedState};
+use status_traffic::overload::{is_overload, Overload};
+use status_traffic::pool::{NodeState, Pool};
+use status_traffic::shed::{QueueFull, ShedLayer, ShedSample, ShedState};
 use tower::BoxError;
 
 use crate::panel::{Chart, Panel, PanelView};
@@ -30,8 +32,9 @@ use crate::ApiError;
 const RETRY: Duration = Duration::from_secs(1);
 
 /// A refusal of the shedding layer or of a node pool as an answer: a full queue 429, a queue
-/// timeout, a deadline or a pool without capacity 503, each with `Retry-After` and a JSON
-/// `{"error": …}`; any other error 500.
+/// timeout, a deadline or a pool without capacity 503, each with `Retry-After`, a JSON
+/// `{"error": …}` and the [`Overload`] extension (so that [`server_errors`] never counts it as
+/// a failure of the instance); any other error 500.
 ///
 /// For axum's `HandleErrorLayer`:
 ///
@@ -58,17 +61,19 @@ pub async fn overloaded(error: BoxError) -> Response {
 
 /// [`overloaded`], without the `async`.
 fn answer(error: &BoxError) -> Response {
+    if !is_overload(&**error) {
+        return ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, error.to_string()).into_response();
+    }
     let status = if error.is::<QueueFull>() {
         StatusCode::TOO_MANY_REQUESTS
-    } else if error.is::<QueueTimeout>() || error.is::<Elapsed>() || error.is::<NoCapacity>() {
-        StatusCode::SERVICE_UNAVAILABLE
     } else {
-        return ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, error.to_string()).into_response();
+        StatusCode::SERVICE_UNAVAILABLE
     };
     let mut response = ApiError::new(status, error.to_string()).into_response();
     response
         .headers_mut()
         .insert(RETRY_AFTER, HeaderValue::from(RETRY.as_secs()));
+    response.extensions_mut().insert(Overload);
     response
 }
 
@@ -467,13 +472,22 @@ impl EncodeMetric for PoolMetric {
     }
 }
 
-/// Whether a response counts as a failure of live traffic: an error, or a 5xx. For
+/// How a response counts among failures of live traffic: a 5xx or an error is a failure,
+/// anything else a success, and a refusal of an overload mechanism (an answer of
+/// [`overloaded`], which carries the [`Overload`] extension, or a `BoxError` that
+/// [`is_overload`]) is not counted at all: a burst is not the instance failing, whether the
+/// counter sits inside the shedding layer or outside it. For
 /// [`CountLayer`](status_traffic::count::CountLayer) on axum routes.
 #[must_use]
-pub fn server_errors<E>(result: &Result<Response, E>) -> bool {
-    result
-        .as_ref()
-        .map_or(true, |response| response.status().is_server_error())
+pub fn server_errors<E: 'static>(result: &Result<Response, E>) -> Counted {
+    match result {
+        Ok(response) if response.extensions().get::<Overload>().is_some() => Counted::Skipped,
+        Ok(response) => response.status().is_server_error().into(),
+        Err(error) => match (error as &dyn std::any::Any).downcast_ref::<BoxError>() {
+            Some(error) if is_overload(&**error) => Counted::Skipped,
+            _ => Counted::Failure,
+        },
+    }
 }
 
 /// The dashboard's panel of a culler titled `title`: failures in the window against the
@@ -576,7 +590,44 @@ impl EncodeMetric for CullMetric {
 
 #[cfg(test)]
 mod tests {
+    use status_traffic::pool::NoCapacity;
+    use status_traffic::shed::{Elapsed, QueueTimeout};
+
     use super::*;
+
+    #[tokio::test]
+    async fn refusals_are_never_failures_and_real_5xx_are() {
+        for error in [
+            BoxError::from(QueueFull),
+            BoxError::from(QueueTimeout),
+            BoxError::from(Elapsed),
+            BoxError::from(NoCapacity),
+        ] {
+            let answer = overloaded(error).await;
+            assert!(answer.status().is_client_error() || answer.status().is_server_error());
+            assert_eq!(server_errors(&Ok::<_, BoxError>(answer)), Counted::Skipped);
+        }
+        assert_eq!(
+            server_errors(&Err::<Response, _>(BoxError::from(QueueFull))),
+            Counted::Skipped
+        );
+        let boom = overloaded(BoxError::from("boom")).await;
+        assert_eq!(server_errors(&Ok::<_, BoxError>(boom)), Counted::Failure);
+        let handler_503 = StatusCode::SERVICE_UNAVAILABLE.into_response();
+        assert_eq!(
+            server_errors(&Ok::<_, Infallible>(handler_503)),
+            Counted::Failure,
+            "a 503 of the handler itself is a failure"
+        );
+        assert_eq!(
+            server_errors(&Ok::<_, Infallible>(StatusCode::OK.into_response())),
+            Counted::Success
+        );
+        assert_eq!(
+            server_errors(&Err::<Response, _>(BoxError::from("reset"))),
+            Counted::Failure
+        );
+    }
 
     #[tokio::test]
     async fn every_refusal_has_its_code_and_retry_after() {

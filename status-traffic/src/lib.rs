@@ -12,6 +12,7 @@
 //! | [`count`] | a tower layer counting failures of live traffic over a sliding window |
 //! | [`cull`] | self-culling within a fleet-wide budget: policy, budgets (in process, Redis), the culler |
 //! | [`pool`] | a node pool: success-weighted random order, a cascade over the nodes' limiters |
+//! | [`overload`] | the mark every refusal carries, so that overload is never counted as failure |
 //!
 //! # Example
 //!
@@ -30,6 +31,7 @@
 pub mod count;
 pub mod cull;
 pub mod limit;
+pub mod overload;
 pub mod pool;
 mod report;
 pub mod shed;

@@ -517,12 +517,15 @@ pub fn app(demo: &Demo) -> Router {
     let work = Router::new()
         .route(
             "/demo/work",
+            // The failure counter inside the shedding layer: it sees only the work that ran, so a
+            // burst the layer refuses is never counted as the instance failing (the refusals
+            // also carry the `Overload` mark that `server_errors` skips, in either order).
             get(work)
-                .layer(status_http::traffic::shedding(shed))
-                .layer(CountLayer::new(
+                .layer::<_, Infallible>(CountLayer::new(
                     demo.failures.clone(),
                     status_http::traffic::server_errors::<Infallible>,
-                )),
+                ))
+                .layer(status_http::traffic::shedding(shed)),
         )
         .route("/demo/work-unprotected", get(work))
         .with_state(workers);

@@ -31,6 +31,7 @@ pub struct CheckOutcome {
     message: String,
     error: Option<ErrorChain>,
     value: Option<f64>,
+    settled: bool,
 }
 
 impl CheckOutcome {
@@ -48,6 +49,7 @@ impl CheckOutcome {
             message: message.into(),
             error: None,
             value: None,
+            settled: false,
         }
     }
 
@@ -62,6 +64,7 @@ impl CheckOutcome {
             message: chain.message.clone(),
             error: Some(chain),
             value: None,
+            settled: false,
         }
     }
 
@@ -70,6 +73,40 @@ impl CheckOutcome {
     pub fn with_value(mut self, value: f64) -> Self {
         self.value = Some(value);
         self
+    }
+
+    /// The same outcome, reported as it is at once: hysteresis gives a dependency that was OK
+    /// a grace of `failures_before_outage` failures, reported MINOR meanwhile, because one
+    /// failed check may be noise. A settled outcome is a fact rather than a measurement (an
+    /// instance that culled itself is culled, however many looks it took), so it skips the
+    /// grace and counts as the last failure of it.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), status_core::Error> {
+    /// use status_core::check::CheckOutcome;
+    /// use status_core::{CheckStatus, Dependency, Registry};
+    ///
+    /// let registry = Registry::new();
+    /// let culler = registry.add_passive(Dependency::passive("culler").build_info()?)?;
+    /// culler.record(CheckStatus::Ok);
+    /// let culled = CheckOutcome::new(CheckStatus::Major, "culled").settled();
+    /// assert_eq!(culler.record(culled).unwrap().status, CheckStatus::Major);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn settled(mut self) -> Self {
+        self.settled = true;
+        self
+    }
+
+    /// Whether the outcome is [settled](Self::settled).
+    #[must_use]
+    pub fn is_settled(&self) -> bool {
+        self.settled
     }
 
     /// The same outcome, with another status.

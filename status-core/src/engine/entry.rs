@@ -151,14 +151,18 @@ impl EntryState {
         let was_aged = self.aged_reported;
         let was_flapping = self.result.flapping;
         let passive = self.result.passive;
+        // A settled outcome skips the grace: its failure is the last one before the real status.
+        let failures_before_outage = if executed.outcome.is_settled() {
+            1
+        } else {
+            info.failures_before_outage
+        };
         let (raw, message, thrown, value) = executed.outcome.into_parts();
         let message = masked(message);
         let thrown = thrown.map(crate::check::ErrorChain::masked);
-        let verdict = self.hysteresis.apply(
-            raw,
-            info.failures_before_outage,
-            info.successes_before_recovery,
-        );
+        let verdict =
+            self.hysteresis
+                .apply(raw, failures_before_outage, info.successes_before_recovery);
         let flapping =
             self.flaps
                 .record(verdict.reported, config.flap_window, config.flap_threshold);

@@ -13,3 +13,4 @@ mod presentation;
 mod probes;
 mod shapes;
 mod shutdown;
+mod traffic;

@@ -1,6 +1,11 @@
 //! Counting failures of live traffic: a tower layer that records each response as a success or
 //! a failure (by a classifier), a handle the application reports its own failures through,
 //! and both as a passive dependency (the error rate) and as the culler's input.
+//!
+//! Overload is not failure: the refusals of the shedding layer and of node pools are
+//! [skipped](Counted::Skipped) by the classifiers this crate and status-http provide, whether
+//! the counter sits inside the shedding layer or outside it (see [`overload`](crate::overload)).
+//! Inside is still the better place: the counter then sees only the work that ran.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -15,6 +20,54 @@ use tokio::time::Instant;
 use tower::{Layer, Service};
 
 use crate::cull::FailureWindow;
+use crate::overload::is_overload;
+
+/// What a classifier makes of one response: a success, a failure, or nothing to count (a
+/// refusal of an overload mechanism: not a failure, and not work that ran).
+///
+/// A classifier may also answer a `bool` (`true`: failed), which converts into this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Counted {
+    /// A request that ran and did not fail.
+    Success,
+    /// A request that failed.
+    Failure,
+    /// Not counted at all: neither a failure nor a request.
+    Skipped,
+}
+
+impl From<bool> for Counted {
+    fn from(failed: bool) -> Self {
+        if failed {
+            Self::Failure
+        } else {
+            Self::Success
+        }
+    }
+}
+
+/// The classifier of a tower service whose errors are `BoxError`s: an error is a failure,
+/// unless it is a refusal of an overload mechanism ([`is_overload`]), which is skipped.
+///
+/// # Example
+///
+/// ```
+/// use status_traffic::count::{errors, Counted};
+/// use status_traffic::shed::QueueFull;
+/// use tower::BoxError;
+///
+/// assert_eq!(errors(&Ok::<_, BoxError>(())), Counted::Success);
+/// assert_eq!(errors(&Err::<(), _>(BoxError::from("reset"))), Counted::Failure);
+/// assert_eq!(errors(&Err::<(), _>(BoxError::from(QueueFull))), Counted::Skipped);
+/// ```
+#[must_use]
+pub fn errors<T>(result: &Result<T, tower::BoxError>) -> Counted {
+    match result {
+        Ok(_) => Counted::Success,
+        Err(error) if is_overload(&**error) => Counted::Skipped,
+        Err(_) => Counted::Failure,
+    }
+}
 
 /// Failures and requests over a sliding window, one slot a second. Cheap to clone: clones
 /// share the counts.
@@ -110,7 +163,9 @@ impl Failures {
 }
 
 /// Layer counting each response of the service it wraps into [`Failures`], as `failed`
-/// classifies it (status-http's `traffic::server_errors` counts errors and 5xx).
+/// classifies it: a [`Counted`], or a `bool` (`true`: failed). status-http's
+/// `traffic::server_errors` counts errors and 5xx, [`errors`] a service's errors; both skip
+/// the refusals of overload mechanisms.
 #[derive(Debug, Clone)]
 pub struct CountLayer<F> {
     failures: Failures,
@@ -118,7 +173,7 @@ pub struct CountLayer<F> {
 }
 
 impl<F> CountLayer<F> {
-    /// Counts into `failures`, a response failing when `failed` says so.
+    /// Counts into `failures`, as `failed` classifies each response.
     pub fn new(failures: Failures, failed: F) -> Self {
         Self { failures, failed }
     }
@@ -144,10 +199,11 @@ pub struct Count<S, F> {
     failed: F,
 }
 
-impl<S, R, F> Service<R> for Count<S, F>
+impl<S, R, F, C> Service<R> for Count<S, F>
 where
     S: Service<R>,
-    F: Fn(&Result<S::Response, S::Error>) -> bool + Clone,
+    F: Fn(&Result<S::Response, S::Error>) -> C + Clone,
+    C: Into<Counted>,
 {
     type Response = S::Response;
     type Error = S::Error;
@@ -178,17 +234,22 @@ pin_project! {
     }
 }
 
-impl<Fut, F, T, E> Future for CountFuture<Fut, F>
+impl<Fut, F, T, E, C> Future for CountFuture<Fut, F>
 where
     Fut: Future<Output = Result<T, E>>,
-    F: Fn(&Result<T, E>) -> bool,
+    F: Fn(&Result<T, E>) -> C,
+    C: Into<Counted>,
 {
     type Output = Result<T, E>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         let result = ready!(this.inner.poll(cx));
-        this.failures.record((this.failed)(&result));
+        match (this.failed)(&result).into() {
+            Counted::Success => this.failures.record(false),
+            Counted::Failure => this.failures.record(true),
+            Counted::Skipped => {}
+        }
         Poll::Ready(result)
     }
 }
@@ -216,6 +277,28 @@ mod tests {
         assert_eq!(failures.count(), (3, 4));
         tokio::time::sleep(Duration::from_secs(10)).await;
         assert_eq!(failures.count(), (0, 0), "out of the window");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn refusals_of_overload_are_neither_failures_nor_requests() {
+        use crate::pool::NoCapacity;
+        use crate::shed::{Elapsed, QueueFull, QueueTimeout};
+
+        let failures = Failures::new(Duration::from_secs(10));
+        let service = CountLayer::new(failures.clone(), errors::<()>).layer(tower::service_fn(
+            |error: Option<tower::BoxError>| async move { error.map_or(Ok(()), Err) },
+        ));
+        for error in [
+            None,
+            Some(tower::BoxError::from(QueueFull)),
+            Some(QueueTimeout.into()),
+            Some(Elapsed.into()),
+            Some(NoCapacity.into()),
+            Some("the database is gone".into()),
+        ] {
+            let _ = service.clone().oneshot(error).await;
+        }
+        assert_eq!(failures.count(), (1, 2), "one success, one real failure");
     }
 
     #[tokio::test(start_paused = true)]

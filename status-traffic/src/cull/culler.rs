@@ -109,7 +109,9 @@ impl Culler {
     }
 
     /// Reports to `reporter` (the passive dependency `culler`) at every look: OK under the
-    /// threshold, MINOR over it without a cull (and why), MAJOR once culled.
+    /// threshold, MINOR over it without a cull (and why), MAJOR once culled: at once, past
+    /// the dependency's hysteresis ([`CheckOutcome::settled`]), and for good. A cull is also
+    /// logged at WARN with its reason.
     pub fn report_to(mut self, reporter: Reporter) -> Self {
         self.reporter = Some(reporter);
         self
@@ -173,6 +175,12 @@ impl Culler {
                             .hold(HoldSource::Cull, &reason, None, Some("culler"))
                         {
                             Ok(_) => {
+                                tracing::warn!(
+                                    failures,
+                                    threshold,
+                                    budget_token = used,
+                                    "{reason}: out of rotation, liveness fails"
+                                );
                                 set(&|s| s.culled = true);
                                 let _ = culled.send(true);
                                 (CheckStatus::Major, reason)
@@ -199,7 +207,12 @@ impl Culler {
                 s.last = Some((at, why.clone()));
             });
             if let Some(reporter) = &self.reporter {
-                let outcome = CheckOutcome::new(status, why.clone()).with_value(failures as f64);
+                let mut outcome =
+                    CheckOutcome::new(status, why.clone()).with_value(failures as f64);
+                if *culled.borrow() {
+                    // A cull is a fact, not a failure to debounce: MAJOR at once.
+                    outcome = outcome.settled();
+                }
                 if reporter.record(outcome).is_none() {
                     return;
                 }
@@ -338,6 +351,12 @@ mod tests {
         assert!(!registry.readiness().ready);
         let result = registry.result("culler").unwrap();
         assert_eq!(result.observed_value, Some(5.0));
-        assert!(result.message.contains("culled"), "{}", result.message);
+        assert!(result.message.starts_with("culled"), "{}", result.message);
+        assert_eq!(result.status, CheckStatus::Major, "at once, past the grace");
+        tokio::time::sleep(600 * S).await;
+        assert_eq!(
+            registry.result("culler").unwrap().status,
+            CheckStatus::Major
+        );
     }
 }
