@@ -5,10 +5,14 @@
 //! - Each node keeps six buckets of (finished, succeeded) aged every five seconds, and a
 //!   sticky bucket with the last aged-out one that held data ([`NodeStats`]).
 //! - Its success rate weighs each bucket three times the next older; a node with no history
-//!   uses its sticky bucket (at least 0.0001 / nodes, so a node idle since it failed keeps a
-//!   small chance), and a node with no data at all counts as healthy: a new node competes
-//!   equally.
-//! - Weight = rate³; the nodes are put in an exact weighted random order ([`Selector`]).
+//!   uses its sticky bucket (at least 0.0001 / nodes), and a node with no data at all counts
+//!   as healthy: a new node competes equally.
+//! - Weight = rate³, at least [`WEIGHT_FLOOR`] (0.01): the pool always explores. A node whose
+//!   buckets hold only failures still gets about 0.5 % of the calls among three healthy-ish
+//!   nodes, so that it shows it recovered within seconds and gets its share back, after a
+//!   failure of any length and after every node failed together. (The seed's own floor,
+//!   0.0001 / nodes on the rate, is 3.7e-14 once cubed: one call in 10^13.)
+//! - The nodes are put in an exact weighted random order ([`Selector`]).
 //! - The call goes to the first node in that order whose [`Limiter`] grants a lease; if none
 //!   does, it fails at once with [`NoCapacity`] (503). A failing node loses nearly all its
 //!   traffic within a bucket period, without a circuit breaker; the random order keeps every
@@ -29,7 +33,9 @@ pub use self::error::NoCapacity;
 pub use self::future::ResponseFuture;
 pub use self::report::{verdict, NodeState, HEALTHY_RATE};
 pub use self::select::Selector;
-pub use self::stats::{weight, Bucket, NodeStats, BUCKETS, BUCKET_PERIOD, RECENCY, STICKY_FLOOR};
+pub use self::stats::{
+    weight, Bucket, NodeStats, BUCKETS, BUCKET_PERIOD, RECENCY, STICKY_FLOOR, WEIGHT_FLOOR,
+};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};

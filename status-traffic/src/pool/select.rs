@@ -78,7 +78,8 @@ impl<K: PartialEq + Clone> Selector<K> {
     }
 
     /// The order to try the nodes in at `now` (indices into [`keys`](Self::keys)), written
-    /// into `order`: a weighted shuffle by weight = success rate cubed, drawn from `rng`.
+    /// into `order`: a weighted shuffle by [`weight`] (the success rate cubed, at least
+    /// [`WEIGHT_FLOOR`](super::WEIGHT_FLOOR)), drawn from `rng`.
     pub fn order(&mut self, now: Duration, rng: &mut Rng, order: &mut Vec<usize>) {
         self.refresh(now);
         let mut keyed: Vec<(Key, usize)> = self
@@ -232,6 +233,7 @@ impl Key {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pool::WEIGHT_FLOOR;
 
     const S: Duration = Duration::from_secs(1);
 
@@ -356,54 +358,42 @@ mod tests {
     }
 
     #[test]
-    fn the_cascade_offers_nodes_of_weight_zero_last() {
-        let mut s = selector(3);
-        s.record(&1, S, Outcome::Drop);
-        let mut rng = Rng::new(5);
-        for _ in 0..1000 {
-            let mut offered = Vec::new();
-            s.cascade(S, &mut rng, |i| {
-                offered.push(i);
-                None::<()>
-            });
-            assert_eq!(offered[2], 1, "{offered:?}");
-        }
-    }
-
-    #[test]
-    fn nodes_of_weight_zero_come_last_in_random_order() {
+    fn a_failing_node_keeps_the_floors_chance_in_the_shuffle_and_the_cascade() {
+        // Node 1 failed and node 3 failed too, then aged out to its sticky bucket: both weigh
+        // the floor, against 1 for nodes 0 and 2.
         let mut s = selector(4);
+        s.record(&3, S, Outcome::Ignore);
+        s.record(&1, 31 * S, Outcome::Drop);
+        let now = 31 * S;
+        assert_eq!(
+            s.rates(now)
+                .iter()
+                .map(|(_, r)| weight(*r))
+                .collect::<Vec<_>>(),
+            [1.0, WEIGHT_FLOOR, 1.0, WEIGHT_FLOOR]
+        );
+        let draws = 200_000;
+        let total = 2.0 + 2.0 * WEIGHT_FLOOR;
+        let expected = f64::from(draws) * WEIGHT_FLOOR / total;
+        let sd = expected.sqrt();
+        let first = first_counts(&mut s, now, draws as usize);
+        let mut rng = Rng::new(8);
+        let mut offered_first = [0u32; 4];
+        for _ in 0..draws {
+            let mut offered = None;
+            s.cascade(now, &mut rng, |i| {
+                offered.get_or_insert(i);
+                Some(())
+            });
+            offered_first[offered.unwrap()] += 1;
+        }
         for node in [1, 3] {
-            s.record(&node, S, Outcome::Drop);
-        }
-        let mut rng = Rng::new(1);
-        let mut order = Vec::new();
-        let mut last_is_one = 0;
-        for _ in 0..1000 {
-            s.order(S, &mut rng, &mut order);
-            let mut tail = order[2..].to_vec();
-            tail.sort_unstable();
-            assert_eq!(tail, [1, 3]);
-            last_is_one += usize::from(order[3] == 1);
-        }
-        assert!((400..600).contains(&last_is_one), "{last_is_one}");
-    }
-
-    #[test]
-    fn an_idle_node_known_by_its_sticky_bucket_comes_before_a_failing_one() {
-        let mut s = selector(2);
-        s.record(&0, S, Outcome::Ignore);
-        // Node 0's failure ages out by 31 s; node 1 fails now.
-        s.record(&1, 31 * S, Outcome::Ignore);
-        let mut rng = Rng::new(3);
-        let mut order = Vec::new();
-        for _ in 0..1000 {
-            s.order(31 * S, &mut rng, &mut order);
-            assert_eq!(
-                order,
-                [0, 1],
-                "the floor is a chance; a failure now is none"
-            );
+            for seen in [first[node] as f64, f64::from(offered_first[node])] {
+                assert!(
+                    (seen - expected).abs() < 4.0 * sd,
+                    "node {node}: first {seen} times, expected {expected:.0} ± {sd:.0}"
+                );
+            }
         }
     }
 

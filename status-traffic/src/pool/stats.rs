@@ -12,6 +12,10 @@ pub const RECENCY: f64 = 3.0;
 /// number of nodes.
 pub const STICKY_FLOOR: f64 = 0.0001;
 
+/// The most calls one bucket counts as: a bucket with more counts as this many, in its own
+/// proportion of successes.
+pub(crate) const BUCKET_EVIDENCE: u64 = 10;
+
 /// Finished and successful requests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Bucket {
@@ -85,7 +89,11 @@ impl NodeStats {
 
     /// The success rate at `now` among `nodes` nodes:
     /// - with requests in the history, successes over finished, each bucket weighing
-    ///   [`RECENCY`] times the next older one;
+    ///   [`RECENCY`] times the next older one, and counting as at most ten calls (in its own
+    ///   proportion of successes): a node's past volume cannot outvote its present, so a
+    ///   node that failed under heavy traffic and now succeeds on the little traffic the
+    ///   weight floor gives it is believed after about ten successes, not after as many as
+    ///   it failed (the seed sums raw counts; this is where we depart from it);
     /// - with only the sticky bucket, its rate, at least [`STICKY_FLOOR`] / `nodes`: a node
     ///   idle since it failed keeps a small chance;
     /// - with nothing at all, 1: a new node competes equally.
@@ -93,8 +101,14 @@ impl NodeStats {
         self.advance(now);
         let (mut finished, mut succeeded, mut weight) = (0.0, 0.0, 1.0);
         for bucket in &self.buckets {
-            finished += weight * bucket.finished as f64;
-            succeeded += weight * bucket.succeeded as f64;
+            // At most BUCKET_EVIDENCE calls a bucket, in the bucket's own proportion.
+            let scale = if bucket.finished > BUCKET_EVIDENCE {
+                BUCKET_EVIDENCE as f64 / bucket.finished as f64
+            } else {
+                1.0
+            };
+            finished += weight * scale * bucket.finished as f64;
+            succeeded += weight * scale * bucket.succeeded as f64;
             weight *= RECENCY;
         }
         if finished > 0.0 {
@@ -120,10 +134,20 @@ fn period_of(now: Duration) -> u64 {
     (now.as_millis() / BUCKET_PERIOD.as_millis()) as u64
 }
 
-/// A node's weight in the shuffle: its success rate, cubed.
+/// The least weight of a node: its chance to be tried, and so to show it recovered, survives
+/// the cube. Against healthy nodes of weight 1, a node failing for good costs about this
+/// share of the calls divided by their number (0.5 % of calls with three nodes).
+pub const WEIGHT_FLOOR: f64 = 0.01;
+
+/// A node's weight in the shuffle: its success rate, cubed, and at least [`WEIGHT_FLOOR`].
+///
+/// The floor is what brings a recovered node back: once its buckets hold only failures its
+/// rate is 0, and without a floor it would never be tried again while others have capacity,
+/// after any failure long enough for its older buckets to age out, or after every node failed
+/// together.
 #[must_use]
 pub fn weight(rate: f64) -> f64 {
-    rate * rate * rate
+    (rate * rate * rate).max(WEIGHT_FLOOR)
 }
 
 #[cfg(test)]
@@ -149,6 +173,26 @@ mod tests {
         }
         // (3 × 10) / (3 × 10 + 1 × 10)
         assert!((stats.rate(6 * S, 3) - 0.75).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_bucket_counts_as_ten_calls_at_most() {
+        let mut stats = NodeStats::new();
+        // A thousand failures, then a period later ten successes: as ten failures.
+        for _ in 0..1000 {
+            stats.record(S, false);
+        }
+        for _ in 0..10 {
+            stats.record(6 * S, true);
+        }
+        // (3 × 10) / (3 × 10 + 1 × 10), as if the older bucket held ten calls.
+        assert!((stats.rate(6 * S, 3) - 0.75).abs() < 1e-12);
+        // In its own proportion: 600 of 1000 count as 6 of 10.
+        let mut stats = NodeStats::new();
+        for i in 0..1000 {
+            stats.record(S, i % 5 < 3);
+        }
+        assert!((stats.rate(S, 3) - 0.6).abs() < 1e-12);
     }
 
     #[test]
