@@ -21,7 +21,7 @@ use prometheus_client::metrics::MetricType;
 use status_traffic::count::Counted;
 use status_traffic::cull::CullerHandle;
 use status_traffic::overload::{is_overload, Overload};
-use status_traffic::pool::{NodeState, Pool};
+use status_traffic::pool::{NodeState, Pool, TimedOut};
 use status_traffic::shed::{QueueFull, ShedLayer, ShedSample, ShedState};
 use tower::BoxError;
 
@@ -34,7 +34,8 @@ const RETRY: Duration = Duration::from_secs(1);
 /// A refusal of the shedding layer or of a node pool as an answer: a full queue 429, a queue
 /// timeout, a deadline or a pool without capacity 503, each with `Retry-After`, a JSON
 /// `{"error": …}` and the [`Overload`] extension (so that [`server_errors`] never counts it as
-/// a failure of the instance); any other error 500.
+/// a failure of the instance); a pool's [`TimedOut`] 504, which is a node's failure and
+/// carries no such mark; any other error 500.
 ///
 /// For axum's `HandleErrorLayer`:
 ///
@@ -62,7 +63,13 @@ pub async fn overloaded(error: BoxError) -> Response {
 /// [`overloaded`], without the `async`.
 fn answer(error: &BoxError) -> Response {
     if !is_overload(&**error) {
-        return ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, error.to_string()).into_response();
+        // A node that did not answer in time failed: a gateway timeout, not overload.
+        let status = if error.is::<TimedOut>() {
+            StatusCode::GATEWAY_TIMEOUT
+        } else {
+            StatusCode::INTERNAL_SERVER_ERROR
+        };
+        return ApiError::new(status, error.to_string()).into_response();
     }
     let status = if error.is::<QueueFull>() {
         StatusCode::TOO_MANY_REQUESTS
@@ -641,6 +648,9 @@ mod tests {
             assert_eq!(response.status().as_u16(), code);
             assert_eq!(response.headers()[RETRY_AFTER], "1");
         }
+        let late = overloaded(BoxError::from(TimedOut)).await;
+        assert_eq!(late.status(), StatusCode::GATEWAY_TIMEOUT);
+        assert!(late.extensions().get::<Overload>().is_none());
         let other = overloaded(BoxError::from("boom")).await;
         assert_eq!(other.status(), StatusCode::INTERNAL_SERVER_ERROR);
         assert!(!other.headers().contains_key(RETRY_AFTER));

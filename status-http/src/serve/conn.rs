@@ -144,6 +144,11 @@ impl Table {
         self.lock().remove(&conn.id);
     }
 
+    /// How many connections are open and not shed.
+    pub(super) fn len(&self) -> usize {
+        self.lock().len()
+    }
+
     /// Closes the connection that has waited longest without a request in progress; false
     /// when every connection is answering one.
     pub(super) fn shed_one(&self) -> bool {

@@ -242,7 +242,7 @@ async fn run<F: Future<Output = ()> + Send + 'static>(serve: Serve<F>) -> io::Re
                         closing_rx.clone(),
                     ));
                 }
-                Err(e) => accept_failed(&e, &table).await,
+                Err(e) => accept_failed(&e, &table, tasks.len()).await,
             },
         }
     }
@@ -270,8 +270,9 @@ async fn run<F: Future<Output = ()> + Send + 'static>(serve: Serve<F>) -> io::Re
 
 /// What to do when `accept` fails: make room when out of file descriptors, wait a little
 /// on anything else but a connection that died in the backlog. Never fatal, as with
-/// `axum::serve`.
-async fn accept_failed(error: &io::Error, table: &Table) {
+/// `axum::serve`. `tasks`: the connections whose tasks still run (shed ones included until
+/// they close).
+async fn accept_failed(error: &io::Error, table: &Table, tasks: usize) {
     use io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
     if matches!(
         error.kind(),
@@ -281,12 +282,17 @@ async fn accept_failed(error: &io::Error, table: &Table) {
     }
     // EMFILE and ENFILE: the process or the system is out of file descriptors.
     if matches!(error.raw_os_error(), Some(23 | 24)) {
-        if table.shed_one() {
-            // The shed connection's descriptor is freed when its task runs.
+        let busy = table.len();
+        if table.shed_one() || tasks > busy {
+            // A shed connection's descriptor is freed when its task runs: room is coming.
             tokio::task::yield_now().await;
             return;
         }
-        tracing::warn!("out of file descriptors, every connection busy: {error}");
+        tracing::warn!(
+            connections = busy,
+            "out of file descriptors, and every one of the {busy} connections is answering a \
+             request; new connections wait in the listen backlog: {error}"
+        );
     } else {
         tracing::error!("cannot accept a connection: {error}");
     }

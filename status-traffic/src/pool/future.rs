@@ -6,25 +6,41 @@ use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
 use pin_project_lite::pin_project;
+use tokio::time::Sleep;
 use tower::util::Oneshot;
 use tower::{BoxError, Service};
 
-use super::error::NoCapacity;
+use super::error::{NoCapacity, TimedOut};
 use super::{Counts, Shared};
-use crate::limit::Lease;
+use crate::limit::{Lease, Outcome};
 
 pin_project! {
-    /// The response of a [`Pool`](super::Pool): the chosen node's, or [`NoCapacity`].
+    /// The response of a [`Pool`](super::Pool): the chosen node's, [`NoCapacity`], or
+    /// [`TimedOut`] past the pool's timeout.
     ///
-    /// Dropped before the node answers (the caller went away), it releases the node's lease
-    /// and counts for nothing.
+    /// A call counts against its node as it ends: cut off by the timeout, or dropped by the
+    /// caller before the node answered (the caller's own timeout, most often), it is a drop
+    /// at that moment, so that nodes that hang are seen as soon as their callers give up.
     pub struct ResponseFuture<S, R>
     where
         S: Service<R>,
     {
         #[pin]
         call: Option<Oneshot<S, R>>,
+        #[pin]
+        timeout: Option<Sleep>,
         done: Option<Done<S, R>>,
+    }
+
+    impl<S, R> PinnedDrop for ResponseFuture<S, R>
+    where
+        S: Service<R>,
+    {
+        fn drop(this: Pin<&mut Self>) {
+            if let Some(done) = this.project().done.take() {
+                done.finish(Outcome::Drop);
+            }
+        }
     }
 }
 
@@ -34,6 +50,16 @@ struct Done<S: Service<R>, R> {
     id: u64,
     lease: Lease,
     counts: Arc<Counts>,
+}
+
+impl<S: Service<R>, R> Done<S, R> {
+    /// Ends the lease, records the outcome in the node's stats and counts it.
+    fn finish(self, outcome: Outcome) {
+        let now = self.shared.now();
+        self.lease.finish(now, outcome);
+        self.shared.record(self.id, now, outcome);
+        self.counts.count(outcome);
+    }
 }
 
 impl<S: Service<R>, R> ResponseFuture<S, R> {
@@ -46,6 +72,7 @@ impl<S: Service<R>, R> ResponseFuture<S, R> {
     ) -> Self {
         Self {
             call: Some(call),
+            timeout: shared.timeout.map(tokio::time::sleep),
             done: Some(Done {
                 shared,
                 id,
@@ -58,6 +85,7 @@ impl<S: Service<R>, R> ResponseFuture<S, R> {
     pub(super) fn no_capacity() -> Self {
         Self {
             call: None,
+            timeout: None,
             done: None,
         }
     }
@@ -75,16 +103,23 @@ where
         let Some(call) = this.call.as_mut().as_pin_mut() else {
             return Poll::Ready(Err(NoCapacity.into()));
         };
-        let result = ready!(call.poll(cx));
+        if let Poll::Ready(result) = call.poll(cx) {
+            this.call.set(None);
+            if let Some(done) = this.done.take() {
+                let outcome = done.shared.classify(&result);
+                done.finish(outcome);
+            }
+            return Poll::Ready(result.map_err(Into::into));
+        }
+        let Some(timeout) = this.timeout.as_pin_mut() else {
+            return Poll::Pending;
+        };
+        ready!(timeout.poll(cx));
         this.call.set(None);
         if let Some(done) = this.done.take() {
-            let outcome = done.shared.classify(&result);
-            let now = done.shared.now();
-            done.lease.finish(now, outcome);
-            done.shared.record(done.id, now, outcome);
-            done.counts.count(outcome);
+            done.finish(Outcome::Drop);
         }
-        Poll::Ready(result.map_err(Into::into))
+        Poll::Ready(Err(TimedOut.into()))
     }
 }
 

@@ -19,7 +19,9 @@
 //!   request from piling onto the current best.
 //! - How a call ended ([`Outcome`]): a success counts for the node; a drop (timeout,
 //!   overload) and an ignore (an error unrelated to load) count against it, and the limiter
-//!   is told which.
+//!   is told which. A call past the pool's [`timeout`](Pool::timeout), or dropped by its
+//!   caller before the node answered, is a drop at that moment: a node that hangs shows at
+//!   once, not when its calls finally end.
 //!
 //! [`Pool`] is a tower `Service` over the nodes' services; nodes come and go at run time.
 
@@ -29,7 +31,7 @@ mod report;
 mod select;
 mod stats;
 
-pub use self::error::NoCapacity;
+pub use self::error::{NoCapacity, TimedOut};
 pub use self::future::ResponseFuture;
 pub use self::report::{verdict, NodeState, HEALTHY_RATE};
 pub use self::select::Selector;
@@ -98,6 +100,7 @@ pub(crate) struct Shared<S: Service<R>, R> {
     epoch: Instant,
     classify: Classify<S, R>,
     limiter: Box<dyn Fn() -> Limiter + Send + Sync>,
+    timeout: Option<Duration>,
     no_capacity: AtomicU64,
 }
 
@@ -156,6 +159,7 @@ impl<S: Service<R>, R> Pool<S, R> {
                     Err(_) => Outcome::Ignore,
                 }),
                 limiter: Box::new(|| Limiter::new(Gradient2::default())),
+                timeout: None,
                 no_capacity: AtomicU64::new(0),
             }),
         }
@@ -185,6 +189,20 @@ impl<S: Service<R>, R> Pool<S, R> {
         classify: impl Fn(&Result<S::Response, S::Error>) -> Outcome + Send + Sync + 'static,
     ) -> Self {
         self.configure().classify = Arc::new(classify);
+        self
+    }
+
+    /// How long a node may take: a call still in flight then is cut off, answers
+    /// [`TimedOut`], and counts as a drop against its node at once (its limiter backs off,
+    /// its rate falls). Without one, a node that hangs is seen only when its callers give up
+    /// (a dropped call counts as a drop too).
+    ///
+    /// # Panics
+    ///
+    /// Once the pool has been cloned: configure it first.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.configure().timeout = Some(timeout);
         self
     }
 

@@ -325,3 +325,88 @@ async fn counters_stay_exact_under_concurrent_calls() {
     assert!(nodes[3].success == 0 && nodes[3].ignore > 0);
     assert!(nodes.iter().all(|n| n.in_flight == 0));
 }
+
+/// Three nodes that answer at once, or never while `hang` is set; a pool over them with
+/// `timeout`, its verdict graded as the quickstart grades it.
+fn hanging_pool(timeout: Option<Duration>) -> (Pool<NodeService, ()>, Arc<AtomicBool>) {
+    let hang = Arc::new(AtomicBool::new(false));
+    let mut pool = Pool::new(Rng::new(3)).limiter(|| Limiter::new(Fixed::new(20)));
+    if let Some(timeout) = timeout {
+        pool = pool.timeout(timeout);
+    }
+    for index in 0..3 {
+        let hang = Arc::clone(&hang);
+        pool.add(
+            format!("node-{index}"),
+            tower::util::BoxCloneSyncService::new(tower::service_fn(move |()| {
+                let hang = hang.load(Ordering::SeqCst);
+                async move {
+                    if hang {
+                        std::future::pending::<()>().await;
+                    }
+                    Ok(index)
+                }
+            })),
+        );
+    }
+    (pool, hang)
+}
+
+/// Calls at `per_second` for `length`, each in its own task (a hung call does not hold up
+/// the next).
+async fn spray(pool: &Pool<NodeService, ()>, per_second: u32, length: Duration) {
+    let gap = Duration::from_secs(1) / per_second;
+    let end = tokio::time::Instant::now() + length;
+    while tokio::time::Instant::now() < end {
+        tokio::spawn(pool.clone().oneshot(()));
+        tokio::time::sleep(gap).await;
+    }
+}
+
+fn verdict_of(pool: &Pool<NodeService, ()>) -> status_core::CheckStatus {
+    let threshold = status_core::check::Threshold::at_least(0.999, 0.5, 0.001).unwrap();
+    super::verdict(&pool.nodes(), &threshold).status()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pool_whose_nodes_all_hang_is_an_outage_a_second_past_its_timeout() {
+    use status_core::CheckStatus;
+
+    let (pool, hang) = hanging_pool(Some(Duration::from_millis(500)));
+    // A minute of health: six full buckets of successes vouch for every node.
+    spray(&pool, 200, Duration::from_secs(60)).await;
+    assert_eq!(verdict_of(&pool), CheckStatus::Ok);
+    hang.store(true, Ordering::SeqCst);
+    spray(&pool, 200, Duration::from_millis(1500)).await;
+    // Past the timeout, each node's limiter of 20 is full of calls cut off as drops.
+    let nodes = pool.nodes();
+    assert!(nodes.iter().all(|n| n.drop >= 10), "{nodes:?}");
+    assert_eq!(verdict_of(&pool), CheckStatus::Outage, "{nodes:?}");
+    assert!(
+        pool.no_capacity() > 0,
+        "meanwhile, calls fail fast for want of capacity"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_its_caller_gave_up_on_is_a_drop_at_once() {
+    let (pool, hang) = hanging_pool(None);
+    hang.store(true, Ordering::SeqCst);
+    let gave_up = tokio::time::timeout(Duration::from_millis(100), pool.clone().oneshot(())).await;
+    assert!(gave_up.is_err());
+    let nodes = pool.nodes();
+    assert_eq!(nodes.iter().map(|n| n.drop).sum::<u64>(), 1, "{nodes:?}");
+    assert!(nodes.iter().all(|n| n.in_flight == 0), "the lease is back");
+    // With a timeout of its own, the pool cuts the call off and answers why.
+    let (pool, hang) = hanging_pool(Some(Duration::from_millis(100)));
+    hang.store(true, Ordering::SeqCst);
+    let started = tokio::time::Instant::now();
+    let error = pool.clone().oneshot(()).await.unwrap_err();
+    assert!(error.is::<super::TimedOut>(), "{error}");
+    assert_eq!(started.elapsed(), Duration::from_millis(100));
+    assert!(
+        !crate::overload::is_overload(&*error),
+        "a node's failure, not overload"
+    );
+    assert_eq!(pool.nodes().iter().map(|n| n.drop).sum::<u64>(), 1);
+}
