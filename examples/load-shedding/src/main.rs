@@ -14,7 +14,7 @@ use hyper::body::Bytes;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use load_shedding::{csv, drive, svg, Experiment, Record, Summary};
-use quickstart::{app, Config, Demo, LimitChoice, Shed};
+use quickstart::{app, Config, Cull, Demo, LimitChoice, Shed};
 
 #[derive(Debug, Parser)]
 #[command(about = "The load-shedding article's experiments, against the quickstart's routes")]
@@ -94,9 +94,9 @@ async fn main() -> anyhow::Result<()> {
     );
     for experiment in &experiments {
         eprintln!("{}: /demo/work…", experiment.name);
-        let protected = run(experiment, "/demo/work", shed, &args).await?;
+        let (protected, culling) = run(experiment, "/demo/work", shed, &args).await?;
         eprintln!("{}: /demo/work-unprotected…", experiment.name);
-        let bare = run(experiment, "/demo/work-unprotected", shed, &args).await?;
+        let (bare, _) = run(experiment, "/demo/work-unprotected", shed, &args).await?;
         let (p, b) = (
             Summary::of(experiment, &protected),
             Summary::of(experiment, &bare),
@@ -136,6 +136,19 @@ async fn main() -> anyhow::Result<()> {
             experiment,
             &[("`/demo/work`", &p), ("`/demo/work-unprotected`", &b)],
         );
+        let refused: usize = p
+            .codes
+            .iter()
+            .filter(|(code, _)| matches!(code, 429 | 503))
+            .map(|(_, n)| n)
+            .sum();
+        println!();
+        println!(
+            "Self-culling on `/demo/work` (threshold {}, no minimum uptime): {} failures counted of {refused} refusals; {}.",
+            culling.threshold,
+            culling.failures,
+            if culling.culled { "**culled**" } else { "not culled" }
+        );
     }
     Ok(())
 }
@@ -164,16 +177,28 @@ fn table(experiment: &Experiment, rows: &[(&str, &Summary)]) {
     }
 }
 
-/// Plays `experiment` against `route` of a fresh quickstart app served on loopback.
+/// What the culler made of a run: a burst is overload, not failure, so it must count none.
+struct Culling {
+    threshold: u64,
+    failures: u64,
+    culled: bool,
+}
+
+/// Plays `experiment` against `route` of a fresh quickstart app served on loopback, its culler
+/// free to cull from the start.
 async fn run(
     experiment: &Experiment,
     route: &str,
     shed: Shed,
     args: &Args,
-) -> anyhow::Result<Vec<Record>> {
+) -> anyhow::Result<(Vec<Record>, Culling)> {
     let demo = Demo::start(Config {
         demo_workers: experiment.workers,
         shed,
+        cull: Cull {
+            min_uptime: Duration::ZERO,
+            ..Cull::default()
+        },
         ..Config::default()
     })?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
@@ -202,6 +227,13 @@ async fn run(
         }
     })
     .await;
+    // One more look of the culler after the run.
+    tokio::time::sleep(demo.config.cull.interval.mul_f64(1.3)).await;
     server.abort();
-    Ok(records)
+    let culling = Culling {
+        threshold: demo.config.cull.threshold,
+        failures: demo.failures.count().0,
+        culled: demo.culler.state().culled,
+    };
+    Ok((records, culling))
 }

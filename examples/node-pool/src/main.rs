@@ -1,8 +1,11 @@
 //! A node of the quickstart's pool fails, then recovers, under steady open-loop load over
 //! real sockets; each node's share of the answers and the share of successes, second by
-//! second, as a table and an SVG chart.
+//! second, as a table and an SVG chart, and how long the failed nodes took to get a fair
+//! share back.
 //!
-//! `cargo run --release -p node-pool` (a minute; `--failing-s` and `--after-s` change it).
+//! `cargo run --release -p node-pool` (75 s: node 1 fails for 35 s; `--failing-s` and
+//! `--after-s` change it). Every node failing together, for 3 s:
+//! `cargo run --release -p node-pool -- --failing all --failing-s 3 --chart docs/node-pool-all.svg`.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -27,8 +30,11 @@ struct Args {
     /// Seconds of health before node 1 fails.
     #[arg(long, default_value_t = 10)]
     before_s: u64,
-    /// Seconds node 1 fails.
-    #[arg(long, default_value_t = 20)]
+    /// Which nodes fail: one node's index, or `all`.
+    #[arg(long, default_value = "1")]
+    failing: String,
+    /// Seconds they fail.
+    #[arg(long, default_value_t = 35)]
     failing_s: u64,
     /// Seconds after it recovers.
     #[arg(long, default_value_t = 30)]
@@ -47,6 +53,13 @@ type Answer = (f64, u16, Option<usize>);
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    let failing: Vec<usize> = match args.failing.as_str() {
+        "all" => (0..NODES).collect(),
+        one => match one.parse::<usize>() {
+            Ok(node) if node < NODES => vec![node],
+            _ => anyhow::bail!("--failing takes a node's index below {NODES}, or `all`"),
+        },
+    };
     let demo = Demo::start(Config {
         admin_token: TOKEN.to_owned(),
         pool_nodes: NODES,
@@ -62,15 +75,26 @@ async fn main() -> anyhow::Result<()> {
     let admin: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
     let set = |mode: &'static str| {
         let admin = admin.clone();
+        let failing = failing.clone();
         async move {
-            let request = hyper::Request::put(format!("http://{addr}/demo/pool/nodes/1"))
-                .header("authorization", format!("Bearer {TOKEN}"))
-                .body(Full::new(Bytes::from(format!(r#"{{"mode":"{mode}"}}"#))))
-                .expect("a request");
-            let status = admin.request(request).await.map(|r| r.status().as_u16());
-            anyhow::ensure!(matches!(status, Ok(200)), "PUT node 1 {mode}: {status:?}");
+            for node in failing {
+                let request = hyper::Request::put(format!("http://{addr}/demo/pool/nodes/{node}"))
+                    .header("authorization", format!("Bearer {TOKEN}"))
+                    .body(Full::new(Bytes::from(format!(r#"{{"mode":"{mode}"}}"#))))
+                    .expect("a request");
+                let status = admin.request(request).await.map(|r| r.status().as_u16());
+                anyhow::ensure!(
+                    matches!(status, Ok(200)),
+                    "PUT node {node} {mode}: {status:?}"
+                );
+            }
             Ok(())
         }
+    };
+    let who = if failing.len() == NODES {
+        "every node".to_owned()
+    } else {
+        format!("node {}", failing[0])
     };
 
     let (fail_at, recover_at) = (args.before_s, args.before_s + args.failing_s);
@@ -81,7 +105,7 @@ async fn main() -> anyhow::Result<()> {
     let (mut failed, mut recovered) = (false, false);
     let mut at = Duration::ZERO;
     eprintln!(
-        "{length} s at {} requests/s; node 1 fails from {fail_at} s to {recover_at} s",
+        "{length} s at {} requests/s; {who} fails from {fail_at} s to {recover_at} s",
         args.rate
     );
     while at < Duration::from_secs(length) {
@@ -156,9 +180,9 @@ async fn main() -> anyhow::Result<()> {
         };
         let ok = 100.0 * f64::from(window.iter().map(|w| w.2).sum::<u32>()) / f64::from(all);
         let mark = if (fail_at as usize..recover_at as usize).contains(&from) {
-            " (node 1 failing)"
+            format!(" ({who} failing)")
         } else {
-            ""
+            String::new()
         };
         println!(
             "| {from}–{to}{mark} | {:.1} % | {:.1} % | {:.1} % | {ok:.1} % |",
@@ -167,15 +191,42 @@ async fn main() -> anyhow::Result<()> {
             node(2)
         );
     }
-    std::fs::write(&args.chart, chart(&shares, fail_at, recover_at, args.rate))
-        .with_context(|| format!("{}", args.chart.display()))?;
+    // The first second after recovery from which every failed node serves a fair share:
+    // at least 30 % of the answers of the five seconds that follow (a third, less the noise
+    // of a few hundred calls).
+    let fair = |from: usize| {
+        let window = &per_second[from..from + 5];
+        let all = f64::from(window.iter().map(|w| w.1).sum::<u32>().max(1));
+        failing
+            .iter()
+            .all(|&n| f64::from(window.iter().map(|w| w.0[n]).sum::<u32>()) / all >= 0.3)
+    };
+    let recover = usize::try_from(recover_at).expect("a short run");
+    let back = (recover..seconds.saturating_sub(5))
+        .find(|&s| fair(s))
+        .map(|s| s - recover);
+    match back {
+        Some(back) => println!(
+            "\n{who} back to a fair share (30 % or more of the answers of the next five seconds) {back} s after recovering."
+        ),
+        None => println!("\n{who} not back to a fair share within {} s.", args.after_s),
+    }
+    let chart = chart(&shares, &failing, &who, fail_at, recover_at, args.rate);
+    std::fs::write(&args.chart, chart).with_context(|| format!("{}", args.chart.display()))?;
     println!();
     println!("Chart: `{}`", args.chart.display());
     Ok(())
 }
 
 /// Lines of each node's share and of successes, per second, on 0–100 %.
-fn chart(shares: &[[f64; NODES + 1]], fail_at: u64, recover_at: u64, rate: u32) -> String {
+fn chart(
+    shares: &[[f64; NODES + 1]],
+    failing: &[usize],
+    who: &str,
+    fail_at: u64,
+    recover_at: u64,
+    rate: u32,
+) -> String {
     const W: f64 = 960.0;
     const H: f64 = 400.0;
     const LEFT: f64 = 60.0;
@@ -183,6 +234,11 @@ fn chart(shares: &[[f64; NODES + 1]], fail_at: u64, recover_at: u64, rate: u32) 
     const TOP: f64 = 70.0;
     const BOTTOM: f64 = 330.0;
     let n = shares.len().max(1) as f64;
+    let title = if failing.len() == NODES {
+        "Every node of three fails, then recovers".to_owned()
+    } else {
+        format!("Node {} of three fails, then recovers", failing[0])
+    };
     let x = |s: f64| LEFT + (RIGHT - LEFT) * s / n;
     let y = |v: f64| BOTTOM - (BOTTOM - TOP) * v;
     let mut svg = String::new();
@@ -190,8 +246,8 @@ fn chart(shares: &[[f64; NODES + 1]], fail_at: u64, recover_at: u64, rate: u32) 
         svg,
         r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" font-family="system-ui, sans-serif" font-size="12">
 <rect width="100%" height="100%" fill="#ffffff"/>
-<text x="{LEFT}" y="24" font-size="16" font-weight="600">A node of three fails, then recovers: each node's share of the answers, per second</text>
-<text x="{LEFT}" y="42" fill="#4b5563">GET /demo/pool at {rate} requests/s over loopback; node 1 answers errors while shaded. No retries: a call sent to it fails.</text>
+<text x="{LEFT}" y="24" font-size="16" font-weight="600">{title}: each node's share of the answers, per second</text>
+<text x="{LEFT}" y="42" fill="#4b5563">GET /demo/pool at {rate} requests/s over loopback; {who} answers errors while shaded. No retries: a call sent to a failing node fails.</text>
 <rect x="{:.1}" y="{TOP}" width="{:.1}" height="{:.1}" fill="#fee2e2" fill-opacity="0.6"/>"##,
         x(fail_at as f64),
         x(recover_at as f64) - x(fail_at as f64),
@@ -217,11 +273,22 @@ fn chart(shares: &[[f64; NODES + 1]], fail_at: u64, recover_at: u64, rate: u32) 
         );
         t += 5;
     }
+    let name = |node: usize| {
+        if failing.contains(&node) && failing.len() < NODES {
+            format!("node {node} (fails)")
+        } else {
+            format!("node {node}")
+        }
+    };
     let series = [
-        ("node 0", "#2563eb", ""),
-        ("node 1 (fails)", "#b91c1c", ""),
-        ("node 2", "#7c3aed", ""),
-        ("answered 200", "#15803d", r#" stroke-dasharray="6 3""#),
+        (name(0), "#2563eb", ""),
+        (name(1), "#b91c1c", ""),
+        (name(2), "#7c3aed", ""),
+        (
+            "answered 200".to_owned(),
+            "#15803d",
+            r#" stroke-dasharray="6 3""#,
+        ),
     ];
     for (i, (_, colour, dash)) in series.iter().enumerate() {
         let points: Vec<String> = shares

@@ -12,8 +12,8 @@ pub const RECENCY: f64 = 3.0;
 /// number of nodes.
 pub const STICKY_FLOOR: f64 = 0.0001;
 
-/// The most calls one bucket counts as: a bucket with more counts as this many, in its own
-/// proportion of successes.
+/// The most calls a bucket older than the newest counts as: one with more counts as this many,
+/// in its own proportion of successes.
 pub(crate) const BUCKET_EVIDENCE: u64 = 10;
 
 /// Finished and successful requests.
@@ -89,20 +89,24 @@ impl NodeStats {
 
     /// The success rate at `now` among `nodes` nodes:
     /// - with requests in the history, successes over finished, each bucket weighing
-    ///   [`RECENCY`] times the next older one, and counting as at most ten calls (in its own
-    ///   proportion of successes): a node's past volume cannot outvote its present, so a
-    ///   node that failed under heavy traffic and now succeeds on the little traffic the
-    ///   weight floor gives it is believed after about ten successes, not after as many as
-    ///   it failed (the seed sums raw counts; this is where we depart from it);
+    ///   [`RECENCY`] times the next older one; every bucket but the newest counts as at most
+    ///   ten calls (in its own proportion of successes). A node's past volume cannot outvote
+    ///   its present: a node that failed under heavy traffic and now succeeds on the little
+    ///   traffic the weight floor gives it is believed after about ten successes, not after
+    ///   as many as it failed; and a node that served thousands of calls and now hangs is
+    ///   seen after a handful of drops (the seed sums raw counts; this is where we depart
+    ///   from it);
     /// - with only the sticky bucket, its rate, at least [`STICKY_FLOOR`] / `nodes`: a node
     ///   idle since it failed keeps a small chance;
     /// - with nothing at all, 1: a new node competes equally.
     pub fn rate(&mut self, now: Duration, nodes: usize) -> f64 {
         self.advance(now);
         let (mut finished, mut succeeded, mut weight) = (0.0, 0.0, 1.0);
-        for bucket in &self.buckets {
-            // At most BUCKET_EVIDENCE calls a bucket, in the bucket's own proportion.
-            let scale = if bucket.finished > BUCKET_EVIDENCE {
+        for (i, bucket) in self.buckets.iter().enumerate() {
+            // An older bucket counts as BUCKET_EVIDENCE calls at most, in its own proportion;
+            // the newest counts whole.
+            let older = i + 1 < BUCKETS;
+            let scale = if older && bucket.finished > BUCKET_EVIDENCE {
                 BUCKET_EVIDENCE as f64 / bucket.finished as f64
             } else {
                 1.0
@@ -178,7 +182,8 @@ mod tests {
     #[test]
     fn a_bucket_counts_as_ten_calls_at_most() {
         let mut stats = NodeStats::new();
-        // A thousand failures, then a period later ten successes: as ten failures.
+        // A thousand failures, then a period later ten successes: the older bucket as ten
+        // failures.
         for _ in 0..1000 {
             stats.record(S, false);
         }
@@ -187,12 +192,17 @@ mod tests {
         }
         // (3 × 10) / (3 × 10 + 1 × 10), as if the older bucket held ten calls.
         assert!((stats.rate(6 * S, 3) - 0.75).abs() < 1e-12);
-        // In its own proportion: 600 of 1000 count as 6 of 10.
+        // The newest counts whole: thirty successes now outweigh the thousand failures more.
+        for _ in 0..20 {
+            stats.record(6 * S, true);
+        }
+        assert!((stats.rate(6 * S, 3) - 0.9).abs() < 1e-12);
+        // In its own proportion: 600 of 1000 count as 6 of 10 once older.
         let mut stats = NodeStats::new();
         for i in 0..1000 {
             stats.record(S, i % 5 < 3);
         }
-        assert!((stats.rate(S, 3) - 0.6).abs() < 1e-12);
+        assert!((stats.rate(6 * S, 3) - 0.6).abs() < 1e-12);
     }
 
     #[test]
