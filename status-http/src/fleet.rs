@@ -1,44 +1,50 @@
-//! The fleet over HTTP: `GET /fleet` and, for GSLB, `GET /fleet/datacenters/{dc}`; both read
-//! the fleet view from memory, never the store.
+//! The fleet over HTTP: `GET /fleet` (the data centers from memory, the instances a page at a
+//! time from the store) and, for GSLB, `GET /fleet/datacenters/{dc}` (from memory, never the
+//! store).
 
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use prometheus_client::encoding::{EncodeMetric, MetricEncoder};
+use prometheus_client::encoding::{EncodeMetric, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
-use status_core::fleet::FleetView;
+use status_core::fleet::{
+    FleetSource, FleetView, InstancePage, InstanceQuery, BEAT_BUCKETS, REJECTIONS,
+};
 use status_core::Readiness;
 
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// Where the fleet view comes from (e.g. `status_core::fleet::Fleet::view`), and the JSON of
-/// the last view served, reused while the source hands out the same `Arc`.
+/// The most instances a page lists, and how many when not asked.
+const MAX_LIMIT: usize = 500;
+const DEFAULT_LIMIT: usize = 100;
+
+/// Where the fleet comes from, and the JSON of each data center in the last view served,
+/// reused while the source hands out the same `Arc`.
 #[derive(Clone)]
-pub(crate) struct FleetSource {
-    read: Arc<dyn Fn() -> Arc<FleetView> + Send + Sync>,
+pub(crate) struct Fleet {
+    source: Arc<dyn FleetSource>,
     json: Arc<std::sync::Mutex<Option<Rendered>>>,
 }
 
-/// A view, its JSON, and each data center's: whether it answers healthy, and its JSON.
+/// A view and each data center's answer: whether it answers healthy, and its JSON.
 struct Rendered {
     view: Arc<FleetView>,
-    fleet: axum::body::Bytes,
     datacenters: std::collections::BTreeMap<String, (bool, axum::body::Bytes)>,
 }
 
-impl FleetSource {
-    pub(crate) fn new(read: impl Fn() -> Arc<FleetView> + Send + Sync + 'static) -> Self {
+impl Fleet {
+    pub(crate) fn new(source: impl FleetSource) -> Self {
         Self {
-            read: Arc::new(read),
+            source: Arc::new(source),
             json: Arc::default(),
         }
     }
 
     fn view(&self) -> Arc<FleetView> {
-        (self.read)()
+        self.source.view()
     }
 
     /// Runs `read` on the rendering of the current view, made once per view.
@@ -51,7 +57,6 @@ impl FleetSource {
         let current = cached.as_ref().is_some_and(|r| Arc::ptr_eq(&r.view, &view));
         if !current {
             *cached = Some(Rendered {
-                fleet: json(&*view),
                 datacenters: view
                     .datacenters
                     .iter()
@@ -68,33 +73,108 @@ fn json<T: serde::Serialize>(value: &T) -> axum::body::Bytes {
     axum::body::Bytes::from(serde_json::to_vec(value).expect("a fleet view serializes"))
 }
 
-impl std::fmt::Debug for FleetSource {
+impl std::fmt::Debug for Fleet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FleetSource").finish_non_exhaustive()
+        f.debug_struct("Fleet").finish_non_exhaustive()
     }
 }
 
-fn source(state: &AppState) -> Result<&FleetSource, ApiError> {
+fn source(state: &AppState) -> Result<&Fleet, ApiError> {
     state
         .fleet
         .as_ref()
         .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "this instance has no fleet view"))
 }
 
-/// GET `/fleet`: every data center and instance: condition, holds, age, stale.
+/// `?datacenter=`, `?cursor=` and `?limit=` (1 to 500, default 100); anything else is
+/// ignored.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(crate) struct Params {
+    datacenter: Option<String>,
+    cursor: Option<String>,
+    limit: Option<String>,
+}
+
+impl Params {
+    /// The query these ask for; a limit out of range is a 400.
+    fn query(self) -> Result<InstanceQuery, ApiError> {
+        let limit = match self.limit.as_deref() {
+            None | Some("") => DEFAULT_LIMIT,
+            Some(limit) => limit
+                .parse()
+                .ok()
+                .filter(|n| (1..=MAX_LIMIT).contains(n))
+                .ok_or_else(|| ApiError::bad_request(format!("limit must be 1 to {MAX_LIMIT}")))?,
+        };
+        Ok(InstanceQuery {
+            datacenter: self.datacenter.filter(|d| !d.is_empty()),
+            cursor: self.cursor.filter(|c| !c.is_empty()),
+            limit,
+        })
+    }
+}
+
+/// The query of a fleet route, or a 400.
+fn params(
+    params: Result<Query<Params>, axum::extract::rejection::QueryRejection>,
+) -> Result<InstanceQuery, ApiError> {
+    let Query(params) = params.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    params.query()
+}
+
+/// A page of instances, or why not: a bad cursor is the client's (400), anything else the
+/// store's (503).
+async fn list(fleet: &Fleet, query: InstanceQuery) -> Result<InstancePage, ApiError> {
+    fleet.source.instances(query).await.map_err(|e| {
+        if e.to_string().contains("cursor") {
+            ApiError::bad_request(e.to_string())
+        } else {
+            ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
+        }
+    })
+}
+
+/// The JSON of `/fleet`: the view's fields, then a page of instances.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FleetAnswer<'a> {
+    #[serde(flatten)]
+    view: &'a FleetView,
+    #[serde(flatten)]
+    page: &'a InstancePage,
+}
+
+/// GET `/fleet`: every data center (from memory) and a page of instances (`?datacenter=`,
+/// `?cursor=`, `?limit=` up to 500), condition, holds, age, stale.
 #[utoipa::path(get, path = "/fleet", tag = "fleet",
+    params(
+        ("datacenter" = Option<String>, Query, description = "Only this data center's instances"),
+        ("cursor" = Option<String>, Query, description = "Where the page starts: a previous page's `nextCursor`"),
+        ("limit" = Option<usize>, Query, description = "At most this many instances, 1 to 500 (default 100)")),
     responses(
-        (status = 200, description = "The fleet: data centers and their instances", content_type = "application/json", body = Object),
+        (status = 200, description = "The fleet: data centers, and a page of instances with the next page's cursor", content_type = "application/json", body = Object),
+        (status = 400, description = "A limit out of range, or a cursor the store did not hand out", body = crate::openapi::Error),
         (status = 404, description = "This instance has no fleet view", body = crate::openapi::Error),
+        (status = 503, description = "The fleet's store cannot list its instances now", body = crate::openapi::Error),
         (status = "default", description = "A rejected request (400, 404 without a fleet view, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
-pub(crate) async fn fleet(State(state): State<Arc<AppState>>) -> Result<Response, ApiError> {
-    let json = source(&state)?.rendered(|r| r.fleet.clone());
+pub(crate) async fn fleet(
+    State(state): State<Arc<AppState>>,
+    query: Result<Query<Params>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    let fleet = source(&state)?;
+    let query = params(query)?;
+    let view = fleet.view();
+    let page = list(fleet, query).await?;
+    let body = json(&FleetAnswer {
+        view: &view,
+        page: &page,
+    });
     Ok((
         [(
             axum::http::header::CONTENT_TYPE,
             axum::http::HeaderValue::from_static("application/json"),
         )],
-        json,
+        body,
     )
         .into_response())
 }
@@ -134,7 +214,7 @@ pub(crate) async fn datacenter(
 
 /// `status_fleet_datacenter_healthy{dc}`: 1 when the data center is healthy by the rule, 0
 /// when not (failing open or not: this is for people).
-pub(crate) struct FleetMetric(pub(crate) FleetSource);
+pub(crate) struct FleetMetric(pub(crate) Fleet);
 
 impl std::fmt::Debug for FleetMetric {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -157,6 +237,56 @@ impl EncodeMetric for FleetMetric {
     }
 }
 
+/// `status_fleet_exchange_seconds` (a histogram of the beats into the store) and
+/// `status_fleet_rejected_total{reason}` (what the store refused or healed), when the source
+/// has a store.
+pub(crate) struct FleetStoreMetric {
+    pub(crate) fleet: Fleet,
+    pub(crate) rejected: bool,
+}
+
+impl std::fmt::Debug for FleetStoreMetric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FleetStoreMetric").finish_non_exhaustive()
+    }
+}
+
+impl EncodeMetric for FleetStoreMetric {
+    fn encode(&self, mut encoder: MetricEncoder<'_>) -> Result<(), std::fmt::Error> {
+        let Some(stats) = self.fleet.source.stats() else {
+            return Ok(());
+        };
+        if self.rejected {
+            for (reason, count) in REJECTIONS.iter().zip(stats.rejected) {
+                encoder
+                    .encode_family(&[("reason", *reason)])?
+                    .encode_counter::<NoLabelSet, _, u64>(&count, None)?;
+            }
+            return Ok(());
+        }
+        let mut cumulative = 0;
+        let buckets: Vec<(f64, u64)> = BEAT_BUCKETS
+            .iter()
+            .copied()
+            .chain([f64::INFINITY])
+            .zip(stats.buckets)
+            .map(|(le, n)| {
+                cumulative += n;
+                (le, cumulative)
+            })
+            .collect();
+        encoder.encode_histogram::<NoLabelSet>(stats.seconds, stats.beats, &buckets, None)
+    }
+
+    fn metric_type(&self) -> MetricType {
+        if self.rejected {
+            MetricType::Counter
+        } else {
+            MetricType::Histogram
+        }
+    }
+}
+
 /// The fleet page's view: computed here, printed (and escaped) by the template.
 #[derive(askama::Template)]
 #[template(path = "fleet.html")]
@@ -164,6 +294,10 @@ struct FleetPage {
     hostname: String,
     stale: bool,
     fail_open: bool,
+    /// Why the instances could not be listed, if they could not.
+    unlisted: Option<String>,
+    /// The next page's query string.
+    next: Option<String>,
     datacenters: Vec<DcRow>,
 }
 
@@ -187,24 +321,56 @@ struct InstanceRow {
     stale: bool,
 }
 
-/// GET `/status/fleet`: the fleet on the dashboard: data centers, their instances, holds,
-/// stale ones marked, links to each instance's dashboard.
+/// GET `/status/fleet`: the fleet on the dashboard: data centers (from memory) and a page of
+/// their instances (from the store: `?datacenter=`, `?cursor=`, `?limit=`), holds, stale ones
+/// marked, links to each instance's dashboard and to the next page. With the store down the
+/// page still shows the data centers, and says why the instances are missing.
 #[utoipa::path(get, path = "/status/fleet", tag = "fleet",
+    params(
+        ("datacenter" = Option<String>, Query, description = "Only this data center's instances"),
+        ("cursor" = Option<String>, Query, description = "Where the page starts: the previous page's next link"),
+        ("limit" = Option<usize>, Query, description = "At most this many instances, 1 to 500 (default 100)")),
     responses(
         (status = 200, description = "The fleet page", content_type = "text/html", body = String),
+        (status = 400, description = "A limit out of range, or a cursor the store did not hand out", body = crate::openapi::Error),
         (status = 404, description = "This instance has no fleet view", body = crate::openapi::Error),
         (status = "default", description = "A rejected request (400, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
-pub(crate) async fn page(State(state): State<Arc<AppState>>) -> Result<Response, ApiError> {
+pub(crate) async fn page(
+    State(state): State<Arc<AppState>>,
+    query: Result<Query<Params>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
     use askama::Template;
 
-    let view = source(&state)?.view();
+    let fleet = source(&state)?;
+    let query = params(query)?;
+    let view = fleet.view();
+    let (instances, next, unlisted) = match list(fleet, query.clone()).await {
+        Ok(page) => (page.instances, page.next_cursor, None),
+        Err(e) if e.status() == StatusCode::BAD_REQUEST => return Err(e),
+        Err(e) => (Vec::new(), None, Some(e.message().to_owned())),
+    };
+    let next = next.map(|cursor| {
+        let mut link = format!("?cursor={}&limit={}", encode(&cursor), query.limit);
+        if let Some(dc) = &query.datacenter {
+            link += &format!("&datacenter={}", encode(dc));
+        }
+        link
+    });
     let page = FleetPage {
         hostname: state.registry.hostname().to_owned(),
         stale: view.stale,
         fail_open: view.fail_open,
+        unlisted,
+        next,
         datacenters: view
             .datacenters
             .iter()
+            .filter(|dc| {
+                query
+                    .datacenter
+                    .as_ref()
+                    .is_none_or(|d| *d == dc.datacenter)
+            })
             .map(|dc| {
                 let (class, label) = match (dc.healthy, dc.fail_open) {
                     (true, _) => ("ok", "✔ healthy"),
@@ -218,9 +384,9 @@ pub(crate) async fn page(State(state): State<Arc<AppState>>) -> Result<Response,
                     label,
                     serving: dc.serving,
                     fresh: dc.fresh,
-                    instances: dc
-                        .instances
+                    instances: instances
                         .iter()
+                        .filter(|i| i.summary.datacenter == dc.datacenter)
                         .map(|i| InstanceRow {
                             id: i.summary.instance_id.clone(),
                             url: i.summary.url.clone(),
@@ -253,6 +419,19 @@ pub(crate) async fn page(State(state): State<Arc<AppState>>) -> Result<Response,
     Ok(response)
 }
 
+/// `text` for a query string: every byte but letters, digits, `-`, `.`, `_` and `~` escaped.
+fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
 /// This instance in the fleet, for fleet-aware readiness.
 #[derive(Debug, Clone)]
 pub(crate) struct Me {
@@ -272,26 +451,17 @@ pub(crate) fn fleet_aware(state: &AppState, readiness: &mut Readiness) -> Option
         return Some("instance");
     }
     let view = fleet.view();
-    let Some(dc) = view.datacenter(&me.datacenter) else {
+    // A stale view is no information: the instance's own rule answers.
+    let Some((failing, others)) =
+        view.shared_failure(&me.datacenter, &me.instance_id, readiness.condition)
+    else {
         return Some("instance");
     };
-    let others: Vec<_> = dc
-        .instances
-        .iter()
-        .filter(|i| !i.stale && i.summary.instance_id != me.instance_id)
-        .collect();
-    let failing = others
-        .iter()
-        .filter(|i| i.summary.condition >= readiness.condition)
-        .count();
-    if others.is_empty() || failing * 2 <= others.len() {
-        return Some("instance");
-    }
     readiness.ready = true;
     readiness.reasons = vec![format!(
         "{} is shared by {failing} of the {} other instances of {}: left to the data-center endpoint",
         readiness.condition,
-        others.len(),
+        others,
         me.datacenter
     )];
     Some("fleet")

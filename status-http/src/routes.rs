@@ -46,7 +46,7 @@ pub struct Routes {
     appname: Option<String>,
     metrics: Vec<MetricsHook>,
     panels: Vec<Panel>,
-    fleet: Option<crate::fleet::FleetSource>,
+    fleet: Option<crate::fleet::Fleet>,
     fleet_aware: Option<crate::fleet::Me>,
 }
 
@@ -117,25 +117,41 @@ impl Routes {
         self
     }
 
-    /// Serves the fleet: `GET /fleet` and `GET /fleet/datacenters/{dc}` answer from `view`
-    /// (e.g. `status_core::fleet::Fleet::view`, which reads memory, never the store; `/fleet`
-    /// serializes each view it hands out once), and
-    /// `/metrics` gains `status_fleet_datacenter_healthy{dc}`. Without it both routes answer
-    /// 404.
-    pub fn fleet(
-        mut self,
-        view: impl Fn() -> Arc<status_core::fleet::FleetView> + Send + Sync + 'static,
-    ) -> Self {
-        let view = crate::fleet::FleetSource::new(view);
-        let metric = crate::fleet::FleetMetric(view.clone());
+    /// Serves the fleet from `source`: a running `status_core::fleet::Fleet` (its views read
+    /// from memory, never the store; its instances listed from the store a page at a time),
+    /// or a closure handing out views. `GET /fleet/datacenters/{dc}` answers from the view
+    /// (each data center's JSON made once per view), `GET /fleet` and `GET /status/fleet` add
+    /// a page of instances, and `/metrics` gains `status_fleet_datacenter_healthy{dc}` and,
+    /// with a store, `status_fleet_exchange_seconds` and `status_fleet_rejected_total{reason}`.
+    /// Without it the fleet routes answer 404.
+    pub fn fleet(mut self, source: impl status_core::fleet::FleetSource) -> Self {
+        let fleet = crate::fleet::Fleet::new(source);
+        let metric = crate::fleet::FleetMetric(fleet.clone());
+        let store = fleet.clone();
         self.metrics.push(Box::new(move |metrics| {
             metrics.register(
                 "status_fleet_datacenter_healthy",
                 "Whether each data center is healthy by the fleet's rule (1) or not (0)",
                 metric,
             );
+            metrics.register(
+                "status_fleet_exchange_seconds",
+                "How long this instance's beats into the fleet's store took",
+                crate::fleet::FleetStoreMetric {
+                    fleet: store.clone(),
+                    rejected: false,
+                },
+            );
+            metrics.register(
+                "status_fleet_rejected",
+                "What the fleet's store refused or healed, by reason",
+                crate::fleet::FleetStoreMetric {
+                    fleet: store,
+                    rejected: true,
+                },
+            );
         }));
-        self.fleet = Some(view);
+        self.fleet = Some(fleet);
         self
     }
 

@@ -33,7 +33,7 @@ pub(crate) struct AppState {
     /// The dashboard's panels.
     pub(crate) panels: Vec<Panel>,
     /// The fleet view, if this instance has one.
-    pub(crate) fleet: Option<crate::fleet::FleetSource>,
+    pub(crate) fleet: Option<crate::fleet::Fleet>,
     /// Fleet-aware readiness: this instance's name and data center.
     pub(crate) fleet_aware: Option<crate::fleet::Me>,
 }

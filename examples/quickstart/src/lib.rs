@@ -101,6 +101,8 @@ pub struct Config {
 pub struct FleetConfig {
     /// The Redis the fleet shares.
     pub redis: String,
+    /// The fleet's key in the store.
+    pub key: String,
     /// This instance's data center.
     pub datacenter: String,
     /// An instance is stale this long after its last heartbeat.
@@ -347,7 +349,7 @@ impl Demo {
         let fleet = match &config.fleet {
             Some(f) => Some(status_core::fleet::Fleet::start(
                 &registry,
-                status_core::fleet::RedisFleet::new(&f.redis, "status:quickstart:fleet", f.ttl)?,
+                status_core::fleet::RedisFleet::new(&f.redis, f.key.clone(), f.ttl)?,
                 status_core::fleet::Member {
                     instance_id: config.instance_id.clone(),
                     datacenter: f.datacenter.clone(),
@@ -473,7 +475,7 @@ pub fn app(demo: &Demo) -> Router {
     let shed = demo.shed.clone();
     let mut status = status_http::Routes::new(demo.registry.clone());
     if let (Some(fleet), Some(config)) = (demo.fleet.clone(), demo.config.fleet.as_ref()) {
-        status = status.fleet(move || fleet.view());
+        status = status.fleet(fleet);
         if config.aware_readiness {
             status = status
                 .fleet_aware_readiness(demo.config.instance_id.clone(), config.datacenter.clone());

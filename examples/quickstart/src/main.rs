@@ -93,12 +93,17 @@ struct Args {
     #[arg(long)]
     cull_exit_after_ms: Option<u64>,
     /// A Redis the fleet shares: publishes this instance's summary there and serves the
-    /// fleet at /fleet and /fleet/datacenters/{dc}.
-    #[arg(long)]
+    /// fleet at /fleet and /fleet/datacenters/{dc}. Needs --datacenter: an instance without
+    /// one would form a data center of its own, healthy, and no real one could fail open.
+    #[arg(long, requires = "datacenter")]
     fleet_redis: Option<String>,
-    /// This instance's data center.
-    #[arg(long, default_value = "local")]
-    datacenter: String,
+    /// The fleet's key in the store (several processes, or fleet-load, share a fleet by it).
+    #[arg(long, default_value = "status:quickstart:fleet")]
+    fleet_key: String,
+    /// This instance's data center (letters, digits, `.`, `_`, `-`; required with
+    /// --fleet-redis).
+    #[arg(long, value_parser = datacenter_name)]
+    datacenter: Option<String>,
     /// An instance is stale this long after its last heartbeat, in milliseconds.
     #[arg(long, default_value_t = 3000)]
     fleet_ttl_ms: u64,
@@ -201,7 +206,8 @@ async fn main() -> anyhow::Result<()> {
         },
         fleet: args.fleet_redis.map(|redis| quickstart::FleetConfig {
             redis,
-            datacenter: args.datacenter.clone(),
+            key: args.fleet_key.clone(),
+            datacenter: args.datacenter.clone().unwrap_or_default(),
             ttl: Duration::from_millis(args.fleet_ttl_ms.max(300)),
             url: format!("http://{}/status", SocketAddr::new(args.bind, args.port)),
             aware_readiness: args.fleet_aware_readiness,
@@ -281,4 +287,17 @@ async fn main() -> anyhow::Result<()> {
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// A data center's name: 1 to 64 of letters, digits, `.`, `_` and `-`.
+fn datacenter_name(name: &str) -> Result<String, String> {
+    let valid = (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+    if valid {
+        Ok(name.to_owned())
+    } else {
+        Err("1 to 64 of letters, digits, '.', '_' and '-'".to_owned())
+    }
 }

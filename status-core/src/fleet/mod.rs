@@ -1,8 +1,12 @@
-//! The fleet: every instance's summary, grouped by data center, and the rule GSLB asks by.
+//! The fleet: every data center's instances, counted by condition, and the rule GSLB asks by.
 //!
-//! Pure: the model is told the instances' last summaries and the time. Each instance
-//! publishes its own ([`InstanceSummary`]) and reads the others' through a store (with the
-//! `redis` feature, [`RedisFleet`]); [`FleetView::new`] folds them:
+//! Pure: the model is told what the store counted, or the instances' last summaries, and the
+//! time. Each instance publishes its own ([`InstanceSummary`]) through a store (with the
+//! `redis` feature, [`RedisFleet`], at a constant cost per instance) and reads back each data
+//! center's counts ([`DatacenterCounts`]), never the other instances' summaries;
+//! [`FleetView::from_counts`] folds them ([`FleetView::new`] folds summaries, for tests and
+//! small fleets). The instances themselves are listed on demand, a page at a time
+//! ([`InstanceQuery`], [`InstancePage`]).
 //!
 //! - an instance is **fresh** while its last heartbeat is younger than the store's TTL, and
 //!   **stale** after (its last summary is kept, marked, and does not count);
@@ -13,16 +17,113 @@
 
 #[cfg(feature = "redis")]
 mod redis;
+#[cfg(feature = "redis")]
+mod run;
 
 #[cfg(feature = "redis")]
-pub use self::redis::{Fleet, Member, RedisFleet};
+pub use self::redis::{Beat, BeatError, RedisFleet, MAX_PAGE, MAX_SUMMARY};
+#[cfg(feature = "redis")]
+pub use self::run::{Fleet, Member};
+
+#[cfg(feature = "redis")]
+impl FleetSource for Fleet {
+    fn view(&self) -> Arc<FleetView> {
+        Fleet::view(self)
+    }
+
+    fn instances(
+        &self,
+        query: InstanceQuery,
+    ) -> Pin<Box<dyn Future<Output = Result<InstancePage, Error>> + Send + '_>> {
+        Box::pin(Fleet::instances(self, query))
+    }
+
+    fn stats(&self) -> Option<FleetStats> {
+        Some(Fleet::stats(self))
+    }
+}
 
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::CheckStatus;
+use crate::{CheckStatus, Error};
+
+/// Where a fleet's views and instances come from: a running [`Fleet`] (feature `redis`), or a
+/// closure that hands out views (its instances then listed from the view itself, for tests
+/// and fixed fleets).
+pub trait FleetSource: Send + Sync + 'static {
+    /// The fleet now, from memory.
+    fn view(&self) -> Arc<FleetView>;
+
+    /// A page of instances.
+    ///
+    /// # Errors
+    ///
+    /// The store unreachable, or a cursor it did not hand out ([`Error::is_invalid`]).
+    fn instances(
+        &self,
+        query: InstanceQuery,
+    ) -> Pin<Box<dyn Future<Output = Result<InstancePage, Error>> + Send + '_>>;
+
+    /// What the beats into the store amounted to, when there is a store.
+    fn stats(&self) -> Option<FleetStats> {
+        None
+    }
+}
+
+/// The upper bounds of the beat-duration histogram, in seconds.
+pub const BEAT_BUCKETS: [f64; 10] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0];
+/// Why the store refused or healed something, as counted.
+pub const REJECTIONS: [&str; 5] = [
+    "wrong_type",
+    "too_large",
+    "bad_id",
+    "bad_datacenter",
+    "bad_state",
+];
+
+/// What the fleet's beats amounted to, for metrics: `status_fleet_exchange_seconds` and
+/// `status_fleet_rejected_total{reason}`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct FleetStats {
+    /// Beats answered, and their durations: a count per bucket of [`BEAT_BUCKETS`] (not
+    /// cumulative), and the sum in seconds.
+    pub beats: u64,
+    /// How many fell in each bucket (the last: over a second).
+    pub buckets: [u64; BEAT_BUCKETS.len() + 1],
+    /// The durations' sum, in seconds.
+    pub seconds: f64,
+    /// Beats that failed: the store unreachable, slow or answering garbage.
+    pub failures: u64,
+    /// By reason ([`REJECTIONS`]): what the store refused, and keys of the wrong type it
+    /// deleted.
+    pub rejected: [u64; REJECTIONS.len()],
+}
+
+impl<F> FleetSource for F
+where
+    F: Fn() -> Arc<FleetView> + Send + Sync + 'static,
+{
+    fn view(&self) -> Arc<FleetView> {
+        self()
+    }
+
+    /// Pages through the view's own instances (none in a view folded from counts), by data
+    /// center and id; the cursor is an offset.
+    fn instances(
+        &self,
+        query: InstanceQuery,
+    ) -> Pin<Box<dyn Future<Output = Result<InstancePage, Error>> + Send + '_>> {
+        let view = self();
+        Box::pin(async move { view.page(&query) })
+    }
+}
 
 /// What an instance publishes of itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,6 +185,83 @@ impl Default for HealthRule {
     }
 }
 
+/// A data center's fresh instances, by condition.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub struct Conditions {
+    /// OK.
+    pub ok: usize,
+    /// MINOR.
+    pub minor: usize,
+    /// MAJOR.
+    pub major: usize,
+    /// OUTAGE.
+    pub outage: usize,
+}
+
+impl Conditions {
+    /// Every fresh instance.
+    #[must_use]
+    pub fn total(&self) -> usize {
+        self.ok + self.minor + self.major + self.outage
+    }
+
+    /// The fresh instances no better than `condition`.
+    #[must_use]
+    pub fn no_better_than(&self, condition: CheckStatus) -> usize {
+        match condition {
+            CheckStatus::Ok => self.total(),
+            CheckStatus::Minor => self.minor + self.major + self.outage,
+            CheckStatus::Major => self.major + self.outage,
+            CheckStatus::Outage => self.outage,
+        }
+    }
+
+    /// One more instance of `condition`.
+    pub fn add(&mut self, condition: CheckStatus) {
+        match condition {
+            CheckStatus::Ok => self.ok += 1,
+            CheckStatus::Minor => self.minor += 1,
+            CheckStatus::Major => self.major += 1,
+            CheckStatus::Outage => self.outage += 1,
+        }
+    }
+}
+
+/// What the store counted of one data center: its fresh instances by condition, and those of
+/// them serving (in rotation and not OUTAGE).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DatacenterCounts {
+    /// Its name.
+    pub datacenter: String,
+    /// Its fresh instances, by condition.
+    pub conditions: Conditions,
+    /// Of them, those serving.
+    pub serving: usize,
+}
+
+/// Which instances to list: of one data center or all, after a cursor, at most `limit`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InstanceQuery {
+    /// Only this data center's.
+    pub datacenter: Option<String>,
+    /// After this cursor (a previous page's [`InstancePage::next_cursor`]).
+    pub cursor: Option<String>,
+    /// At most this many (the store caps it; 500 for Redis).
+    pub limit: usize,
+}
+
+/// A page of instances, and the cursor of the next one.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InstancePage {
+    /// The instances, fresh and stale, by data center.
+    pub instances: Vec<InstanceView>,
+    /// Where the next page starts; `None` on the last one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
 /// One instance as the fleet sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -118,11 +296,38 @@ pub struct DatacenterView {
     pub serving: usize,
     /// Fresh instances.
     pub fresh: usize,
-    /// Its instances, fresh and stale.
+    /// Fresh instances, by condition.
+    pub conditions: Conditions,
+    /// Its instances, fresh and stale, when the view was folded from summaries; empty in a
+    /// view folded from counts (list them with the store, a page at a time).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub instances: Vec<InstanceView>,
 }
 
 impl DatacenterView {
+    /// A data center judged by `rule` on its fresh instances' conditions and its serving
+    /// ones; not failing open (the fleet decides that).
+    fn judged(
+        datacenter: String,
+        conditions: Conditions,
+        serving: usize,
+        rule: HealthRule,
+    ) -> Self {
+        let fresh = conditions.total();
+        let healthy = fresh > 0 && serving as f64 >= rule.healthy_share * fresh as f64;
+        Self {
+            condition: CheckStatus::Ok,
+            datacenter,
+            healthy,
+            fail_open: false,
+            stale: false,
+            serving,
+            fresh,
+            conditions,
+            instances: Vec::new(),
+        }
+    }
+
     /// Whether GSLB should send it traffic: healthy, or every data center failing.
     #[must_use]
     pub fn answers_healthy(&self) -> bool {
@@ -141,6 +346,10 @@ pub struct FleetView {
     pub stale: bool,
     /// The data centers, by name.
     pub datacenters: Vec<DatacenterView>,
+    /// This instance's own entry as counted (its data center and published condition), so
+    /// that rules about "the others" can leave it out.
+    #[serde(skip)]
+    pub own: Option<(String, CheckStatus)>,
 }
 
 impl FleetView {
@@ -163,28 +372,37 @@ impl FleetView {
                     stale: age >= ttl,
                 });
         }
-        let mut datacenters: Vec<DatacenterView> = by_dc
+        let datacenters = by_dc
             .into_iter()
             .map(|(datacenter, mut instances)| {
                 instances.sort_by(|a, b| a.summary.instance_id.cmp(&b.summary.instance_id));
-                let fresh = instances.iter().filter(|i| !i.stale).count();
-                let serving = instances
-                    .iter()
-                    .filter(|i| !i.stale && i.summary.serving())
-                    .count();
-                let healthy = fresh > 0 && serving as f64 >= rule.healthy_share * fresh as f64;
-                DatacenterView {
-                    condition: CheckStatus::Ok,
-                    datacenter,
-                    healthy,
-                    fail_open: false,
-                    stale: false,
-                    serving,
-                    fresh,
-                    instances,
+                let mut conditions = Conditions::default();
+                let mut serving = 0;
+                for i in instances.iter().filter(|i| !i.stale) {
+                    conditions.add(i.summary.condition);
+                    serving += usize::from(i.summary.serving());
                 }
+                let mut dc = DatacenterView::judged(datacenter, conditions, serving, rule);
+                dc.instances = instances;
+                dc
             })
             .collect();
+        Self::folded(datacenters)
+    }
+
+    /// Folds what the store counted of each data center by `rule`.
+    #[must_use]
+    pub fn from_counts(counts: Vec<DatacenterCounts>, rule: HealthRule) -> Self {
+        let mut datacenters: Vec<DatacenterView> = counts
+            .into_iter()
+            .map(|c| DatacenterView::judged(c.datacenter, c.conditions, c.serving, rule))
+            .collect();
+        datacenters.sort_by(|a, b| a.datacenter.cmp(&b.datacenter));
+        Self::folded(datacenters)
+    }
+
+    /// The fleet of judged data centers: failing open when every one is unhealthy.
+    fn folded(mut datacenters: Vec<DatacenterView>) -> Self {
         let fail_open = !datacenters.is_empty() && datacenters.iter().all(|d| !d.healthy);
         for dc in &mut datacenters {
             dc.fail_open = fail_open;
@@ -198,7 +416,83 @@ impl FleetView {
             fail_open,
             stale: false,
             datacenters,
+            own: None,
         }
+    }
+
+    /// Fleet-aware readiness: whether a failure of `condition` of instance `me` in
+    /// `datacenter` is its data center's rather than its own, that is, whether more than half
+    /// of the other fresh instances there are no better. A stale view is no information: it
+    /// never says so. Answers how many of how many others fail, when it is shared.
+    #[must_use]
+    pub fn shared_failure(
+        &self,
+        datacenter: &str,
+        me: &str,
+        condition: CheckStatus,
+    ) -> Option<(usize, usize)> {
+        if self.stale {
+            return None;
+        }
+        let dc = self.datacenter(datacenter)?;
+        let (failing, others) = if dc.instances.is_empty() {
+            // From the counts, less this instance's own entry if it is counted here.
+            let (mut failing, mut others) = (dc.conditions.no_better_than(condition), dc.fresh);
+            if let Some((own_dc, own)) = &self.own {
+                if own_dc == datacenter && others > 0 {
+                    others -= 1;
+                    if *own >= condition {
+                        failing = failing.saturating_sub(1);
+                    }
+                }
+            }
+            (failing, others)
+        } else {
+            let others: Vec<_> = dc
+                .instances
+                .iter()
+                .filter(|i| !i.stale && i.summary.instance_id != me)
+                .collect();
+            let failing = others
+                .iter()
+                .filter(|i| i.summary.condition >= condition)
+                .count();
+            (failing, others.len())
+        };
+        (others > 0 && failing * 2 > others).then_some((failing, others))
+    }
+
+    /// A page of the instances this view holds (those it was folded from), by data center
+    /// and id; the cursor is an offset into them.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_invalid`] for a cursor that is not an offset.
+    pub fn page(&self, query: &InstanceQuery) -> Result<InstancePage, Error> {
+        let from = match &query.cursor {
+            Some(cursor) => cursor
+                .parse::<usize>()
+                .map_err(|_| Error::invalid("invalid cursor"))?,
+            None => 0,
+        };
+        let limit = query.limit.max(1);
+        let mut all = self
+            .datacenters
+            .iter()
+            .filter(|dc| {
+                query
+                    .datacenter
+                    .as_ref()
+                    .is_none_or(|name| *name == dc.datacenter)
+            })
+            .flat_map(|dc| dc.instances.iter())
+            .skip(from);
+        let instances: Vec<InstanceView> = all.by_ref().take(limit).cloned().collect();
+        let next_cursor = all.next().is_some().then(|| (from + limit).to_string());
+        Ok(InstancePage {
+            instances,
+            next_cursor,
+        })
     }
 
     /// The data center named `name`.

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use status_core::fleet::{Fleet, FleetView, HealthRule, Member, RedisFleet};
+use status_core::fleet::{Fleet, FleetView, HealthRule, InstanceQuery, Member, RedisFleet};
 use status_core::{check, CheckStatus, Dependency, HoldSource, Registry, Urgency};
 use tokio::time::Instant;
 
@@ -137,18 +137,44 @@ async fn datacenters_degrade_fail_open_and_recover() {
     })
     .await;
 
-    // An instance that stops publishing turns stale once its TTL passes.
+    // An instance that stops publishing turns stale once its TTL passes; the instances are
+    // listed from the store, a page at a time.
     let [w1, w2] = west;
     drop(w1);
     let view = until(probe, "w1 stale", |v| {
-        v.datacenter("west").is_some_and(|d| {
-            d.instances
-                .iter()
-                .any(|i| i.summary.instance_id == "w1" && i.stale)
-        })
+        v.datacenter("west").is_some_and(|d| d.fresh == 1)
     })
     .await;
-    assert_eq!(view.datacenter("west").unwrap().fresh, 1);
+    assert_eq!(view.datacenter("west").unwrap().serving, 1);
+    let page = probe
+        .instances(InstanceQuery {
+            datacenter: Some("west".into()),
+            cursor: None,
+            limit: 1,
+        })
+        .await
+        .unwrap();
+    assert_eq!(page.instances.len(), 1);
+    let next = page.next_cursor.clone().expect("a second page");
+    let second = probe
+        .instances(InstanceQuery {
+            datacenter: Some("west".into()),
+            cursor: Some(next),
+            limit: 1,
+        })
+        .await
+        .unwrap();
+    let listed: Vec<_> = page.instances.iter().chain(&second.instances).collect();
+    assert!(
+        listed
+            .iter()
+            .any(|i| i.summary.instance_id == "w1" && i.stale),
+        "{listed:?}"
+    );
+    assert!(listed
+        .iter()
+        .any(|i| i.summary.instance_id == "w2" && !i.stale));
+    assert!(listed.iter().all(|i| i.summary.datacenter == "west"));
 
     // Redis killed: the view goes stale, keeps the last answer, then fails open; the
     // probes never wait on it.

@@ -13,6 +13,7 @@
 mod servers;
 
 mod fleet;
+mod fleet_store;
 mod http;
 mod net;
 mod postgres;

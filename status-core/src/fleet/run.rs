@@ -1,0 +1,359 @@
+//! The fleet as this instance knows it: a beat into the store every third of the TTL, the
+//! data centers' counts kept in memory, the instances listed on demand.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::redis::{BeatError, RedisFleet};
+use super::{
+    Conditions, DatacenterCounts, FleetStats, FleetView, HealthRule, InstancePage, InstanceQuery,
+    InstanceSummary, BEAT_BUCKETS, REJECTIONS,
+};
+use crate::check::CheckOutcome;
+use crate::{CheckStatus, Dependency, Error, Registry, Reporter, Urgency};
+
+/// This instance in the fleet: who it is, where, and how to reach its dashboard.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    /// Unique in the fleet.
+    pub instance_id: String,
+    /// Its data center.
+    pub datacenter: String,
+    /// Its version.
+    pub version: String,
+    /// Its dashboard's URL, if known.
+    pub url: String,
+}
+
+#[derive(Debug, Default)]
+struct Stats {
+    beats: AtomicU64,
+    buckets: [AtomicU64; BEAT_BUCKETS.len() + 1],
+    micros: AtomicU64,
+    failures: AtomicU64,
+    rejected: [AtomicU64; REJECTIONS.len()],
+}
+
+impl Stats {
+    fn beat(&self, took: Duration) {
+        self.beats.fetch_add(1, Ordering::Relaxed);
+        let at = BEAT_BUCKETS
+            .iter()
+            .position(|le| took.as_secs_f64() <= *le)
+            .unwrap_or(BEAT_BUCKETS.len());
+        self.buckets[at].fetch_add(1, Ordering::Relaxed);
+        let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
+        self.micros.fetch_add(micros, Ordering::Relaxed);
+    }
+
+    fn reject(&self, reason: &str, n: u64) {
+        if let Some(at) = REJECTIONS.iter().position(|r| *r == reason) {
+            self.rejected[at].fetch_add(n, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The last view and when the store was last read.
+#[derive(Debug)]
+struct Known {
+    view: Arc<FleetView>,
+    read_at: Option<Instant>,
+}
+
+/// The fleet as this instance knows it: a beat every third of the TTL by a background task,
+/// each data center's counts served from memory (what this instance keeps grows with the
+/// number of data centers, not of instances), and the instances listed from the store when
+/// asked, a page at a time, each page kept for a third of the TTL.
+///
+/// Safe whatever the store does:
+/// - **lost or slow** (a beat may take a third of the TTL; a late one's connection is
+///   dropped, never reused): the last view is kept, marked stale, for three TTLs; then every
+///   data center answers healthy with `failOpen`. A stale view counts for nothing in
+///   fleet-aware readiness ([`FleetView::shared_failure`]).
+/// - **unreachable from the start**: this instance's own data center is judged on its own
+///   summary until the store answers, then fails open with the rest after three TTLs.
+/// - **full of garbage**: the store heals what it can and refuses what it must; each is
+///   counted ([`FleetStats`]) and logged, and the store is a passive dependency, `fleet`
+///   (urgency None): OK while beats succeed, OUTAGE while they fail, MAJOR while refused.
+///
+/// The instance's own probes never wait on any of it.
+#[derive(Debug, Clone)]
+pub struct Fleet {
+    known: Arc<RwLock<Known>>,
+    started: Instant,
+    ttl: Duration,
+    store: Arc<RedisFleet>,
+    stats: Arc<Stats>,
+    pages: Arc<Mutex<Pages>>,
+}
+
+/// Pages of instances by (data center, cursor, limit), with when they were read.
+type Pages = HashMap<(Option<String>, Option<String>, usize), (Instant, InstancePage)>;
+
+/// The most pages kept at once.
+const PAGES_KEPT: usize = 32;
+
+impl Fleet {
+    /// Starts beating `registry`'s summary as `member` into `store`, every third of the TTL,
+    /// on the current Tokio runtime, until the registry is dropped; registers the passive
+    /// dependency `fleet` unless the registry has one.
+    ///
+    /// # Panics
+    ///
+    /// Outside a Tokio runtime.
+    #[must_use]
+    pub fn start(registry: &Registry, store: RedisFleet, member: Member, rule: HealthRule) -> Self {
+        let ttl = store.ttl;
+        let started = Instant::now();
+        let own = own_view(&member, registry.system_status(), false, rule);
+        let fleet = Self {
+            known: Arc::new(RwLock::new(Known {
+                view: Arc::new(own.into_stale()),
+                read_at: None,
+            })),
+            started,
+            ttl,
+            store: Arc::new(store),
+            stats: Arc::default(),
+            pages: Arc::default(),
+        };
+        let reporter = match registry.add_passive(
+            Dependency::passive("fleet")
+                .urgency(Urgency::None)
+                .kind("fleet")
+                .description("The fleet's store: this instance's beat and its data centers' counts")
+                .build_info()
+                .expect("a valid dependency"),
+        ) {
+            Ok(reporter) => Some(reporter),
+            Err(e) => {
+                tracing::warn!("the fleet store is not reported as a dependency: {e}");
+                None
+            }
+        };
+        tokio::spawn(beat(
+            fleet.clone(),
+            registry.downgrade(),
+            member,
+            rule,
+            reporter,
+        ));
+        fleet
+    }
+
+    /// The fleet now, from memory: fresh, stale (the store not read for a TTL), or failing
+    /// open (not read for three TTLs). The same `Arc` until the next read of the store, so
+    /// that renderings can be cached by it.
+    #[must_use]
+    pub fn view(&self) -> Arc<FleetView> {
+        let known = self.known.read().unwrap_or_else(PoisonError::into_inner);
+        let age = known.read_at.unwrap_or(self.started).elapsed();
+        if known.read_at.is_some() && age <= self.ttl {
+            return Arc::clone(&known.view);
+        }
+        let mut stale = FleetView::clone(&known.view).into_stale();
+        if age > 3 * self.ttl {
+            stale.fail_open = true;
+            for dc in &mut stale.datacenters {
+                dc.fail_open = true;
+                dc.condition = CheckStatus::Ok;
+            }
+        }
+        Arc::new(stale)
+    }
+
+    /// A page of instances from the store, kept for a third of the TTL.
+    ///
+    /// # Errors
+    ///
+    /// The store unreachable, or a cursor it did not hand out.
+    pub async fn instances(&self, query: InstanceQuery) -> Result<InstancePage, Error> {
+        let key = (query.datacenter.clone(), query.cursor.clone(), query.limit);
+        if let Some((at, page)) = self.lock_pages().get(&key) {
+            if at.elapsed() < self.ttl / 3 {
+                return Ok(page.clone());
+            }
+        }
+        let page = tokio::time::timeout(self.ttl, self.store.instances(&query))
+            .await
+            .map_err(|_| Error::invalid("the fleet store did not answer in time"))??;
+        let mut pages = self.lock_pages();
+        if pages.len() >= PAGES_KEPT {
+            pages.retain(|_, (at, _)| at.elapsed() < self.ttl / 3);
+            if pages.len() >= PAGES_KEPT {
+                pages.clear();
+            }
+        }
+        pages.insert(key, (Instant::now(), page.clone()));
+        Ok(page)
+    }
+
+    /// What the beats amounted to.
+    #[must_use]
+    pub fn stats(&self) -> FleetStats {
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        FleetStats {
+            beats: load(&self.stats.beats),
+            buckets: std::array::from_fn(|i| load(&self.stats.buckets[i])),
+            seconds: load(&self.stats.micros) as f64 / 1e6,
+            failures: load(&self.stats.failures),
+            rejected: std::array::from_fn(|i| load(&self.stats.rejected[i])),
+        }
+    }
+
+    fn lock_pages(&self) -> std::sync::MutexGuard<'_, Pages> {
+        self.pages.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn set(&self, view: FleetView, read: bool) {
+        let mut known = self.known.write().unwrap_or_else(PoisonError::into_inner);
+        known.view = Arc::new(view);
+        if read {
+            known.read_at = Some(Instant::now());
+        }
+    }
+
+    fn ever_read(&self) -> bool {
+        self.known
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .read_at
+            .is_some()
+    }
+}
+
+/// A view of this instance's own data center alone, judged on its own summary.
+fn own_view(member: &Member, condition: CheckStatus, held: bool, rule: HealthRule) -> FleetView {
+    let mut conditions = Conditions::default();
+    conditions.add(condition);
+    let serving = usize::from(!held && condition != CheckStatus::Outage);
+    let mut view = FleetView::from_counts(
+        vec![DatacenterCounts {
+            datacenter: member.datacenter.clone(),
+            conditions,
+            serving,
+        }],
+        rule,
+    );
+    view.own = Some((member.datacenter.clone(), condition));
+    view
+}
+
+async fn beat(
+    fleet: Fleet,
+    registry: crate::WeakRegistry,
+    member: Member,
+    rule: HealthRule,
+    reporter: Option<Reporter>,
+) {
+    let ttl = fleet.ttl;
+    let mut tick = tokio::time::interval(ttl / 3);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut failing = false;
+    loop {
+        tick.tick().await;
+        let Some(registry) = registry.upgrade() else {
+            return;
+        };
+        let holds: Vec<String> = registry
+            .holds()
+            .iter()
+            .map(|h| h.source.as_str().to_owned())
+            .collect();
+        let condition = registry.system_status();
+        drop(registry);
+        let held = !holds.is_empty();
+        let mut me = InstanceSummary::new(
+            &member.instance_id,
+            &member.datacenter,
+            condition,
+            holds,
+            &member.version,
+        );
+        me.url.clone_from(&member.url);
+        let started = Instant::now();
+        let outcome = match tokio::time::timeout(ttl / 3, fleet.store.beat(&me)).await {
+            Ok(Ok(beat)) => {
+                let took = started.elapsed();
+                fleet.stats.beat(took);
+                if beat.healed > 0 {
+                    fleet.stats.reject("wrong_type", beat.healed);
+                    tracing::warn!(
+                        keys = beat.healed,
+                        "the fleet store held keys of the wrong type: deleted, rebuilt by the next beats"
+                    );
+                }
+                let datacenters = beat.datacenters.len();
+                if beat.settling {
+                    // Counts of a store that lost its keys hold only the instances that beat
+                    // since: not the fleet. The last view goes stale meanwhile.
+                    tracing::debug!("the fleet store is settling");
+                } else {
+                    let mut view = FleetView::from_counts(beat.datacenters, rule);
+                    view.own = Some((member.datacenter.clone(), condition));
+                    fleet.set(view, true);
+                }
+                if failing {
+                    tracing::info!("the fleet store answers again");
+                    failing = false;
+                }
+                CheckOutcome::new(
+                    CheckStatus::Ok,
+                    format!(
+                        "{datacenters} data centers; beat in {:.1} ms",
+                        took.as_secs_f64() * 1e3
+                    ),
+                )
+                .with_value(took.as_secs_f64())
+            }
+            Ok(Err(BeatError::Rejected(reason))) => {
+                fleet.stats.reject(reason, 1);
+                tracing::warn!(reason, "the fleet store refused this instance's beat");
+                CheckOutcome::new(
+                    CheckStatus::Major,
+                    format!("the store refused this instance's beat: {reason}"),
+                )
+            }
+            Ok(Err(BeatError::Store(e))) => {
+                fleet.stats.failures.fetch_add(1, Ordering::Relaxed);
+                if !failing {
+                    tracing::warn!("the fleet store failed: {e}");
+                    failing = true;
+                }
+                CheckOutcome::new(CheckStatus::Outage, format!("the store failed: {e}"))
+            }
+            Err(_) => {
+                // A late answer must not be read by the next beat: a new connection.
+                fleet.store.reset().await;
+                fleet.stats.failures.fetch_add(1, Ordering::Relaxed);
+                if !failing {
+                    tracing::warn!(
+                        timeout_ms = (ttl / 3).as_millis(),
+                        "the fleet store did not answer in time"
+                    );
+                    failing = true;
+                }
+                CheckOutcome::new(
+                    CheckStatus::Outage,
+                    format!(
+                        "the store did not answer within {} ms",
+                        (ttl / 3).as_millis()
+                    ),
+                )
+            }
+        };
+        if !fleet.ever_read() {
+            // Nothing from the store yet: this data center as this instance sees itself.
+            fleet.set(own_view(&member, condition, held, rule).into_stale(), false);
+        }
+        if let Some(reporter) = &reporter {
+            if reporter.record(outcome).is_none() {
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,365 @@
+//! The fleet's store against a real `redis-server`: counts that always equal a full recount,
+//! and a store full of garbage that neither breaks the fleet nor is trusted.
+
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::time::Duration;
+
+use proptest::prelude::*;
+use status_core::fleet::{
+    Fleet, HealthRule, InstanceQuery, InstanceSummary, Member, RedisFleet, MAX_SUMMARY,
+};
+use status_core::{CheckStatus, HoldSource, Registry};
+use tokio::time::Instant;
+
+use crate::servers::RedisServer;
+
+/// Counts every data center's fresh instances by condition, and its serving ones, twice at
+/// the same instant: from the records (a full recount) and as the beat counts them (the lex
+/// sets). Answers the mismatches.
+const RECOUNT: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[1])
+local full = {}
+local records = redis.call('HGETALL', KEYS[2])
+for i = 1, #records, 2 do
+  local dc, cond, serv, beat = string.match(records[i + 1], '^([^\n]*)\n([0-3])\n([01])\n(%d+)\n')
+  beat = tonumber(beat)
+  if beat > now - ttl and beat <= now + ttl then
+    full[dc] = full[dc] or {0, 0, 0, 0, 0}
+    full[dc][tonumber(cond) + 1] = full[dc][tonumber(cond) + 1] + 1
+    if serv == '1' then full[dc][5] = full[dc][5] + 1 end
+  end
+end
+local function pad(ms) return string.format('%015d', ms) end
+local from, to = pad(now - ttl + 1), pad(now + ttl + 1)
+local bad = {}
+local names = redis.call('HKEYS', KEYS[5])
+for _, dc in ipairs(names) do if string.byte(dc, 1) ~= 0 then full[dc] = full[dc] or {0, 0, 0, 0, 0} end end
+for dc, want in pairs(full) do
+  for c = 0, 3 do
+    local p = dc .. '\0' .. c .. '\0'
+    local got = redis.call('ZLEXCOUNT', KEYS[3], '[' .. p .. from, '(' .. p .. to)
+    if got ~= want[c + 1] then table.insert(bad, dc .. ' ' .. c .. ': ' .. got .. ' counted, ' .. want[c + 1] .. ' recounted') end
+  end
+  local got = redis.call('ZLEXCOUNT', KEYS[4], '[' .. dc .. '\0' .. from, '(' .. dc .. '\0' .. to)
+  if got ~= want[5] then table.insert(bad, dc .. ' serving: ' .. got .. ' counted, ' .. want[5] .. ' recounted') end
+end
+return bad
+";
+
+fn keys(key: &str) -> Vec<String> {
+    ["beats", "inst", "live", "serving", "dcs"]
+        .iter()
+        .map(|k| format!("{{{key}}}:{k}"))
+        .collect()
+}
+
+async fn connection(redis: &RedisServer) -> redis::aio::MultiplexedConnection {
+    redis::Client::open(redis.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap()
+}
+
+/// What happens to one instance of the fleet.
+#[derive(Debug, Clone)]
+enum Step {
+    /// Instance `i` beats from data center `dc` with `condition`, held or not.
+    Beat {
+        i: usize,
+        dc: usize,
+        condition: usize,
+        held: bool,
+    },
+    /// Time passes (the store's own clock).
+    Wait(u64),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        4 => (0..6usize, 0..3usize, 0..4usize, any::<bool>())
+            .prop_map(|(i, dc, condition, held)| Step::Beat { i, dc, condition, held }),
+        1 => (5..40u64).prop_map(Step::Wait),
+    ]
+}
+
+const CONDITIONS: [CheckStatus; 4] = [
+    CheckStatus::Ok,
+    CheckStatus::Minor,
+    CheckStatus::Major,
+    CheckStatus::Outage,
+];
+
+#[test]
+fn the_counts_always_equal_a_full_recount() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let redis = RedisServer::start();
+    let fleets = AtomicU16::new(0);
+    // A TTL of 20 ms: instances go stale, are retired (after 200 ms) and come back (a
+    // restart, in the same or another data center) within a case.
+    let ttl = Duration::from_millis(20);
+    proptest!(ProptestConfig::with_cases(24), |(steps in prop::collection::vec(step(), 1..40))| {
+        runtime.block_on(async {
+            let key = format!("prop-{}", fleets.fetch_add(1, Ordering::Relaxed));
+            let store = RedisFleet::new(&redis.url(), key.clone(), ttl).unwrap();
+            let mut redis_connection = connection(&redis).await;
+            for step in &steps {
+                match step {
+                    Step::Beat { i, dc, condition, held } => {
+                        let holds = if *held { vec!["operator".to_owned()] } else { Vec::new() };
+                        let me = InstanceSummary::new(format!("i{i}"), format!("dc{dc}"), CONDITIONS[*condition], holds, "1");
+                        let beat = store.beat(&me).await.unwrap();
+                        prop_assert_eq!(beat.healed, 0);
+                    }
+                    Step::Wait(ms) => tokio::time::sleep(Duration::from_millis(*ms)).await,
+                }
+                let bad: Vec<String> = redis::cmd("EVAL")
+                    .arg(RECOUNT)
+                    .arg(5)
+                    .arg(keys(&key))
+                    .arg(ttl.as_millis() as u64)
+                    .query_async(&mut redis_connection)
+                    .await
+                    .unwrap();
+                prop_assert!(bad.is_empty(), "after {:?}: {:?}", step, bad);
+            }
+            Ok(())
+        })?;
+    });
+}
+
+/// A fleet of `id` in `dc` over `store`, its registry OK.
+async fn member(store: RedisFleet, id: &str, dc: &str) -> (Registry, Fleet) {
+    let registry = Registry::new();
+    let fleet = Fleet::start(
+        &registry,
+        store,
+        Member {
+            instance_id: id.to_owned(),
+            datacenter: dc.to_owned(),
+            version: "1".to_owned(),
+            url: String::new(),
+        },
+        HealthRule::default(),
+    );
+    (registry, fleet)
+}
+
+async fn until<T>(what: &str, mut ok: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(value) = ok() {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "never: {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+const TTL: Duration = Duration::from_millis(300);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_of_the_wrong_type_is_healed_and_said() {
+    let redis = RedisServer::start();
+    let (_east, fleet) = member(
+        RedisFleet::new(&redis.url(), "bad", TTL).unwrap(),
+        "e1",
+        "east",
+    )
+    .await;
+    until("healthy", || {
+        fleet
+            .view()
+            .datacenter("east")
+            .filter(|d| d.healthy && !fleet.view().stale)
+            .map(|_| ())
+    })
+    .await;
+    // The adversarial report's repro, on the new keys: a value of the wrong type.
+    let mut c = connection(&redis).await;
+    let _: () = redis::cmd("DEL")
+        .arg("{bad}:live")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    let _: () = redis::cmd("LPUSH")
+        .arg("{bad}:live")
+        .arg("x")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    until("healed and counted", || {
+        (fleet.stats().rejected[0] >= 1).then_some(())
+    })
+    .await;
+    // Never failing open meanwhile, never wrong: east stays healthy (stale at worst), and
+    // fresh again once the store settles.
+    let deadline = Instant::now() + TTL * 6;
+    while Instant::now() < deadline {
+        let view = fleet.view();
+        assert!(
+            view.datacenter("east").is_some_and(|d| d.healthy),
+            "{view:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!fleet.view().stale);
+    assert_eq!(fleet.stats().failures, 0, "no beat failed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_the_store_holds_is_never_trusted_as_written() {
+    let redis = RedisServer::start();
+    let store = RedisFleet::new(&redis.url(), "forged", TTL).unwrap();
+    // A summary over the cap is refused by the client; one that claims another id is listed
+    // under the id it beat as.
+    let mut big = InstanceSummary::new("a1", "east", CheckStatus::Ok, Vec::new(), "1");
+    big.version = "x".repeat(MAX_SUMMARY);
+    assert!(store.beat(&big).await.is_err());
+    let mut liar = InstanceSummary::new("a1", "east", CheckStatus::Outage, Vec::new(), "1");
+    liar.instance_id = "a1".into();
+    store.beat(&liar).await.unwrap();
+    let mut c = connection(&redis).await;
+    // Forged by hand: a 30 MB record, an entry stamped an hour in the future in a forged
+    // data center that would be healthy forever, and a record claiming to be another.
+    let huge = format!("east\n0\n1\n1\n{}", "x".repeat(30 << 20));
+    let _: () = redis::cmd("HSET")
+        .arg("{forged}:inst")
+        .arg("huge")
+        .arg(huge)
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    let _: () = redis::cmd("ZADD")
+        .arg("{forged}:live")
+        .arg(0)
+        .arg("east\x000\x00000000000000001\x00huge")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    let future = 32_503_680_000_000u64; // the year 3000
+    let member = format!("north\x000\x00{future:015}\x00ghost");
+    let _: () = redis::cmd("ZADD")
+        .arg("{forged}:live")
+        .arg(0)
+        .arg(&member)
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    let _: () = redis::cmd("ZADD")
+        .arg("{forged}:serving")
+        .arg(0)
+        .arg(format!("north\x00{future:015}\x00ghost"))
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    let _: () = redis::cmd("ZADD")
+        .arg("{forged}:beats")
+        .arg(future)
+        .arg("ghost")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    let _: () = redis::cmd("HSET")
+        .arg("{forged}:dcs")
+        .arg("north")
+        .arg(future)
+        .query_async(&mut c)
+        .await
+        .unwrap();
+
+    let beat = store.beat(&liar).await.unwrap();
+    assert!(
+        beat.datacenters.iter().all(|d| d.datacenter != "north"),
+        "a data center stamped in the future is dropped: {beat:?}"
+    );
+    let east = beat
+        .datacenters
+        .iter()
+        .find(|d| d.datacenter == "east")
+        .unwrap();
+    assert_eq!((east.conditions.outage, east.serving), (1, 0), "{east:?}");
+    let page = store
+        .instances(&InstanceQuery {
+            datacenter: None,
+            cursor: None,
+            limit: 500,
+        })
+        .await
+        .unwrap();
+    let huge = page
+        .instances
+        .iter()
+        .find(|i| i.summary.instance_id == "huge")
+        .unwrap();
+    assert_eq!(
+        huge.summary.holds,
+        ["unreadable"],
+        "30 MB are never sent on"
+    );
+    assert!(page
+        .instances
+        .iter()
+        .all(|i| i.summary.instance_id != "ghost" || i.stale));
+    // The future entry is retired by the next beats.
+    store.beat(&liar).await.unwrap();
+    let score: Option<f64> = redis::cmd("ZSCORE")
+        .arg("{forged}:beats")
+        .arg("ghost")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(score, None, "retired");
+    // A bad cursor is refused, not trusted.
+    let bad = store
+        .instances(&InstanceQuery {
+            datacenter: None,
+            cursor: Some("zz".into()),
+            limit: 5,
+        })
+        .await;
+    assert!(bad.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn started_without_a_store_its_own_datacenter_answers_by_its_own_readiness() {
+    // Nothing listens on this port.
+    let port = crate::servers::free_port();
+    let store = RedisFleet::new(&format!("redis://127.0.0.1:{port}/"), "down", TTL).unwrap();
+    let (registry, fleet) = member(store, "e1", "east").await;
+    let view = fleet.view();
+    let east = view
+        .datacenter("east")
+        .expect("its own data center, never a 404");
+    assert!(east.healthy && view.stale && !view.fail_open, "{view:?}");
+    // Out of rotation: its own data center is unhealthy, then every data center it knows
+    // fails open, after three TTLs without news.
+    registry
+        .hold(HoldSource::Operator, "deploy", None, None)
+        .unwrap();
+    until("unhealthy by its own readiness", || {
+        let view = fleet.view();
+        view.datacenter("east").filter(|d| !d.healthy).map(|_| ())
+    })
+    .await;
+    until("failing open without news", || {
+        fleet.view().fail_open.then_some(())
+    })
+    .await;
+    // And the store is a dependency that says so.
+    let result = registry.result("fleet").unwrap();
+    assert_eq!(result.raw_status, CheckStatus::Outage, "{}", result.message);
+    assert!(fleet.stats().failures > 0);
+    assert!(fleet
+        .instances(InstanceQuery {
+            limit: 10,
+            ..InstanceQuery::default()
+        })
+        .await
+        .is_err());
+}
