@@ -1,27 +1,30 @@
 //! The fleet in Redis, at a constant cost per instance.
 //!
-//! One beat of one instance is one script of O(log N) work whatever the fleet's size N, and
-//! reading every data center's verdict is O(D log N) for D data centers: no beat ever reads
-//! another instance's summary. The keys, all under one hash tag so that a Redis Cluster keeps
-//! them in one slot (and every key a script touches is passed in `KEYS`):
+//! One beat of one instance is one script of six commands of O(log N) whatever the fleet's
+//! size N; no beat reads another instance's summary. What every instance needs back, each data
+//! center's fresh instances by condition and its serving ones, is counted at most every
+//! thirtieth of the TTL by whichever beat comes first (O(D log N) for D data centers) and
+//! cached for the others. The keys, all under one hash tag so that a Redis Cluster keeps them
+//! in one slot (and every key a script touches is passed in `KEYS`):
 //!
 //! | key | type | what |
 //! |---|---|---|
-//! | `{K}:beats` | sorted set | instance id → its last heartbeat (ms, the server's clock) |
 //! | `{K}:inst` | hash | instance id → `dc \n condition \n serving \n beat \n summary JSON` |
-//! | `{K}:live` | sorted set, by lex | `dc \0 condition \0 beat \0 id`: one member an instance |
-//! | `{K}:serving` | sorted set, by lex | `dc \0 beat \0 id`: one member a serving instance |
-//! | `{K}:dcs` | hash | data center → its last heartbeat |
+//! | `{K}:live` | sorted set, by lex | `dc \0 condition serving \0 beat \0 id`: one member an instance |
+//! | `{K}:dcs` | hash | each data center (its value unused); the cached counts and when they were made; the settling mark |
 //!
-//! A data center's fresh instances of each condition, and its serving ones, are counted by
-//! `ZLEXCOUNT` over the beats younger than the TTL: counts that no instance keeps up to date,
-//! so none can drift. Each beat also retires a bounded number of instances not heard of for
-//! ten TTLs (and any entry stamped in the future), undoing their members.
+//! Counts are `ZLEXCOUNT`s over the members whose beat is younger than the TTL: no instance
+//! keeps them up to date, so none can drift. The upkeep also retires a bounded number of
+//! instances not heard of for ten TTLs (and any member stamped in the future), and forgets
+//! data centers with no instance left.
 //!
-//! What the store holds is not trusted: an instance's id is its key, not what its summary
-//! says; heartbeats come from the server's clock only; a summary is at most 4 KiB; a key of
-//! the wrong type is deleted (and the instances rebuild it at their next beat) instead of
-//! failing every beat of the fleet. The script says what it healed; the client counts it.
+//! What the store holds is not trusted: an instance's id and data center are its member's, not
+//! what its summary says; heartbeats come from the server's clock only; a summary is at most
+//! 4 KiB, and a record larger than that is never sent on; a key of the wrong type is deleted
+//! (and the instances rebuild it at their next beat) instead of failing every beat of the
+//! fleet, and a store found empty is *settling* for a TTL: its counts are not the fleet's
+//! until every instance has had time to beat. The script says what it healed; the client
+//! counts it.
 
 use std::time::Duration;
 
@@ -35,31 +38,25 @@ use crate::{CheckStatus, Error};
 
 /// The most bytes of one instance's summary.
 pub const MAX_SUMMARY: usize = 4096;
-/// The most instances one beat retires.
-const RETIRE: u32 = 8;
+/// The most instances one upkeep retires (ten upkeeps a second with a TTL of 3 s).
+const RETIRE: u32 = 64;
 /// The most instances one page lists.
 pub const MAX_PAGE: usize = 500;
 
-/// One beat: heals keys of the wrong type (all five go), writes this instance (its members
-/// moved to the new beat), retires at most `ARGV[7]` instances unheard of for ten TTLs or
-/// stamped in the future, and answers `ok` (or `settling`, for a TTL after the store was
-/// found empty or healed), the server's time, what it healed and retired, and each data
-/// center's fresh instances by condition and its serving ones.
+/// One beat. Always, in O(log N): this instance's record and member moved to the new beat.
+/// At most every `ARGV[9]` ms, fleet-wide (the first beat after that does it), the upkeep in
+/// O(D log N): keys of the wrong type healed (all go), an empty store marked settling for a
+/// TTL, at most `ARGV[7]` members a data center retired (unheard of for ten TTLs, or stamped
+/// in the future), data centers with no member forgotten, expiries renewed, and every data
+/// center counted into a cache the other beats hand out. Answers `ok` (or `settling`), the
+/// server's time, what it healed and retired, when the counts were made, and the counts: one
+/// line a data center, `dc \t ok \t minor \t major \t outage \t serving`; nil instead of
+/// counts the client says it holds (`ARGV[10]`: when its counts were made).
 const BEAT: &str = r"
-local types = {'zset', 'hash', 'zset', 'zset', 'hash'}
-local healed = 0
-for i = 1, 5 do
-  local t = redis.call('TYPE', KEYS[i])['ok']
-  if t ~= 'none' and t ~= types[i] then healed = healed + 1 end
-end
--- A key of the wrong type: every key goes (members without records would count twice), and
--- the instances rebuild them at their next beat.
-if healed > 0 then redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]) end
-local empty = redis.call('EXISTS', KEYS[1]) == 0
 local id, dc, cond, serving, json = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local ttl, retire, limit = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local ttl, retire, limit, every = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 if #id == 0 or #id > 128 or string.find(id, '[%z\n]') then return {'bad_id'} end
-if #dc == 0 or #dc > 64 or string.find(dc, '[%z\n]') then return {'bad_datacenter'} end
+if #dc == 0 or #dc > 64 or string.find(dc, '[%z\n\t]') then return {'bad_datacenter'} end
 if not string.find(cond, '^[0-3]$') or not string.find(serving, '^[01]$') then
   return {'bad_state'}
 end
@@ -67,71 +64,93 @@ if #json > limit then return {'too_large'} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local keep = ttl * 10
-
 local function pad(ms) return string.format('%015d', ms) end
-local function unlist(record, rid)
+local function member_of(record, rid)
   local pdc, pcond, pserv, pbeat =
     string.match(record, '^([^\n]*)\n([0-3])\n([01])\n(%d+)\n')
-  if not pdc then return end
-  local b = pad(tonumber(pbeat))
-  redis.call('ZREM', KEYS[3], pdc .. '\0' .. pcond .. '\0' .. b .. '\0' .. rid)
-  if pserv == '1' then redis.call('ZREM', KEYS[4], pdc .. '\0' .. b .. '\0' .. rid) end
+  if not pdc then return nil end
+  return pdc .. '\0' .. pcond .. pserv .. '\0' .. pad(tonumber(pbeat)) .. '\0' .. rid
 end
 
--- A store empty or healed is settling for a TTL: its counts hold only the instances that
--- beat since, and no client should take them for the fleet.
-if empty then redis.call('HSET', KEYS[5], '\0settling', now) end
-local settling = tonumber(redis.call('HGET', KEYS[5], '\0settling'))
-if settling and settling <= now - ttl then
-  redis.call('HDEL', KEYS[5], '\0settling')
-  settling = nil
+local cache = redis.pcall('HMGET', KEYS[3], '\0at', '\0counts', '\0settling')
+local fresh = type(cache) == 'table' and not cache.err and cache[1]
+  and tonumber(cache[1]) > now - every and tonumber(cache[1]) <= now
+local healed = 0
+if not fresh then
+  local types = {'hash', 'zset', 'hash'}
+  for i = 1, 3 do
+    local kind = redis.call('TYPE', KEYS[i])['ok']
+    if kind ~= 'none' and kind ~= types[i] then healed = healed + 1 end
+  end
+  -- A key of the wrong type: every key goes (members without records would count twice),
+  -- and the instances rebuild them at their next beat.
+  if healed > 0 then redis.call('DEL', KEYS[1], KEYS[2], KEYS[3]) end
+  -- A store found empty (new, flushed, restarted, healed) is settling for a TTL.
+  if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('HSET', KEYS[3], '\0settling', now) end
 end
 
-local previous = redis.call('HGET', KEYS[2], id)
-if previous then unlist(previous, id) end
-local b = pad(now)
-redis.call('ZADD', KEYS[1], now, id)
-redis.call('HSET', KEYS[2], id, dc .. '\n' .. cond .. '\n' .. serving .. '\n' .. now .. '\n' .. json)
-redis.call('ZADD', KEYS[3], 0, dc .. '\0' .. cond .. '\0' .. b .. '\0' .. id)
-if serving == '1' then redis.call('ZADD', KEYS[4], 0, dc .. '\0' .. b .. '\0' .. id) end
-redis.call('HSET', KEYS[5], dc, now)
+local previous = redis.call('HGET', KEYS[1], id)
+if previous then
+  local old = member_of(previous, id)
+  if old then redis.call('ZREM', KEYS[2], old) end
+end
+redis.call('HSET', KEYS[1], id, dc .. '\n' .. cond .. '\n' .. serving .. '\n' .. now .. '\n' .. json)
+redis.call('ZADD', KEYS[2], 0, dc .. '\0' .. cond .. serving .. '\0' .. pad(now) .. '\0' .. id)
+-- A data center the counts do not know yet is known from now on (the client says whether
+-- the counts it holds know its own).
+if not fresh or ARGV[11] ~= '1' then redis.call('HSET', KEYS[3], dc, '') end
 
+if fresh then
+  -- The counts, unless the client holds these already.
+  local counts = cache[2]
+  if cache[1] == ARGV[10] then counts = false end
+  return {cache[3] and 'settling' or 'ok', now, 0, 0, cache[1], counts}
+end
+
+-- The upkeep.
 local retired = 0
-local function retire_ids(ids)
-  for _, rid in ipairs(ids) do
-    local record = redis.call('HGET', KEYS[2], rid)
-    if record then unlist(record, rid) end
-    redis.call('HDEL', KEYS[2], rid)
-    redis.call('ZREM', KEYS[1], rid)
+local function retire_members(members)
+  for _, member in ipairs(members) do
+    redis.call('ZREM', KEYS[2], member)
+    local rid = string.match(member, '^[^%z]*%z[0-3][01]%z%d+%z(.*)$')
+    local record = rid and redis.call('HGET', KEYS[1], rid)
+    -- The record goes only if this member is its own (not an older one left behind).
+    if record and member_of(record, rid) == member then redis.call('HDEL', KEYS[1], rid) end
     retired = retired + 1
   end
 end
-retire_ids(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. (now - keep), 'LIMIT', 0, retire))
-retire_ids(redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. (now + keep), '+inf', 'LIMIT', 0, retire))
-for _, k in ipairs({KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]}) do
-  redis.call('PEXPIRE', k, keep)
-end
-
-local out = {settling and 'settling' or 'ok', now, healed, retired}
+for _, k in ipairs(KEYS) do redis.call('PEXPIRE', k, keep) end
+local rows = {}
 local from, to = pad(now - ttl + 1), pad(now + ttl + 1)
-local dcs = redis.call('HGETALL', KEYS[5])
-for i = 1, #dcs, 2 do
-  local name, seen = dcs[i], tonumber(dcs[i + 1])
-  if string.byte(name, 1) == 0 then
-    -- the settling mark
-  elseif not seen or seen < now - keep or seen > now + keep then
-    redis.call('HDEL', KEYS[5], name)
-  else
-    table.insert(out, name)
+local names = redis.call('HKEYS', KEYS[3])
+for _, name in ipairs(names) do
+  if string.byte(name, 1) ~= 0 then
+    local counts = {0, 0, 0, 0, 0}
     for c = 0, 3 do
-      local p = name .. '\0' .. c .. '\0'
-      table.insert(out, redis.call('ZLEXCOUNT', KEYS[3], '[' .. p .. from, '(' .. p .. to))
+      for s = 0, 1 do
+        local p = name .. '\0' .. c .. s .. '\0'
+        retire_members(redis.call('ZRANGEBYLEX', KEYS[2], '[' .. p, '(' .. p .. pad(now - keep), 'LIMIT', 0, retire))
+        retire_members(redis.call('ZRANGEBYLEX', KEYS[2], '(' .. p .. pad(now + keep), '[' .. p .. '\255', 'LIMIT', 0, retire))
+        local n = redis.call('ZLEXCOUNT', KEYS[2], '[' .. p .. from, '(' .. p .. to)
+        counts[c + 1] = counts[c + 1] + n
+        if s == 1 then counts[5] = counts[5] + n end
+      end
     end
-    local p = name .. '\0'
-    table.insert(out, redis.call('ZLEXCOUNT', KEYS[4], '[' .. p .. from, '(' .. p .. to))
+    if redis.call('ZLEXCOUNT', KEYS[2], '[' .. name .. '\0', '(' .. name .. '\1') == 0 then
+      redis.call('HDEL', KEYS[3], name)
+    else
+      table.insert(rows, name .. '\t' .. table.concat(counts, '\t'))
+    end
   end
 end
-return out
+local counts = table.concat(rows, '\n')
+local settling = tonumber(redis.call('HGET', KEYS[3], '\0settling'))
+if settling and settling <= now - ttl then
+  redis.call('HDEL', KEYS[3], '\0settling')
+  settling = nil
+end
+redis.call('HSET', KEYS[3], '\0at', now, '\0counts', counts)
+return {settling and 'settling' or 'ok', now, healed, retired, now, counts}
 ";
 
 /// One page of instances in lex order of `{K}:live` after the cursor: the server's time, then
@@ -143,7 +162,7 @@ local ok, members = pcall(redis.call, 'ZRANGEBYLEX', KEYS[1], ARGV[1], ARGV[2], 
 if not ok then return {tostring(now)} end
 local out = {tostring(now)}
 for _, member in ipairs(members) do
-  local id = string.match(member, '^[^%z]*%z[0-3]%z%d+%z(.*)$')
+  local id = string.match(member, '^[^%z]*%z[0-3][01]%z%d+%z(.*)$')
   local ok2, record = pcall(redis.call, 'HGET', KEYS[2], id or '')
   table.insert(out, member)
   -- A record larger than any beat writes is garbage: never sent on.
@@ -165,6 +184,9 @@ pub struct Beat {
     pub healed: u64,
     /// Instances it retired.
     pub retired: u64,
+    /// When the counts were made (ms since the epoch, the server's clock): the first beat
+    /// of each upkeep period counts for every beat of the fleet.
+    pub counted_ms: u64,
     /// Every data center's fresh and serving instances.
     pub datacenters: Vec<DatacenterCounts>,
     /// Whether the store is settling: found empty (a restart, a flush) or healed less than a
@@ -197,8 +219,13 @@ impl std::error::Error for BeatError {}
 pub struct RedisFleet {
     client: redis::Client,
     connection: Mutex<Option<MultiplexedConnection>>,
-    keys: [String; 5],
+    /// The last counts read, and when the store made them: sent again only when newer.
+    last: std::sync::Mutex<Option<(u64, Vec<DatacenterCounts>)>>,
+    keys: [String; 3],
     pub(super) ttl: Duration,
+    // Sent by their SHA1 (EVALSHA), the body only when the server does not have it.
+    beat: redis::Script,
+    list: redis::Script,
 }
 
 impl RedisFleet {
@@ -217,13 +244,24 @@ impl RedisFleet {
                 "invalid fleet key {key:?}: not empty, no braces, no control characters"
             )));
         }
-        let keys = ["beats", "inst", "live", "serving", "dcs"].map(|k| format!("{{{key}}}:{k}"));
+        let keys = ["inst", "live", "dcs"].map(|k| format!("{{{key}}}:{k}"));
         Ok(Self {
             client,
             connection: Mutex::new(None),
+            last: std::sync::Mutex::new(None),
             keys,
             ttl,
+            beat: redis::Script::new(BEAT),
+            list: redis::Script::new(LIST),
         })
+    }
+
+    /// How often the data centers are counted, fleet-wide: a thirtieth of the TTL (100 ms
+    /// for 3 s), between 10 ms and a second. The counts a beat hands out are at most that
+    /// old.
+    #[must_use]
+    pub fn counted_every(&self) -> Duration {
+        (self.ttl / 30).clamp(Duration::from_millis(10), Duration::from_secs(1))
     }
 
     /// The TTL: an instance is stale this long after its last heartbeat.
@@ -265,11 +303,20 @@ impl RedisFleet {
         if json.len() > MAX_SUMMARY {
             return Err(BeatError::Rejected("too_large"));
         }
+        // The counts held as this beat leaves: what a nil answer refers to, whatever other
+        // beats in flight meanwhile bring back.
+        let held = self
+            .last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        let (held_at, knows_me) = held.as_ref().map_or((0, false), |(at, counts)| {
+            (*at, counts.iter().any(|c| c.datacenter == me.datacenter))
+        });
         let mut connection = self.connection().await?;
-        let answer: Result<Vec<redis::Value>, _> = redis::cmd("EVAL")
-            .arg(BEAT)
-            .arg(self.keys.len())
-            .arg(&self.keys)
+        let answer: Result<Vec<redis::Value>, _> = self
+            .beat
+            .key(&self.keys[..])
             .arg(&me.instance_id)
             .arg(&me.datacenter)
             .arg(condition_digit(me.condition))
@@ -278,7 +325,10 @@ impl RedisFleet {
             .arg(u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX))
             .arg(RETIRE)
             .arg(MAX_SUMMARY)
-            .query_async(&mut connection)
+            .arg(u64::try_from(self.counted_every().as_millis()).unwrap_or(u64::MAX))
+            .arg(held_at)
+            .arg(u8::from(knows_me))
+            .invoke_async(&mut connection)
             .await;
         let answer = match answer {
             Ok(answer) => answer,
@@ -287,7 +337,22 @@ impl RedisFleet {
                 return Err(BeatError::Store(e.to_string()));
             }
         };
-        parse_beat(&answer)
+        let (mut beat, sent) = parse_beat(&answer)?;
+        if sent {
+            let mut last = self
+                .last
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if last.as_ref().is_none_or(|(at, _)| *at <= beat.counted_ms) {
+                *last = Some((beat.counted_ms, beat.datacenters.clone()));
+            }
+        } else {
+            match held {
+                Some((at, counts)) if at == beat.counted_ms => beat.datacenters = counts,
+                _ => return Err(BeatError::Store("counts neither sent nor held".into())),
+            }
+        }
+        Ok(beat)
     }
 
     /// A page of instances: of `query.datacenter` (or all), after `query.cursor`, at most
@@ -303,16 +368,15 @@ impl RedisFleet {
             .connection()
             .await
             .map_err(|e| Error::invalid(e.to_string()))?;
-        let answer: Result<Vec<Vec<u8>>, _> = redis::cmd("EVAL")
-            .arg(LIST)
-            .arg(2)
-            .arg(&self.keys[2])
-            .arg(&self.keys[1])
+        let answer: Result<Vec<Vec<u8>>, _> = self
+            .list
+            .key(&self.keys[1])
+            .key(&self.keys[0])
             .arg(min)
             .arg(max)
             .arg(limit)
             .arg(MAX_SUMMARY + 256)
-            .query_async(&mut connection)
+            .invoke_async(&mut connection)
             .await;
         let answer = match answer {
             Ok(answer) => answer,
@@ -362,7 +426,8 @@ fn text(value: &redis::Value) -> Option<String> {
     }
 }
 
-fn parse_beat(answer: &[redis::Value]) -> Result<Beat, BeatError> {
+/// The beat, and whether the counts came with it (they do not when the client holds them).
+fn parse_beat(answer: &[redis::Value]) -> Result<(Beat, bool), BeatError> {
     let garbage = || BeatError::Store("an answer this client cannot read".to_owned());
     let status = answer.first().and_then(text).ok_or_else(garbage)?;
     let settling = status == "settling";
@@ -376,19 +441,19 @@ fn parse_beat(answer: &[redis::Value]) -> Result<Beat, BeatError> {
         }));
     }
     let number = |i: usize| answer.get(i).and_then(integer).ok_or_else(garbage);
-    let (now_ms, healed, retired) = (number(1)?, number(2)?, number(3)?);
+    let (now_ms, healed, retired, counted_ms) = (number(1)?, number(2)?, number(3)?, number(4)?);
+    let counts = answer.get(5).and_then(text);
+    let sent = counts.is_some();
+    let counts = counts.unwrap_or_default();
     let mut datacenters = Vec::new();
-    for row in answer[4..].chunks(6) {
-        let [name, ok, minor, major, outage, serving] = row else {
+    for line in counts.lines().filter(|l| !l.is_empty()) {
+        let fields: Vec<&str> = line.split('\t').collect();
+        let [name, ok, minor, major, outage, serving] = fields[..] else {
             return Err(garbage());
         };
-        let count = |v: &redis::Value| {
-            integer(v)
-                .and_then(|n| usize::try_from(n).ok())
-                .ok_or_else(garbage)
-        };
+        let count = |v: &str| v.parse::<usize>().map_err(|_| garbage());
         datacenters.push(DatacenterCounts {
-            datacenter: text(name).ok_or_else(garbage)?,
+            datacenter: name.to_owned(),
             conditions: Conditions {
                 ok: count(ok)?,
                 minor: count(minor)?,
@@ -399,13 +464,17 @@ fn parse_beat(answer: &[redis::Value]) -> Result<Beat, BeatError> {
         });
     }
     datacenters.sort_by(|a, b| a.datacenter.cmp(&b.datacenter));
-    Ok(Beat {
-        now_ms,
-        healed,
-        retired,
-        datacenters,
-        settling,
-    })
+    Ok((
+        Beat {
+            now_ms,
+            healed,
+            retired,
+            counted_ms,
+            datacenters,
+            settling,
+        },
+        sent,
+    ))
 }
 
 /// The lex range of a page: after the cursor (a member, in hex), within the data center.
@@ -456,8 +525,8 @@ fn parse_page(answer: &[Vec<u8>], ttl: Duration, limit: usize) -> InstancePage {
     }
 }
 
-/// An instance from its member (`dc \0 condition \0 beat \0 id`) and its record; `None` when
-/// either does not parse. The id and data center come from the member, never from the JSON.
+/// An instance from its member (`dc \0 condition serving \0 beat \0 id`) and its record;
+/// `None` when the member does not parse. The id and data center come from the member, never from the JSON.
 fn instance_of(member: &[u8], record: &[u8], now: u64, ttl: Duration) -> Option<InstanceView> {
     let mut parts = member.splitn(4, |b| *b == 0);
     let dc = std::str::from_utf8(parts.next()?).ok()?;
@@ -507,7 +576,7 @@ mod tests {
 
     #[test]
     fn cursors_round_trip_and_garbage_is_refused() {
-        let member = b"east\x000\x00000001700000000\x00a1".to_vec();
+        let member = b"east\x0001\x00000001700000000\x00a1".to_vec();
         assert_eq!(unhex(&hex(&member)), Some(member));
         assert_eq!(unhex("0g"), None);
         assert_eq!(unhex("abc"), None);
@@ -521,7 +590,7 @@ mod tests {
 
     #[test]
     fn an_instance_is_named_by_its_key_not_by_what_it_says() {
-        let member = b"east\x003\x00000000000001000\x00a1";
+        let member = b"east\x0030\x00000000000001000\x00a1";
         let record = b"east\n3\n0\n1000\n{\"instanceId\":\"impostor\",\"datacenter\":\"west\",\"condition\":\"OK\",\"holds\":[],\"version\":\"1\"}";
         let view = instance_of(member, record, 1500, Duration::from_secs(3)).unwrap();
         assert_eq!(view.summary.instance_id, "a1");
@@ -531,8 +600,9 @@ mod tests {
         // Garbage in the record: still listed, as unreadable.
         let view = instance_of(member, b"x", 1500, Duration::from_secs(3)).unwrap();
         assert_eq!(view.summary.holds, ["unreadable"]);
-        // Stamped in the future: stale.
-        let view = instance_of(member, record, 0, Duration::from_secs(3)).unwrap();
+        // Stamped in the future (past a second of clock skew): stale.
+        let future = b"east\x0030\x00000000000009000\x00a1";
+        let view = instance_of(future, record, 1500, Duration::from_secs(3)).unwrap();
         assert!(view.stale);
     }
 }

@@ -1,0 +1,253 @@
+//! Runs N logical instances of one fleet in this process, each beating into a real Redis
+//! through status-core's own store (`RedisFleet::beat`) on its own jittered schedule, and
+//! prints what a beat costs: its latency (p50, p99) and the Redis CPU spent per second and per
+//! beat, read from `INFO`.
+//!
+//! ```sh
+//! cargo run --release -p fleet-load -- --redis redis://127.0.0.1:6379/ --key load \
+//!     --instances 10000 --datacenters 10 --outage dc-1=0.6 --seconds 20
+//! ```
+//!
+//! `--store exchange` runs the fleet's previous design instead, the baseline: one script that
+//! publishes a summary and reads every summary back, so that each exchange costs O(N).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::Parser;
+use status_core::fleet::{FleetView, HealthRule, InstanceSummary, RedisFleet};
+use status_core::CheckStatus;
+use tokio::time::Instant;
+
+#[derive(Debug, Parser)]
+#[command(about = "N logical instances of a fleet beating into Redis: latency and Redis CPU")]
+struct Args {
+    /// The Redis the fleet shares.
+    #[arg(long)]
+    redis: String,
+    /// The fleet's key.
+    #[arg(long, default_value = "fleet-load")]
+    key: String,
+    /// Logical instances.
+    #[arg(long, default_value_t = 1000)]
+    instances: usize,
+    /// Data centers, named `dc-0` to `dc-{D-1}`.
+    #[arg(long, default_value_t = 10)]
+    datacenters: usize,
+    /// `DC=SHARE`: that share of the data center's instances report OUTAGE (repeatable).
+    #[arg(long, value_parser = outage)]
+    outage: Vec<(String, f64)>,
+    /// Seconds measured, after one period of warm-up.
+    #[arg(long, default_value_t = 10)]
+    seconds: u64,
+    /// The TTL in milliseconds: each instance beats every third of it.
+    #[arg(long, default_value_t = 3000)]
+    ttl_ms: u64,
+    /// `beat` (the store as it is) or `exchange` (the previous design, the baseline).
+    #[arg(long, default_value = "beat")]
+    store: String,
+    /// Connections to Redis, shared by the instances.
+    #[arg(long, default_value_t = 8)]
+    connections: usize,
+}
+
+fn outage(text: &str) -> Result<(String, f64), String> {
+    let (dc, share) = text.split_once('=').ok_or("DC=SHARE")?;
+    let share: f64 = share.parse().map_err(|_| "SHARE is a number")?;
+    if !(0.0..=1.0).contains(&share) {
+        return Err("SHARE is between 0 and 1".into());
+    }
+    Ok((dc.to_owned(), share))
+}
+
+/// The previous design's exchange, kept as the baseline: set this instance's summary, then
+/// read every summary still kept (O(N) per exchange, O(N²) for the fleet).
+const EXCHANGE: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local keep = tonumber(ARGV[3]) * 10
+redis.call('SET', KEYS[1] .. ':' .. ARGV[1], now .. '|' .. ARGV[2], 'PX', keep)
+redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], keep)
+local out = {tostring(now)}
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local v = redis.call('GET', KEYS[1] .. ':' .. id)
+  if v then table.insert(out, v) else redis.call('SREM', KEYS[1], id) end
+end
+return out
+";
+
+/// Redis's CPU seconds (user + system) and bytes sent so far.
+async fn usage(redis: &mut redis::aio::MultiplexedConnection) -> anyhow::Result<(f64, u64)> {
+    let info: String = redis::cmd("INFO").arg("all").query_async(redis).await?;
+    let field = |name: &str| -> Option<&str> {
+        info.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+            .map(str::trim)
+    };
+    let cpu = ["used_cpu_user", "used_cpu_sys"]
+        .iter()
+        .map(|f| field(f).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0))
+        .sum();
+    let out = field("total_net_output_bytes")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    Ok((cpu, out))
+}
+
+enum Store {
+    Beat(Vec<RedisFleet>),
+    Exchange(Vec<redis::aio::MultiplexedConnection>, redis::Script),
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    anyhow::ensure!(
+        args.instances > 0 && args.datacenters > 0,
+        "at least one of each"
+    );
+    let ttl = Duration::from_millis(args.ttl_ms.max(30));
+    let period = ttl / 3;
+    let client = redis::Client::open(args.redis.as_str()).context("--redis")?;
+    let mut admin = client.get_multiplexed_async_connection().await?;
+    let connections = args.connections.max(1);
+    let store = Arc::new(match args.store.as_str() {
+        "beat" => Store::Beat(
+            (0..connections)
+                .map(|_| RedisFleet::new(&args.redis, args.key.clone(), ttl))
+                .collect::<Result<_, _>>()?,
+        ),
+        "exchange" => {
+            let mut all = Vec::new();
+            for _ in 0..connections {
+                all.push(client.get_multiplexed_async_connection().await?);
+            }
+            Store::Exchange(all, redis::Script::new(EXCHANGE))
+        }
+        other => anyhow::bail!("--store {other:?}: beat or exchange"),
+    });
+    let outages: HashMap<String, f64> = args.outage.iter().cloned().collect();
+    let per_dc = args.instances.div_ceil(args.datacenters);
+    let start = Instant::now() + Duration::from_millis(100);
+    let measure_from = start + period;
+    let end = measure_from + Duration::from_secs(args.seconds);
+    eprintln!(
+        "{} instances in {} data centers, a beat every {} ms each, {} s measured ({})",
+        args.instances,
+        args.datacenters,
+        period.as_millis(),
+        args.seconds,
+        args.store
+    );
+
+    let mut tasks = Vec::with_capacity(args.instances);
+    for i in 0..args.instances {
+        let dc = format!("dc-{}", i % args.datacenters);
+        let rank = i / args.datacenters;
+        let outage = outages
+            .get(&dc)
+            .is_some_and(|share| (rank as f64) < share * per_dc as f64);
+        let condition = if outage {
+            CheckStatus::Outage
+        } else {
+            CheckStatus::Ok
+        };
+        let me = InstanceSummary::new(format!("i-{i}"), dc, condition, Vec::new(), "1.0");
+        let store = Arc::clone(&store);
+        let key = args.key.clone();
+        let ttl_ms = ttl.as_millis().to_string();
+        tasks.push(tokio::spawn(async move {
+            // Its own phase and, at each beat, ±10 % of jitter, from a cheap hash of its index.
+            let mut state = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            let mut next_random = move || {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 11) as f64 / (1u64 << 53) as f64
+            };
+            let mut at = start + period.mul_f64(next_random());
+            let mut latencies = Vec::new();
+            let json = serde_json::to_string(&me).expect("a summary serializes");
+            while at < end {
+                tokio::time::sleep_until(at).await;
+                let began = Instant::now();
+                let ok = match &*store {
+                    Store::Beat(fleets) => fleets[i % fleets.len()].beat(&me).await.is_ok(),
+                    Store::Exchange(connections, script) => {
+                        let mut c = connections[i % connections.len()].clone();
+                        let answer: Result<Vec<String>, _> = script
+                            .key(&key)
+                            .arg(&me.instance_id)
+                            .arg(&json)
+                            .arg(&ttl_ms)
+                            .invoke_async(&mut c)
+                            .await;
+                        answer.is_ok()
+                    }
+                };
+                if began >= measure_from && began < end {
+                    let micros = u32::try_from(began.elapsed().as_micros()).unwrap_or(u32::MAX);
+                    latencies.push(if ok { micros } else { u32::MAX });
+                }
+                at += period.mul_f64(0.9 + 0.2 * next_random());
+            }
+            latencies
+        }));
+    }
+    tokio::time::sleep_until(measure_from).await;
+    let (cpu_before, out_before) = usage(&mut admin).await?;
+    tokio::time::sleep_until(end).await;
+    let (cpu_after, out_after) = usage(&mut admin).await?;
+    let mut latencies = Vec::new();
+    for task in tasks {
+        latencies.extend(task.await?);
+    }
+    let failed = latencies.iter().filter(|l| **l == u32::MAX).count();
+    latencies.retain(|l| *l != u32::MAX);
+    latencies.sort_unstable();
+    let pick = |q: f64| {
+        latencies
+            .get(((latencies.len() as f64 * q) as usize).min(latencies.len().saturating_sub(1)))
+            .map_or(0.0, |us| f64::from(*us) / 1000.0)
+    };
+    let beats = latencies.len() + failed;
+    let seconds = args.seconds as f64;
+    let cpu = cpu_after - cpu_before;
+    let out = (out_after - out_before) as f64;
+    println!(
+        "| {} | {} | {} | {:.0} | {:.2} ms | {:.2} ms | {:.3} | {:.1} µs | {:.2} MiB/s | {failed} |",
+        args.store,
+        args.instances,
+        args.datacenters,
+        beats as f64 / seconds,
+        pick(0.5),
+        pick(0.99),
+        cpu / seconds,
+        cpu / beats.max(1) as f64 * 1e6,
+        out / seconds / (1 << 20) as f64,
+    );
+    if let Store::Beat(fleets) = &*store {
+        // What a real instance of this fleet would see now.
+        let observer = InstanceSummary::new("observer", "dc-0", CheckStatus::Ok, Vec::new(), "1");
+        let beat = fleets[0].beat(&observer).await?;
+        let view = FleetView::from_counts(beat.datacenters, HealthRule::default());
+        let verdicts: Vec<String> = view
+            .datacenters
+            .iter()
+            .map(|d| {
+                format!(
+                    "{} {} ({} of {} serving)",
+                    d.datacenter,
+                    if d.healthy { "healthy" } else { "UNHEALTHY" },
+                    d.serving,
+                    d.fresh
+                )
+            })
+            .collect();
+        eprintln!("verdicts: {}", verdicts.join(", "));
+    }
+    Ok(())
+}
