@@ -109,6 +109,8 @@ mod urgency;
 
 pub mod check;
 pub mod fleet;
+#[cfg(feature = "redis")]
+pub mod store;
 
 /// Declares a dependency on an `async fn`; see the attribute's documentation in
 /// `status-macros`.

@@ -29,6 +29,8 @@ impl Redis {
         let child = Command::new("redis-server")
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
+            // DEBUG SLEEP stands for a Redis that stalls.
+            .args(["--enable-debug-command", "yes"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -193,7 +195,7 @@ async fn every_key_expires_even_one_written_without_expiry() {
     }
     let mut connection = redis.connection().await;
     let keys: Vec<String> = redis::cmd("KEYS")
-        .arg("cull-*")
+        .arg("{cull-*")
         .query_async(&mut connection)
         .await
         .unwrap();
@@ -206,8 +208,11 @@ async fn every_key_expires_even_one_written_without_expiry() {
             .unwrap();
         assert!(ttl > 0 && ttl <= 11_000, "{key}: {ttl}");
     }
-    // A key left without expiry (by an INCR whose EXPIRE never came) is given one.
-    let fixed_key = keys.iter().find(|k| k.starts_with("cull-budget:")).unwrap();
+    // A key left without expiry (by a write whose EXPIRE never came) is given one.
+    let fixed_key = keys
+        .iter()
+        .find(|k| k.starts_with("{cull-budget}:"))
+        .unwrap();
     let _: () = redis::cmd("PERSIST")
         .arg(fixed_key)
         .query_async(&mut connection)
@@ -364,7 +369,7 @@ async fn asks_cut_off_mid_call_leave_no_key_without_expiry() {
     }
     let mut connection = redis.connection().await;
     let keys: Vec<String> = redis::cmd("KEYS")
-        .arg("cut-*")
+        .arg("{cut-*")
         .query_async(&mut connection)
         .await
         .unwrap();
@@ -377,4 +382,95 @@ async fn asks_cut_off_mid_call_leave_no_key_without_expiry() {
             .unwrap();
         assert!(ttl > 0, "{key} has no expiry ({ttl})");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_redis_spends_nothing_while_no_instance_culls() {
+    let redis = Redis::start();
+    let window = Duration::from_secs(600);
+    // Seven tokens; each instance takes one first (it learns the server's clock), three left.
+    let fleet = budgets_named(&redis, "stalled", 4, 7, window);
+    for budget in &fleet {
+        assert!(matches!(budget.take().await, Ok(Grant::Token { .. })));
+    }
+    // The adversarial report's repro: DEBUG SLEEP 1 in a loop, the asks giving up after
+    // 250 ms while their scripts still run once Redis wakes.
+    let stall = {
+        let url = redis.url();
+        tokio::spawn(async move {
+            let mut c = redis::Client::open(url)
+                .unwrap()
+                .get_multiplexed_async_connection()
+                .await
+                .unwrap();
+            for _ in 0..4 {
+                let _: Result<(), _> = redis::cmd("DEBUG")
+                    .arg("SLEEP")
+                    .arg(1)
+                    .query_async(&mut c)
+                    .await;
+            }
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Every grant an instance hears of is one it may use; none may be spent unheard of.
+    let mut heard = 4;
+    let mut refused_late = 0;
+    for _ in 0..3 {
+        for budget in &fleet {
+            match budget.take().await {
+                Ok(Grant::Token { .. }) => heard += 1,
+                Ok(Grant::Spent { .. }) => {}
+                Err(BudgetError::TimedOut(_) | BudgetError::Unreachable(_)) => refused_late += 1,
+            }
+        }
+    }
+    stall.await.unwrap();
+    assert!(
+        refused_late >= 4,
+        "the stall made asks late: {refused_late}"
+    );
+    // After the stall, the tokens nobody heard of are still there to take.
+    for budget in &fleet {
+        if let Ok(Grant::Token { .. }) = budget.take().await {
+            heard += 1;
+        }
+    }
+    assert_eq!(heard, 7, "the stall spent tokens nobody used");
+    let mut c = redis.connection().await;
+    let used: u64 = redis::cmd("ZCARD")
+        .arg("{stalled}:sliding")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(used, 7, "every grant in the store was heard of");
+}
+
+fn budgets_named(
+    redis: &Redis,
+    key: &str,
+    n: usize,
+    capacity: u64,
+    window: Duration,
+) -> Vec<Arc<RedisBudget>> {
+    budgets_named_kind(redis, key, n, capacity, window, Window::Sliding)
+}
+
+fn budgets_named_kind(
+    redis: &Redis,
+    key: &str,
+    n: usize,
+    capacity: u64,
+    window: Duration,
+    kind: Window,
+) -> Vec<Arc<RedisBudget>> {
+    (0..n)
+        .map(|i| {
+            Arc::new(
+                RedisBudget::new(&redis.url(), key, capacity, window, kind, format!("i{i}"))
+                    .unwrap()
+                    .timeout(Duration::from_millis(250)),
+            )
+        })
+        .collect()
 }

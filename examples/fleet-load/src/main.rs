@@ -143,6 +143,10 @@ async fn main() -> anyhow::Result<()> {
         args.store
     );
 
+    // Each answered beat's latency (µs; u32::MAX when it failed), as it comes, so that beats
+    // still unanswered when the run is cut off are counted as such.
+    let (answers, mut answered) = tokio::sync::mpsc::unbounded_channel::<u32>();
+    let started = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let mut tasks = Vec::with_capacity(args.instances);
     for i in 0..args.instances {
         let dc = format!("dc-{}", i % args.datacenters);
@@ -159,6 +163,8 @@ async fn main() -> anyhow::Result<()> {
         let store = Arc::clone(&store);
         let key = args.key.clone();
         let ttl_ms = ttl.as_millis().to_string();
+        let answers = answers.clone();
+        let started = Arc::clone(&started);
         tasks.push(tokio::spawn(async move {
             // Its own phase and, at each beat, ±10 % of jitter, from a cheap hash of its index.
             let mut state = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
@@ -169,11 +175,14 @@ async fn main() -> anyhow::Result<()> {
                 (state >> 11) as f64 / (1u64 << 53) as f64
             };
             let mut at = start + period.mul_f64(next_random());
-            let mut latencies = Vec::new();
             let json = serde_json::to_string(&me).expect("a summary serializes");
             while at < end {
                 tokio::time::sleep_until(at).await;
                 let began = Instant::now();
+                let measured = began >= measure_from && began < end;
+                if measured {
+                    started.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
                 let ok = match &*store {
                     Store::Beat(fleets) => fleets[i % fleets.len()].beat(&me).await.is_ok(),
                     Store::Exchange(connections, script) => {
@@ -188,24 +197,41 @@ async fn main() -> anyhow::Result<()> {
                         answer.is_ok()
                     }
                 };
-                if began >= measure_from && began < end {
-                    let micros = u32::try_from(began.elapsed().as_micros()).unwrap_or(u32::MAX);
-                    latencies.push(if ok { micros } else { u32::MAX });
+                if measured {
+                    let micros = u32::try_from(began.elapsed().as_micros()).unwrap_or(u32::MAX - 1);
+                    let _ = answers.send(if ok { micros } else { u32::MAX });
                 }
-                at += period.mul_f64(0.9 + 0.2 * next_random());
+                // The next beat on schedule, or at once if this one was late.
+                at = (at + period.mul_f64(0.9 + 0.2 * next_random())).max(Instant::now());
             }
-            latencies
         }));
     }
+    drop(answers);
     tokio::time::sleep_until(measure_from).await;
     let (cpu_before, out_before) = usage(&mut admin).await?;
     tokio::time::sleep_until(end).await;
     let (cpu_after, out_after) = usage(&mut admin).await?;
-    let mut latencies = Vec::new();
-    for task in tasks {
-        latencies.extend(task.await?);
+    // Beats still unanswered five seconds after the end are cut off, and counted.
+    let cut = tokio::time::timeout(Duration::from_secs(5), async {
+        for task in &mut tasks {
+            let _ = task.await;
+        }
+    })
+    .await
+    .is_err();
+    for task in &tasks {
+        task.abort();
     }
-    let failed = latencies.iter().filter(|l| **l == u32::MAX).count();
+    let mut latencies = Vec::new();
+    while let Ok(latency) = answered.try_recv() {
+        latencies.push(latency);
+    }
+    let started = usize::try_from(started.load(std::sync::atomic::Ordering::Relaxed)).unwrap_or(0);
+    let unanswered = started.saturating_sub(latencies.len());
+    if cut {
+        eprintln!("{unanswered} beats unanswered 5 s after the end: cut off");
+    }
+    let failed = latencies.iter().filter(|l| **l == u32::MAX).count() + unanswered;
     latencies.retain(|l| *l != u32::MAX);
     latencies.sort_unstable();
     let pick = |q: f64| {
@@ -213,7 +239,8 @@ async fn main() -> anyhow::Result<()> {
             .get(((latencies.len() as f64 * q) as usize).min(latencies.len().saturating_sub(1)))
             .map_or(0.0, |us| f64::from(*us) / 1000.0)
     };
-    let beats = latencies.len() + failed;
+    // Beats answered in the measured span, per second.
+    let beats = latencies.len() + failed - unanswered;
     let seconds = args.seconds as f64;
     let cpu = cpu_after - cpu_before;
     let out = (out_after - out_before) as f64;
@@ -222,7 +249,7 @@ async fn main() -> anyhow::Result<()> {
         args.store,
         args.instances,
         args.datacenters,
-        beats as f64 / seconds,
+        latencies.len() as f64 / seconds,
         pick(0.5),
         pick(0.99),
         cpu / seconds,

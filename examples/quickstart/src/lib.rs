@@ -145,7 +145,7 @@ impl Default for Cull {
             interval: Duration::from_secs(10),
             capacity: 10,
             budget_window: Duration::from_secs(600),
-            sliding: false,
+            sliding: true,
             min_uptime: Duration::from_secs(30),
         }
     }

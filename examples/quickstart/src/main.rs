@@ -65,7 +65,9 @@ struct Args {
     /// Nodes behind `/demo/pool`.
     #[arg(long, default_value_t = 3)]
     pool_nodes: usize,
-    /// A Redis shared by the fleet for the culling budget (else a budget in this process).
+    /// A Redis shared by the fleet for the culling budget (else a budget in this process):
+    /// one URL, or a Redis Cluster's seed nodes separated by commas. A Redis restarted
+    /// without persistence forgets the window's grants.
     #[arg(long)]
     cull_redis: Option<String>,
     /// Failures of /demo/work in the window at which the instance culls itself.
@@ -83,8 +85,10 @@ struct Args {
     /// The budget's window, in seconds.
     #[arg(long, default_value_t = 600)]
     cull_budget_window_s: u64,
-    /// How the budget counts: fixed or sliding.
-    #[arg(long, value_enum, default_value_t = CullBudget::Fixed)]
+    /// How the budget counts. sliding: at most the capacity in any window-long span (its
+    /// worst case is the capacity); fixed: at most the capacity per calendar window (its worst
+    /// case is twice the capacity within moments, around a window's edge).
+    #[arg(long, value_enum, default_value_t = CullBudget::Sliding)]
     cull_budget: CullBudget,
     /// How long the instance must have run before it may cull itself, in seconds.
     #[arg(long, default_value_t = 30)]
@@ -92,8 +96,9 @@ struct Args {
     /// Once culled, exit after this many milliseconds (default: stay, failing the probes).
     #[arg(long)]
     cull_exit_after_ms: Option<u64>,
-    /// A Redis the fleet shares: publishes this instance's summary there and serves the
-    /// fleet at /fleet and /fleet/datacenters/{dc}. Needs --datacenter: an instance without
+    /// A Redis the fleet shares (one URL, or a Redis Cluster's seed nodes separated by
+    /// commas): publishes this instance's summary there and serves the fleet at /fleet and
+    /// /fleet/datacenters/{dc}. Needs --datacenter: an instance without
     /// one would form a data center of its own, healthy, and no real one could fail open.
     #[arg(long, requires = "datacenter")]
     fleet_redis: Option<String>,

@@ -28,8 +28,7 @@
 
 use std::time::Duration;
 
-use redis::aio::MultiplexedConnection;
-use tokio::sync::Mutex;
+use crate::store::{Connection, RedisStore};
 
 use super::{
     Conditions, DatacenterCounts, InstancePage, InstanceQuery, InstanceSummary, InstanceView,
@@ -85,8 +84,13 @@ if not fresh then
   -- A key of the wrong type: every key goes (members without records would count twice),
   -- and the instances rebuild them at their next beat.
   if healed > 0 then redis.call('DEL', KEYS[1], KEYS[2], KEYS[3]) end
-  -- A store found empty (new, flushed, restarted, healed) is settling for a TTL.
-  if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('HSET', KEYS[3], '\0settling', now) end
+  -- A store found empty (new, flushed, restarted, healed), or not counted for a whole TTL
+  -- (no beat reached it: a replica just promoted, a store unreachable), is settling for a
+  -- TTL: the instances that beat meanwhile are not the fleet.
+  local counted = type(cache) == 'table' and not cache.err and tonumber(cache[1])
+  if redis.call('EXISTS', KEYS[1]) == 0 or (counted and counted < now - ttl) then
+    redis.call('HSET', KEYS[3], '\0settling', now)
+  end
 end
 
 local previous = redis.call('HGET', KEYS[1], id)
@@ -217,8 +221,7 @@ impl std::error::Error for BeatError {}
 /// A fleet kept in Redis (one server, or a cluster: every key under one hash tag).
 #[derive(Debug)]
 pub struct RedisFleet {
-    client: redis::Client,
-    connection: Mutex<Option<MultiplexedConnection>>,
+    store: RedisStore,
     /// The last counts read, and when the store made them: sent again only when newer.
     last: std::sync::Mutex<Option<(u64, Vec<DatacenterCounts>)>>,
     keys: [String; 3],
@@ -229,25 +232,24 @@ pub struct RedisFleet {
 }
 
 impl RedisFleet {
-    /// The fleet under `key` at `url`; an instance is stale `ttl` after its last heartbeat.
+    /// The fleet under `key` at `url` (one URL, or a cluster's seed nodes separated by
+    /// commas; see [`RedisStore::open`]); an instance is stale `ttl` after its last
+    /// heartbeat.
     ///
     /// # Errors
     ///
     /// [`Error::is_invalid`] if `url` is not a Redis URL, or `key` is empty or holds `{`,
     /// `}` or a control character.
     pub fn new(url: &str, key: impl Into<String>, ttl: Duration) -> Result<Self, Error> {
-        let client = redis::Client::open(url)
-            .map_err(|e| Error::invalid(format!("invalid Redis URL: {e}")))?;
+        let store = RedisStore::open(url)?;
         let key = key.into();
-        if key.is_empty() || key.contains(['{', '}']) || key.chars().any(char::is_control) {
-            return Err(Error::invalid(format!(
-                "invalid fleet key {key:?}: not empty, no braces, no control characters"
-            )));
-        }
-        let keys = ["inst", "live", "dcs"].map(|k| format!("{{{key}}}:{k}"));
+        let keys = [
+            RedisStore::tagged(&key, "inst")?,
+            RedisStore::tagged(&key, "live")?,
+            RedisStore::tagged(&key, "dcs")?,
+        ];
         Ok(Self {
-            client,
-            connection: Mutex::new(None),
+            store,
             last: std::sync::Mutex::new(None),
             keys,
             ttl,
@@ -270,24 +272,23 @@ impl RedisFleet {
         self.ttl
     }
 
-    async fn connection(&self) -> Result<MultiplexedConnection, BeatError> {
-        let mut slot = self.connection.lock().await;
-        if let Some(c) = slot.as_ref() {
-            return Ok(c.clone());
-        }
-        let c = self
-            .client
-            .get_multiplexed_async_connection()
+    async fn connection(&self) -> Result<Connection, BeatError> {
+        self.store
+            .connection()
             .await
-            .map_err(|e| BeatError::Store(e.to_string()))?;
-        *slot = Some(c.clone());
-        Ok(c)
+            .map_err(|e| BeatError::Store(e.to_string()))
     }
 
     /// Drops the connection: the next call makes a new one. For a call that failed or timed
     /// out, so that a connection still reading a late answer is never reused.
     pub async fn reset(&self) {
-        *self.connection.lock().await = None;
+        self.store.reset().await;
+    }
+
+    /// Where the store is, without credentials.
+    #[must_use]
+    pub fn describe(&self) -> &str {
+        self.store.describe()
     }
 
     /// One beat of `me`: publishes it and reads every data center's counts, in one script of

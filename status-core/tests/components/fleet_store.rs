@@ -380,3 +380,84 @@ async fn started_without_a_store_its_own_datacenter_answers_by_its_own_readiness
         .await
         .is_err());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_redis_cluster_a_master_lost_leaves_views_stale_at_worst_never_wrong() {
+    let mut cluster = crate::servers::RedisCluster::start();
+    // A TTL long enough that the replica's takeover (a node timeout of 1 s) comes before
+    // three TTLs without news, when views would fail open by rule.
+    let ttl = Duration::from_secs(3);
+    let mut fleet = Vec::new();
+    for (id, dc) in [
+        ("e1", "east"),
+        ("e2", "east"),
+        ("w1", "west"),
+        ("w2", "west"),
+    ] {
+        let store = RedisFleet::new(&cluster.urls(), "cluster-test", ttl).unwrap();
+        fleet.push(member(store, id, dc).await);
+    }
+    let (_, probe) = &fleet[0];
+    let healthy_both = |view: &status_core::fleet::FleetView| {
+        ["east", "west"].iter().all(|dc| {
+            view.datacenter(dc)
+                .is_some_and(|d| d.healthy && d.fresh == 2)
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !healthy_both(&probe.view()) || probe.view().stale {
+        assert!(Instant::now() < deadline, "never fresh: {:?}", probe.view());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // West degrades, seen through the cluster.
+    fleet[2]
+        .0
+        .hold(HoldSource::Operator, "deploy", None, None)
+        .unwrap();
+    fleet[3]
+        .0
+        .hold(HoldSource::Operator, "deploy", None, None)
+        .unwrap();
+    until("west unhealthy", || {
+        probe
+            .view()
+            .datacenter("west")
+            .filter(|d| !d.healthy)
+            .map(|_| ())
+    })
+    .await;
+
+    // The master holding the fleet's slot dies.
+    let master = cluster.master_of("{cluster-test}:inst");
+    cluster.kill(master);
+    let killed = Instant::now();
+    // For six seconds, through the takeover: never wrong (east healthy, west unhealthy, no
+    // failing open), stale at worst.
+    while killed.elapsed() < Duration::from_secs(6) {
+        let view = probe.view();
+        assert!(
+            view.datacenter("east").is_some_and(|d| d.healthy),
+            "{view:?}"
+        );
+        assert!(
+            view.datacenter("west").is_some_and(|d| !d.healthy),
+            "{view:?}"
+        );
+        assert!(!view.fail_open, "{view:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Then fresh again, through the replica, and beating.
+    until("fresh again after the takeover", || {
+        (!probe.view().stale).then_some(())
+    })
+    .await;
+    let before = probe.stats().beats;
+    tokio::time::sleep(ttl).await;
+    assert!(probe.stats().beats > before, "beating again");
+    let view = probe.view();
+    assert!(
+        view.datacenter("east")
+            .is_some_and(|d| d.healthy && d.fresh == 2),
+        "{view:?}"
+    );
+}

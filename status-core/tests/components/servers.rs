@@ -107,6 +107,151 @@ impl Drop for RedisServer {
     }
 }
 
+/// A Redis Cluster of three masters with one replica each, on free loopback ports, in a
+/// temporary directory; stopped and removed when dropped.
+pub(crate) struct RedisCluster {
+    pub(crate) ports: Vec<u16>,
+    children: Vec<Option<Child>>,
+    dir: PathBuf,
+}
+
+static REDIS_CLUSTERS: AtomicUsize = AtomicUsize::new(0);
+
+impl RedisCluster {
+    pub(crate) fn start() -> Self {
+        let dir = std::env::temp_dir().join(format!(
+            "status-redis-cluster-{}-{}",
+            std::process::id(),
+            REDIS_CLUSTERS.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let ports: Vec<u16> = (0..6).map(|_| free_port()).collect();
+        let mut cluster = Self {
+            children: ports.iter().map(|_| None).collect(),
+            ports,
+            dir,
+        };
+        for i in 0..6 {
+            cluster.start_node(i);
+        }
+        let mut create = Command::new(require("redis-cli"));
+        create.arg("--cluster").arg("create");
+        for port in &cluster.ports {
+            create.arg(format!("127.0.0.1:{port}"));
+        }
+        let out = create
+            .args(["--cluster-replicas", "1", "--cluster-yes"])
+            .output()
+            .expect("redis-cli runs");
+        assert!(
+            out.status.success(),
+            "redis-cli --cluster create: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        for port in cluster.ports.clone() {
+            cluster.wait_until_ok(port);
+        }
+        cluster
+    }
+
+    fn start_node(&mut self, i: usize) {
+        let port = self.ports[i];
+        let child = Command::new(require("redis-server"))
+            .current_dir(&self.dir)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--cluster-enabled", "yes"])
+            .args(["--cluster-config-file", &format!("nodes-{port}.conf")])
+            .args(["--cluster-node-timeout", "1000"])
+            .args(["--save", "", "--appendonly", "no", "--protected-mode", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server starts");
+        self.children[i] = Some(child);
+        wait_for_port(port, "redis-server (cluster)");
+    }
+
+    /// The seed URLs, separated by commas.
+    pub(crate) fn urls(&self) -> String {
+        self.ports
+            .iter()
+            .map(|p| format!("redis://127.0.0.1:{p}/"))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    fn cli(port: u16, args: &[&str]) -> String {
+        let out = Command::new(require("redis-cli"))
+            .args(["-p", &port.to_string()])
+            .args(args)
+            .output()
+            .expect("redis-cli runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits until the node on `port` says the cluster is ok.
+    pub(crate) fn wait_until_ok(&self, port: u16) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !Self::cli(port, &["cluster", "info"]).contains("cluster_state:ok") {
+            assert!(
+                Instant::now() < deadline,
+                "the cluster never came up on {port}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The index of the master that holds `key`'s slot.
+    pub(crate) fn master_of(&self, key: &str) -> usize {
+        let live = self.children.iter().position(Option::is_some).unwrap();
+        let slot: u16 = Self::cli(self.ports[live], &["cluster", "keyslot", key])
+            .trim()
+            .parse()
+            .unwrap();
+        let nodes = Self::cli(self.ports[live], &["cluster", "nodes"]);
+        for line in nodes.lines() {
+            let fields: Vec<&str> = line.split(' ').collect();
+            if fields.len() < 9 || !fields[2].contains("master") || fields[2].contains("fail") {
+                continue;
+            }
+            let port: u16 = fields[1]
+                .split(['@', ':'])
+                .nth(1)
+                .and_then(|p| p.parse().ok())
+                .unwrap();
+            let holds = fields[8..].iter().any(|range| {
+                let (from, to) = range.split_once('-').unwrap_or((range, range));
+                match (from.parse::<u16>(), to.parse::<u16>()) {
+                    (Ok(from), Ok(to)) => (from..=to).contains(&slot),
+                    _ => false,
+                }
+            });
+            if holds {
+                return self.ports.iter().position(|p| *p == port).unwrap();
+            }
+        }
+        panic!("no master holds slot {slot}: {nodes}");
+    }
+
+    /// Kills node `i` (a master fails; its replica takes over within a few seconds).
+    pub(crate) fn kill(&mut self, i: usize) {
+        if let Some(mut child) = self.children[i].take() {
+            child.kill().ok();
+            child.wait().ok();
+        }
+    }
+}
+
+impl Drop for RedisCluster {
+    fn drop(&mut self) {
+        for i in 0..self.children.len() {
+            self.kill(i);
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 /// A PostgreSQL cluster in a temporary directory, run as the `postgres` user when the tests
 /// run as root (PostgreSQL refuses to run as root).
 pub(crate) struct PostgresServer {

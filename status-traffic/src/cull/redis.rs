@@ -3,69 +3,94 @@
 //! that dies mid-call cannot leave a key without expiry (the mistake of INCR then EXPIRE as
 //! two commands, which leaves the budget spent forever), and instances whose clocks disagree
 //! still share one window.
+//!
+//! Safe whatever the store does:
+//! - **slow**: an ask carries a deadline on the server's clock (this instance's clock plus
+//!   the offset the server's answers show); a script that runs after it grants nothing, so a
+//!   Redis stalled past the client's timeout never spends a token nobody uses;
+//! - **garbage**: a key of the wrong type, a counter that does not parse or is negative, is
+//!   healed (deleted, or clamped at zero) instead of refusing for ever or granting for ever;
+//! - **a cluster**: one key a budget (`{key}:fixed` or `{key}:sliding`, its hash tag the
+//!   budget's key), passed in `KEYS`;
+//! - **restarted**: a Redis without persistence forgets its grants, so a restart mid-window
+//!   lets up to a whole capacity more through; with RDB snapshots it forgets those since the
+//!   last snapshot, with AOF (`appendfsync everysec`) at most a second's.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
-use redis::aio::MultiplexedConnection;
-use tokio::sync::Mutex;
+use status_core::store::RedisStore;
 
 use super::budget::{Asking, Budget, BudgetError, Grant};
 
-/// One key per window (`{prefix}:<window number>`), counted up to the capacity; the key
-/// expires when its window ends. A key found without expiry (written by something else) is
-/// given one.
+/// One hash a budget: the window's number (`w`) and the grants in it (`n`), counted up to the
+/// capacity; it expires when its window ends. A field that does not parse, or a negative
+/// count, is taken for zero and rewritten.
 const FIXED: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local window = tonumber(ARGV[1])
-local capacity = tonumber(ARGV[2])
-local key = KEYS[1] .. ':' .. math.floor(now / window)
+local window, capacity, deadline = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[4])
+if now > deadline then return {2, 0, now} end
+local kind = redis.call('TYPE', KEYS[1])['ok']
+if kind ~= 'none' and kind ~= 'hash' then redis.call('DEL', KEYS[1]) end
+local current = math.floor(now / window)
+local fields = redis.call('HMGET', KEYS[1], 'w', 'n')
+local used = tonumber(fields[2])
+if tonumber(fields[1]) ~= current or not used or used < 0 then used = 0 end
 local ttl = window - (now % window) + 1000
-local used = tonumber(redis.call('GET', key) or '0')
 if used >= capacity then
-  if redis.call('PTTL', key) < 0 then redis.call('PEXPIRE', key, ttl) end
-  return {0, used}
+  redis.call('HSET', KEYS[1], 'w', current, 'n', used)
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  return {0, used, now}
 end
-used = redis.call('INCR', key)
-redis.call('PEXPIRE', key, ttl)
-return {1, used}
+redis.call('HSET', KEYS[1], 'w', current, 'n', used + 1)
+redis.call('PEXPIRE', KEYS[1], ttl)
+return {1, used + 1, now}
 ";
 
-/// The grant times of the last window in a sorted set: exact, at most `capacity` members.
+/// The grant times of the last window in a sorted set: exact, at most `capacity` members
+/// (more, written by something else, are trimmed to the newest `capacity`).
 const SLIDING: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local window = tonumber(ARGV[1])
-local capacity = tonumber(ARGV[2])
+local window, capacity, deadline = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[4])
+if now > deadline then return {2, 0, now} end
+local kind = redis.call('TYPE', KEYS[1])['ok']
+if kind ~= 'none' and kind ~= 'zset' then redis.call('DEL', KEYS[1]) end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+-- Grants stamped in the future (a forged member, a clock stepped back) count as now.
 local used = redis.call('ZCARD', KEYS[1])
 if used >= capacity then
   redis.call('PEXPIRE', KEYS[1], window)
-  return {0, used}
+  return {0, used, now}
 end
-redis.call('ZADD', KEYS[1], now, ARGV[3] .. ':' .. now)
+redis.call('ZADD', KEYS[1], now, ARGV[3])
 redis.call('PEXPIRE', KEYS[1], window)
-return {1, used + 1}
+return {1, used + 1, now}
 ";
 
 /// How a Redis budget counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Window {
     /// At most `capacity` per calendar window (windows numbered from the epoch by the
-    /// server's clock). Two windows' worth can pass around an edge.
+    /// server's clock). Worst case: twice the capacity within moments, around an edge (a
+    /// full window's worth at its end, another at the start of the next).
     Fixed,
     /// At most `capacity` in any window-long span: the grant times of the last window are
-    /// kept (a sorted set of at most `capacity` members).
+    /// kept (a sorted set of at most `capacity` members). The default: its worst case is its
+    /// capacity.
+    #[default]
     Sliding,
 }
 
 /// A budget in Redis, for every instance that names the same key.
 pub struct RedisBudget {
-    client: redis::Client,
-    connection: Mutex<Option<MultiplexedConnection>>,
+    store: RedisStore,
+    /// The key, with its hash tag: `{key}:fixed` or `{key}:sliding`.
     key: String,
+    /// The server's clock less this instance's (ms), from the last answer; unknown at first.
+    offset: AtomicI64,
     capacity: u64,
     window: Duration,
     kind: Window,
@@ -87,12 +112,14 @@ impl fmt::Debug for RedisBudget {
 }
 
 impl RedisBudget {
-    /// `capacity` culls per `window` under `key`, counted as `kind`; asks that take longer
-    /// than 250 ms are refusals. `instance` names this instance in the sliding window's set.
+    /// `capacity` culls per `window` under `key`, counted as `kind`, at `url` (one URL, or a
+    /// cluster's seed nodes separated by commas); asks that take longer than 250 ms are
+    /// refusals, and grant nothing if they reach the server later than that. `instance`
+    /// names this instance in the sliding window's set.
     ///
     /// # Errors
     ///
-    /// If `url` is not a Redis URL.
+    /// If `url` is not a Redis URL, or `key` is empty or holds braces or control characters.
     pub fn new(
         url: &str,
         key: impl Into<String>,
@@ -100,11 +127,15 @@ impl RedisBudget {
         window: Duration,
         kind: Window,
         instance: impl Into<String>,
-    ) -> Result<Self, redis::RedisError> {
+    ) -> Result<Self, status_core::Error> {
+        let suffix = match kind {
+            Window::Fixed => "fixed",
+            Window::Sliding => "sliding",
+        };
         Ok(Self {
-            client: redis::Client::open(url)?,
-            connection: Mutex::new(None),
-            key: key.into(),
+            key: RedisStore::tagged(&key.into(), suffix)?,
+            store: RedisStore::open(url)?,
+            offset: AtomicI64::new(i64::MIN),
             capacity,
             window,
             kind,
@@ -121,42 +152,57 @@ impl RedisBudget {
         self
     }
 
+    /// This instance's clock, in ms since the epoch.
+    fn local_ms() -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    }
+
     async fn ask(&self) -> Result<Grant, BudgetError> {
         let unreachable = |e: redis::RedisError| BudgetError::Unreachable(e.to_string());
-        let mut slot = self.connection.lock().await;
-        let mut connection = match slot.as_ref() {
-            Some(connection) => connection.clone(),
-            None => {
-                let connection = self
-                    .client
-                    .get_multiplexed_async_connection()
-                    .await
-                    .map_err(unreachable)?;
-                *slot = Some(connection.clone());
-                connection
-            }
-        };
-        drop(slot);
+        let mut connection = self.store.connection().await.map_err(unreachable)?;
+        // The offset of the server's clock, learnt once by TIME, then from every answer.
+        let mut offset = self.offset.load(Ordering::Relaxed);
+        if offset == i64::MIN {
+            let sent = Self::local_ms();
+            let (secs, micros): (i64, i64) = redis::cmd("TIME")
+                .query_async(&mut connection)
+                .await
+                .map_err(unreachable)?;
+            offset = secs * 1000 + micros / 1000 - (sent + Self::local_ms()) / 2;
+            self.offset.store(offset, Ordering::Relaxed);
+        }
+        let timeout = i64::try_from(self.timeout.as_millis()).unwrap_or(i64::MAX);
+        let deadline = Self::local_ms() + offset + timeout;
         let script = match self.kind {
             Window::Fixed => FIXED,
             Window::Sliding => SLIDING,
         };
         let ask = self.asks.fetch_add(1, Ordering::Relaxed);
-        let answer: Result<(u64, u64), _> = redis::cmd("EVAL")
-            .arg(script)
-            .arg(1)
-            .arg(&self.key)
+        let sent = Self::local_ms();
+        let answer: Result<(u64, u64, i64), _> = redis::Script::new(script)
+            .key(&self.key)
             .arg(u64::try_from(self.window.as_millis()).unwrap_or(u64::MAX))
             .arg(self.capacity)
             .arg(format!("{}:{ask}", self.instance))
-            .query_async(&mut connection)
+            .arg(deadline)
+            .invoke_async(&mut connection)
             .await;
         match answer {
-            Ok((1, used)) => Ok(Grant::Token { used }),
-            Ok((_, used)) => Ok(Grant::Spent { used }),
+            Ok((granted, used, server_now)) => {
+                // The server's clock as this answer shows it, against the ask's midpoint.
+                let offset = server_now - (sent + Self::local_ms()) / 2;
+                self.offset.store(offset, Ordering::Relaxed);
+                match granted {
+                    1 => Ok(Grant::Token { used }),
+                    0 => Ok(Grant::Spent { used }),
+                    _ => Err(BudgetError::TimedOut(self.timeout)),
+                }
+            }
             Err(e) => {
                 // A broken connection is made again on the next ask.
-                *self.connection.lock().await = None;
+                self.store.reset().await;
                 Err(unreachable(e))
             }
         }
@@ -169,7 +215,8 @@ impl Budget for RedisBudget {
             match tokio::time::timeout(self.timeout, self.ask()).await {
                 Ok(answer) => answer,
                 Err(_) => {
-                    *self.connection.lock().await = None;
+                    // A late answer must not be read by the next ask: a new connection.
+                    self.store.reset().await;
                     Err(BudgetError::TimedOut(self.timeout))
                 }
             }
@@ -182,8 +229,9 @@ impl Budget for RedisBudget {
             Window::Sliding => "sliding",
         };
         format!(
-            "{kind} window in Redis ({}), {} per {} s",
+            "{kind} window in Redis ({} at {}), {} per {} s",
             self.key,
+            self.store.describe(),
             self.capacity,
             self.window.as_secs()
         )
