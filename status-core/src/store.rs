@@ -171,6 +171,41 @@ impl RedisStore {
         Ok(c)
     }
 
+    /// Waits until the writes made so far on `connection` to `key`'s server reached at least
+    /// `replicas` replicas, for at most `timeout`: how many did (Redis's `WAIT`, sent on a
+    /// cluster to the master of `key`'s slot). A write not yet replicated can be lost when its
+    /// master fails over.
+    ///
+    /// # Errors
+    ///
+    /// The store cannot be reached.
+    pub async fn replicated(
+        &self,
+        connection: &mut Connection,
+        key: &str,
+        replicas: usize,
+        timeout: std::time::Duration,
+    ) -> redis::RedisResult<usize> {
+        let mut wait = redis::cmd("WAIT");
+        wait.arg(replicas).arg(
+            u64::try_from(timeout.as_millis())
+                .unwrap_or(u64::MAX)
+                .max(1),
+        );
+        let acknowledged = match connection {
+            Connection::Single(c) => wait.query_async(c).await?,
+            Connection::Cluster(c) => {
+                use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+                let slot = redis::cluster_routing::get_slot(key.as_bytes());
+                let route = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(
+                    Route::new(slot, SlotAddr::Master),
+                ));
+                redis::from_redis_value(&c.route_command(&wait, route).await?)?
+            }
+        };
+        Ok(acknowledged)
+    }
+
     /// Drops the shared connection: the next call makes a new one. After a failure or a
     /// timeout, so that a connection still reading a late answer is never reused.
     pub async fn reset(&self) {

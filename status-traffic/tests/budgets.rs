@@ -474,3 +474,71 @@ fn budgets_named_kind(
         })
         .collect()
 }
+
+#[allow(dead_code, unreachable_pub)]
+#[path = "../../status-core/tests/components/servers.rs"]
+mod servers;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_redis_cluster_a_failover_never_grants_past_capacity() {
+    let mut cluster = servers::RedisCluster::start();
+    let window = Duration::from_secs(600);
+    let capacity = 4;
+    let fleet: Vec<_> = (0..5)
+        .map(|i| {
+            Arc::new(
+                RedisBudget::new(
+                    &cluster.urls(),
+                    "cluster-budget",
+                    capacity,
+                    window,
+                    Window::Sliding,
+                    format!("i{i}"),
+                )
+                .unwrap()
+                .timeout(Duration::from_secs(1)),
+            )
+        })
+        .collect();
+    // Two grants before the failover, heard and replicated.
+    let mut heard = 0;
+    for budget in &fleet[..2] {
+        let answer = budget.take().await;
+        assert!(matches!(answer, Ok(Grant::Token { .. })), "{answer:?}");
+        heard += 1;
+    }
+    // The master holding the budget's slot dies while every instance keeps asking.
+    let master = cluster.master_of("{cluster-budget}:sliding");
+    cluster.kill(master);
+    let killed = Instant::now();
+    let mut refused = 0;
+    while killed.elapsed() < Duration::from_secs(8) {
+        for budget in &fleet {
+            match budget.take().await {
+                Ok(Grant::Token { .. }) => heard += 1,
+                Ok(Grant::Spent { .. }) => {}
+                Err(_) => refused += 1,
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(refused > 0, "the failover was felt");
+    assert!(
+        heard <= capacity,
+        "{heard} grants heard, capacity {capacity}"
+    );
+    // After it, the replica holds the budget: every grant heard, and no more than capacity.
+    let answers: Vec<_> = futures_answers(&fleet).await;
+    assert!(
+        answers.iter().all(|a| matches!(a, Ok(Grant::Spent { .. }))),
+        "{answers:?}"
+    );
+}
+
+async fn futures_answers(fleet: &[Arc<RedisBudget>]) -> Vec<Result<Grant, BudgetError>> {
+    let mut answers = Vec::new();
+    for budget in fleet {
+        answers.push(budget.take().await);
+    }
+    answers
+}

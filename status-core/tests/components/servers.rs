@@ -152,6 +152,23 @@ impl RedisCluster {
         for port in cluster.ports.clone() {
             cluster.wait_until_ok(port);
         }
+        // And every master has its replica in sync.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        for port in cluster.ports.clone() {
+            loop {
+                let info = Self::cli(port, &["info", "replication"]);
+                let synced = info.contains("role:slave") && info.contains("master_link_status:up")
+                    || info.contains("role:master") && info.contains("connected_slaves:1");
+                if synced {
+                    break;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "replication never came up on {port}"
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
         cluster
     }
 

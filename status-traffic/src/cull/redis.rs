@@ -97,6 +97,8 @@ pub struct RedisBudget {
     timeout: Duration,
     instance: String,
     asks: AtomicU64,
+    /// Replicas a grant must reach before it is used (`WAIT`): 1 on a cluster, else 0.
+    replicas: usize,
 }
 
 impl fmt::Debug for RedisBudget {
@@ -132,9 +134,11 @@ impl RedisBudget {
             Window::Fixed => "fixed",
             Window::Sliding => "sliding",
         };
+        let store = RedisStore::open(url)?;
         Ok(Self {
             key: RedisStore::tagged(&key.into(), suffix)?,
-            store: RedisStore::open(url)?,
+            replicas: usize::from(store.is_cluster()),
+            store,
             offset: AtomicI64::new(i64::MIN),
             capacity,
             window,
@@ -143,6 +147,16 @@ impl RedisBudget {
             instance: instance.into(),
             asks: AtomicU64::new(0),
         })
+    }
+
+    /// How many replicas a grant must reach before it is used: a grant its master loses in a
+    /// failover would be granted again. 1 by default on a cluster (seed nodes given), 0 on one
+    /// server (with replicas of its own, set it). A grant not replicated in time is a refusal
+    /// (its token spent, never used: the safe direction).
+    #[must_use]
+    pub fn replicas(mut self, replicas: usize) -> Self {
+        self.replicas = replicas;
+        self
     }
 
     /// How long an ask may take before it counts as a refusal.
@@ -195,6 +209,24 @@ impl RedisBudget {
                 let offset = server_now - (sent + Self::local_ms()) / 2;
                 self.offset.store(offset, Ordering::Relaxed);
                 match granted {
+                    1 if self.replicas > 0 => {
+                        let left = self.timeout.saturating_sub(Duration::from_millis(
+                            u64::try_from(Self::local_ms() - sent).unwrap_or(0),
+                        ));
+                        let reached = self
+                            .store
+                            .replicated(&mut connection, &self.key, self.replicas, left)
+                            .await
+                            .map_err(unreachable)?;
+                        if reached >= self.replicas {
+                            Ok(Grant::Token { used })
+                        } else {
+                            Err(BudgetError::Unreachable(format!(
+                                "the grant reached {reached} of {} replicas in time",
+                                self.replicas
+                            )))
+                        }
+                    }
                     1 => Ok(Grant::Token { used }),
                     0 => Ok(Grant::Spent { used }),
                     _ => Err(BudgetError::TimedOut(self.timeout)),
