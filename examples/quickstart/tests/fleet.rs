@@ -138,6 +138,17 @@ async fn a_datacenter_fails_then_both_fail_open_then_recover() {
         metrics.contains(r#"status_fleet_datacenter_healthy{dc="west"} 1"#),
         "{metrics}"
     );
+    // The store is said: beats timed, nothing refused, and a dependency.
+    assert!(
+        metrics.contains("status_fleet_exchange_seconds_count"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(r#"status_fleet_rejected_total{reason="wrong_type"} 0"#),
+        "{metrics}"
+    );
+    let (_, fleet_dependency) = get(asker, "/healthcheck/dependencies/fleet").await;
+    assert_eq!(fleet_dependency["status"], "OK", "{fleet_dependency}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -581,6 +581,43 @@ mod tests {
     }
 
     #[test]
+    fn a_shared_failure_is_judged_from_counts_less_this_instance_and_never_when_stale() {
+        let counts = |outage: usize| DatacenterCounts {
+            datacenter: "east".into(),
+            conditions: Conditions {
+                ok: 4 - outage,
+                minor: 0,
+                major: 0,
+                outage,
+            },
+            serving: 4 - outage,
+        };
+        // Four fresh instances, this one among them and OUTAGE, two others OUTAGE too: 2 of
+        // the 3 others share it.
+        let mut view = FleetView::from_counts(vec![counts(3)], HealthRule::default());
+        view.own = Some(("east".into(), CheckStatus::Outage));
+        assert_eq!(
+            view.shared_failure("east", "me", CheckStatus::Outage),
+            Some((2, 3))
+        );
+        // Only one other: this instance's own failure.
+        let mut alone = FleetView::from_counts(vec![counts(2)], HealthRule::default());
+        alone.own = Some(("east".into(), CheckStatus::Outage));
+        assert_eq!(
+            alone.shared_failure("east", "me", CheckStatus::Outage),
+            None
+        );
+        // A frozen view is no information, however it reads.
+        assert_eq!(
+            view.clone()
+                .into_stale()
+                .shared_failure("east", "me", CheckStatus::Outage),
+            None
+        );
+        assert_eq!(view.shared_failure("west", "me", CheckStatus::Outage), None);
+    }
+
+    #[test]
     fn the_condition_comes_first_in_json() {
         let fleet = view(&[(instance("a1", "east", CheckStatus::Ok, false), 0)]).into_stale();
         let json = serde_json::to_string(fleet.datacenter("east").unwrap()).unwrap();
