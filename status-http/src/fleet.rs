@@ -365,12 +365,7 @@ pub(crate) async fn page(
         datacenters: view
             .datacenters
             .iter()
-            .filter(|dc| {
-                query
-                    .datacenter
-                    .as_ref()
-                    .is_none_or(|d| *d == dc.datacenter)
-            })
+            .filter(|dc| query.wants(&dc.datacenter))
             .map(|dc| {
                 let (class, label) = match (dc.healthy, dc.fail_open) {
                     (true, _) => ("ok", "✔ healthy"),

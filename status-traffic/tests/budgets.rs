@@ -76,18 +76,24 @@ fn budgets(
     window: Duration,
     kind: Window,
 ) -> Vec<Arc<RedisBudget>> {
+    budgets_named(redis, "cull-budget", n, capacity, window, kind)
+}
+
+/// `n` instances' budgets under `key`, each asking for at most 250 ms.
+fn budgets_named(
+    redis: &Redis,
+    key: &str,
+    n: usize,
+    capacity: u64,
+    window: Duration,
+    kind: Window,
+) -> Vec<Arc<RedisBudget>> {
     (0..n)
         .map(|i| {
             Arc::new(
-                RedisBudget::new(
-                    &redis.url(),
-                    "cull-budget",
-                    capacity,
-                    window,
-                    kind,
-                    format!("instance-{i}"),
-                )
-                .unwrap(),
+                RedisBudget::new(&redis.url(), key, capacity, window, kind, format!("i{i}"))
+                    .unwrap()
+                    .timeout(Duration::from_millis(250)),
             )
         })
         .collect()
@@ -389,7 +395,7 @@ async fn a_stalled_redis_spends_nothing_while_no_instance_culls() {
     let redis = Redis::start();
     let window = Duration::from_secs(600);
     // Seven tokens; each instance takes one first (it learns the server's clock), three left.
-    let fleet = budgets_named(&redis, "stalled", 4, 7, window);
+    let fleet = budgets_named(&redis, "stalled", 4, 7, window, Window::Sliding);
     for budget in &fleet {
         assert!(matches!(budget.take().await, Ok(Grant::Token { .. })));
     }
@@ -444,35 +450,6 @@ async fn a_stalled_redis_spends_nothing_while_no_instance_culls() {
         .await
         .unwrap();
     assert_eq!(used, 7, "every grant in the store was heard of");
-}
-
-fn budgets_named(
-    redis: &Redis,
-    key: &str,
-    n: usize,
-    capacity: u64,
-    window: Duration,
-) -> Vec<Arc<RedisBudget>> {
-    budgets_named_kind(redis, key, n, capacity, window, Window::Sliding)
-}
-
-fn budgets_named_kind(
-    redis: &Redis,
-    key: &str,
-    n: usize,
-    capacity: u64,
-    window: Duration,
-    kind: Window,
-) -> Vec<Arc<RedisBudget>> {
-    (0..n)
-        .map(|i| {
-            Arc::new(
-                RedisBudget::new(&redis.url(), key, capacity, window, kind, format!("i{i}"))
-                    .unwrap()
-                    .timeout(Duration::from_millis(250)),
-            )
-        })
-        .collect()
 }
 
 #[allow(dead_code, unreachable_pub)]

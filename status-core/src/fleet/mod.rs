@@ -251,6 +251,16 @@ pub struct InstanceQuery {
     pub limit: usize,
 }
 
+impl InstanceQuery {
+    /// Whether it asks for the instances of `datacenter` (it names none, or that one).
+    #[must_use]
+    pub fn wants(&self, datacenter: &str) -> bool {
+        self.datacenter
+            .as_deref()
+            .is_none_or(|name| name == datacenter)
+    }
+}
+
 /// A page of instances, and the cursor of the next one.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -479,12 +489,7 @@ impl FleetView {
         let mut all = self
             .datacenters
             .iter()
-            .filter(|dc| {
-                query
-                    .datacenter
-                    .as_ref()
-                    .is_none_or(|name| *name == dc.datacenter)
-            })
+            .filter(|dc| query.wants(&dc.datacenter))
             .flat_map(|dc| dc.instances.iter())
             .skip(from);
         let instances: Vec<InstanceView> = all.by_ref().take(limit).cloned().collect();
