@@ -165,3 +165,60 @@ async fn fleet_aware_readiness_leaves_a_shared_failure_to_the_datacenter() {
         .get("rule")
         .is_none());
 }
+
+#[tokio::test(start_paused = true)]
+async fn instances_are_listed_a_page_at_a_time_and_bad_pages_refused() {
+    let f = fixture().await;
+    let app = status_http::Routes::new(f.registry.clone())
+        .fleet(|| Arc::new(view(CheckStatus::Ok)))
+        .build();
+    let first = get(&app, "/fleet?limit=1").await;
+    assert_eq!(first.status, StatusCode::OK);
+    let json = first.json();
+    assert_eq!(json["instances"].as_array().unwrap().len(), 1, "{json}");
+    assert_eq!(json["instances"][0]["instanceId"], "e1");
+    let cursor = json["nextCursor"].as_str().expect("a next page").to_owned();
+    let second = get(&app, &format!("/fleet?limit=1&cursor={cursor}"))
+        .await
+        .json();
+    assert_eq!(second["instances"][0]["instanceId"], "w1");
+    assert!(
+        second.get("nextCursor").is_none(),
+        "the last page: {second}"
+    );
+    let west = get(&app, "/fleet?datacenter=west").await.json();
+    let ids: Vec<_> = west["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["instanceId"].clone())
+        .collect();
+    assert_eq!(ids, ["w1"]);
+    assert_eq!(
+        west["datacenters"].as_array().unwrap().len(),
+        2,
+        "the data centers stay whole"
+    );
+    for bad in [
+        "/fleet?limit=0",
+        "/fleet?limit=501",
+        "/fleet?limit=x",
+        "/fleet?cursor=zz",
+        "/status/fleet?limit=0",
+    ] {
+        let answer = get(&app, bad).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::BAD_REQUEST,
+            "{bad}: {}",
+            answer.body
+        );
+        assert!(answer.json()["error"].is_string(), "{bad}");
+    }
+    let page = get(&app, "/status/fleet?limit=1").await.body;
+    assert!(
+        page.contains(r#"id="fleet-next" href="?cursor=1&#38;limit=1""#),
+        "{page}"
+    );
+    assert!(page.contains(r#"data-instance="e1""#) && !page.contains(r#"data-instance="w1""#));
+}
