@@ -61,6 +61,7 @@ mod codes;
 mod dashboard;
 mod error;
 mod fleet;
+mod live;
 mod metrics;
 mod openapi;
 mod present;

@@ -42,7 +42,7 @@ use utoipa::{IntoParams, Modify, OpenApi, ToSchema};
         crate::dashboard::asset,
         crate::fleet::fleet,
         crate::fleet::datacenter,
-        crate::fleet::page,
+        crate::fleet::page::page,
         openapi_json,
     ),
     modifiers(&Bearer),

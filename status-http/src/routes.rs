@@ -126,30 +126,9 @@ impl Routes {
     /// Without it the fleet routes answer 404.
     pub fn fleet(mut self, source: impl status_core::fleet::FleetSource) -> Self {
         let fleet = crate::fleet::Fleet::new(source);
-        let metric = crate::fleet::FleetMetric(fleet.clone());
-        let store = fleet.clone();
-        self.metrics.push(Box::new(move |metrics| {
-            metrics.register(
-                "status_fleet_datacenter_healthy",
-                "Whether each data center is healthy by the fleet's rule (1) or not (0)",
-                metric,
-            );
-            metrics.register(
-                "status_fleet_exchange_seconds",
-                "How long this instance's beats into the fleet's store took",
-                crate::fleet::FleetStoreMetric {
-                    fleet: store.clone(),
-                    rejected: false,
-                },
-            );
-            metrics.register(
-                "status_fleet_rejected",
-                "What the fleet's store refused or healed, by reason",
-                crate::fleet::FleetStoreMetric {
-                    fleet: store,
-                    rejected: true,
-                },
-            );
+        let metrics = fleet.clone();
+        self.metrics.push(Box::new(move |registry| {
+            crate::fleet::register_metrics(&metrics, registry);
         }));
         self.fleet = Some(fleet);
         self
@@ -248,7 +227,7 @@ impl Routes {
             .route("/openapi.json", get(openapi::openapi_json))
             .route("/fleet", get(crate::fleet::fleet))
             .route("/fleet/datacenters/{dc}", get(crate::fleet::datacenter))
-            .route("/status/fleet", get(crate::fleet::page))
+            .route("/status/fleet", get(crate::fleet::page::page))
             .layer(DefaultBodyLimit::max(BODY_LIMIT))
             // A 503 is a probe's expected answer during an outage, not a server failure.
             .layer(

@@ -1,13 +1,15 @@
 //! The fleet over HTTP: `GET /fleet` (the data centers from memory, the instances a page at a
-//! time from the store) and, for GSLB, `GET /fleet/datacenters/{dc}` (from memory, never the
-//! store).
+//! time from the store), for GSLB `GET /fleet/datacenters/{dc}` (from memory, never the
+//! store), the fleet page ([`page`]), its metrics, and fleet-aware readiness.
+
+pub(crate) mod page;
 
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use prometheus_client::encoding::{EncodeMetric, MetricEncoder, NoLabelSet};
+use prometheus_client::encoding::NoLabelSet;
 use prometheus_client::metrics::MetricType;
 use status_core::fleet::{
     FleetSource, FleetView, InstancePage, InstanceQuery, BEAT_BUCKETS, REJECTIONS,
@@ -15,6 +17,7 @@ use status_core::fleet::{
 use status_core::Readiness;
 
 use crate::error::ApiError;
+use crate::live::Live;
 use crate::state::AppState;
 
 /// The most instances a page lists, and how many when not asked.
@@ -212,219 +215,63 @@ pub(crate) async fn datacenter(
         .into_response())
 }
 
-/// `status_fleet_datacenter_healthy{dc}`: 1 when the data center is healthy by the rule, 0
-/// when not (failing open or not: this is for people).
-pub(crate) struct FleetMetric(pub(crate) Fleet);
-
-impl std::fmt::Debug for FleetMetric {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FleetMetric").finish_non_exhaustive()
-    }
-}
-
-impl EncodeMetric for FleetMetric {
-    fn encode(&self, mut encoder: MetricEncoder<'_>) -> Result<(), std::fmt::Error> {
-        for dc in &self.0.view().datacenters {
-            encoder
-                .encode_family(&[("dc", dc.datacenter.as_str())])?
-                .encode_gauge(&i64::from(dc.healthy))?;
-        }
-        Ok(())
-    }
-
-    fn metric_type(&self) -> MetricType {
-        MetricType::Gauge
-    }
-}
-
-/// `status_fleet_exchange_seconds` (a histogram of the beats into the store) and
-/// `status_fleet_rejected_total{reason}` (what the store refused or healed), when the source
-/// has a store.
-pub(crate) struct FleetStoreMetric {
-    pub(crate) fleet: Fleet,
-    pub(crate) rejected: bool,
-}
-
-impl std::fmt::Debug for FleetStoreMetric {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FleetStoreMetric").finish_non_exhaustive()
-    }
-}
-
-impl EncodeMetric for FleetStoreMetric {
-    fn encode(&self, mut encoder: MetricEncoder<'_>) -> Result<(), std::fmt::Error> {
-        let Some(stats) = self.fleet.source.stats() else {
-            return Ok(());
-        };
-        if self.rejected {
-            for (reason, count) in REJECTIONS.iter().zip(stats.rejected) {
+/// The fleet's metrics, read when scraped: `status_fleet_datacenter_healthy{dc}` (1 when the
+/// data center is healthy by the rule, 0 when not, failing open or not: this is for people)
+/// and, when the source has a store, `status_fleet_exchange_seconds` (a histogram of the beats
+/// into it) and `status_fleet_rejected_total{reason}` (what it refused or healed).
+pub(crate) fn register_metrics(fleet: &Fleet, metrics: &mut prometheus_client::registry::Registry) {
+    let views = fleet.clone();
+    metrics.register(
+        "status_fleet_datacenter_healthy",
+        "Whether each data center is healthy by the fleet's rule (1) or not (0)",
+        Live::new(MetricType::Gauge, move |mut encoder| {
+            for dc in &views.view().datacenters {
                 encoder
-                    .encode_family(&[("reason", *reason)])?
-                    .encode_counter::<NoLabelSet, _, u64>(&count, None)?;
+                    .encode_family(&[("dc", dc.datacenter.as_str())])?
+                    .encode_gauge(&i64::from(dc.healthy))?;
             }
-            return Ok(());
-        }
-        let mut cumulative = 0;
-        let buckets: Vec<(f64, u64)> = BEAT_BUCKETS
-            .iter()
-            .copied()
-            .chain([f64::INFINITY])
-            .zip(stats.buckets)
-            .map(|(le, n)| {
-                cumulative += n;
-                (le, cumulative)
-            })
-            .collect();
-        encoder.encode_histogram::<NoLabelSet>(stats.seconds, stats.beats, &buckets, None)
-    }
-
-    fn metric_type(&self) -> MetricType {
-        if self.rejected {
-            MetricType::Counter
-        } else {
-            MetricType::Histogram
-        }
-    }
-}
-
-/// The fleet page's view: computed here, printed (and escaped) by the template.
-#[derive(askama::Template)]
-#[template(path = "fleet.html")]
-struct FleetPage {
-    hostname: String,
-    stale: bool,
-    fail_open: bool,
-    /// Why the instances could not be listed, if they could not.
-    unlisted: Option<String>,
-    /// The next page's query string.
-    next: Option<String>,
-    datacenters: Vec<DcRow>,
-}
-
-struct DcRow {
-    name: String,
-    healthy: bool,
-    class: &'static str,
-    label: &'static str,
-    serving: usize,
-    fresh: usize,
-    instances: Vec<InstanceRow>,
-}
-
-struct InstanceRow {
-    id: String,
-    url: String,
-    condition: &'static str,
-    holds: String,
-    version: String,
-    age: String,
-    stale: bool,
-}
-
-/// GET `/status/fleet`: the fleet on the dashboard: data centers (from memory) and a page of
-/// their instances (from the store: `?datacenter=`, `?cursor=`, `?limit=`), holds, stale ones
-/// marked, links to each instance's dashboard and to the next page. With the store down the
-/// page still shows the data centers, and says why the instances are missing.
-#[utoipa::path(get, path = "/status/fleet", tag = "fleet",
-    params(
-        ("datacenter" = Option<String>, Query, description = "Only this data center's instances"),
-        ("cursor" = Option<String>, Query, description = "Where the page starts: the previous page's next link"),
-        ("limit" = Option<usize>, Query, description = "At most this many instances, 1 to 500 (default 100)")),
-    responses(
-        (status = 200, description = "The fleet page", content_type = "text/html", body = String),
-        (status = 400, description = "A limit out of range, or a cursor the store did not hand out", body = crate::openapi::Error),
-        (status = 404, description = "This instance has no fleet view", body = crate::openapi::Error),
-        (status = "default", description = "A rejected request (400, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
-pub(crate) async fn page(
-    State(state): State<Arc<AppState>>,
-    query: Result<Query<Params>, axum::extract::rejection::QueryRejection>,
-) -> Result<Response, ApiError> {
-    use askama::Template;
-
-    let fleet = source(&state)?;
-    let query = params(query)?;
-    let view = fleet.view();
-    let (instances, next, unlisted) = match list(fleet, query.clone()).await {
-        Ok(page) => (page.instances, page.next_cursor, None),
-        Err(e) if e.status() == StatusCode::BAD_REQUEST => return Err(e),
-        Err(e) => (Vec::new(), None, Some(e.message().to_owned())),
-    };
-    let next = next.map(|cursor| {
-        let mut link = format!("?cursor={}&limit={}", encode(&cursor), query.limit);
-        if let Some(dc) = &query.datacenter {
-            link += &format!("&datacenter={}", encode(dc));
-        }
-        link
-    });
-    let page = FleetPage {
-        hostname: state.registry.hostname().to_owned(),
-        stale: view.stale,
-        fail_open: view.fail_open,
-        unlisted,
-        next,
-        datacenters: view
-            .datacenters
-            .iter()
-            .filter(|dc| query.wants(&dc.datacenter))
-            .map(|dc| {
-                let (class, label) = match (dc.healthy, dc.fail_open) {
-                    (true, _) => ("ok", "✔ healthy"),
-                    (false, true) => ("minor", "▲ failing open"),
-                    (false, false) => ("outage", "✖ unhealthy"),
-                };
-                DcRow {
-                    name: dc.datacenter.clone(),
-                    healthy: dc.healthy,
-                    class,
-                    label,
-                    serving: dc.serving,
-                    fresh: dc.fresh,
-                    instances: instances
-                        .iter()
-                        .filter(|i| i.summary.datacenter == dc.datacenter)
-                        .map(|i| InstanceRow {
-                            id: i.summary.instance_id.clone(),
-                            url: i.summary.url.clone(),
-                            condition: i.summary.condition.as_str(),
-                            holds: if i.summary.holds.is_empty() {
-                                "in rotation".to_owned()
-                            } else {
-                                i.summary.holds.join(", ")
-                            },
-                            version: i.summary.version.clone(),
-                            age: format!("{:.1} s ago", i.age_ms as f64 / 1000.0),
-                            stale: i.stale,
-                        })
-                        .collect(),
-                }
-            })
-            .collect(),
-    };
-    let html = page.render().map_err(|e| {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("cannot render the fleet page: {e}"),
-        )
-    })?;
-    let mut response = axum::response::Html(html).into_response();
-    response.headers_mut().insert(
-        axum::http::header::CONTENT_SECURITY_POLICY,
-        axum::http::HeaderValue::from_static(crate::dashboard::CSP),
+            Ok(())
+        }),
     );
-    Ok(response)
-}
-
-/// `text` for a query string: every byte but letters, digits, `-`, `.`, `_` and `~` escaped.
-fn encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-                char::from(b).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
+    let Some(_) = fleet.source.stats() else {
+        return;
+    };
+    let beats = fleet.clone();
+    metrics.register(
+        "status_fleet_exchange_seconds",
+        "How long this instance's beats into the fleet's store took",
+        Live::new(MetricType::Histogram, move |mut encoder| {
+            let Some(stats) = beats.source.stats() else {
+                return Ok(());
+            };
+            let mut cumulative = 0;
+            let buckets: Vec<(f64, u64)> = BEAT_BUCKETS
+                .iter()
+                .copied()
+                .chain([f64::INFINITY])
+                .zip(stats.buckets)
+                .map(|(le, n)| {
+                    cumulative += n;
+                    (le, cumulative)
+                })
+                .collect();
+            encoder.encode_histogram::<NoLabelSet>(stats.seconds, stats.beats, &buckets, None)
+        }),
+    );
+    let refusals = fleet.clone();
+    metrics.register(
+        "status_fleet_rejected",
+        "What the fleet's store refused or healed, by reason",
+        Live::counters("reason", move || {
+            refusals.source.stats().map_or_else(Vec::new, |stats| {
+                REJECTIONS
+                    .iter()
+                    .map(|r| (*r).to_owned())
+                    .zip(stats.rejected)
+                    .collect()
+            })
+        }),
+    );
 }
 
 /// This instance in the fleet, for fleet-aware readiness.

@@ -1,0 +1,151 @@
+//! `GET /status/fleet`: the fleet on the dashboard.
+
+use std::sync::Arc;
+
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+
+use super::{list, params, source, Params};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// The fleet page's view: computed here, printed (and escaped) by the template.
+#[derive(askama::Template)]
+#[template(path = "fleet.html")]
+struct FleetPage {
+    hostname: String,
+    stale: bool,
+    fail_open: bool,
+    /// Why the instances could not be listed, if they could not.
+    unlisted: Option<String>,
+    /// The next page's query string.
+    next: Option<String>,
+    datacenters: Vec<DcRow>,
+}
+
+struct DcRow {
+    name: String,
+    healthy: bool,
+    class: &'static str,
+    label: &'static str,
+    serving: usize,
+    fresh: usize,
+    instances: Vec<InstanceRow>,
+}
+
+struct InstanceRow {
+    id: String,
+    url: String,
+    condition: &'static str,
+    holds: String,
+    version: String,
+    age: String,
+    stale: bool,
+}
+
+/// GET `/status/fleet`: the fleet on the dashboard: data centers (from memory) and a page of
+/// their instances (from the store: `?datacenter=`, `?cursor=`, `?limit=`), holds, stale ones
+/// marked, links to each instance's dashboard and to the next page. With the store down the
+/// page still shows the data centers, and says why the instances are missing.
+#[utoipa::path(get, path = "/status/fleet", tag = "fleet",
+    params(
+        ("datacenter" = Option<String>, Query, description = "Only this data center's instances"),
+        ("cursor" = Option<String>, Query, description = "Where the page starts: the previous page's next link"),
+        ("limit" = Option<usize>, Query, description = "At most this many instances, 1 to 500 (default 100)")),
+    responses(
+        (status = 200, description = "The fleet page", content_type = "text/html", body = String),
+        (status = 400, description = "A limit out of range, or a cursor the store did not hand out", body = crate::openapi::Error),
+        (status = 404, description = "This instance has no fleet view", body = crate::openapi::Error),
+        (status = "default", description = "A rejected request (400, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
+pub(crate) async fn page(
+    State(state): State<Arc<AppState>>,
+    query: Result<Query<Params>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    use askama::Template;
+
+    let fleet = source(&state)?;
+    let query = params(query)?;
+    let view = fleet.view();
+    let (instances, next, unlisted) = match list(fleet, query.clone()).await {
+        Ok(page) => (page.instances, page.next_cursor, None),
+        Err(e) if e.status() == StatusCode::BAD_REQUEST => return Err(e),
+        Err(e) => (Vec::new(), None, Some(e.message().to_owned())),
+    };
+    let next = next.map(|cursor| {
+        let mut link = format!("?cursor={}&limit={}", encode(&cursor), query.limit);
+        if let Some(dc) = &query.datacenter {
+            link += &format!("&datacenter={}", encode(dc));
+        }
+        link
+    });
+    let page = FleetPage {
+        hostname: state.registry.hostname().to_owned(),
+        stale: view.stale,
+        fail_open: view.fail_open,
+        unlisted,
+        next,
+        datacenters: view
+            .datacenters
+            .iter()
+            .filter(|dc| query.wants(&dc.datacenter))
+            .map(|dc| {
+                let (class, label) = match (dc.healthy, dc.fail_open) {
+                    (true, _) => ("ok", "✔ healthy"),
+                    (false, true) => ("minor", "▲ failing open"),
+                    (false, false) => ("outage", "✖ unhealthy"),
+                };
+                DcRow {
+                    name: dc.datacenter.clone(),
+                    healthy: dc.healthy,
+                    class,
+                    label,
+                    serving: dc.serving,
+                    fresh: dc.fresh,
+                    instances: instances
+                        .iter()
+                        .filter(|i| i.summary.datacenter == dc.datacenter)
+                        .map(|i| InstanceRow {
+                            id: i.summary.instance_id.clone(),
+                            url: i.summary.url.clone(),
+                            condition: i.summary.condition.as_str(),
+                            holds: if i.summary.holds.is_empty() {
+                                "in rotation".to_owned()
+                            } else {
+                                i.summary.holds.join(", ")
+                            },
+                            version: i.summary.version.clone(),
+                            age: format!("{:.1} s ago", i.age_ms as f64 / 1000.0),
+                            stale: i.stale,
+                        })
+                        .collect(),
+                }
+            })
+            .collect(),
+    };
+    let html = page.render().map_err(|e| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot render the fleet page: {e}"),
+        )
+    })?;
+    let mut response = axum::response::Html(html).into_response();
+    response.headers_mut().insert(
+        axum::http::header::CONTENT_SECURITY_POLICY,
+        axum::http::HeaderValue::from_static(crate::dashboard::CSP),
+    );
+    Ok(response)
+}
+
+/// `text` for a query string: every byte but letters, digits, `-`, `.`, `_` and `~` escaped.
+fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
