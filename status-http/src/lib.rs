@@ -26,21 +26,7 @@
 //!
 //! # Routes
 //!
-//! | method, path | what |
-//! |---|---|
-//! | GET `/healthcheck` | detailed report (`?format=health+json`, `?verbose`, `?exclude=a,b`, `?strict=true`) |
-//! | GET `/healthcheck/summary` | condition first, for load balancers and GSLB; 503 while draining |
-//! | GET `/healthcheck/live` | liveness: always 200 while the process serves |
-//! | GET `/healthcheck/ready` | readiness: 503 on OUTAGE, while draining, or before startup completes |
-//! | GET `/healthcheck/startup` | 200 once every dependency has been checked |
-//! | GET `/healthcheck/dependencies/{id}` | one dependency with its history |
-//! | POST `/healthcheck/dependencies/{id}/refresh` | admin: check now |
-//! | GET `/features`, `/features/{name}` | features with state, reason, requirements, override |
-//! | PUT, DELETE `/features/{name}/override` | admin: `{"enabled", "ttlSeconds", "reason"}` |
-//! | PUT, DELETE `/admin/drain` | admin: `{"ttlSeconds", "reason"}` |
-//! | GET `/metrics` | Prometheus exposition |
-//! | GET `/status`, `/status/events` | the operator dashboard and its server-sent events |
-//! | GET `/openapi.json` | the OpenAPI description of all of the above |
+#![doc = include_str!("docs/routes.md")]
 //!
 //! Probes read cached results only: a probe storm never runs a check. The detailed report
 //! (every format), the summary and liveness are serialized once per report generation and

@@ -93,7 +93,6 @@ fn slot(format: Format) -> usize {
         (status = 200, description = "OK, MINOR or MAJOR", content((crate::openapi::Report = "application/json"), (crate::openapi::HealthJson = "application/health+json"), (String = "text/plain"))),
         (status = 503, description = "OUTAGE (or anything but OK with `strict`)", content((crate::openapi::Report = "application/json"), (crate::openapi::HealthJson = "application/health+json"), (String = "text/plain"))),
         (status = 304, description = "The body the `If-None-Match` names is current"),
-        (status = 503, description = "The instance culled itself (it took a token of the fleet's budget): replace it", content((crate::openapi::Live = "application/json"), (String = "text/plain"))),
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
 pub(crate) async fn detailed(
     State(state): State<Arc<AppState>>,
@@ -167,6 +166,7 @@ pub(crate) fn liveness_bodies(hostname: &str) -> [Body; 2] {
 #[utoipa::path(get, path = "/healthcheck/live", tag = "probes", params(crate::openapi::ViewParams),
     responses(
         (status = 200, description = "The process serves", content((crate::openapi::Live = "application/json"), (String = "text/plain"))),
+        (status = 503, description = "The instance culled itself (it took a token of the fleet's budget): replace it", content((crate::openapi::Live = "application/json"), (String = "text/plain"))),
         (status = 304, description = "The body the `If-None-Match` names is current"),
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
 pub(crate) async fn live(

@@ -400,7 +400,15 @@ pub(crate) fn build(
         generated: clock(now),
         drain: registry.drain_state().map(|d| DrainView {
             reason: d.reason,
-            actor: d.actor.unwrap_or_else(|| "an operator".to_owned()),
+            actor: d.actor.unwrap_or_else(|| {
+                // Who holds it when nobody signed: the source says (a shutdown is no operator).
+                match d.holds.first().map(|h| h.source) {
+                    Some(status_core::HoldSource::Shutdown) => "the graceful shutdown",
+                    Some(status_core::HoldSource::Cull) => "the culler",
+                    _ => "an operator",
+                }
+                .to_owned()
+            }),
             since: clock(d.since),
             until: d.until.map_or_else(|| "until undrained".to_owned(), clock),
         }),

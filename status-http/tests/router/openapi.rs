@@ -73,3 +73,70 @@ async fn every_route_is_described_and_answers_within_the_description() {
         assert!(schemas.contains_key(name), "no schema {name}");
     }
 }
+
+/// The codes each route can answer besides the rejections every route shares (the
+/// `default` response: 400, 401, 403, 404, 405, 408, 413, 414, 431), read from its handler:
+/// the documentation must name exactly these, not only those a fixture happens to produce.
+const CODES: [(&str, &str, &[&str]); 21] = [
+    // A report's condition (503 on OUTAGE), or 304 on a matching ETag.
+    ("get", "/healthcheck", &["200", "304", "503"]),
+    ("get", "/healthcheck/summary", &["200", "304", "503"]),
+    // 503 only once the instance culled itself.
+    ("get", "/healthcheck/live", &["200", "304", "503"]),
+    ("get", "/healthcheck/ready", &["200", "503"]),
+    ("get", "/healthcheck/startup", &["200", "503"]),
+    ("get", "/healthcheck/dependencies/{id}", &["200", "503"]),
+    ("post", "/healthcheck/dependencies/{id}/refresh", &["200"]),
+    ("get", "/features", &["200"]),
+    ("get", "/features/{name}", &["200"]),
+    ("put", "/features/{name}/override", &["200"]),
+    ("delete", "/features/{name}/override", &["200"]),
+    ("put", "/admin/drain", &["200"]),
+    ("delete", "/admin/drain", &["200"]),
+    ("get", "/metrics", &["200"]),
+    ("get", "/status", &["200"]),
+    ("get", "/status/events", &["200"]),
+    ("get", "/status/assets/{file}", &["200"]),
+    ("get", "/openapi.json", &["200"]),
+    // A bad page (400), no fleet view (404), a store that cannot list (503).
+    ("get", "/fleet", &["200", "400", "404", "503"]),
+    ("get", "/fleet/datacenters/{dc}", &["200", "404", "503"]),
+    ("get", "/status/fleet", &["200", "400", "404"]),
+];
+
+#[tokio::test(start_paused = true)]
+async fn every_route_documents_exactly_the_codes_it_can_answer() {
+    let f = fixture().await;
+    let doc: Value = get(&f.app(), "/openapi.json").await.json();
+    for (method, path, codes) in CODES {
+        let mut documented: Vec<String> = doc["paths"][path][method]["responses"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{method} {path} is not described"))
+            .keys()
+            .filter(|code| *code != "default")
+            .cloned()
+            .collect();
+        documented.sort();
+        assert_eq!(documented, codes, "{method} {path}");
+    }
+    // The cull's 503 is liveness's (not the detailed report's, whose 503 is OUTAGE's), and the
+    // route answers it.
+    let app = f.app();
+    assert_eq!(get(&app, "/healthcheck/live").await.status, StatusCode::OK);
+    f.registry
+        .hold(
+            status_core::HoldSource::Cull,
+            "culled: test",
+            None,
+            Some("culler"),
+        )
+        .unwrap();
+    assert_eq!(
+        get(&app, "/healthcheck/live").await.status,
+        StatusCode::SERVICE_UNAVAILABLE
+    );
+    let live = &doc["paths"]["/healthcheck/live"]["get"]["responses"]["503"]["description"];
+    assert!(live.as_str().unwrap().contains("culled"), "{live}");
+    let detailed = &doc["paths"]["/healthcheck"]["get"]["responses"]["503"]["description"];
+    assert!(detailed.as_str().unwrap().contains("OUTAGE"), "{detailed}");
+}
