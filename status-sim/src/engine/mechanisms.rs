@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use status_core::Rng;
-use status_traffic::cull::{Decision, FailureWindow, Grant};
+use status_traffic::cull::{next_look, FailureWindow, Look};
 use status_traffic::limit::Lease;
 
 use super::{Event, Frame, Sim, Timer};
@@ -100,19 +100,24 @@ impl Sim {
                 let uptime = Duration::from_millis(now - cull.started);
                 let leaving = !self.in_rotation[node.index()];
                 let decision = cull.policy.decide(failures, uptime, leaving);
-                let next_look = now + jittered(&mut cull.rng, cull.settings.interval);
+                // The production culler's own step: the same wait from the same seed, the
+                // same look once the budget answered.
+                let next_look = now + look_after(&mut cull.rng, cull.settings.interval);
                 let restart = now + cull.settings.restart;
                 let budget = cull.budget;
-                if let Decision::AskBudget { .. } = decision {
-                    match self.budgets[budget.0].take(at) {
-                        Grant::Token { .. } => {
-                            self.in_rotation[node.index()] = false;
-                            self.out_of_rotation += 1;
-                            self.counts[node.index()].culled += 1;
-                            self.schedule(restart, Event::Timer(node, Timer::Restart));
-                        }
-                        Grant::Spent { .. } => self.counts[node.index()].denied += 1,
+                let look = Look::of(decision)
+                    .unwrap_or_else(|| Look::granted(Ok(self.budgets[budget.0].take(at))));
+                match look {
+                    Look::Cull { .. } => {
+                        self.in_rotation[node.index()] = false;
+                        self.out_of_rotation += 1;
+                        self.counts[node.index()].culled += 1;
+                        self.schedule(restart, Event::Timer(node, Timer::Restart));
                     }
+                    Look::Spent { .. } | Look::Unreachable(_) => {
+                        self.counts[node.index()].denied += 1;
+                    }
+                    Look::Healthy | Look::Leaving | Look::TooYoung => {}
                 }
                 self.schedule(next_look, Event::Timer(node, Timer::Look));
             }
@@ -182,10 +187,11 @@ impl Sim {
     }
 }
 
-/// `interval` ± 20 %, as the culler's production driver jitters it.
-pub(super) fn jittered(rng: &mut Rng, interval: Ms) -> Ms {
-    let spread = interval / 5;
-    interval - spread + rng.below(2 * spread + 1)
+/// The wait before a cull node's next look, in whole milliseconds: the production
+/// culler's [`next_look`], from the node's own random stream.
+pub(super) fn look_after(rng: &mut Rng, interval: Ms) -> Ms {
+    let wait = next_look(Duration::from_millis(interval), rng);
+    u64::try_from(wait.as_millis()).unwrap_or(Ms::MAX)
 }
 
 #[cfg(test)]
@@ -200,13 +206,5 @@ mod tests {
         let mean = draws.iter().sum::<Ms>() as f64 / draws.len() as f64;
         assert!((mean - 10.0).abs() < 0.15, "{mean}");
         assert!(draws.contains(&0));
-    }
-
-    #[test]
-    fn jitter_stays_within_a_fifth() {
-        let mut rng = Rng::new(1);
-        let draws: Vec<Ms> = (0..1000).map(|_| jittered(&mut rng, 500)).collect();
-        assert!(draws.iter().all(|d| (400..=600).contains(d)));
-        assert!(draws.contains(&400) || draws.contains(&600) || draws.len() == 1000);
     }
 }

@@ -19,7 +19,7 @@ use crate::node::{
 mod flow;
 mod mechanisms;
 
-use self::mechanisms::jittered;
+use self::mechanisms::look_after;
 use crate::{Gap, Load, Ms, Record};
 
 /// One place on a request's way down: the node that wants to see the answer on its way back,
@@ -330,7 +330,7 @@ impl Sim {
     /// time.
     pub fn cull(&mut self, settings: CullSettings, budget: BudgetId, next: NodeId) -> NodeId {
         let mut rng = self.rng(self.nodes.len());
-        let first = jittered(&mut rng, settings.interval);
+        let first = look_after(&mut rng, settings.interval);
         let id = self.add(Node::Cull(Box::new(Cull::new(settings, budget, rng, next))));
         self.schedule(first, Event::Timer(id, Timer::Look));
         id

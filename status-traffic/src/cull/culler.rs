@@ -10,8 +10,8 @@ use status_core::{CheckStatus, HoldSource, Registry, Reporter};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::budget::{Budget, Grant};
-use super::policy::{CullPolicy, Decision};
+use super::budget::Budget;
+use super::policy::{next_look, CullPolicy, Look};
 use crate::count::Failures;
 
 /// What the culler did and knows, for the dashboard and the metrics.
@@ -142,73 +142,72 @@ impl Culler {
         handle
     }
 
+    /// Looks every interval until the registry is gone (it holds only a weak one) or the
+    /// instance culled itself.
     async fn run(self, state: Arc<Mutex<CullerState>>, culled: watch::Sender<bool>) {
         let started = Instant::now();
         let mut rng = self.registry.rng("culler");
+        let weak = self.registry.downgrade();
+        let Self {
+            registry,
+            failures,
+            budget,
+            policy,
+            interval,
+            reporter,
+        } = self;
+        drop(registry);
         let set = |f: &dyn Fn(&mut CullerState)| {
             f(&mut state.lock().unwrap_or_else(PoisonError::into_inner));
         };
         loop {
-            let jitter = 0.8 + 0.4 * rng.next_f64();
-            tokio::time::sleep(self.interval.mul_f64(jitter)).await;
-            let (failures, _) = self.failures.count();
-            let leaving = !self.registry.holds().is_empty();
-            let decision = self.policy.decide(failures, started.elapsed(), leaving);
-            let threshold = self.policy.threshold;
-            let window = self.failures.window().as_secs();
-            let seen = format!("{failures} failures in {window} s (threshold {threshold})");
-            let (status, why) = match decision {
-                Decision::Healthy { .. } => (CheckStatus::Ok, seen),
-                Decision::Leaving { .. } => (
-                    CheckStatus::Minor,
-                    format!("{seen}; not culling: already out of rotation"),
-                ),
-                Decision::TooYoung { .. } => (
-                    CheckStatus::Minor,
-                    format!("{seen}; not culling: up for less than the minimum uptime"),
-                ),
-                Decision::AskBudget { .. } => match self.budget.take().await {
-                    Ok(Grant::Token { used }) => {
-                        let reason = format!("culled: {seen}; budget token {used}");
-                        match self
-                            .registry
-                            .hold(HoldSource::Cull, &reason, None, Some("culler"))
-                        {
-                            Ok(_) => {
-                                tracing::warn!(
-                                    failures,
-                                    threshold,
-                                    budget_token = used,
-                                    "{reason}: out of rotation, liveness fails"
-                                );
-                                set(&|s| s.culled = true);
-                                let _ = culled.send(true);
-                                (CheckStatus::Major, reason)
-                            }
-                            Err(e) => (CheckStatus::Minor, format!("{seen}; cannot hold: {e}")),
+            tokio::time::sleep(next_look(interval, &mut rng)).await;
+            let Some(registry) = weak.upgrade() else {
+                return;
+            };
+            let (seen_failures, _) = failures.count();
+            let leaving = !registry.holds().is_empty();
+            let decision = policy.decide(seen_failures, started.elapsed(), leaving);
+            let threshold = policy.threshold;
+            let window = failures.window().as_secs();
+            let seen = format!("{seen_failures} failures in {window} s (threshold {threshold})");
+            let look = match Look::of(decision) {
+                Some(look) => look,
+                None => Look::granted(budget.take().await),
+            };
+            let mut why = look.message(&seen);
+            let mut status = look.status();
+            match look {
+                Look::Cull { used } => {
+                    match registry.hold(HoldSource::Cull, &why, None, Some("culler")) {
+                        Ok(_) => {
+                            tracing::warn!(
+                                failures = seen_failures,
+                                threshold,
+                                budget_token = used,
+                                "{why}: out of rotation, liveness fails"
+                            );
+                            set(&|s| s.culled = true);
+                            let _ = culled.send(true);
+                        }
+                        Err(e) => {
+                            status = CheckStatus::Minor;
+                            why = format!("{seen}; cannot hold: {e}");
                         }
                     }
-                    Ok(Grant::Spent { used }) => {
-                        set(&|s| s.denied_spent += 1);
-                        (
-                            CheckStatus::Minor,
-                            format!("{seen}; not culling: the budget is spent ({used} used)"),
-                        )
-                    }
-                    Err(e) => {
-                        set(&|s| s.denied_unreachable += 1);
-                        (CheckStatus::Minor, format!("{seen}; not culling: {e}"))
-                    }
-                },
-            };
-            let at = self.registry.clock().wall();
+                }
+                Look::Spent { .. } => set(&|s| s.denied_spent += 1),
+                Look::Unreachable(_) => set(&|s| s.denied_unreachable += 1),
+                Look::Healthy | Look::Leaving | Look::TooYoung => {}
+            }
+            let at = registry.clock().wall();
             set(&|s| {
-                s.failures = failures;
+                s.failures = seen_failures;
                 s.last = Some((at, why.clone()));
             });
-            if let Some(reporter) = &self.reporter {
+            if let Some(reporter) = &reporter {
                 let mut outcome =
-                    CheckOutcome::new(status, why.clone()).with_value(failures as f64);
+                    CheckOutcome::new(status, why.clone()).with_value(seen_failures as f64);
                 if *culled.borrow() {
                     // A cull is a fact, not a failure to debounce: MAJOR at once.
                     outcome = outcome.settled();
@@ -318,6 +317,44 @@ mod tests {
         tokio::time::sleep(25 * S).await;
         assert!(alone.cull_hold().is_none(), "never without coordination");
         assert_eq!(handle.state().denied_unreachable, 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_culler_holds_no_registry_alive() {
+        let budget: Arc<dyn Budget> = Arc::new(InProcessBudget::new(1, 600 * S));
+        let (registry, _failures, _handle) = instance(&budget, Duration::ZERO);
+        let weak = registry.downgrade();
+        tokio::time::sleep(25 * S).await; // it looked, twice or more
+        drop(registry);
+        tokio::time::sleep(15 * S).await; // one more look finds it gone
+        assert!(
+            weak.upgrade().is_none(),
+            "the culler kept the registry alive"
+        );
+    }
+
+    #[test]
+    fn the_look_is_the_same_step_for_every_driver() {
+        let mut a = status_core::Rng::new(9);
+        let mut b = status_core::Rng::new(9);
+        for _ in 0..100 {
+            let wait = next_look(10 * S, &mut a);
+            assert!(wait >= 8 * S && wait <= 12 * S, "{wait:?}");
+            assert_eq!(wait, next_look(10 * S, &mut b), "one seed, one schedule");
+        }
+        assert_eq!(
+            Look::of(crate::cull::Decision::AskBudget { failures: 9 }),
+            None
+        );
+        let culled = Look::granted(Ok(crate::cull::Grant::Token { used: 2 }));
+        assert_eq!(culled.status(), CheckStatus::Major);
+        assert_eq!(
+            culled.message("9 failures"),
+            "culled: 9 failures; budget token 2"
+        );
+        let down = Look::granted(Err(crate::cull::BudgetError::Unreachable("refused".into())));
+        assert_eq!(down.status(), CheckStatus::Minor);
+        assert!(down.message("9 failures").contains("not culling"));
     }
 
     #[tokio::test(start_paused = true)]

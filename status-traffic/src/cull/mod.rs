@@ -23,7 +23,7 @@ mod window;
 
 pub use self::budget::{Asking, Budget, BudgetError, Grant, GrantWindow, InProcessBudget};
 pub use self::culler::{Culler, CullerHandle, CullerState};
-pub use self::policy::{CullPolicy, Decision};
+pub use self::policy::{next_look, CullPolicy, Decision, Look};
 #[cfg(feature = "redis")]
 pub use self::redis::{RedisBudget, Window};
 pub use self::window::FailureWindow;

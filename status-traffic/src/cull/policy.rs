@@ -1,6 +1,94 @@
-//! The cull policy, pure: told the time, the window's failures and the instance's state.
+//! The cull policy, pure: told the time, the window's failures and the instance's state,
+//! and the culler's step around it (when to look next, and what a look comes to once the
+//! budget answered), so that the Tokio culler and the simulator run the same code and draw
+//! the same random numbers from the same seed.
 
 use std::time::Duration;
+
+use status_core::{CheckStatus, Rng};
+
+use super::budget::{BudgetError, Grant};
+
+/// The wait before the culler's next look: `interval` ± 20 %, from one number of `rng` (so
+/// that a fleet's cullers, seeded apart, never look together).
+#[must_use]
+pub fn next_look(interval: Duration, rng: &mut Rng) -> Duration {
+    interval.mul_f64(0.8 + 0.4 * rng.next_f64())
+}
+
+/// What one look came to: the policy's decision, and the budget's answer when it was asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Look {
+    /// Under the threshold.
+    Healthy,
+    /// Over it, already out of rotation.
+    Leaving,
+    /// Over it, too young.
+    TooYoung,
+    /// Over it, and the budget granted token number `used`: take the `Cull` hold.
+    Cull {
+        /// The token's number in the window.
+        used: u64,
+    },
+    /// Over it, the budget spent (`used` tokens in the window).
+    Spent {
+        /// Tokens used in the window.
+        used: u64,
+    },
+    /// Over it, the budget could not be asked: never cull without coordination.
+    Unreachable(String),
+}
+
+impl Look {
+    /// A look at `decision`, before any budget is asked; `None` for
+    /// [`Decision::AskBudget`], which [`Look::granted`] answers.
+    #[must_use]
+    pub fn of(decision: Decision) -> Option<Self> {
+        match decision {
+            Decision::Healthy { .. } => Some(Self::Healthy),
+            Decision::Leaving { .. } => Some(Self::Leaving),
+            Decision::TooYoung { .. } => Some(Self::TooYoung),
+            Decision::AskBudget { .. } => None,
+        }
+    }
+
+    /// A look whose budget answered `grant`.
+    #[must_use]
+    pub fn granted(grant: Result<Grant, BudgetError>) -> Self {
+        match grant {
+            Ok(Grant::Token { used }) => Self::Cull { used },
+            Ok(Grant::Spent { used }) => Self::Spent { used },
+            Err(e) => Self::Unreachable(e.to_string()),
+        }
+    }
+
+    /// How the culler reports it: OK under the threshold, MAJOR once culled, MINOR otherwise.
+    #[must_use]
+    pub fn status(&self) -> CheckStatus {
+        match self {
+            Self::Healthy => CheckStatus::Ok,
+            Self::Cull { .. } => CheckStatus::Major,
+            _ => CheckStatus::Minor,
+        }
+    }
+
+    /// What the culler says of it, after `seen` (what it counted).
+    #[must_use]
+    pub fn message(&self, seen: &str) -> String {
+        match self {
+            Self::Healthy => seen.to_owned(),
+            Self::Leaving => format!("{seen}; not culling: already out of rotation"),
+            Self::TooYoung => {
+                format!("{seen}; not culling: up for less than the minimum uptime")
+            }
+            Self::Cull { used } => format!("culled: {seen}; budget token {used}"),
+            Self::Spent { used } => {
+                format!("{seen}; not culling: the budget is spent ({used} used)")
+            }
+            Self::Unreachable(e) => format!("{seen}; not culling: {e}"),
+        }
+    }
+}
 
 /// When an instance may cull itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
