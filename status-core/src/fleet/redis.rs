@@ -71,7 +71,7 @@ local function member_of(record, rid)
   return pdc .. '\0' .. pcond .. pserv .. '\0' .. pad(tonumber(pbeat)) .. '\0' .. rid
 end
 
-local cache = redis.pcall('HMGET', KEYS[3], '\0at', '\0counts', '\0settling')
+local cache = redis.pcall('HMGET', KEYS[3], '\0at', '\0settling')
 local fresh = type(cache) == 'table' and not cache.err and cache[1]
   and tonumber(cache[1]) > now - every and tonumber(cache[1]) <= now
 local healed = 0
@@ -106,9 +106,9 @@ if not fresh or ARGV[11] ~= '1' then redis.call('HSET', KEYS[3], dc, '') end
 
 if fresh then
   -- The counts, unless the client holds these already.
-  local counts = cache[2]
-  if cache[1] == ARGV[10] then counts = false end
-  return {cache[3] and 'settling' or 'ok', now, 0, 0, cache[1], counts}
+  local counts = false
+  if cache[1] ~= ARGV[10] then counts = redis.call('HGET', KEYS[3], '\0counts') end
+  return {cache[2] and 'settling' or 'ok', now, 0, 0, cache[1], counts}
 end
 
 -- The upkeep.
