@@ -19,10 +19,10 @@ use crate::view::json_response;
 const JSON: &str = "application/json";
 
 /// GET `/features`.
-#[utoipa::path(get, path = "/features", tag = "features",
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/features", tag = "features",
     responses(
         (status = 200, description = "Every feature", body = crate::openapi::FeatureList),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
 pub(crate) async fn features(State(state): State<Arc<AppState>>) -> Response {
     json_response(
         StatusCode::OK,
@@ -39,11 +39,11 @@ struct FeatureBody {
 }
 
 /// GET `/features/{name}`: the state and the latest flips.
-#[utoipa::path(get, path = "/features/{name}", tag = "features",
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/features/{name}", tag = "features",
     params(("name" = String, Path, description = "The feature")),
     responses(
         (status = 200, description = "The feature and its latest flips", body = crate::openapi::Feature),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
 pub(crate) async fn feature(
     State(state): State<Arc<AppState>>,
     Path(name): Path<String>,
@@ -88,12 +88,12 @@ struct OverrideRequest {
 }
 
 /// PUT `/features/{name}/override`: force on or off for `ttlSeconds` with `reason`.
-#[utoipa::path(put, path = "/features/{name}/override", tag = "admin", security(("bearer" = [])),
+#[cfg_attr(feature = "openapi", utoipa::path(put, path = "/features/{name}/override", tag = "admin", security(("bearer" = [])),
     params(("name" = String, Path, description = "The feature")),
     request_body = crate::openapi::OverrideRequest,
     responses(
         (status = 200, description = "The feature, overridden", body = crate::openapi::Feature),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
 pub(crate) async fn set_override(
     _: Admin,
     State(state): State<Arc<AppState>>,
@@ -118,11 +118,11 @@ pub(crate) async fn set_override(
 }
 
 /// DELETE `/features/{name}/override`. A body, if any, is ignored (but still bounded).
-#[utoipa::path(delete, path = "/features/{name}/override", tag = "admin", security(("bearer" = [])),
+#[cfg_attr(feature = "openapi", utoipa::path(delete, path = "/features/{name}/override", tag = "admin", security(("bearer" = [])),
     params(("name" = String, Path, description = "The feature")),
     responses(
         (status = 200, description = "The feature, back to automatic", body = crate::openapi::Feature),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
 pub(crate) async fn clear_override(
     _: Admin,
     State(state): State<Arc<AppState>>,
@@ -145,11 +145,11 @@ struct DrainRequest {
 }
 
 /// PUT `/admin/drain`: fail readiness and summary for `ttlSeconds` with `reason`.
-#[utoipa::path(put, path = "/admin/drain", tag = "admin", security(("bearer" = [])),
+#[cfg_attr(feature = "openapi", utoipa::path(put, path = "/admin/drain", tag = "admin", security(("bearer" = [])),
     request_body = crate::openapi::DrainRequest,
     responses(
         (status = 200, description = "Out of rotation", body = crate::openapi::Drain),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
 pub(crate) async fn drain(
     _: Admin,
     State(state): State<Arc<AppState>>,
@@ -168,10 +168,10 @@ pub(crate) async fn drain(
 /// DELETE `/admin/drain`: ends the operator's hold only; a shutdown's or a cull's stays, and
 /// the answer says so (`draining` stays true while any hold is in force). A body, if any, is
 /// ignored (but still bounded).
-#[utoipa::path(delete, path = "/admin/drain", tag = "admin", security(("bearer" = [])),
+#[cfg_attr(feature = "openapi", utoipa::path(delete, path = "/admin/drain", tag = "admin", security(("bearer" = [])),
     responses(
         (status = 200, description = "The operator's hold ended; `draining` says whether another holds", body = crate::openapi::Drain),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
 pub(crate) async fn undrain(
     _: Admin,
     State(state): State<Arc<AppState>>,
@@ -191,11 +191,11 @@ pub(crate) async fn undrain(
 
 /// POST `/healthcheck/dependencies/{id}/refresh`: check now, answer with the fresh result. A
 /// body, if any, is ignored (but still bounded).
-#[utoipa::path(post, path = "/healthcheck/dependencies/{id}/refresh", tag = "admin", security(("bearer" = [])),
+#[cfg_attr(feature = "openapi", utoipa::path(post, path = "/healthcheck/dependencies/{id}/refresh", tag = "admin", security(("bearer" = [])),
     params(("id" = String, Path, description = "The dependency")),
     responses(
         (status = 200, description = "The fresh result", body = crate::openapi::CheckResultDoc),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
 pub(crate) async fn refresh(
     _: Admin,
     State(state): State<Arc<AppState>>,

@@ -6,7 +6,22 @@ use axum::http::StatusCode;
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
-use crate::serve::BodyTimeout;
+
+/// A request body that did not arrive whole within the server's body timeout (see
+/// `serve`, feature `serve`).
+///
+/// Handlers that read bodies see it as the source of their extractor's error;
+/// [`ApiError`](crate::ApiError)'s conversions answer it with 408.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BodyTimeout;
+
+impl std::fmt::Display for BodyTimeout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the request body did not arrive in time")
+    }
+}
+
+impl std::error::Error for BodyTimeout {}
 
 /// The largest admin request body accepted: 16 KiB.
 pub const BODY_LIMIT: usize = 16 * 1024;

@@ -39,16 +39,37 @@
 //! MAJOR answer 200, OUTAGE 503 (see [`CodeMap`]). Admin calls need `Authorization: Bearer
 //! <token>`: without a configured token they answer 403, with a missing or wrong one 401.
 //! Rejections answer `{"error": …}` and change nothing.
+//!
+//! # Features
+//!
+//! Every feature is on by default. With none, the crate still serves every probe route, the
+//! admin API and the gates, without askama, utoipa, prometheus-client, hyper's server, flate2,
+//! zstd or status-traffic.
+//!
+//! | feature | what it adds |
+//! |---|---|
+//! | `dashboard` | `GET /status`, its events and assets, and [`panel`]s (askama) |
+//! | `openapi` | `GET /openapi.json` (utoipa) |
+//! | `compression` | zstd and gzip for probe bodies of a kilobyte or more (flate2, zstd) |
+//! | `metrics` | `GET /metrics` and [`Routes::register_metrics`] (prometheus-client) |
+//! | `serve` | [`serve()`]: slow-client timeouts, a connection cap, a shutdown that ends (hyper) |
+//! | `traffic` | [`traffic`]: status-traffic's refusals as answers, panels and metrics |
+//! | `fleet` | `GET /fleet`, `/fleet/datacenters/{dc}`, `/status/fleet`, fleet-aware readiness |
 
 mod admin;
 mod auth;
 mod body;
 mod codes;
+#[cfg(feature = "dashboard")]
 mod dashboard;
 mod error;
+#[cfg(feature = "fleet")]
 mod fleet;
+#[cfg(all(feature = "metrics", any(feature = "traffic", feature = "fleet")))]
 mod live;
+#[cfg(feature = "metrics")]
 mod metrics;
+#[cfg(feature = "openapi")]
 mod openapi;
 mod present;
 mod probes;
@@ -58,19 +79,24 @@ mod state;
 mod view;
 
 pub mod middleware;
+#[cfg(feature = "dashboard")]
 pub mod panel;
+#[cfg(feature = "serve")]
 pub mod serve;
 pub mod shutdown;
+#[cfg(feature = "traffic")]
 pub mod traffic;
 
 pub use self::auth::{Admin, AdminAuth, AdminToken};
-pub use self::body::BODY_LIMIT;
+pub use self::body::{BodyTimeout, BODY_LIMIT};
 pub use self::codes::CodeMap;
 pub use self::error::ApiError;
 pub use self::routes::Routes;
+#[cfg(feature = "serve")]
 pub use self::serve::serve;
 
 /// The metrics library `/metrics` is written with, for [`Routes::register_metrics`].
+#[cfg(feature = "metrics")]
 pub use prometheus_client;
 
 /// The router of the HTTP contract for `registry`, with default options: no admin token

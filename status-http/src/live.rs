@@ -30,6 +30,7 @@ impl Live {
     }
 
     /// A gauge of the value `read` answers.
+    #[cfg(feature = "traffic")]
     pub(crate) fn gauge(read: impl Fn() -> i64 + Send + Sync + 'static) -> Self {
         Self::new(MetricType::Gauge, move |mut encoder| {
             encoder.encode_gauge(&read())
@@ -71,6 +72,7 @@ impl EncodeMetric for Live {
 }
 
 /// `n` as a gauge's value.
+#[cfg(feature = "traffic")]
 pub(crate) fn int(n: impl TryInto<i64>) -> i64 {
     n.try_into().unwrap_or(i64::MAX)
 }

@@ -234,10 +234,10 @@ const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// GET `/metrics`: OpenMetrics when the `Accept` header asks for it, else the classic
 /// Prometheus text format, each under its own content type.
-#[utoipa::path(get, path = "/metrics", tag = "operators",
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/metrics", tag = "operators",
     responses(
         (status = 200, description = "Prometheus exposition", content(("text/plain"), ("application/openmetrics-text"))),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
 pub(crate) async fn metrics(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
     let wants_openmetrics = headers
         .get_all(ACCEPT)

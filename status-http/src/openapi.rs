@@ -36,13 +36,6 @@ use utoipa::{IntoParams, Modify, OpenApi, ToSchema};
         crate::admin::clear_override,
         crate::admin::drain,
         crate::admin::undrain,
-        crate::metrics::metrics,
-        crate::dashboard::page,
-        crate::dashboard::events,
-        crate::dashboard::asset,
-        crate::fleet::fleet,
-        crate::fleet::datacenter,
-        crate::fleet::page::page,
         openapi_json,
     ),
     modifiers(&Bearer),
@@ -55,6 +48,48 @@ use utoipa::{IntoParams, Modify, OpenApi, ToSchema};
     )
 )]
 pub(crate) struct ApiDoc;
+
+/// `/metrics`, with the feature.
+#[cfg(feature = "metrics")]
+#[derive(OpenApi)]
+#[openapi(paths(crate::metrics::metrics))]
+struct MetricsDoc;
+
+/// The dashboard's routes, with the feature.
+#[cfg(feature = "dashboard")]
+#[derive(OpenApi)]
+#[openapi(paths(
+    crate::dashboard::page,
+    crate::dashboard::events,
+    crate::dashboard::asset
+))]
+struct DashboardDoc;
+
+/// The fleet's routes, with the feature (its page also with the dashboard's).
+#[cfg(feature = "fleet")]
+#[derive(OpenApi)]
+#[openapi(paths(crate::fleet::fleet, crate::fleet::datacenter))]
+struct FleetDoc;
+
+#[cfg(all(feature = "fleet", feature = "dashboard"))]
+#[derive(OpenApi)]
+#[openapi(paths(crate::fleet::page::page))]
+struct FleetPageDoc;
+
+/// The document of the routes this build serves: the contract's, and each feature's.
+fn assembled() -> utoipa::openapi::OpenApi {
+    #[allow(unused_mut)]
+    let mut doc = ApiDoc::openapi();
+    #[cfg(feature = "metrics")]
+    doc.merge(MetricsDoc::openapi());
+    #[cfg(feature = "dashboard")]
+    doc.merge(DashboardDoc::openapi());
+    #[cfg(feature = "fleet")]
+    doc.merge(FleetDoc::openapi());
+    #[cfg(all(feature = "fleet", feature = "dashboard"))]
+    doc.merge(FleetPageDoc::openapi());
+    doc
+}
 
 struct Bearer;
 
@@ -72,7 +107,7 @@ impl Modify for Bearer {
 pub(crate) fn document() -> &'static str {
     static DOCUMENT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     DOCUMENT.get_or_init(|| {
-        ApiDoc::openapi()
+        assembled()
             .to_json()
             .expect("the OpenAPI document serializes")
     })

@@ -88,12 +88,12 @@ fn slot(format: Format) -> usize {
 }
 
 /// GET `/healthcheck`.
-#[utoipa::path(get, path = "/healthcheck", tag = "probes", params(crate::openapi::ViewParams),
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck", tag = "probes", params(crate::openapi::ViewParams),
     responses(
         (status = 200, description = "OK, MINOR or MAJOR", content((crate::openapi::Report = "application/json"), (crate::openapi::HealthJson = "application/health+json"), (String = "text/plain"))),
         (status = 503, description = "OUTAGE (or anything but OK with `strict`)", content((crate::openapi::Report = "application/json"), (crate::openapi::HealthJson = "application/health+json"), (String = "text/plain"))),
         (status = 304, description = "The body the `If-None-Match` names is current"),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
 pub(crate) async fn detailed(
     State(state): State<Arc<AppState>>,
     view: View,
@@ -116,12 +116,12 @@ pub(crate) async fn detailed(
 }
 
 /// GET `/healthcheck/summary`: fails while out of rotation.
-#[utoipa::path(get, path = "/healthcheck/summary", tag = "probes", params(crate::openapi::ViewParams),
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/summary", tag = "probes", params(crate::openapi::ViewParams),
     responses(
         (status = 200, description = "In rotation, not OUTAGE", content((crate::openapi::Summary = "application/json"), (crate::openapi::HealthJson = "application/health+json"), (String = "text/plain"))),
         (status = 503, description = "OUTAGE, or out of rotation", content((crate::openapi::Summary = "application/json"), (crate::openapi::HealthJson = "application/health+json"), (String = "text/plain"))),
         (status = 304, description = "The body the `If-None-Match` names is current"),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
 pub(crate) async fn summary(
     State(state): State<Arc<AppState>>,
     view: View,
@@ -163,12 +163,12 @@ pub(crate) fn liveness_bodies(hostname: &str) -> [Body; 2] {
 /// GET `/healthcheck/live`: the process serves. Never depends on dependencies or on holds,
 /// but one: the culler's. An instance that culled itself answers 503 so that its
 /// orchestrator replaces it.
-#[utoipa::path(get, path = "/healthcheck/live", tag = "probes", params(crate::openapi::ViewParams),
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/live", tag = "probes", params(crate::openapi::ViewParams),
     responses(
         (status = 200, description = "The process serves", content((crate::openapi::Live = "application/json"), (String = "text/plain"))),
         (status = 503, description = "The instance culled itself (it took a token of the fleet's budget): replace it", content((crate::openapi::Live = "application/json"), (String = "text/plain"))),
         (status = 304, description = "The body the `If-None-Match` names is current"),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
 pub(crate) async fn live(
     State(state): State<Arc<AppState>>,
     view: View,
@@ -209,19 +209,23 @@ struct ReadinessBody<'a> {
 
 /// GET `/healthcheck/ready`: [`Registry::readiness`](status_core::Registry::readiness),
 /// rendered (`?strict` fails on anything but OK, `?exclude=` leaves dependencies out).
-#[utoipa::path(get, path = "/healthcheck/ready", tag = "probes", params(crate::openapi::ViewParams),
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/ready", tag = "probes", params(crate::openapi::ViewParams),
     responses(
         (status = 200, description = "Ready", content((crate::openapi::Ready = "application/json"), (String = "text/plain"))),
         (status = 503, description = "OUTAGE, out of rotation, or startup not complete", content((crate::openapi::Ready = "application/json"), (String = "text/plain"))),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
 pub(crate) async fn ready(State(state): State<Arc<AppState>>, view: View) -> Response {
+    #[cfg_attr(not(feature = "fleet"), allow(unused_mut))]
     let mut readiness: Readiness = if view.exclude.is_empty() {
         state.registry.readiness_strict(view.strict)
     } else {
         let report = state.report_excluding(&view);
         state.registry.readiness_of(&report, view.strict)
     };
+    #[cfg(feature = "fleet")]
     let rule = crate::fleet::fleet_aware(&state, &mut readiness);
+    #[cfg(not(feature = "fleet"))]
+    let rule: Option<&str> = None;
     let code = if readiness.ready {
         StatusCode::OK
     } else {
@@ -269,11 +273,11 @@ pub(crate) async fn ready(State(state): State<Arc<AppState>>, view: View) -> Res
 }
 
 /// GET `/healthcheck/startup`: every polled dependency has been checked once.
-#[utoipa::path(get, path = "/healthcheck/startup", tag = "probes",
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/startup", tag = "probes",
     responses(
         (status = 200, description = "Every dependency has been checked", body = crate::openapi::Startup),
         (status = 503, description = "Some are not checked yet", body = crate::openapi::Startup),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
 pub(crate) async fn startup(State(state): State<Arc<AppState>>) -> Response {
     let report = state.registry.report();
     let pending: Vec<&str> = report.pending().map(|r| r.id.as_str()).collect();
@@ -299,12 +303,12 @@ struct DependencyBody<'a> {
 
 /// GET `/healthcheck/dependencies/{id}`: one result with its history; its code follows its
 /// status.
-#[utoipa::path(get, path = "/healthcheck/dependencies/{id}", tag = "probes",
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/dependencies/{id}", tag = "probes",
     params(("id" = String, Path, description = "The dependency"), crate::openapi::ViewParams),
     responses(
         (status = 200, description = "Its status answers 200", body = crate::openapi::DependencyDetail),
         (status = 503, description = "Its status answers 503", body = crate::openapi::DependencyDetail),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
 pub(crate) async fn dependency(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,

@@ -50,6 +50,12 @@ impl Coding {
     /// `bytes` in this coding. Both run at their default level (zstd 3, gzip 6): a body is
     /// compressed once and served many times.
     fn encode(self, bytes: &[u8]) -> Option<Vec<u8>> {
+        #[cfg(not(feature = "compression"))]
+        {
+            let _ = bytes;
+            None
+        }
+        #[cfg(feature = "compression")]
         match self {
             Coding::Zstd => zstd::bulk::compress(bytes, zstd::DEFAULT_COMPRESSION_LEVEL).ok(),
             Coding::Gzip => {
@@ -179,7 +185,7 @@ impl Body {
     /// The answer: 304 when `request` already holds this body, else `status` with it,
     /// compressed when the request accepts a coding and the body is large enough to gain.
     pub(crate) fn respond(&self, status: StatusCode, request: &Conditional) -> Response {
-        let compressible = self.bytes.len() >= COMPRESS_FROM;
+        let compressible = cfg!(feature = "compression") && self.bytes.len() >= COMPRESS_FROM;
         let encoded = if compressible {
             self.encoded(&accepted_codings(&request.accept_encoding))
         } else {
@@ -319,7 +325,7 @@ impl RenderCache {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "compression"))]
 mod tests {
     use super::*;
 

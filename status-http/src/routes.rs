@@ -13,13 +13,15 @@ use tower_http::trace::{DefaultOnFailure, TraceLayer};
 
 use crate::auth::AdminAuth;
 use crate::body::BODY_LIMIT;
+#[cfg(feature = "metrics")]
 use crate::metrics::{Metrics, MetricsHook};
 use crate::middleware::RequestGuardLayer;
+#[cfg(feature = "dashboard")]
 use crate::panel::Panel;
 use crate::present::Presentation;
 use crate::render::RenderCache;
 use crate::state::AppState;
-use crate::{admin, dashboard, metrics, openapi, probes, CodeMap};
+use crate::{admin, probes, CodeMap};
 
 /// Configures the router of the HTTP contract; see [`routes`](crate::routes) for the
 /// defaults.
@@ -44,9 +46,13 @@ pub struct Routes {
     codes: CodeMap,
     public_view: bool,
     appname: Option<String>,
+    #[cfg(feature = "metrics")]
     metrics: Vec<MetricsHook>,
+    #[cfg(feature = "dashboard")]
     panels: Vec<Panel>,
+    #[cfg(feature = "fleet")]
     fleet: Option<crate::fleet::Fleet>,
+    #[cfg(feature = "fleet")]
     fleet_aware: Option<crate::fleet::Me>,
 }
 
@@ -58,10 +64,7 @@ impl std::fmt::Debug for Routes {
             .field("codes", &self.codes)
             .field("public_view", &self.public_view)
             .field("appname", &self.appname)
-            .field("metrics", &self.metrics.len())
-            .field("panels", &self.panels)
-            .field("fleet", &self.fleet.is_some())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -75,9 +78,13 @@ impl Routes {
             codes: CodeMap::default(),
             public_view: false,
             appname: None,
+            #[cfg(feature = "metrics")]
             metrics: Vec::new(),
+            #[cfg(feature = "dashboard")]
             panels: Vec::new(),
+            #[cfg(feature = "fleet")]
             fleet: None,
+            #[cfg(feature = "fleet")]
             fleet_aware: None,
         }
     }
@@ -101,6 +108,7 @@ impl Routes {
     ///     .build();
     /// orders.inc();
     /// ```
+    #[cfg(feature = "metrics")]
     pub fn register_metrics(
         mut self,
         register: impl FnOnce(&mut prometheus_client::registry::Registry) + Send + 'static,
@@ -112,6 +120,7 @@ impl Routes {
     /// Adds a panel to the dashboard, shown in the order added above the dependencies: how
     /// the traffic mechanisms show their state and recent history (see
     /// [`traffic::shed_panel`](crate::traffic::shed_panel)).
+    #[cfg(feature = "dashboard")]
     pub fn panel(mut self, panel: Panel) -> Self {
         self.panels.push(panel);
         self
@@ -124,12 +133,16 @@ impl Routes {
     /// a page of instances, and `/metrics` gains `status_fleet_datacenter_healthy{dc}` and,
     /// with a store, `status_fleet_exchange_seconds` and `status_fleet_rejected_total{reason}`.
     /// Without it the fleet routes answer 404.
+    #[cfg(feature = "fleet")]
     pub fn fleet(mut self, source: impl status_core::fleet::FleetSource) -> Self {
         let fleet = crate::fleet::Fleet::new(source);
-        let metrics = fleet.clone();
-        self.metrics.push(Box::new(move |registry| {
-            crate::fleet::register_metrics(&metrics, registry);
-        }));
+        #[cfg(feature = "metrics")]
+        {
+            let metrics = fleet.clone();
+            self.metrics.push(Box::new(move |registry| {
+                crate::fleet::register_metrics(&metrics, registry);
+            }));
+        }
         self.fleet = Some(fleet);
         self
     }
@@ -141,6 +154,7 @@ impl Routes {
     /// gets traffic is left to `/fleet/datacenters/{dc}` (and GSLB). Holds and startup still
     /// fail readiness. The readiness body then says which rule answered: `"rule": "instance"`
     /// or `"fleet"`.
+    #[cfg(feature = "fleet")]
     pub fn fleet_aware_readiness(
         mut self,
         instance_id: impl Into<String>,
@@ -183,9 +197,13 @@ impl Routes {
     /// Building registers a listener on the registry to count checks for `/metrics`.
     pub fn build(self) -> Router {
         let state = Arc::new(AppState {
+            #[cfg(feature = "metrics")]
             metrics: Metrics::new(&self.registry, self.metrics),
+            #[cfg(feature = "dashboard")]
             panels: self.panels,
+            #[cfg(feature = "fleet")]
             fleet: self.fleet,
+            #[cfg(feature = "fleet")]
             fleet_aware: self.fleet_aware,
             live: probes::liveness_bodies(self.registry.hostname()),
             registry: self.registry,
@@ -196,7 +214,9 @@ impl Routes {
                 appname: self.appname,
             },
             rendered: RenderCache::default(),
-            feed: Arc::new(dashboard::LiveFeed::new()),
+            #[cfg(feature = "dashboard")]
+            feed: Arc::new(crate::dashboard::LiveFeed::new()),
+            #[cfg(feature = "dashboard")]
             event_streams: std::sync::atomic::AtomicUsize::new(0),
         });
         // The probes a balancer calls many times a second carry no request span: they are
@@ -219,15 +239,23 @@ impl Routes {
                 "/features/{name}/override",
                 put(admin::set_override).delete(admin::clear_override),
             )
-            .route("/admin/drain", put(admin::drain).delete(admin::undrain))
-            .route("/metrics", get(metrics::metrics))
-            .route("/status", get(dashboard::page))
-            .route("/status/events", get(dashboard::events))
-            .route("/status/assets/{file}", get(dashboard::asset))
-            .route("/openapi.json", get(openapi::openapi_json))
+            .route("/admin/drain", put(admin::drain).delete(admin::undrain));
+        #[cfg(feature = "metrics")]
+        let traced = traced.route("/metrics", get(crate::metrics::metrics));
+        #[cfg(feature = "dashboard")]
+        let traced = traced
+            .route("/status", get(crate::dashboard::page))
+            .route("/status/events", get(crate::dashboard::events))
+            .route("/status/assets/{file}", get(crate::dashboard::asset));
+        #[cfg(feature = "openapi")]
+        let traced = traced.route("/openapi.json", get(crate::openapi::openapi_json));
+        #[cfg(feature = "fleet")]
+        let traced = traced
             .route("/fleet", get(crate::fleet::fleet))
-            .route("/fleet/datacenters/{dc}", get(crate::fleet::datacenter))
-            .route("/status/fleet", get(crate::fleet::page::page))
+            .route("/fleet/datacenters/{dc}", get(crate::fleet::datacenter));
+        #[cfg(all(feature = "fleet", feature = "dashboard"))]
+        let traced = traced.route("/status/fleet", get(crate::fleet::page::page));
+        let traced = traced
             .layer(DefaultBodyLimit::max(BODY_LIMIT))
             // A 503 is a probe's expected answer during an outage, not a server failure.
             .layer(

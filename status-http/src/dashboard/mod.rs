@@ -23,12 +23,14 @@ use axum::http::header::{
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
+#[cfg(feature = "serve")]
 use axum::Extension;
 use futures::future::BoxFuture;
 use futures::Stream;
 
 use self::view::{Filter, View};
 use crate::error::ApiError;
+#[cfg(feature = "serve")]
 use crate::serve::Closing;
 use crate::state::AppState;
 
@@ -62,7 +64,7 @@ fn render(template: &impl Template) -> Result<String, ApiError> {
 }
 
 /// GET `/status`.
-#[utoipa::path(get, path = "/status", tag = "operators",
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/status", tag = "operators",
     params(
         ("status" = Option<String>, Query, nullable = false, description = "Show only dependencies in these statuses"),
         ("urgency" = Option<String>, Query, nullable = false, description = "Show only dependencies of these urgencies"),
@@ -71,7 +73,7 @@ fn render(template: &impl Template) -> Result<String, ApiError> {
     ),
     responses(
         (status = 200, description = "The dashboard", content_type = "text/html", body = String),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
 pub(crate) async fn page(
     State(state): State<Arc<AppState>>,
     filter: Result<Query<Filter>, axum::extract::rejection::QueryRejection>,
@@ -92,13 +94,13 @@ pub(crate) async fn page(
 ///
 /// Under [`serve`](crate::serve()), the stream ends when the server shuts down, with a last
 /// `closing` event (the page then reconnects, reaching another instance behind the balancer).
-#[utoipa::path(get, path = "/status/events", tag = "operators",
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/status/events", tag = "operators",
     responses(
         (status = 200, description = "Server-sent events: `live` renders, a last `closing` on shutdown", content(("text/event-stream"))),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
 pub(crate) async fn events(
     State(state): State<Arc<AppState>>,
-    closing: Option<Extension<Closing>>,
+    #[cfg(feature = "serve")] closing: Option<Extension<Closing>>,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
     let open = state.event_streams.fetch_add(1, Ordering::AcqRel);
     let slot = StreamSlot(Arc::clone(&state));
@@ -109,10 +111,13 @@ pub(crate) async fn events(
         ));
     }
     let renders = live::subscribe(&state);
+    #[cfg(feature = "serve")]
     let closed: BoxFuture<'static, ()> = match closing {
         Some(Extension(closing)) => Box::pin(closing.closed()),
         None => Box::pin(std::future::pending()),
     };
+    #[cfg(not(feature = "serve"))]
+    let closed: BoxFuture<'static, ()> = Box::pin(std::future::pending());
     let stream = futures::stream::unfold(Some((renders, slot, closed)), |open| async move {
         let (mut renders, slot, mut closed) = open?;
         loop {
@@ -148,11 +153,11 @@ impl Drop for StreamSlot {
 }
 
 /// GET `/status/assets/{file}`: the embedded CSS, JavaScript and logo.
-#[utoipa::path(get, path = "/status/assets/{file}", tag = "operators",
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/status/assets/{file}", tag = "operators",
     params(("file" = String, Path, description = "dashboard.css, dashboard.js or logo.svg")),
     responses(
         (status = 200, description = "The asset", content(("text/css"), ("text/javascript"), ("image/svg+xml"))),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
 pub(crate) async fn asset(Path(file): Path<String>) -> Response {
     let (body, content_type): (&'static str, &'static str) = match file.as_str() {
         "dashboard.css" => (

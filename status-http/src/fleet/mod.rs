@@ -2,6 +2,7 @@
 //! time from the store), for GSLB `GET /fleet/datacenters/{dc}` (from memory, never the
 //! store), the fleet page ([`page`]), its metrics, and fleet-aware readiness.
 
+#[cfg(feature = "dashboard")]
 pub(crate) mod page;
 
 use std::sync::Arc;
@@ -9,14 +10,17 @@ use std::sync::Arc;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+#[cfg(feature = "metrics")]
 use prometheus_client::encoding::NoLabelSet;
+#[cfg(feature = "metrics")]
 use prometheus_client::metrics::MetricType;
-use status_core::fleet::{
-    FleetSource, FleetView, InstancePage, InstanceQuery, BEAT_BUCKETS, REJECTIONS,
-};
+use status_core::fleet::{FleetSource, FleetView, InstancePage, InstanceQuery};
+#[cfg(feature = "metrics")]
+use status_core::fleet::{BEAT_BUCKETS, REJECTIONS};
 use status_core::Readiness;
 
 use crate::error::ApiError;
+#[cfg(feature = "metrics")]
 use crate::live::Live;
 use crate::state::AppState;
 
@@ -149,7 +153,7 @@ struct FleetAnswer<'a> {
 
 /// GET `/fleet`: every data center (from memory) and a page of instances (`?datacenter=`,
 /// `?cursor=`, `?limit=` up to 500), condition, holds, age, stale.
-#[utoipa::path(get, path = "/fleet", tag = "fleet",
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/fleet", tag = "fleet",
     params(
         ("datacenter" = Option<String>, Query, description = "Only this data center's instances"),
         ("cursor" = Option<String>, Query, description = "Where the page starts: a previous page's `nextCursor`"),
@@ -159,7 +163,7 @@ struct FleetAnswer<'a> {
         (status = 400, description = "A limit out of range, or a cursor the store did not hand out", body = crate::openapi::Error),
         (status = 404, description = "This instance has no fleet view", body = crate::openapi::Error),
         (status = 503, description = "The fleet's store cannot list its instances now", body = crate::openapi::Error),
-        (status = "default", description = "A rejected request (400, 404 without a fleet view, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
+        (status = "default", description = "A rejected request (400, 404 without a fleet view, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
 pub(crate) async fn fleet(
     State(state): State<Arc<AppState>>,
     query: Result<Query<Params>, axum::extract::rejection::QueryRejection>,
@@ -185,13 +189,13 @@ pub(crate) async fn fleet(
 /// GET `/fleet/datacenters/{dc}`: for GSLB: 200 healthy, 503 unhealthy, 200 with
 /// `failOpen: true` when every data center is unhealthy; 404 for a data center it has never
 /// heard of. `condition` comes first, as in the summary.
-#[utoipa::path(get, path = "/fleet/datacenters/{dc}", tag = "fleet",
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/fleet/datacenters/{dc}", tag = "fleet",
     params(("dc" = String, Path, description = "The data center")),
     responses(
         (status = 200, description = "Healthy, or every data center unhealthy (`failOpen`)", content_type = "application/json", body = Object),
         (status = 503, description = "Unhealthy while another data center is healthy", content_type = "application/json", body = Object),
         (status = 404, description = "An unknown data center, or no fleet view", body = crate::openapi::Error),
-        (status = "default", description = "A rejected request (400, 404 unknown data center, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
+        (status = "default", description = "A rejected request (400, 404 unknown data center, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
 pub(crate) async fn datacenter(
     State(state): State<Arc<AppState>>,
     Path(dc): Path<String>,
@@ -215,6 +219,7 @@ pub(crate) async fn datacenter(
         .into_response())
 }
 
+#[cfg(feature = "metrics")]
 /// The fleet's metrics, read when scraped: `status_fleet_datacenter_healthy{dc}` (1 when the
 /// data center is healthy by the rule, 0 when not, failing open or not: this is for people)
 /// and, when the source has a store, `status_fleet_exchange_seconds` (a histogram of the beats

@@ -48,7 +48,7 @@ struct InstanceRow {
 /// their instances (from the store: `?datacenter=`, `?cursor=`, `?limit=`), holds, stale ones
 /// marked, links to each instance's dashboard and to the next page. With the store down the
 /// page still shows the data centers, and says why the instances are missing.
-#[utoipa::path(get, path = "/status/fleet", tag = "fleet",
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/status/fleet", tag = "fleet",
     params(
         ("datacenter" = Option<String>, Query, description = "Only this data center's instances"),
         ("cursor" = Option<String>, Query, description = "Where the page starts: the previous page's next link"),
@@ -57,7 +57,7 @@ struct InstanceRow {
         (status = 200, description = "The fleet page", content_type = "text/html", body = String),
         (status = 400, description = "A limit out of range, or a cursor the store did not hand out", body = crate::openapi::Error),
         (status = 404, description = "This instance has no fleet view", body = crate::openapi::Error),
-        (status = "default", description = "A rejected request (400, 405, 408, 413, 414, 431)", body = crate::openapi::Error)))]
+        (status = "default", description = "A rejected request (400, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
 pub(crate) async fn page(
     State(state): State<Arc<AppState>>,
     query: Result<Query<Params>, axum::extract::rejection::QueryRejection>,

@@ -1,6 +1,7 @@
 //! The bodies the server wraps: a request body with a deadline, and a response body that
 //! tells its connection when it is done.
 
+use crate::body::BodyTimeout;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -12,21 +13,6 @@ use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
 use super::conn::Conn;
-
-/// A request body that did not arrive whole within the server's body timeout.
-///
-/// Handlers that read bodies see it as the source of their extractor's error;
-/// [`ApiError`](crate::ApiError)'s conversions answer it with 408.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BodyTimeout;
-
-impl std::fmt::Display for BodyTimeout {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the request body did not arrive in time")
-    }
-}
-
-impl std::error::Error for BodyTimeout {}
 
 pin_project! {
     /// A request body that fails with [`BodyTimeout`] once its deadline passes.

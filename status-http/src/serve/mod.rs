@@ -30,7 +30,7 @@
 mod body;
 mod conn;
 
-pub use self::body::BodyTimeout;
+pub use crate::body::BodyTimeout;
 
 use std::convert::Infallible;
 use std::future::{Future, IntoFuture};

@@ -2,9 +2,12 @@
 
 use status_traffic::cull::CullerHandle;
 
+#[cfg(feature = "metrics")]
 use crate::live::{int, Live};
+#[cfg(feature = "dashboard")]
 use crate::panel::{Panel, PanelView};
 
+#[cfg(feature = "dashboard")]
 /// The dashboard's panel of a culler titled `title`: failures in the window against the
 /// threshold, the budget, refusals, and the last decision and why.
 pub fn cull_panel(title: impl Into<String>, culler: &CullerHandle) -> Panel {
@@ -33,6 +36,7 @@ pub fn cull_panel(title: impl Into<String>, culler: &CullerHandle) -> Panel {
     })
 }
 
+#[cfg(feature = "metrics")]
 /// Registers a culler's metrics, read when scraped: `status_cull_window_failures`,
 /// `status_cull_culled` (0/1) and `status_cull_denied_total{reason}` (`spent`,
 /// `unreachable`). Pass it to [`Routes::register_metrics`](crate::Routes::register_metrics).

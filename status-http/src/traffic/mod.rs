@@ -5,17 +5,29 @@
 //! | module | what |
 //! |---|---|
 //! | here | [`overloaded`] and [`shedding`]: refusals as 429/503 answers; [`server_errors`]: how a response counts among failures |
-//! | [`shed`](shed_panel) | the shedding layer's panel and `status_shed_*` metrics |
-//! | [`pool`](pool_panel) | a node pool's panel and `status_pool_*` metrics |
-//! | [`cull`](cull_panel) | the culler's panel and `status_cull_*` metrics |
+//! | `shed_panel`, `shed_metrics` | the shedding layer's panel (feature `dashboard`) and `status_shed_*` metrics (feature `metrics`) |
+//! | `pool_panel`, `pool_metrics` | a node pool's panel and `status_pool_*` metrics |
+//! | `cull_panel`, `cull_metrics` | the culler's panel and `status_cull_*` metrics |
 
+#[cfg(any(feature = "dashboard", feature = "metrics"))]
 mod cull;
+#[cfg(any(feature = "dashboard", feature = "metrics"))]
 mod pool;
+#[cfg(any(feature = "dashboard", feature = "metrics"))]
 mod shed;
 
-pub use self::cull::{cull_metrics, cull_panel};
-pub use self::pool::{pool_metrics, pool_panel};
-pub use self::shed::{shed_metrics, shed_panel};
+#[cfg(feature = "metrics")]
+pub use self::cull::cull_metrics;
+#[cfg(feature = "dashboard")]
+pub use self::cull::cull_panel;
+#[cfg(feature = "metrics")]
+pub use self::pool::pool_metrics;
+#[cfg(feature = "dashboard")]
+pub use self::pool::pool_panel;
+#[cfg(feature = "metrics")]
+pub use self::shed::shed_metrics;
+#[cfg(feature = "dashboard")]
+pub use self::shed::shed_panel;
 
 use std::convert::Infallible;
 use std::future::Future;

@@ -2,17 +2,23 @@
 
 use std::sync::Arc;
 
+#[cfg(feature = "metrics")]
 use prometheus_client::encoding::NoLabelSet;
+#[cfg(feature = "metrics")]
 use prometheus_client::metrics::MetricType;
 use status_traffic::pool::{NodeState, Pool};
 use tower::Service;
 
+#[cfg(feature = "metrics")]
 use crate::live::Live;
+#[cfg(feature = "dashboard")]
 use crate::panel::{Panel, PanelView};
 
 /// Reads a pool's nodes.
+#[cfg(any(feature = "dashboard", feature = "metrics"))]
 type ReadNodes = Arc<dyn Fn() -> Vec<NodeState> + Send + Sync>;
 
+#[cfg(any(feature = "dashboard", feature = "metrics"))]
 fn read_nodes<S, R>(pool: &Pool<S, R>) -> ReadNodes
 where
     S: Service<R> + Send + 'static,
@@ -22,6 +28,7 @@ where
     Arc::new(move || pool.nodes())
 }
 
+#[cfg(feature = "dashboard")]
 /// The dashboard's panel of a node pool titled `title`: each node's success rate, weight,
 /// in-flight calls and limit, and its calls by outcome. Pass it to
 /// [`Routes::panel`](crate::Routes::panel).
@@ -77,6 +84,7 @@ where
     })
 }
 
+#[cfg(feature = "metrics")]
 /// Registers a node pool's metrics under the label `pool = name`, read when scraped:
 /// `status_pool_node_weight{node}` and `status_pool_requests_total{node,outcome}` (`success`,
 /// `drop`, `ignore`, and `no_capacity`: the times the cascade found the node at its limit and

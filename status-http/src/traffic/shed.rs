@@ -1,12 +1,18 @@
 //! The shedding layer on the dashboard and in `/metrics`.
 
+#[cfg(feature = "dashboard")]
 use std::time::Duration;
 
-use status_traffic::shed::{ShedLayer, ShedSample, ShedState};
+#[cfg(feature = "dashboard")]
+use status_traffic::shed::ShedSample;
+use status_traffic::shed::{ShedLayer, ShedState};
 
+#[cfg(feature = "metrics")]
 use crate::live::{int, Live};
+#[cfg(feature = "dashboard")]
 use crate::panel::{Chart, Panel, PanelView};
 
+#[cfg(feature = "dashboard")]
 /// The dashboard's panel of a shedding layer titled `title`: its limit, in-flight and queued
 /// requests and refusals by reason, and charts of the last five minutes of its
 /// [`history`](ShedLayer::history) (kept by [`ShedLayer::report_to`]). Pass it to
@@ -18,9 +24,11 @@ pub fn shed_panel<R: 'static>(title: impl Into<String>, layer: &ShedLayer<R>) ->
     })
 }
 
+#[cfg(feature = "dashboard")]
 /// How far back the shedding panel's charts reach.
 const PANEL_WINDOW: Duration = Duration::from_secs(300);
 
+#[cfg(feature = "dashboard")]
 fn shed_view(state: &ShedState, history: &[ShedSample], now: Duration) -> PanelView {
     let age = |s: &ShedSample| now.saturating_sub(s.at);
     let recent: Vec<&ShedSample> = history.iter().filter(|s| age(s) <= PANEL_WINDOW).collect();
@@ -48,6 +56,7 @@ fn shed_view(state: &ShedState, history: &[ShedSample], now: Duration) -> PanelV
         .chart(Chart::new("Refused per second", PANEL_WINDOW).series("refused", refused))
 }
 
+#[cfg(feature = "metrics")]
 /// Registers a shedding layer's metrics under the label `layer = name`, read when scraped:
 /// `status_shed_limit`, `status_shed_inflight`, `status_shed_queued` and
 /// `status_shed_rejected_total{reason}` (`queue_full`, `queue_timeout`, `deadline`). Pass it
