@@ -49,13 +49,12 @@ use utoipa::{IntoParams, Modify, OpenApi, ToSchema};
 )]
 pub(crate) struct ApiDoc;
 
-/// `/metrics`, with the feature.
+// Each feature's routes, merged into the document when the feature is on.
 #[cfg(feature = "metrics")]
 #[derive(OpenApi)]
 #[openapi(paths(crate::metrics::metrics))]
 struct MetricsDoc;
 
-/// The dashboard's routes, with the feature.
 #[cfg(feature = "dashboard")]
 #[derive(OpenApi)]
 #[openapi(paths(
@@ -65,7 +64,6 @@ struct MetricsDoc;
 ))]
 struct DashboardDoc;
 
-/// The fleet's routes, with the feature (its page also with the dashboard's).
 #[cfg(feature = "fleet")]
 #[derive(OpenApi)]
 #[openapi(paths(crate::fleet::fleet, crate::fleet::datacenter))]

@@ -5,6 +5,7 @@
 //! time, no request to anywhere but this server. Without JavaScript the page renders whole;
 //! with it, it updates in place from server-sent events and lets operators act.
 
+mod filter;
 mod live;
 mod view;
 

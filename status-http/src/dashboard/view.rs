@@ -1,46 +1,11 @@
 //! What the dashboard shows, computed in Rust so the templates only print (and escape).
 
 use chrono::{DateTime, Utc};
-use serde::Deserialize;
 use status_core::{CheckResult, CheckStatus, FeatureState, MinuteRecord, Registry, SystemReport};
 
+pub(crate) use super::filter::{search_text, Filter};
 use crate::panel::{self, Panel, PanelRender};
 use crate::present::Presentation;
-
-/// Filters, from the query string (the page works without JavaScript) or typed live.
-#[derive(Debug, Clone, Default, Deserialize)]
-pub(crate) struct Filter {
-    #[serde(default)]
-    pub(crate) status: String,
-    #[serde(default)]
-    pub(crate) urgency: String,
-    #[serde(default)]
-    pub(crate) tag: String,
-    #[serde(default)]
-    pub(crate) q: String,
-}
-
-impl Filter {
-    fn keeps(&self, r: &CheckResult) -> bool {
-        let eq = |want: &str, have: &str| want.is_empty() || want.eq_ignore_ascii_case(have);
-        eq(&self.status, r.status.as_str())
-            && eq(&self.urgency, r.urgency.as_str())
-            && (self.tag.is_empty() || r.tags.iter().any(|t| t == &self.tag))
-            && (self.q.is_empty() || search_text(r).contains(&self.q.to_lowercase()))
-    }
-}
-
-fn search_text(r: &CheckResult) -> String {
-    format!(
-        "{} {} {} {} {}",
-        r.id,
-        r.description,
-        r.message,
-        r.kind,
-        r.tags.join(" ")
-    )
-    .to_lowercase()
-}
 
 /// A status as shown: a CSS class, a symbol and the word, so colour is never the only cue.
 #[derive(Debug, Clone, Copy)]

@@ -27,6 +27,7 @@
 //! HTTP/1.1 only: the probes, admin API and dashboard need nothing more, and a balancer in
 //! front speaks HTTP/1.1 to its targets.
 
+mod accept;
 mod body;
 mod conn;
 
@@ -50,6 +51,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tower::ServiceExt;
 
+use self::accept::{out_of_descriptors, Accept};
 use self::body::{Deadline, InFlight, Tracked};
 use self::conn::{Conn, Table, Watched};
 
@@ -290,41 +292,6 @@ async fn accept_failed(error: &io::Error, table: &Table, tasks: usize) {
     tokio::time::sleep(Duration::from_millis(20)).await;
 }
 
-/// What a failed `accept` calls for.
-#[derive(Debug, PartialEq, Eq)]
-enum Accept {
-    /// The connection died in the backlog: nothing to do.
-    Gone,
-    /// Out of descriptors, and room is coming: a connection was shed now, or shed ones are
-    /// still closing.
-    Room,
-    /// Out of descriptors with every open connection answering a request (how many).
-    AllBusy(usize),
-    /// Anything else.
-    Failed,
-}
-
-/// Judges a failed `accept`, shedding the longest idle connection when out of descriptors
-/// (EMFILE, ENFILE). `tasks`: the connections whose tasks still run, shed ones included.
-fn out_of_descriptors(error: &io::Error, table: &Table, tasks: usize) -> Accept {
-    use io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
-    if matches!(
-        error.kind(),
-        ConnectionAborted | ConnectionRefused | ConnectionReset
-    ) {
-        return Accept::Gone;
-    }
-    if !matches!(error.raw_os_error(), Some(23 | 24)) {
-        return Accept::Failed;
-    }
-    let open = table.len();
-    if table.shed_one() || tasks > open {
-        Accept::Room
-    } else {
-        Accept::AllBusy(open)
-    }
-}
-
 /// Serves one connection until it ends, is shed, times out, or the grace period ends.
 async fn connection(
     stream: TcpStream,
@@ -395,32 +362,4 @@ async fn connection(
         }
     }
     table.close(&conn);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test(start_paused = true)]
-    async fn out_of_descriptors_says_what_is_true() {
-        let emfile = io::Error::from_raw_os_error(24);
-        let table = Table::new();
-        let busy = table.open();
-        busy.begin_request();
-        let idle = table.open();
-        // An idle connection to shed: room.
-        assert_eq!(out_of_descriptors(&emfile, &table, 2), Accept::Room);
-        // The idle one shed but its task still closing: room is coming, no warning (the
-        // report: a flood of idle connections warned that every connection was busy).
-        assert_eq!(out_of_descriptors(&emfile, &table, 2), Accept::Room);
-        drop(idle);
-        // Its task gone too: the one left is busy, and that is what is said.
-        assert_eq!(out_of_descriptors(&emfile, &table, 1), Accept::AllBusy(1));
-        let reset = io::Error::from(io::ErrorKind::ConnectionReset);
-        assert_eq!(out_of_descriptors(&reset, &table, 1), Accept::Gone);
-        assert_eq!(
-            out_of_descriptors(&io::Error::other("boom"), &table, 1),
-            Accept::Failed
-        );
-    }
 }
