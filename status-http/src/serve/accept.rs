@@ -19,8 +19,9 @@ pub(super) enum Accept {
     Failed,
 }
 
-/// Judges a failed `accept`, shedding the longest idle connection when out of descriptors
-/// (EMFILE, ENFILE). `tasks`: the connections whose tasks still run, shed ones included.
+/// Judges a failed `accept` when out of descriptors (EMFILE, ENFILE): room is coming when
+/// connections shed earlier are still closing; else the longest idle one is shed now.
+/// `tasks`: the connections whose tasks still run, shed ones included.
 pub(super) fn out_of_descriptors(error: &io::Error, table: &Table, tasks: usize) -> Accept {
     use io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
     if matches!(
@@ -33,7 +34,9 @@ pub(super) fn out_of_descriptors(error: &io::Error, table: &Table, tasks: usize)
         return Accept::Failed;
     }
     let open = table.len();
-    if table.shed_one() || tasks > open {
+    // Connections shed before and still closing free their descriptors soon: shedding
+    // another now could close the newest arrival (a probe) for nothing.
+    if tasks > open || table.shed_one() {
         Accept::Room
     } else {
         Accept::AllBusy(open)
