@@ -22,8 +22,9 @@
 //! what its summary says; heartbeats come from the server's clock only; a summary is at most
 //! 4 KiB, and a record larger than that is never sent on; a key of the wrong type is deleted
 //! (and the instances rebuild it at their next beat) instead of failing every beat of the
-//! fleet, and a store found empty is *settling* for a TTL: its counts are not the fleet's
-//! until every instance has had time to beat. The script says what it healed; the client
+//! fleet, and a store found empty, or not reached for half a TTL (a replica just promoted),
+//! is *settling* for a TTL: its counts are not the fleet's until every instance has had time
+//! to beat. The script says what it healed; the client
 //! counts it.
 
 use std::time::Duration;
@@ -84,11 +85,12 @@ if not fresh then
   -- A key of the wrong type: every key goes (members without records would count twice),
   -- and the instances rebuild them at their next beat.
   if healed > 0 then redis.call('DEL', KEYS[1], KEYS[2], KEYS[3]) end
-  -- A store found empty (new, flushed, restarted, healed), or not counted for a whole TTL
-  -- (no beat reached it: a replica just promoted, a store unreachable), is settling for a
-  -- TTL: the instances that beat meanwhile are not the fleet.
+  -- A store found empty (new, flushed, restarted, healed), or not counted for half a TTL
+  -- (no beat reached it for longer than one beat period and its jitter: a replica just
+  -- promoted, a store unreachable), is settling for a TTL: the instances that beat
+  -- meanwhile are not the fleet, and the others' last beats may be older than the TTL.
   local counted = type(cache) == 'table' and not cache.err and tonumber(cache[1])
-  if redis.call('EXISTS', KEYS[1]) == 0 or (counted and counted < now - ttl) then
+  if redis.call('EXISTS', KEYS[1]) == 0 or (counted and counted < now - ttl / 2) then
     redis.call('HSET', KEYS[3], '\0settling', now)
   end
 end
