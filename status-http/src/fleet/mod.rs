@@ -96,9 +96,17 @@ fn source(state: &AppState) -> Result<&Fleet, ApiError> {
 /// `?datacenter=`, `?cursor=` and `?limit=` (1 to 500, default 100); anything else is
 /// ignored.
 #[derive(Debug, Default, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
+#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
 pub(crate) struct Params {
+    /// Only this data center's instances.
+    #[cfg_attr(feature = "openapi", param(nullable = false))]
     datacenter: Option<String>,
+    /// Where the page starts: a previous page's `nextCursor` (the page's next link).
+    #[cfg_attr(feature = "openapi", param(nullable = false))]
     cursor: Option<String>,
+    /// At most this many instances, 1 to 500 (default 100).
+    #[cfg_attr(feature = "openapi", param(value_type = Option<usize>, nullable = false))]
     limit: Option<String>,
 }
 
@@ -154,10 +162,7 @@ struct FleetAnswer<'a> {
 /// GET `/fleet`: every data center (from memory) and a page of instances (`?datacenter=`,
 /// `?cursor=`, `?limit=` up to 500), condition, holds, age, stale.
 #[cfg_attr(feature = "openapi", utoipa::path(get, path = "/fleet", tag = "fleet",
-    params(
-        ("datacenter" = Option<String>, Query, description = "Only this data center's instances"),
-        ("cursor" = Option<String>, Query, description = "Where the page starts: a previous page's `nextCursor`"),
-        ("limit" = Option<usize>, Query, description = "At most this many instances, 1 to 500 (default 100)")),
+    params(Params),
     responses(
         (status = 200, description = "The fleet: data centers, and a page of instances with the next page's cursor", content_type = "application/json", body = Object),
         (status = 400, description = "A limit out of range, or a cursor the store did not hand out", body = crate::openapi::Error),

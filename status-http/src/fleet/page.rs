@@ -49,10 +49,7 @@ struct InstanceRow {
 /// marked, links to each instance's dashboard and to the next page. With the store down the
 /// page still shows the data centers, and says why the instances are missing.
 #[cfg_attr(feature = "openapi", utoipa::path(get, path = "/status/fleet", tag = "fleet",
-    params(
-        ("datacenter" = Option<String>, Query, description = "Only this data center's instances"),
-        ("cursor" = Option<String>, Query, description = "Where the page starts: the previous page's next link"),
-        ("limit" = Option<usize>, Query, description = "At most this many instances, 1 to 500 (default 100)")),
+    params(Params),
     responses(
         (status = 200, description = "The fleet page", content_type = "text/html", body = String),
         (status = 400, description = "A limit out of range, or a cursor the store did not hand out", body = crate::openapi::Error),
