@@ -99,6 +99,7 @@ mod history;
 mod id;
 mod mask;
 mod rand;
+mod readiness;
 mod report;
 mod result;
 mod rotation;
@@ -171,8 +172,11 @@ pub use self::history::{HistorySnapshot, MinuteRecord, Transition, Uptime, MINUT
 pub use self::id::{DependencyId, FeatureName, MAX_ID_LEN};
 pub use self::mask::{mask_credentials, MASK};
 pub use self::rand::Rng;
-pub use self::report::{system_status, HealthJson, Summary, SummaryHealthJson, SystemReport};
+pub use self::readiness::{Readiness, ReadinessRule, Startup};
+pub use self::report::{
+    system_status, HealthJson, Summary, SummaryHealthJson, SystemReport, Verdict,
+};
 pub use self::result::CheckResult;
-pub use self::rotation::{DrainState, HoldSource, Readiness, RotationHold};
+pub use self::rotation::{DrainState, HoldSource, RotationHold};
 pub use self::status::{CheckStatus, ParseEnumError};
 pub use self::urgency::Urgency;

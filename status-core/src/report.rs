@@ -11,7 +11,7 @@ use serde::ser::{SerializeMap, SerializeStruct, Serializer};
 use serde::Serialize;
 
 use crate::result::{iso, millis};
-use crate::{CheckResult, CheckStatus, DrainState, Urgency};
+use crate::{CheckResult, CheckStatus, DrainState, Startup, Urgency};
 
 /// The system status folded from dependencies' urgencies and statuses, starting from OK.
 ///
@@ -136,7 +136,15 @@ impl SystemReport {
     /// The polled dependencies never checked yet: what holds up startup (passive ones never
     /// do).
     pub fn pending(&self) -> impl Iterator<Item = &Arc<CheckResult>> {
-        self.results.iter().filter(|r| !r.checked && !r.passive)
+        self.results
+            .iter()
+            .filter(|r| crate::readiness::holds_up_startup(r.passive, r.checked))
+    }
+
+    /// Whether startup is complete, and what holds it up.
+    #[must_use]
+    pub fn startup(&self) -> Startup {
+        Startup::new(self.pending().map(|r| r.id.clone()).collect())
     }
 
     /// The summary for load balancers: no dependency detail.
@@ -269,6 +277,17 @@ impl<'a> Summary<'a> {
         self
     }
 
+    /// What a balancer acts on: out of rotation while any hold is in force, whatever the
+    /// condition; else the condition (which the HTTP layer maps to a code).
+    #[must_use]
+    pub fn verdict(&self) -> Verdict {
+        if self.drain.is_some() {
+            Verdict::OutOfRotation
+        } else {
+            Verdict::Serving(self.report.condition)
+        }
+    }
+
     /// The condition it reports: the system's, or OUTAGE while draining.
     #[must_use]
     pub fn condition(&self) -> CheckStatus {
@@ -286,6 +305,17 @@ impl<'a> Summary<'a> {
     pub fn health_json(self) -> SummaryHealthJson<'a> {
         SummaryHealthJson { summary: self }
     }
+}
+
+/// [`Summary::verdict`]: what the summary tells a balancer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Verdict {
+    /// In rotation, with this system status.
+    Serving(CheckStatus),
+    /// A hold is in force (an operator's drain, a shutdown, a cull): take it out, whatever
+    /// the system status.
+    OutOfRotation,
 }
 
 /// [`Summary::health_json`]: the summary as `application/health+json`.

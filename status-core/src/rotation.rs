@@ -11,7 +11,6 @@ use serde::Serialize;
 use tokio::time::Instant;
 
 use crate::result::iso;
-use crate::CheckStatus;
 
 /// Who holds the instance out of rotation. Each source has at most one hold; clearing it
 /// clears that source's hold only.
@@ -160,113 +159,5 @@ impl Serialize for DrainState {
         s.serialize_field("until", &self.until.map(iso))?;
         s.serialize_field("holds", &self.holds)?;
         s.end()
-    }
-}
-
-/// What a readiness probe asks, answered in the core: startup done, not OUTAGE, no hold.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Readiness {
-    /// Whether the instance should receive traffic.
-    pub ready: bool,
-    /// The system status the answer was judged on.
-    pub condition: CheckStatus,
-    /// Whether every dependency has been checked once.
-    pub startup_complete: bool,
-    /// The holds in force, if any.
-    pub drain: Option<DrainState>,
-    /// Why it is not ready, in sentences (empty when ready).
-    pub reasons: Vec<String>,
-}
-
-impl Readiness {
-    /// Judges readiness. `failing` names the dependencies that make the condition fail
-    /// (`"primary-db is OUTAGE"`); it is only called when the condition fails.
-    pub(crate) fn judge(
-        condition: CheckStatus,
-        strict: bool,
-        startup_complete: bool,
-        drain: Option<DrainState>,
-        failing: impl FnOnce() -> Vec<String>,
-    ) -> Self {
-        let mut reasons = Vec::new();
-        if Self::fails_on(condition, strict) {
-            reasons.push(format!("system is {condition}: {}", failing().join(", ")));
-        }
-        if !startup_complete {
-            reasons.push("startup not complete: some dependencies were never checked".to_owned());
-        }
-        if let Some(drain) = &drain {
-            reasons.push(format!("draining: {}", drain.reasons()));
-        }
-        Self {
-            ready: reasons.is_empty(),
-            condition,
-            startup_complete,
-            drain,
-            reasons,
-        }
-    }
-
-    /// Whether `condition` fails readiness: OUTAGE does; with `strict`, anything but OK.
-    #[must_use]
-    pub fn fails_on(condition: CheckStatus, strict: bool) -> bool {
-        if strict {
-            condition != CheckStatus::Ok
-        } else {
-            condition == CheckStatus::Outage
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn hold(source: HoldSource, reason: &str) -> RotationHold {
-        RotationHold {
-            source,
-            reason: reason.to_owned(),
-            actor: None,
-            since: DateTime::UNIX_EPOCH,
-            until: None,
-            deadline: None,
-        }
-    }
-
-    #[test]
-    fn readiness_names_every_reason() {
-        let drain = DrainState::of(
-            None,
-            vec![
-                hold(HoldSource::Shutdown, "stopping"),
-                hold(HoldSource::Operator, "deploy"),
-            ],
-        );
-        let r = Readiness::judge(CheckStatus::Outage, false, false, drain, || {
-            vec!["db is OUTAGE".to_owned()]
-        });
-        assert!(!r.ready);
-        assert_eq!(
-            r.reasons,
-            [
-                "system is OUTAGE: db is OUTAGE",
-                "startup not complete: some dependencies were never checked",
-                "draining: stopping; deploy",
-            ]
-        );
-        assert_eq!(
-            r.drain.unwrap().reason,
-            "stopping",
-            "the most final hold describes it"
-        );
-    }
-
-    #[test]
-    fn strict_readiness_fails_on_anything_but_ok() {
-        assert!(!Readiness::fails_on(CheckStatus::Major, false));
-        assert!(Readiness::fails_on(CheckStatus::Minor, true));
-        let ready = Readiness::judge(CheckStatus::Major, false, true, None, Vec::new);
-        assert!(ready.ready && ready.reasons.is_empty());
     }
 }

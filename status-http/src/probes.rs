@@ -10,7 +10,10 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Serialize;
 use serde_json::json;
-use status_core::{CheckResult, CheckStatus, DrainState, HistorySnapshot, Readiness, SystemReport};
+use status_core::{
+    CheckResult, CheckStatus, DrainState, HistorySnapshot, Readiness, ReadinessRule, SystemReport,
+    Verdict,
+};
 
 use crate::error::ApiError;
 use crate::render::{Body, Conditional, Rendered};
@@ -127,12 +130,14 @@ pub(crate) async fn summary(
     view: View,
     conditional: Conditional,
 ) -> Result<Response, ApiError> {
-    let code = |report: &SystemReport, drain: Option<&DrainState>| {
-        if drain.is_some() {
-            StatusCode::SERVICE_UNAVAILABLE
-        } else {
-            state.codes.code(report.condition, view.strict)
-        }
+    let code = |report: &SystemReport, drain: Option<&DrainState>| match report
+        .summary()
+        .draining(drain)
+        .verdict()
+    {
+        Verdict::Serving(condition) => state.codes.code(condition, view.strict),
+        // Out of rotation (and anything a later core may add): take it out.
+        _ => StatusCode::SERVICE_UNAVAILABLE,
     };
     if !view.exclude.is_empty() {
         let report = state.report_excluding(&view);
@@ -215,24 +220,25 @@ struct ReadinessBody<'a> {
         (status = 503, description = "OUTAGE, out of rotation, or startup not complete", content((crate::openapi::Ready = "application/json"), (String = "text/plain"))),
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
 pub(crate) async fn ready(State(state): State<Arc<AppState>>, view: View) -> Response {
-    #[cfg_attr(not(feature = "fleet"), allow(unused_mut))]
-    let mut readiness: Readiness = if view.exclude.is_empty() {
+    let readiness: Readiness = if view.exclude.is_empty() {
         state.registry.readiness_strict(view.strict)
     } else {
         let report = state.report_excluding(&view);
         state.registry.readiness_of(&report, view.strict)
     };
     #[cfg(feature = "fleet")]
-    let rule = crate::fleet::fleet_aware(&state, &mut readiness);
-    #[cfg(not(feature = "fleet"))]
-    let rule: Option<&str> = None;
-    let code = if readiness.ready {
+    let readiness = crate::fleet::fleet_aware(&state, readiness);
+    let code = if readiness.ready() {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
+    let rule = readiness.rule();
+    let excused = match rule {
+        Some(ReadinessRule::Fleet(why)) => Some(why),
+        _ => None,
+    };
     if view.format == Format::Verbose {
-        let failing = Readiness::fails_on(readiness.condition, view.strict);
         let line = |ok: bool, name: &str, why: &str| {
             if ok {
                 format!("[+]{name} ok\n")
@@ -240,34 +246,44 @@ pub(crate) async fn ready(State(state): State<Arc<AppState>>, view: View) -> Res
                 format!("[-]{name} failed: {why}\n")
             }
         };
-        let mut text = line(!failing, "condition", readiness.condition.as_str());
-        text += &line(readiness.startup_complete, "startup", "not complete");
-        let holds = readiness.drain.as_ref().map(DrainState::reasons);
+        let condition = readiness.condition();
+        let mut text = line(
+            !readiness.condition_fails(),
+            "condition",
+            condition.as_str(),
+        );
+        text += &line(readiness.startup_complete(), "startup", "not complete");
+        let holds = readiness.drain().map(DrainState::reasons);
         text += &line(
             holds.is_none(),
             "drain",
             holds.as_deref().unwrap_or_default(),
         );
-        if rule == Some("fleet") {
-            text += &format!("[+]fleet ok: {}\n", readiness.reasons.join("; "));
+        if let Some(why) = excused {
+            text += &format!("[+]fleet ok: {why}\n");
         }
-        text += if readiness.ready {
+        text += if readiness.ready() {
             "readyz check passed\n"
         } else {
             "readyz check failed\n"
         };
         return text_response(code, text);
     }
+    // On the wire, `reasons` also carries the fleet's sentence when it excused a failure.
+    let reasons = match excused {
+        Some(why) => std::slice::from_ref(why),
+        None => readiness.reasons(),
+    };
     json_response(
         code,
         JSON,
         &ReadinessBody {
-            ready: readiness.ready,
-            condition: readiness.condition,
-            startup_complete: readiness.startup_complete,
-            draining: readiness.drain.as_ref(),
-            reasons: &readiness.reasons,
-            rule,
+            ready: readiness.ready(),
+            condition: readiness.condition(),
+            startup_complete: readiness.startup_complete(),
+            draining: readiness.drain(),
+            reasons,
+            rule: rule.map(ReadinessRule::as_str),
         },
     )
 }
@@ -279,19 +295,13 @@ pub(crate) async fn ready(State(state): State<Arc<AppState>>, view: View) -> Res
         (status = 503, description = "Some are not checked yet", body = crate::openapi::Startup),
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
 pub(crate) async fn startup(State(state): State<Arc<AppState>>) -> Response {
-    let report = state.registry.report();
-    let pending: Vec<&str> = report.pending().map(|r| r.id.as_str()).collect();
-    let complete = pending.is_empty();
-    let code = if complete {
+    let startup = state.registry.startup();
+    let code = if startup.complete() {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
-    json_response(
-        code,
-        JSON,
-        &json!({ "startupComplete": complete, "pending": pending }),
-    )
+    json_response(code, JSON, &startup)
 }
 
 #[derive(Serialize)]

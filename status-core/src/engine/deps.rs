@@ -11,6 +11,7 @@ use tokio::time::Instant;
 use super::entry::{Entry, EntryConfig, EntryState, Recorded};
 use super::graph;
 use super::run::Executed;
+use crate::readiness::holds_up_startup;
 use crate::sync::{lock, read, write};
 use crate::{CheckStatus, DependencyId, Error};
 
@@ -62,7 +63,7 @@ impl DependencyTable {
             entries.insert(id.clone(), Arc::clone(entry));
         }
         let state = lock(&entry.state);
-        if !entry.is_passive() {
+        if holds_up_startup(entry.is_passive(), state.result.checked) {
             self.unchecked.fetch_add(1, Ordering::AcqRel);
         }
         self.count(None, Some(state.folded));
@@ -75,7 +76,7 @@ impl DependencyTable {
     pub(crate) fn remove(&self, id: &str) -> Option<Arc<Entry>> {
         let entry = write(&self.entries).remove(id)?;
         let state = lock(&entry.state);
-        if !entry.is_passive() && !state.result.checked {
+        if holds_up_startup(entry.is_passive(), state.result.checked) {
             self.unchecked.fetch_sub(1, Ordering::AcqRel);
         }
         self.count(Some(state.folded), None);
@@ -122,9 +123,9 @@ impl DependencyTable {
         let finished = executed.finished;
         let recorded = {
             let mut state = lock(&entry.state);
-            let first = !state.result.checked;
+            let held = holds_up_startup(entry.is_passive(), state.result.checked);
             let recorded = state.record(&entry.info, executed, wall, config);
-            if first && !entry.is_passive() {
+            if held && !holds_up_startup(entry.is_passive(), state.result.checked) {
                 self.unchecked.fetch_sub(1, Ordering::AcqRel);
             }
             self.refold(entry, &mut state, finished);

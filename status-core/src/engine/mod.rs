@@ -299,11 +299,18 @@ impl Registry {
         self.inner.report(true)
     }
 
-    /// Whether every polled dependency has been checked at least once (what a startup probe
-    /// asks). One atomic load.
+    /// Whether every polled dependency has been checked at least once. One atomic load,
+    /// kept by the same rule as [`startup`](Self::startup).
     #[must_use]
     pub fn startup_complete(&self) -> bool {
         self.inner.deps.startup_complete()
+    }
+
+    /// What a startup probe asks: whether every polled dependency has been checked once, and
+    /// which are still pending (from the current report).
+    #[must_use]
+    pub fn startup(&self) -> crate::Startup {
+        self.report().startup()
     }
 
     /// The history of the dependency `id`: transitions, last hour by minute, uptime.

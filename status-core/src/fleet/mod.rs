@@ -51,7 +51,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{CheckStatus, Error};
+use crate::{CheckStatus, Error, Readiness};
 
 /// Where a fleet's views and instances come from: a running [`Fleet`] (feature `redis`), or a
 /// closure that hands out views (its instances then listed from the view itself, for tests
@@ -470,6 +470,31 @@ impl FleetView {
             (failing, others.len())
         };
         (others > 0 && failing * 2 > others).then_some((failing, others))
+    }
+
+    /// Fleet-aware readiness: `own`, the readiness of instance `me` of `datacenter`, judged
+    /// again by the fleet. A failure on the condition alone (startup done, no hold) that more
+    /// than half of the other fresh instances there share (see
+    /// [`shared_failure`](Self::shared_failure)) is the data center's: the instance stays
+    /// ready, and whether the data center gets traffic is left to its endpoint (and GSLB).
+    /// Anything else, a stale view included, is the instance's own rule's answer. The result
+    /// says which rule answered ([`Readiness::rule`]).
+    #[must_use]
+    pub fn readiness(&self, datacenter: &str, me: &str, own: Readiness) -> Readiness {
+        if !own.fails_on_condition_alone() {
+            return own.by_instance();
+        }
+        match self.shared_failure(datacenter, me, own.condition()) {
+            None => own.by_instance(),
+            Some((failing, others)) => {
+                let why = format!(
+                    "{} is shared by {failing} of the {others} other instances of {datacenter}: \
+                     left to the data-center endpoint",
+                    own.condition()
+                );
+                own.by_fleet(why)
+            }
+        }
     }
 
     /// A page of the instances this view holds (those it was folded from), by data center

@@ -79,7 +79,7 @@ async fn a_passive_dependency_does_not_hold_up_startup_and_idles_without_failing
         .unwrap();
     let mut events = registry.subscribe();
     assert!(
-        registry.startup_complete(),
+        registry.startup_complete() && registry.startup().complete(),
         "no traffic yet is not a pending check"
     );
     let first = registry.result("errors").unwrap();

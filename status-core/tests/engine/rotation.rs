@@ -18,15 +18,15 @@ async fn a_cull_hold_and_an_operator_hold_coexist() {
     let holds = registry.holds();
     let sources: Vec<_> = holds.iter().map(|h| h.source).collect();
     assert_eq!(sources, [HoldSource::Cull, HoldSource::Operator]);
-    assert!(!registry.readiness().ready);
+    assert!(!registry.readiness().ready());
 
     // The operator's undrain ends the operator's hold only.
     assert!(registry.undrain());
     let drain = registry.drain_state().expect("the cull still holds");
     assert_eq!(drain.reason, "412 errors in 60 s");
     assert_eq!(drain.holds.len(), 1);
-    assert!(!registry.readiness().ready);
-    assert!(registry.readiness().reasons[0].contains("412 errors"));
+    assert!(!registry.readiness().ready());
+    assert!(registry.readiness().reasons()[0].contains("412 errors"));
 
     assert!(registry.release(HoldSource::Cull));
     assert!(registry.drain_state().is_none());
@@ -50,7 +50,7 @@ async fn a_short_operator_drain_does_not_shorten_a_shutdown() {
         "nothing of the operator's is left to clear"
     );
     assert!(registry.drain_state().is_some());
-    assert!(!registry.readiness().ready);
+    assert!(!registry.readiness().ready());
 }
 
 #[tokio::test(start_paused = true)]

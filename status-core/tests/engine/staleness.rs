@@ -94,9 +94,14 @@ async fn a_dependency_not_checked_yet_is_major_and_startup_waits_for_it() {
     assert_eq!(pending.status, CheckStatus::Major);
     assert_eq!(pending.message, "Not checked yet");
     assert!(!registry.startup_complete());
+    let startup = registry.startup();
+    assert!(!startup.complete());
+    assert_eq!(startup.pending()[0].as_str(), "slow");
+    assert_eq!(startup.pending().len(), 1);
 
     tokio::time::sleep(Duration::from_millis(1001)).await;
     settle().await;
     assert!(registry.startup_complete());
+    assert!(registry.startup().complete() && registry.startup().pending().is_empty());
     assert_eq!(registry.result("slow").unwrap().status, CheckStatus::Ok);
 }

@@ -291,30 +291,15 @@ pub(crate) struct Me {
     pub(crate) datacenter: String,
 }
 
-/// Fleet-aware readiness, when configured: an instance that fails readiness on its condition
-/// alone (startup done, no hold) stays ready while more than half of the other fresh instances
-/// of its data center fail the same way: the failure is the data center's, and whether it
-/// gets traffic is left to the data-center endpoint (and GSLB). Answers which rule decided;
-/// `None` when fleet-aware readiness is off.
-pub(crate) fn fleet_aware(state: &AppState, readiness: &mut Readiness) -> Option<&'static str> {
-    let me = state.fleet_aware.as_ref()?;
-    let fleet = state.fleet.as_ref()?;
-    if readiness.ready || !readiness.startup_complete || readiness.drain.is_some() {
-        return Some("instance");
+/// Fleet-aware readiness, when configured: the fleet's view judges `readiness` again (see
+/// `FleetView::readiness`); unchanged when fleet-aware readiness is off.
+pub(crate) fn fleet_aware(state: &AppState, readiness: Readiness) -> Readiness {
+    match (&state.fleet_aware, &state.fleet) {
+        (Some(me), Some(fleet)) => {
+            fleet
+                .view()
+                .readiness(&me.datacenter, &me.instance_id, readiness)
+        }
+        _ => readiness,
     }
-    let view = fleet.view();
-    // A stale view is no information: the instance's own rule answers.
-    let Some((failing, others)) =
-        view.shared_failure(&me.datacenter, &me.instance_id, readiness.condition)
-    else {
-        return Some("instance");
-    };
-    readiness.ready = true;
-    readiness.reasons = vec![format!(
-        "{} is shared by {failing} of the {} other instances of {}: left to the data-center endpoint",
-        readiness.condition,
-        others,
-        me.datacenter
-    )];
-    Some("fleet")
 }

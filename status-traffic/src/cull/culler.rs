@@ -385,7 +385,7 @@ mod tests {
             hold.reason
         );
         assert_eq!(hold.actor.as_deref(), Some("culler"));
-        assert!(!registry.readiness().ready);
+        assert!(!registry.readiness().ready());
         let result = registry.result("culler").unwrap();
         assert_eq!(result.observed_value, Some(5.0));
         assert!(result.message.starts_with("culled"), "{}", result.message);
