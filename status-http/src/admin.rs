@@ -13,17 +13,26 @@ use status_core::{FeatureFlip, FeatureOverride, FeatureState};
 use crate::auth::Admin;
 use crate::body::AdminBody;
 use crate::error::ApiError;
-use crate::state::AppState;
+use crate::present::Presentation;
 use crate::view::json_response;
 
 const JSON: &str = "application/json";
 
+/// What the admin and feature routes share (the token is [`AdminAuth`](crate::AdminAuth),
+/// its own sub-state).
+#[derive(Debug)]
+pub(crate) struct AdminState {
+    pub(crate) registry: status_core::Registry,
+    /// How a refreshed result is shown.
+    pub(crate) present: Presentation,
+}
+
 /// GET `/features`.
 #[cfg_attr(feature = "openapi", utoipa::path(get, path = "/features", tag = "features",
     responses(
-        (status = 200, description = "Every feature", body = crate::openapi::FeatureList),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
-pub(crate) async fn features(State(state): State<Arc<AppState>>) -> Response {
+        (status = 200, description = "Every feature", body = crate::schema::FeatureList),
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
+pub(crate) async fn features(State(state): State<Arc<AdminState>>) -> Response {
     json_response(
         StatusCode::OK,
         JSON,
@@ -42,10 +51,10 @@ struct FeatureBody {
 #[cfg_attr(feature = "openapi", utoipa::path(get, path = "/features/{name}", tag = "features",
     params(("name" = String, Path, description = "The feature")),
     responses(
-        (status = 200, description = "The feature and its latest flips", body = crate::openapi::Feature),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
+        (status = 200, description = "The feature and its latest flips", body = crate::schema::Feature),
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn feature(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<AdminState>>,
     Path(name): Path<String>,
 ) -> Result<Response, ApiError> {
     let flips = state.registry.feature_flips(&name)?;
@@ -90,13 +99,13 @@ struct OverrideRequest {
 /// PUT `/features/{name}/override`: force on or off for `ttlSeconds` with `reason`.
 #[cfg_attr(feature = "openapi", utoipa::path(put, path = "/features/{name}/override", tag = "admin", security(("bearer" = [])),
     params(("name" = String, Path, description = "The feature")),
-    request_body = crate::openapi::OverrideRequest,
+    request_body = crate::schema::OverrideRequest,
     responses(
-        (status = 200, description = "The feature, overridden", body = crate::openapi::Feature),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
+        (status = 200, description = "The feature, overridden", body = crate::schema::Feature),
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn set_override(
     _: Admin,
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<AdminState>>,
     Path(name): Path<String>,
     body: AdminBody,
 ) -> Result<Response, ApiError> {
@@ -121,11 +130,11 @@ pub(crate) async fn set_override(
 #[cfg_attr(feature = "openapi", utoipa::path(delete, path = "/features/{name}/override", tag = "admin", security(("bearer" = [])),
     params(("name" = String, Path, description = "The feature")),
     responses(
-        (status = 200, description = "The feature, back to automatic", body = crate::openapi::Feature),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
+        (status = 200, description = "The feature, back to automatic", body = crate::schema::Feature),
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn clear_override(
     _: Admin,
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<AdminState>>,
     Path(name): Path<String>,
     _: AdminBody,
 ) -> Result<Response, ApiError> {
@@ -146,13 +155,13 @@ struct DrainRequest {
 
 /// PUT `/admin/drain`: fail readiness and summary for `ttlSeconds` with `reason`.
 #[cfg_attr(feature = "openapi", utoipa::path(put, path = "/admin/drain", tag = "admin", security(("bearer" = [])),
-    request_body = crate::openapi::DrainRequest,
+    request_body = crate::schema::DrainRequest,
     responses(
-        (status = 200, description = "Out of rotation", body = crate::openapi::Drain),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
+        (status = 200, description = "Out of rotation", body = crate::schema::Drain),
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn drain(
     _: Admin,
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<AdminState>>,
     body: AdminBody,
 ) -> Result<Response, ApiError> {
     let request: DrainRequest = body.parse()?;
@@ -170,11 +179,11 @@ pub(crate) async fn drain(
 /// ignored (but still bounded).
 #[cfg_attr(feature = "openapi", utoipa::path(delete, path = "/admin/drain", tag = "admin", security(("bearer" = [])),
     responses(
-        (status = 200, description = "The operator's hold ended; `draining` says whether another holds", body = crate::openapi::Drain),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
+        (status = 200, description = "The operator's hold ended; `draining` says whether another holds", body = crate::schema::Drain),
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn undrain(
     _: Admin,
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<AdminState>>,
     _: AdminBody,
 ) -> Response {
     let was_draining = state.registry.undrain();
@@ -194,11 +203,11 @@ pub(crate) async fn undrain(
 #[cfg_attr(feature = "openapi", utoipa::path(post, path = "/healthcheck/dependencies/{id}/refresh", tag = "admin", security(("bearer" = [])),
     params(("id" = String, Path, description = "The dependency")),
     responses(
-        (status = 200, description = "The fresh result", body = crate::openapi::CheckResultDoc),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
+        (status = 200, description = "The fresh result", body = crate::schema::CheckResultDoc),
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn refresh(
     _: Admin,
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<AdminState>>,
     Path(id): Path<String>,
     _: AdminBody,
 ) -> Result<Response, ApiError> {

@@ -75,7 +75,8 @@ mod present;
 mod probes;
 mod render;
 mod routes;
-mod state;
+#[cfg(feature = "openapi")]
+mod schema;
 mod view;
 
 pub mod middleware;

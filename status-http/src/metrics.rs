@@ -20,7 +20,6 @@ use status_core::{
 };
 
 use crate::error::ApiError;
-use crate::state::AppState;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct IdLabel {
@@ -52,6 +51,13 @@ fn duration_histogram() -> Histogram {
 pub(crate) type MetricsHook = Box<dyn FnOnce(&mut MetricRegistry) + Send>;
 
 /// The metric families, shared by the scrape handler and the listener feeding them.
+/// What `/metrics` reads: the registry's report and the families kept beside it.
+#[derive(Debug)]
+pub(crate) struct MetricsState {
+    pub(crate) registry: Registry,
+    pub(crate) metrics: Metrics,
+}
+
 pub(crate) struct Metrics {
     families: Arc<Families>,
     /// One scrape at a time: gauges are rewritten from the report on each.
@@ -237,8 +243,11 @@ const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
 #[cfg_attr(feature = "openapi", utoipa::path(get, path = "/metrics", tag = "operators",
     responses(
         (status = 200, description = "Prometheus exposition", content(("text/plain"), ("application/openmetrics-text"))),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
-pub(crate) async fn metrics(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
+pub(crate) async fn metrics(
+    State(state): State<Arc<MetricsState>>,
+    headers: HeaderMap,
+) -> Response {
     let wants_openmetrics = headers
         .get_all(ACCEPT)
         .iter()

@@ -11,19 +11,48 @@ use axum::response::Response;
 use serde::Serialize;
 use serde_json::json;
 use status_core::{
-    CheckResult, CheckStatus, DrainState, HistorySnapshot, Readiness, ReadinessRule, SystemReport,
-    Verdict,
+    CheckResult, CheckStatus, DrainState, HistorySnapshot, Readiness, ReadinessRule, Registry,
+    SystemReport, Verdict,
 };
 
 use crate::error::ApiError;
-use crate::render::{Body, Conditional, Rendered};
-use crate::state::AppState;
+use crate::present::Presentation;
+use crate::render::{Body, Conditional, RenderCache, Rendered};
 use crate::view::{json_response, text_response, Format, View, HEALTH_JSON};
+use crate::CodeMap;
 
 pub(crate) const JSON: &str = "application/json";
 pub(crate) const TEXT: &str = "text/plain; charset=utf-8";
 
-impl AppState {
+/// What the probe routes share.
+#[derive(Debug)]
+pub(crate) struct ProbeState {
+    pub(crate) registry: Registry,
+    pub(crate) codes: CodeMap,
+    /// How reports are shown: public view, application name.
+    pub(crate) present: Presentation,
+    /// The probe bodies of the current report generation.
+    pub(crate) rendered: RenderCache,
+    /// The liveness bodies (JSON, text), serialized once.
+    pub(crate) live: [Body; 2],
+    /// Fleet-aware readiness: the fleet, and this instance in it.
+    #[cfg(feature = "fleet")]
+    pub(crate) fleet_aware: Option<crate::fleet::FleetAware>,
+}
+
+impl ProbeState {
+    pub(crate) fn new(registry: Registry, codes: CodeMap, present: Presentation) -> Self {
+        Self {
+            live: liveness_bodies(registry.hostname()),
+            registry,
+            codes,
+            present,
+            rendered: RenderCache::default(),
+            #[cfg(feature = "fleet")]
+            fleet_aware: None,
+        }
+    }
+
     /// The bodies of the current report as this router shows it.
     pub(crate) fn rendered(&self) -> Arc<Rendered> {
         let rotation = self.registry.rotation_generation();
@@ -91,14 +120,14 @@ fn slot(format: Format) -> usize {
 }
 
 /// GET `/healthcheck`.
-#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck", tag = "probes", params(crate::openapi::ViewParams),
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck", tag = "probes", params(crate::schema::ViewParams),
     responses(
-        (status = 200, description = "OK, MINOR or MAJOR", content((crate::openapi::Report = "application/json"), (crate::openapi::HealthJson = "application/health+json"), (String = "text/plain"))),
-        (status = 503, description = "OUTAGE (or anything but OK with `strict`)", content((crate::openapi::Report = "application/json"), (crate::openapi::HealthJson = "application/health+json"), (String = "text/plain"))),
+        (status = 200, description = "OK, MINOR or MAJOR", content((crate::schema::Report = "application/json"), (crate::schema::HealthJson = "application/health+json"), (String = "text/plain"))),
+        (status = 503, description = "OUTAGE (or anything but OK with `strict`)", content((crate::schema::Report = "application/json"), (crate::schema::HealthJson = "application/health+json"), (String = "text/plain"))),
         (status = 304, description = "The body the `If-None-Match` names is current"),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn detailed(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<ProbeState>>,
     view: View,
     conditional: Conditional,
 ) -> Result<Response, ApiError> {
@@ -119,14 +148,14 @@ pub(crate) async fn detailed(
 }
 
 /// GET `/healthcheck/summary`: fails while out of rotation.
-#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/summary", tag = "probes", params(crate::openapi::ViewParams),
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/summary", tag = "probes", params(crate::schema::ViewParams),
     responses(
-        (status = 200, description = "In rotation, not OUTAGE", content((crate::openapi::Summary = "application/json"), (crate::openapi::HealthJson = "application/health+json"), (String = "text/plain"))),
-        (status = 503, description = "OUTAGE, or out of rotation", content((crate::openapi::Summary = "application/json"), (crate::openapi::HealthJson = "application/health+json"), (String = "text/plain"))),
+        (status = 200, description = "In rotation, not OUTAGE", content((crate::schema::Summary = "application/json"), (crate::schema::HealthJson = "application/health+json"), (String = "text/plain"))),
+        (status = 503, description = "OUTAGE, or out of rotation", content((crate::schema::Summary = "application/json"), (crate::schema::HealthJson = "application/health+json"), (String = "text/plain"))),
         (status = 304, description = "The body the `If-None-Match` names is current"),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn summary(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<ProbeState>>,
     view: View,
     conditional: Conditional,
 ) -> Result<Response, ApiError> {
@@ -156,7 +185,7 @@ pub(crate) async fn summary(
 }
 
 /// The liveness bodies, serialized once: JSON and verbose text.
-pub(crate) fn liveness_bodies(hostname: &str) -> [Body; 2] {
+fn liveness_bodies(hostname: &str) -> [Body; 2] {
     let json = serde_json::to_vec(&json!({ "live": true, "hostname": hostname }))
         .expect("a map of a bool and a string serializes");
     [
@@ -168,14 +197,14 @@ pub(crate) fn liveness_bodies(hostname: &str) -> [Body; 2] {
 /// GET `/healthcheck/live`: the process serves. Never depends on dependencies or on holds,
 /// but one: the culler's. An instance that culled itself answers 503 so that its
 /// orchestrator replaces it.
-#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/live", tag = "probes", params(crate::openapi::ViewParams),
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/live", tag = "probes", params(crate::schema::ViewParams),
     responses(
-        (status = 200, description = "The process serves", content((crate::openapi::Live = "application/json"), (String = "text/plain"))),
-        (status = 503, description = "The instance culled itself (it took a token of the fleet's budget): replace it", content((crate::openapi::Live = "application/json"), (String = "text/plain"))),
+        (status = 200, description = "The process serves", content((crate::schema::Live = "application/json"), (String = "text/plain"))),
+        (status = 503, description = "The instance culled itself (it took a token of the fleet's budget): replace it", content((crate::schema::Live = "application/json"), (String = "text/plain"))),
         (status = 304, description = "The body the `If-None-Match` names is current"),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn live(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<ProbeState>>,
     view: View,
     conditional: Conditional,
 ) -> Response {
@@ -214,12 +243,12 @@ struct ReadinessBody<'a> {
 
 /// GET `/healthcheck/ready`: [`Registry::readiness`](status_core::Registry::readiness),
 /// rendered (`?strict` fails on anything but OK, `?exclude=` leaves dependencies out).
-#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/ready", tag = "probes", params(crate::openapi::ViewParams),
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/ready", tag = "probes", params(crate::schema::ViewParams),
     responses(
-        (status = 200, description = "Ready", content((crate::openapi::Ready = "application/json"), (String = "text/plain"))),
-        (status = 503, description = "OUTAGE, out of rotation, or startup not complete", content((crate::openapi::Ready = "application/json"), (String = "text/plain"))),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
-pub(crate) async fn ready(State(state): State<Arc<AppState>>, view: View) -> Response {
+        (status = 200, description = "Ready", content((crate::schema::Ready = "application/json"), (String = "text/plain"))),
+        (status = 503, description = "OUTAGE, out of rotation, or startup not complete", content((crate::schema::Ready = "application/json"), (String = "text/plain"))),
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
+pub(crate) async fn ready(State(state): State<Arc<ProbeState>>, view: View) -> Response {
     let readiness: Readiness = if view.exclude.is_empty() {
         state.registry.readiness_strict(view.strict)
     } else {
@@ -227,7 +256,10 @@ pub(crate) async fn ready(State(state): State<Arc<AppState>>, view: View) -> Res
         state.registry.readiness_of(&report, view.strict)
     };
     #[cfg(feature = "fleet")]
-    let readiness = crate::fleet::fleet_aware(&state, readiness);
+    let readiness = match &state.fleet_aware {
+        Some(fleet) => fleet.judge(readiness),
+        None => readiness,
+    };
     let code = if readiness.ready() {
         StatusCode::OK
     } else {
@@ -291,10 +323,10 @@ pub(crate) async fn ready(State(state): State<Arc<AppState>>, view: View) -> Res
 /// GET `/healthcheck/startup`: every polled dependency has been checked once.
 #[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/startup", tag = "probes",
     responses(
-        (status = 200, description = "Every dependency has been checked", body = crate::openapi::Startup),
-        (status = 503, description = "Some are not checked yet", body = crate::openapi::Startup),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
-pub(crate) async fn startup(State(state): State<Arc<AppState>>) -> Response {
+        (status = 200, description = "Every dependency has been checked", body = crate::schema::Startup),
+        (status = 503, description = "Some are not checked yet", body = crate::schema::Startup),
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
+pub(crate) async fn startup(State(state): State<Arc<ProbeState>>) -> Response {
     let startup = state.registry.startup();
     let code = if startup.complete() {
         StatusCode::OK
@@ -314,13 +346,13 @@ struct DependencyBody<'a> {
 /// GET `/healthcheck/dependencies/{id}`: one result with its history; its code follows its
 /// status.
 #[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/dependencies/{id}", tag = "probes",
-    params(("id" = String, Path, description = "The dependency"), crate::openapi::ViewParams),
+    params(("id" = String, Path, description = "The dependency"), crate::schema::ViewParams),
     responses(
-        (status = 200, description = "Its status answers 200", body = crate::openapi::DependencyDetail),
-        (status = 503, description = "Its status answers 503", body = crate::openapi::DependencyDetail),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
+        (status = 200, description = "Its status answers 200", body = crate::schema::DependencyDetail),
+        (status = 503, description = "Its status answers 503", body = crate::schema::DependencyDetail),
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn dependency(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<ProbeState>>,
     Path(id): Path<String>,
     view: View,
 ) -> Result<Response, ApiError> {

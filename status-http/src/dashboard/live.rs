@@ -13,8 +13,8 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{watch, Notify};
 
 use super::view::{self, Filter};
+use super::DashboardState;
 use super::Live;
-use crate::state::AppState;
 
 /// How long the renderer waits after a change for more before rendering.
 const DEBOUNCE: Duration = Duration::from_millis(200);
@@ -42,7 +42,7 @@ impl LiveFeed {
 }
 
 /// Renders of the live part, the current one first; starts the renderer if needed.
-pub(crate) fn subscribe(state: &Arc<AppState>) -> watch::Receiver<Option<Arc<str>>> {
+pub(crate) fn subscribe(state: &Arc<DashboardState>) -> watch::Receiver<Option<Arc<str>>> {
     let feed = &state.feed;
     let mut renders = feed.latest.subscribe();
     renders.mark_changed();
@@ -53,7 +53,7 @@ pub(crate) fn subscribe(state: &Arc<AppState>) -> watch::Receiver<Option<Arc<str
     renders
 }
 
-async fn render_loop(state: Weak<AppState>, feed: Arc<LiveFeed>) {
+async fn render_loop(state: Weak<DashboardState>, feed: Arc<LiveFeed>) {
     let Some(mut changes) = state.upgrade().map(|s| s.registry.subscribe()) else {
         return;
     };

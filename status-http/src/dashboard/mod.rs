@@ -9,10 +9,10 @@ mod filter;
 mod live;
 mod view;
 
-pub(crate) use self::live::LiveFeed;
+use self::live::LiveFeed;
 
 use std::convert::Infallible;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,9 +31,40 @@ use futures::Stream;
 
 use self::view::{Filter, View};
 use crate::error::ApiError;
+use crate::panel::Panel;
+use crate::present::Presentation;
 #[cfg(feature = "serve")]
 use crate::serve::Closing;
-use crate::state::AppState;
+
+/// What the dashboard's routes share.
+#[derive(Debug)]
+pub(crate) struct DashboardState {
+    pub(crate) registry: status_core::Registry,
+    /// How reports are shown: public view, application name.
+    pub(crate) present: Presentation,
+    /// The panels, in the order added.
+    pub(crate) panels: Vec<Panel>,
+    /// The shared live renders.
+    pub(crate) feed: Arc<LiveFeed>,
+    /// Event streams open now.
+    pub(crate) event_streams: AtomicUsize,
+}
+
+impl DashboardState {
+    pub(crate) fn new(
+        registry: status_core::Registry,
+        present: Presentation,
+        panels: Vec<Panel>,
+    ) -> Self {
+        Self {
+            registry,
+            present,
+            panels,
+            feed: Arc::new(LiveFeed::new()),
+            event_streams: AtomicUsize::new(0),
+        }
+    }
+}
 
 /// The page's content security policy: nothing but this server.
 pub(crate) const CSP: &str =
@@ -74,9 +105,9 @@ fn render(template: &impl Template) -> Result<String, ApiError> {
     ),
     responses(
         (status = 200, description = "The dashboard", content_type = "text/html", body = String),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn page(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<DashboardState>>,
     filter: Result<Query<Filter>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ApiError> {
     let Query(filter) = filter.map_err(|e| ApiError::bad_request(e.body_text()))?;
@@ -98,9 +129,9 @@ pub(crate) async fn page(
 #[cfg_attr(feature = "openapi", utoipa::path(get, path = "/status/events", tag = "operators",
     responses(
         (status = 200, description = "Server-sent events: `live` renders, a last `closing` on shutdown", content(("text/event-stream"))),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn events(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<DashboardState>>,
     #[cfg(feature = "serve")] closing: Option<Extension<Closing>>,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
     let open = state.event_streams.fetch_add(1, Ordering::AcqRel);
@@ -145,7 +176,7 @@ pub(crate) async fn events(
 }
 
 /// One open event stream, counted until dropped.
-struct StreamSlot(Arc<AppState>);
+struct StreamSlot(Arc<DashboardState>);
 
 impl Drop for StreamSlot {
     fn drop(&mut self) {
@@ -158,7 +189,7 @@ impl Drop for StreamSlot {
     params(("file" = String, Path, description = "dashboard.css, dashboard.js or logo.svg")),
     responses(
         (status = 200, description = "The asset", content(("text/css"), ("text/javascript"), ("image/svg+xml"))),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn asset(Path(file): Path<String>) -> Response {
     let (body, content_type): (&'static str, &'static str) = match file.as_str() {
         "dashboard.css" => (

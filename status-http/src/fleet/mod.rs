@@ -22,7 +22,6 @@ use status_core::Readiness;
 use crate::error::ApiError;
 #[cfg(feature = "metrics")]
 use crate::live::Live;
-use crate::state::AppState;
 
 /// The most instances a page lists, and how many when not asked.
 const MAX_LIMIT: usize = 500;
@@ -86,7 +85,17 @@ impl std::fmt::Debug for Fleet {
     }
 }
 
-fn source(state: &AppState) -> Result<&Fleet, ApiError> {
+/// What the fleet routes share.
+#[derive(Debug)]
+pub(crate) struct FleetState {
+    /// The host the fleet page says it is served from.
+    #[cfg(feature = "dashboard")]
+    pub(crate) hostname: String,
+    /// The fleet view, if this instance has one.
+    pub(crate) fleet: Option<Fleet>,
+}
+
+fn source(state: &FleetState) -> Result<&Fleet, ApiError> {
     state
         .fleet
         .as_ref()
@@ -165,12 +174,12 @@ struct FleetAnswer<'a> {
     params(Params),
     responses(
         (status = 200, description = "The fleet: data centers, and a page of instances with the next page's cursor", content_type = "application/json", body = Object),
-        (status = 400, description = "A limit out of range, or a cursor the store did not hand out", body = crate::openapi::Error),
-        (status = 404, description = "This instance has no fleet view", body = crate::openapi::Error),
-        (status = 503, description = "The fleet's store cannot list its instances now", body = crate::openapi::Error),
-        (status = "default", description = "A rejected request (400, 404 without a fleet view, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
+        (status = 400, description = "A limit out of range, or a cursor the store did not hand out", body = crate::schema::Error),
+        (status = 404, description = "This instance has no fleet view", body = crate::schema::Error),
+        (status = 503, description = "The fleet's store cannot list its instances now", body = crate::schema::Error),
+        (status = "default", description = "A rejected request (400, 404 without a fleet view, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn fleet(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<FleetState>>,
     query: Result<Query<Params>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ApiError> {
     let fleet = source(&state)?;
@@ -199,10 +208,10 @@ pub(crate) async fn fleet(
     responses(
         (status = 200, description = "Healthy, or every data center unhealthy (`failOpen`)", content_type = "application/json", body = Object),
         (status = 503, description = "Unhealthy while another data center is healthy", content_type = "application/json", body = Object),
-        (status = 404, description = "An unknown data center, or no fleet view", body = crate::openapi::Error),
-        (status = "default", description = "A rejected request (400, 404 unknown data center, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
+        (status = 404, description = "An unknown data center, or no fleet view", body = crate::schema::Error),
+        (status = "default", description = "A rejected request (400, 404 unknown data center, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn datacenter(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<FleetState>>,
     Path(dc): Path<String>,
 ) -> Result<Response, ApiError> {
     let (healthy, json) = source(&state)?
@@ -284,22 +293,19 @@ pub(crate) fn register_metrics(fleet: &Fleet, metrics: &mut prometheus_client::r
     );
 }
 
-/// This instance in the fleet, for fleet-aware readiness.
+/// Fleet-aware readiness: the fleet, and this instance in it.
 #[derive(Debug, Clone)]
-pub(crate) struct Me {
+pub(crate) struct FleetAware {
+    pub(crate) fleet: Fleet,
     pub(crate) instance_id: String,
     pub(crate) datacenter: String,
 }
 
-/// Fleet-aware readiness, when configured: the fleet's view judges `readiness` again (see
-/// `FleetView::readiness`); unchanged when fleet-aware readiness is off.
-pub(crate) fn fleet_aware(state: &AppState, readiness: Readiness) -> Readiness {
-    match (&state.fleet_aware, &state.fleet) {
-        (Some(me), Some(fleet)) => {
-            fleet
-                .view()
-                .readiness(&me.datacenter, &me.instance_id, readiness)
-        }
-        _ => readiness,
+impl FleetAware {
+    /// `readiness` judged again by the fleet's current view (see `FleetView::readiness`).
+    pub(crate) fn judge(&self, readiness: Readiness) -> Readiness {
+        self.fleet
+            .view()
+            .readiness(&self.datacenter, &self.instance_id, readiness)
     }
 }

@@ -8,7 +8,6 @@ use axum::response::{IntoResponse, Response};
 
 use super::{list, params, source, Params};
 use crate::error::ApiError;
-use crate::state::AppState;
 
 /// The fleet page's view: computed here, printed (and escaped) by the template.
 #[derive(askama::Template)]
@@ -52,11 +51,11 @@ struct InstanceRow {
     params(Params),
     responses(
         (status = 200, description = "The fleet page", content_type = "text/html", body = String),
-        (status = 400, description = "A limit out of range, or a cursor the store did not hand out", body = crate::openapi::Error),
-        (status = 404, description = "This instance has no fleet view", body = crate::openapi::Error),
-        (status = "default", description = "A rejected request (400, 405, 408, 413, 414, 431)", body = crate::openapi::Error))))]
+        (status = 400, description = "A limit out of range, or a cursor the store did not hand out", body = crate::schema::Error),
+        (status = 404, description = "This instance has no fleet view", body = crate::schema::Error),
+        (status = "default", description = "A rejected request (400, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn page(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<super::FleetState>>,
     query: Result<Query<Params>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ApiError> {
     use askama::Template;
@@ -77,7 +76,7 @@ pub(crate) async fn page(
         link
     });
     let page = FleetPage {
-        hostname: state.registry.hostname().to_owned(),
+        hostname: state.hostname.clone(),
         stale: view.stale,
         fail_open: view.fail_open,
         unlisted,

@@ -1,4 +1,6 @@
-//! The router of the HTTP contract and its options.
+//! The router of the HTTP contract and its options, and the state it is assembled with.
+
+mod state;
 
 use std::sync::Arc;
 
@@ -11,16 +13,17 @@ use status_core::Registry;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::{DefaultOnFailure, TraceLayer};
 
+use self::state::AppState;
+use crate::admin::AdminState;
 use crate::auth::AdminAuth;
 use crate::body::BODY_LIMIT;
 #[cfg(feature = "metrics")]
-use crate::metrics::{Metrics, MetricsHook};
+use crate::metrics::{Metrics, MetricsHook, MetricsState};
 use crate::middleware::RequestGuardLayer;
 #[cfg(feature = "dashboard")]
 use crate::panel::Panel;
 use crate::present::Presentation;
-use crate::render::RenderCache;
-use crate::state::AppState;
+use crate::probes::ProbeState;
 use crate::{admin, probes, CodeMap};
 
 /// Configures the router of the HTTP contract; see [`routes`](crate::routes) for the
@@ -53,7 +56,7 @@ pub struct Routes {
     #[cfg(feature = "fleet")]
     fleet: Option<crate::fleet::Fleet>,
     #[cfg(feature = "fleet")]
-    fleet_aware: Option<crate::fleet::Me>,
+    fleet_aware: Option<(String, String)>,
 }
 
 impl std::fmt::Debug for Routes {
@@ -160,10 +163,7 @@ impl Routes {
         instance_id: impl Into<String>,
         datacenter: impl Into<String>,
     ) -> Self {
-        self.fleet_aware = Some(crate::fleet::Me {
-            instance_id: instance_id.into(),
-            datacenter: datacenter.into(),
-        });
+        self.fleet_aware = Some((instance_id.into(), datacenter.into()));
         self
     }
 
@@ -196,32 +196,48 @@ impl Routes {
     ///
     /// Building registers a listener on the registry to count checks for `/metrics`.
     pub fn build(self) -> Router {
-        let state = Arc::new(AppState {
+        let present = Presentation {
+            public: self.public_view,
+            appname: self.appname,
+        };
+        #[cfg_attr(not(feature = "fleet"), allow(unused_mut))]
+        let mut probes = ProbeState::new(self.registry.clone(), self.codes, present.clone());
+        #[cfg(feature = "fleet")]
+        if let (Some(fleet), Some((instance_id, datacenter))) = (&self.fleet, self.fleet_aware) {
+            probes.fleet_aware = Some(crate::fleet::FleetAware {
+                fleet: fleet.clone(),
+                instance_id,
+                datacenter,
+            });
+        }
+        let state = AppState {
+            probes: Arc::new(probes),
+            admin: Arc::new(AdminState {
+                registry: self.registry.clone(),
+                present: present.clone(),
+            }),
+            auth: AdminAuth::new(self.admin_token.as_deref().unwrap_or_default()),
+            #[cfg(feature = "dashboard")]
+            dashboard: Arc::new(crate::dashboard::DashboardState::new(
+                self.registry.clone(),
+                present,
+                self.panels,
+            )),
             #[cfg(feature = "metrics")]
-            metrics: Metrics::new(&self.registry, self.metrics),
-            #[cfg(feature = "dashboard")]
-            panels: self.panels,
+            metrics: Arc::new(MetricsState {
+                metrics: Metrics::new(&self.registry, self.metrics),
+                registry: self.registry.clone(),
+            }),
             #[cfg(feature = "fleet")]
-            fleet: self.fleet,
-            #[cfg(feature = "fleet")]
-            fleet_aware: self.fleet_aware,
-            live: probes::liveness_bodies(self.registry.hostname()),
-            registry: self.registry,
-            admin: AdminAuth::new(self.admin_token.as_deref().unwrap_or_default()),
-            codes: self.codes,
-            present: Presentation {
-                public: self.public_view,
-                appname: self.appname,
-            },
-            rendered: RenderCache::default(),
-            #[cfg(feature = "dashboard")]
-            feed: Arc::new(crate::dashboard::LiveFeed::new()),
-            #[cfg(feature = "dashboard")]
-            event_streams: std::sync::atomic::AtomicUsize::new(0),
-        });
+            fleet: Arc::new(crate::fleet::FleetState {
+                #[cfg(feature = "dashboard")]
+                hostname: self.registry.hostname().to_owned(),
+                fleet: self.fleet,
+            }),
+        };
         // The probes a balancer calls many times a second carry no request span: they are
         // the hot path, and a trace of each would drown the others.
-        let probes = Router::new()
+        let hot = Router::new()
             .route("/healthcheck", get(probes::detailed))
             .route("/healthcheck/summary", get(probes::summary))
             .route("/healthcheck/live", get(probes::live))
@@ -262,8 +278,7 @@ impl Routes {
                 TraceLayer::new_for_http()
                     .on_failure(DefaultOnFailure::new().level(tracing::Level::DEBUG)),
             );
-        probes
-            .merge(traced)
+        hot.merge(traced)
             .layer(RequestGuardLayer::new())
             .layer(SetResponseHeaderLayer::if_not_present(
                 CACHE_CONTROL,
