@@ -59,8 +59,8 @@ pub enum Event {
 ///
 /// impl Listener for Pager {
 ///     fn on_changed(&self, previous: Option<CheckStatus>, current: &CheckResult) {
-///         if current.status == CheckStatus::Outage {
-///             eprintln!("page: {} is down (was {previous:?})", current.id);
+///         if current.status() == CheckStatus::Outage {
+///             eprintln!("page: {} is down (was {previous:?})", current.id());
 ///         }
 ///     }
 /// }

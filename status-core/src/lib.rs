@@ -30,7 +30,7 @@
 //! )?;
 //!
 //! let report = registry.refresh_all().await;
-//! assert_eq!(report.condition, CheckStatus::Ok);
+//! assert_eq!(report.condition(), CheckStatus::Ok);
 //! if checkout.is_enabled() {
 //!     // show the checkout button
 //! }

@@ -42,23 +42,14 @@ pub fn system_status(results: impl IntoIterator<Item = (Urgency, CheckStatus)>) 
 /// `duration`, `timestamp`, `leastRecentlyExecutedTimestamp`, and `results` keyed by status,
 /// worst first, each sorted by id.
 #[derive(Debug, Clone)]
-#[non_exhaustive]
 pub struct SystemReport {
-    /// The system status.
-    pub condition: CheckStatus,
-    /// The host this process runs on.
-    pub hostname: String,
-    /// The application's name.
-    pub appname: String,
-    /// The time of the slowest check in the report: what evaluating every dependency now
-    /// would take, since they run concurrently.
-    pub duration: Duration,
-    /// When the report was assembled.
-    pub timestamp: DateTime<Utc>,
-    /// The oldest check in the report.
-    pub least_recently_executed: Option<DateTime<Utc>>,
-    /// The results, worst status first, then by id.
-    pub results: Vec<Arc<CheckResult>>,
+    condition: CheckStatus,
+    hostname: String,
+    appname: String,
+    duration: Duration,
+    timestamp: DateTime<Utc>,
+    least_recently_executed: Option<DateTime<Utc>>,
+    results: Vec<Arc<CheckResult>>,
 }
 
 impl SystemReport {
@@ -68,8 +59,8 @@ impl SystemReport {
         timestamp: DateTime<Utc>,
         mut results: Vec<Arc<CheckResult>>,
     ) -> Self {
-        results.sort_by(|a, b| b.status.cmp(&a.status).then_with(|| a.id.cmp(&b.id)));
-        let condition = system_status(results.iter().map(|r| (r.urgency, r.status)));
+        results.sort_by(|a, b| b.status.cmp(&a.status).then_with(|| a.id().cmp(b.id())));
+        let condition = system_status(results.iter().map(|r| (r.urgency(), r.status)));
         let duration = results.iter().map(|r| r.duration).max().unwrap_or_default();
         let least_recently_executed = results
             .iter()
@@ -87,6 +78,73 @@ impl SystemReport {
         }
     }
 
+    /// The system status, folded from the results.
+    #[must_use]
+    pub fn condition(&self) -> CheckStatus {
+        self.condition
+    }
+
+    /// The host this process runs on.
+    #[must_use]
+    pub fn hostname(&self) -> &str {
+        &self.hostname
+    }
+
+    /// The application's name.
+    #[must_use]
+    pub fn appname(&self) -> &str {
+        &self.appname
+    }
+
+    /// The time of the slowest check in the report: what evaluating every dependency now
+    /// would take, since they run concurrently.
+    #[must_use]
+    pub fn duration(&self) -> Duration {
+        self.duration
+    }
+
+    /// When the report was assembled.
+    #[must_use]
+    pub fn timestamp(&self) -> DateTime<Utc> {
+        self.timestamp
+    }
+
+    /// The oldest check in the report.
+    #[must_use]
+    pub fn least_recently_executed(&self) -> Option<DateTime<Utc>> {
+        self.least_recently_executed
+    }
+
+    /// The results, worst status first, then by id.
+    #[must_use]
+    pub fn results(&self) -> &[Arc<CheckResult>] {
+        &self.results
+    }
+
+    /// The same report as the public view shows it: each result's
+    /// [`public`](CheckResult::public) form. Shared as it is when nothing is withheld.
+    #[must_use]
+    pub fn public(self: &Arc<Self>) -> Arc<Self> {
+        if !self.results.iter().any(|r| r.withholds()) {
+            return Arc::clone(self);
+        }
+        let mut public = (**self).clone();
+        public.results = public.results.iter().map(CheckResult::public).collect();
+        Arc::new(public)
+    }
+
+    /// The same report under another application name. Shared as it is when the name is
+    /// the same.
+    #[must_use]
+    pub fn with_appname(self: &Arc<Self>, appname: &str) -> Arc<Self> {
+        if self.appname == appname {
+            return Arc::clone(self);
+        }
+        let mut renamed = (**self).clone();
+        appname.clone_into(&mut renamed.appname);
+        Arc::new(renamed)
+    }
+
     /// `FAILOVER` when the condition is OUTAGE, else `OK`: what a GSLB acts on.
     #[must_use]
     pub fn dc_status(&self) -> &'static str {
@@ -96,7 +154,7 @@ impl SystemReport {
     /// The result of one dependency.
     #[must_use]
     pub fn result(&self, id: &str) -> Option<&Arc<CheckResult>> {
-        self.results.iter().find(|r| r.id.as_str() == id)
+        self.results.iter().find(|r| r.id().as_str() == id)
     }
 
     /// The same report without the dependencies in `ids`, its condition folded again. Linear
@@ -107,7 +165,7 @@ impl SystemReport {
         let results = self
             .results
             .iter()
-            .filter(|r| !ids.contains(r.id.as_str()))
+            .filter(|r| !ids.contains(r.id().as_str()))
             .cloned()
             .collect();
         SystemReport::new(
@@ -124,13 +182,14 @@ impl SystemReport {
         let condition = self.condition;
         self.results
             .iter()
-            .filter(move |r| condition != CheckStatus::Ok && r.urgency.cap(r.status) == condition)
+            .filter(move |r| condition != CheckStatus::Ok && r.urgency().cap(r.status) == condition)
     }
 
     /// `"<id> is <STATUS>"` for each of the [`culprits`](Self::culprits): the one way every
     /// view says why the system is what it is.
     pub fn culprit_sentences(&self) -> impl Iterator<Item = String> + '_ {
-        self.culprits().map(|r| format!("{} is {}", r.id, r.status))
+        self.culprits()
+            .map(|r| format!("{} is {}", r.id(), r.status))
     }
 
     /// The polled dependencies never checked yet: what holds up startup (passive ones never
@@ -144,7 +203,7 @@ impl SystemReport {
     /// Whether startup is complete, and what holds it up.
     #[must_use]
     pub fn startup(&self) -> Startup {
-        Startup::new(self.pending().map(|r| r.id.clone()).collect())
+        Startup::new(self.pending().map(|r| r.id().clone()).collect())
     }
 
     /// The summary for load balancers: no dependency detail.
@@ -171,13 +230,13 @@ impl SystemReport {
     pub fn verbose(&self) -> String {
         let mut out = String::new();
         let mut sorted: Vec<_> = self.results.iter().collect();
-        sorted.sort_by(|a, b| a.id.cmp(&b.id));
+        sorted.sort_by(|a, b| a.id().cmp(b.id()));
         for r in sorted {
             let message = one_line(&r.message);
             let _ = match r.status {
-                CheckStatus::Ok => writeln!(out, "[+]{} ok", r.id),
-                CheckStatus::Outage => writeln!(out, "[-]{} failed: {message}", r.id),
-                degraded => writeln!(out, "[+]{} degraded ({degraded}): {message}", r.id),
+                CheckStatus::Ok => writeln!(out, "[+]{} ok", r.id()),
+                CheckStatus::Outage => writeln!(out, "[-]{} failed: {message}", r.id()),
+                degraded => writeln!(out, "[+]{} degraded ({degraded}): {message}", r.id()),
             };
         }
         let verdict = if self.condition == CheckStatus::Outage {
@@ -408,10 +467,10 @@ struct HealthChecks<'a>(&'a [Arc<CheckResult>]);
 impl Serialize for HealthChecks<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut sorted: Vec<_> = self.0.iter().collect();
-        sorted.sort_by(|a, b| a.id.cmp(&b.id));
+        sorted.sort_by(|a, b| a.id().cmp(b.id()));
         let mut map = serializer.serialize_map(Some(sorted.len()))?;
         for r in sorted {
-            map.serialize_entry(&format!("{}:status", r.id), &[HealthCheck(r)])?;
+            map.serialize_entry(&format!("{}:status", r.id()), &[HealthCheck(r)])?;
         }
         map.end()
     }
@@ -423,8 +482,8 @@ impl Serialize for HealthCheck<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let r = self.0;
         let mut s = serializer.serialize_struct("HealthCheck", 7)?;
-        s.serialize_field("componentId", &r.id)?;
-        s.serialize_field("componentType", &r.kind)?;
+        s.serialize_field("componentId", &r.id())?;
+        s.serialize_field("componentType", &r.kind())?;
         s.serialize_field("status", health_status(r.status))?;
         if let Some(value) = r.observed_value {
             s.serialize_field("observedValue", &value)?;
@@ -433,7 +492,7 @@ impl Serialize for HealthCheck<'_> {
         if !r.message.is_empty() {
             s.serialize_field("output", &r.message)?;
         }
-        s.serialize_field("urgency", &r.urgency)?;
+        s.serialize_field("urgency", &r.urgency())?;
         s.end()
     }
 }

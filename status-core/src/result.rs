@@ -1,12 +1,13 @@
 //! The result of a dependency's latest check, as reported.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use crate::check::ErrorChain;
-use crate::{CheckStatus, DependencyId, Urgency};
+use crate::{CheckStatus, DependencyId, DependencyInfo, Urgency};
 
 /// What a dependency reports: the status of its latest check after hysteresis, staleness and
 /// the dependency graph were applied, with everything an operator needs to read it.
@@ -15,69 +16,213 @@ use crate::{CheckStatus, DependencyId, Urgency};
 /// `blockedBy`, `flapping`, `stale` and `consecutiveFailures`; times are milliseconds since
 /// the Unix epoch, durations milliseconds.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub struct CheckResult {
-    /// The dependency's id.
-    pub id: DependencyId,
-    /// The status reported.
-    pub status: CheckStatus,
-    /// The status the check itself returned, before hysteresis and staleness.
-    pub raw_status: CheckStatus,
-    /// The dependency's description.
-    pub description: String,
-    /// What the check said (serialized as `errorMessage`, as Indeed does, even when OK).
-    pub message: String,
-    /// When the check finished (when the dependency was registered, if not checked yet).
-    pub timestamp: DateTime<Utc>,
-    /// How long the check took.
-    pub duration: Duration,
-    /// When the dependency last reported OK.
-    pub last_known_good: Option<DateTime<Utc>>,
-    /// Since when it has reported this status.
-    pub since: DateTime<Utc>,
-    /// The dependency's period.
-    pub period: Duration,
-    /// The dependency's timeout.
-    pub timeout: Duration,
-    /// The dependency's urgency.
-    pub urgency: Urgency,
-    /// The dependency's type (serialized as `type`).
-    pub kind: String,
-    /// The dependency's service pool.
-    pub service_pool: String,
-    /// The dependency's documentation URL.
-    pub documentation_url: String,
-    /// The dependency's tags.
-    pub tags: Vec<String>,
-    /// The error the check raised, if any.
-    pub thrown: Option<ErrorChain>,
-    /// The value the check measured, if any.
-    pub observed_value: Option<f64>,
-    /// The failing ancestors this failure is attributed to (root causes, sorted).
-    pub blocked_by: Vec<DependencyId>,
-    /// Whether the status changed too often lately.
-    pub flapping: bool,
-    /// Whether the latest result is older than three periods plus the timeout.
-    pub stale: bool,
-    /// Whether the dependency has been checked at all.
-    pub checked: bool,
-    /// Failures in a row, counting the latest check.
-    pub consecutive_failures: u32,
-    /// Whether its results are pushed by live traffic ([`Registry::add_passive`]) rather
-    /// than polled.
-    ///
-    /// [`Registry::add_passive`]: crate::Registry::add_passive
-    pub passive: bool,
-    /// For a passive dependency: nothing was recorded for a period. It keeps its last status
-    /// (no traffic is not a failure) and says so.
-    pub idle: bool,
+    /// The dependency's description, shared with its registration (id, urgency, period…).
+    pub(crate) info: Arc<DependencyInfo>,
+    pub(crate) status: CheckStatus,
+    pub(crate) raw_status: CheckStatus,
+    pub(crate) message: String,
+    pub(crate) timestamp: DateTime<Utc>,
+    pub(crate) duration: Duration,
+    pub(crate) last_known_good: Option<DateTime<Utc>>,
+    pub(crate) since: DateTime<Utc>,
+    pub(crate) thrown: Option<ErrorChain>,
+    pub(crate) observed_value: Option<f64>,
+    pub(crate) blocked_by: Vec<DependencyId>,
+    pub(crate) flapping: bool,
+    pub(crate) stale: bool,
+    pub(crate) checked: bool,
+    pub(crate) consecutive_failures: u32,
+    pub(crate) passive: bool,
+    pub(crate) idle: bool,
 }
 
 impl CheckResult {
+    /// The dependency's description, as registered.
+    #[must_use]
+    pub fn info(&self) -> &Arc<DependencyInfo> {
+        &self.info
+    }
+
+    /// The dependency's id.
+    #[must_use]
+    pub fn id(&self) -> &DependencyId {
+        &self.info.id
+    }
+
+    /// The status reported.
+    #[must_use]
+    pub fn status(&self) -> CheckStatus {
+        self.status
+    }
+
+    /// The status the check itself returned, before hysteresis and staleness.
+    #[must_use]
+    pub fn raw_status(&self) -> CheckStatus {
+        self.raw_status
+    }
+
+    /// The dependency's description.
+    #[must_use]
+    pub fn description(&self) -> &str {
+        &self.info.description
+    }
+
+    /// What the check said (serialized as `errorMessage`, as Indeed does, even when OK).
+    #[must_use]
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// When the check finished (when the dependency was registered, if not checked yet).
+    #[must_use]
+    pub fn timestamp(&self) -> DateTime<Utc> {
+        self.timestamp
+    }
+
     /// `timestamp` in milliseconds since the Unix epoch.
     #[must_use]
     pub fn timestamp_millis(&self) -> i64 {
         self.timestamp.timestamp_millis()
+    }
+
+    /// How long the check took.
+    #[must_use]
+    pub fn duration(&self) -> Duration {
+        self.duration
+    }
+
+    /// When the dependency last reported OK.
+    #[must_use]
+    pub fn last_known_good(&self) -> Option<DateTime<Utc>> {
+        self.last_known_good
+    }
+
+    /// Since when it has reported this status.
+    #[must_use]
+    pub fn since(&self) -> DateTime<Utc> {
+        self.since
+    }
+
+    /// The dependency's period.
+    #[must_use]
+    pub fn period(&self) -> Duration {
+        self.info.period
+    }
+
+    /// The dependency's timeout.
+    #[must_use]
+    pub fn timeout(&self) -> Duration {
+        self.info.timeout
+    }
+
+    /// The dependency's urgency.
+    #[must_use]
+    pub fn urgency(&self) -> Urgency {
+        self.info.urgency
+    }
+
+    /// The dependency's type (serialized as `type`).
+    #[must_use]
+    pub fn kind(&self) -> &str {
+        &self.info.kind
+    }
+
+    /// The dependency's service pool.
+    #[must_use]
+    pub fn service_pool(&self) -> &str {
+        &self.info.service_pool
+    }
+
+    /// The dependency's documentation URL.
+    #[must_use]
+    pub fn documentation_url(&self) -> &str {
+        &self.info.documentation_url
+    }
+
+    /// The dependency's tags.
+    #[must_use]
+    pub fn tags(&self) -> &[String] {
+        &self.info.tags
+    }
+
+    /// The error the check raised, if any.
+    #[must_use]
+    pub fn thrown(&self) -> Option<&ErrorChain> {
+        self.thrown.as_ref()
+    }
+
+    /// The value the check measured, if any.
+    #[must_use]
+    pub fn observed_value(&self) -> Option<f64> {
+        self.observed_value
+    }
+
+    /// The failing ancestors this failure is attributed to (root causes, sorted).
+    #[must_use]
+    pub fn blocked_by(&self) -> &[DependencyId] {
+        &self.blocked_by
+    }
+
+    /// Whether the status changed too often lately.
+    #[must_use]
+    pub fn flapping(&self) -> bool {
+        self.flapping
+    }
+
+    /// Whether the latest result is older than three periods plus the timeout.
+    #[must_use]
+    pub fn stale(&self) -> bool {
+        self.stale
+    }
+
+    /// Whether the dependency has been checked at all.
+    #[must_use]
+    pub fn checked(&self) -> bool {
+        self.checked
+    }
+
+    /// Failures in a row, counting the latest check.
+    #[must_use]
+    pub fn consecutive_failures(&self) -> u32 {
+        self.consecutive_failures
+    }
+
+    /// Whether its results are pushed by live traffic ([`Registry::add_passive`]) rather
+    /// than polled.
+    ///
+    /// [`Registry::add_passive`]: crate::Registry::add_passive
+    #[must_use]
+    pub fn passive(&self) -> bool {
+        self.passive
+    }
+
+    /// For a passive dependency: nothing was recorded for a period. It keeps its last status
+    /// (no traffic is not a failure) and says so.
+    #[must_use]
+    pub fn idle(&self) -> bool {
+        self.idle
+    }
+
+    /// The same result as the public view shows it: no error chain, and a failure's message
+    /// replaced by its status. Unchanged (shared) when there is nothing to withhold.
+    #[must_use]
+    pub fn public(self: &Arc<Self>) -> Arc<Self> {
+        if !self.withholds() {
+            return Arc::clone(self);
+        }
+        let mut public = (**self).clone();
+        public.thrown = None;
+        if public.status != CheckStatus::Ok {
+            public.message = public.status.to_string();
+        }
+        Arc::new(public)
+    }
+
+    /// Whether the public view hides anything of it.
+    #[must_use]
+    pub fn withholds(&self) -> bool {
+        self.thrown.is_some() || self.status != CheckStatus::Ok
     }
 }
 
@@ -92,9 +237,9 @@ pub(crate) fn iso(t: DateTime<Utc>) -> String {
 impl Serialize for CheckResult {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut s = serializer.serialize_struct("CheckResult", 25)?;
-        s.serialize_field("id", &self.id)?;
+        s.serialize_field("id", self.id())?;
         s.serialize_field("status", &self.status)?;
-        s.serialize_field("description", &self.description)?;
+        s.serialize_field("description", self.description())?;
         s.serialize_field("errorMessage", &self.message)?;
         s.serialize_field("timestamp", &self.timestamp.timestamp_millis())?;
         s.serialize_field("duration", &millis(self.duration))?;
@@ -102,11 +247,11 @@ impl Serialize for CheckResult {
             "lastKnownGoodTimestamp",
             &self.last_known_good.map_or(0, |t| t.timestamp_millis()),
         )?;
-        s.serialize_field("period", &millis(self.period))?;
-        s.serialize_field("urgency", &self.urgency)?;
-        s.serialize_field("type", &self.kind)?;
-        s.serialize_field("servicePool", &self.service_pool)?;
-        s.serialize_field("documentationUrl", &self.documentation_url)?;
+        s.serialize_field("period", &millis(self.period()))?;
+        s.serialize_field("urgency", &self.urgency())?;
+        s.serialize_field("type", self.kind())?;
+        s.serialize_field("servicePool", self.service_pool())?;
+        s.serialize_field("documentationUrl", self.documentation_url())?;
         s.serialize_field("date", &iso(self.timestamp))?;
         if let Some(thrown) = &self.thrown {
             s.serialize_field("thrown", thrown)?;
@@ -118,8 +263,8 @@ impl Serialize for CheckResult {
         s.serialize_field("checked", &self.checked)?;
         s.serialize_field("rawStatus", &self.raw_status)?;
         s.serialize_field("sinceTimestamp", &self.since.timestamp_millis())?;
-        s.serialize_field("timeout", &millis(self.timeout))?;
-        s.serialize_field("tags", &self.tags)?;
+        s.serialize_field("timeout", &millis(self.timeout()))?;
+        s.serialize_field("tags", self.tags())?;
         if let Some(value) = self.observed_value {
             s.serialize_field("observedValue", &value)?;
         }

@@ -137,14 +137,14 @@ impl Metrics {
         let metrics = self.scrape.lock().unwrap_or_else(PoisonError::into_inner);
         let f = &self.families;
         let report = registry.report();
-        f.system.set(i64::from(report.condition.severity()));
+        f.system.set(i64::from(report.condition().severity()));
         f.dependency.clear();
-        for result in &report.results {
+        for result in report.results() {
             f.dependency
                 .get_or_create(&IdLabel {
-                    id: result.id.to_string(),
+                    id: result.id().to_string(),
                 })
-                .set(i64::from(result.status.severity()));
+                .set(i64::from(result.status().severity()));
         }
         f.features.clear();
         for feature in registry.features() {
@@ -218,11 +218,11 @@ impl Listener for Feeder {
     }
 
     fn on_checked(&self, result: &CheckResult, outcome: RunOutcome) {
-        let id = result.id.to_string();
+        let id = result.id().to_string();
         self.0
             .durations
             .get_or_create(&IdLabel { id: id.clone() })
-            .observe(result.duration.as_secs_f64());
+            .observe(result.duration().as_secs_f64());
         self.0
             .checks
             .get_or_create(&CheckLabels {

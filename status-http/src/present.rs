@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use status_core::{CheckResult, CheckStatus, HistorySnapshot, SystemReport};
+use status_core::{CheckResult, HistorySnapshot, SystemReport};
 
 /// How this router shows what the registry reports.
 #[derive(Debug, Clone, Default)]
@@ -19,27 +19,22 @@ pub(crate) struct Presentation {
 impl Presentation {
     /// `report` as shown: the public view and the application name applied.
     pub(crate) fn report(&self, mut report: Arc<SystemReport>) -> Arc<SystemReport> {
-        if self.public && report.results.iter().any(|r| withholds(r)) {
-            let public = Arc::make_mut(&mut report);
-            public.results = public.results.iter().map(|r| self.result(r)).collect();
+        if self.public {
+            report = report.public();
         }
-        if let Some(appname) = self.appname.as_ref().filter(|a| **a != report.appname) {
-            Arc::make_mut(&mut report).appname.clone_from(appname);
+        if let Some(appname) = &self.appname {
+            report = report.with_appname(appname);
         }
         report
     }
 
     /// A result as shown.
     pub(crate) fn result(&self, result: &Arc<CheckResult>) -> Arc<CheckResult> {
-        if !self.public || !withholds(result) {
-            return Arc::clone(result);
+        if self.public {
+            result.public()
+        } else {
+            Arc::clone(result)
         }
-        let mut public = (**result).clone();
-        public.thrown = None;
-        if public.status != CheckStatus::Ok {
-            public.message = public.status.to_string();
-        }
-        Arc::new(public)
     }
 
     /// A history as shown: in the public view, transitions keep their times and statuses
@@ -52,9 +47,4 @@ impl Presentation {
         }
         history
     }
-}
-
-/// Whether the public view hides anything of `result`.
-fn withholds(result: &CheckResult) -> bool {
-    result.thrown.is_some() || result.status != CheckStatus::Ok
 }

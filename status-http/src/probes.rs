@@ -133,12 +133,12 @@ pub(crate) async fn detailed(
 ) -> Result<Response, ApiError> {
     if !view.exclude.is_empty() {
         let report = state.report_excluding(&view);
-        let code = state.codes.code(report.condition, view.strict);
+        let code = state.codes.code(report.condition(), view.strict);
         let drain = state.registry.drain_state();
         return Ok(detailed_body(&report, drain.as_ref(), view.format)?.respond(code, &conditional));
     }
     let rendered = state.rendered();
-    let code = state.codes.code(rendered.report.condition, view.strict);
+    let code = state.codes.code(rendered.report.condition(), view.strict);
     let body = rendered.detailed[slot(view.format)]
         .get_or_init(|| detailed_body(&rendered.report, rendered.drain.as_ref(), view.format));
     Ok(body
@@ -362,7 +362,7 @@ pub(crate) async fn dependency(
         .ok_or_else(|| ApiError::not_found("dependency", &id))?;
     let history = state.present.history(state.registry.history(&id)?);
     let result = state.present.result(&result);
-    let code = state.codes.code(result.status, view.strict);
+    let code = state.codes.code(result.status(), view.strict);
     Ok(json_response(
         code,
         JSON,

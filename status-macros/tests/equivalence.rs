@@ -51,17 +51,17 @@ async fn macro_and_hand_written_dependencies_report_the_same() {
         let report = registry.refresh_all().await;
         let a = report.result("by-macro").unwrap();
         let b = report.result("by-hand").unwrap();
-        assert_eq!(a.status, b.status);
-        assert_eq!(a.raw_status, b.raw_status);
-        assert_eq!(a.message, b.message);
-        assert_eq!(a.thrown, b.thrown);
-        assert_eq!(a.consecutive_failures, b.consecutive_failures);
-        assert_eq!(a.urgency, b.urgency);
-        assert_eq!(a.kind, b.kind);
-        assert_eq!(a.timeout, b.timeout);
-        assert_eq!(a.period, b.period);
-        assert_eq!(a.tags, b.tags);
-        seen.push(a.status);
+        assert_eq!(a.status(), b.status());
+        assert_eq!(a.raw_status(), b.raw_status());
+        assert_eq!(a.message(), b.message());
+        assert_eq!(a.thrown(), b.thrown());
+        assert_eq!(a.consecutive_failures(), b.consecutive_failures());
+        assert_eq!(a.urgency(), b.urgency());
+        assert_eq!(a.kind(), b.kind());
+        assert_eq!(a.timeout(), b.timeout());
+        assert_eq!(a.period(), b.period());
+        assert_eq!(a.tags(), b.tags());
+        seen.push(a.status());
     }
     // The script went through the hysteresis, so the comparison covered failures too.
     assert!(seen.contains(&CheckStatus::Minor), "{seen:?}");

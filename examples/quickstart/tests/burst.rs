@@ -102,12 +102,16 @@ async fn real_5xx_of_the_handler_still_cull_and_the_culler_says_so_at_once() {
     );
     // Not "failure 1 of 3 before reporting MAJOR": a cull is a fact, not a failure to debounce.
     let culler = demo.registry.result("culler").unwrap();
-    assert_eq!(culler.status, CheckStatus::Major, "{}", culler.message);
-    assert!(culler.message.starts_with("culled: "), "{}", culler.message);
+    assert_eq!(culler.status(), CheckStatus::Major, "{}", culler.message());
+    assert!(
+        culler.message().starts_with("culled: "),
+        "{}",
+        culler.message()
+    );
     // And it stays so, however long the instance lives on.
     tokio::time::sleep(Duration::from_secs(120)).await;
     assert_eq!(
-        demo.registry.result("culler").unwrap().status,
+        demo.registry.result("culler").unwrap().status(),
         CheckStatus::Major
     );
 }

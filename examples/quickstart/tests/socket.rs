@@ -239,8 +239,8 @@ async fn redis_and_postgres_flags_register_real_checks() {
     let report = demo.registry.refresh_all().await;
     for id in ["redis", "postgres"] {
         let result = report.result(id).unwrap();
-        assert_eq!(result.status, status_core::CheckStatus::Outage, "{id}");
-        assert!(result.thrown.is_some(), "{id}: {}", result.message);
+        assert_eq!(result.status(), status_core::CheckStatus::Outage, "{id}");
+        assert!(result.thrown().is_some(), "{id}: {}", result.message());
     }
     assert!(Demo::start(Config {
         redis: Some("not a url".to_owned()),

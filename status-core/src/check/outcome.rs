@@ -93,7 +93,7 @@ impl CheckOutcome {
     /// let culler = registry.add_passive(Dependency::passive("culler").build_info()?)?;
     /// culler.record(CheckStatus::Ok);
     /// let culled = CheckOutcome::new(CheckStatus::Major, "culled").settled();
-    /// assert_eq!(culler.record(culled).unwrap().status, CheckStatus::Major);
+    /// assert_eq!(culler.record(culled).unwrap().status(), CheckStatus::Major);
     /// # Ok(())
     /// # }
     /// ```

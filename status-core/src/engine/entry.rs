@@ -103,29 +103,21 @@ impl Entry {
 /// The result of a dependency not checked yet. Polled: MAJOR, "Not checked yet" (unknown is
 /// never OK). Passive: OK, "No traffic yet" (no traffic is not a failure, and readiness must
 /// not wait for traffic that only comes once the instance is ready).
-fn pending_result(info: &DependencyInfo, wall: DateTime<Utc>, passive: bool) -> CheckResult {
+fn pending_result(info: &Arc<DependencyInfo>, wall: DateTime<Utc>, passive: bool) -> CheckResult {
     let (status, message) = if passive {
         (CheckStatus::Ok, "No traffic yet")
     } else {
         (CheckStatus::Major, "Not checked yet")
     };
     CheckResult {
-        id: info.id.clone(),
+        info: Arc::clone(info),
         status,
         raw_status: status,
-        description: info.description.clone(),
         message: message.to_owned(),
         timestamp: wall,
         duration: Duration::ZERO,
         last_known_good: None,
         since: wall,
-        period: info.period,
-        timeout: info.timeout,
-        urgency: info.urgency,
-        kind: info.kind.clone(),
-        service_pool: info.service_pool.clone(),
-        documentation_url: info.documentation_url.clone(),
-        tags: info.tags.clone(),
         thrown: None,
         observed_value: None,
         blocked_by: Vec::new(),
@@ -143,7 +135,7 @@ impl EntryState {
     /// credentials masked in what it said.
     pub(crate) fn record(
         &mut self,
-        info: &DependencyInfo,
+        info: &Arc<DependencyInfo>,
         executed: Executed,
         wall: DateTime<Utc>,
         config: EntryConfig,

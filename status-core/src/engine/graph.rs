@@ -4,7 +4,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::entry::Entry;
-use crate::{CheckResult, CheckStatus, DependencyId, SystemReport};
+use crate::{CheckResult, CheckStatus, DependencyId};
 
 /// Whether following `parents` through the registered `entries` reaches `target`.
 pub(super) fn reaches(
@@ -33,7 +33,7 @@ pub(super) fn attribute_causes(results: &mut [Arc<CheckResult>], parents: &[&[De
     let index: HashMap<&str, usize> = results
         .iter()
         .enumerate()
-        .map(|(i, r)| (r.id.as_str(), i))
+        .map(|(i, r)| (r.id().as_str(), i))
         .collect();
     let failing: Vec<bool> = results
         .iter()
@@ -90,26 +90,46 @@ fn roots(
     causes
 }
 
-/// The causes of a failing dependency with `parents`, read from a report whose results
-/// already carry theirs.
-pub(super) fn causes_from_report(
+/// The causes of a failing dependency with `parents`: each failing parent that is not itself
+/// blocked, or the roots of a blocked one, found by walking the ancestors alone. `parent`
+/// answers a registered dependency's status now and its own parents. What a report's
+/// [`attribute_causes`] finds for one result, without building the report.
+pub(super) fn causes(
     parents: &[DependencyId],
-    report: &SystemReport,
+    parent: &impl Fn(&DependencyId) -> Option<(CheckStatus, Vec<DependencyId>)>,
 ) -> Vec<DependencyId> {
-    let mut causes = Vec::new();
-    for parent in parents {
-        if let Some(r) = report.result(parent.as_str()) {
-            if r.status == CheckStatus::Ok {
+    fn walk(
+        parents: &[DependencyId],
+        parent: &impl Fn(&DependencyId) -> Option<(CheckStatus, Vec<DependencyId>)>,
+        memo: &mut HashMap<DependencyId, Vec<DependencyId>>,
+        visiting: &mut HashSet<DependencyId>,
+    ) -> Vec<DependencyId> {
+        let mut causes = Vec::new();
+        for id in parents {
+            if let Some(done) = memo.get(id) {
+                causes.extend(done.iter().cloned());
                 continue;
             }
-            if r.blocked_by.is_empty() {
-                causes.push(parent.clone());
-            } else {
-                causes.extend(r.blocked_by.iter().cloned());
+            let Some((status, above)) = parent(id) else {
+                continue;
+            };
+            if status == CheckStatus::Ok || !visiting.insert(id.clone()) {
+                // Not failing, or a cycle (registration prevents them; be safe anyway).
+                continue;
             }
+            let roots = walk(&above, parent, memo, visiting);
+            visiting.remove(id);
+            let mine = if roots.is_empty() {
+                vec![id.clone()]
+            } else {
+                roots
+            };
+            causes.extend(mine.iter().cloned());
+            memo.insert(id.clone(), mine);
         }
+        causes.sort();
+        causes.dedup();
+        causes
     }
-    causes.sort();
-    causes.dedup();
-    causes
+    walk(parents, parent, &mut HashMap::new(), &mut HashSet::new())
 }

@@ -67,7 +67,7 @@ use crate::{
 /// )?;
 ///
 /// let report = registry.refresh_all().await;
-/// assert_eq!(report.condition, CheckStatus::Ok);
+/// assert_eq!(report.condition(), CheckStatus::Ok);
 /// assert!(cached_pages.is_enabled());
 /// # Ok(())
 /// # }
@@ -417,8 +417,13 @@ impl Inner {
         if view.status == CheckStatus::Ok || entry.info.parents.is_empty() {
             return view;
         }
-        let report = self.report(false);
-        let blocked_by = graph::causes_from_report(&entry.info.parents, &report);
+        // From the ancestors' entries: recording one result never rebuilds the report.
+        let now = self.clock.now();
+        let blocked_by = graph::causes(&entry.info.parents, &|id: &crate::DependencyId| {
+            let parent = self.deps.get(id.as_str())?;
+            let status = lock(&parent.state).reported_status(&parent.info, now);
+            Some((status, parent.info.parents.clone()))
+        });
         if blocked_by.is_empty() {
             return view;
         }
@@ -518,7 +523,7 @@ impl Inner {
         for (entry, previous) in changed {
             let current = self.current(&entry);
             if current.stale {
-                tracing::warn!(dependency = %current.id, "result is stale: {}", current.message);
+                tracing::warn!(dependency = %current.id(), "result is stale: {}", current.message);
             }
             self.bus.emit(&Event::Changed {
                 previous: Some(previous),

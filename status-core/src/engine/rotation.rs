@@ -218,7 +218,7 @@ impl Registry {
     #[must_use]
     pub fn readiness_of(&self, report: &SystemReport, strict: bool) -> Readiness {
         Readiness::judge(
-            report.condition,
+            report.condition(),
             strict,
             self.startup_complete(),
             self.drain_state(),

@@ -370,7 +370,12 @@ async fn started_without_a_store_its_own_datacenter_answers_by_its_own_readiness
     .await;
     // And the store is a dependency that says so.
     let result = registry.result("fleet").unwrap();
-    assert_eq!(result.raw_status, CheckStatus::Outage, "{}", result.message);
+    assert_eq!(
+        result.raw_status(),
+        CheckStatus::Outage,
+        "{}",
+        result.message()
+    );
     assert!(fleet.stats().failures > 0);
     assert!(fleet
         .instances(InstanceQuery {

@@ -47,7 +47,7 @@ async fn server() -> String {
 async fn status_of(check: HttpCheck, timeout: Duration) -> (CheckStatus, String) {
     let registry = registry_with(check, timeout).await;
     let result = refresh(&registry).await;
-    (result.status, result.message.clone())
+    (result.status(), result.message().to_string())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

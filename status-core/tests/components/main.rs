@@ -97,19 +97,28 @@ async fn healthy_stopped_and_restarted(
     let registry = registry_with(check, timeout).await;
 
     let result = refresh(&registry).await;
-    assert_eq!(result.status, CheckStatus::Ok, "{}", result.message);
-    assert!(result.message.starts_with(healthy), "{}", result.message);
-    assert!(result.observed_value.is_some_and(|ms| ms >= 0.0));
+    assert_eq!(result.status(), CheckStatus::Ok, "{}", result.message());
+    assert!(
+        result.message().starts_with(healthy),
+        "{}",
+        result.message()
+    );
+    assert!(result.observed_value().is_some_and(|ms| ms >= 0.0));
 
     server.stop();
     let stopped = refresh(&registry).await;
-    assert_eq!(stopped.status, CheckStatus::Outage);
-    assert!(stopped.duration <= timeout, "{:?}", stopped.duration);
-    assert!(stopped.thrown.is_some(), "the error chain is kept");
+    assert_eq!(stopped.status(), CheckStatus::Outage);
+    assert!(stopped.duration() <= timeout, "{:?}", stopped.duration());
+    assert!(stopped.thrown().is_some(), "the error chain is kept");
 
     server.restart();
-    let recovered = refresh_until(&registry, 20, |r| r.status == CheckStatus::Ok).await;
-    assert_eq!(recovered.status, CheckStatus::Ok, "{}", recovered.message);
+    let recovered = refresh_until(&registry, 20, |r| r.status() == CheckStatus::Ok).await;
+    assert_eq!(
+        recovered.status(),
+        CheckStatus::Ok,
+        "{}",
+        recovered.message()
+    );
 }
 
 /// Against a server that accepts connections and never answers: OUTAGE on time, every
@@ -134,7 +143,7 @@ async fn never_answers_without_leaks(silent: &Silent, check: impl Check) {
 async fn three_timeouts(registry: &Registry) {
     for _ in 0..3 {
         let result = refresh(registry).await;
-        assert_eq!(result.status, CheckStatus::Outage);
-        assert_eq!(result.message, TIMED_OUT);
+        assert_eq!(result.status(), CheckStatus::Outage);
+        assert_eq!(result.message(), TIMED_OUT);
     }
 }

@@ -16,8 +16,8 @@ async fn tcp_connects_or_fails() {
     )
     .await;
     let result = refresh(&open).await;
-    assert_eq!(result.status, CheckStatus::Ok, "{}", result.message);
-    assert!(result.observed_value.is_some());
+    assert_eq!(result.status(), CheckStatus::Ok, "{}", result.message());
+    assert!(result.observed_value().is_some());
 
     let closed = registry_with(
         TcpCheck::new(format!("127.0.0.1:{}", free_port())),
@@ -25,16 +25,16 @@ async fn tcp_connects_or_fails() {
     )
     .await;
     let result = refresh(&closed).await;
-    assert_eq!(result.status, CheckStatus::Outage);
-    assert!(result.thrown.is_some());
+    assert_eq!(result.status(), CheckStatus::Outage);
+    assert!(result.thrown().is_some());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dns_resolves_or_fails() {
     let localhost = registry_with(DnsCheck::new("localhost"), Duration::from_secs(5)).await;
     let result = refresh(&localhost).await;
-    assert_eq!(result.status, CheckStatus::Ok, "{}", result.message);
-    assert!(result.message.contains("localhost resolved to"));
+    assert_eq!(result.status(), CheckStatus::Ok, "{}", result.message());
+    assert!(result.message().contains("localhost resolved to"));
 
     // .invalid never resolves (RFC 6761).
     let invalid = registry_with(
@@ -42,5 +42,5 @@ async fn dns_resolves_or_fails() {
         Duration::from_secs(5),
     )
     .await;
-    assert_eq!(refresh(&invalid).await.status, CheckStatus::Outage);
+    assert_eq!(refresh(&invalid).await.status(), CheckStatus::Outage);
 }

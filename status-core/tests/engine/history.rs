@@ -36,7 +36,7 @@ async fn uptime_and_transitions_over_an_hour() {
         ]
     );
     assert_eq!(
-        registry.result("db").unwrap().since,
+        registry.result("db").unwrap().since(),
         crate::support::epoch() + chrono::Duration::minutes(30)
     );
     assert!(registry.history("nope").unwrap_err().is_not_found());

@@ -12,7 +12,7 @@ async fn statuses(
     let mut out = Vec::new();
     for &raw in raws {
         check.set_status(raw);
-        out.push(registry.refresh("db").await.unwrap().status);
+        out.push(registry.refresh("db").await.unwrap().status());
     }
     out
 }
@@ -22,30 +22,30 @@ async fn three_failures_after_a_success_go_minor_minor_then_real() {
     let registry = registry();
     let check = Steered::ok();
     check.register(&registry, "db", |d| d);
-    assert_eq!(registry.refresh("db").await.unwrap().status, Ok);
+    assert_eq!(registry.refresh("db").await.unwrap().status(), Ok);
 
     check.set_status(Outage);
     let first = registry.refresh("db").await.unwrap();
-    assert_eq!(first.status, Minor);
-    assert_eq!(first.raw_status, Outage);
-    assert_eq!(first.consecutive_failures, 1);
+    assert_eq!(first.status(), Minor);
+    assert_eq!(first.raw_status(), Outage);
+    assert_eq!(first.consecutive_failures(), 1);
     assert!(
-        first.message.contains("failure 1 of 3"),
+        first.message().contains("failure 1 of 3"),
         "{}",
-        first.message
+        first.message()
     );
     let second = registry.refresh("db").await.unwrap();
-    assert_eq!(second.status, Minor);
+    assert_eq!(second.status(), Minor);
     let third = registry.refresh("db").await.unwrap();
-    assert_eq!(third.status, Outage);
-    assert_eq!(third.consecutive_failures, 3);
+    assert_eq!(third.status(), Outage);
+    assert_eq!(third.consecutive_failures(), 3);
     assert_eq!(registry.system_status(), Outage);
 
     // One success recovers by default.
     check.set_status(Ok);
     let recovered = registry.refresh("db").await.unwrap();
-    assert_eq!(recovered.status, Ok);
-    assert_eq!(recovered.consecutive_failures, 0);
+    assert_eq!(recovered.status(), Ok);
+    assert_eq!(recovered.consecutive_failures(), 0);
 }
 
 #[tokio::test(start_paused = true)]
@@ -53,7 +53,7 @@ async fn non_consecutive_failures_never_accumulate() {
     let registry = registry();
     let check = Steered::ok();
     check.register(&registry, "db", |d| d);
-    assert_eq!(registry.refresh("db").await.unwrap().status, Ok);
+    assert_eq!(registry.refresh("db").await.unwrap().status(), Ok);
     let pattern = [Outage, Major, Ok].repeat(10);
     let out = statuses(&registry, &check, &pattern).await;
     assert!(out.iter().all(|s| *s <= Minor), "{out:?}");
@@ -73,7 +73,7 @@ async fn a_dependency_that_never_succeeded_reports_at_once() {
     let registry = registry();
     let check = Steered::new(crate::support::Mode::Status(Outage));
     check.register(&registry, "db", |d| d);
-    assert_eq!(registry.refresh("db").await.unwrap().status, Outage);
+    assert_eq!(registry.refresh("db").await.unwrap().status(), Outage);
 }
 
 #[tokio::test(start_paused = true)]
@@ -85,9 +85,9 @@ async fn a_dependency_that_changes_too_often_is_flapping() {
         .map(|i| if i % 2 == 0 { Outage } else { Ok })
         .collect();
     statuses(&registry, &check, &alternating).await;
-    assert!(registry.result("db").unwrap().flapping);
-    assert!(registry.report().result("db").unwrap().flapping);
+    assert!(registry.result("db").unwrap().flapping());
+    assert!(registry.report().result("db").unwrap().flapping());
 
     statuses(&registry, &check, &[Ok; 20]).await;
-    assert!(!registry.result("db").unwrap().flapping);
+    assert!(!registry.result("db").unwrap().flapping());
 }

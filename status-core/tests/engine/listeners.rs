@@ -34,12 +34,13 @@ impl Listener for Records {
         self.send(format!("added {}", info.id()));
     }
     fn on_checked(&self, result: &CheckResult, outcome: RunOutcome) {
-        self.send(format!("checked {} {outcome}", result.id));
+        self.send(format!("checked {} {outcome}", result.id()));
     }
     fn on_changed(&self, previous: Option<CheckStatus>, current: &CheckResult) {
         self.send(format!(
             "changed {} {previous:?} -> {}",
-            current.id, current.status
+            current.id(),
+            current.status()
         ));
     }
 }
@@ -65,7 +66,7 @@ async fn panicking_and_slow_listeners_do_not_affect_checks() {
         registry.refresh("db").await.unwrap();
     }
     assert_eq!(check.runs(), 11);
-    assert_eq!(registry.result("db").unwrap().status, CheckStatus::Outage);
+    assert_eq!(registry.result("db").unwrap().status(), CheckStatus::Outage);
 
     // The good listener saw every event, in order, though the others panicked or stalled.
     let seen: Vec<String> = (0..14)

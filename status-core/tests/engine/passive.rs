@@ -45,8 +45,8 @@ async fn pushed_results_behave_exactly_like_polled_ones() {
         let a = registry.refresh("polled").await.unwrap();
         let b = pushed.record((raw, "said")).unwrap();
         assert_eq!(
-            (a.status, a.consecutive_failures, a.flapping),
-            (b.status, b.consecutive_failures, b.flapping),
+            (a.status(), a.consecutive_failures(), a.flapping()),
+            (b.status(), b.consecutive_failures(), b.flapping()),
             "after {raw}"
         );
         assert_eq!(
@@ -83,7 +83,10 @@ async fn a_passive_dependency_does_not_hold_up_startup_and_idles_without_failing
         "no traffic yet is not a pending check"
     );
     let first = registry.result("errors").unwrap();
-    assert_eq!((first.status, first.idle, first.passive), (Ok, true, true));
+    assert_eq!(
+        (first.status(), first.idle(), first.passive()),
+        (Ok, true, true)
+    );
 
     errors.record((Major, "30% errors"));
     assert_eq!(registry.condition(), Major);
@@ -94,15 +97,16 @@ async fn a_passive_dependency_does_not_hold_up_startup_and_idles_without_failing
     tokio::time::advance(Duration::from_secs(60)).await;
     crate::support::settle().await;
     let idle = registry.result("errors").unwrap();
-    assert!(idle.idle && !idle.stale, "{idle:?}");
+    assert!(idle.idle() && !idle.stale(), "{idle:?}");
     assert_eq!(
-        idle.status, Major,
+        idle.status(),
+        Major,
         "an idle dependency keeps its last status"
     );
-    assert_eq!(registry.report().condition, Major);
+    assert_eq!(registry.report().condition(), Major);
 
     // Refreshing a passive dependency runs nothing; removing it stops its reporter.
-    assert_eq!(registry.refresh("errors").await.unwrap().status, Major);
+    assert_eq!(registry.refresh("errors").await.unwrap().status(), Major);
     registry.remove("errors").unwrap();
     assert!(errors.record(Ok).is_none());
     assert_eq!(registry.condition(), Ok);

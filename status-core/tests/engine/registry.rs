@@ -18,8 +18,8 @@ async fn duplicates_are_rejected_and_change_nothing() {
     assert!(err.is_duplicate());
     assert_eq!(err.to_string(), "dependency \"db\" is already registered");
     let report = registry.refresh_all().await;
-    assert_eq!(report.results.len(), 1);
-    assert_eq!(report.condition, CheckStatus::Ok);
+    assert_eq!(report.results().len(), 1);
+    assert_eq!(report.condition(), CheckStatus::Ok);
     assert_eq!(second.runs(), 0);
 }
 
@@ -34,7 +34,7 @@ async fn removed_dependencies_stop_being_checked_and_reported() {
     registry.remove("db").unwrap();
     tokio::time::sleep(Duration::from_secs(10)).await;
     assert_eq!(check.runs(), 3);
-    assert!(registry.report().results.is_empty());
+    assert!(registry.report().results().is_empty());
     assert!(registry.result("db").is_none());
     assert!(registry.refresh("db").await.unwrap_err().is_not_found());
     assert!(registry.remove("db").unwrap_err().is_not_found());
@@ -66,8 +66,8 @@ async fn the_system_status_folds_urgencies() {
             .unwrap();
     }
     let report = registry.refresh_all().await;
-    assert_eq!(report.condition, CheckStatus::Major);
-    let culprits: Vec<_> = report.culprits().map(|r| r.id.as_str()).collect();
+    assert_eq!(report.condition(), CheckStatus::Major);
+    let culprits: Vec<_> = report.culprits().map(|r| r.id().as_str()).collect();
     assert_eq!(culprits, ["strong"]);
 }
 
@@ -106,5 +106,5 @@ async fn the_cached_report_is_reused_until_something_changes() {
     registry.refresh("db").await.unwrap();
     let c = registry.report();
     assert!(!std::sync::Arc::ptr_eq(&a, &c));
-    assert_eq!(c.result("db").unwrap().status, CheckStatus::Minor);
+    assert_eq!(c.result("db").unwrap().status(), CheckStatus::Minor);
 }

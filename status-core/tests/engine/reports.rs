@@ -43,7 +43,7 @@ async fn degraded() -> (status_core::Registry, std::sync::Arc<SystemReport>) {
 #[tokio::test(start_paused = true)]
 async fn detailed_report() {
     let (_registry, report) = degraded().await;
-    assert_eq!(report.condition, CheckStatus::Major);
+    assert_eq!(report.condition(), CheckStatus::Major);
     insta::assert_snapshot!(serde_json::to_string_pretty(&*report).unwrap());
 }
 
@@ -72,9 +72,9 @@ async fn verbose_view() {
 async fn excluding_refolds_the_condition() {
     let (_registry, report) = degraded().await;
     let without_search = report.excluding(&["search"]);
-    assert_eq!(without_search.condition, CheckStatus::Minor);
+    assert_eq!(without_search.condition(), CheckStatus::Minor);
     assert!(without_search.result("search").is_none());
-    assert_eq!(without_search.results.len(), 3);
+    assert_eq!(without_search.results().len(), 3);
 }
 
 #[tokio::test(start_paused = true)]

@@ -22,13 +22,13 @@ async fn a_check_that_never_returns_times_out_and_others_finish_on_time() {
     assert_eq!(started.elapsed(), Duration::from_secs(2));
 
     let hangs = report.result("hangs").unwrap();
-    assert_eq!(hangs.status, CheckStatus::Outage);
-    assert_eq!(hangs.message, TIMED_OUT);
-    assert_eq!(hangs.duration, Duration::from_secs(2));
+    assert_eq!(hangs.status(), CheckStatus::Outage);
+    assert_eq!(hangs.message(), TIMED_OUT);
+    assert_eq!(hangs.duration(), Duration::from_secs(2));
 
     let fast = report.result("fast").unwrap();
-    assert_eq!(fast.status, CheckStatus::Ok);
-    assert_eq!(fast.duration, Duration::from_millis(100));
+    assert_eq!(fast.status(), CheckStatus::Ok);
+    assert_eq!(fast.duration(), Duration::from_millis(100));
 }
 
 #[tokio::test(start_paused = true)]
@@ -41,13 +41,13 @@ async fn a_panicking_check_is_an_outage_and_the_engine_goes_on() {
 
     let report = registry.refresh_all().await;
     let result = report.result("panics").unwrap();
-    assert_eq!(result.status, CheckStatus::Outage);
-    assert_eq!(result.message, "Check panicked: boom");
-    assert_eq!(report.result("fine").unwrap().status, CheckStatus::Ok);
+    assert_eq!(result.status(), CheckStatus::Outage);
+    assert_eq!(result.message(), "Check panicked: boom");
+    assert_eq!(report.result("fine").unwrap().status(), CheckStatus::Ok);
 
     panics.set_status(CheckStatus::Ok);
     let result = registry.refresh("panics").await.unwrap();
-    assert_eq!(result.status, CheckStatus::Ok);
+    assert_eq!(result.status(), CheckStatus::Ok);
     assert_eq!(panics.runs(), 2);
 }
 
@@ -65,7 +65,7 @@ async fn concurrent_refreshes_of_one_dependency_run_its_check_once() {
     let first = results[0].as_ref().unwrap();
     assert!(results
         .iter()
-        .all(|r| r.as_ref().unwrap().timestamp == first.timestamp));
+        .all(|r| r.as_ref().unwrap().timestamp() == first.timestamp()));
 }
 
 #[tokio::test(start_paused = true)]
@@ -78,8 +78,11 @@ async fn evaluation_is_concurrent() {
     let started = Instant::now();
     let report = registry.refresh_all().await;
     assert_eq!(started.elapsed(), Duration::from_millis(50));
-    assert_eq!(report.results.len(), 200);
-    assert!(report.results.iter().all(|r| r.status == CheckStatus::Ok));
+    assert_eq!(report.results().len(), 200);
+    assert!(report
+        .results()
+        .iter()
+        .all(|r| r.status() == CheckStatus::Ok));
 }
 
 #[tokio::test(start_paused = true)]
@@ -139,13 +142,13 @@ fn blocking_checks_report_on_time_and_do_not_pile_up() {
         .unwrap();
         registry.add(dependency).unwrap();
         let first = registry.refresh("legacy-driver").await.unwrap();
-        assert_eq!(first.status, CheckStatus::Outage);
-        assert_eq!(first.message, TIMED_OUT);
+        assert_eq!(first.status(), CheckStatus::Outage);
+        assert_eq!(first.message(), TIMED_OUT);
         let second = registry.refresh("legacy-driver").await.unwrap();
         assert!(
-            second.message.contains("has not returned"),
+            second.message().contains("has not returned"),
             "{}",
-            second.message
+            second.message()
         );
         release.send(()).unwrap();
     });
@@ -187,13 +190,13 @@ fn a_check_that_blocks_its_thread_still_times_out_on_time() {
         registry.add(blocks).unwrap();
         registry.add(fine).unwrap();
         let result = registry.refresh("blocks-its-thread").await.unwrap();
-        assert_eq!(result.message, TIMED_OUT);
+        assert_eq!(result.message(), TIMED_OUT);
         assert!(
             !given_back.load(std::sync::atomic::Ordering::SeqCst),
             "the result came only when the blocked thread was given back"
         );
         assert_eq!(
-            registry.refresh("fine").await.unwrap().status,
+            registry.refresh("fine").await.unwrap().status(),
             CheckStatus::Ok
         );
     });

@@ -41,23 +41,23 @@ async fn a_stale_result_is_no_better_than_major() {
     let mut events = registry.subscribe();
     registry.refresh_all().await;
     assert!(feature.is_enabled());
-    assert!(!registry.result("ok-dep").unwrap().stale);
+    assert!(!registry.result("ok-dep").unwrap().stale());
 
     // The process stalls for 40 s (more than 3 periods + the timeout) without running any
     // timer: the results turn stale, even before any check runs again.
     clock.skip(Duration::from_secs(40));
     let ok_view = registry.result("ok-dep").unwrap();
-    assert!(ok_view.stale);
-    assert_eq!(ok_view.status, CheckStatus::Major);
+    assert!(ok_view.stale());
+    assert_eq!(ok_view.status(), CheckStatus::Major);
     assert!(
-        ok_view.message.starts_with("Stale: last checked 40s ago"),
+        ok_view.message().starts_with("Stale: last checked 40s ago"),
         "{}",
-        ok_view.message
+        ok_view.message()
     );
     let down_view = registry.report().result("down-dep").cloned().unwrap();
-    assert!(down_view.stale);
+    assert!(down_view.stale());
     assert_eq!(
-        down_view.status,
+        down_view.status(),
         CheckStatus::Outage,
         "no better than MAJOR keeps OUTAGE"
     );
@@ -69,15 +69,15 @@ async fn a_stale_result_is_no_better_than_major() {
     let mut saw_stale_change = false;
     while let Ok(event) = events.try_recv() {
         if let Event::Changed { current, .. } = event {
-            saw_stale_change |= current.id.as_str() == "ok-dep" && current.stale;
+            saw_stale_change |= current.id().as_str() == "ok-dep" && current.stale();
         }
     }
     assert!(saw_stale_change);
 
     // A fresh result clears it.
     let fresh = registry.refresh("ok-dep").await.unwrap();
-    assert!(!fresh.stale);
-    assert_eq!(fresh.status, CheckStatus::Ok);
+    assert!(!fresh.stale());
+    assert_eq!(fresh.status(), CheckStatus::Ok);
     assert!(feature.is_enabled());
 }
 
@@ -90,9 +90,9 @@ async fn a_dependency_not_checked_yet_is_major_and_startup_waits_for_it() {
     ));
     slow.register(&registry, "slow", |d| d);
     let pending = registry.result("slow").unwrap();
-    assert!(!pending.checked);
-    assert_eq!(pending.status, CheckStatus::Major);
-    assert_eq!(pending.message, "Not checked yet");
+    assert!(!pending.checked());
+    assert_eq!(pending.status(), CheckStatus::Major);
+    assert_eq!(pending.message(), "Not checked yet");
     assert!(!registry.startup_complete());
     let startup = registry.startup();
     assert!(!startup.complete());
@@ -103,5 +103,5 @@ async fn a_dependency_not_checked_yet_is_major_and_startup_waits_for_it() {
     settle().await;
     assert!(registry.startup_complete());
     assert!(registry.startup().complete() && registry.startup().pending().is_empty());
-    assert_eq!(registry.result("slow").unwrap().status, CheckStatus::Ok);
+    assert_eq!(registry.result("slow").unwrap().status(), CheckStatus::Ok);
 }

@@ -19,9 +19,9 @@ pub(crate) struct Filter {
 impl Filter {
     pub(crate) fn keeps(&self, r: &CheckResult) -> bool {
         let eq = |want: &str, have: &str| want.is_empty() || want.eq_ignore_ascii_case(have);
-        eq(&self.status, r.status.as_str())
-            && eq(&self.urgency, r.urgency.as_str())
-            && (self.tag.is_empty() || r.tags.iter().any(|t| t == &self.tag))
+        eq(&self.status, r.status().as_str())
+            && eq(&self.urgency, r.urgency().as_str())
+            && (self.tag.is_empty() || r.tags().iter().any(|t| t == &self.tag))
             && (self.q.is_empty() || search_text(r).contains(&self.q.to_lowercase()))
     }
 }
@@ -30,11 +30,11 @@ impl Filter {
 pub(crate) fn search_text(r: &CheckResult) -> String {
     format!(
         "{} {} {} {} {}",
-        r.id,
-        r.description,
-        r.message,
-        r.kind,
-        r.tags.join(" ")
+        r.id(),
+        r.description(),
+        r.message(),
+        r.kind(),
+        r.tags().join(" ")
     )
     .to_lowercase()
 }

@@ -209,7 +209,7 @@ fn dependency(
     r: &CheckResult,
 ) -> DependencyView {
     let history = registry
-        .history(r.id.as_str())
+        .history(r.id().as_str())
         .ok()
         .map(|h| present.history(h));
     let (hour, day, minutes, transitions) = match &history {
@@ -221,30 +221,30 @@ fn dependency(
         ),
         None => (None, None, &[][..], &[][..]),
     };
-    let thrown = r.thrown.as_ref();
+    let thrown = r.thrown();
     DependencyView {
-        id: r.id.to_string(),
-        description: r.description.clone(),
-        badge: badge(r.status),
-        urgency: r.urgency.as_str(),
-        kind: r.kind.clone(),
-        message: r.message.clone(),
-        last_checked: if r.checked {
-            format!("{} ago", human(now - r.timestamp))
+        id: r.id().to_string(),
+        description: r.description().to_string(),
+        badge: badge(r.status()),
+        urgency: r.urgency().as_str(),
+        kind: r.kind().to_string(),
+        message: r.message().to_string(),
+        last_checked: if r.checked() {
+            format!("{} ago", human(now - r.timestamp()))
         } else {
             "never".to_owned()
         },
-        last_checked_iso: r.timestamp.to_rfc3339(),
-        duration: format!("{} ms", r.duration.as_millis()),
-        in_state: human(now - r.since),
+        last_checked_iso: r.timestamp().to_rfc3339(),
+        duration: format!("{} ms", r.duration().as_millis()),
+        in_state: human(now - r.since()),
         timeline: timeline(now, minutes),
         uptime_hour: percent(hour),
         uptime_day: percent(day),
-        flapping: r.flapping,
-        stale: r.stale,
-        blocked_by: r.blocked_by.iter().map(ToString::to_string).collect(),
-        tags: r.tags.clone(),
-        tags_joined: r.tags.join(" "),
+        flapping: r.flapping(),
+        stale: r.stale(),
+        blocked_by: r.blocked_by().iter().map(ToString::to_string).collect(),
+        tags: r.tags().to_vec(),
+        tags_joined: r.tags().join(" "),
         search: search_text(r),
         transitions: transitions
             .iter()
@@ -261,14 +261,14 @@ fn dependency(
         error_causes: thrown.map(|t| t.causes().to_vec()).unwrap_or_default(),
         // Only web links: a `javascript:` URL in a dependency's description must not become a
         // link an operator clicks.
-        documentation_url: if r.documentation_url.starts_with("https://")
-            || r.documentation_url.starts_with("http://")
+        documentation_url: if r.documentation_url().starts_with("https://")
+            || r.documentation_url().starts_with("http://")
         {
-            r.documentation_url.clone()
+            r.documentation_url().to_string()
         } else {
             String::new()
         },
-        consecutive_failures: r.consecutive_failures,
+        consecutive_failures: r.consecutive_failures(),
     }
 }
 
@@ -307,13 +307,13 @@ fn why(report: &SystemReport) -> String {
     let culprits: Vec<String> = report
         .culprits()
         .map(|r| {
-            let cause = if r.blocked_by.is_empty() {
+            let cause = if r.blocked_by().is_empty() {
                 String::new()
             } else {
-                let roots: Vec<_> = r.blocked_by.iter().map(ToString::to_string).collect();
+                let roots: Vec<_> = r.blocked_by().iter().map(ToString::to_string).collect();
                 format!(", blocked by {}", roots.join(", "))
             };
-            format!("{} ({}) is {}{cause}", r.id, r.urgency, r.status)
+            format!("{} ({}) is {}{cause}", r.id(), r.urgency(), r.status())
         })
         .collect();
     if culprits.is_empty() {
@@ -333,34 +333,34 @@ pub(crate) fn build(
     let report = present.report(registry.report());
     let now = registry.clock().wall();
     let mut tags: Vec<String> = report
-        .results
+        .results()
         .iter()
-        .flat_map(|r| r.tags.iter().cloned())
+        .flat_map(|r| r.tags().iter().cloned())
         .collect();
     tags.sort();
     tags.dedup();
     let mut groups: Vec<Group> = Vec::new();
     let mut shown = 0;
     // The report is sorted worst first, then by id.
-    for r in report.results.iter().filter(|r| filter.keeps(r)) {
+    for r in report.results().iter().filter(|r| filter.keeps(r)) {
         shown += 1;
         let view = dependency(registry, present, now, r);
         match groups.last_mut() {
-            Some(g) if g.badge.label == r.status.as_str() => g.dependencies.push(view),
+            Some(g) if g.badge.label == r.status().as_str() => g.dependencies.push(view),
             _ => groups.push(Group {
-                badge: badge(r.status),
+                badge: badge(r.status()),
                 dependencies: vec![view],
             }),
         }
     }
     View {
-        appname: if report.appname.is_empty() {
+        appname: if report.appname().is_empty() {
             "status".to_owned()
         } else {
-            report.appname.clone()
+            report.appname().to_string()
         },
-        hostname: report.hostname.clone(),
-        badge: badge(report.condition),
+        hostname: report.hostname().to_string(),
+        badge: badge(report.condition()),
         why: why(&report),
         generated: clock(now),
         drain: registry.drain_state().map(|d| DrainView {
@@ -378,7 +378,7 @@ pub(crate) fn build(
             until: d.until.map_or_else(|| "until undrained".to_owned(), clock),
         }),
         groups,
-        total: report.results.len(),
+        total: report.results().len(),
         shown,
         features: registry
             .features()

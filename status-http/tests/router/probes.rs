@@ -248,7 +248,7 @@ async fn the_router_can_name_the_application() {
         "storefront"
     );
     assert_eq!(
-        f.registry.report().appname,
+        f.registry.report().appname(),
         "test-app",
         "the registry is unchanged"
     );

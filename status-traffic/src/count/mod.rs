@@ -325,8 +325,8 @@ mod tests {
         }
         tokio::time::sleep(Duration::from_millis(1100)).await;
         let result = registry.result("errors").unwrap();
-        assert_eq!(result.observed_value, Some(0.25));
-        assert_eq!(result.message, "5 failed of 20 in the last 60 s");
-        assert_ne!(result.status, CheckStatus::Ok);
+        assert_eq!(result.observed_value(), Some(0.25));
+        assert_eq!(result.message(), "5 failed of 20 in the last 60 s");
+        assert_ne!(result.status(), CheckStatus::Ok);
     }
 }

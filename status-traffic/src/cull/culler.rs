@@ -375,7 +375,7 @@ mod tests {
             .report_to(reporter)
             .start();
         tokio::time::sleep(13 * S).await;
-        assert_eq!(registry.result("culler").unwrap().status, CheckStatus::Ok);
+        assert_eq!(registry.result("culler").unwrap().status(), CheckStatus::Ok);
         fail(&failures, 5);
         tokio::time::timeout(30 * S, handle.culled()).await.unwrap();
         let hold = registry.cull_hold().unwrap();
@@ -387,12 +387,20 @@ mod tests {
         assert_eq!(hold.actor.as_deref(), Some("culler"));
         assert!(!registry.readiness().ready());
         let result = registry.result("culler").unwrap();
-        assert_eq!(result.observed_value, Some(5.0));
-        assert!(result.message.starts_with("culled"), "{}", result.message);
-        assert_eq!(result.status, CheckStatus::Major, "at once, past the grace");
+        assert_eq!(result.observed_value(), Some(5.0));
+        assert!(
+            result.message().starts_with("culled"),
+            "{}",
+            result.message()
+        );
+        assert_eq!(
+            result.status(),
+            CheckStatus::Major,
+            "at once, past the grace"
+        );
         tokio::time::sleep(600 * S).await;
         assert_eq!(
-            registry.result("culler").unwrap().status,
+            registry.result("culler").unwrap().status(),
             CheckStatus::Major
         );
     }

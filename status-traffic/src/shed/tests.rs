@@ -191,15 +191,15 @@ async fn the_layer_reports_minor_while_it_sheds_and_ok_after() {
     busy.await.unwrap().unwrap();
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let result = registry.result("shedding").unwrap();
-    assert_eq!(result.status, CheckStatus::Minor, "{}", result.message);
+    assert_eq!(result.status(), CheckStatus::Minor, "{}", result.message());
     assert!(
-        result.message.contains("1 queue full"),
+        result.message().contains("1 queue full"),
         "{}",
-        result.message
+        result.message()
     );
     tokio::time::sleep(Duration::from_secs(1)).await;
     let result = registry.result("shedding").unwrap();
-    assert_eq!(result.status, CheckStatus::Ok, "{}", result.message);
+    assert_eq!(result.status(), CheckStatus::Ok, "{}", result.message());
     assert_eq!(registry.system_status(), CheckStatus::Ok, "urgency None");
     // A sample per period: the refusal in the first, none in the second.
     let history = layer.history();
