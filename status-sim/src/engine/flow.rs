@@ -100,8 +100,12 @@ impl Sim {
                             debug_assert!(evicted.is_none(), "one priority");
                             shed.entries
                                 .insert(req, ShedEntry::Waiting { arrived: now });
-                            let wait = shed.settings.queue_timeout.min(shed.settings.deadline);
-                            self.schedule(now + wait, Event::Timer(node, Timer::QueueTimeout(req)));
+                            let (wait, _) = status_traffic::shed::expiry(
+                                Duration::from_millis(shed.settings.queue_timeout),
+                                Duration::from_millis(shed.settings.deadline),
+                            );
+                            let wait = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
+                            self.schedule(now + wait, Event::Timer(node, Timer::Expiry));
                             self.dispatch(node);
                         }
                     }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use status_core::Rng;
 use status_traffic::cull::{next_look, FailureWindow, Look};
 use status_traffic::limit::Lease;
+use status_traffic::shed::{expiry, Expired};
 
 use super::{Event, Frame, Sim, Timer};
 use crate::node::{Node, NodeId, ShedEntry};
@@ -35,6 +36,17 @@ impl Sim {
     pub(super) fn dispatch(&mut self, node: NodeId) {
         let now = self.now;
         let at = Duration::from_millis(now);
+        let Node::Shed(shed) = &mut self.nodes[node.index()] else {
+            unreachable!("a shed node")
+        };
+        // Those whose time ran out are refused first, by the layer's own rule.
+        let (wait, why) = expiry(
+            Duration::from_millis(shed.settings.queue_timeout),
+            Duration::from_millis(shed.settings.deadline),
+        );
+        for req in shed.room.expire(at, wait) {
+            self.expired(node, req, why);
+        }
         loop {
             let Node::Shed(shed) = &mut self.nodes[node.index()] else {
                 unreachable!("a shed node")
@@ -52,14 +64,24 @@ impl Sim {
             if self.requests[req as usize].cancelled {
                 // Cut off by a shed node above: nobody waits for it any more.
                 lease.ignore();
-            } else if now - arrived >= shed.settings.queue_timeout.min(shed.settings.deadline) {
-                lease.ignore();
-                self.counts[node.index()].queue_timeout += 1;
-                self.answer(req, false);
             } else {
                 self.start(node, req, arrived, lease);
             }
         }
+    }
+
+    /// A waiter of the shed `node` whose time ran out: refused, never started.
+    fn expired(&mut self, node: NodeId, req: u32, why: Expired) {
+        let Node::Shed(shed) = &mut self.nodes[node.index()] else {
+            unreachable!("a shed node")
+        };
+        shed.entries.remove(&req);
+        let counts = &mut self.counts[node.index()];
+        match why {
+            Expired::Deadline => counts.deadline += 1,
+            _ => counts.queue_timeout += 1,
+        }
+        self.answer(req, false);
     }
 
     pub(super) fn timer(&mut self, node: NodeId, timer: Timer) {
@@ -67,20 +89,10 @@ impl Sim {
         let at = Duration::from_millis(now);
         match (&mut self.nodes[node.index()], timer) {
             (Node::Balancer(balancer), Timer::Release(i)) => balancer.outstanding[i as usize] -= 1,
-            (Node::Shed(shed), Timer::QueueTimeout(req)) => {
-                if let Some(ShedEntry::Waiting { arrived }) = shed.entries.get(&req) {
-                    let timed_out = shed.settings.queue_timeout <= shed.settings.deadline;
-                    debug_assert!(now >= *arrived);
-                    shed.entries.remove(&req);
-                    shed.room.retain(|&r| r != req);
-                    let counts = &mut self.counts[node.index()];
-                    if timed_out {
-                        counts.queue_timeout += 1;
-                    } else {
-                        counts.deadline += 1;
-                    }
-                    self.answer(req, false);
-                }
+            (Node::Shed(_), Timer::Expiry) => {
+                // The waiter's time is up: the room says who has run out (it, unless it was
+                // served or refused already).
+                self.dispatch(node);
             }
             (Node::Shed(shed), Timer::Deadline(req)) => {
                 if let Some(ShedEntry::Running { .. }) = shed.entries.get(&req) {

@@ -51,8 +51,9 @@ enum Event {
 enum Timer {
     /// A min-conn balancer's held connection to this backend ends.
     Release(u32),
-    /// A shed node's waiter reaches its queue timeout (or deadline, if sooner).
-    QueueTimeout(u32),
+    /// A shed node's waiter reaches its queue timeout (or deadline, if sooner): the room
+    /// expires whoever has run out.
+    Expiry,
     /// A shed node's running request reaches its deadline.
     Deadline(u32),
     /// A cull node's culler looks.

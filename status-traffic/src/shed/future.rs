@@ -11,7 +11,8 @@ use tokio::time::{Instant, Sleep};
 use tower::{BoxError, Service};
 
 use super::error::{Elapsed, QueueFull, QueueTimeout};
-use super::queue::{count, Admission, Entry, Shared};
+use super::queue::{count, Admission, Entry, Refusal, Shared};
+use super::room::{expiry, Expired};
 use crate::limit::{Outcome, Ticket};
 
 pin_project! {
@@ -141,10 +142,14 @@ where
                             });
                             continue;
                         }
-                        Poll::Ready(Ok(Err(QueueFull))) => {
+                        Poll::Ready(Ok(Err(Refusal::Evicted))) => {
                             count(&this.shared.counts.queue_full);
                             this.state.set(State::Done);
                             return Poll::Ready(Err(QueueFull.into()));
+                        }
+                        Poll::Ready(Ok(Err(Refusal::Expired(why)))) => {
+                            this.state.set(State::Done);
+                            return Poll::Ready(Err(expired(this.shared, why)));
                         }
                         // The layer went away: as good as a timeout.
                         Poll::Ready(Err(_)) => {
@@ -155,21 +160,15 @@ where
                         Poll::Pending => {}
                     }
                     // Waiting ends at the queue timeout, or at the deadline if that is sooner.
-                    let queue_deadline = *this.arrived + settings.queue_timeout;
+                    let (wait, why) = expiry(settings.queue_timeout, settings.deadline);
                     if this.timer.is_none() {
                         this.timer
-                            .set(Some(tokio::time::sleep_until(queue_deadline.min(deadline))));
+                            .set(Some(tokio::time::sleep_until(*this.arrived + wait)));
                     }
                     let timer = this.timer.as_mut().as_pin_mut().expect("armed");
                     ready!(timer.poll(cx));
                     this.state.set(State::Done);
-                    return Poll::Ready(if queue_deadline <= deadline {
-                        count(&this.shared.counts.queue_timeout);
-                        Err(QueueTimeout.into())
-                    } else {
-                        count(&this.shared.counts.elapsed);
-                        Err(Elapsed.into())
-                    });
+                    return Poll::Ready(Err(expired(this.shared, why)));
                 }
                 StateProj::Running { future } => {
                     if let Poll::Ready(result) = future.poll(cx) {
@@ -221,5 +220,19 @@ where
             .field("arrived", &self.arrived)
             .field("leased", &self.ticket.is_some())
             .finish_non_exhaustive()
+    }
+}
+
+/// The error of a waiter whose time ran out, counted.
+fn expired<R>(shared: &Shared<R>, why: Expired) -> BoxError {
+    match why {
+        Expired::Deadline => {
+            count(&shared.counts.elapsed);
+            Elapsed.into()
+        }
+        Expired::QueueTimeout => {
+            count(&shared.counts.queue_timeout);
+            QueueTimeout.into()
+        }
     }
 }

@@ -27,7 +27,7 @@ mod room;
 pub use self::error::{Elapsed, QueueFull, QueueTimeout};
 pub use self::layer::ShedLayer;
 pub use self::report::{verdict, ShedSample};
-pub use self::room::WaitingRoom;
+pub use self::room::{expiry, Expired, WaitingRoom};
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

@@ -10,12 +10,21 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use super::error::QueueFull;
-use super::room::WaitingRoom;
+use super::room::{expiry, Expired, WaitingRoom};
 use super::ShedSample;
 use crate::limit::{Lease, Limiter, Ticket};
 
-/// What a waiter is sent: a lease, or word that a request of higher priority took its place.
-pub(super) type Admission = Result<Lease, QueueFull>;
+/// What a waiter is sent: a lease, or why it leaves without one.
+pub(super) type Admission = Result<Lease, Refusal>;
+
+/// Why a waiter leaves the queue without a lease.
+#[derive(Debug)]
+pub(super) enum Refusal {
+    /// A request of higher priority took its place.
+    Evicted,
+    /// Its time ran out ([`expiry`]).
+    Expired(Expired),
+}
 
 /// How a waiter is woken.
 type Waiter = oneshot::Sender<Admission>;
@@ -131,7 +140,7 @@ impl<R> Shared<R> {
         match waiting.enter(tx, priority, self.now()) {
             Ok(None) => {}
             Ok(Some(evicted)) => {
-                let _ = evicted.send(Err(QueueFull));
+                let _ = evicted.send(Err(Refusal::Evicted));
             }
             Err(_) => {
                 self.waiters.store(waiting.len(), Ordering::SeqCst);
@@ -153,6 +162,11 @@ impl<R> Shared<R> {
         }
         let mut waiting = self.lock();
         let now = self.now();
+        // Those whose time ran out are refused first, never started.
+        let (wait, why) = expiry(self.settings.queue_timeout, self.settings.deadline);
+        for expired in waiting.expire(now, wait) {
+            let _ = expired.send(Err(Refusal::Expired(why)));
+        }
         while !waiting.is_empty() {
             let Some(lease) = self.limiter.try_acquire(now) else {
                 break;

@@ -7,9 +7,10 @@ use std::time::Duration;
 
 /// The queue of a [shedding layer](super::ShedLayer) as a state machine: who waits, in what
 /// order they are served, and who is refused when it is full. The layer keeps one behind a
-/// lock with a channel per waiter; the simulator keeps one with request ids. Neither the
-/// queue timeout nor the deadline is here: the driver removes a waiter whose time ran out
-/// ([`retain`](Self::retain)).
+/// lock with a channel per waiter; the simulator keeps one with request ids. When a waiter's
+/// time runs out is [`expiry`]'s rule, and who has run out at a moment is
+/// [`expire`](Self::expire)'s answer: both drivers call them, before they hand out capacity
+/// and when a waiter's timer fires.
 ///
 /// # Example
 ///
@@ -114,6 +115,18 @@ impl<T> WaitingRoom<T> {
         waiter.map(|w| w.item)
     }
 
+    /// Takes out, oldest first, every waiter that has waited `after` or longer at `now` (see
+    /// [`expiry`]): each is to be refused, never started.
+    pub fn expire(&mut self, now: Duration, after: Duration) -> Vec<T> {
+        let (expired, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiting)
+            .into_iter()
+            .partition(|w| now.saturating_sub(w.since) >= after);
+        self.waiting = kept.into();
+        let mut expired: Vec<_> = expired.into_iter().map(|w| (w.since, w.item)).collect();
+        expired.sort_by_key(|(since, _)| *since);
+        expired.into_iter().map(|(_, item)| item).collect()
+    }
+
     /// Keeps only the waiters for which `keep` is true (those whose client went away, or
     /// whose time ran out, leave).
     pub fn retain(&mut self, mut keep: impl FnMut(&T) -> bool) {
@@ -130,6 +143,37 @@ impl<T> WaitingRoom<T> {
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.waiting.is_empty()
+    }
+}
+
+/// Why a waiter left the queue without a lease.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Expired {
+    /// It waited its queue timeout.
+    QueueTimeout,
+    /// Its deadline came first, while it still waited.
+    Deadline,
+}
+
+/// How long a waiter may wait, and why it leaves when it has: its queue timeout, or its
+/// deadline if that is sooner (a tie is the queue timeout's). The one rule the layer and
+/// the simulator both follow.
+///
+/// ```
+/// use std::time::Duration;
+/// use status_traffic::shed::{expiry, Expired};
+///
+/// let s = Duration::from_secs;
+/// assert_eq!(expiry(s(1), s(2)), (s(1), Expired::QueueTimeout));
+/// assert_eq!(expiry(s(3), s(2)), (s(2), Expired::Deadline));
+/// ```
+#[must_use]
+pub fn expiry(queue_timeout: Duration, deadline: Duration) -> (Duration, Expired) {
+    if queue_timeout <= deadline {
+        (queue_timeout, Expired::QueueTimeout)
+    } else {
+        (deadline, Expired::Deadline)
     }
 }
 
@@ -176,5 +220,17 @@ mod tests {
         room.retain(|&i| i != 1);
         assert_eq!(room.len(), 1);
         assert_eq!(room.next(MS), Some(4));
+    }
+
+    #[test]
+    fn expire_takes_out_those_whose_time_ran_out_oldest_first() {
+        let mut room = WaitingRoom::new(10, None);
+        room.enter("old", 0, Duration::ZERO).unwrap();
+        room.enter("vip", 5, 30 * MS).unwrap();
+        room.enter("new", 0, 80 * MS).unwrap();
+        assert!(room.expire(99 * MS, 100 * MS).is_empty());
+        assert_eq!(room.expire(130 * MS, 100 * MS), ["old", "vip"]);
+        assert_eq!(room.len(), 1);
+        assert_eq!(room.next(130 * MS), Some("new"));
     }
 }
