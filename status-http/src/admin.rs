@@ -14,7 +14,7 @@ use crate::auth::Admin;
 use crate::body::AdminBody;
 use crate::error::ApiError;
 use crate::present::Presentation;
-use crate::view::json_response;
+use crate::respond::json_response;
 
 const JSON: &str = "application/json";
 

@@ -73,11 +73,12 @@ mod metrics;
 mod openapi;
 mod present;
 mod probes;
+mod query;
 mod render;
+mod respond;
 mod routes;
 #[cfg(feature = "openapi")]
 mod schema;
-mod view;
 
 pub mod middleware;
 #[cfg(feature = "dashboard")]

@@ -17,8 +17,9 @@ use status_core::{
 
 use crate::error::ApiError;
 use crate::present::Presentation;
+use crate::query::{Format, ProbeQuery, HEALTH_JSON};
 use crate::render::{Body, Conditional, RenderCache, Rendered};
-use crate::view::{json_response, text_response, Format, View, HEALTH_JSON};
+use crate::respond::{json_response, text_response};
 use crate::CodeMap;
 
 pub(crate) const JSON: &str = "application/json";
@@ -62,11 +63,11 @@ impl ProbeState {
             })
     }
 
-    /// The report as this router shows it, without the dependencies `view` excludes.
-    fn report_excluding(&self, view: &View) -> Arc<SystemReport> {
+    /// The report as this router shows it, without the dependencies `query` leaves out.
+    fn report_excluding(&self, query: &ProbeQuery) -> Arc<SystemReport> {
         let report = self.registry.report();
         self.present
-            .report(Arc::new(report.excluding(&view.excluded())))
+            .report(Arc::new(report.excluding(&query.excluded())))
     }
 }
 
@@ -120,7 +121,7 @@ fn slot(format: Format) -> usize {
 }
 
 /// GET `/healthcheck`.
-#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck", tag = "probes", params(crate::schema::ViewParams),
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck", tag = "probes", params(crate::schema::ProbeParams),
     responses(
         (status = 200, description = "OK, MINOR or MAJOR", content((crate::schema::Report = "application/json"), (crate::schema::HealthJson = "application/health+json"), (String = "text/plain"))),
         (status = 503, description = "OUTAGE (or anything but OK with `strict`)", content((crate::schema::Report = "application/json"), (crate::schema::HealthJson = "application/health+json"), (String = "text/plain"))),
@@ -128,19 +129,21 @@ fn slot(format: Format) -> usize {
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn detailed(
     State(state): State<Arc<ProbeState>>,
-    view: View,
+    query: ProbeQuery,
     conditional: Conditional,
 ) -> Result<Response, ApiError> {
-    if !view.exclude.is_empty() {
-        let report = state.report_excluding(&view);
-        let code = state.codes.code(report.condition(), view.strict);
+    if !query.exclude.is_empty() {
+        let report = state.report_excluding(&query);
+        let code = state.codes.code(report.condition(), query.strict);
         let drain = state.registry.drain_state();
-        return Ok(detailed_body(&report, drain.as_ref(), view.format)?.respond(code, &conditional));
+        return Ok(
+            detailed_body(&report, drain.as_ref(), query.format)?.respond(code, &conditional)
+        );
     }
     let rendered = state.rendered();
-    let code = state.codes.code(rendered.report.condition(), view.strict);
-    let body = rendered.detailed[slot(view.format)]
-        .get_or_init(|| detailed_body(&rendered.report, rendered.drain.as_ref(), view.format));
+    let code = state.codes.code(rendered.report.condition(), query.strict);
+    let body = rendered.detailed[slot(query.format)]
+        .get_or_init(|| detailed_body(&rendered.report, rendered.drain.as_ref(), query.format));
     Ok(body
         .as_ref()
         .map_err(Clone::clone)?
@@ -148,7 +151,7 @@ pub(crate) async fn detailed(
 }
 
 /// GET `/healthcheck/summary`: fails while out of rotation.
-#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/summary", tag = "probes", params(crate::schema::ViewParams),
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/summary", tag = "probes", params(crate::schema::ProbeParams),
     responses(
         (status = 200, description = "In rotation, not OUTAGE", content((crate::schema::Summary = "application/json"), (crate::schema::HealthJson = "application/health+json"), (String = "text/plain"))),
         (status = 503, description = "OUTAGE, or out of rotation", content((crate::schema::Summary = "application/json"), (crate::schema::HealthJson = "application/health+json"), (String = "text/plain"))),
@@ -156,7 +159,7 @@ pub(crate) async fn detailed(
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn summary(
     State(state): State<Arc<ProbeState>>,
-    view: View,
+    query: ProbeQuery,
     conditional: Conditional,
 ) -> Result<Response, ApiError> {
     let code = |report: &SystemReport, drain: Option<&DrainState>| match report
@@ -164,19 +167,19 @@ pub(crate) async fn summary(
         .draining(drain)
         .verdict()
     {
-        Verdict::Serving(condition) => state.codes.code(condition, view.strict),
+        Verdict::Serving(condition) => state.codes.code(condition, query.strict),
         // Out of rotation (and anything a later core may add): take it out.
         _ => StatusCode::SERVICE_UNAVAILABLE,
     };
-    if !view.exclude.is_empty() {
-        let report = state.report_excluding(&view);
+    if !query.exclude.is_empty() {
+        let report = state.report_excluding(&query);
         let drain = state.registry.drain_state();
-        let body = summary_body(&report, drain.as_ref(), view.format)?;
+        let body = summary_body(&report, drain.as_ref(), query.format)?;
         return Ok(body.respond(code(&report, drain.as_ref()), &conditional));
     }
     let rendered = state.rendered();
-    let body = rendered.summary[slot(view.format)]
-        .get_or_init(|| summary_body(&rendered.report, rendered.drain.as_ref(), view.format));
+    let body = rendered.summary[slot(query.format)]
+        .get_or_init(|| summary_body(&rendered.report, rendered.drain.as_ref(), query.format));
     let code = code(&rendered.report, rendered.drain.as_ref());
     Ok(body
         .as_ref()
@@ -197,7 +200,7 @@ fn liveness_bodies(hostname: &str) -> [Body; 2] {
 /// GET `/healthcheck/live`: the process serves. Never depends on dependencies or on holds,
 /// but one: the culler's. An instance that culled itself answers 503 so that its
 /// orchestrator replaces it.
-#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/live", tag = "probes", params(crate::schema::ViewParams),
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/live", tag = "probes", params(crate::schema::ProbeParams),
     responses(
         (status = 200, description = "The process serves", content((crate::schema::Live = "application/json"), (String = "text/plain"))),
         (status = 503, description = "The instance culled itself (it took a token of the fleet's budget): replace it", content((crate::schema::Live = "application/json"), (String = "text/plain"))),
@@ -205,11 +208,11 @@ fn liveness_bodies(hostname: &str) -> [Body; 2] {
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn live(
     State(state): State<Arc<ProbeState>>,
-    view: View,
+    query: ProbeQuery,
     conditional: Conditional,
 ) -> Response {
     if let Some(cull) = state.registry.cull_hold() {
-        let body = if view.format == Format::Verbose {
+        let body = if query.format == Format::Verbose {
             Body::new(
                 format!("[-]cull failed: {}\nlivez check failed\n", cull.reason),
                 TEXT,
@@ -224,7 +227,7 @@ pub(crate) async fn live(
         };
         return body.respond(StatusCode::SERVICE_UNAVAILABLE, &conditional);
     }
-    let body = &state.live[usize::from(view.format == Format::Verbose)];
+    let body = &state.live[usize::from(query.format == Format::Verbose)];
     body.respond(StatusCode::OK, &conditional)
 }
 
@@ -243,17 +246,17 @@ struct ReadinessBody<'a> {
 
 /// GET `/healthcheck/ready`: [`Registry::readiness`](status_core::Registry::readiness),
 /// rendered (`?strict` fails on anything but OK, `?exclude=` leaves dependencies out).
-#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/ready", tag = "probes", params(crate::schema::ViewParams),
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/ready", tag = "probes", params(crate::schema::ProbeParams),
     responses(
         (status = 200, description = "Ready", content((crate::schema::Ready = "application/json"), (String = "text/plain"))),
         (status = 503, description = "OUTAGE, out of rotation, or startup not complete", content((crate::schema::Ready = "application/json"), (String = "text/plain"))),
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
-pub(crate) async fn ready(State(state): State<Arc<ProbeState>>, view: View) -> Response {
-    let readiness: Readiness = if view.exclude.is_empty() {
-        state.registry.readiness_strict(view.strict)
+pub(crate) async fn ready(State(state): State<Arc<ProbeState>>, query: ProbeQuery) -> Response {
+    let readiness: Readiness = if query.exclude.is_empty() {
+        state.registry.readiness_strict(query.strict)
     } else {
-        let report = state.report_excluding(&view);
-        state.registry.readiness_of(&report, view.strict)
+        let report = state.report_excluding(&query);
+        state.registry.readiness_of(&report, query.strict)
     };
     #[cfg(feature = "fleet")]
     let readiness = match &state.fleet_aware {
@@ -270,7 +273,7 @@ pub(crate) async fn ready(State(state): State<Arc<ProbeState>>, view: View) -> R
         Some(ReadinessRule::Fleet(why)) => Some(why),
         _ => None,
     };
-    if view.format == Format::Verbose {
+    if query.format == Format::Verbose {
         let line = |ok: bool, name: &str, why: &str| {
             if ok {
                 format!("[+]{name} ok\n")
@@ -346,7 +349,7 @@ struct DependencyBody<'a> {
 /// GET `/healthcheck/dependencies/{id}`: one result with its history; its code follows its
 /// status.
 #[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/dependencies/{id}", tag = "probes",
-    params(("id" = String, Path, description = "The dependency"), crate::schema::ViewParams),
+    params(("id" = String, Path, description = "The dependency"), crate::schema::ProbeParams),
     responses(
         (status = 200, description = "Its status answers 200", body = crate::schema::DependencyDetail),
         (status = 503, description = "Its status answers 503", body = crate::schema::DependencyDetail),
@@ -354,7 +357,7 @@ struct DependencyBody<'a> {
 pub(crate) async fn dependency(
     State(state): State<Arc<ProbeState>>,
     Path(id): Path<String>,
-    view: View,
+    query: ProbeQuery,
 ) -> Result<Response, ApiError> {
     let result = state
         .registry
@@ -362,7 +365,7 @@ pub(crate) async fn dependency(
         .ok_or_else(|| ApiError::not_found("dependency", &id))?;
     let history = state.present.history(state.registry.history(&id)?);
     let result = state.present.result(&result);
-    let code = state.codes.code(result.status(), view.strict);
+    let code = state.codes.code(result.status(), query.strict);
     Ok(json_response(
         code,
         JSON,

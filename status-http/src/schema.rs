@@ -259,7 +259,7 @@ pub(crate) struct DependencyDetail {
 /// How a probe wants its answer.
 #[derive(IntoParams)]
 #[into_params(parameter_in = Query)]
-pub(crate) struct ViewParams {
+pub(crate) struct ProbeParams {
     /// `json`, `health+json` or `text`.
     #[param(
         nullable = false,

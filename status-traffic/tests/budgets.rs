@@ -6,7 +6,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use status_traffic::cull::{Budget, BudgetError, Grant, RedisBudget, Window};
+use status_traffic::cull::{Budget, BudgetError, BudgetWindow, Grant, RedisBudget};
 
 struct Redis {
     port: u16,
@@ -74,7 +74,7 @@ fn budgets(
     n: usize,
     capacity: u64,
     window: Duration,
-    kind: Window,
+    kind: BudgetWindow,
 ) -> Vec<Arc<RedisBudget>> {
     budgets_named(redis, "cull-budget", n, capacity, window, kind)
 }
@@ -86,7 +86,7 @@ fn budgets_named(
     n: usize,
     capacity: u64,
     window: Duration,
-    kind: Window,
+    kind: BudgetWindow,
 ) -> Vec<Arc<RedisBudget>> {
     (0..n)
         .map(|i| {
@@ -137,7 +137,7 @@ fn tokens(answers: &[Result<Grant, BudgetError>]) -> usize {
 async fn twenty_instances_share_a_fixed_window() {
     let redis = Redis::start();
     let window = Duration::from_secs(2);
-    let fleet = budgets(&redis, 20, 10, window, Window::Fixed);
+    let fleet = budgets(&redis, 20, 10, window, BudgetWindow::Fixed);
     into_next_window(window, Duration::from_millis(100)).await;
     let first = ask_all(&fleet).await;
     assert_eq!(tokens(&first), 10, "{first:?}");
@@ -153,7 +153,7 @@ async fn twenty_instances_share_a_fixed_window() {
 async fn the_sliding_window_never_passes_capacity_in_any_span() {
     let redis = Redis::start();
     let window = Duration::from_millis(1000);
-    let fleet = budgets(&redis, 5, 3, window, Window::Sliding);
+    let fleet = budgets(&redis, 5, 3, window, BudgetWindow::Sliding);
     let started = Instant::now();
     let mut granted: Vec<Duration> = Vec::new();
     while started.elapsed() < Duration::from_millis(3500) {
@@ -183,13 +183,13 @@ async fn the_sliding_window_never_passes_capacity_in_any_span() {
 async fn every_key_expires_even_one_written_without_expiry() {
     let redis = Redis::start();
     let window = Duration::from_secs(10);
-    let fixed = budgets(&redis, 1, 2, window, Window::Fixed).remove(0);
+    let fixed = budgets(&redis, 1, 2, window, BudgetWindow::Fixed).remove(0);
     let sliding = RedisBudget::new(
         &redis.url(),
         "cull-sliding",
         2,
         window,
-        Window::Sliding,
+        BudgetWindow::Sliding,
         "a",
     )
     .unwrap();
@@ -241,7 +241,7 @@ async fn without_redis_there_is_no_token_and_with_it_back_there_is() {
         "cull-budget",
         10,
         Duration::from_secs(60),
-        Window::Fixed,
+        BudgetWindow::Fixed,
         "a",
     )
     .unwrap()
@@ -283,7 +283,7 @@ async fn twenty_cullers_cull_capacity_per_window() {
 
     let redis = Redis::start();
     let window = Duration::from_secs(3);
-    let fleet = budgets(&redis, 20, 10, window, Window::Fixed);
+    let fleet = budgets(&redis, 20, 10, window, BudgetWindow::Fixed);
     into_next_window(window, Duration::from_millis(100)).await;
     let cullers: Vec<_> = fleet
         .into_iter()
@@ -329,7 +329,7 @@ async fn without_redis_a_culler_never_culls_and_resumes_when_it_is_back() {
             "cull-budget",
             10,
             Duration::from_secs(600),
-            Window::Fixed,
+            BudgetWindow::Fixed,
             "a",
         )
         .unwrap()
@@ -362,7 +362,10 @@ async fn asks_cut_off_mid_call_leave_no_key_without_expiry() {
     let window = Duration::from_secs(60);
     // Clients that give up at once: their calls are dropped in flight, some before Redis
     // read them, some while it runs them, some after.
-    for (i, kind) in [Window::Fixed, Window::Sliding].into_iter().enumerate() {
+    for (i, kind) in [BudgetWindow::Fixed, BudgetWindow::Sliding]
+        .into_iter()
+        .enumerate()
+    {
         for timeout_us in [1, 50, 200, 1_000, 5_000] {
             let budget =
                 RedisBudget::new(&redis.url(), format!("cut-{i}"), 1_000, window, kind, "a")
@@ -395,7 +398,7 @@ async fn a_stalled_redis_spends_nothing_while_no_instance_culls() {
     let redis = Redis::start();
     let window = Duration::from_secs(600);
     // Seven tokens; each instance takes one first (it learns the server's clock), three left.
-    let fleet = budgets_named(&redis, "stalled", 4, 7, window, Window::Sliding);
+    let fleet = budgets_named(&redis, "stalled", 4, 7, window, BudgetWindow::Sliding);
     for budget in &fleet {
         assert!(matches!(budget.take().await, Ok(Grant::Token { .. })));
     }
@@ -469,7 +472,7 @@ async fn on_a_redis_cluster_a_failover_never_grants_past_capacity() {
                     "cluster-budget",
                     capacity,
                     window,
-                    Window::Sliding,
+                    BudgetWindow::Sliding,
                     format!("i{i}"),
                 )
                 .unwrap()

@@ -25,7 +25,7 @@ use status_http::prometheus_client::metrics::gauge::Gauge;
 use status_http::{Admin, AdminAuth, ApiError};
 use status_traffic::count::{CountLayer, Failures};
 use status_traffic::cull::{
-    Budget, Culler, CullerHandle, InProcessBudget, RedisBudget, Window as RedisWindow,
+    Budget, BudgetWindow as RedisWindow, Culler, CullerHandle, InProcessBudget, RedisBudget,
 };
 pub use status_traffic::limit::LimitChoice;
 use status_traffic::shed::ShedLayer;

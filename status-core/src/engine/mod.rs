@@ -257,12 +257,6 @@ impl Registry {
         self.inner.deps.condition()
     }
 
-    /// The system status, from cached results (the same as [`condition`](Self::condition)).
-    #[must_use]
-    pub fn system_status(&self) -> CheckStatus {
-        self.condition()
-    }
-
     /// The latest result of the dependency `id`, from cache, with staleness and causes applied.
     #[must_use]
     pub fn result(&self, id: &str) -> Option<Arc<CheckResult>> {

@@ -82,7 +82,7 @@ impl Registry {
     ///     Dependency::passive("checkout-errors").urgency(Urgency::Weak).failures_before_outage(1).build_info()?,
     /// )?;
     /// errors.record((CheckStatus::Outage, "42% of requests failed"));
-    /// assert_eq!(registry.system_status(), CheckStatus::Minor);
+    /// assert_eq!(registry.condition(), CheckStatus::Minor);
     /// # Ok(())
     /// # }
     /// ```

@@ -109,7 +109,7 @@ impl Fleet {
     pub fn start(registry: &Registry, store: RedisFleet, member: Member, rule: HealthRule) -> Self {
         let ttl = store.ttl;
         let started = Instant::now();
-        let own = own_view(&member, registry.system_status(), false, rule);
+        let own = own_view(&member, registry.condition(), false, rule);
         let fleet = Self {
             known: Arc::new(RwLock::new(Known {
                 view: Arc::new(own.into_stale()),
@@ -264,7 +264,7 @@ async fn beat(
             .iter()
             .map(|h| h.source.as_str().to_owned())
             .collect();
-        let condition = registry.system_status();
+        let condition = registry.condition();
         drop(registry);
         let held = !holds.is_empty();
         let mut me = InstanceSummary::new(

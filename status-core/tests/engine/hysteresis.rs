@@ -39,7 +39,7 @@ async fn three_failures_after_a_success_go_minor_minor_then_real() {
     let third = registry.refresh("db").await.unwrap();
     assert_eq!(third.status(), Outage);
     assert_eq!(third.consecutive_failures(), 3);
-    assert_eq!(registry.system_status(), Outage);
+    assert_eq!(registry.condition(), Outage);
 
     // One success recovers by default.
     check.set_status(Ok);

@@ -25,5 +25,5 @@ pub use self::budget::{Asking, Budget, BudgetError, Grant, GrantWindow, InProces
 pub use self::culler::{Culler, CullerHandle, CullerState};
 pub use self::policy::{next_look, CullPolicy, Decision, Look};
 #[cfg(feature = "redis")]
-pub use self::redis::{RedisBudget, Window};
+pub use self::redis::{BudgetWindow, RedisBudget};
 pub use self::window::FailureWindow;

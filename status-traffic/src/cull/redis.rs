@@ -72,7 +72,7 @@ return {1, used + 1, now}
 
 /// How a Redis budget counts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Window {
+pub enum BudgetWindow {
     /// At most `capacity` per calendar window (windows numbered from the epoch by the
     /// server's clock). Worst case: twice the capacity within moments, around an edge (a
     /// full window's worth at its end, another at the start of the next).
@@ -93,7 +93,7 @@ pub struct RedisBudget {
     offset: AtomicI64,
     capacity: u64,
     window: Duration,
-    kind: Window,
+    kind: BudgetWindow,
     timeout: Duration,
     instance: String,
     asks: AtomicU64,
@@ -127,12 +127,12 @@ impl RedisBudget {
         key: impl Into<String>,
         capacity: u64,
         window: Duration,
-        kind: Window,
+        kind: BudgetWindow,
         instance: impl Into<String>,
     ) -> Result<Self, status_core::Error> {
         let suffix = match kind {
-            Window::Fixed => "fixed",
-            Window::Sliding => "sliding",
+            BudgetWindow::Fixed => "fixed",
+            BudgetWindow::Sliding => "sliding",
         };
         let store = RedisStore::open(url)?;
         Ok(Self {
@@ -190,8 +190,8 @@ impl RedisBudget {
         let timeout = i64::try_from(self.timeout.as_millis()).unwrap_or(i64::MAX);
         let deadline = Self::local_ms() + offset + timeout;
         let script = match self.kind {
-            Window::Fixed => FIXED,
-            Window::Sliding => SLIDING,
+            BudgetWindow::Fixed => FIXED,
+            BudgetWindow::Sliding => SLIDING,
         };
         let ask = self.asks.fetch_add(1, Ordering::Relaxed);
         let sent = Self::local_ms();
@@ -257,8 +257,8 @@ impl Budget for RedisBudget {
 
     fn describe(&self) -> String {
         let kind = match self.kind {
-            Window::Fixed => "fixed",
-            Window::Sliding => "sliding",
+            BudgetWindow::Fixed => "fixed",
+            BudgetWindow::Sliding => "sliding",
         };
         format!(
             "{kind} window in Redis ({} at {}), {} per {} s",

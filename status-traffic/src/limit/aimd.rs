@@ -1,6 +1,6 @@
 //! Additive increase, multiplicative decrease: TCP's congestion control.
 
-use super::{Algorithm, Window};
+use super::{Algorithm, Tally};
 
 /// Additive increase, multiplicative decrease, with Netflix's defaults: starts at 20, goes ×0.9
 /// on a window with a drop, +1 on a window where at least half the limit was in flight, and
@@ -45,7 +45,7 @@ impl Algorithm for Aimd {
         self.limit as usize
     }
 
-    fn update(&mut self, window: &Window) -> usize {
+    fn update(&mut self, window: &Tally) -> usize {
         if window.drops > 0 {
             self.limit = (self.limit * self.backoff).floor().max(self.min as f64);
         } else if window.max_in_flight * 2 >= self.limit() {
@@ -61,8 +61,8 @@ mod tests {
 
     use super::*;
 
-    fn window(drops: usize, max_in_flight: usize) -> Window {
-        Window::of(10, drops, Duration::from_millis(10), max_in_flight)
+    fn window(drops: usize, max_in_flight: usize) -> Tally {
+        Tally::of(10, drops, Duration::from_millis(10), max_in_flight)
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! A limit that never moves.
 
-use super::{Algorithm, Window};
+use super::{Algorithm, Tally};
 
 /// A fixed limit: `n` pieces of work at once, whatever the samples say.
 ///
@@ -27,7 +27,7 @@ impl Algorithm for Fixed {
         self.0
     }
 
-    fn update(&mut self, _: &Window) -> usize {
+    fn update(&mut self, _: &Tally) -> usize {
         self.0
     }
 }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::{Algorithm, Window};
+use super::{Algorithm, Tally};
 
 /// Overloaded windows at the gradient's floor before a probe.
 const PROBE_AFTER: u32 = 10;
@@ -77,7 +77,7 @@ impl Algorithm for Gradient2 {
         self.limit as usize
     }
 
-    fn update(&mut self, window: &Window) -> usize {
+    fn update(&mut self, window: &Tally) -> usize {
         if window.drops > 0 {
             self.limit = (self.limit * 0.9).max(self.min as f64);
             return self.limit();
@@ -177,8 +177,8 @@ mod tests {
 
     const MS: Duration = Duration::from_millis(1);
 
-    fn saturated(limit: usize, rtt: Duration) -> Window {
-        Window::of(20, 0, rtt, limit)
+    fn saturated(limit: usize, rtt: Duration) -> Tally {
+        Tally::of(20, 0, rtt, limit)
     }
 
     /// A service of `capacity` workers taking `work` each, kept saturated: with `limit` in
@@ -247,7 +247,7 @@ mod tests {
         let mut g = Gradient2::default();
         g.update(&saturated(20, 100 * MS));
         let before = g.limit();
-        g.update(&Window::of(5, 3, 100 * MS, before));
+        g.update(&Tally::of(5, 3, 100 * MS, before));
         assert!(g.limit() < before);
         assert_eq!(g.limit(), (before as f64 * 0.9) as usize);
     }
@@ -258,7 +258,7 @@ mod tests {
         g.update(&saturated(20, 100 * MS));
         for _ in 0..100 {
             let limit = g.limit();
-            g.update(&Window::of(1, 10, 100 * MS, limit));
+            g.update(&Tally::of(1, 10, 100 * MS, limit));
         }
         assert_eq!(g.limit(), 1);
         for _ in 0..100 {

@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use super::window::Aggregator;
-use super::{Algorithm, Outcome, Window, WindowPolicy};
+use super::{Algorithm, Outcome, Tally, WindowPolicy};
 
 /// Hands out leases while fewer than the limit are held, and feeds how each ended to its
 /// [`Algorithm`], a window at a time. Cheap to clone: clones share the limit.
@@ -36,7 +36,7 @@ struct State {
     limit: usize,
     in_flight: usize,
     window: Aggregator,
-    last: Option<Window>,
+    last: Option<Tally>,
 }
 
 impl Limiter {
@@ -73,7 +73,7 @@ impl Limiter {
 
     /// The last window the algorithm was told, if any closed yet.
     #[must_use]
-    pub fn last_window(&self) -> Option<Window> {
+    pub fn last_tally(&self) -> Option<Tally> {
         self.lock().last
     }
 
@@ -219,7 +219,7 @@ mod tests {
             lease.dropped(now);
         }
         assert_eq!(limiter.limit(), 18);
-        let window = limiter.last_window().unwrap();
+        let window = limiter.last_tally().unwrap();
         assert_eq!((window.successes, window.drops), (0, 10));
         // Ignored leases are no samples: nothing closes.
         for _ in 0..50 {
@@ -227,6 +227,6 @@ mod tests {
             now += 20 * MS;
         }
         assert_eq!(limiter.limit(), 18);
-        assert_eq!(limiter.last_window(), Some(window));
+        assert_eq!(limiter.last_tally(), Some(window));
     }
 }

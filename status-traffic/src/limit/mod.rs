@@ -2,7 +2,7 @@
 //!
 //! Four algorithms behind one trait, [`Algorithm`]: [`Fixed`], [`Aimd`], [`Gradient2`] and
 //! [`Vegas`]. None reads a clock: a [`Limiter`] is told the time by its driver, measures each
-//! lease's round trip, aggregates the samples per [`Window`] and hands each closed window to
+//! lease's round trip, aggregates the samples of each window into a [`Tally`] and hands it to
 //! its algorithm, which answers the new limit.
 //!
 //! Where the well-known implementations go wrong, these do not:
@@ -52,7 +52,7 @@ pub use self::gradient2::Gradient2;
 pub(crate) use self::limiter::Ticket;
 pub use self::limiter::{Lease, Limiter};
 pub use self::vegas::Vegas;
-pub use self::window::{Window, WindowPolicy};
+pub use self::window::{Tally, WindowPolicy};
 
 /// What became of a piece of work that held a lease.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -73,7 +73,7 @@ pub trait Algorithm: Send + std::fmt::Debug + 'static {
     fn limit(&self) -> usize;
 
     /// Takes one window's samples into account; answers the new limit (at least 1).
-    fn update(&mut self, window: &Window) -> usize;
+    fn update(&mut self, window: &Tally) -> usize;
 }
 
 /// `log10(limit)` rounded down, at least 1: the step of [`Vegas`].

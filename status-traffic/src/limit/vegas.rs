@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::{log10_step, Algorithm, Window};
+use super::{log10_step, Algorithm, Tally};
 
 /// Windows with a standing queue before a probe.
 const PROBE_AFTER: u32 = 100;
@@ -56,7 +56,7 @@ impl Algorithm for Vegas {
         self.limit as usize
     }
 
-    fn update(&mut self, window: &Window) -> usize {
+    fn update(&mut self, window: &Tally) -> usize {
         let step = log10_step(self.limit);
         if window.drops > 0 {
             self.limit = (self.limit - step).max(self.min as f64);
@@ -121,7 +121,7 @@ mod tests {
         let mut v = Vegas::default();
         for _ in 0..500 {
             let limit = v.limit();
-            v.update(&Window::of(20, 0, queueing(40, 50 * MS, limit), limit));
+            v.update(&Tally::of(20, 0, queueing(40, 50 * MS, limit), limit));
         }
         let limit = v.limit();
         assert!((40..=48).contains(&limit), "{limit}");
@@ -133,13 +133,13 @@ mod tests {
         let mut v = Vegas::default();
         for _ in 0..1_000 {
             let limit = v.limit();
-            v.update(&Window::of(20, 0, queueing(40, 50 * MS, limit), limit));
+            v.update(&Tally::of(20, 0, queueing(40, 50 * MS, limit), limit));
         }
         assert_eq!(v.no_load_rtt(), Some(50 * MS), "probes saw the queue drain");
         assert!((40..=48).contains(&v.limit()), "{}", v.limit());
         for _ in 0..1_000 {
             let limit = v.limit();
-            v.update(&Window::of(20, 0, 150 * MS, limit));
+            v.update(&Tally::of(20, 0, 150 * MS, limit));
         }
         assert_eq!(v.no_load_rtt(), Some(150 * MS));
     }
@@ -149,16 +149,16 @@ mod tests {
         let mut v = Vegas::default();
         // Ten samples of a window: one of 1 ms, nine of 100 ms.
         let mean = (MS + 9 * 100 * MS) / 10;
-        v.update(&Window {
+        v.update(&Tally {
             min_rtt: MS,
-            ..Window::of(10, 0, mean, 20)
+            ..Tally::of(10, 0, mean, 20)
         });
         assert_eq!(v.no_load_rtt(), Some(mean));
         assert!(v.no_load_rtt().unwrap() >= 90 * MS);
         // Steady 100 ms from then on is not read as a queue of 99 %.
         for _ in 0..20 {
             let limit = v.limit();
-            v.update(&Window::of(10, 0, 100 * MS, limit));
+            v.update(&Tally::of(10, 0, 100 * MS, limit));
         }
         assert!(v.limit() >= 20, "{}", v.limit());
     }
@@ -167,12 +167,12 @@ mod tests {
     fn backs_off_on_drops_and_recovers_from_its_floor() {
         let mut v = Vegas::default();
         for _ in 0..50 {
-            v.update(&Window::of(5, 5, 50 * MS, 20));
+            v.update(&Tally::of(5, 5, 50 * MS, 20));
         }
         assert_eq!(v.limit(), 1);
         for _ in 0..10 {
             let limit = v.limit();
-            v.update(&Window::of(20, 0, 50 * MS, limit));
+            v.update(&Tally::of(20, 0, 50 * MS, limit));
         }
         assert!(v.limit() >= 50, "{}", v.limit());
     }

@@ -4,10 +4,10 @@ use std::time::Duration;
 
 use super::Outcome;
 
-/// One window of samples, aggregated: what an [`Algorithm`](super::Algorithm) is told.
+/// The tally of one window: its samples aggregated, what an [`Algorithm`](super::Algorithm) is told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Window {
+pub struct Tally {
     /// Pieces of work done.
     pub successes: usize,
     /// Pieces of work dropped (timed out, refused downstream).
@@ -20,7 +20,7 @@ pub struct Window {
     pub max_in_flight: usize,
 }
 
-impl Window {
+impl Tally {
     /// A window of `successes` with round trips all `rtt`, and `drops`; for tests and
     /// simulations that drive an algorithm directly.
     #[must_use]
@@ -87,7 +87,7 @@ impl Aggregator {
         rtt: Duration,
         in_flight: usize,
         outcome: Outcome,
-    ) -> Option<Window> {
+    ) -> Option<Tally> {
         match outcome {
             Outcome::Ignore => return None,
             Outcome::Success => {
@@ -111,7 +111,7 @@ impl Aggregator {
             .ok()
             .filter(|&n| n > 0)
             .map_or(Duration::ZERO, |n| self.rtt_sum / n);
-        let window = Window {
+        let window = Tally {
             successes: self.successes,
             drops: self.drops,
             mean_rtt,

@@ -200,7 +200,7 @@ async fn the_layer_reports_minor_while_it_sheds_and_ok_after() {
     tokio::time::sleep(Duration::from_secs(1)).await;
     let result = registry.result("shedding").unwrap();
     assert_eq!(result.status(), CheckStatus::Ok, "{}", result.message());
-    assert_eq!(registry.system_status(), CheckStatus::Ok, "urgency None");
+    assert_eq!(registry.condition(), CheckStatus::Ok, "urgency None");
     // A sample per period: the refusal in the first, none in the second.
     let history = layer.history();
     let refused: Vec<u64> = history.iter().map(|s| s.refused).collect();

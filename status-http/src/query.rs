@@ -3,9 +3,6 @@
 use axum::extract::{FromRequestParts, Query};
 use axum::http::header::ACCEPT;
 use axum::http::request::Parts;
-use axum::http::{header, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
-use serde::Serialize;
 
 use crate::error::ApiError;
 
@@ -25,15 +22,15 @@ pub(crate) const MAX_EXCLUDED: usize = 256;
 /// The longest name `?exclude=` takes; a longer one answers 400 (no dependency has one).
 const MAX_EXCLUDED_NAME: usize = 256;
 
-/// The view a probe request asks for.
+/// What a probe request asks for: its format, the dependencies it leaves out, strictness.
 #[derive(Debug, Clone)]
-pub(crate) struct View {
+pub(crate) struct ProbeQuery {
     pub(crate) format: Format,
     pub(crate) exclude: Vec<String>,
     pub(crate) strict: bool,
 }
 
-impl View {
+impl ProbeQuery {
     pub(crate) fn excluded(&self) -> Vec<&str> {
         self.exclude.iter().map(String::as_str).collect()
     }
@@ -49,7 +46,7 @@ fn flag(name: &str, value: &str) -> Result<bool, ApiError> {
     }
 }
 
-impl<S: Send + Sync> FromRequestParts<S> for View {
+impl<S: Send + Sync> FromRequestParts<S> for ProbeQuery {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
@@ -68,7 +65,7 @@ impl<S: Send + Sync> FromRequestParts<S> for View {
             .iter()
             .filter_map(|v| v.to_str().ok())
             .any(|v| v.contains(HEALTH_JSON));
-        let mut view = View {
+        let mut view = ProbeQuery {
             format: if accepts_health_json {
                 Format::HealthJson
             } else {
@@ -114,34 +111,4 @@ impl<S: Send + Sync> FromRequestParts<S> for View {
         }
         Ok(view)
     }
-}
-
-/// A JSON body with a status code and a content type.
-pub(crate) fn json_response<T: Serialize>(
-    status: StatusCode,
-    content_type: &'static str,
-    body: &T,
-) -> Response {
-    match serde_json::to_vec(body) {
-        Ok(bytes) => (
-            status,
-            [(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
-            bytes,
-        )
-            .into_response(),
-        Err(e) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
-    }
-}
-
-/// A plain-text body with a status code.
-pub(crate) fn text_response(status: StatusCode, body: String) -> Response {
-    (
-        status,
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/plain; charset=utf-8"),
-        )],
-        body,
-    )
-        .into_response()
 }
