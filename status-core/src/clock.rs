@@ -9,8 +9,12 @@ use tokio::time::Instant;
 
 /// A source of time: a monotonic instant and the wall-clock time that goes with it.
 ///
-/// Implement it to drive the engine from a simulator; the default, [`Clock::tokio`], is right
-/// for applications and for tests on Tokio's paused time.
+/// The engine's schedules, timeouts and debounces run on Tokio's timer, so a source must
+/// advance with Tokio's instant: it can place the wall clock elsewhere (reproducible
+/// timestamps, a clock read from a time server), not run time at its own pace. The default,
+/// [`Clock::tokio`], is right for applications, and for tests on Tokio's paused time, which is
+/// how the engine runs faster than real time. A simulator does not drive the engine: it
+/// drives the pure state machines of status-traffic, told the time directly.
 pub trait TimeSource: Send + Sync + fmt::Debug + 'static {
     /// The current monotonic instant.
     fn now(&self) -> Instant;
@@ -38,6 +42,8 @@ pub trait TimeSource: Send + Sync + fmt::Debug + 'static {
 #[derive(Clone, Debug)]
 pub struct Clock {
     source: Arc<dyn TimeSource>,
+    /// The instant it was made: the origin of [`elapsed`](Self::elapsed).
+    origin: Instant,
 }
 
 impl Clock {
@@ -64,9 +70,40 @@ impl Clock {
     /// A clock reading `source`.
     #[must_use]
     pub fn from_source(source: impl TimeSource) -> Self {
+        let origin = source.now();
         Self {
             source: Arc::new(source),
+            origin,
         }
+    }
+
+    /// The time since this clock was made: the one time axis the state machines driven
+    /// beside a registry are told (the traffic mechanisms' included, when built with
+    /// [`Registry::clock`](crate::Registry::clock)), so that their histories line up.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use status_core::Registry;
+    ///
+    /// let registry = Registry::new();
+    /// tokio::time::sleep(Duration::from_secs(30)).await;
+    /// // A mechanism made now, on the registry's clock, is 30 s into the same axis.
+    /// let clock = registry.clock().clone();
+    /// assert_eq!(clock.elapsed(), Duration::from_secs(30));
+    /// assert_eq!(clock.offset(clock.now()), clock.elapsed());
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn elapsed(&self) -> Duration {
+        self.since(self.origin)
+    }
+
+    /// `instant` on the axis of [`elapsed`](Self::elapsed) (zero if before its origin).
+    #[must_use]
+    pub fn offset(&self, instant: Instant) -> Duration {
+        instant.saturating_duration_since(self.origin)
     }
 
     /// The current monotonic instant.

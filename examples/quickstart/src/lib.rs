@@ -332,6 +332,7 @@ impl Demo {
             )?;
         }
         let shed = ShedLayer::new(config.shed.limit.limiter())
+            .clock(registry.clock().clone())
             .queue(config.shed.queue)
             .queue_timeout(config.shed.queue_timeout)
             .deadline(config.shed.deadline)
@@ -390,7 +391,7 @@ impl Demo {
 /// The failure counter of `/demo/work` and the culler judging by it, with its budget.
 fn start_culler(registry: &Registry, config: &Config) -> anyhow::Result<(Failures, CullerHandle)> {
     let cull = &config.cull;
-    let failures = Failures::new(cull.window);
+    let failures = Failures::new(cull.window).clock(registry.clock().clone());
     let errors = registry.add_passive(
         Dependency::passive("work-errors")
             .urgency(Urgency::None)
@@ -422,7 +423,9 @@ fn start_culler(registry: &Registry, config: &Config) -> anyhow::Result<(Failure
                 .map_err(|e| anyhow::anyhow!("--cull-redis {url:?}: {e}"))?,
             )
         }
-        None => Arc::new(InProcessBudget::new(cull.capacity, cull.budget_window)),
+        None => Arc::new(
+            InProcessBudget::new(cull.capacity, cull.budget_window).clock(registry.clock().clone()),
+        ),
     };
     let reporter = registry.add_passive(
         Dependency::passive("culler")

@@ -93,6 +93,7 @@ impl DemoPool {
     /// Outside a Tokio runtime.
     pub fn start(registry: &Registry, nodes: usize) -> Result<Self, status_core::Error> {
         let pool = Pool::new(registry.rng("demo-pool"))
+            .clock(registry.clock().clone())
             .limiter(|| Limiter::new(Gradient2::default()))
             .classify(|result: &Result<usize, NodeFailed>| match result {
                 Ok(_) => Outcome::Success,

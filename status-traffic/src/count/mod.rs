@@ -15,8 +15,7 @@ use std::time::Duration;
 
 use pin_project_lite::pin_project;
 use status_core::check::{CheckOutcome, Threshold};
-use status_core::Reporter;
-use tokio::time::Instant;
+use status_core::{Clock, Reporter};
 use tower::{Layer, Service};
 
 use crate::cull::FailureWindow;
@@ -75,7 +74,7 @@ pub fn errors<T>(result: &Result<T, tower::BoxError>) -> Counted {
 pub struct Failures {
     counts: Arc<Mutex<Counts>>,
     window: Duration,
-    epoch: Instant,
+    clock: Clock,
 }
 
 #[derive(Debug)]
@@ -94,13 +93,22 @@ impl Failures {
                 requests: FailureWindow::new(window),
             })),
             window,
-            epoch: Instant::now(),
+            clock: Clock::tokio(),
         }
+    }
+
+    /// The clock it is told the time by: pass [`Registry::clock`](status_core::Registry::clock)
+    /// so that its times lie on the registry's axis with every other mechanism's. Default:
+    /// a Tokio clock of its own.
+    #[must_use]
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// Records a request that ended, failed or not.
     pub fn record(&self, failed: bool) {
-        let now = self.epoch.elapsed();
+        let now = self.clock.elapsed();
         let mut counts = self.lock();
         counts.requests.record(now, 1);
         if failed {
@@ -110,14 +118,14 @@ impl Failures {
 
     /// Records a failure the application saw (a request counted elsewhere, or none).
     pub fn failure(&self) {
-        let now = self.epoch.elapsed();
+        let now = self.clock.elapsed();
         self.lock().failures.record(now, 1);
     }
 
     /// Failures and requests in the window now.
     #[must_use]
     pub fn count(&self) -> (u64, u64) {
-        let now = self.epoch.elapsed();
+        let now = self.clock.elapsed();
         let counts = self.lock();
         (counts.failures.count(now), counts.requests.count(now))
     }

@@ -9,7 +9,7 @@ use std::pin::Pin;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio::time::Instant;
+use status_core::Clock;
 
 /// A boxed future of a budget's answer.
 pub type Asking<'a> = Pin<Box<dyn Future<Output = Result<Grant, BudgetError>> + Send + 'a>>;
@@ -128,7 +128,7 @@ impl GrantWindow {
 /// or tests.
 #[derive(Debug)]
 pub struct InProcessBudget {
-    epoch: Instant,
+    clock: Clock,
     grants: Mutex<GrantWindow>,
 }
 
@@ -137,15 +137,24 @@ impl InProcessBudget {
     #[must_use]
     pub fn new(capacity: u64, window: Duration) -> Self {
         Self {
-            epoch: Instant::now(),
+            clock: Clock::tokio(),
             grants: Mutex::new(GrantWindow::new(capacity, window)),
         }
+    }
+
+    /// The clock it is told the time by: pass [`Registry::clock`](status_core::Registry::clock)
+    /// so that its times lie on the registry's axis with every other mechanism's. Default:
+    /// a Tokio clock of its own.
+    #[must_use]
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
     }
 }
 
 impl Budget for InProcessBudget {
     fn take(&self) -> Asking<'_> {
-        let now = self.epoch.elapsed();
+        let now = self.clock.elapsed();
         let grant = self
             .grants
             .lock()

@@ -44,8 +44,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use status_core::Rng;
-use tokio::time::Instant;
+use status_core::{Clock, Rng};
 use tower::util::Oneshot;
 use tower::{BoxError, Service};
 
@@ -97,7 +96,7 @@ impl<S: Service<R>, R> std::fmt::Debug for Pool<S, R> {
 
 pub(crate) struct Shared<S: Service<R>, R> {
     state: Mutex<State<S>>,
-    epoch: Instant,
+    clock: Clock,
     classify: Classify<S, R>,
     limiter: Box<dyn Fn() -> Limiter + Send + Sync>,
     timeout: Option<Duration>,
@@ -153,7 +152,7 @@ impl<S: Service<R>, R> Pool<S, R> {
                     rng,
                     next_id: 0,
                 }),
-                epoch: Instant::now(),
+                clock: Clock::tokio(),
                 classify: Arc::new(|result| match result {
                     Ok(_) => Outcome::Success,
                     Err(_) => Outcome::Ignore,
@@ -203,6 +202,19 @@ impl<S: Service<R>, R> Pool<S, R> {
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.configure().timeout = Some(timeout);
+        self
+    }
+
+    /// The clock it is told the time by: pass [`Registry::clock`](status_core::Registry::clock)
+    /// so that its times lie on the registry's axis with every other mechanism's. Default:
+    /// a Tokio clock of its own.
+    ///
+    /// # Panics
+    ///
+    /// Once the pool has been cloned: configure it first.
+    #[must_use]
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.configure().clock = clock;
         self
     }
 
@@ -280,7 +292,7 @@ impl<S: Service<R>, R> Shared<S, R> {
 
     /// The time the stats and limiters are told: since the pool was made.
     pub(crate) fn now(&self) -> Duration {
-        self.epoch.elapsed()
+        self.clock.elapsed()
     }
 
     /// Records how a call to node `id` ended at `now`.

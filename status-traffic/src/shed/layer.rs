@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use status_core::Clock;
 use tower::Layer;
 
 use super::queue::{Settings, Shared};
@@ -52,7 +53,12 @@ impl<R> ShedLayer<R> {
     /// Sheds load by `limiter`, with the defaults.
     pub fn new(limiter: Limiter) -> Self {
         Self {
-            shared: Shared::new(limiter, Settings::default(), Arc::new(|_| 0)),
+            shared: Shared::new(
+                limiter,
+                Settings::default(),
+                Arc::new(|_| 0),
+                Clock::tokio(),
+            ),
         }
     }
 
@@ -63,6 +69,7 @@ impl<R> ShedLayer<R> {
             self.shared.limiter.clone(),
             settings,
             Arc::clone(&self.shared.priority),
+            self.shared.clock.clone(),
         );
         self
     }
@@ -99,11 +106,31 @@ impl<R> ShedLayer<R> {
         self.with(|s| s.lifo_after = after)
     }
 
+    /// The clock it is told the time by: pass [`Registry::clock`](status_core::Registry::clock)
+    /// so that its times lie on the registry's axis with every other mechanism's. Default:
+    /// a Tokio clock of its own.
+    #[must_use]
+    pub fn clock(mut self, clock: Clock) -> Self {
+        let s = &self.shared;
+        self.shared = Shared::new(
+            s.limiter.clone(),
+            s.settings,
+            Arc::clone(&s.priority),
+            clock,
+        );
+        self
+    }
+
     /// How a request's priority is read: higher is served first and shed last.
     #[must_use]
     pub fn priority(mut self, priority: impl Fn(&R) -> u8 + Send + Sync + 'static) -> Self {
         let s = &self.shared;
-        self.shared = Shared::new(s.limiter.clone(), s.settings, Arc::new(priority));
+        self.shared = Shared::new(
+            s.limiter.clone(),
+            s.settings,
+            Arc::new(priority),
+            s.clock.clone(),
+        );
         self
     }
 

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use status_core::Clock;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
@@ -68,7 +69,7 @@ pub(super) struct Shared<R> {
     pub(super) priority: Priority<R>,
     pub(super) limiter: Limiter,
     pub(super) settings: Settings,
-    pub(super) epoch: Instant,
+    pub(super) clock: Clock,
     pub(super) counts: Counts,
     waiting: Mutex<WaitingRoom<Waiter>>,
     /// The queue's length as last left under its lock: lets the common case (nobody waiting)
@@ -94,12 +95,17 @@ impl<R> std::fmt::Debug for Shared<R> {
 }
 
 impl<R> Shared<R> {
-    pub(super) fn new(limiter: Limiter, settings: Settings, priority: Priority<R>) -> Arc<Self> {
+    pub(super) fn new(
+        limiter: Limiter,
+        settings: Settings,
+        priority: Priority<R>,
+        clock: Clock,
+    ) -> Arc<Self> {
         Arc::new(Self {
             priority,
             limiter,
             settings,
-            epoch: Instant::now(),
+            clock,
             counts: Counts::default(),
             waiting: Mutex::new(WaitingRoom::new(settings.capacity, settings.lifo_after)),
             waiters: AtomicUsize::new(0),
@@ -109,12 +115,12 @@ impl<R> Shared<R> {
 
     /// The time the limiter is told: since this layer was made.
     pub(super) fn now(&self) -> Duration {
-        self.epoch.elapsed()
+        self.clock.elapsed()
     }
 
     /// `instant` as the limiter is told it.
     pub(super) fn since_epoch(&self, instant: Instant) -> Duration {
-        instant.saturating_duration_since(self.epoch)
+        self.clock.offset(instant)
     }
 
     /// Requests waiting now.
