@@ -19,8 +19,8 @@ use utoipa::{Modify, OpenApi};
     ),
     paths(
         crate::probes::detailed,
-        crate::probes::summary,
-        crate::probes::live,
+        summary,
+        live,
         crate::probes::ready,
         crate::probes::startup,
         crate::probes::dependency,
@@ -125,3 +125,28 @@ pub(crate) async fn openapi_json() -> axum::response::Response {
     )
         .into_response()
 }
+
+// Liveness and the summary are served by a hand-written service (`probes::HotProbe`), not a
+// handler: their operations are declared on these two, which are never called.
+
+/// GET `/healthcheck/summary`: fails while out of rotation.
+#[utoipa::path(get, path = "/healthcheck/summary", tag = "probes", params(crate::schema::ProbeParams),
+    responses(
+        (status = 200, description = "In rotation, not OUTAGE", content((crate::schema::Summary = "application/json"), (crate::schema::HealthJson = "application/health+json"), (String = "text/plain"))),
+        (status = 503, description = "OUTAGE, or out of rotation", content((crate::schema::Summary = "application/json"), (crate::schema::HealthJson = "application/health+json"), (String = "text/plain"))),
+        (status = 304, description = "The body the `If-None-Match` names is current"),
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error)))]
+#[allow(dead_code)]
+fn summary() {}
+
+/// GET `/healthcheck/live`: the process serves. Never depends on dependencies or on holds,
+/// but one: the culler's. An instance that culled itself answers 503 so that its
+/// orchestrator replaces it.
+#[utoipa::path(get, path = "/healthcheck/live", tag = "probes", params(crate::schema::ProbeParams),
+    responses(
+        (status = 200, description = "The process serves", content((crate::schema::Live = "application/json"), (String = "text/plain"))),
+        (status = 503, description = "The instance culled itself (it took a token of the fleet's budget): replace it", content((crate::schema::Live = "application/json"), (String = "text/plain"))),
+        (status = 304, description = "The body the `If-None-Match` names is current"),
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error)))]
+#[allow(dead_code)]
+fn live() {}

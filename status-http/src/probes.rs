@@ -150,17 +150,11 @@ pub(crate) async fn detailed(
         .respond(code, &conditional))
 }
 
-/// GET `/healthcheck/summary`: fails while out of rotation.
-#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/summary", tag = "probes", params(crate::schema::ProbeParams),
-    responses(
-        (status = 200, description = "In rotation, not OUTAGE", content((crate::schema::Summary = "application/json"), (crate::schema::HealthJson = "application/health+json"), (String = "text/plain"))),
-        (status = 503, description = "OUTAGE, or out of rotation", content((crate::schema::Summary = "application/json"), (crate::schema::HealthJson = "application/health+json"), (String = "text/plain"))),
-        (status = 304, description = "The body the `If-None-Match` names is current"),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
-pub(crate) async fn summary(
-    State(state): State<Arc<ProbeState>>,
-    query: ProbeQuery,
-    conditional: Conditional,
+/// GET `/healthcheck/summary` (served by [`HotProbe`]): fails while out of rotation.
+fn summary_answer(
+    state: &ProbeState,
+    query: &ProbeQuery,
+    conditional: &Conditional,
 ) -> Result<Response, ApiError> {
     let code = |report: &SystemReport, drain: Option<&DrainState>| match report
         .summary()
@@ -172,10 +166,10 @@ pub(crate) async fn summary(
         _ => StatusCode::SERVICE_UNAVAILABLE,
     };
     if !query.exclude.is_empty() {
-        let report = state.report_excluding(&query);
+        let report = state.report_excluding(query);
         let drain = state.registry.drain_state();
         let body = summary_body(&report, drain.as_ref(), query.format)?;
-        return Ok(body.respond(code(&report, drain.as_ref()), &conditional));
+        return Ok(body.respond(code(&report, drain.as_ref()), conditional));
     }
     let rendered = state.rendered();
     let body = rendered.summary[slot(query.format)]
@@ -184,7 +178,7 @@ pub(crate) async fn summary(
     Ok(body
         .as_ref()
         .map_err(Clone::clone)?
-        .respond(code, &conditional))
+        .respond(code, conditional))
 }
 
 /// The liveness bodies, serialized once: JSON and verbose text.
@@ -197,20 +191,10 @@ fn liveness_bodies(hostname: &str) -> [Body; 2] {
     ]
 }
 
-/// GET `/healthcheck/live`: the process serves. Never depends on dependencies or on holds,
-/// but one: the culler's. An instance that culled itself answers 503 so that its
-/// orchestrator replaces it.
-#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/live", tag = "probes", params(crate::schema::ProbeParams),
-    responses(
-        (status = 200, description = "The process serves", content((crate::schema::Live = "application/json"), (String = "text/plain"))),
-        (status = 503, description = "The instance culled itself (it took a token of the fleet's budget): replace it", content((crate::schema::Live = "application/json"), (String = "text/plain"))),
-        (status = 304, description = "The body the `If-None-Match` names is current"),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
-pub(crate) async fn live(
-    State(state): State<Arc<ProbeState>>,
-    query: ProbeQuery,
-    conditional: Conditional,
-) -> Response {
+/// GET `/healthcheck/live` (served by [`HotProbe`]): the process serves. Never depends on
+/// dependencies or on holds, but one: the culler's. An instance that culled itself answers 503
+/// so that its orchestrator replaces it.
+fn live_answer(state: &ProbeState, query: &ProbeQuery, conditional: &Conditional) -> Response {
     if let Some(cull) = state.registry.cull_hold() {
         let body = if query.format == Format::Verbose {
             Body::new(
@@ -225,10 +209,62 @@ pub(crate) async fn live(
             });
             Body::new(serde_json::to_vec(&json).expect("a map serializes"), JSON)
         };
-        return body.respond(StatusCode::SERVICE_UNAVAILABLE, &conditional);
+        return body.respond(StatusCode::SERVICE_UNAVAILABLE, conditional);
     }
     let body = &state.live[usize::from(query.format == Format::Verbose)];
-    body.respond(StatusCode::OK, &conditional)
+    body.respond(StatusCode::OK, conditional)
+}
+
+/// The probes a balancer calls many times a second, liveness and the summary, as one
+/// hand-written service: no extractor, no boxed handler future, the answer made on the spot
+/// from the cached bodies.
+#[derive(Debug, Clone)]
+pub(crate) struct HotProbe {
+    state: Arc<ProbeState>,
+    summary: bool,
+}
+
+impl HotProbe {
+    pub(crate) fn live(state: Arc<ProbeState>) -> Self {
+        Self {
+            state,
+            summary: false,
+        }
+    }
+
+    pub(crate) fn summary(state: Arc<ProbeState>) -> Self {
+        Self {
+            state,
+            summary: true,
+        }
+    }
+}
+
+impl<B> tower::Service<axum::http::Request<B>> for HotProbe {
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = std::future::Ready<Result<Response, std::convert::Infallible>>;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: axum::http::Request<B>) -> Self::Future {
+        use axum::response::IntoResponse;
+
+        let (parts, _) = request.into_parts();
+        let conditional = Conditional::from_headers(&parts.headers);
+        let response = match ProbeQuery::from_parts(&parts) {
+            Err(rejected) => rejected.into_response(),
+            Ok(query) if self.summary => summary_answer(&self.state, &query, &conditional)
+                .unwrap_or_else(IntoResponse::into_response),
+            Ok(query) => live_answer(&self.state, &query, &conditional),
+        };
+        std::future::ready(Ok(response))
+    }
 }
 
 #[derive(Serialize)]

@@ -50,6 +50,13 @@ impl<S: Send + Sync> FromRequestParts<S> for ProbeQuery {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Self::from_parts(parts)
+    }
+}
+
+impl ProbeQuery {
+    /// What `parts` ask for; a 400 for a malformed or unknown option.
+    pub(crate) fn from_parts(parts: &Parts) -> Result<Self, ApiError> {
         // A probe from a balancer has no query string: nothing to parse.
         let pairs = match parts.uri.query() {
             None => Vec::new(),

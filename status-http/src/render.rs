@@ -14,7 +14,7 @@ use axum::http::header::{
     ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE, ETAG, IF_NONE_MATCH, VARY,
 };
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use serde::Serialize;
 use status_core::{DrainState, SystemReport};
@@ -84,20 +84,17 @@ impl<S: Send + Sync> FromRequestParts<S> for Conditional {
     type Rejection = std::convert::Infallible;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        Ok(Self {
-            if_none_match: parts
-                .headers
-                .get_all(IF_NONE_MATCH)
-                .iter()
-                .cloned()
-                .collect(),
-            accept_encoding: parts
-                .headers
-                .get_all(ACCEPT_ENCODING)
-                .iter()
-                .cloned()
-                .collect(),
-        })
+        Ok(Self::from_headers(&parts.headers))
+    }
+}
+
+impl Conditional {
+    /// The validators and codings `headers` carry.
+    pub(crate) fn from_headers(headers: &HeaderMap) -> Self {
+        Self {
+            if_none_match: headers.get_all(IF_NONE_MATCH).iter().cloned().collect(),
+            accept_encoding: headers.get_all(ACCEPT_ENCODING).iter().cloned().collect(),
+        }
     }
 }
 

@@ -7,13 +7,13 @@ use std::sync::Arc;
 use axum::extract::DefaultBodyLimit;
 use axum::http::header::CACHE_CONTROL;
 use axum::http::HeaderValue;
-use axum::routing::{get, post, put};
+use axum::routing::{get, get_service, post, put};
 use axum::Router;
 use status_core::Registry;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::{DefaultOnFailure, TraceLayer};
 
-use self::state::AppState;
+use self::state::{AppState, Areas};
 use crate::admin::AdminState;
 use crate::auth::AdminAuth;
 use crate::body::BODY_LIMIT;
@@ -210,7 +210,7 @@ impl Routes {
                 datacenter,
             });
         }
-        let state = AppState {
+        let state = AppState(Arc::new(Areas {
             probes: Arc::new(probes),
             admin: Arc::new(AdminState {
                 registry: self.registry.clone(),
@@ -234,13 +234,19 @@ impl Routes {
                 hostname: self.registry.hostname().to_owned(),
                 fleet: self.fleet,
             }),
-        };
+        }));
         // The probes a balancer calls many times a second carry no request span: they are
         // the hot path, and a trace of each would drown the others.
         let hot = Router::new()
             .route("/healthcheck", get(probes::detailed))
-            .route("/healthcheck/summary", get(probes::summary))
-            .route("/healthcheck/live", get(probes::live))
+            .route(
+                "/healthcheck/summary",
+                get_service(probes::HotProbe::summary(Arc::clone(&state.0.probes))),
+            )
+            .route(
+                "/healthcheck/live",
+                get_service(probes::HotProbe::live(Arc::clone(&state.0.probes))),
+            )
             .route("/healthcheck/ready", get(probes::ready))
             .route("/healthcheck/startup", get(probes::startup));
         let traced = Router::new()
