@@ -3,6 +3,10 @@
 //! The detailed report and the summary, in each format, are serialized once per report
 //! generation and served as shared bytes with a strong `ETag`; liveness once for good.
 
+mod hot;
+
+pub(crate) use self::hot::HotProbe;
+
 use std::sync::Arc;
 
 use axum::extract::{Path, State};
@@ -151,7 +155,7 @@ pub(crate) async fn detailed(
 }
 
 /// GET `/healthcheck/summary` (served by [`HotProbe`]): fails while out of rotation.
-fn summary_answer(
+pub(super) fn summary_answer(
     state: &ProbeState,
     query: &ProbeQuery,
     conditional: &Conditional,
@@ -194,7 +198,11 @@ fn liveness_bodies(hostname: &str) -> [Body; 2] {
 /// GET `/healthcheck/live` (served by [`HotProbe`]): the process serves. Never depends on
 /// dependencies or on holds, but one: the culler's. An instance that culled itself answers 503
 /// so that its orchestrator replaces it.
-fn live_answer(state: &ProbeState, query: &ProbeQuery, conditional: &Conditional) -> Response {
+pub(super) fn live_answer(
+    state: &ProbeState,
+    query: &ProbeQuery,
+    conditional: &Conditional,
+) -> Response {
     if let Some(cull) = state.registry.cull_hold() {
         let body = if query.format == Format::Verbose {
             Body::new(
@@ -213,58 +221,6 @@ fn live_answer(state: &ProbeState, query: &ProbeQuery, conditional: &Conditional
     }
     let body = &state.live[usize::from(query.format == Format::Verbose)];
     body.respond(StatusCode::OK, conditional)
-}
-
-/// The probes a balancer calls many times a second, liveness and the summary, as one
-/// hand-written service: no extractor, no boxed handler future, the answer made on the spot
-/// from the cached bodies.
-#[derive(Debug, Clone)]
-pub(crate) struct HotProbe {
-    state: Arc<ProbeState>,
-    summary: bool,
-}
-
-impl HotProbe {
-    pub(crate) fn live(state: Arc<ProbeState>) -> Self {
-        Self {
-            state,
-            summary: false,
-        }
-    }
-
-    pub(crate) fn summary(state: Arc<ProbeState>) -> Self {
-        Self {
-            state,
-            summary: true,
-        }
-    }
-}
-
-impl<B> tower::Service<axum::http::Request<B>> for HotProbe {
-    type Response = Response;
-    type Error = std::convert::Infallible;
-    type Future = std::future::Ready<Result<Response, std::convert::Infallible>>;
-
-    fn poll_ready(
-        &mut self,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), Self::Error>> {
-        std::task::Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: axum::http::Request<B>) -> Self::Future {
-        use axum::response::IntoResponse;
-
-        let (parts, _) = request.into_parts();
-        let conditional = Conditional::from_headers(&parts.headers);
-        let response = match ProbeQuery::from_parts(&parts) {
-            Err(rejected) => rejected.into_response(),
-            Ok(query) if self.summary => summary_answer(&self.state, &query, &conditional)
-                .unwrap_or_else(IntoResponse::into_response),
-            Ok(query) => live_answer(&self.state, &query, &conditional),
-        };
-        std::future::ready(Ok(response))
-    }
 }
 
 #[derive(Serialize)]

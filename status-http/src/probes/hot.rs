@@ -1,0 +1,61 @@
+//! Liveness and the summary, the probes a balancer calls many times a second, as one
+//! hand-written tower service.
+
+use std::convert::Infallible;
+use std::future::{ready, Ready};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use axum::http::Request;
+use axum::response::{IntoResponse, Response};
+
+use super::{live_answer, summary_answer, ProbeState};
+use crate::query::ProbeQuery;
+use crate::render::Conditional;
+
+/// The probes a balancer calls many times a second, liveness and the summary, as one
+/// hand-written service: no extractor, no boxed handler future, the answer made on the spot
+/// from the cached bodies.
+#[derive(Debug, Clone)]
+pub(crate) struct HotProbe {
+    state: Arc<ProbeState>,
+    summary: bool,
+}
+
+impl HotProbe {
+    pub(crate) fn live(state: Arc<ProbeState>) -> Self {
+        Self {
+            state,
+            summary: false,
+        }
+    }
+
+    pub(crate) fn summary(state: Arc<ProbeState>) -> Self {
+        Self {
+            state,
+            summary: true,
+        }
+    }
+}
+
+impl<B> tower::Service<Request<B>> for HotProbe {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Ready<Result<Response, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let (parts, _) = request.into_parts();
+        let conditional = Conditional::from_headers(&parts.headers);
+        let response = match ProbeQuery::from_parts(&parts) {
+            Err(rejected) => rejected.into_response(),
+            Ok(query) if self.summary => summary_answer(&self.state, &query, &conditional)
+                .unwrap_or_else(IntoResponse::into_response),
+            Ok(query) => live_answer(&self.state, &query, &conditional),
+        };
+        ready(Ok(response))
+    }
+}
