@@ -27,6 +27,24 @@ async fn every_error_of_the_router_is_json() {
     json_error(&wrong_method, StatusCode::METHOD_NOT_ALLOWED);
     assert!(wrong_method.header("allow").contains("GET"));
 
+    // Liveness and the summary, served by their own service, answer the same way.
+    for hot in ["/healthcheck/live", "/healthcheck/summary"] {
+        let wrong_method = admin(&app, Method::POST, hot, None, "").await;
+        json_error(&wrong_method, StatusCode::METHOD_NOT_ALLOWED);
+        assert!(wrong_method.header("allow").contains("GET"), "{hot}");
+        let bad = get(&app, &format!("{hot}?strict=maybe")).await;
+        assert!(
+            json_error(&bad, StatusCode::BAD_REQUEST).contains("strict"),
+            "{hot}"
+        );
+        let long = format!("{hot}?pad={}", "a".repeat(9000));
+        json_error(&get(&app, &long).await, StatusCode::URI_TOO_LONG);
+        let head = admin(&app, Method::HEAD, hot, None, "").await;
+        assert_eq!(head.status, StatusCode::OK, "{hot}");
+        assert!(head.body.is_empty(), "HEAD {hot} has no body");
+        assert_eq!(head.header("cache-control"), "no-store", "{hot}");
+    }
+
     let bad_encoding = get(&app, "/healthcheck/dependencies/%FF%FE").await;
     json_error(&bad_encoding, StatusCode::BAD_REQUEST);
 
