@@ -153,6 +153,21 @@ name_type!(
     "feature name"
 );
 
+name_type!(
+    /// The name of a probe [`Group`](crate::Group): the same alphabet as [`DependencyId`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use status_core::GroupName;
+    ///
+    /// assert_eq!(GroupName::new("ready").unwrap().as_str(), "ready");
+    /// assert!(GroupName::new("Ready!").is_err());
+    /// ```
+    GroupName,
+    "group name"
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -95,6 +95,7 @@ mod engine;
 mod error;
 mod event;
 mod feature;
+mod group;
 mod history;
 mod id;
 mod mask;
@@ -168,8 +169,9 @@ pub use self::feature::{
     FeatureState, FlipCause, Requirement, RequirementState, FLIPS_KEPT, MAX_OVERRIDE_TTL,
     MAX_REASON_LEN,
 };
+pub use self::group::{Group, GroupBuilder, GroupState};
 pub use self::history::{HistorySnapshot, MinuteRecord, Transition, Uptime, MINUTES_KEPT};
-pub use self::id::{DependencyId, FeatureName, MAX_ID_LEN};
+pub use self::id::{DependencyId, FeatureName, GroupName, MAX_ID_LEN};
 pub use self::mask::{mask_credentials, MASK};
 pub use self::rand::Rng;
 pub use self::readiness::{Readiness, ReadinessRule, Startup};

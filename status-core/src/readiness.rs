@@ -29,7 +29,7 @@ use crate::{CheckStatus, DependencyId, DrainState};
 pub struct Readiness {
     ready: bool,
     condition: CheckStatus,
-    strict: bool,
+    condition_fails: bool,
     startup_complete: bool,
     drain: Option<DrainState>,
     reasons: Vec<String>,
@@ -77,9 +77,26 @@ impl Readiness {
         drain: Option<DrainState>,
         failing: impl FnOnce() -> Vec<String>,
     ) -> Self {
+        let fails = Self::fails_on(condition, strict);
+        Self::judge_with("system", condition, fails, startup_complete, drain, failing)
+    }
+
+    /// As [`judge`](Self::judge), with whether the condition fails already decided (by a
+    /// group's rule, say), for `subject` (`system`, `group cache`).
+    pub(crate) fn judge_with(
+        subject: &str,
+        condition: CheckStatus,
+        fails: bool,
+        startup_complete: bool,
+        drain: Option<DrainState>,
+        failing: impl FnOnce() -> Vec<String>,
+    ) -> Self {
         let mut reasons = Vec::new();
-        if Self::fails_on(condition, strict) {
-            reasons.push(format!("system is {condition}: {}", failing().join(", ")));
+        if fails {
+            reasons.push(format!(
+                "{subject} is {condition}: {}",
+                failing().join(", ")
+            ));
         }
         if !startup_complete {
             reasons.push("startup not complete: some dependencies were never checked".to_owned());
@@ -90,7 +107,7 @@ impl Readiness {
         Self {
             ready: reasons.is_empty(),
             condition,
-            strict,
+            condition_fails: fails,
             startup_complete,
             drain,
             reasons,
@@ -123,7 +140,7 @@ impl Readiness {
     /// Whether the condition fails readiness, by itself.
     #[must_use]
     pub fn condition_fails(&self) -> bool {
-        Self::fails_on(self.condition, self.strict)
+        self.condition_fails
     }
 
     /// Whether every polled dependency has been checked once.

@@ -176,6 +176,18 @@ impl SystemReport {
         )
     }
 
+    /// The same report with only the results `keep` keeps, its condition folded again.
+    #[must_use]
+    pub fn only(&self, mut keep: impl FnMut(&CheckResult) -> bool) -> SystemReport {
+        let results = self.results.iter().filter(|r| keep(r)).cloned().collect();
+        SystemReport::new(
+            self.hostname.clone(),
+            self.appname.clone(),
+            self.timestamp,
+            results,
+        )
+    }
+
     /// The dependencies that make the condition what it is: those whose urgency-capped status
     /// equals the condition, when it is not OK. A dashboard banner names them.
     pub fn culprits(&self) -> impl Iterator<Item = &Arc<CheckResult>> {

@@ -38,6 +38,11 @@ struct SourceLabel {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct GroupLabel {
+    group: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct FeatureLabel {
     feature: String,
 }
@@ -71,6 +76,7 @@ struct Families {
     checks: Family<CheckLabels, Counter>,
     features: Family<FeatureLabel, Gauge>,
     holds: Family<SourceLabel, Gauge>,
+    groups: Family<GroupLabel, Gauge>,
 }
 
 impl Metrics {
@@ -84,6 +90,7 @@ impl Metrics {
             checks: Family::default(),
             features: Family::default(),
             holds: Family::default(),
+            groups: Family::default(),
         });
         let mut metrics = MetricRegistry::default();
         metrics.register(
@@ -116,6 +123,11 @@ impl Metrics {
             "status_rotation_hold",
             "Whether each source holds the instance out of rotation (1) or not (0)",
             families.holds.clone(),
+        );
+        metrics.register(
+            "status_group_condition",
+            "Condition of each probe group: 0 OK, 1 MINOR, 2 MAJOR, 3 OUTAGE",
+            families.groups.clone(),
         );
         for hook in hooks {
             hook(&mut metrics);
@@ -153,6 +165,14 @@ impl Metrics {
                     feature: feature.name.to_string(),
                 })
                 .set(i64::from(feature.enabled));
+        }
+        f.groups.clear();
+        for group in registry.groups() {
+            f.groups
+                .get_or_create(&GroupLabel {
+                    group: group.group().name().to_string(),
+                })
+                .set(i64::from(group.condition().severity()));
         }
         let holds = registry.holds();
         for source in HoldSource::ALL {

@@ -23,6 +23,8 @@ use utoipa::{Modify, OpenApi};
         live,
         crate::probes::ready,
         crate::probes::startup,
+        crate::probes::groups::group,
+        crate::probes::groups::group_summary,
         crate::probes::dependency,
         crate::admin::refresh,
         crate::admin::features,

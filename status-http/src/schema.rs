@@ -136,6 +136,9 @@ pub(crate) struct Live {
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Ready {
+    /// For a group's summary: the group.
+    #[schema(nullable = false)]
+    group: Option<String>,
     ready: bool,
     condition: Status,
     startup_complete: bool,

@@ -17,10 +17,13 @@
   }
 
   // Filters: applied in place, kept in the URL so a reload shows the same.
-  const filterIds = ["status", "urgency", "tag", "q"];
+  const filterIds = ["status", "urgency", "tag", "group", "q"];
   function filters() {
     const f = {};
-    for (const id of filterIds) f[id] = document.getElementById("filter-" + id).value.trim();
+    for (const id of filterIds) {
+      const input = document.getElementById("filter-" + id);
+      f[id] = input ? input.value.trim() : "";
+    }
     return f;
   }
   function applyFilters() {
@@ -31,6 +34,7 @@
       const keep = (!f.status || d.status === f.status)
         && (!f.urgency || d.urgency === f.urgency)
         && (!f.tag || d.tags.split(" ").includes(f.tag))
+        && (!f.group || d.groups.split(" ").includes(f.group))
         && (!q || d.search.includes(q));
       dep.hidden = !keep;
     }
@@ -46,7 +50,8 @@
   }
   document.getElementById("filters").addEventListener("submit", (e) => { e.preventDefault(); applyFilters(); });
   for (const id of filterIds) {
-    document.getElementById("filter-" + id).addEventListener("input", applyFilters);
+    const input = document.getElementById("filter-" + id);
+    if (input) input.addEventListener("input", applyFilters);
   }
 
   // Live updates: the server sends the live part of the page, rendered and escaped. While

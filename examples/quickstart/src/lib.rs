@@ -19,7 +19,7 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use status_core::{CheckStatus, Dependency, Feature, Registry, Urgency};
+use status_core::{CheckStatus, Dependency, Feature, Group, Registry, Urgency};
 use status_http::middleware::{FeatureGateLayer, HealthGateLayer, RequestGuardLayer};
 use status_http::prometheus_client::metrics::gauge::Gauge;
 use status_http::{Admin, AdminAuth, ApiError};
@@ -247,13 +247,17 @@ impl Demo {
                 )?;
                 continue;
             }
+            let mut dependency = Dependency::builder(id, chaos.check(id))
+                .urgency(urgency)
+                .kind(kind)
+                .description(description)
+                .documentation_url(format!("https://runbooks.example.com/{id}"))
+                .tag("demo");
+            if id == "cache" {
+                dependency = dependency.tag("cache");
+            }
             registry.add(
-                Dependency::builder(id, chaos.check(id))
-                    .urgency(urgency)
-                    .kind(kind)
-                    .description(description)
-                    .documentation_url(format!("https://runbooks.example.com/{id}"))
-                    .tag("demo")
+                dependency
                     .period(config.period)
                     .timeout(config.timeout)
                     .build()?,
@@ -331,6 +335,23 @@ impl Demo {
                     .build()?,
             )?;
         }
+        // Probe groups: `ready`, the dependencies the instance cannot serve without (its
+        // readiness, seen alone); `cache`, whatever is tagged so. The cache is Weak, which caps
+        // its failures at MINOR, in a group as in the system: that group fails on MINOR.
+        registry.add_group(
+            Group::builder("ready")
+                .dependency("primary-db")
+                .dependency("search")
+                .dependency("payments-api")
+                .build()?,
+        )?;
+        registry.add_group(
+            Group::builder("cache")
+                .tag("cache")
+                .fails_on(CheckStatus::Minor)
+                .rotation(false)
+                .build()?,
+        )?;
         let shed = ShedLayer::new(config.shed.limit.limiter())
             .clock(registry.clock().clone())
             .queue(config.shed.queue)

@@ -3,17 +3,18 @@
 //! gates and probes read one atomic instead of a report.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
 
 use tokio::time::Instant;
 
 use super::entry::{Entry, EntryConfig, EntryState, Recorded};
+use super::folds::{Folds, GroupEntry};
 use super::graph;
 use super::run::Executed;
 use crate::readiness::holds_up_startup;
 use crate::sync::{lock, read, write};
-use crate::{CheckStatus, DependencyId, Error};
+use crate::{CheckStatus, DependencyId, Error, Group};
 
 /// The registered dependencies and what is folded from them.
 pub(crate) struct DependencyTable {
@@ -23,12 +24,8 @@ pub(crate) struct DependencyTable {
     status_gen: AtomicU64,
     /// Bumped by every recorded result.
     check_gen: AtomicU64,
-    /// How many dependencies add each capped status to the system status (by severity).
-    fold: Mutex<[usize; 4]>,
-    /// The system status: the worst capped status counted in `fold`.
-    condition: AtomicU8,
-    /// Polled dependencies never checked yet.
-    unchecked: AtomicUsize,
+    /// The system's condition and each group's, and what holds up startup.
+    folds: Folds,
 }
 
 impl Default for DependencyTable {
@@ -37,9 +34,7 @@ impl Default for DependencyTable {
             entries: RwLock::default(),
             status_gen: AtomicU64::new(0),
             check_gen: AtomicU64::new(0),
-            fold: Mutex::new([0; 4]),
-            condition: AtomicU8::new(CheckStatus::Ok.severity()),
-            unchecked: AtomicUsize::new(0),
+            folds: Folds::default(),
         }
     }
 }
@@ -63,10 +58,10 @@ impl DependencyTable {
             entries.insert(id.clone(), Arc::clone(entry));
         }
         let state = lock(&entry.state);
+        self.folds.count(entry, Some(state.folded));
         if holds_up_startup(entry.is_passive(), state.result.checked) {
-            self.unchecked.fetch_add(1, Ordering::AcqRel);
+            self.folds.pending(entry, true);
         }
-        self.count(None, Some(state.folded));
         drop(state);
         self.status_gen.fetch_add(1, Ordering::AcqRel);
         Ok(())
@@ -76,10 +71,8 @@ impl DependencyTable {
     pub(crate) fn remove(&self, id: &str) -> Option<Arc<Entry>> {
         let entry = write(&self.entries).remove(id)?;
         let state = lock(&entry.state);
-        if holds_up_startup(entry.is_passive(), state.result.checked) {
-            self.unchecked.fetch_sub(1, Ordering::AcqRel);
-        }
-        self.count(Some(state.folded), None);
+        self.folds.pending(&entry, false);
+        self.folds.count(&entry, None);
         drop(state);
         self.status_gen.fetch_add(1, Ordering::AcqRel);
         Some(entry)
@@ -126,7 +119,7 @@ impl DependencyTable {
             let held = holds_up_startup(entry.is_passive(), state.result.checked);
             let recorded = state.record(&entry.info, executed, wall, config);
             if held && !holds_up_startup(entry.is_passive(), state.result.checked) {
-                self.unchecked.fetch_sub(1, Ordering::AcqRel);
+                self.folds.pending(entry, false);
             }
             self.refold(entry, &mut state, finished);
             recorded
@@ -166,36 +159,58 @@ impl DependencyTable {
             .urgency
             .cap(state.reported_status(&entry.info, now));
         if folded != state.folded {
-            self.count(Some(state.folded), Some(folded));
+            self.folds.count(entry, Some(folded));
             state.folded = folded;
         }
-    }
-
-    fn count(&self, remove: Option<CheckStatus>, add: Option<CheckStatus>) {
-        let mut fold = lock(&self.fold);
-        if let Some(status) = remove {
-            fold[usize::from(status.severity())] -= 1;
-        }
-        if let Some(status) = add {
-            fold[usize::from(status.severity())] += 1;
-        }
-        let worst = (0..4u8)
-            .rev()
-            .find(|&s| fold[usize::from(s)] > 0)
-            .unwrap_or(0);
-        self.condition.store(worst, Ordering::Release);
     }
 
     /// The system status, folded from every dependency's capped, reported status. One
     /// atomic load.
     pub(crate) fn condition(&self) -> CheckStatus {
-        CheckStatus::from_severity(self.condition.load(Ordering::Acquire))
-            .unwrap_or(CheckStatus::Outage)
+        self.folds.condition()
     }
 
     /// Whether every polled dependency has been checked once. One atomic load.
     pub(crate) fn startup_complete(&self) -> bool {
-        self.unchecked.load(Ordering::Acquire) == 0
+        self.folds.startup_complete()
+    }
+
+    /// Registers `group`: every id it names is registered, every tag it names is carried by
+    /// a registered dependency.
+    ///
+    /// # Errors
+    ///
+    /// An unknown id or tag, a duplicate name, one group too many. Nothing changes on error.
+    pub(crate) fn add_group(&self, group: Group) -> Result<Arc<GroupEntry>, Error> {
+        {
+            let entries = read(&self.entries);
+            if let Some(id) = group.ids().iter().find(|id| !entries.contains_key(*id)) {
+                return Err(Error::unknown_dependency(id.as_str()));
+            }
+            if let Some(tag) = group
+                .tags()
+                .iter()
+                .find(|tag| !entries.values().any(|e| e.info.tags.contains(*tag)))
+            {
+                return Err(Error::invalid(format!(
+                    "group {}: no registered dependency is tagged {tag:?}",
+                    group.name()
+                )));
+            }
+        }
+        let added = self.folds.add_group(group, || self.all())?;
+        self.status_gen.fetch_add(1, Ordering::AcqRel);
+        Ok(added)
+    }
+
+    /// The group `name`.
+    pub(crate) fn group(&self, name: &str) -> Option<Arc<GroupEntry>> {
+        self.folds.group(name)
+    }
+
+    /// Every group, in the order registered.
+    pub(crate) fn groups(&self) -> Vec<Arc<GroupEntry>> {
+        self.folds.groups()
     }
 
     /// The reported status of `id` now (staleness applied), if registered.

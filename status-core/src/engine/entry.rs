@@ -1,6 +1,7 @@
 //! One registered dependency and its state: the only place where a result is recorded, and
 //! where staleness and idleness are applied to it.
 
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -33,6 +34,20 @@ pub(crate) struct Entry {
     pub(crate) state: Mutex<EntryState>,
     pub(crate) inflight: Mutex<Option<RunFuture>>,
     pub(crate) scheduler: Mutex<Option<AbortHandle>>,
+    /// How the dependency table counts it; changed only under the table's fold lock.
+    pub(crate) counted: Counted,
+}
+
+/// What the dependency table has counted of an entry, so that a group registered later
+/// counts it as the system does, and its removal takes back exactly what was counted.
+#[derive(Debug, Default)]
+pub(crate) struct Counted {
+    /// The severity of the status it adds to the folds, plus one; zero while not counted.
+    pub(crate) status: AtomicU8,
+    /// The groups that count it, one bit a group.
+    pub(crate) groups: AtomicU64,
+    /// Whether it holds up startup.
+    pub(crate) pending: AtomicBool,
 }
 
 pub(crate) struct EntryState {
@@ -82,6 +97,7 @@ impl Entry {
             check,
             inflight: Mutex::new(None),
             scheduler: Mutex::new(None),
+            counted: Counted::default(),
         }
     }
 

@@ -5,6 +5,7 @@ mod support;
 mod drain;
 mod features;
 mod graph;
+mod groups;
 mod history;
 mod hysteresis;
 mod listeners;

@@ -77,6 +77,8 @@ pub(crate) struct DependencyView {
     pub(crate) blocked_by: Vec<String>,
     pub(crate) tags: Vec<String>,
     pub(crate) tags_joined: String,
+    /// The probe groups it is in, space-separated.
+    pub(crate) probe_groups: String,
     pub(crate) search: String,
     pub(crate) transitions: Vec<TransitionView>,
     pub(crate) error_kind: String,
@@ -133,6 +135,8 @@ pub(crate) struct View {
     pub(crate) features: Vec<FeatureView>,
     pub(crate) filter: Filter,
     pub(crate) tags: Vec<String>,
+    /// The probe groups' names, in the order registered.
+    pub(crate) probe_groups: Vec<String>,
     pub(crate) panels: Vec<PanelRender>,
 }
 
@@ -207,6 +211,7 @@ fn dependency(
     present: &Presentation,
     now: DateTime<Utc>,
     r: &CheckResult,
+    probe_groups: &[status_core::Group],
 ) -> DependencyView {
     let history = registry
         .history(r.id().as_str())
@@ -245,6 +250,12 @@ fn dependency(
         blocked_by: r.blocked_by().iter().map(ToString::to_string).collect(),
         tags: r.tags().to_vec(),
         tags_joined: r.tags().join(" "),
+        probe_groups: probe_groups
+            .iter()
+            .filter(|g| g.selects(r.info()))
+            .map(|g| g.name().as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
         search: search_text(r),
         transitions: transitions
             .iter()
@@ -339,12 +350,24 @@ pub(crate) fn build(
         .collect();
     tags.sort();
     tags.dedup();
+    let probe_groups: Vec<status_core::Group> = registry
+        .groups()
+        .iter()
+        .map(|g| g.group().clone())
+        .collect();
+    let selected = probe_groups
+        .iter()
+        .find(|g| g.name().as_str() == filter.group);
     let mut groups: Vec<Group> = Vec::new();
     let mut shown = 0;
     // The report is sorted worst first, then by id.
-    for r in report.results().iter().filter(|r| filter.keeps(r)) {
+    for r in report
+        .results()
+        .iter()
+        .filter(|r| filter.keeps(r, selected))
+    {
         shown += 1;
-        let view = dependency(registry, present, now, r);
+        let view = dependency(registry, present, now, r, &probe_groups);
         match groups.last_mut() {
             Some(g) if g.badge.label == r.status().as_str() => g.dependencies.push(view),
             _ => groups.push(Group {
@@ -387,6 +410,7 @@ pub(crate) fn build(
             .collect(),
         filter,
         tags,
+        probe_groups: probe_groups.iter().map(|g| g.name().to_string()).collect(),
         panels: panels.iter().map(panel::render).collect(),
     }
 }

@@ -3,9 +3,12 @@
 //! The detailed report and the summary, in each format, are serialized once per report
 //! generation and served as shared bytes with a strong `ETag`; liveness once for good.
 
+pub(crate) mod groups;
 mod hot;
+mod ready;
 
 pub(crate) use self::hot::HotProbe;
+use self::ready::{missing_group, readiness_answer};
 
 use std::sync::Arc;
 
@@ -15,15 +18,14 @@ use axum::response::Response;
 use serde::Serialize;
 use serde_json::json;
 use status_core::{
-    CheckResult, CheckStatus, DrainState, HistorySnapshot, Readiness, ReadinessRule, Registry,
-    SystemReport, Verdict,
+    CheckResult, DrainState, HistorySnapshot, Readiness, Registry, SystemReport, Verdict,
 };
 
 use crate::error::ApiError;
 use crate::present::Presentation;
 use crate::query::{Format, ProbeQuery, HEALTH_JSON};
 use crate::render::{Body, Conditional, RenderCache, Rendered};
-use crate::respond::{json_response, text_response};
+use crate::respond::json_response;
 use crate::CodeMap;
 
 pub(crate) const JSON: &str = "application/json";
@@ -43,6 +45,8 @@ pub(crate) struct ProbeState {
     /// Fleet-aware readiness: the fleet, and this instance in it.
     #[cfg(feature = "fleet")]
     pub(crate) fleet_aware: Option<crate::fleet::FleetAware>,
+    /// The group readiness is bound to, if any.
+    pub(crate) readiness_group: Option<String>,
 }
 
 impl ProbeState {
@@ -55,6 +59,7 @@ impl ProbeState {
             rendered: RenderCache::default(),
             #[cfg(feature = "fleet")]
             fleet_aware: None,
+            readiness_group: None,
         }
     }
 
@@ -82,7 +87,7 @@ struct Detailed<'a> {
     draining: Option<&'a DrainState>,
 }
 
-fn detailed_body(
+pub(super) fn detailed_body(
     report: &SystemReport,
     drain: Option<&DrainState>,
     format: Format,
@@ -223,19 +228,6 @@ pub(super) fn live_answer(
     body.respond(StatusCode::OK, conditional)
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ReadinessBody<'a> {
-    ready: bool,
-    condition: CheckStatus,
-    startup_complete: bool,
-    draining: Option<&'a DrainState>,
-    reasons: &'a [String],
-    /// With fleet-aware readiness: `instance` or `fleet`, the rule that answered.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    rule: Option<&'static str>,
-}
-
 /// GET `/healthcheck/ready`: [`Registry::readiness`](status_core::Registry::readiness),
 /// rendered (`?strict` fails on anything but OK, `?exclude=` leaves dependencies out).
 #[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/ready", tag = "probes", params(crate::schema::ProbeParams),
@@ -244,7 +236,13 @@ struct ReadinessBody<'a> {
         (status = 503, description = "OUTAGE, out of rotation, or startup not complete", content((crate::schema::Ready = "application/json"), (String = "text/plain"))),
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn ready(State(state): State<Arc<ProbeState>>, query: ProbeQuery) -> Response {
-    let readiness: Readiness = if query.exclude.is_empty() {
+    let readiness: Readiness = if let Some(group) = &state.readiness_group {
+        // Bound to a group: its rule answers; a group that does not exist is not ready.
+        state
+            .registry
+            .group_readiness(group, query.strict)
+            .unwrap_or_else(|| missing_group(group))
+    } else if query.exclude.is_empty() {
         state.registry.readiness_strict(query.strict)
     } else {
         let report = state.report_excluding(&query);
@@ -255,64 +253,7 @@ pub(crate) async fn ready(State(state): State<Arc<ProbeState>>, query: ProbeQuer
         Some(fleet) => fleet.judge(readiness),
         None => readiness,
     };
-    let code = if readiness.ready() {
-        StatusCode::OK
-    } else {
-        StatusCode::SERVICE_UNAVAILABLE
-    };
-    let rule = readiness.rule();
-    let excused = match rule {
-        Some(ReadinessRule::Fleet(why)) => Some(why),
-        _ => None,
-    };
-    if query.format == Format::Verbose {
-        let line = |ok: bool, name: &str, why: &str| {
-            if ok {
-                format!("[+]{name} ok\n")
-            } else {
-                format!("[-]{name} failed: {why}\n")
-            }
-        };
-        let condition = readiness.condition();
-        let mut text = line(
-            !readiness.condition_fails(),
-            "condition",
-            condition.as_str(),
-        );
-        text += &line(readiness.startup_complete(), "startup", "not complete");
-        let holds = readiness.drain().map(DrainState::reasons);
-        text += &line(
-            holds.is_none(),
-            "drain",
-            holds.as_deref().unwrap_or_default(),
-        );
-        if let Some(why) = excused {
-            text += &format!("[+]fleet ok: {why}\n");
-        }
-        text += if readiness.ready() {
-            "readyz check passed\n"
-        } else {
-            "readyz check failed\n"
-        };
-        return text_response(code, text);
-    }
-    // On the wire, `reasons` also carries the fleet's sentence when it excused a failure.
-    let reasons = match excused {
-        Some(why) => std::slice::from_ref(why),
-        None => readiness.reasons(),
-    };
-    json_response(
-        code,
-        JSON,
-        &ReadinessBody {
-            ready: readiness.ready(),
-            condition: readiness.condition(),
-            startup_complete: readiness.startup_complete(),
-            draining: readiness.drain(),
-            reasons,
-            rule: rule.map(ReadinessRule::as_str),
-        },
-    )
+    readiness_answer(&readiness, query.format, None)
 }
 
 /// GET `/healthcheck/startup`: every polled dependency has been checked once.

@@ -57,6 +57,7 @@ pub struct Routes {
     fleet: Option<crate::fleet::Fleet>,
     #[cfg(feature = "fleet")]
     fleet_aware: Option<(String, String)>,
+    readiness_group: Option<String>,
 }
 
 impl std::fmt::Debug for Routes {
@@ -89,6 +90,7 @@ impl Routes {
             fleet: None,
             #[cfg(feature = "fleet")]
             fleet_aware: None,
+            readiness_group: None,
         }
     }
 
@@ -167,6 +169,15 @@ impl Routes {
         self
     }
 
+    /// Binds readiness to the probe group `name` (see `status_core::Group`):
+    /// `/healthcheck/ready` then answers by that group's rule, its condition, and holds and
+    /// startup as the group counts them. A group that does not exist when asked is not ready,
+    /// and says so.
+    pub fn readiness_group(mut self, name: impl Into<String>) -> Self {
+        self.readiness_group = Some(name.into());
+        self
+    }
+
     /// The application name reports carry, instead of the registry's.
     pub fn appname(mut self, appname: impl Into<String>) -> Self {
         self.appname = Some(appname.into());
@@ -200,8 +211,8 @@ impl Routes {
             public: self.public_view,
             appname: self.appname,
         };
-        #[cfg_attr(not(feature = "fleet"), allow(unused_mut))]
         let mut probes = ProbeState::new(self.registry.clone(), self.codes, present.clone());
+        probes.readiness_group = self.readiness_group;
         #[cfg(feature = "fleet")]
         if let (Some(fleet), Some((instance_id, datacenter))) = (&self.fleet, self.fleet_aware) {
             probes.fleet_aware = Some(crate::fleet::FleetAware {
@@ -248,6 +259,11 @@ impl Routes {
                 get_service(probes::HotProbe::live(Arc::clone(&state.0.probes))),
             )
             .route("/healthcheck/ready", get(probes::ready))
+            .route("/healthcheck/groups/{name}", get(probes::groups::group))
+            .route(
+                "/healthcheck/groups/{name}/summary",
+                get(probes::groups::group_summary),
+            )
             .route("/healthcheck/startup", get(probes::startup));
         let traced = Router::new()
             .route("/healthcheck/dependencies/{id}", get(probes::dependency))

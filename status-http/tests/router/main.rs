@@ -5,6 +5,7 @@ mod support;
 mod admin;
 mod dashboard;
 mod fleet;
+mod groups;
 mod hardening;
 mod metrics;
 mod middleware;

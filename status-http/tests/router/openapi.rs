@@ -5,8 +5,10 @@ use serde_json::Value;
 
 use crate::support::{fixture, get};
 
-const ROUTES: [(&str, &str); 21] = [
+const ROUTES: [(&str, &str); 23] = [
     ("get", "/healthcheck"),
+    ("get", "/healthcheck/groups/{name}"),
+    ("get", "/healthcheck/groups/{name}/summary"),
     ("get", "/healthcheck/summary"),
     ("get", "/healthcheck/live"),
     ("get", "/healthcheck/ready"),
@@ -77,7 +79,7 @@ async fn every_route_is_described_and_answers_within_the_description() {
 /// The codes each route can answer besides the rejections every route shares (the
 /// `default` response: 400, 401, 403, 404, 405, 408, 413, 414, 431), read from its handler:
 /// the documentation must name exactly these, not only those a fixture happens to produce.
-const CODES: [(&str, &str, &[&str]); 21] = [
+const CODES: [(&str, &str, &[&str]); 23] = [
     // A report's condition (503 on OUTAGE), or 304 on a matching ETag.
     ("get", "/healthcheck", &["200", "304", "503"]),
     ("get", "/healthcheck/summary", &["200", "304", "503"]),
@@ -85,6 +87,17 @@ const CODES: [(&str, &str, &[&str]); 21] = [
     ("get", "/healthcheck/live", &["200", "304", "503"]),
     ("get", "/healthcheck/ready", &["200", "503"]),
     ("get", "/healthcheck/startup", &["200", "503"]),
+    // A group's rule (503), an unknown group (404), or 304 on a matching ETag.
+    (
+        "get",
+        "/healthcheck/groups/{name}",
+        &["200", "304", "404", "503"],
+    ),
+    (
+        "get",
+        "/healthcheck/groups/{name}/summary",
+        &["200", "404", "503"],
+    ),
     ("get", "/healthcheck/dependencies/{id}", &["200", "503"]),
     ("post", "/healthcheck/dependencies/{id}/refresh", &["200"]),
     ("get", "/features", &["200"]),

@@ -1,0 +1,182 @@
+//! Probe groups over HTTP: their detailed route and summary, readiness bound to one, their
+//! metric, the dashboard's filter, and the public view.
+
+use axum::http::StatusCode;
+use status_core::{CheckStatus, Group};
+
+use crate::support::{fixture, get, Fixture, TOKEN};
+
+/// `search-only` (search, failing on MAJOR, holds ignored) and `writes-path` (db and
+/// search, the defaults).
+async fn grouped() -> Fixture {
+    let f = fixture().await;
+    f.registry
+        .add_group(
+            Group::builder("search-only")
+                .dependency("search")
+                .fails_on(CheckStatus::Major)
+                .rotation(false)
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    f.registry
+        .add_group(
+            Group::builder("writes-path")
+                .dependency("db")
+                .dependency("search")
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    f
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_group_answers_by_its_own_rule() {
+    let f = grouped().await;
+    let app = f.app();
+    let detailed = get(&app, "/healthcheck/groups/search-only").await;
+    assert_eq!(detailed.status, StatusCode::OK);
+    let ids: Vec<String> = detailed.json()["results"]["OK"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids, ["search"], "its members only");
+
+    f.set(&f.search, CheckStatus::Major).await;
+    // The system is MAJOR and passes; the group fails on MAJOR.
+    assert_eq!(get(&app, "/healthcheck").await.status, StatusCode::OK);
+    let detailed = get(&app, "/healthcheck/groups/search-only").await;
+    assert_eq!(detailed.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(detailed.json()["condition"], "MAJOR");
+    let summary = get(&app, "/healthcheck/groups/search-only/summary").await;
+    assert_eq!(summary.status, StatusCode::SERVICE_UNAVAILABLE);
+    let body = summary.json();
+    assert_eq!(body["group"], "search-only");
+    assert_eq!(body["ready"], false);
+    assert_eq!(
+        body["reasons"][0],
+        "group search-only is MAJOR: search is MAJOR"
+    );
+    let text = get(&app, "/healthcheck/groups/search-only/summary?verbose").await;
+    assert!(
+        text.body.ends_with("group search-only check failed\n"),
+        "{}",
+        text.body
+    );
+    // The other group fails on OUTAGE only; with `strict`, on anything but OK.
+    let writes = "/healthcheck/groups/writes-path";
+    assert_eq!(get(&app, writes).await.status, StatusCode::OK);
+    assert_eq!(
+        get(&app, &format!("{writes}/summary")).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        get(&app, &format!("{writes}?strict")).await.status,
+        StatusCode::SERVICE_UNAVAILABLE
+    );
+    // Every format of the detailed report.
+    let verbose = get(&app, &format!("{writes}?format=text")).await;
+    assert!(
+        verbose.body.contains("[+]search degraded (MAJOR)"),
+        "{}",
+        verbose.body
+    );
+    assert!(!verbose.body.contains("cache"), "{}", verbose.body);
+    let health = get(&app, &format!("{writes}?format=health%2Bjson")).await;
+    assert_eq!(health.header("content-type"), "application/health+json");
+
+    // A hold fails the group that counts holds, not the one that ignores them.
+    f.set(&f.search, CheckStatus::Ok).await;
+    f.registry.drain("deploy", None, None).unwrap();
+    assert_eq!(
+        get(&app, &format!("{writes}/summary")).await.status,
+        StatusCode::SERVICE_UNAVAILABLE
+    );
+    assert_eq!(
+        get(&app, "/healthcheck/groups/search-only/summary")
+            .await
+            .status,
+        StatusCode::OK
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unknown_group_is_a_json_404() {
+    let f = grouped().await;
+    let app = f.app();
+    for path in [
+        "/healthcheck/groups/nope",
+        "/healthcheck/groups/nope/summary",
+    ] {
+        let answer = get(&app, path).await;
+        assert_eq!(answer.status, StatusCode::NOT_FOUND, "{path}");
+        assert!(answer.json()["error"].as_str().unwrap().contains("nope"));
+    }
+    let bad = get(&app, "/healthcheck/groups/search-only?strict=maybe").await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test(start_paused = true)]
+async fn readiness_can_be_bound_to_a_group() {
+    let f = grouped().await;
+    f.set(&f.search, CheckStatus::Major).await;
+    let bound = status_http::Routes::new(f.registry.clone())
+        .readiness_group("search-only")
+        .build();
+    let ready = get(&bound, "/healthcheck/ready").await;
+    assert_eq!(ready.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(
+        ready.json()["reasons"][0],
+        "group search-only is MAJOR: search is MAJOR"
+    );
+    assert_eq!(
+        get(&f.app(), "/healthcheck/ready").await.status,
+        StatusCode::OK,
+        "the system's readiness is unchanged"
+    );
+    let missing = status_http::Routes::new(f.registry.clone())
+        .readiness_group("nope")
+        .build();
+    let ready = get(&missing, "/healthcheck/ready").await;
+    assert_eq!(ready.status, StatusCode::SERVICE_UNAVAILABLE, "fails safe");
+    assert!(ready.json()["reasons"][0]
+        .as_str()
+        .unwrap()
+        .contains("nope, which does not exist"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn groups_show_in_metrics_and_on_the_dashboard() {
+    let f = grouped().await;
+    f.set(&f.search, CheckStatus::Major).await;
+    let app = f.app();
+    let metrics = get(&app, "/metrics").await.body;
+    assert!(
+        metrics.contains("status_group_condition{group=\"search-only\"} 2"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("status_group_condition{group=\"writes-path\"} 2"));
+    let page = get(&app, "/status?group=search-only").await.body;
+    assert!(page.contains("id=\"filter-group\""), "a group filter");
+    assert!(page.contains("id=\"dep-search\""));
+    assert!(!page.contains("id=\"dep-db\""), "db is not in search-only");
+    assert!(page.contains("data-groups=\"search-only writes-path\""));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_public_view_of_a_group_withholds_what_it_withholds_elsewhere() {
+    let f = grouped().await;
+    f.set(&f.search, CheckStatus::Major).await;
+    let public = status_http::Routes::new(f.registry.clone())
+        .admin_token(TOKEN)
+        .public_view(true)
+        .build();
+    let body = get(&public, "/healthcheck/groups/search-only").await.json();
+    let search = &body["results"]["MAJOR"][0];
+    assert_eq!(search["errorMessage"], "MAJOR", "{search}");
+    assert!(!body.to_string().contains("says MAJOR"));
+}
