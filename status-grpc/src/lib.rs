@@ -1,0 +1,223 @@
+//! Dependency health over gRPC: `grpc.health.v1.Health`, to the letter of the protocol, for
+//! Kubernetes `grpc:` probes, Envoy and gRPC's client-side health checking.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use status_core::Registry;
+//!
+//! let registry = Registry::new();
+//! let health = status_grpc::HealthService::new(&registry);
+//! tonic::transport::Server::builder()
+//!     .add_service(health.into_server())
+//!     .serve("127.0.0.1:50051".parse()?)
+//!     .await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Services
+//!
+//! | service | SERVING while |
+//! |---|---|
+//! | `""` | the instance is fit for traffic: not OUTAGE, no rotation hold, startup complete (what makes `/healthcheck/summary` answer 200, and startup) |
+//! | a probe group's name | the group passes by its rule ([`Registry::group_readiness`](status_core::Registry::group_readiness)) |
+//! | `feature/{name}` | the feature is enabled |
+//!
+//! Once a shutdown begins (a [`HoldSource::Shutdown`](status_core::HoldSource) hold, as
+//! `status_http::shutdown::graceful` takes), every service is NOT_SERVING; watch streams see
+//! it, then end when the [grace](HealthService::shutdown_grace) is over.
+//!
+//! # The protocol, as written
+//!
+//! - `Check`: the status now; a service the server does not know is `NOT_FOUND`.
+//! - `Watch`: the status at once, then each change. A slow reader gets the latest status,
+//!   never a backlog. A service the server does not know is one `SERVICE_UNKNOWN` message
+//!   with the stream kept open; the real status follows if the service appears.
+//! - `List` (gRFC A90): every service with its status.
+//! - A service name over 256 bytes, or not UTF-8: `INVALID_ARGUMENT`. Watch streams beyond
+//!   [`max_watches`](HealthService::max_watches) (10,000 by default): `RESOURCE_EXHAUSTED`,
+//!   counted ([`refused_watches`](HealthService::refused_watches)). Nothing a client sends
+//!   changes any state.
+
+mod services;
+mod watch;
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::Stream;
+use status_core::Registry;
+use tonic::{Request, Response, Status};
+
+pub use self::pb::health_check_response::ServingStatus;
+pub use self::services::FEATURE_PREFIX;
+use self::watch::Watches;
+
+/// The protocol's messages, service and client, generated from its `.proto`.
+#[allow(missing_docs, clippy::pedantic, clippy::all)]
+pub mod pb {
+    tonic::include_proto!("grpc.health.v1");
+}
+
+use self::pb::{HealthCheckRequest, HealthCheckResponse, HealthListRequest, HealthListResponse};
+
+/// The longest service name accepted, in bytes.
+pub const MAX_SERVICE_NAME: usize = 256;
+
+/// The most watch streams open at once, by default.
+pub const DEFAULT_MAX_WATCHES: usize = 10_000;
+
+/// `grpc.health.v1.Health` for a registry; see the [crate docs](crate).
+#[derive(Clone)]
+pub struct HealthService {
+    registry: Registry,
+    watches: Arc<Watches>,
+}
+
+impl std::fmt::Debug for HealthService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HealthService")
+            .field("watches", &self.watches())
+            .finish_non_exhaustive()
+    }
+}
+
+impl HealthService {
+    /// The health service of `registry`: at most [`DEFAULT_MAX_WATCHES`] watch streams, a
+    /// shutdown grace of 5 s.
+    #[must_use]
+    pub fn new(registry: &Registry) -> Self {
+        Self {
+            registry: registry.clone(),
+            watches: Arc::new(Watches::new(DEFAULT_MAX_WATCHES, Duration::from_secs(5))),
+        }
+    }
+
+    /// The most watch streams open at once; more are refused with `RESOURCE_EXHAUSTED`.
+    #[must_use]
+    pub fn max_watches(mut self, max: usize) -> Self {
+        self.watches = Arc::new(Watches::new(max, self.watches.grace));
+        self
+    }
+
+    /// How long watch streams stay open once a shutdown has begun (every service then
+    /// NOT_SERVING), so that clients see it before the streams end: the delay given to
+    /// `status_http::shutdown::graceful`, typically.
+    #[must_use]
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.watches = Arc::new(Watches::new(self.watches.max, grace));
+        self
+    }
+
+    /// Watch streams open now.
+    #[must_use]
+    pub fn watches(&self) -> usize {
+        self.watches.open.load(Ordering::Acquire)
+    }
+
+    /// Watch streams refused for being one too many, since start.
+    #[must_use]
+    pub fn refused_watches(&self) -> u64 {
+        self.watches.refused.load(Ordering::Relaxed)
+    }
+
+    /// The status of `service` now; `None` for a service this server does not know.
+    #[must_use]
+    pub fn status(&self, service: &str) -> Option<ServingStatus> {
+        services::status(&self.registry, service)
+    }
+
+    /// The tonic service, to add to a server.
+    #[must_use]
+    pub fn into_server(self) -> pb::health_server::HealthServer<Self> {
+        pb::health_server::HealthServer::new(self)
+    }
+}
+
+/// The service name a request asks about: UTF-8, at most [`MAX_SERVICE_NAME`] bytes.
+#[allow(clippy::result_large_err)]
+fn service_name(request: HealthCheckRequest) -> Result<String, Status> {
+    if request.service.len() > MAX_SERVICE_NAME {
+        return Err(Status::invalid_argument(format!(
+            "a service name is at most {MAX_SERVICE_NAME} bytes"
+        )));
+    }
+    String::from_utf8(request.service)
+        .map_err(|_| Status::invalid_argument("a service name is UTF-8"))
+}
+
+fn response(status: ServingStatus) -> HealthCheckResponse {
+    HealthCheckResponse {
+        status: status.into(),
+    }
+}
+
+/// A watch stream's messages.
+type WatchStream = Pin<Box<dyn Stream<Item = Result<HealthCheckResponse, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl pb::health_server::Health for HealthService {
+    async fn check(
+        &self,
+        request: Request<HealthCheckRequest>,
+    ) -> Result<Response<HealthCheckResponse>, Status> {
+        let service = service_name(request.into_inner())?;
+        match services::status(&self.registry, &service) {
+            Some(status) => Ok(Response::new(response(status))),
+            None => Err(Status::not_found(format!("unknown service {service:?}"))),
+        }
+    }
+
+    async fn list(
+        &self,
+        _: Request<HealthListRequest>,
+    ) -> Result<Response<HealthListResponse>, Status> {
+        let statuses: HashMap<String, HealthCheckResponse> = services::all(&self.registry)
+            .into_iter()
+            .map(|(name, status)| (name, response(status)))
+            .collect();
+        Ok(Response::new(HealthListResponse { statuses }))
+    }
+
+    type WatchStream = WatchStream;
+
+    async fn watch(
+        &self,
+        request: Request<HealthCheckRequest>,
+    ) -> Result<Response<Self::WatchStream>, Status> {
+        let service = service_name(request.into_inner())?;
+        let Some(slot) = self.watches.enter() else {
+            tracing::warn!(
+                max = self.watches.max,
+                "gRPC health: a watch refused, the most are open"
+            );
+            return Err(Status::resource_exhausted(format!(
+                "at most {} watch streams are open at once",
+                self.watches.max
+            )));
+        };
+        let (statuses, closing) = self.watches.subscribe(&self.registry, &service);
+        // The status now, then each different one; the end when the shutdown's grace is over.
+        let stream =
+            futures::stream::unfold(Some((statuses, closing, slot, None)), |state| async move {
+                let (mut statuses, mut closing, slot, sent) = state?;
+                loop {
+                    if sent.is_some() {
+                        tokio::select! {
+                            changed = statuses.changed() => changed.ok()?,
+                            _ = closing.wait_for(|closed| *closed) => return None,
+                        }
+                    }
+                    let status = *statuses.borrow_and_update();
+                    if sent != Some(status) {
+                        let next = Some((statuses, closing, slot, Some(status)));
+                        return Some((Ok(response(status)), next));
+                    }
+                }
+            });
+        Ok(Response::new(Box::pin(stream)))
+    }
+}

@@ -1,0 +1,311 @@
+//! The health service over a real socket, driven by tonic's generated client.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use status_core::{check, CheckStatus, Dependency, Feature, Group, HoldSource, Registry, Urgency};
+use status_grpc::pb::health_client::HealthClient;
+use status_grpc::pb::{HealthCheckRequest, HealthCheckResponse, HealthListRequest};
+use status_grpc::{HealthService, ServingStatus};
+use tokio::net::TcpListener;
+use tonic::transport::Channel;
+use tonic::{Code, Streaming};
+
+/// A dependency whose status the test sets.
+#[derive(Clone)]
+struct Switch(Arc<Mutex<CheckStatus>>);
+
+impl Switch {
+    fn new() -> Self {
+        Self(Arc::new(Mutex::new(CheckStatus::Ok)))
+    }
+
+    async fn set(&self, registry: &Registry, status: CheckStatus) {
+        *self.0.lock().unwrap() = status;
+        registry.refresh_all().await;
+    }
+
+    fn dependency(&self, id: &str, urgency: Urgency) -> Dependency {
+        let status = Arc::clone(&self.0);
+        Dependency::builder(
+            id,
+            check::tiered(move || {
+                let status = *status.lock().unwrap();
+                async move { (status, format!("says {status}")) }
+            }),
+        )
+        .urgency(urgency)
+        .period(Duration::from_secs(3600))
+        .failures_before_outage(1)
+        .build()
+        .unwrap()
+    }
+}
+
+struct Fixture {
+    registry: Registry,
+    address: String,
+    db: Switch,
+    cache: Switch,
+    client: HealthClient<Channel>,
+}
+
+/// `db` (Required) and `cache` (Weak, tagged `cache`), checked; the group `cache` (fails on
+/// MINOR) and the feature `orders` (db no worse than MINOR); the service on a loopback port.
+async fn serve(service: impl FnOnce(HealthService) -> HealthService) -> Fixture {
+    let registry = Registry::builder().jitter(0.0).build();
+    let (db, cache) = (Switch::new(), Switch::new());
+    registry
+        .add(db.dependency("db", Urgency::Required))
+        .unwrap();
+    let mut tagged = cache.dependency("cache", Urgency::Weak).into_builder();
+    tagged = tagged.tag("cache");
+    registry.add(tagged.build().unwrap()).unwrap();
+    registry
+        .add_group(
+            Group::builder("cache")
+                .tag("cache")
+                .fails_on(CheckStatus::Minor)
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    registry
+        .add_feature(
+            Feature::builder("orders")
+                .requires("db", CheckStatus::Minor)
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    registry.refresh_all().await;
+    let health = service(HealthService::new(&registry));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(health.into_server())
+            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+    );
+    let address = format!("http://{address}");
+    let client = HealthClient::connect(address.clone()).await.unwrap();
+    Fixture {
+        registry,
+        address,
+        db,
+        cache,
+        client,
+    }
+}
+
+fn ask(service: &str) -> HealthCheckRequest {
+    HealthCheckRequest {
+        service: service.as_bytes().to_vec(),
+    }
+}
+
+async fn check(client: &mut HealthClient<Channel>, service: &str) -> Result<ServingStatus, Code> {
+    client
+        .check(ask(service))
+        .await
+        .map(|r| r.into_inner().status())
+        .map_err(|s| s.code())
+}
+
+/// The next message of `stream`, or `None` once it ended; a guard against hanging, not a
+/// timing assertion.
+async fn next(stream: &mut Streaming<HealthCheckResponse>) -> Option<ServingStatus> {
+    tokio::time::timeout(Duration::from_secs(10), stream.message())
+        .await
+        .expect("a message or the end within 10 s")
+        .unwrap()
+        .map(|r| r.status())
+}
+
+#[tokio::test]
+async fn check_answers_every_kind_of_service() {
+    let mut f = serve(|s| s).await;
+    let c = &mut f.client;
+    assert_eq!(check(c, "").await, Ok(ServingStatus::Serving));
+    assert_eq!(check(c, "cache").await, Ok(ServingStatus::Serving));
+    assert_eq!(check(c, "feature/orders").await, Ok(ServingStatus::Serving));
+    assert_eq!(check(c, "nope").await, Err(Code::NotFound));
+    assert_eq!(check(c, "feature/nope").await, Err(Code::NotFound));
+
+    f.cache.set(&f.registry, CheckStatus::Outage).await;
+    assert_eq!(
+        check(c, "cache").await,
+        Ok(ServingStatus::NotServing),
+        "fails on MINOR"
+    );
+    assert_eq!(
+        check(c, "").await,
+        Ok(ServingStatus::Serving),
+        "a Weak cache"
+    );
+    f.db.set(&f.registry, CheckStatus::Outage).await;
+    assert_eq!(check(c, "").await, Ok(ServingStatus::NotServing));
+    assert_eq!(
+        check(c, "feature/orders").await,
+        Ok(ServingStatus::NotServing)
+    );
+    f.db.set(&f.registry, CheckStatus::Ok).await;
+    // An operator's drain: the instance is out; a group that counts holds too.
+    f.registry.drain("deploy", None, None).unwrap();
+    assert_eq!(check(c, "").await, Ok(ServingStatus::NotServing));
+    assert!(f.registry.undrain());
+    assert_eq!(check(c, "").await, Ok(ServingStatus::Serving));
+}
+
+#[tokio::test]
+async fn bad_names_are_invalid_arguments_and_change_nothing() {
+    let mut f = serve(|s| s).await;
+    let long = "a".repeat(257);
+    assert_eq!(
+        check(&mut f.client, &long).await,
+        Err(Code::InvalidArgument)
+    );
+    let not_utf8 = HealthCheckRequest {
+        service: vec![0xff, 0xfe],
+    };
+    let answer = f.client.check(not_utf8.clone()).await.unwrap_err();
+    assert_eq!(answer.code(), Code::InvalidArgument);
+    let watch = f.client.watch(not_utf8).await.unwrap_err();
+    assert_eq!(watch.code(), Code::InvalidArgument);
+    assert_eq!(check(&mut f.client, "").await, Ok(ServingStatus::Serving));
+}
+
+#[tokio::test]
+async fn watch_sends_now_then_each_change_and_waits_for_unknown_services() {
+    let mut f = serve(|s| s).await;
+    let mut system = f.client.watch(ask("")).await.unwrap().into_inner();
+    assert_eq!(next(&mut system).await, Some(ServingStatus::Serving));
+    f.db.set(&f.registry, CheckStatus::Outage).await;
+    assert_eq!(next(&mut system).await, Some(ServingStatus::NotServing));
+    f.db.set(&f.registry, CheckStatus::Ok).await;
+    assert_eq!(next(&mut system).await, Some(ServingStatus::Serving));
+
+    // Unknown: one SERVICE_UNKNOWN, the stream stays open, the real status follows.
+    let mut later = f.client.watch(ask("later")).await.unwrap().into_inner();
+    assert_eq!(next(&mut later).await, Some(ServingStatus::ServiceUnknown));
+    f.registry
+        .add_group(Group::builder("later").dependency("db").build().unwrap())
+        .unwrap();
+    assert_eq!(next(&mut later).await, Some(ServingStatus::Serving));
+}
+
+#[tokio::test]
+async fn a_slow_reader_gets_the_latest_status_not_a_backlog() {
+    let f = serve(|s| s).await;
+    // A reader whose flow-control window holds two messages: once it stops reading, the
+    // server cannot send more, and what changes meanwhile must not pile up.
+    let channel = tonic::transport::Endpoint::from_shared(f.address.clone())
+        .unwrap()
+        .initial_stream_window_size(14)
+        .connect()
+        .await
+        .unwrap();
+    let mut slow = HealthClient::new(channel);
+    let mut stream = slow.watch(ask("cache")).await.unwrap().into_inner();
+    assert_eq!(next(&mut stream).await, Some(ServingStatus::Serving));
+    // Forty changes while the client reads nothing, ending on OUTAGE.
+    for i in 0..40 {
+        let status = if i % 2 == 0 {
+            CheckStatus::Outage
+        } else {
+            CheckStatus::Ok
+        };
+        f.cache.set(&f.registry, status).await;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    f.cache.set(&f.registry, CheckStatus::Outage).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut received = Vec::new();
+    while let Ok(message) = tokio::time::timeout(Duration::from_millis(300), stream.message()).await
+    {
+        received.push(message.unwrap().unwrap().status());
+    }
+    assert_eq!(
+        received.last(),
+        Some(&ServingStatus::NotServing),
+        "{received:?}"
+    );
+    assert!(
+        received.len() <= 4,
+        "what the window held, then the latest; not forty: {received:?}"
+    );
+}
+
+#[tokio::test]
+async fn list_names_every_service() {
+    let mut f = serve(|s| s).await;
+    f.cache.set(&f.registry, CheckStatus::Outage).await;
+    let list = f
+        .client
+        .list(HealthListRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    let mut names: Vec<(&str, ServingStatus)> = list
+        .statuses
+        .iter()
+        .map(|(name, r)| (name.as_str(), r.status()))
+        .collect();
+    names.sort_by_key(|(name, _)| *name);
+    assert_eq!(
+        names,
+        [
+            ("", ServingStatus::Serving),
+            ("cache", ServingStatus::NotServing),
+            ("feature/orders", ServingStatus::Serving),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn watches_beyond_the_most_are_refused_and_counted() {
+    let mut f = serve(|s| s.max_watches(2)).await;
+    let first = f.client.watch(ask("")).await.unwrap().into_inner();
+    let _second = f.client.watch(ask("cache")).await.unwrap().into_inner();
+    let refused = f.client.watch(ask("")).await.unwrap_err();
+    assert_eq!(refused.code(), Code::ResourceExhausted);
+    drop(first);
+    // The slot comes back once the server sees the stream gone.
+    let mut again = None;
+    for _ in 0..100 {
+        match f.client.watch(ask("")).await {
+            Ok(stream) => {
+                again = Some(stream.into_inner());
+                break;
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+    assert!(again.is_some(), "a closed stream gives its place back");
+}
+
+#[tokio::test]
+async fn a_shutdown_turns_every_service_not_serving_then_ends_the_streams() {
+    let mut f = serve(|s| s.shutdown_grace(Duration::from_millis(300))).await;
+    let mut streams = Vec::new();
+    for service in ["", "cache", "feature/orders"] {
+        let mut stream = f.client.watch(ask(service)).await.unwrap().into_inner();
+        assert_eq!(
+            next(&mut stream).await,
+            Some(ServingStatus::Serving),
+            "{service}"
+        );
+        streams.push(stream);
+    }
+    f.registry
+        .hold(HoldSource::Shutdown, "shutting down", None, None)
+        .unwrap();
+    for stream in &mut streams {
+        assert_eq!(next(stream).await, Some(ServingStatus::NotServing));
+        assert_eq!(next(stream).await, None, "ended at the end of the grace");
+    }
+    assert_eq!(
+        check(&mut f.client, "feature/orders").await,
+        Ok(ServingStatus::NotServing)
+    );
+}
