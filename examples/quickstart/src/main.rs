@@ -123,6 +123,10 @@ struct Args {
     /// milliseconds (0: first come, first served).
     #[arg(long, default_value_t = 250)]
     shed_lifo_after_ms: u64,
+    /// Serve gRPC health checking (`grpc.health.v1.Health`) on this port too: the instance as
+    /// `""`, the groups `ready` and `cache`, and `feature/{name}` for each feature.
+    #[arg(long, value_name = "PORT")]
+    grpc_port: Option<u16>,
     /// The server: `status` (`status_http::serve`) or `axum` (`axum::serve`: no timeouts, no
     /// connection cap, a shutdown that waits for every connection), for comparisons.
     #[arg(long, value_enum, default_value_t = Server::Status)]
@@ -250,6 +254,24 @@ async fn main() -> anyhow::Result<()> {
     println!(
         "  break something: curl -X PUT -H \"Authorization: Bearer {shown}\" -d '{{\"mode\":\"outage\"}}' http://{addr}/demo/chaos/primary-db"
     );
+    if let Some(port) = args.grpc_port {
+        let addr = SocketAddr::new(args.bind, port);
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr} for gRPC"))?;
+        println!("  gRPC health: {addr} (grpc.health.v1.Health)");
+        let health = status_grpc::HealthService::new(&demo.registry)
+            .shutdown_grace(Duration::from_millis(args.shutdown_delay_ms));
+        tokio::spawn(async move {
+            let served = tonic::transport::Server::builder()
+                .add_service(health.into_server())
+                .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener))
+                .await;
+            if let Err(e) = served {
+                tracing::error!("gRPC health server: {e}");
+            }
+        });
+    }
     let signal = status_http::shutdown::graceful(
         demo.registry.clone(),
         Duration::from_millis(args.shutdown_delay_ms),
