@@ -8,6 +8,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tonic_prost_build::configure()
         .build_client(true)
         .build_server(true)
+        .codec_path("crate::codec::HealthCodec")
         .compile_with_config(config, &["proto/grpc/health/v1/health.proto"], &["proto"])?;
     Ok(())
 }

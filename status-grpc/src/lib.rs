@@ -39,6 +39,7 @@
 //!   counted ([`refused_watches`](HealthService::refused_watches)). Nothing a client sends
 //!   changes any state.
 
+mod codec;
 mod services;
 mod watch;
 
