@@ -80,7 +80,7 @@
 //!
 //! | feature | what |
 //! |---|---|
-//! | `macros` | [`dependency`] and [`feature!`]: declare dependencies and features in a line, validated at compile time |
+//! | `macros` | [`dependency`], [`feature!`] and [`group!`]: declare dependencies, features and probe groups in a line, validated at compile time |
 //! | `redis` | `check::redis`: PING over a multiplexed connection |
 //! | `postgres` | `check::postgres`: a query on a reused connection |
 //! | `http` | `check::http`: a URL's status, body and latency; another instance's summary |
@@ -153,6 +153,23 @@ pub use status_macros::dependency;
 /// ```
 #[cfg(feature = "macros")]
 pub use status_macros::feature;
+
+/// Declares a probe group, validated at compile time (see [`Group`]).
+///
+/// ```
+/// let cache = status_core::group! {
+///     name = "cache",
+///     tags = ["cache"],
+///     dependencies = ["session-store"],
+///     fails_on = MINOR,
+///     rotation = false,
+/// };
+/// assert_eq!(cache.name().as_str(), "cache");
+/// assert_eq!(cache.fails_on(), status_core::CheckStatus::Minor);
+/// assert!(!cache.rotation() && cache.startup());
+/// ```
+#[cfg(feature = "macros")]
+pub use status_macros::group;
 
 pub use self::clock::{Clock, TimeSource};
 pub use self::dependency::{

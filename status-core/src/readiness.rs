@@ -78,13 +78,20 @@ impl Readiness {
         failing: impl FnOnce() -> Vec<String>,
     ) -> Self {
         let fails = Self::fails_on(condition, strict);
-        Self::judge_with("system", condition, fails, startup_complete, drain, failing)
+        Self::judge_with(
+            || "system".to_owned(),
+            condition,
+            fails,
+            startup_complete,
+            drain,
+            failing,
+        )
     }
 
     /// As [`judge`](Self::judge), with whether the condition fails already decided (by a
     /// group's rule, say), for `subject` (`system`, `group cache`).
     pub(crate) fn judge_with(
-        subject: &str,
+        subject: impl FnOnce() -> String,
         condition: CheckStatus,
         fails: bool,
         startup_complete: bool,
@@ -93,6 +100,7 @@ impl Readiness {
     ) -> Self {
         let mut reasons = Vec::new();
         if fails {
+            let subject = subject();
             reasons.push(format!(
                 "{subject} is {condition}: {}",
                 failing().join(", ")

@@ -9,7 +9,7 @@ use crate::error::ApiError;
 /// The media type of the IETF health check response format.
 pub(crate) const HEALTH_JSON: &str = "application/health+json";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Format {
     Json,
     HealthJson,

@@ -3,7 +3,7 @@
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
-use crate::parse::{DependencyDef, FeatureDef, Kind};
+use crate::parse::{DependencyDef, FeatureDef, GroupDef, Kind};
 
 pub(crate) fn dependency(def: &DependencyDef) -> TokenStream {
     let function = &def.function;
@@ -87,5 +87,27 @@ pub(crate) fn feature(def: &FeatureDef) -> TokenStream {
             #system
             .build()
             .expect("validated at compile time by status_core::feature!")
+    }
+}
+
+pub(crate) fn group(def: &GroupDef) -> TokenStream {
+    let name = &def.name;
+    let dependencies = def.dependencies.iter().map(|id| quote!(.dependency(#id)));
+    let tags = def.tags.iter().map(|tag| quote!(.tag(#tag)));
+    let fails_on = def.fails_on.map(|status| {
+        let status = Ident::new(status, Span::call_site());
+        quote!(.fails_on(::status_core::CheckStatus::#status))
+    });
+    let rotation = def.rotation.map(|r| quote!(.rotation(#r)));
+    let startup = def.startup.map(|s| quote!(.startup(#s)));
+    quote! {
+        ::status_core::Group::builder(#name)
+            #(#dependencies)*
+            #(#tags)*
+            #fails_on
+            #rotation
+            #startup
+            .build()
+            .expect("validated at compile time by status_core::group!")
     }
 }

@@ -1,6 +1,6 @@
 //! Procedural macros of `status`: declare a dependency or a feature in a line, validated at
 //! compile time. Use them through `status_core` with its `macros` feature:
-//! `#[status_core::dependency(...)]` and `status_core::feature!{...}`.
+//! `#[status_core::dependency(...)]`, `status_core::feature!{...}` and `status_core::group!{...}`.
 //!
 //! Parsing and validation live in `parse`, code generation in `expand`; generated code names
 //! only `::status_core` paths.
@@ -60,5 +60,25 @@ pub fn dependency(args: TokenStream, item: TokenStream) -> TokenStream {
 pub fn feature(input: TokenStream) -> TokenStream {
     parse::feature(input.into())
         .map_or_else(syn::Error::into_compile_error, |f| expand::feature(&f))
+        .into()
+}
+
+/// Declares a probe `::status_core::Group`, validated at compile time: a valid name, ids and
+/// tags each named once, at least one of them, a status it fails on other than OK.
+///
+/// ```text
+/// let cache = status_core::group! {
+///     name = "cache",
+///     tags = ["cache"],
+///     dependencies = ["session-store"],
+///     fails_on = MINOR,
+///     rotation = false,
+/// };
+/// registry.add_group(cache)?;
+/// ```
+#[proc_macro]
+pub fn group(input: TokenStream) -> TokenStream {
+    parse::group(input.into())
+        .map_or_else(syn::Error::into_compile_error, |def| expand::group(&def))
         .into()
 }

@@ -7,4 +7,6 @@ fn ui() {
     t.compile_fail("tests/dependency/fail/*.rs");
     t.pass("tests/feature/pass/*.rs");
     t.compile_fail("tests/feature/fail/*.rs");
+    t.pass("tests/group/pass/*.rs");
+    t.compile_fail("tests/group/fail/*.rs");
 }

@@ -70,7 +70,7 @@ impl Registry {
             group.fails(condition)
         };
         Some(Readiness::judge_with(
-            &format!("group {name}"),
+            || format!("group {name}"),
             condition,
             fails,
             !group.startup() || entry.startup_complete(),

@@ -1,18 +1,19 @@
 //! Probe groups over HTTP: `GET /healthcheck/groups/{name}` (detailed, as `/healthcheck`)
 //! and `GET /healthcheck/groups/{name}/summary` (200 or 503 by the group's rule).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use status_core::CheckStatus;
 
-use super::ready::readiness_answer;
+use super::ready::{readiness_answer, ready_body};
 use super::{detailed_body, ProbeState};
 use crate::error::ApiError;
-use crate::query::ProbeQuery;
-use crate::render::Conditional;
+use crate::query::{Format, ProbeQuery};
+use crate::render::{Body, Conditional};
 
 /// GET `/healthcheck/groups/{name}`: the group's members and its condition, in every format
 /// and with every option of `/healthcheck`; 503 when its condition fails its rule (with
@@ -64,6 +65,7 @@ pub(crate) async fn group(
     params(("name" = String, Path, description = "The group"), crate::schema::ProbeParams),
     responses(
         (status = 200, description = "The group passes its rule", content((crate::schema::Ready = "application/json"), (String = "text/plain"))),
+        (status = 304, description = "The body the `If-None-Match` names is current"),
         (status = 503, description = "The group fails its rule: its condition, a rotation hold or startup, as the group counts them", content((crate::schema::Ready = "application/json"), (String = "text/plain"))),
         (status = 404, description = "No such group", body = crate::schema::Error),
         (status = "default", description = "A rejected request (400, 401, 403, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
@@ -71,10 +73,43 @@ pub(crate) async fn group_summary(
     State(state): State<Arc<ProbeState>>,
     Path(name): Path<String>,
     query: ProbeQuery,
+    conditional: Conditional,
 ) -> Result<Response, ApiError> {
     let readiness = state
         .registry
         .group_readiness(&name, query.strict)
         .ok_or_else(|| ApiError::not_found("group", &name))?;
-    Ok(readiness_answer(&readiness, query.format, Some(&name)))
+    if !readiness.ready() {
+        return Ok(readiness_answer(&readiness, query.format, Some(&name)));
+    }
+    // Passing, the answer says only the group, its condition and the format: made once.
+    let key = (name, query.format, readiness.condition());
+    let cached = state.group_bodies.get(&key);
+    let body = cached.unwrap_or_else(|| {
+        let body = ready_body(&readiness, query.format, &key.0);
+        state.group_bodies.insert(key, body.clone());
+        body
+    });
+    Ok(body.respond(StatusCode::OK, &conditional))
+}
+
+/// The bodies of passing group summaries, by group, format and condition.
+#[derive(Debug, Default)]
+pub(crate) struct GroupBodies(RwLock<HashMap<(String, Format, CheckStatus), Body>>);
+
+impl GroupBodies {
+    fn get(&self, key: &(String, Format, CheckStatus)) -> Option<Body> {
+        self.0
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(key)
+            .cloned()
+    }
+
+    fn insert(&self, key: (String, Format, CheckStatus), body: Body) {
+        let mut bodies = self.0.write().unwrap_or_else(PoisonError::into_inner);
+        // Bounded by the groups, three formats and three passing conditions; a group name
+        // that does not exist never gets here.
+        bodies.insert(key, body);
+    }
 }

@@ -47,6 +47,8 @@ pub(crate) struct ProbeState {
     pub(crate) fleet_aware: Option<crate::fleet::FleetAware>,
     /// The group readiness is bound to, if any.
     pub(crate) readiness_group: Option<String>,
+    /// The bodies of passing group summaries.
+    pub(crate) group_bodies: groups::GroupBodies,
 }
 
 impl ProbeState {
@@ -60,6 +62,7 @@ impl ProbeState {
             #[cfg(feature = "fleet")]
             fleet_aware: None,
             readiness_group: None,
+            group_bodies: groups::GroupBodies::default(),
         }
     }
 

@@ -5,8 +5,9 @@ use axum::response::Response;
 use serde::Serialize;
 use status_core::{CheckStatus, DrainState, Readiness, ReadinessRule};
 
-use super::JSON;
+use super::{JSON, TEXT};
 use crate::query::Format;
+use crate::render::Body;
 use crate::respond::{json_response, text_response};
 
 #[derive(Serialize)]
@@ -23,6 +24,28 @@ struct ReadinessBody<'a> {
     /// With fleet-aware readiness: `instance` or `fleet`, the rule that answered.
     #[serde(skip_serializing_if = "Option::is_none")]
     rule: Option<&'static str>,
+}
+
+/// The body of a passing `readiness` (no reasons, no rule), with its `ETag`.
+pub(super) fn ready_body(readiness: &Readiness, format: Format, group: &str) -> Body {
+    if format == Format::Verbose {
+        let text =
+            format!("[+]condition ok\n[+]startup ok\n[+]drain ok\ngroup {group} check passed\n");
+        return Body::new(text, TEXT);
+    }
+    let body = ReadinessBody {
+        group: Some(group),
+        ready: readiness.ready(),
+        condition: readiness.condition(),
+        startup_complete: readiness.startup_complete(),
+        draining: readiness.drain(),
+        reasons: readiness.reasons(),
+        rule: None,
+    };
+    Body::new(
+        serde_json::to_vec(&body).expect("a readiness body serializes"),
+        JSON,
+    )
 }
 
 /// `readiness` as JSON or as Kubernetes-style text: 200 when ready, else 503.

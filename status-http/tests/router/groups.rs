@@ -36,6 +36,40 @@ async fn grouped() -> Fixture {
 async fn a_group_answers_by_its_own_rule() {
     let f = grouped().await;
     let app = f.app();
+    // Passing: the group, its condition, no reasons; the same bytes (and ETag) every time.
+    let passing = get(&app, "/healthcheck/groups/search-only/summary").await;
+    assert_eq!(passing.status, StatusCode::OK);
+    let body = passing.json();
+    assert_eq!(
+        (
+            &body["group"],
+            &body["ready"],
+            &body["condition"],
+            &body["reasons"]
+        ),
+        (
+            &serde_json::json!("search-only"),
+            &serde_json::json!(true),
+            &serde_json::json!("OK"),
+            &serde_json::json!([])
+        )
+    );
+    let etag = passing.header("etag").to_owned();
+    assert!(!etag.is_empty());
+    let again = crate::support::call(
+        &app,
+        axum::http::Request::get("/healthcheck/groups/search-only/summary")
+            .header("if-none-match", &etag)
+            .body(axum::body::Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(again.status, StatusCode::NOT_MODIFIED);
+    let text = get(&app, "/healthcheck/groups/search-only/summary?verbose").await;
+    assert_eq!(
+        text.body,
+        "[+]condition ok\n[+]startup ok\n[+]drain ok\ngroup search-only check passed\n"
+    );
     let detailed = get(&app, "/healthcheck/groups/search-only").await;
     assert_eq!(detailed.status, StatusCode::OK);
     let ids: Vec<String> = detailed.json()["results"]["OK"]

@@ -96,7 +96,7 @@ const CODES: [(&str, &str, &[&str]); 23] = [
     (
         "get",
         "/healthcheck/groups/{name}/summary",
-        &["200", "404", "503"],
+        &["200", "304", "404", "503"],
     ),
     ("get", "/healthcheck/dependencies/{id}", &["200", "503"]),
     ("post", "/healthcheck/dependencies/{id}/refresh", &["200"]),
