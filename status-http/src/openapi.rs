@@ -24,7 +24,7 @@ use utoipa::{Modify, OpenApi};
         crate::probes::ready,
         crate::probes::startup,
         crate::probes::groups::group,
-        crate::probes::groups::group_summary,
+        group_summary,
         crate::probes::dependency,
         crate::admin::refresh,
         crate::admin::features,
@@ -128,8 +128,8 @@ pub(crate) async fn openapi_json() -> axum::response::Response {
         .into_response()
 }
 
-// Liveness and the summary are served by a hand-written service (`probes::HotProbe`), not a
-// handler: their operations are declared on these two, which are never called.
+// Liveness, the summary and a group's summary are served by a hand-written service
+// (`probes::HotProbe`), not a handler: their operations are declared on these, never called.
 
 /// GET `/healthcheck/summary`: fails while out of rotation.
 #[utoipa::path(get, path = "/healthcheck/summary", tag = "probes", params(crate::schema::ProbeParams),
@@ -152,3 +152,17 @@ fn summary() {}
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error)))]
 #[allow(dead_code)]
 fn live() {}
+
+/// GET `/healthcheck/groups/{name}/summary` (served by `probes::HotProbe`): whether the group
+/// passes by its rule (its condition; and, as the group says, holds and startup), as
+/// readiness answers: 200 or 503, with the reasons.
+#[utoipa::path(get, path = "/healthcheck/groups/{name}/summary", tag = "probes",
+    params(("name" = String, Path, description = "The group"), crate::schema::ProbeParams),
+    responses(
+        (status = 200, description = "The group passes its rule", content((crate::schema::Ready = "application/json"), (String = "text/plain"))),
+        (status = 304, description = "The body the `If-None-Match` names is current"),
+        (status = 503, description = "The group fails its rule: its condition, a rotation hold or startup, as the group counts them", content((crate::schema::Ready = "application/json"), (String = "text/plain"))),
+        (status = 404, description = "No such group", body = crate::schema::Error),
+        (status = "default", description = "A rejected request (400, 401, 403, 405, 408, 413, 414, 431)", body = crate::schema::Error)))]
+#[allow(dead_code)]
+fn group_summary() {}

@@ -58,58 +58,64 @@ pub(crate) async fn group(
     Ok(detailed_body(&report, drain.as_ref(), query.format)?.respond(code, &conditional))
 }
 
-/// GET `/healthcheck/groups/{name}/summary`: whether the group passes by its rule (its
-/// condition; and, as the group says, holds and startup), as readiness answers: 200 or 503,
-/// with the reasons.
-#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/groups/{name}/summary", tag = "probes",
-    params(("name" = String, Path, description = "The group"), crate::schema::ProbeParams),
-    responses(
-        (status = 200, description = "The group passes its rule", content((crate::schema::Ready = "application/json"), (String = "text/plain"))),
-        (status = 304, description = "The body the `If-None-Match` names is current"),
-        (status = 503, description = "The group fails its rule: its condition, a rotation hold or startup, as the group counts them", content((crate::schema::Ready = "application/json"), (String = "text/plain"))),
-        (status = 404, description = "No such group", body = crate::schema::Error),
-        (status = "default", description = "A rejected request (400, 401, 403, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
-pub(crate) async fn group_summary(
-    State(state): State<Arc<ProbeState>>,
-    Path(name): Path<String>,
-    query: ProbeQuery,
-    conditional: Conditional,
+/// GET `/healthcheck/groups/{name}/summary` (served by [`HotProbe`](super::HotProbe)):
+/// whether the group passes by its rule (its condition; and, as the group says, holds and
+/// startup), as readiness answers: 200 or 503, with the reasons. A passing answer is bytes
+/// made once per group, format and condition.
+pub(super) fn summary_answer(
+    state: &ProbeState,
+    name: &str,
+    query: &ProbeQuery,
+    conditional: &Conditional,
 ) -> Result<Response, ApiError> {
     let readiness = state
         .registry
-        .group_readiness(&name, query.strict)
-        .ok_or_else(|| ApiError::not_found("group", &name))?;
+        .group_readiness(name, query.strict)
+        .ok_or_else(|| ApiError::not_found("group", name))?;
     if !readiness.ready() {
-        return Ok(readiness_answer(&readiness, query.format, Some(&name)));
+        return Ok(readiness_answer(&readiness, query.format, Some(name)));
     }
-    // Passing, the answer says only the group, its condition and the format: made once.
-    let key = (name, query.format, readiness.condition());
-    let cached = state.group_bodies.get(&key);
-    let body = cached.unwrap_or_else(|| {
-        let body = ready_body(&readiness, query.format, &key.0);
-        state.group_bodies.insert(key, body.clone());
-        body
-    });
-    Ok(body.respond(StatusCode::OK, &conditional))
+    let condition = readiness.condition();
+    let body = match state.group_bodies.get(name, query.format, condition) {
+        Some(body) => body,
+        None => {
+            let body = ready_body(&readiness, query.format, name);
+            state
+                .group_bodies
+                .insert(name, query.format, condition, body.clone());
+            body
+        }
+    };
+    Ok(body.respond(StatusCode::OK, conditional))
 }
 
-/// The bodies of passing group summaries, by group, format and condition.
+/// The bodies of passing group summaries: per group, by format and condition.
 #[derive(Debug, Default)]
-pub(crate) struct GroupBodies(RwLock<HashMap<(String, Format, CheckStatus), Body>>);
+pub(crate) struct GroupBodies(RwLock<HashMap<String, Bodies>>);
+
+/// One group's: by format, then by the severity of a condition.
+type Bodies = [[Option<Body>; 4]; 3];
+
+fn slots(format: Format, condition: CheckStatus) -> (usize, usize) {
+    let format = match format {
+        Format::Json => 0,
+        Format::HealthJson => 1,
+        Format::Verbose => 2,
+    };
+    (format, usize::from(condition.severity()))
+}
 
 impl GroupBodies {
-    fn get(&self, key: &(String, Format, CheckStatus)) -> Option<Body> {
-        self.0
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(key)
-            .cloned()
+    fn get(&self, name: &str, format: Format, condition: CheckStatus) -> Option<Body> {
+        let (f, c) = slots(format, condition);
+        let bodies = self.0.read().unwrap_or_else(PoisonError::into_inner);
+        bodies.get(name)?[f][c].clone()
     }
 
-    fn insert(&self, key: (String, Format, CheckStatus), body: Body) {
+    /// Bounded: only a registered group's passing answer gets here.
+    fn insert(&self, name: &str, format: Format, condition: CheckStatus, body: Body) {
+        let (f, c) = slots(format, condition);
         let mut bodies = self.0.write().unwrap_or_else(PoisonError::into_inner);
-        // Bounded by the groups, three formats and three passing conditions; a group name
-        // that does not exist never gets here.
-        bodies.insert(key, body);
+        bodies.entry(name.to_owned()).or_default()[f][c] = Some(body);
     }
 }

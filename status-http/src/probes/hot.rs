@@ -1,5 +1,5 @@
-//! Liveness and the summary, the probes a balancer calls many times a second, as one
-//! hand-written tower service.
+//! Liveness, the summary and a group's summary, the probes a balancer calls many times a
+//! second, as one hand-written tower service.
 
 use std::convert::Infallible;
 use std::future::{ready, Ready};
@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use axum::http::Request;
 use axum::response::{IntoResponse, Response};
 
-use super::{live_answer, summary_answer, ProbeState};
+use super::{groups, live_answer, summary_answer, ProbeState};
 use crate::query::ProbeQuery;
 use crate::render::Conditional;
 
@@ -19,21 +19,36 @@ use crate::render::Conditional;
 #[derive(Debug, Clone)]
 pub(crate) struct HotProbe {
     state: Arc<ProbeState>,
-    summary: bool,
+    route: Route,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Route {
+    Live,
+    Summary,
+    /// `/healthcheck/groups/{name}/summary`: the name is the path's next-to-last segment.
+    GroupSummary,
 }
 
 impl HotProbe {
     pub(crate) fn live(state: Arc<ProbeState>) -> Self {
         Self {
             state,
-            summary: false,
+            route: Route::Live,
         }
     }
 
     pub(crate) fn summary(state: Arc<ProbeState>) -> Self {
         Self {
             state,
-            summary: true,
+            route: Route::Summary,
+        }
+    }
+
+    pub(crate) fn group_summary(state: Arc<ProbeState>) -> Self {
+        Self {
+            state,
+            route: Route::GroupSummary,
         }
     }
 }
@@ -50,11 +65,17 @@ impl<B> tower::Service<Request<B>> for HotProbe {
     fn call(&mut self, request: Request<B>) -> Self::Future {
         let (parts, _) = request.into_parts();
         let conditional = Conditional::from_headers(&parts.headers);
-        let response = match ProbeQuery::from_parts(&parts) {
-            Err(rejected) => rejected.into_response(),
-            Ok(query) if self.summary => summary_answer(&self.state, &query, &conditional)
+        let response = match (ProbeQuery::from_parts(&parts), self.route) {
+            (Err(rejected), _) => rejected.into_response(),
+            (Ok(query), Route::Live) => live_answer(&self.state, &query, &conditional),
+            (Ok(query), Route::Summary) => summary_answer(&self.state, &query, &conditional)
                 .unwrap_or_else(IntoResponse::into_response),
-            Ok(query) => live_answer(&self.state, &query, &conditional),
+            (Ok(query), Route::GroupSummary) => {
+                // Group names need no decoding: any other spelling is no group's.
+                let name = parts.uri.path().rsplit('/').nth(1).unwrap_or_default();
+                groups::summary_answer(&self.state, name, &query, &conditional)
+                    .unwrap_or_else(IntoResponse::into_response)
+            }
         };
         ready(Ok(response))
     }

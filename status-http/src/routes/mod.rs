@@ -262,7 +262,7 @@ impl Routes {
             .route("/healthcheck/groups/{name}", get(probes::groups::group))
             .route(
                 "/healthcheck/groups/{name}/summary",
-                get(probes::groups::group_summary),
+                get_service(probes::HotProbe::group_summary(Arc::clone(&state.0.probes))),
             )
             .route("/healthcheck/startup", get(probes::startup));
         let traced = Router::new()

@@ -150,8 +150,24 @@ async fn an_unknown_group_is_a_json_404() {
         assert_eq!(answer.status, StatusCode::NOT_FOUND, "{path}");
         assert!(answer.json()["error"].as_str().unwrap().contains("nope"));
     }
-    let bad = get(&app, "/healthcheck/groups/search-only?strict=maybe").await;
-    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    for path in [
+        "/healthcheck/groups/search-only?strict=maybe",
+        "/healthcheck/groups/search-only/summary?strict=maybe",
+    ] {
+        let bad = get(&app, path).await;
+        assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{path}");
+        assert!(bad.json()["error"].as_str().unwrap().contains("strict"));
+    }
+    let wrong = crate::support::admin(
+        &app,
+        axum::http::Method::POST,
+        "/healthcheck/groups/search-only/summary",
+        None,
+        "",
+    )
+    .await;
+    assert_eq!(wrong.status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(wrong.header("content-type"), "application/json");
 }
 
 #[tokio::test(start_paused = true)]
