@@ -40,6 +40,14 @@ async fn app(dependencies: usize) -> Router {
         .expect("a valid dependency");
         registry.add(dependency).expect("a new id");
     }
+    registry
+        .add_group(
+            status_core::Group::builder("first")
+                .dependency("dep-0000")
+                .build()
+                .expect("a valid group"),
+        )
+        .expect("a known dependency");
     registry.refresh_all().await;
     Router::new()
         .route("/hello", get(hello))
@@ -88,6 +96,7 @@ fn probes(c: &mut Criterion) {
             ("gated_hello", "/gated/hello", None),
             ("live", "/healthcheck/live", None),
             ("summary", "/healthcheck/summary", None),
+            ("group_summary", "/healthcheck/groups/first/summary", None),
             ("detailed_zstd", "/healthcheck", Some("zstd")),
             ("detailed_gzip", "/healthcheck", Some("gzip")),
         ];

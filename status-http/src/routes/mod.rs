@@ -265,6 +265,14 @@ impl Routes {
                 get_service(probes::HotProbe::group_summary(Arc::clone(&state.0.probes))),
             )
             .route("/healthcheck/startup", get(probes::startup));
+        // Groups registered by now get a path of their own too: a static route is matched
+        // without extracting a parameter (later ones are served by the route above).
+        let hot = self.registry.groups().iter().fold(hot, |hot, group| {
+            hot.route(
+                &format!("/healthcheck/groups/{}/summary", group.group().name()),
+                get_service(probes::HotProbe::group_summary(Arc::clone(&state.0.probes))),
+            )
+        });
         let traced = Router::new()
             .route("/healthcheck/dependencies/{id}", get(probes::dependency))
             .route(
