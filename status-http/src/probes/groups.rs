@@ -10,10 +10,10 @@ use axum::response::Response;
 use status_core::CheckStatus;
 
 use super::ready::{readiness_answer, ready_body};
-use super::{detailed_body, ProbeState};
+use super::{detailed_body, slot, ProbeState};
 use crate::error::ApiError;
 use crate::query::{Format, ProbeQuery};
-use crate::render::{Body, Conditional};
+use crate::render::{Body, Conditional, RenderCache};
 
 /// GET `/healthcheck/groups/{name}`: the group's members and its condition, in every format
 /// and with every option of `/healthcheck`; 503 when its condition fails its rule (with
@@ -34,28 +34,68 @@ pub(crate) async fn group(
 ) -> Result<Response, ApiError> {
     let unknown = || ApiError::not_found("group", &name);
     let rule = state.registry.group(&name).ok_or_else(unknown)?;
-    let mut report = state.registry.group_report(&name).ok_or_else(unknown)?;
+    let group = rule.group();
+    let code = |condition: CheckStatus| {
+        let fails = if query.strict {
+            condition != CheckStatus::Ok
+        } else {
+            group.fails(condition)
+        };
+        if fails {
+            StatusCode::SERVICE_UNAVAILABLE
+        } else {
+            StatusCode::OK
+        }
+    };
+    let drain = || {
+        group
+            .rotation()
+            .then(|| state.registry.drain_state())
+            .flatten()
+    };
     if !query.exclude.is_empty() {
-        report = Arc::new(report.excluding(&query.excluded()));
+        let report = state.registry.group_report(&name).ok_or_else(unknown)?;
+        let report = state
+            .present
+            .report(Arc::new(report.excluding(&query.excluded())));
+        let body = detailed_body(&report, drain().as_ref(), query.format)?;
+        return Ok(body.respond(code(report.condition()), &conditional));
     }
-    let report = state.present.report(report);
-    let condition = report.condition();
-    let fails = if query.strict {
-        condition != CheckStatus::Ok
-    } else {
-        rule.group().fails(condition)
-    };
-    let code = if fails {
-        StatusCode::SERVICE_UNAVAILABLE
-    } else {
-        StatusCode::OK
-    };
-    let drain = rule
-        .group()
-        .rotation()
-        .then(|| state.registry.drain_state())
-        .flatten();
-    Ok(detailed_body(&report, drain.as_ref(), query.format)?.respond(code, &conditional))
+    // Made once per report generation and group, as `/healthcheck`'s bodies are.
+    let rendered = state.group_renders.of(&name).get(
+        state.registry.report(),
+        state.registry.rotation_generation(),
+        |report| {
+            let members = report.only(|r| group.selects(r.info()));
+            (state.present.report(Arc::new(members)), drain())
+        },
+    );
+    let body = rendered.detailed[slot(query.format)]
+        .get_or_init(|| detailed_body(&rendered.report, rendered.drain.as_ref(), query.format));
+    Ok(body
+        .as_ref()
+        .map_err(Clone::clone)?
+        .respond(code(rendered.report.condition()), &conditional))
+}
+
+/// The detailed bodies of each group, made once per report generation (only groups that
+/// exist get an entry).
+#[derive(Debug, Default)]
+pub(crate) struct GroupRenders(RwLock<HashMap<String, Arc<RenderCache>>>);
+
+impl GroupRenders {
+    fn of(&self, name: &str) -> Arc<RenderCache> {
+        if let Some(cache) = self
+            .0
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(name)
+        {
+            return Arc::clone(cache);
+        }
+        let mut caches = self.0.write().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(caches.entry(name.to_owned()).or_default())
+    }
 }
 
 /// GET `/healthcheck/groups/{name}/summary` (served by [`HotProbe`](super::HotProbe)):

@@ -49,6 +49,8 @@ pub(crate) struct ProbeState {
     pub(crate) readiness_group: Option<String>,
     /// The bodies of passing group summaries.
     pub(crate) group_bodies: groups::GroupBodies,
+    /// The groups' detailed bodies, per report generation.
+    pub(crate) group_renders: groups::GroupRenders,
 }
 
 impl ProbeState {
@@ -63,6 +65,7 @@ impl ProbeState {
             fleet_aware: None,
             readiness_group: None,
             group_bodies: groups::GroupBodies::default(),
+            group_renders: groups::GroupRenders::default(),
         }
     }
 
@@ -124,7 +127,7 @@ fn summary_body(
     }
 }
 
-fn slot(format: Format) -> usize {
+pub(super) fn slot(format: Format) -> usize {
     match format {
         Format::Json => 0,
         Format::HealthJson => 1,

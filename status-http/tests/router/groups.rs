@@ -79,12 +79,24 @@ async fn a_group_answers_by_its_own_rule() {
         .map(|r| r["id"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(ids, ["search"], "its members only");
+    // Made once per report generation: the same bytes and ETag until something changes.
+    let etag = detailed.header("etag").to_owned();
+    let again = get(&app, "/healthcheck/groups/search-only").await;
+    assert_eq!(
+        (again.header("etag"), &again.body),
+        (etag.as_str(), &detailed.body)
+    );
 
     f.set(&f.search, CheckStatus::Major).await;
     // The system is MAJOR and passes; the group fails on MAJOR.
     assert_eq!(get(&app, "/healthcheck").await.status, StatusCode::OK);
     let detailed = get(&app, "/healthcheck/groups/search-only").await;
     assert_eq!(detailed.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_ne!(
+        detailed.header("etag"),
+        etag,
+        "a new generation, a new body"
+    );
     assert_eq!(detailed.json()["condition"], "MAJOR");
     let summary = get(&app, "/healthcheck/groups/search-only/summary").await;
     assert_eq!(summary.status, StatusCode::SERVICE_UNAVAILABLE);
