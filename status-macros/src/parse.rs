@@ -243,20 +243,45 @@ impl Parse for Requirement {
     }
 }
 
+/// Parses `key = value, …` until the end of `input`, handing each key (the value still to
+/// parse) to `each`; then the `name` every such macro needs, for `what`.
+fn named_arguments(
+    input: ParseStream<'_>,
+    what: &str,
+    mut each: impl FnMut(&Ident, ParseStream<'_>) -> syn::Result<()>,
+) -> syn::Result<String> {
+    let mut name = None;
+    while !input.is_empty() {
+        let key: Ident = input.parse()?;
+        input.parse::<Token![=]>()?;
+        if key == "name" {
+            name = Some(validate::id(&input.parse()?)?);
+        } else {
+            each(&key, input)?;
+        }
+        if input.is_empty() {
+            break;
+        }
+        input.parse::<Token![,]>()?;
+    }
+    name.ok_or_else(|| {
+        syn::Error::new(
+            proc_macro2::Span::call_site(),
+            format!("a {what} needs `name = \"...\"`"),
+        )
+    })
+}
+
 impl Parse for FeatureDef {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
-        let mut name = None;
         let mut def = FeatureDef {
             name: String::new(),
             description: None,
             requires: Vec::new(),
             requires_system: None,
         };
-        while !input.is_empty() {
-            let key: Ident = input.parse()?;
-            input.parse::<Token![=]>()?;
+        def.name = named_arguments(input, "feature", |key, input| {
             match key.to_string().as_str() {
-                "name" => name = Some(validate::id(&input.parse()?)?),
                 "description" => def.description = Some(input.parse()?),
                 "requires" => {
                     let content;
@@ -272,7 +297,7 @@ impl Parse for FeatureDef {
                 }
                 other => {
                     return Err(syn::Error::new_spanned(
-                        &key,
+                        key,
                         format!(
                             "unknown argument `{other}`: expected name, description, requires \
                              or requires_system"
@@ -280,16 +305,7 @@ impl Parse for FeatureDef {
                     ))
                 }
             }
-            if input.is_empty() {
-                break;
-            }
-            input.parse::<Token![,]>()?;
-        }
-        def.name = name.ok_or_else(|| {
-            syn::Error::new(
-                proc_macro2::Span::call_site(),
-                "a feature needs `name = \"...\"`",
-            )
+            Ok(())
         })?;
         Ok(def)
     }
@@ -324,7 +340,6 @@ fn flag(expr: &Expr, key: &Ident) -> syn::Result<bool> {
 
 impl Parse for GroupDef {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
-        let mut name = None;
         let mut def = GroupDef {
             name: String::new(),
             dependencies: Vec::new(),
@@ -333,13 +348,10 @@ impl Parse for GroupDef {
             rotation: None,
             startup: None,
         };
-        while !input.is_empty() {
-            let key: Ident = input.parse()?;
-            input.parse::<Token![=]>()?;
+        def.name = named_arguments(input, "group", |key, input| {
             match key.to_string().as_str() {
-                "name" => name = Some(validate::id(&input.parse()?)?),
                 "dependencies" => {
-                    for id in lit_strs(&input.parse()?, &key)? {
+                    for id in lit_strs(&input.parse()?, key)? {
                         let id_text = validate::id(&id)?;
                         if def.dependencies.contains(&id_text) {
                             return Err(syn::Error::new_spanned(&id, "named twice"));
@@ -348,7 +360,7 @@ impl Parse for GroupDef {
                     }
                 }
                 "tags" => {
-                    for tag in lit_strs(&input.parse()?, &key)? {
+                    for tag in lit_strs(&input.parse()?, key)? {
                         if tag.value().trim().is_empty() {
                             return Err(syn::Error::new_spanned(&tag, "a blank tag"));
                         }
@@ -369,11 +381,11 @@ impl Parse for GroupDef {
                     }
                     def.fails_on = Some(checked);
                 }
-                "rotation" => def.rotation = Some(flag(&input.parse()?, &key)?),
-                "startup" => def.startup = Some(flag(&input.parse()?, &key)?),
+                "rotation" => def.rotation = Some(flag(&input.parse()?, key)?),
+                "startup" => def.startup = Some(flag(&input.parse()?, key)?),
                 other => {
                     return Err(syn::Error::new_spanned(
-                        &key,
+                        key,
                         format!(
                             "unknown argument `{other}`: expected name, dependencies, tags, \
                              fails_on, rotation or startup"
@@ -381,16 +393,7 @@ impl Parse for GroupDef {
                     ))
                 }
             }
-            if input.is_empty() {
-                break;
-            }
-            input.parse::<Token![,]>()?;
-        }
-        def.name = name.ok_or_else(|| {
-            syn::Error::new(
-                proc_macro2::Span::call_site(),
-                "a group needs `name = \"...\"`",
-            )
+            Ok(())
         })?;
         if def.dependencies.is_empty() && def.tags.is_empty() {
             return Err(syn::Error::new(
