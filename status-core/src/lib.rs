@@ -111,6 +111,7 @@ mod urgency;
 
 pub mod check;
 pub mod fleet;
+pub mod notify;
 #[cfg(feature = "redis")]
 pub mod store;
 

@@ -1,0 +1,411 @@
+//! The notification policy: which changes are worth telling an operator, and when, so that
+//! nobody is spammed. Pure: told each dependency's latest result, the system's condition and
+//! the time; no clock, no I/O. Delivering its notices is a driver's job.
+//!
+//! - A dependency is noticed once its reported status has held a new level for the hold
+//!   time (default 30 s; zero: at once), and once more, "resolved", when it is OK again.
+//!   Never two notices for the same level.
+//! - A flapping dependency: one "flapping" notice, then silence until it is stable again.
+//! - A failure attributed to another failing dependency (`blockedBy`) is folded into its
+//!   root's notice ("primary-db OUTAGE; also affected: orders-api, search"), not sent alone.
+//! - The system condition's changes are notices of their own, with the same hold.
+//! - When more than a handful are due at once (a fleet-wide cause), they go out as one digest.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use crate::{CheckResult, CheckStatus, DependencyId};
+
+/// What the policy tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Notice {
+    /// A dependency holds a new level (not OK).
+    Changed {
+        /// The dependency.
+        id: DependencyId,
+        /// The level last told (OK at first).
+        from: CheckStatus,
+        /// The level it holds now.
+        to: CheckStatus,
+        /// Failing dependencies whose failure is attributed to this one.
+        also_affected: Vec<DependencyId>,
+    },
+    /// A dependency told failing is OK again.
+    Resolved {
+        /// The dependency.
+        id: DependencyId,
+        /// The level last told.
+        from: CheckStatus,
+    },
+    /// A dependency changes too often to tell each change: silence until it is stable.
+    Flapping {
+        /// The dependency.
+        id: DependencyId,
+    },
+    /// The system condition holds a new level.
+    System {
+        /// The level last told.
+        from: CheckStatus,
+        /// The level it holds now.
+        to: CheckStatus,
+    },
+    /// Many notices due at once, as one.
+    Digest {
+        /// The notices it stands for.
+        notices: Vec<Notice>,
+    },
+}
+
+/// The policy's settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoticePolicy {
+    /// How long a level must hold before it is told (zero: at once).
+    pub hold: Duration,
+    /// More notices than this due at once go out as one digest.
+    pub digest_above: usize,
+}
+
+impl Default for NoticePolicy {
+    /// A 30 s hold; a digest above 5 notices at once.
+    fn default() -> Self {
+        Self {
+            hold: Duration::from_secs(30),
+            digest_above: 5,
+        }
+    }
+}
+
+/// What the policy knows of one dependency, or of the system.
+#[derive(Debug, Clone)]
+struct Track {
+    /// The level last told.
+    told: CheckStatus,
+    /// The level it holds now, and since when.
+    level: CheckStatus,
+    since: Duration,
+    /// Whether "flapping" was told and not yet taken back by a stable level.
+    flapping_told: bool,
+    flapping: bool,
+    blocked_by: Vec<DependencyId>,
+}
+
+impl Track {
+    fn new(level: CheckStatus, now: Duration) -> Self {
+        Self {
+            told: CheckStatus::Ok,
+            level,
+            since: now,
+            flapping_told: false,
+            flapping: false,
+            blocked_by: Vec::new(),
+        }
+    }
+
+    fn see(&mut self, level: CheckStatus, now: Duration) {
+        if level != self.level {
+            self.level = level;
+            self.since = now;
+        }
+    }
+
+    /// Whether the level held long enough and differs from what was told.
+    fn due(&self, hold: Duration, now: Duration) -> bool {
+        self.level != self.told && now.saturating_sub(self.since) >= hold
+    }
+}
+
+/// The notification policy's state: see the [module docs](self).
+///
+/// # Example
+///
+/// ```
+/// use std::time::Duration;
+/// use status_core::notify::{Notice, NoticePolicy, Notifier};
+/// use status_core::CheckStatus;
+///
+/// let s = Duration::from_secs;
+/// let mut notifier = Notifier::new(NoticePolicy { hold: s(30), digest_above: 5 });
+/// notifier.see_system(CheckStatus::Outage, s(0));
+/// assert!(notifier.tick(s(10)).is_empty(), "not held long enough");
+/// assert_eq!(
+///     notifier.tick(s(30)),
+///     [Notice::System { from: CheckStatus::Ok, to: CheckStatus::Outage }]
+/// );
+/// assert!(notifier.tick(s(60)).is_empty(), "never twice");
+/// ```
+#[derive(Debug, Clone)]
+pub struct Notifier {
+    policy: NoticePolicy,
+    dependencies: BTreeMap<DependencyId, Track>,
+    system: Track,
+}
+
+impl Notifier {
+    /// A notifier with nothing seen yet: every dependency, and the system, taken as OK.
+    #[must_use]
+    pub fn new(policy: NoticePolicy) -> Self {
+        Self {
+            policy,
+            dependencies: BTreeMap::new(),
+            system: Track::new(CheckStatus::Ok, Duration::ZERO),
+        }
+    }
+
+    /// Sees a dependency's latest result at `now` (time on any monotonic axis).
+    pub fn see(&mut self, result: &CheckResult, now: Duration) {
+        let track = self
+            .dependencies
+            .entry(result.id().clone())
+            .or_insert_with(|| Track::new(CheckStatus::Ok, now));
+        track.see(result.status(), now);
+        track.flapping = result.flapping();
+        track.blocked_by = result.blocked_by().to_vec();
+    }
+
+    /// Forgets a dependency that was removed.
+    pub fn forget(&mut self, id: &str) {
+        self.dependencies.remove(id);
+    }
+
+    /// Sees the system condition at `now`.
+    pub fn see_system(&mut self, condition: CheckStatus, now: Duration) {
+        self.system.see(condition, now);
+    }
+
+    /// The notices due at `now`, each told once.
+    pub fn tick(&mut self, now: Duration) -> Vec<Notice> {
+        let hold = self.policy.hold;
+        let mut notices = Vec::new();
+        // Flapping: told once, then silence while it lasts; a stable level after it is told
+        // as any other (its hold starts again).
+        for (id, track) in &mut self.dependencies {
+            if track.flapping && !track.flapping_told {
+                track.flapping_told = true;
+                notices.push(Notice::Flapping { id: id.clone() });
+            } else if !track.flapping && track.flapping_told {
+                track.flapping_told = false;
+                track.since = now;
+            }
+        }
+        let due: BTreeSet<DependencyId> = self
+            .dependencies
+            .iter()
+            .filter(|(_, t)| !t.flapping_told && t.due(hold, now))
+            .map(|(id, _)| id.clone())
+            .collect();
+        // A failure blocked by another failing dependency goes with its roots' notices: it is
+        // marked told, and named by each root told now.
+        let mut affected: BTreeMap<DependencyId, Vec<DependencyId>> = BTreeMap::new();
+        for id in &due {
+            let track = &self.dependencies[id];
+            if track.level != CheckStatus::Ok && !track.blocked_by.is_empty() {
+                for root in &track.blocked_by {
+                    affected.entry(root.clone()).or_default().push(id.clone());
+                }
+            }
+        }
+        for id in &due {
+            let track = self.dependencies.get_mut(id).expect("due from the map");
+            let from = std::mem::replace(&mut track.told, track.level);
+            if track.level == CheckStatus::Ok {
+                notices.push(Notice::Resolved {
+                    id: id.clone(),
+                    from,
+                });
+            } else if track.blocked_by.is_empty() {
+                notices.push(Notice::Changed {
+                    id: id.clone(),
+                    from,
+                    to: track.level,
+                    also_affected: affected.remove(id).unwrap_or_default(),
+                });
+            }
+        }
+        if self.system.due(hold, now) {
+            let from = std::mem::replace(&mut self.system.told, self.system.level);
+            notices.push(Notice::System {
+                from,
+                to: self.system.level,
+            });
+        }
+        if notices.len() > self.policy.digest_above {
+            return vec![Notice::Digest { notices }];
+        }
+        notices
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::CheckOutcome;
+    use crate::{Dependency, Registry};
+    use CheckStatus::{Major, Ok, Outage};
+
+    const S: Duration = Duration::from_secs(1);
+
+    /// A result of `id` at `status`, as the registry reports it, with `blocked_by`.
+    fn result(id: &str, status: CheckStatus, flapping: bool, blocked_by: &[&str]) -> CheckResult {
+        let registry = Registry::new();
+        let info = Dependency::passive(id).build_info().unwrap();
+        let reporter = registry.add_passive(info).unwrap();
+        reporter.record(CheckOutcome::new(status, "x"));
+        let mut result = (*registry.result(id).unwrap()).clone();
+        result.status = status;
+        result.flapping = flapping;
+        result.blocked_by = blocked_by
+            .iter()
+            .map(|b| DependencyId::new(b).unwrap())
+            .collect();
+        result
+    }
+
+    fn notifier(hold: u64) -> Notifier {
+        Notifier::new(NoticePolicy {
+            hold: S * u32::try_from(hold).unwrap(),
+            digest_above: 5,
+        })
+    }
+
+    fn id(s: &str) -> DependencyId {
+        DependencyId::new(s).unwrap()
+    }
+
+    #[test]
+    fn a_level_is_told_once_it_held_and_once_more_when_resolved() {
+        let mut n = notifier(30);
+        n.see(&result("db", Outage, false, &[]), Duration::ZERO);
+        assert!(n.tick(29 * S).is_empty());
+        let told = n.tick(30 * S);
+        assert_eq!(
+            told,
+            [Notice::Changed {
+                id: id("db"),
+                from: Ok,
+                to: Outage,
+                also_affected: vec![]
+            }]
+        );
+        assert!(n.tick(31 * S).is_empty(), "never twice for one level");
+        // A short blip back to OK and down again is not told.
+        n.see(&result("db", Ok, false, &[]), 40 * S);
+        n.see(&result("db", Outage, false, &[]), 50 * S);
+        assert!(n.tick(90 * S).is_empty());
+        n.see(&result("db", Ok, false, &[]), 100 * S);
+        assert!(n.tick(129 * S).is_empty());
+        assert_eq!(
+            n.tick(130 * S),
+            [Notice::Resolved {
+                id: id("db"),
+                from: Outage
+            }]
+        );
+    }
+
+    #[test]
+    fn a_zero_hold_tells_at_once_and_a_new_level_is_a_new_notice() {
+        let mut n = notifier(0);
+        n.see(&result("db", Major, false, &[]), Duration::ZERO);
+        assert_eq!(n.tick(Duration::ZERO).len(), 1);
+        n.see(&result("db", Outage, false, &[]), S);
+        let told = n.tick(S);
+        assert!(matches!(
+            &told[..],
+            [Notice::Changed {
+                from: Major,
+                to: Outage,
+                ..
+            }]
+        ));
+    }
+
+    #[test]
+    fn flapping_is_told_once_then_silence_until_stable() {
+        let mut n = notifier(0);
+        for i in 0..10 {
+            let status = if i % 2 == 0 { Outage } else { Ok };
+            n.see(&result("db", status, i >= 3, &[]), i * S);
+            let told = n.tick(i * S);
+            match i {
+                0..=2 => assert_eq!(told.len(), 1, "{i}: each change told before"),
+                3 => assert_eq!(told, [Notice::Flapping { id: id("db") }]),
+                _ => assert!(told.is_empty(), "{i}: silence while it flaps"),
+            }
+        }
+        // Stable again: the level last told (step 2) was OUTAGE. Stable at OUTAGE, nothing to
+        // tell; stable at OK, it is resolved.
+        n.see(&result("db", Outage, false, &[]), 20 * S);
+        assert!(n.tick(20 * S).is_empty(), "the same level as told");
+        n.see(&result("db", Ok, false, &[]), 30 * S);
+        assert_eq!(
+            n.tick(30 * S),
+            [Notice::Resolved {
+                id: id("db"),
+                from: Outage
+            }]
+        );
+    }
+
+    #[test]
+    fn dependents_are_folded_into_their_roots_notice() {
+        let mut n = notifier(10);
+        n.see(&result("primary-db", Outage, false, &[]), Duration::ZERO);
+        n.see(
+            &result("orders-api", Outage, false, &["primary-db"]),
+            Duration::ZERO,
+        );
+        n.see(&result("search", Major, false, &["primary-db"]), S);
+        assert_eq!(
+            n.tick(10 * S),
+            [Notice::Changed {
+                id: id("primary-db"),
+                from: Ok,
+                to: Outage,
+                also_affected: vec![id("orders-api")]
+            }]
+        );
+        assert!(
+            n.tick(11 * S).is_empty(),
+            "search became due a second later: folded, told by no one"
+        );
+        assert!(
+            n.tick(60 * S).is_empty(),
+            "nothing sent alone for a dependent"
+        );
+    }
+
+    #[test]
+    fn the_system_condition_is_told_on_its_own() {
+        let mut n = notifier(5);
+        n.see_system(Major, Duration::ZERO);
+        n.see_system(Ok, 2 * S);
+        assert!(n.tick(10 * S).is_empty(), "back to what was told: nothing");
+        n.see_system(Outage, 10 * S);
+        assert_eq!(
+            n.tick(15 * S),
+            [Notice::System {
+                from: Ok,
+                to: Outage
+            }]
+        );
+    }
+
+    #[test]
+    fn many_at_once_are_one_digest() {
+        let mut n = notifier(0);
+        for i in 0..8 {
+            n.see(
+                &result(&format!("d{i}"), Outage, false, &[]),
+                Duration::ZERO,
+            );
+        }
+        let told = n.tick(Duration::ZERO);
+        assert_eq!(told.len(), 1);
+        let Notice::Digest { notices } = &told[0] else {
+            panic!("{told:?}")
+        };
+        assert_eq!(notices.len(), 8);
+        assert!(n.tick(S).is_empty());
+    }
+}
