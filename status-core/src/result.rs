@@ -230,6 +230,12 @@ pub(crate) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// `t` as [`iso`], for `#[serde(serialize_with)]`.
+#[allow(dead_code)] // used by features that serialize times so
+pub(crate) fn serialize_iso<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&iso(*t))
+}
+
 pub(crate) fn iso(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)
 }

@@ -1,23 +1,20 @@
-//! The notification policy: which changes are worth telling an operator, and when, so that
-//! nobody is spammed. Pure: told each dependency's latest result, the system's condition and
-//! the time; no clock, no I/O. Delivering its notices is a driver's job.
-//!
-//! - A dependency is noticed once its reported status has held a new level for the hold
-//!   time (default 30 s; zero: at once), and once more, "resolved", when it is OK again.
-//!   Never two notices for the same level.
-//! - A flapping dependency: one "flapping" notice, then silence until it is stable again.
-//! - A failure attributed to another failing dependency (`blockedBy`) is folded into its
-//!   root's notice ("primary-db OUTAGE; also affected: orders-api, search"), not sent alone.
-//! - The system condition's changes are notices of their own, with the same hold.
-//! - When more than a handful are due at once (a fleet-wide cause), they go out as one digest.
+//! The policy: which changes are told, and when.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use serde::Serialize;
+
 use crate::{CheckResult, CheckStatus, DependencyId};
 
-/// What the policy tells.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What the policy tells. Serialized with a `kind` (`changed`, `resolved`, `flapping`,
+/// `system`, `digest`) and camel-case fields.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 #[non_exhaustive]
 pub enum Notice {
     /// A dependency holds a new level (not OK).
@@ -57,6 +54,37 @@ pub enum Notice {
     },
 }
 
+impl Notice {
+    /// The notice in one sentence, for people.
+    #[must_use]
+    pub fn text(&self) -> String {
+        match self {
+            Self::Changed {
+                id,
+                from,
+                to,
+                also_affected,
+            } => {
+                let mut text = format!("{id} is {to} (was {from})");
+                if !also_affected.is_empty() {
+                    let names: Vec<&str> = also_affected.iter().map(DependencyId::as_str).collect();
+                    text += &format!("; also affected: {}", names.join(", "));
+                }
+                text
+            }
+            Self::Resolved { id, from } => format!("{id} is OK again (was {from})"),
+            Self::Flapping { id } => {
+                format!("{id} is flapping: its changes are not told until it is stable")
+            }
+            Self::System { from, to } => format!("the system is {to} (was {from})"),
+            Self::Digest { notices } => {
+                let each: Vec<String> = notices.iter().map(Self::text).collect();
+                format!("{} changes: {}", notices.len(), each.join("; "))
+            }
+        }
+    }
+}
+
 /// The policy's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NoticePolicy {
@@ -64,14 +92,18 @@ pub struct NoticePolicy {
     pub hold: Duration,
     /// More notices than this due at once go out as one digest.
     pub digest_above: usize,
+    /// After a digest, what falls due within this long waits for the next one: at most one
+    /// digest a period.
+    pub digest_every: Duration,
 }
 
 impl Default for NoticePolicy {
-    /// A 30 s hold; a digest above 5 notices at once.
+    /// A 30 s hold; a digest above 5 notices at once, at most one a minute.
     fn default() -> Self {
         Self {
             hold: Duration::from_secs(30),
             digest_above: 5,
+            digest_every: Duration::from_secs(60),
         }
     }
 }
@@ -115,7 +147,7 @@ impl Track {
     }
 }
 
-/// The notification policy's state: see the [module docs](self).
+/// The notification policy's state: see the [module docs](super).
 ///
 /// # Example
 ///
@@ -125,7 +157,7 @@ impl Track {
 /// use status_core::CheckStatus;
 ///
 /// let s = Duration::from_secs;
-/// let mut notifier = Notifier::new(NoticePolicy { hold: s(30), digest_above: 5 });
+/// let mut notifier = Notifier::new(NoticePolicy { hold: s(30), ..NoticePolicy::default() });
 /// notifier.see_system(CheckStatus::Outage, s(0));
 /// assert!(notifier.tick(s(10)).is_empty(), "not held long enough");
 /// assert_eq!(
@@ -139,6 +171,10 @@ pub struct Notifier {
     policy: NoticePolicy,
     dependencies: BTreeMap<DependencyId, Track>,
     system: Track,
+    /// When the last digest went out.
+    last_digest: Option<Duration>,
+    /// Notices due since then, for the next digest.
+    held: Vec<Notice>,
 }
 
 impl Notifier {
@@ -149,6 +185,8 @@ impl Notifier {
             policy,
             dependencies: BTreeMap::new(),
             system: Track::new(CheckStatus::Ok, Duration::ZERO),
+            last_digest: None,
+            held: Vec::new(),
         }
     }
 
@@ -229,10 +267,31 @@ impl Notifier {
                 to: self.system.level,
             });
         }
-        if notices.len() > self.policy.digest_above {
-            return vec![Notice::Digest { notices }];
+        self.digest(notices, now)
+    }
+
+    /// `notices` as they go out: alone while few; as one digest when many; and within a
+    /// digest period of the last digest, held for the next one.
+    fn digest(&mut self, notices: Vec<Notice>, now: Duration) -> Vec<Notice> {
+        let quiet = self
+            .last_digest
+            .is_none_or(|at| now.saturating_sub(at) >= self.policy.digest_every);
+        if !quiet {
+            self.held.extend(notices);
+            return Vec::new();
         }
-        notices
+        let mut due = std::mem::take(&mut self.held);
+        due.extend(notices);
+        if due.len() > self.policy.digest_above || (self.last_digest.is_some() && !due.is_empty()) {
+            // Many at once, or what waited for the period's end: one digest, and a new period.
+            self.last_digest = Some(now);
+            return vec![Notice::Digest { notices: due }];
+        }
+        if due.is_empty() {
+            // A whole period without notices: the next few go out alone again.
+            self.last_digest = None;
+        }
+        due
     }
 }
 
@@ -265,6 +324,7 @@ mod tests {
         Notifier::new(NoticePolicy {
             hold: S * u32::try_from(hold).unwrap(),
             digest_above: 5,
+            digest_every: S * 60,
         })
     }
 
@@ -407,5 +467,46 @@ mod tests {
         };
         assert_eq!(notices.len(), 8);
         assert!(n.tick(S).is_empty());
+    }
+
+    #[test]
+    fn a_mass_outage_is_one_digest_a_minute() {
+        let mut n = notifier(0);
+        let mut told = Vec::new();
+        // 1,000 dependencies failing over ten seconds, a hundred a second.
+        for second in 0..10u32 {
+            for i in 0..100 {
+                let name = format!("d{}", second * 100 + i);
+                n.see(&result(&name, Outage, false, &[]), S * second);
+            }
+            told.extend(
+                n.tick(S * second)
+                    .into_iter()
+                    .map(|notice| (second, notice)),
+            );
+        }
+        for second in 10..=130u32 {
+            told.extend(
+                n.tick(S * second)
+                    .into_iter()
+                    .map(|notice| (second, notice)),
+            );
+        }
+        let digests: Vec<(u32, usize)> = told
+            .iter()
+            .map(|(at, notice)| match notice {
+                Notice::Digest { notices } => (*at, notices.len()),
+                other => panic!("alone: {other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            digests,
+            [(0, 100), (60, 900)],
+            "all of them, at most one a minute"
+        );
+        // After a quiet period, a single change goes out alone again.
+        n.see(&result("d1", Ok, false, &[]), S * 200);
+        let alone = n.tick(S * 200);
+        assert!(matches!(&alone[..], [Notice::Resolved { .. }]), "{alone:?}");
     }
 }

@@ -1,0 +1,29 @@
+//! The notification policy: which changes are worth telling an operator, and when, so that
+//! nobody is spammed. Pure: told each dependency's latest result, the system's condition and
+//! the time; no clock, no I/O. Delivering its notices is a driver's job.
+//!
+//! - A dependency is noticed once its reported status has held a new level for the hold
+//!   time (default 30 s; zero: at once), and once more, "resolved", when it is OK again.
+//!   Never two notices for the same level.
+//! - A flapping dependency: one "flapping" notice, then silence until it is stable again.
+//! - A failure attributed to another failing dependency (`blockedBy`) is folded into its
+//!   root's notice ("primary-db OUTAGE; also affected: orders-api, search"), not sent alone.
+//! - The system condition's changes are notices of their own, with the same hold.
+//! - When more than a handful are due at once (a fleet-wide cause), they go out as one digest,
+//!   and at most one digest a minute: what falls due meanwhile waits for the next.
+//!
+//! With the `notify` feature, [`Notifications`] drives the policy from a registry's events
+//! and delivers its notices to [`Sink`]s: a JSON webhook ([`Webhook`]), a Slack incoming
+//! webhook ([`Slack`]), or one of your own.
+
+mod policy;
+#[cfg(feature = "notify")]
+mod run;
+#[cfg(feature = "notify")]
+mod sink;
+
+pub use self::policy::{Notice, NoticePolicy, Notifier};
+#[cfg(feature = "notify")]
+pub use self::run::{Notifications, NotificationsBuilder, SinkStats};
+#[cfg(feature = "notify")]
+pub use self::sink::{signature, Message, Sink, SinkError, Slack, Webhook, SCHEMA_VERSION};

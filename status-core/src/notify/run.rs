@@ -1,0 +1,358 @@
+//! The driver: a registry's events into the [`Notifier`], its notices into every sink's
+//! bounded queue, and one worker per sink delivering with retries. Delivery never delays a
+//! check, a probe or the bus: the registry's events arrive on a broadcast channel this task
+//! reads at its own pace, and a sink that hangs or fails costs only its own retries.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use super::{Message, Notice, NoticePolicy, Notifier, Sink, SCHEMA_VERSION};
+use crate::{Error, Event, Registry, Rng, WeakRegistry};
+
+/// Starts [`Notifications`]; see [`Notifications::builder`].
+#[must_use = "a builder does nothing until `start` is called"]
+pub struct NotificationsBuilder {
+    registry: Registry,
+    policy: NoticePolicy,
+    sinks: Vec<Arc<dyn Sink>>,
+    queue: usize,
+    attempt_timeout: Duration,
+    max_age: Duration,
+    retry_after: Duration,
+    tick: Duration,
+}
+
+impl std::fmt::Debug for NotificationsBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NotificationsBuilder")
+            .field("policy", &self.policy)
+            .field("sinks", &self.sinks.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl NotificationsBuilder {
+    /// The policy: the hold time and the digest threshold.
+    pub fn policy(mut self, policy: NoticePolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Delivers to `sink` too.
+    pub fn sink(mut self, sink: impl Sink) -> Self {
+        self.sinks.push(Arc::new(sink));
+        self
+    }
+
+    /// How many messages wait for a sink at most; past it, the oldest is dropped (counted).
+    /// Default: 256.
+    pub fn queue(mut self, capacity: usize) -> Self {
+        self.queue = capacity.max(1);
+        self
+    }
+
+    /// How long one delivery attempt may take. Default: 5 s.
+    pub fn attempt_timeout(mut self, timeout: Duration) -> Self {
+        self.attempt_timeout = timeout;
+        self
+    }
+
+    /// How long a message is retried before it is dropped (counted). Default: 10 min.
+    pub fn max_age(mut self, age: Duration) -> Self {
+        self.max_age = age;
+        self
+    }
+
+    /// The first retry's wait, doubling up to sixty times it, each with a jitter of ±50 %.
+    /// Default: 1 s.
+    pub fn retry_after(mut self, wait: Duration) -> Self {
+        self.retry_after = wait;
+        self
+    }
+
+    /// How often the policy is asked what is due. Default: 1 s.
+    pub fn tick(mut self, every: Duration) -> Self {
+        self.tick = every.max(Duration::from_millis(10));
+        self
+    }
+
+    /// Starts the driver and one worker per sink. They end with the registry.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_no_runtime`] outside a Tokio runtime.
+    pub fn start(self) -> Result<Notifications, Error> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::no_runtime())?;
+        let settings = Settings {
+            attempt_timeout: self.attempt_timeout,
+            max_age: self.max_age,
+            retry_after: self.retry_after,
+        };
+        let queues: Vec<Arc<Queue>> = self
+            .sinks
+            .iter()
+            .map(|sink| Arc::new(Queue::new(sink.name().to_owned(), self.queue)))
+            .collect();
+        for (sink, queue) in self.sinks.into_iter().zip(&queues) {
+            let rng = self.registry.rng(&format!("notify-{}", queue.name));
+            runtime.spawn(deliver(sink, Arc::clone(queue), settings, rng));
+        }
+        let id_prefix = format!("{:016x}", self.registry.rng("notify-ids").next_u64());
+        runtime.spawn(drive(
+            self.registry.downgrade(),
+            self.registry.subscribe(),
+            Notifier::new(self.policy),
+            queues.clone(),
+            self.tick,
+            id_prefix,
+        ));
+        Ok(Notifications { queues })
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Settings {
+    attempt_timeout: Duration,
+    max_age: Duration,
+    retry_after: Duration,
+}
+
+/// Notifications running for a registry: each sink's counts.
+#[derive(Debug, Clone)]
+pub struct Notifications {
+    queues: Vec<Arc<Queue>>,
+}
+
+/// What a sink did since start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SinkStats {
+    /// The sink's name.
+    pub sink: String,
+    /// Messages delivered.
+    pub delivered: u64,
+    /// Attempts that failed (each is retried until the message is too old).
+    pub failed_attempts: u64,
+    /// Messages dropped: the queue was full (the oldest goes), or retried past their age.
+    pub dropped: u64,
+    /// Messages waiting now.
+    pub queued: usize,
+}
+
+impl Notifications {
+    /// Notifications for `registry`: the default policy, no sink yet.
+    pub fn builder(registry: &Registry) -> NotificationsBuilder {
+        NotificationsBuilder {
+            registry: registry.clone(),
+            policy: NoticePolicy::default(),
+            sinks: Vec::new(),
+            queue: 256,
+            attempt_timeout: Duration::from_secs(5),
+            max_age: Duration::from_secs(600),
+            retry_after: Duration::from_secs(1),
+            tick: Duration::from_secs(1),
+        }
+    }
+
+    /// Each sink's counts, in the order added.
+    #[must_use]
+    pub fn stats(&self) -> Vec<SinkStats> {
+        self.queues.iter().map(|q| q.stats()).collect()
+    }
+}
+
+/// One sink's waiting messages and counts.
+#[derive(Debug)]
+struct Queue {
+    name: String,
+    capacity: usize,
+    waiting: Mutex<VecDeque<(Instant, Arc<Message>)>>,
+    ready: Notify,
+    closed: AtomicBool,
+    delivered: AtomicU64,
+    failed: AtomicU64,
+    dropped: AtomicU64,
+}
+
+impl Queue {
+    fn new(name: String, capacity: usize) -> Self {
+        Self {
+            name,
+            capacity,
+            waiting: Mutex::default(),
+            ready: Notify::new(),
+            closed: AtomicBool::new(false),
+            delivered: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+        }
+    }
+
+    fn push(&self, message: Arc<Message>) {
+        let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+        if waiting.len() == self.capacity {
+            waiting.pop_front();
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(sink = %self.name, "notification queue full: the oldest dropped");
+        }
+        waiting.push_back((Instant::now(), message));
+        drop(waiting);
+        self.ready.notify_one();
+    }
+
+    fn pop(&self) -> Option<(Instant, Arc<Message>)> {
+        self.waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop_front()
+    }
+
+    fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.ready.notify_one();
+    }
+
+    fn stats(&self) -> SinkStats {
+        SinkStats {
+            sink: self.name.clone(),
+            delivered: self.delivered.load(Ordering::Relaxed),
+            failed_attempts: self.failed.load(Ordering::Relaxed),
+            dropped: self.dropped.load(Ordering::Relaxed),
+            queued: self
+                .waiting
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .len(),
+        }
+    }
+}
+
+/// The wait before retry `attempt` (from 1): `first` doubling to sixty times it, times a
+/// jitter between 0.5 and 1.5 (`unit` in 0..1), so that sinks failing together do not retry
+/// together.
+fn backoff(first: Duration, attempt: u32, unit: f64) -> Duration {
+    let doubled = first * (1u32 << attempt.saturating_sub(1).min(6));
+    doubled.min(first * 60).mul_f64(0.5 + unit)
+}
+
+async fn deliver(sink: Arc<dyn Sink>, queue: Arc<Queue>, settings: Settings, mut rng: Rng) {
+    loop {
+        let Some((queued, message)) = queue.pop() else {
+            if queue.closed.load(Ordering::Acquire) {
+                return;
+            }
+            queue.ready.notified().await;
+            continue;
+        };
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match sink.deliver(&message, settings.attempt_timeout).await {
+                Ok(()) => {
+                    queue.delivered.fetch_add(1, Ordering::Relaxed);
+                    break;
+                }
+                Err(e) => {
+                    queue.failed.fetch_add(1, Ordering::Relaxed);
+                    let wait = backoff(settings.retry_after, attempt, rng.next_f64());
+                    if queued.elapsed() + wait > settings.max_age {
+                        queue.dropped.fetch_add(1, Ordering::Relaxed);
+                        tracing::warn!(sink = %queue.name, id = %message.id, "notification dropped after {attempt} attempts: {e}");
+                        break;
+                    }
+                    tracing::debug!(sink = %queue.name, attempt, "notification not delivered, retrying: {e}");
+                    tokio::time::sleep(wait).await;
+                }
+            }
+        }
+    }
+}
+
+async fn drive(
+    registry: WeakRegistry,
+    mut events: tokio::sync::broadcast::Receiver<Event>,
+    mut notifier: Notifier,
+    queues: Vec<Arc<Queue>>,
+    tick: Duration,
+    id_prefix: String,
+) {
+    let mut sequence = 0u64;
+    if let Some(registry) = registry.upgrade() {
+        let now = registry.clock().elapsed();
+        for result in registry.report().results() {
+            notifier.see(result, now);
+        }
+    }
+    let mut ticks = tokio::time::interval(tick);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            event = events.recv() => {
+                let Some(registry) = registry.upgrade() else { break };
+                let now = registry.clock().elapsed();
+                match event {
+                    Ok(Event::Checked { result, .. }) => notifier.see(&result, now),
+                    Ok(Event::Changed { current, .. }) => notifier.see(&current, now),
+                    Ok(Event::Removed(id)) => notifier.forget(id.as_str()),
+                    Ok(_) => {}
+                    Err(RecvError::Lagged(_)) => {
+                        // Behind: read everything again from the report.
+                        for result in registry.report().results() {
+                            notifier.see(result, now);
+                        }
+                    }
+                    Err(RecvError::Closed) => break,
+                }
+            }
+            _ = ticks.tick() => {
+                let Some(registry) = registry.upgrade() else { break };
+                let now = registry.clock().elapsed();
+                notifier.see_system(registry.condition(), now);
+                for notice in notifier.tick(now) {
+                    sequence += 1;
+                    let message = Arc::new(message(&registry, notice, &id_prefix, sequence));
+                    for queue in &queues {
+                        queue.push(Arc::clone(&message));
+                    }
+                }
+            }
+        }
+    }
+    for queue in &queues {
+        queue.close();
+    }
+}
+
+fn message(registry: &Registry, notice: Notice, prefix: &str, sequence: u64) -> Message {
+    Message {
+        version: SCHEMA_VERSION,
+        id: format!("{prefix}-{sequence}"),
+        at: registry.clock().wall(),
+        appname: registry.appname().to_owned(),
+        hostname: registry.hostname().to_owned(),
+        text: notice.text(),
+        notice,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_to_a_minute_with_jitter() {
+        let s = Duration::from_secs;
+        assert_eq!(backoff(s(1), 1, 0.5), s(1));
+        assert_eq!(backoff(s(1), 2, 0.5), s(2));
+        assert_eq!(backoff(s(1), 7, 0.5), s(60));
+        assert_eq!(backoff(s(1), 30, 0.5), s(60));
+        assert_eq!(backoff(s(1), 1, 0.0), Duration::from_millis(500));
+        assert!(backoff(s(1), 7, 0.999) < s(90));
+    }
+}

@@ -1,0 +1,241 @@
+//! Where notices go: a message with an id receivers can deduplicate by, and the sinks that
+//! deliver it. A sink's address and secret never appear in a report, a page or a log.
+
+use std::fmt;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use futures::future::BoxFuture;
+use hmac::{Hmac, Mac};
+use serde::Serialize;
+use sha2::Sha256;
+
+use super::Notice;
+use crate::Error;
+
+/// The version of the webhook's JSON schema: a receiver checks it.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One notice as delivered: the webhook's JSON body (schema [`SCHEMA_VERSION`]).
+///
+/// ```json
+/// {"version": 1, "id": "3f2a…-7", "at": "2026-11-25T03:20:00.000Z",
+///  "appname": "shop", "hostname": "web-1",
+///  "text": "primary-db is OUTAGE (was OK); also affected: orders-api",
+///  "notice": {"kind": "changed", "id": "primary-db", "from": "OK", "to": "OUTAGE",
+///             "alsoAffected": ["orders-api"]}}
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Message {
+    /// The schema's version.
+    pub version: u32,
+    /// Unique per message: the same message retried keeps its id.
+    pub id: String,
+    /// When the notice was made.
+    #[serde(serialize_with = "crate::result::serialize_iso")]
+    pub at: DateTime<Utc>,
+    /// The application's name.
+    pub appname: String,
+    /// The host it runs on.
+    pub hostname: String,
+    /// The notice in one sentence.
+    pub text: String,
+    /// The notice.
+    pub notice: Notice,
+}
+
+/// Why a delivery failed (it is retried).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SinkError(pub String);
+
+impl fmt::Display for SinkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SinkError {}
+
+/// Where messages go. Delivery is retried by the caller on error, with backoff, until the
+/// message is too old; a sink only makes one attempt, within `timeout`.
+pub trait Sink: Send + Sync + 'static {
+    /// Its name in stats and logs (never its address).
+    fn name(&self) -> &str;
+
+    /// One attempt to deliver `message`.
+    fn deliver<'a>(
+        &'a self,
+        message: &'a Message,
+        timeout: Duration,
+    ) -> BoxFuture<'a, Result<(), SinkError>>;
+}
+
+/// An HTTP endpoint's URL, checked: `http` or `https`, with a host.
+fn endpoint(url: &str) -> Result<reqwest::Url, Error> {
+    let parsed = reqwest::Url::parse(url)
+        .map_err(|e| Error::invalid(format!("a notification URL does not parse: {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+        return Err(Error::invalid(
+            "a notification URL is http:// or https://, with a host",
+        ));
+    }
+    Ok(parsed)
+}
+
+/// POSTs `body` as JSON to `url`, with `signature` if given; a 2xx is delivered.
+async fn post(
+    client: &reqwest::Client,
+    url: &reqwest::Url,
+    body: Vec<u8>,
+    signature: Option<String>,
+    timeout: Duration,
+) -> Result<(), SinkError> {
+    let mut request = client
+        .post(url.clone())
+        .timeout(timeout)
+        .header(reqwest::header::CONTENT_TYPE, "application/json");
+    if let Some(signature) = signature {
+        request = request.header("X-Status-Signature", signature);
+    }
+    // Errors are said without the URL: reqwest's own messages name it.
+    let answer = request
+        .body(body)
+        .send()
+        .await
+        .map_err(|e| SinkError(describe(&e)))?;
+    if answer.status().is_success() {
+        Ok(())
+    } else {
+        Err(SinkError(format!("answered {}", answer.status())))
+    }
+}
+
+fn describe(e: &reqwest::Error) -> String {
+    if e.is_timeout() {
+        "timed out".to_owned()
+    } else if e.is_connect() {
+        "cannot connect".to_owned()
+    } else {
+        "request failed".to_owned()
+    }
+}
+
+/// A JSON webhook: each [`Message`] POSTed as it serializes, optionally signed with
+/// `X-Status-Signature: sha256=<hex HMAC-SHA256 of the body>` so the receiver can reject
+/// forgeries.
+pub struct Webhook {
+    url: reqwest::Url,
+    secret: Option<Vec<u8>>,
+    client: reqwest::Client,
+}
+
+impl fmt::Debug for Webhook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Webhook")
+            .field("signed", &self.secret.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Webhook {
+    /// A webhook to `url`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_invalid`] for a URL that does not parse, or is not http(s).
+    pub fn new(url: &str) -> Result<Self, Error> {
+        Ok(Self {
+            url: endpoint(url)?,
+            secret: None,
+            client: reqwest::Client::new(),
+        })
+    }
+
+    /// Signs every body with `secret` (blank: unsigned).
+    #[must_use]
+    pub fn secret(mut self, secret: &str) -> Self {
+        self.secret = (!secret.is_empty()).then(|| secret.as_bytes().to_vec());
+        self
+    }
+}
+
+/// `sha256=<hex>` of the HMAC-SHA256 of `body` under `secret`: what a receiver recomputes.
+#[must_use]
+pub fn signature(secret: &[u8], body: &[u8]) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes keys of any length");
+    mac.update(body);
+    let digest = mac.finalize().into_bytes();
+    let mut hex = String::with_capacity(7 + 64);
+    hex.push_str("sha256=");
+    for byte in digest {
+        hex.push_str(&format!("{byte:02x}"));
+    }
+    hex
+}
+
+impl Sink for Webhook {
+    fn name(&self) -> &str {
+        "webhook"
+    }
+
+    fn deliver<'a>(
+        &'a self,
+        message: &'a Message,
+        timeout: Duration,
+    ) -> BoxFuture<'a, Result<(), SinkError>> {
+        Box::pin(async move {
+            let body = serde_json::to_vec(message).map_err(|e| SinkError(e.to_string()))?;
+            let signed = self.secret.as_deref().map(|s| signature(s, &body));
+            post(&self.client, &self.url, body, signed, timeout).await
+        })
+    }
+}
+
+/// A Slack incoming webhook (or any that takes `{"text": …}`): the message's sentence, with
+/// the application and host.
+pub struct Slack {
+    url: reqwest::Url,
+    client: reqwest::Client,
+}
+
+impl fmt::Debug for Slack {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Slack").finish_non_exhaustive()
+    }
+}
+
+impl Slack {
+    /// A Slack incoming webhook at `url`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_invalid`] for a URL that does not parse, or is not http(s).
+    pub fn new(url: &str) -> Result<Self, Error> {
+        Ok(Self {
+            url: endpoint(url)?,
+            client: reqwest::Client::new(),
+        })
+    }
+}
+
+impl Sink for Slack {
+    fn name(&self) -> &str {
+        "slack"
+    }
+
+    fn deliver<'a>(
+        &'a self,
+        message: &'a Message,
+        timeout: Duration,
+    ) -> BoxFuture<'a, Result<(), SinkError>> {
+        Box::pin(async move {
+            let text = format!(
+                "*{}* on {}: {}",
+                message.appname, message.hostname, message.text
+            );
+            let body = serde_json::to_vec(&serde_json::json!({ "text": text }))
+                .map_err(|e| SinkError(e.to_string()))?;
+            post(&self.client, &self.url, body, None, timeout).await
+        })
+    }
+}

@@ -1,0 +1,278 @@
+//! Notifications delivered to a real HTTP receiver over a socket, started by the test: it
+//! records what it gets, and can answer 500 or hang. Real time, short settings: what is
+//! asserted is counts and content, with deadlines only as guards.
+#![cfg(feature = "notify")]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use serde_json::Value;
+use status_core::notify::{signature, NoticePolicy, Notifications, Slack, Webhook};
+use status_core::{check, CheckStatus, Dependency, Registry, Urgency};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Ok,
+    Fail,
+    Hang,
+}
+
+/// What a receiver got: each request's headers and body.
+type Received = Arc<Mutex<Vec<(HeaderMap, Vec<u8>)>>>;
+
+/// A receiver: what it got and how it answers next.
+#[derive(Clone)]
+struct Receiver {
+    got: Received,
+    answer: Arc<Mutex<Answer>>,
+    /// Requests answered 500 before turning to OK, when failing.
+    fail_first: Arc<AtomicUsize>,
+    url: String,
+}
+
+async fn receive(
+    State(r): State<Receiver>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> StatusCode {
+    let answer = *r.answer.lock().unwrap();
+    match answer {
+        Answer::Hang => std::future::pending().await,
+        Answer::Fail if r.fail_first.load(Ordering::SeqCst) > 0 => {
+            r.fail_first.fetch_sub(1, Ordering::SeqCst);
+            StatusCode::INTERNAL_SERVER_ERROR
+        }
+        _ => {
+            r.got.lock().unwrap().push((headers, body.to_vec()));
+            StatusCode::NO_CONTENT
+        }
+    }
+}
+
+async fn receiver(answer: Answer) -> Receiver {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let r = Receiver {
+        got: Arc::default(),
+        answer: Arc::new(Mutex::new(answer)),
+        fail_first: Arc::new(AtomicUsize::new(0)),
+        url,
+    };
+    let app = axum::Router::new()
+        .route("/hook", post(receive))
+        .with_state(r.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    r
+}
+
+impl Receiver {
+    fn bodies(&self) -> Vec<Value> {
+        self.got
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(_, b)| serde_json::from_slice(b).unwrap())
+            .collect()
+    }
+
+    async fn wait_for(&self, count: usize) -> Vec<Value> {
+        for _ in 0..200 {
+            if self.got.lock().unwrap().len() >= count {
+                return self.bodies();
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("{count} messages expected, got {:?}", self.bodies());
+    }
+}
+
+/// A registry with `db` (Required) and `api` (Required, depending on db), both switchable.
+fn registry() -> (Registry, Arc<Mutex<CheckStatus>>, Arc<Mutex<CheckStatus>>) {
+    let registry = Registry::builder()
+        .appname("shop")
+        .hostname("web-1")
+        .jitter(0.0)
+        .build();
+    let switch = || Arc::new(Mutex::new(CheckStatus::Ok));
+    let (db, api) = (switch(), switch());
+    for (id, status, parent) in [("db", &db, None), ("api", &api, Some("db"))] {
+        let status = Arc::clone(status);
+        let mut d = Dependency::builder(
+            id,
+            check::tiered(move || {
+                let s = *status.lock().unwrap();
+                async move { s }
+            }),
+        )
+        .urgency(Urgency::Required)
+        .failures_before_outage(1)
+        .period(Duration::from_secs(3600));
+        if let Some(parent) = parent {
+            d = d.depends_on(parent);
+        }
+        registry.add(d.build().unwrap()).unwrap();
+    }
+    (registry, db, api)
+}
+
+fn fast(registry: &Registry) -> status_core::notify::NotificationsBuilder {
+    Notifications::builder(registry)
+        .policy(NoticePolicy {
+            hold: Duration::ZERO,
+            ..NoticePolicy::default()
+        })
+        .tick(Duration::from_millis(20))
+        .retry_after(Duration::from_millis(50))
+        .attempt_timeout(Duration::from_millis(300))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outage_is_told_once_signed_then_resolved() {
+    let hook = receiver(Answer::Ok).await;
+    let (registry, db, api) = registry();
+    registry.refresh_all().await;
+    let notifications = fast(&registry)
+        .sink(Webhook::new(&hook.url).unwrap().secret("s3cret"))
+        .start()
+        .unwrap();
+    // The db fails, and the api with it.
+    *db.lock().unwrap() = CheckStatus::Outage;
+    *api.lock().unwrap() = CheckStatus::Outage;
+    registry.refresh_all().await;
+    let got = hook.wait_for(2).await;
+    // The db, with the api it takes down; and the system.
+    let texts: Vec<&str> = got.iter().map(|m| m["text"].as_str().unwrap()).collect();
+    assert!(
+        texts.contains(&"db is OUTAGE (was OK); also affected: api"),
+        "{texts:?}"
+    );
+    assert!(
+        texts.contains(&"the system is OUTAGE (was OK)"),
+        "{texts:?}"
+    );
+    let db_message = got
+        .iter()
+        .find(|m| m["notice"]["kind"] == "changed")
+        .unwrap();
+    assert_eq!(db_message["version"], 1);
+    assert_eq!(db_message["appname"], "shop");
+    assert_eq!(
+        db_message["notice"]["alsoAffected"],
+        serde_json::json!(["api"])
+    );
+    // Signed: the receiver recomputes the HMAC of the body it got.
+    for (headers, body) in hook.got.lock().unwrap().iter() {
+        assert_eq!(
+            headers["x-status-signature"].to_str().unwrap(),
+            signature(b"s3cret", body)
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(hook.bodies().len(), 2, "never twice for one level");
+    *db.lock().unwrap() = CheckStatus::Ok;
+    *api.lock().unwrap() = CheckStatus::Ok;
+    registry.refresh_all().await;
+    let got = hook.wait_for(5).await;
+    let texts: Vec<&str> = got.iter().map(|m| m["text"].as_str().unwrap()).collect();
+    // Each one resolved is told (the api's outage was told through the db's), and the system.
+    for resolved in [
+        "db is OK again (was OUTAGE)",
+        "api is OK again (was OUTAGE)",
+        "the system is OK (was OUTAGE)",
+    ] {
+        assert!(texts.contains(&resolved), "{resolved}: {texts:?}");
+    }
+    let ids: std::collections::HashSet<&str> =
+        got.iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), got.len(), "every message has its own id");
+    assert_eq!(notifications.stats()[0].delivered, 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_receiver_gets_the_message_once_it_recovers() {
+    let hook = receiver(Answer::Fail).await;
+    hook.fail_first.store(3, Ordering::SeqCst);
+    let (registry, db, _) = registry();
+    registry.refresh_all().await;
+    let notifications = fast(&registry)
+        .sink(Webhook::new(&hook.url).unwrap())
+        .start()
+        .unwrap();
+    *db.lock().unwrap() = CheckStatus::Major;
+    registry.refresh_all().await;
+    let got = hook.wait_for(2).await;
+    assert_eq!(got.len(), 2);
+    let stats = &notifications.stats()[0];
+    assert_eq!(
+        (stats.delivered, stats.failed_attempts, stats.dropped),
+        (2, 3, 0)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_that_hangs_costs_only_its_own_retries() {
+    let hook = receiver(Answer::Hang).await;
+    let slack = receiver(Answer::Ok).await;
+    let (registry, db, _) = registry();
+    registry.refresh_all().await;
+    let notifications = fast(&registry)
+        .sink(Webhook::new(&hook.url).unwrap())
+        .sink(Slack::new(&slack.url).unwrap())
+        .max_age(Duration::from_millis(500))
+        .queue(2)
+        .start()
+        .unwrap();
+    // Five changes: the hanging sink keeps two, drops the rest; the other gets them all.
+    for status in [
+        CheckStatus::Outage,
+        CheckStatus::Ok,
+        CheckStatus::Outage,
+        CheckStatus::Ok,
+        CheckStatus::Outage,
+    ] {
+        *db.lock().unwrap() = status;
+        let started = std::time::Instant::now();
+        registry.refresh_all().await;
+        assert!(
+            started.elapsed() < Duration::from_millis(200),
+            "checks never wait on a sink"
+        );
+        tokio::time::sleep(Duration::from_millis(60)).await;
+    }
+    let got = slack.wait_for(10).await;
+    assert!(got
+        .iter()
+        .all(|m| m["text"].as_str().unwrap().starts_with("*shop* on web-1: ")));
+    for _ in 0..200 {
+        let hung = &notifications.stats()[0];
+        if hung.dropped >= 8 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let hung = &notifications.stats()[0];
+    assert_eq!(hung.delivered, 0);
+    assert!(hung.dropped >= 8, "{hung:?}");
+    assert!(hung.queued <= 2, "{hung:?}");
+    assert_eq!(notifications.stats()[1].delivered, 10);
+}
+
+#[test]
+fn bad_urls_are_refused_and_never_shown() {
+    for url in ["not a url", "ftp://example.com/x", "http://"] {
+        let err = Webhook::new(url).unwrap_err();
+        assert!(err.is_invalid(), "{url}: {err}");
+    }
+    let hook = Webhook::new("https://hooks.example.com/T0/secret-path")
+        .unwrap()
+        .secret("s");
+    let shown = format!("{hook:?}");
+    assert!(
+        !shown.contains("secret-path") && !shown.contains("example.com"),
+        "{shown}"
+    );
+}
