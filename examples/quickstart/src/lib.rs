@@ -13,12 +13,14 @@ use axum::body::Bytes;
 use std::convert::Infallible;
 use std::sync::Arc;
 
+use anyhow::Context as _;
 use axum::extract::{FromRef, Path, Query, State};
 use axum::http::header::CACHE_CONTROL;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
+use status_core::notify::{NoticePolicy, Notifications, Slack, Webhook};
 use status_core::{CheckStatus, Dependency, Feature, Group, Registry, Urgency};
 use status_http::middleware::{FeatureGateLayer, HealthGateLayer, RequestGuardLayer};
 use status_http::prometheus_client::metrics::gauge::Gauge;
@@ -94,6 +96,21 @@ pub struct Config {
     pub instance_id: String,
     /// The fleet view through Redis, if any.
     pub fleet: Option<FleetConfig>,
+    /// Where notices of changes go, if anywhere.
+    pub notify: NotifyConfig,
+}
+
+/// Where notices go: a JSON webhook, a Slack incoming webhook, or both.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NotifyConfig {
+    /// A JSON webhook.
+    pub webhook: Option<String>,
+    /// A Slack incoming webhook.
+    pub slack: Option<String>,
+    /// How long a level holds before it is told.
+    pub hold: Duration,
+    /// The webhook's signing secret.
+    pub secret: Option<String>,
 }
 
 /// The fleet view: where this instance publishes its summary and reads the others'.
@@ -194,6 +211,7 @@ impl Default for Config {
             cull: Cull::default(),
             instance_id: "quickstart".to_owned(),
             fleet: None,
+            notify: NotifyConfig::default(),
         }
     }
 }
@@ -222,6 +240,8 @@ pub struct Demo {
     pub culler: CullerHandle,
     /// The fleet view, when `Config::fleet` is set.
     pub fleet: Option<status_core::fleet::Fleet>,
+    /// Notices of changes, when `Config::notify` names a sink.
+    pub notifications: Option<Notifications>,
 }
 
 impl Demo {
@@ -395,10 +415,12 @@ impl Demo {
                 }
             }
         });
+        let notifications = notifications(&registry, &config.notify)?;
         Ok(Self {
             registry,
             chaos,
             config,
+            notifications,
             alive_tasks,
             shed,
             pool,
@@ -407,6 +429,28 @@ impl Demo {
             fleet,
         })
     }
+}
+
+/// Notices of the registry's changes to the sinks `config` names; `None` without any.
+fn notifications(
+    registry: &Registry,
+    config: &NotifyConfig,
+) -> anyhow::Result<Option<Notifications>> {
+    if config.webhook.is_none() && config.slack.is_none() {
+        return Ok(None);
+    }
+    let mut builder = Notifications::builder(registry).policy(NoticePolicy {
+        hold: config.hold,
+        ..NoticePolicy::default()
+    });
+    if let Some(url) = &config.webhook {
+        let hook = Webhook::new(url).context("--notify-webhook")?;
+        builder = builder.sink(hook.secret(config.secret.as_deref().unwrap_or_default()));
+    }
+    if let Some(url) = &config.slack {
+        builder = builder.sink(Slack::new(url).context("--notify-slack")?);
+    }
+    Ok(Some(builder.start()?))
 }
 
 /// The failure counter of `/demo/work` and the culler judging by it, with its budget.

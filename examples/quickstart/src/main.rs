@@ -123,6 +123,18 @@ struct Args {
     /// milliseconds (0: first come, first served).
     #[arg(long, default_value_t = 250)]
     shed_lifo_after_ms: u64,
+    /// Send notices of changes to this JSON webhook (signed with --notify-secret).
+    #[arg(long, value_name = "URL")]
+    notify_webhook: Option<String>,
+    /// Send notices of changes to this Slack incoming webhook.
+    #[arg(long, value_name = "URL")]
+    notify_slack: Option<String>,
+    /// How long a new level must hold before it is told, in seconds.
+    #[arg(long, default_value_t = 30)]
+    notify_hold_s: u64,
+    /// Sign the webhook's bodies with this secret (X-Status-Signature: sha256=…).
+    #[arg(long, value_name = "SECRET")]
+    notify_secret: Option<String>,
     /// Serve gRPC health checking (`grpc.health.v1.Health`) on this port too: the instance as
     /// `""`, the groups `ready` and `cache`, and `feature/{name}` for each feature.
     #[arg(long, value_name = "PORT")]
@@ -228,6 +240,12 @@ async fn main() -> anyhow::Result<()> {
                 std::process::id()
             )
         }),
+        notify: quickstart::NotifyConfig {
+            webhook: args.notify_webhook,
+            slack: args.notify_slack,
+            hold: Duration::from_secs(args.notify_hold_s),
+            secret: args.notify_secret,
+        },
         shed: quickstart::Shed {
             limit: args.shed_limit,
             queue: args.shed_queue,

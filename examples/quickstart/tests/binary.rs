@@ -323,3 +323,25 @@ fn the_admin_token_is_printed_only_when_generated() {
     assert_eq!(token.len(), 32, "{generated}");
     assert!(generated.contains(&format!("Bearer {token}")));
 }
+
+#[test]
+fn a_bad_notification_url_is_refused_at_start_up_with_a_clear_message() {
+    let output = Command::new(env!("CARGO_BIN_EXE_quickstart"))
+        .args([
+            "--port",
+            "0",
+            "--notify-webhook",
+            "ftp://hooks.example.com/secret-path",
+        ])
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("--notify-webhook"), "{said}");
+    assert!(said.contains("http:// or https://"), "{said}");
+    assert!(
+        !said.contains("secret-path"),
+        "the URL is never shown: {said}"
+    );
+}
