@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use status_core::{FeatureFlip, FeatureOverride, FeatureState};
 
+use crate::audit::{AuditActor, AuditLog};
 use crate::auth::Admin;
 use crate::body::AdminBody;
 use crate::error::ApiError;
@@ -118,12 +119,16 @@ pub(crate) async fn set_override(
         Duration::from_secs(request.ttl_seconds),
         request.reason,
     )?;
-    if let Some(actor) = request.actor.filter(|a| !a.trim().is_empty()) {
-        over = over.actor(actor);
+    let actor = request.actor.filter(|a| !a.trim().is_empty());
+    if let Some(actor) = &actor {
+        over = over.actor(actor.clone());
     }
     let feature = state.registry.override_feature(&name, &over)?;
     tracing::info!(feature = %name, enabled = feature.enabled, "feature overridden");
-    Ok(json_response(StatusCode::OK, JSON, &feature))
+    Ok(with_actor(
+        json_response(StatusCode::OK, JSON, &feature),
+        actor,
+    ))
 }
 
 /// DELETE `/features/{name}/override`. A body, if any, is ignored (but still bounded).
@@ -171,7 +176,11 @@ pub(crate) async fn drain(
         request.actor.as_deref().filter(|a| !a.trim().is_empty()),
     )?;
     tracing::warn!(reason = %drain.reason, "instance draining");
-    Ok(json_response(StatusCode::OK, JSON, &drain))
+    let actor = request.actor.filter(|a| !a.trim().is_empty());
+    Ok(with_actor(
+        json_response(StatusCode::OK, JSON, &drain),
+        actor,
+    ))
 }
 
 /// DELETE `/admin/drain`: ends the operator's hold only; a shutdown's or a cull's stays, and
@@ -217,4 +226,21 @@ pub(crate) async fn refresh(
         JSON,
         &*state.present.result(&result),
     ))
+}
+
+/// `response`, telling the audit trail who made the call, if the call said.
+fn with_actor(mut response: Response, actor: Option<String>) -> Response {
+    if let Some(actor) = actor {
+        response.extensions_mut().insert(AuditActor(actor));
+    }
+    response
+}
+
+/// GET `/admin/audit`: the last admin calls, newest first, refusals included.
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/admin/audit", tag = "admin", security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The last admin calls, newest first", body = crate::schema::AuditList),
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
+pub(crate) async fn audit(_: Admin, State(log): State<AuditLog>) -> Response {
+    json_response(StatusCode::OK, JSON, &json!({ "entries": log.entries() }))
 }

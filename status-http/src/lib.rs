@@ -57,6 +57,7 @@
 //! | `fleet` | `GET /fleet`, `/fleet/datacenters/{dc}`, `/status/fleet`, fleet-aware readiness |
 
 mod admin;
+mod audit;
 mod auth;
 mod body;
 mod codes;
@@ -89,6 +90,7 @@ pub mod shutdown;
 #[cfg(feature = "traffic")]
 pub mod traffic;
 
+pub use self::audit::{AuditEntry, AuditFuture, AuditLayer, AuditLog, Audited, AUDIT_KEPT};
 pub use self::auth::{Admin, AdminAuth, AdminToken};
 pub use self::body::{BodyTimeout, BODY_LIMIT};
 pub use self::codes::CodeMap;

@@ -33,6 +33,7 @@ use utoipa::{Modify, OpenApi};
         crate::admin::clear_override,
         crate::admin::drain,
         crate::admin::undrain,
+        crate::admin::audit,
         openapi_json,
     ),
     modifiers(&Bearer),

@@ -279,3 +279,22 @@ pub(crate) struct ProbeParams {
     #[param(nullable = false)]
     strict: Option<bool>,
 }
+
+/// One admin call in the audit trail.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct AuditEntry {
+    at: String,
+    method: String,
+    path: String,
+    status: u16,
+    refused: bool,
+    #[schema(nullable = false)]
+    actor: Option<String>,
+}
+
+/// The audit trail.
+#[derive(ToSchema)]
+pub(crate) struct AuditList {
+    entries: Vec<AuditEntry>,
+}

@@ -549,8 +549,11 @@ pub fn app(demo: &Demo) -> Router {
                 .fleet_aware_readiness(demo.config.instance_id.clone(), config.datacenter.clone());
         }
     }
+    // One audit trail for the contract's admin calls and the demo's chaos calls.
+    let audit = status_http::AuditLog::new();
     let status = status
         .admin_token(demo.config.admin_token.clone())
+        .audit(audit.clone())
         .register_metrics(status_http::traffic::shed_metrics("demo-work", &shed))
         .panel(status_http::traffic::shed_panel(
             "Load shedding: /demo/work",
@@ -601,7 +604,10 @@ pub fn app(demo: &Demo) -> Router {
         .with_state(workers);
     let demo_routes = Router::new()
         .route("/demo/chaos", get(chaos_list))
-        .route("/demo/chaos/{id}", axum::routing::put(chaos_set))
+        .route(
+            "/demo/chaos/{id}",
+            axum::routing::put(chaos_set).route_layer(audit.layer()),
+        )
         .layer(axum::extract::DefaultBodyLimit::max(
             status_http::BODY_LIMIT,
         ))

@@ -368,3 +368,40 @@ async fn failures_of_demo_work_cull_the_instance_within_its_budget() {
     let errors: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(errors["observedValue"], 0.75, "{body}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn chaos_calls_are_in_the_same_audit_trail_as_the_contracts() {
+    let app = demo().await;
+    assert_eq!(
+        put(&app, "/demo/chaos/cache", r#"{"mode":"outage"}"#).await,
+        StatusCode::OK
+    );
+    let (status, _, _, _) = call(&app, "PUT", "/demo/chaos/cache", None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        put(
+            &app,
+            "/admin/drain",
+            r#"{"ttlSeconds":60,"reason":"deploy"}"#
+        )
+        .await,
+        StatusCode::OK
+    );
+    let (status, _, _, body) = call(&app, "GET", "/admin/audit", Some(TOKEN)).await;
+    assert_eq!(status, StatusCode::OK);
+    let trail: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let seen: Vec<(&str, u64)> = trail["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["path"].as_str().unwrap(), e["status"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("/admin/drain", 200),
+            ("/demo/chaos/cache", 401),
+            ("/demo/chaos/cache", 200)
+        ]
+    );
+}

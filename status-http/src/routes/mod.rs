@@ -15,6 +15,7 @@ use tower_http::trace::{DefaultOnFailure, TraceLayer};
 
 use self::state::{AppState, Areas};
 use crate::admin::AdminState;
+use crate::audit::AuditLog;
 use crate::auth::AdminAuth;
 use crate::body::BODY_LIMIT;
 #[cfg(feature = "metrics")]
@@ -58,6 +59,7 @@ pub struct Routes {
     #[cfg(feature = "fleet")]
     fleet_aware: Option<(String, String)>,
     readiness_group: Option<String>,
+    audit: AuditLog,
 }
 
 impl std::fmt::Debug for Routes {
@@ -91,6 +93,7 @@ impl Routes {
             #[cfg(feature = "fleet")]
             fleet_aware: None,
             readiness_group: None,
+            audit: AuditLog::new(),
         }
     }
 
@@ -178,6 +181,13 @@ impl Routes {
         self
     }
 
+    /// Keeps the audit trail in `log` (a new one by default): share it with the layer of
+    /// your own admin routes ([`AuditLog::layer`]) to keep one trail at `GET /admin/audit`.
+    pub fn audit(mut self, log: AuditLog) -> Self {
+        self.audit = log;
+        self
+    }
+
     /// The application name reports carry, instead of the registry's.
     pub fn appname(mut self, appname: impl Into<String>) -> Self {
         self.appname = Some(appname.into());
@@ -228,6 +238,7 @@ impl Routes {
                 present: present.clone(),
             }),
             auth: AdminAuth::new(self.admin_token.as_deref().unwrap_or_default()),
+            audit: self.audit.clone(),
             #[cfg(feature = "dashboard")]
             dashboard: Arc::new(crate::dashboard::DashboardState::new(
                 self.registry.clone(),
@@ -273,19 +284,24 @@ impl Routes {
                 get_service(probes::HotProbe::group_summary(Arc::clone(&state.0.probes))),
             )
         });
-        let traced = Router::new()
-            .route("/healthcheck/dependencies/{id}", get(probes::dependency))
+        // Every call to an admin action is in the audit trail, refused ones included.
+        let actions = Router::new()
             .route(
                 "/healthcheck/dependencies/{id}/refresh",
                 post(admin::refresh),
             )
-            .route("/features", get(admin::features))
-            .route("/features/{name}", get(admin::feature))
             .route(
                 "/features/{name}/override",
                 put(admin::set_override).delete(admin::clear_override),
             )
-            .route("/admin/drain", put(admin::drain).delete(admin::undrain));
+            .route("/admin/drain", put(admin::drain).delete(admin::undrain))
+            .route_layer(self.audit.layer());
+        let traced = Router::new()
+            .route("/healthcheck/dependencies/{id}", get(probes::dependency))
+            .route("/features", get(admin::features))
+            .route("/features/{name}", get(admin::feature))
+            .route("/admin/audit", get(admin::audit))
+            .merge(actions);
         #[cfg(feature = "metrics")]
         let traced = traced.route("/metrics", get(crate::metrics::metrics));
         #[cfg(feature = "dashboard")]

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use axum::extract::FromRef;
 
 use crate::admin::AdminState;
+use crate::audit::AuditLog;
 use crate::auth::AdminAuth;
 #[cfg(feature = "dashboard")]
 use crate::dashboard::DashboardState;
@@ -27,6 +28,7 @@ pub(super) struct Areas {
     pub(super) probes: Arc<ProbeState>,
     pub(super) admin: Arc<AdminState>,
     pub(super) auth: AdminAuth,
+    pub(super) audit: AuditLog,
     #[cfg(feature = "dashboard")]
     pub(super) dashboard: Arc<DashboardState>,
     #[cfg(feature = "metrics")]
@@ -51,6 +53,7 @@ substate! {
     probes: Arc<ProbeState>,
     admin: Arc<AdminState>,
     auth: AdminAuth,
+    audit: AuditLog,
     #[cfg(feature = "dashboard")]
     dashboard: Arc<DashboardState>,
     #[cfg(feature = "metrics")]

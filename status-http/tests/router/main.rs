@@ -3,6 +3,7 @@
 mod support;
 
 mod admin;
+mod audit;
 mod dashboard;
 mod fleet;
 mod groups;
