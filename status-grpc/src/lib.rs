@@ -128,7 +128,11 @@ impl HealthService {
     /// The status of `service` now; `None` for a service this server does not know.
     #[must_use]
     pub fn status(&self, service: &str) -> Option<ServingStatus> {
-        services::status(&self.registry, service)
+        services::status(
+            &self.registry,
+            &services::Holds::read(&self.registry),
+            service,
+        )
     }
 
     /// The tonic service, to add to a server.
@@ -166,7 +170,8 @@ impl pb::health_server::Health for HealthService {
         request: Request<HealthCheckRequest>,
     ) -> Result<Response<HealthCheckResponse>, Status> {
         let service = service_name(request.into_inner())?;
-        match services::status(&self.registry, &service) {
+        let holds = services::Holds::read(&self.registry);
+        match services::status(&self.registry, &holds, &service) {
             Some(status) => Ok(Response::new(response(status))),
             None => Err(Status::not_found(format!("unknown service {service:?}"))),
         }

@@ -8,6 +8,24 @@ use crate::ServingStatus;
 /// The prefix of a feature's service name: `feature/checkout`.
 pub const FEATURE_PREFIX: &str = "feature/";
 
+/// The rotation holds as one evaluation reads them: once, however many services it answers.
+pub(crate) struct Holds {
+    /// Any hold in force: the instance is out of rotation.
+    any: bool,
+    /// A shutdown has begun: every service is NOT_SERVING.
+    shutdown: bool,
+}
+
+impl Holds {
+    pub(crate) fn read(registry: &Registry) -> Self {
+        let holds = registry.holds();
+        Self {
+            any: !holds.is_empty(),
+            shutdown: holds.iter().any(|h| h.source == HoldSource::Shutdown),
+        }
+    }
+}
+
 /// The status of `service` now, or `None` for a service this server does not know:
 /// - `""`, the instance as a load balancer sees it: SERVING unless the summary would answer
 ///   503 (OUTAGE, a rotation hold) or startup is not complete;
@@ -15,21 +33,15 @@ pub const FEATURE_PREFIX: &str = "feature/";
 /// - `feature/{name}`: SERVING while the feature is enabled.
 ///
 /// Once a shutdown has begun, every service is NOT_SERVING.
-pub(crate) fn status(registry: &Registry, service: &str) -> Option<ServingStatus> {
-    let shutting_down = registry
-        .holds()
-        .iter()
-        .any(|h| h.source == HoldSource::Shutdown);
+pub(crate) fn status(registry: &Registry, holds: &Holds, service: &str) -> Option<ServingStatus> {
     let serving = if service.is_empty() {
-        registry.condition() != CheckStatus::Outage
-            && registry.drain_state().is_none()
-            && registry.startup_complete()
+        registry.condition() != CheckStatus::Outage && !holds.any && registry.startup_complete()
     } else if let Some(feature) = service.strip_prefix(FEATURE_PREFIX) {
         registry.feature(feature)?.is_enabled()
     } else {
         registry.group_readiness(service, false)?.ready()
     };
-    Some(if serving && !shutting_down {
+    Some(if serving && !holds.shutdown {
         ServingStatus::Serving
     } else {
         ServingStatus::NotServing
@@ -38,6 +50,7 @@ pub(crate) fn status(registry: &Registry, service: &str) -> Option<ServingStatus
 
 /// Every service this server knows, with its status: `""`, each group, each feature.
 pub(crate) fn all(registry: &Registry) -> Vec<(String, ServingStatus)> {
+    let holds = Holds::read(registry);
     let mut names = vec![String::new()];
     names.extend(
         registry
@@ -53,6 +66,6 @@ pub(crate) fn all(registry: &Registry) -> Vec<(String, ServingStatus)> {
     );
     names
         .into_iter()
-        .filter_map(|name| status(registry, &name).map(|s| (name, s)))
+        .filter_map(|name| status(registry, &holds, &name).map(|s| (name, s)))
         .collect()
 }

@@ -69,8 +69,9 @@ impl Watches {
         let receiver = channels
             .entry(service.to_owned())
             .or_insert_with(|| {
-                let now =
-                    services::status(registry, service).unwrap_or(ServingStatus::ServiceUnknown);
+                let holds = services::Holds::read(registry);
+                let now = services::status(registry, &holds, service)
+                    .unwrap_or(ServingStatus::ServiceUnknown);
                 watch::channel(now).0
             })
             .subscribe();
@@ -82,8 +83,10 @@ impl Watches {
     fn refresh(&self, registry: &Registry) {
         let mut channels = self.channels.lock().unwrap_or_else(PoisonError::into_inner);
         channels.retain(|_, sender| sender.receiver_count() > 0);
+        let holds = services::Holds::read(registry);
         for (service, sender) in channels.iter() {
-            let now = services::status(registry, service).unwrap_or(ServingStatus::ServiceUnknown);
+            let now = services::status(registry, &holds, service)
+                .unwrap_or(ServingStatus::ServiceUnknown);
             sender.send_if_modified(|status| std::mem::replace(status, now) != now);
         }
     }
