@@ -231,7 +231,7 @@ pub(crate) fn millis(d: Duration) -> u64 {
 }
 
 /// `t` as [`iso`], for `#[serde(serialize_with)]`.
-#[allow(dead_code)] // used by features that serialize times so
+#[cfg_attr(not(feature = "notify"), allow(dead_code))]
 pub(crate) fn serialize_iso<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&iso(*t))
 }
