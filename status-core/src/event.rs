@@ -41,6 +41,9 @@ pub enum Event {
     },
     /// The instance started or stopped draining.
     Drain(Option<DrainState>),
+    /// A mute was set or ended, or a maintenance window started or ended; see
+    /// [`Registry::mutes`](crate::Registry::mutes).
+    Mutes,
 }
 
 /// Reacts to the registry's events.
@@ -78,6 +81,8 @@ pub trait Listener: Send + Sync + fmt::Debug + 'static {
     fn on_feature(&self, _state: &FeatureState, _flip: Option<&FeatureFlip>) {}
     /// The instance started (`Some`) or stopped (`None`) draining.
     fn on_drain(&self, _drain: Option<&DrainState>) {}
+    /// A mute was set or ended, or a maintenance window started or ended.
+    fn on_mutes(&self) {}
 }
 
 /// How a check ended, as counted in metrics.

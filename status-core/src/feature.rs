@@ -209,6 +209,11 @@ pub fn validate_ttl_and_reason(ttl: Duration, reason: &str) -> Result<(), Error>
             "the time to live must be between 1 second and 7 days (604800 seconds)",
         ));
     }
+    validate_reason(reason)
+}
+
+/// Checks a reason: not blank, printable, at most [`MAX_REASON_LEN`] characters.
+pub(crate) fn validate_reason(reason: &str) -> Result<(), Error> {
     crate::text::printable("reason", reason)?;
     if reason.chars().count() > MAX_REASON_LEN {
         return Err(Error::invalid("the reason must be at most 1024 characters"));

@@ -99,6 +99,7 @@ mod group;
 mod history;
 mod id;
 mod mask;
+mod mute;
 mod rand;
 mod readiness;
 mod report;
@@ -191,6 +192,7 @@ pub use self::group::{Group, GroupBuilder, GroupState};
 pub use self::history::{HistorySnapshot, MinuteRecord, Transition, Uptime, MINUTES_KEPT};
 pub use self::id::{DependencyId, FeatureName, GroupName, MAX_ID_LEN};
 pub use self::mask::{mask_credentials, MASK};
+pub use self::mute::{Mute, MuteWindow, MAX_MUTES, MAX_MUTE_AHEAD};
 pub use self::rand::Rng;
 pub use self::readiness::{Readiness, ReadinessRule, Startup};
 pub use self::report::{

@@ -7,7 +7,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use crate::check::ErrorChain;
-use crate::{CheckStatus, DependencyId, DependencyInfo, Urgency};
+use crate::{CheckStatus, DependencyId, DependencyInfo, Mute, Urgency};
 
 /// What a dependency reports: the status of its latest check after hysteresis, staleness and
 /// the dependency graph were applied, with everything an operator needs to read it.
@@ -35,6 +35,8 @@ pub struct CheckResult {
     pub(crate) consecutive_failures: u32,
     pub(crate) passive: bool,
     pub(crate) idle: bool,
+    /// The mute in force, if any (set when the report is assembled).
+    pub(crate) mute: Option<Arc<Mute>>,
 }
 
 impl CheckResult {
@@ -204,8 +206,15 @@ impl CheckResult {
         self.idle
     }
 
-    /// The same result as the public view shows it: no error chain, and a failure's message
-    /// replaced by its status. Unchanged (shared) when there is nothing to withhold.
+    /// The mute in force on the dependency, if any: it is checked and reported, but sends no
+    /// notice.
+    #[must_use]
+    pub fn mute(&self) -> Option<&Mute> {
+        self.mute.as_deref()
+    }
+
+    /// The same result as the public view shows it: no error chain, no mute, and a failure's
+    /// message replaced by its status. Unchanged (shared) when there is nothing to withhold.
     #[must_use]
     pub fn public(self: &Arc<Self>) -> Arc<Self> {
         if !self.withholds() {
@@ -213,6 +222,7 @@ impl CheckResult {
         }
         let mut public = (**self).clone();
         public.thrown = None;
+        public.mute = None;
         if public.status != CheckStatus::Ok {
             public.message = public.status.to_string();
         }
@@ -222,7 +232,7 @@ impl CheckResult {
     /// Whether the public view hides anything of it.
     #[must_use]
     pub fn withholds(&self) -> bool {
-        self.thrown.is_some() || self.status != CheckStatus::Ok
+        self.thrown.is_some() || self.status != CheckStatus::Ok || self.mute.is_some()
     }
 }
 
@@ -242,7 +252,7 @@ pub(crate) fn iso(t: DateTime<Utc>) -> String {
 
 impl Serialize for CheckResult {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut s = serializer.serialize_struct("CheckResult", 25)?;
+        let mut s = serializer.serialize_struct("CheckResult", 26)?;
         s.serialize_field("id", self.id())?;
         s.serialize_field("status", &self.status)?;
         s.serialize_field("description", self.description())?;
@@ -277,6 +287,9 @@ impl Serialize for CheckResult {
         if self.passive {
             s.serialize_field("passive", &true)?;
             s.serialize_field("idle", &self.idle)?;
+        }
+        if let Some(mute) = &self.mute {
+            s.serialize_field("mute", mute)?;
         }
         s.end()
     }

@@ -31,6 +31,8 @@ struct Receiver {
     answer: Arc<Mutex<Answer>>,
     /// Requests answered 500 before turning to OK, when failing.
     fail_first: Arc<AtomicUsize>,
+    /// When each recorded request arrived.
+    arrived: Arc<Mutex<Vec<std::time::Instant>>>,
     url: String,
 }
 
@@ -48,6 +50,7 @@ async fn receive(
         }
         _ => {
             r.got.lock().unwrap().push((headers, body.to_vec()));
+            r.arrived.lock().unwrap().push(std::time::Instant::now());
             StatusCode::NO_CONTENT
         }
     }
@@ -60,6 +63,7 @@ async fn receiver(answer: Answer) -> Receiver {
         got: Arc::default(),
         answer: Arc::new(Mutex::new(answer)),
         fail_first: Arc::new(AtomicUsize::new(0)),
+        arrived: Arc::default(),
         url,
     };
     let app = axum::Router::new()
@@ -122,7 +126,8 @@ fn registry() -> (Registry, Arc<Mutex<CheckStatus>>, Arc<Mutex<CheckStatus>>) {
 fn fast(registry: &Registry) -> status_core::notify::NotificationsBuilder {
     Notifications::builder(registry)
         .policy(NoticePolicy {
-            hold: Duration::ZERO,
+            // Long enough for a root and its dependents checked together to be seen together.
+            hold: Duration::from_millis(100),
             ..NoticePolicy::default()
         })
         .tick(Duration::from_millis(20))
@@ -222,6 +227,10 @@ async fn a_receiver_that_hangs_costs_only_its_own_retries() {
     let notifications = fast(&registry)
         .sink(Webhook::new(&hook.url).unwrap())
         .sink(Slack::new(&slack.url).unwrap())
+        .policy(NoticePolicy {
+            hold: Duration::ZERO,
+            ..NoticePolicy::default()
+        })
         .max_age(Duration::from_millis(500))
         .queue(2)
         .start()
@@ -275,4 +284,125 @@ fn bad_urls_are_refused_and_never_shown() {
         !shown.contains("secret-path") && !shown.contains("example.com"),
         "{shown}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_muted_dependency_sends_nothing_and_its_unmute_tells_where_it_stands() {
+    let hook = receiver(Answer::Ok).await;
+    let (registry, db, api) = registry();
+    registry.refresh_all().await;
+    let notifications = fast(&registry)
+        .sink(Webhook::new(&hook.url).unwrap())
+        .start()
+        .unwrap();
+    registry
+        .mute(
+            "db",
+            status_core::MuteWindow::For(Duration::from_secs(600)),
+            "upgrade",
+            Some("ops"),
+        )
+        .unwrap();
+    // The db fails under its mute, and the api with it: the whole system is in maintenance.
+    *db.lock().unwrap() = CheckStatus::Outage;
+    *api.lock().unwrap() = CheckStatus::Outage;
+    registry.refresh_all().await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(hook.bodies().is_empty(), "{:?}", hook.bodies());
+    assert_eq!(
+        registry.report().condition(),
+        CheckStatus::Outage,
+        "still checked"
+    );
+    // Unmuted while still down: one notice says so, and the system's.
+    assert!(registry.unmute("db").unwrap().is_some());
+    let got = hook.wait_for(2).await;
+    let texts: Vec<&str> = got.iter().map(|m| m["text"].as_str().unwrap()).collect();
+    assert!(texts.contains(&"db is OUTAGE (was OK)"), "{texts:?}");
+    assert!(
+        texts.contains(&"the system is OUTAGE (was OK)"),
+        "{texts:?}"
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(hook.bodies().len(), 2);
+
+    // Muted again, recovered and failed again: unmuted where it was told, nothing more.
+    registry
+        .mute(
+            "db",
+            status_core::MuteWindow::For(Duration::from_secs(600)),
+            "again",
+            None,
+        )
+        .unwrap();
+    for status in [CheckStatus::Ok, CheckStatus::Outage] {
+        *db.lock().unwrap() = status;
+        registry.refresh_all().await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    registry.unmute("db").unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(hook.bodies().len(), 2, "{:?}", hook.bodies());
+    assert_eq!(notifications.stats()[0].delivered, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_failures_are_one_digest_a_period() {
+    let hook = receiver(Answer::Ok).await;
+    let registry = Registry::builder().appname("shop").jitter(0.0).build();
+    let mut reporters = Vec::new();
+    for i in 0..1000 {
+        let info = Dependency::passive(format!("d{i}")).build_info().unwrap();
+        reporters.push(registry.add_passive(info).unwrap());
+    }
+    let period = Duration::from_millis(600);
+    let _notifications = fast(&registry)
+        .policy(NoticePolicy {
+            hold: Duration::ZERO,
+            digest_every: period,
+            ..NoticePolicy::default()
+        })
+        .sink(Webhook::new(&hook.url).unwrap())
+        .start()
+        .unwrap();
+    // A thousand failing over a second and a half.
+    for chunk in reporters.chunks(100) {
+        for reporter in chunk {
+            reporter.record(status_core::check::CheckOutcome::new(
+                CheckStatus::Outage,
+                "down",
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+    let mut told = 0;
+    for _ in 0..200 {
+        let bodies = hook.bodies();
+        told = bodies
+            .iter()
+            .map(|m| match m["notice"]["kind"].as_str().unwrap() {
+                "digest" => m["notice"]["notices"].as_array().unwrap().len(),
+                _ => 1,
+            })
+            .sum::<usize>();
+        if told >= 1001 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let bodies = hook.bodies();
+    assert_eq!(told, 1001, "each failure and the system's, told once");
+    assert!(
+        bodies.len() <= 4,
+        "a digest a period at most: {} messages",
+        bodies.len()
+    );
+    assert!(bodies.iter().all(|m| m["notice"]["kind"] == "digest"));
+    let arrivals = hook.arrived.lock().unwrap().clone();
+    for pair in arrivals.windows(2) {
+        assert!(
+            pair[1] - pair[0] >= period - Duration::from_millis(100),
+            "two digests within one period: {arrivals:?}"
+        );
+    }
 }

@@ -220,6 +220,11 @@ impl DependencyTable {
         Some(state.reported_status(&entry.info, now))
     }
 
+    /// Something a report shows changed outside the table (a mute): build it again.
+    pub(crate) fn touch(&self) {
+        self.status_gen.fetch_add(1, Ordering::AcqRel);
+    }
+
     pub(crate) fn generations(&self) -> (u64, u64) {
         (
             self.status_gen.load(Ordering::Acquire),

@@ -143,6 +143,7 @@ fn pending_result(info: &Arc<DependencyInfo>, wall: DateTime<Utc>, passive: bool
         consecutive_failures: 0,
         passive,
         idle: passive,
+        mute: None,
     }
 }
 

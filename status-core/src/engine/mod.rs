@@ -13,6 +13,7 @@ mod folds;
 mod graph;
 mod groups;
 mod hysteresis;
+mod mutes;
 mod passive;
 mod rotation;
 mod run;
@@ -32,6 +33,7 @@ use self::deps::DependencyTable;
 use self::entry::{Entry, EntryConfig, RunFuture};
 pub use self::features::FeatureHandle;
 use self::features::FeatureTable;
+use self::mutes::Mutes;
 pub use self::passive::Reporter;
 use self::rotation::Rotation;
 pub use self::run::TIMED_OUT;
@@ -97,6 +99,7 @@ pub(crate) struct Inner {
     deps: DependencyTable,
     features: FeatureTable,
     rotation: Rotation,
+    mutes: Mutes,
     bus: Bus,
     cache: ReportCache,
     watchdog: Mutex<Option<AbortHandle>>,
@@ -152,6 +155,7 @@ impl Registry {
                 deps: DependencyTable::default(),
                 features: FeatureTable::default(),
                 rotation: Rotation::default(),
+                mutes: Mutes::default(),
                 bus: Bus::new(event_capacity),
                 cache: ReportCache::default(),
                 watchdog: Mutex::new(None),
@@ -409,12 +413,15 @@ impl Inner {
 
     /// The result of `entry` as reported now: staleness applied, causes from the cached report.
     fn current(&self, entry: &Entry) -> Arc<CheckResult> {
-        let view = lock(&entry.state).view(&entry.info, self.clock.now());
+        let now = self.clock.now();
+        let mut view = lock(&entry.state).view(&entry.info, now);
+        if let Some(mute) = self.mutes.in_force(&entry.info.id, now) {
+            Arc::make_mut(&mut view).mute = Some(mute);
+        }
         if view.status == CheckStatus::Ok || entry.info.parents.is_empty() {
             return view;
         }
         // From the ancestors' entries: recording one result never rebuilds the report.
-        let now = self.clock.now();
         let blocked_by = graph::causes(&entry.info.parents, &|id: &crate::DependencyId| {
             let parent = self.deps.get(id.as_str())?;
             let status = lock(&parent.state).reported_status(&parent.info, now);
@@ -423,9 +430,8 @@ impl Inner {
         if blocked_by.is_empty() {
             return view;
         }
-        let mut view = (*view).clone();
-        view.blocked_by = blocked_by;
-        Arc::new(view)
+        Arc::make_mut(&mut view).blocked_by = blocked_by;
+        view
     }
 
     fn report(&self, force: bool) -> Arc<SystemReport> {
@@ -459,8 +465,15 @@ impl Inner {
             if ages_at > now {
                 valid_until = valid_until.min(ages_at);
             }
-            results.push(state.view(info, now));
+            let mut view = state.view(info, now);
+            if let Some(mute) = self.mutes.in_force(&info.id, now) {
+                Arc::make_mut(&mut view).mute = Some(mute);
+            }
+            results.push(view);
             parents.push(info.parents.as_slice());
+        }
+        if let Some(edge) = self.mutes.next_edge(now) {
+            valid_until = valid_until.min(edge);
         }
         graph::attribute_causes(&mut results, &parents);
         let report = SystemReport::new(
@@ -500,6 +513,7 @@ impl Inner {
     /// scheduler that died.
     fn sweep(self: &Arc<Self>) {
         let _ = self.holds(); // announces a hold that ran out
+        self.sweep_mutes(); // and a window that started or ended
         let now = self.clock.now();
         for entry in self.deps.all() {
             let dead = lock(&entry.scheduler)

@@ -9,6 +9,10 @@
 //! - A failure attributed to another failing dependency (`blockedBy`) is folded into its
 //!   root's notice ("primary-db OUTAGE; also affected: orders-api, search"), not sent alone.
 //! - The system condition's changes are notices of their own, with the same hold.
+//! - A muted dependency ([`Registry::mute`](crate::Registry::mute)) is followed but never
+//!   told; on unmute, one notice says where it stands if that differs from the last one told.
+//!   A system condition failing only through muted dependencies (and their dependents) is not
+//!   told either.
 //! - When more than a handful are due at once (a fleet-wide cause), they go out as one digest,
 //!   and at most one digest a minute: what falls due meanwhile waits for the next.
 //!

@@ -120,6 +120,8 @@ struct Track {
     flapping_told: bool,
     flapping: bool,
     blocked_by: Vec<DependencyId>,
+    /// Muted: followed, never told.
+    muted: bool,
 }
 
 impl Track {
@@ -131,6 +133,7 @@ impl Track {
             flapping_told: false,
             flapping: false,
             blocked_by: Vec::new(),
+            muted: false,
         }
     }
 
@@ -199,6 +202,7 @@ impl Notifier {
         track.see(result.status(), now);
         track.flapping = result.flapping();
         track.blocked_by = result.blocked_by().to_vec();
+        track.muted = result.mute().is_some();
     }
 
     /// Forgets a dependency that was removed.
@@ -218,6 +222,9 @@ impl Notifier {
         // Flapping: told once, then silence while it lasts; a stable level after it is told
         // as any other (its hold starts again).
         for (id, track) in &mut self.dependencies {
+            if track.muted {
+                continue;
+            }
             if track.flapping && !track.flapping_told {
                 track.flapping_told = true;
                 notices.push(Notice::Flapping { id: id.clone() });
@@ -229,7 +236,7 @@ impl Notifier {
         let due: BTreeSet<DependencyId> = self
             .dependencies
             .iter()
-            .filter(|(_, t)| !t.flapping_told && t.due(hold, now))
+            .filter(|(_, t)| !t.muted && !t.flapping_told && t.due(hold, now))
             .map(|(id, _)| id.clone())
             .collect();
         // A failure blocked by another failing dependency goes with its roots' notices: it is
@@ -260,7 +267,17 @@ impl Notifier {
                 });
             }
         }
-        if self.system.due(hold, now) {
+        // A system failing only through muted dependencies (a maintenance) is not told.
+        let muted = |id: &DependencyId| self.dependencies.get(id).is_some_and(|t| t.muted);
+        let mut failing = self
+            .dependencies
+            .values()
+            .filter(|t| t.level != CheckStatus::Ok)
+            .peekable();
+        let maintenance = failing.peek().is_some()
+            && failing
+                .all(|t| t.muted || (!t.blocked_by.is_empty() && t.blocked_by.iter().all(muted)));
+        if self.system.due(hold, now) && !(maintenance && self.system.level != CheckStatus::Ok) {
             let from = std::mem::replace(&mut self.system.told, self.system.level);
             notices.push(Notice::System {
                 from,
@@ -449,6 +466,65 @@ mod tests {
                 to: Outage
             }]
         );
+    }
+
+    /// `result`, muted.
+    fn muted(mut result: CheckResult) -> CheckResult {
+        let now = tokio::time::Instant::now();
+        let wall = chrono::Utc::now();
+        result.mute = Some(std::sync::Arc::new(
+            crate::Mute::new(
+                result.id().clone(),
+                crate::MuteWindow::For(S * 600),
+                "maintenance",
+                None,
+                now,
+                wall,
+            )
+            .unwrap(),
+        ));
+        result
+    }
+
+    #[test]
+    fn a_muted_dependency_is_followed_silently_and_told_on_unmute_if_it_moved() {
+        let mut n = notifier(10);
+        // Muted while it fails and recovers and fails again: nothing.
+        n.see(&muted(result("db", Outage, false, &[])), Duration::ZERO);
+        n.see(&result("api", Outage, false, &["db"]), Duration::ZERO);
+        n.see_system(Outage, Duration::ZERO);
+        assert!(
+            n.tick(60 * S).is_empty(),
+            "muted: no notice, not even the system's"
+        );
+        n.see(&muted(result("db", Major, true, &[])), 70 * S);
+        assert!(n.tick(90 * S).is_empty(), "not even flapping");
+        // Unmuted at MAJOR: where it stands differs from what was told (OK): one notice, at
+        // once since it held that level long enough while muted.
+        n.see(&result("db", Major, false, &[]), 100 * S);
+        let told = n.tick(100 * S);
+        assert!(
+            told.contains(&Notice::Changed {
+                id: id("db"),
+                from: Ok,
+                to: Major,
+                also_affected: vec![]
+            }),
+            "{told:?}"
+        );
+        assert!(
+            told.contains(&Notice::System {
+                from: Ok,
+                to: Outage
+            }),
+            "the system's failure has an unmuted cause now: {told:?}"
+        );
+        // Muted, recovered, unmuted at the level told before the mute: nothing.
+        n.see(&muted(result("db", Ok, false, &[])), 110 * S);
+        n.see(&muted(result("db", Major, false, &[])), 120 * S);
+        assert!(n.tick(200 * S).is_empty());
+        n.see(&result("db", Major, false, &[]), 210 * S);
+        assert!(n.tick(300 * S).is_empty(), "stands where it was told");
     }
 
     #[test]

@@ -300,19 +300,25 @@ async fn drive(
                     Ok(Event::Checked { result, .. }) => notifier.see(&result, now),
                     Ok(Event::Changed { current, .. }) => notifier.see(&current, now),
                     Ok(Event::Removed(id)) => notifier.forget(id.as_str()),
-                    Ok(_) => {}
-                    Err(RecvError::Lagged(_)) => {
-                        // Behind: read everything again from the report.
+                    Ok(Event::Mutes) | Err(RecvError::Lagged(_)) => {
+                        // A mute began or ended, or this task is behind: read everything
+                        // again from the report.
                         for result in registry.report().results() {
                             notifier.see(result, now);
                         }
                     }
+                    Ok(_) => {}
                     Err(RecvError::Closed) => break,
                 }
             }
             _ = ticks.tick() => {
                 let Some(registry) = registry.upgrade() else { break };
                 let now = registry.clock().elapsed();
+                // Causes as the report has them now: a dependent checked before its root
+                // failed learns it here, before it could be told alone.
+                for result in registry.report().results() {
+                    notifier.see(result, now);
+                }
                 notifier.see_system(registry.condition(), now);
                 for notice in notifier.tick(now) {
                     sequence += 1;

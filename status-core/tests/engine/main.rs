@@ -9,6 +9,7 @@ mod groups;
 mod history;
 mod hysteresis;
 mod listeners;
+mod mutes;
 mod passive;
 mod registry;
 mod reports;

@@ -1,0 +1,183 @@
+//! The mutes in force or scheduled, and the registry's mute API.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::time::Instant;
+
+use super::Registry;
+use crate::event::Event;
+use crate::mute::{Mute, MuteWindow, MAX_MUTES};
+use crate::sync::lock;
+use crate::{DependencyId, Error};
+
+/// One mute per dependency at most.
+#[derive(Default)]
+pub(crate) struct Mutes {
+    table: Mutex<BTreeMap<DependencyId, Arc<Mute>>>,
+    /// How many are kept: a report's build skips the lock while there are none.
+    count: AtomicUsize,
+    /// When the last sweep looked: a window that started since is announced.
+    swept: Mutex<Option<Instant>>,
+}
+
+impl Mutes {
+    /// The mute of `id` in force at `now`, if any. An atomic load while none is kept.
+    pub(crate) fn in_force(&self, id: &DependencyId, now: Instant) -> Option<Arc<Mute>> {
+        if self.count.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        lock(&self.table)
+            .get(id)
+            .filter(|m| m.in_force(now))
+            .map(|m| Arc::new(m.at(now)))
+    }
+
+    /// When the next kept mute starts or ends after `now`, if any: a report showing mutes
+    /// is built again then.
+    pub(crate) fn next_edge(&self, now: Instant) -> Option<Instant> {
+        if self.count.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        lock(&self.table)
+            .values()
+            .flat_map(|m| [m.starts, m.ends])
+            .filter(|edge| *edge > now)
+            .min()
+    }
+
+    /// Drops the mutes that ended by `now`, and those of dependencies `registered` says are
+    /// gone; whether any ended or started since the last sweep (so the reports change).
+    fn sweep(&self, now: Instant, registered: impl Fn(&DependencyId) -> bool) -> bool {
+        let seen = lock(&self.swept).replace(now).unwrap_or(now);
+        if self.count.load(Ordering::Acquire) == 0 {
+            return false;
+        }
+        let mut table = lock(&self.table);
+        let started = table.values().any(|m| m.starts > seen && m.starts <= now);
+        let before = table.len();
+        table.retain(|id, m| !m.is_over(now) && registered(id));
+        self.count.store(table.len(), Ordering::Release);
+        started || table.len() != before
+    }
+}
+
+impl Registry {
+    /// Mutes `dependency` over `window`: it is still checked and reported, with its mute, but
+    /// sends no notice while the mute is in force. Replaces its previous mute, if any.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_not_found`] for an unknown dependency; [`Error::is_invalid`] for a window
+    /// that ends before it starts, has ended or ends more than 30 days away, a blank or
+    /// unprintable reason, an unprintable actor, or a [`MAX_MUTES`]th mute beyond the
+    /// bound. Nothing changes on error.
+    pub fn mute(
+        &self,
+        dependency: &str,
+        window: MuteWindow,
+        reason: &str,
+        actor: Option<&str>,
+    ) -> Result<Mute, Error> {
+        let inner = &self.inner;
+        let entry = inner
+            .deps
+            .get(dependency)
+            .ok_or_else(|| Error::unknown_dependency(dependency))?;
+        let now = inner.clock.now();
+        let mute = Mute::new(
+            entry.info.id.clone(),
+            window,
+            reason,
+            actor,
+            now,
+            inner.clock.wall_at(now),
+        )?;
+        {
+            let mut table = lock(&inner.mutes.table);
+            table.retain(|_, m| !m.is_over(now));
+            if table.len() >= MAX_MUTES && !table.contains_key(&mute.dependency) {
+                return Err(Error::invalid(format!(
+                    "at most {MAX_MUTES} dependencies may be muted at once"
+                )));
+            }
+            table.insert(mute.dependency.clone(), Arc::new(mute.clone()));
+            inner.mutes.count.store(table.len(), Ordering::Release);
+        }
+        tracing::info!(dependency = %mute.dependency, until = %mute.until, reason = %mute.reason, "dependency muted");
+        self.mutes_changed();
+        Ok(mute)
+    }
+
+    /// Ends the mute of `dependency`, scheduled or in force; answers it, or `None` if there
+    /// was none.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_not_found`] for an unknown dependency.
+    pub fn unmute(&self, dependency: &str) -> Result<Option<Mute>, Error> {
+        let inner = &self.inner;
+        let entry = inner
+            .deps
+            .get(dependency)
+            .ok_or_else(|| Error::unknown_dependency(dependency))?;
+        let now = inner.clock.now();
+        let removed = {
+            let mut table = lock(&inner.mutes.table);
+            let removed = table.remove(&entry.info.id);
+            inner.mutes.count.store(table.len(), Ordering::Release);
+            removed
+        };
+        let removed = removed.filter(|m| !m.is_over(now)).map(|m| m.at(now));
+        if removed.is_some() {
+            tracing::info!(dependency = %entry.info.id, "dependency unmuted");
+            self.mutes_changed();
+        }
+        Ok(removed)
+    }
+
+    /// Every mute kept, in force or scheduled, by dependency id.
+    #[must_use]
+    pub fn mutes(&self) -> Vec<Mute> {
+        let inner = &self.inner;
+        let now = inner.clock.now();
+        lock(&inner.mutes.table)
+            .values()
+            .filter(|m| !m.is_over(now))
+            .map(|m| m.at(now))
+            .collect()
+    }
+
+    /// The mute of `dependency` in force now, if any.
+    #[must_use]
+    pub fn muted(&self, dependency: &str) -> Option<Mute> {
+        let id = DependencyId::new(dependency).ok()?;
+        let inner = &self.inner;
+        inner
+            .mutes
+            .in_force(&id, inner.clock.now())
+            .map(Arc::unwrap_or_clone)
+    }
+
+    /// A report must show the change: rebuild it, and tell the listeners.
+    fn mutes_changed(&self) {
+        self.inner.deps.touch();
+        self.inner.bus.emit(&Event::Mutes);
+    }
+}
+
+impl super::Inner {
+    /// Drops mutes that ended and those of removed dependencies; announces a window that
+    /// started or ended since the last sweep.
+    pub(crate) fn sweep_mutes(&self) {
+        let now = self.clock.now();
+        if self
+            .mutes
+            .sweep(now, |id| self.deps.get(id.as_str()).is_some())
+        {
+            self.deps.touch();
+            self.bus.emit(&Event::Mutes);
+        }
+    }
+}
