@@ -75,7 +75,9 @@ pub(crate) async fn feature(
 
 /// A whole number of seconds, written `60` or `60.0` (JSON has one number type, and JSON
 /// Schema counts `60.0` as an integer).
-fn whole_seconds<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+pub(crate) fn whole_seconds<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<u64, D::Error> {
     let seconds = f64::deserialize(deserializer)?;
     if seconds.fract() != 0.0 || !(0.0..=9.0e15).contains(&seconds) {
         return Err(serde::de::Error::custom(format!(
@@ -229,7 +231,7 @@ pub(crate) async fn refresh(
 }
 
 /// `response`, telling the audit trail who made the call, if the call said.
-fn with_actor(mut response: Response, actor: Option<String>) -> Response {
+pub(crate) fn with_actor(mut response: Response, actor: Option<String>) -> Response {
     if let Some(actor) = actor {
         response.extensions_mut().insert(AuditActor(actor));
     }

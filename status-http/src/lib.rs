@@ -70,6 +70,7 @@ mod fleet;
 mod live;
 #[cfg(feature = "metrics")]
 mod metrics;
+mod mutes;
 #[cfg(feature = "openapi")]
 mod openapi;
 mod present;

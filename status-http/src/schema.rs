@@ -74,6 +74,9 @@ pub(crate) struct CheckResultDoc {
     flapping: bool,
     stale: bool,
     consecutive_failures: i64,
+    /// The mute in force, if any (detailed view only).
+    #[schema(nullable = false)]
+    mute: Option<Mute>,
 }
 
 /// The detailed report: Indeed's names, results keyed by status, worst first.
@@ -297,4 +300,69 @@ pub(crate) struct AuditEntry {
 #[derive(ToSchema)]
 pub(crate) struct AuditList {
     entries: Vec<AuditEntry>,
+}
+
+/// `PUT /admin/mutes/{dependency}`: for a while, or a maintenance window.
+#[derive(ToSchema)]
+#[serde(untagged)]
+pub(crate) enum MuteRequest {
+    /// From now, for a while.
+    For(MuteFor),
+    /// From `start` to `end`.
+    Window(MuteBetween),
+}
+
+/// A mute from now.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct MuteFor {
+    /// 1 to 2592000 (30 days).
+    #[schema(minimum = 1, maximum = 2_592_000)]
+    ttl_seconds: i64,
+    #[serde(flatten)]
+    why: OperatorText,
+}
+
+/// A maintenance window: it ends after it starts, in the future, within 30 days.
+#[derive(ToSchema)]
+pub(crate) struct MuteBetween {
+    /// RFC 3339; a start already past starts now.
+    #[schema(format = DateTime)]
+    start: String,
+    /// RFC 3339.
+    #[schema(format = DateTime)]
+    end: String,
+    #[serde(flatten)]
+    why: OperatorText,
+}
+
+/// A mute, in force (`active`) or scheduled.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Mute {
+    dependency: String,
+    reason: String,
+    actor: Option<String>,
+    set_at: String,
+    start: String,
+    until: String,
+    active: bool,
+}
+
+/// Every mute kept.
+#[derive(ToSchema)]
+pub(crate) struct MuteList {
+    mutes: Vec<Mute>,
+    /// How many may be kept at once.
+    max: u32,
+}
+
+/// `DELETE /admin/mutes/{dependency}`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Unmuted {
+    dependency: String,
+    was_muted: bool,
+    /// The mute that ended, if any.
+    mute: Option<Mute>,
 }

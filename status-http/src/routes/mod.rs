@@ -295,12 +295,17 @@ impl Routes {
                 put(admin::set_override).delete(admin::clear_override),
             )
             .route("/admin/drain", put(admin::drain).delete(admin::undrain))
+            .route(
+                "/admin/mutes/{dependency}",
+                put(crate::mutes::mute).delete(crate::mutes::unmute),
+            )
             .route_layer(self.audit.layer());
         let traced = Router::new()
             .route("/healthcheck/dependencies/{id}", get(probes::dependency))
             .route("/features", get(admin::features))
             .route("/features/{name}", get(admin::feature))
             .route("/admin/audit", get(admin::audit))
+            .route("/admin/mutes", get(crate::mutes::mutes))
             .merge(actions);
         #[cfg(feature = "metrics")]
         let traced = traced.route("/metrics", get(crate::metrics::metrics));

@@ -10,6 +10,7 @@ mod groups;
 mod hardening;
 mod metrics;
 mod middleware;
+mod mutes;
 mod openapi;
 mod presentation;
 mod probes;

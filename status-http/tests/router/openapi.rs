@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::support::{fixture, get};
 
-const ROUTES: [(&str, &str); 24] = [
+const ROUTES: [(&str, &str); 27] = [
     ("get", "/healthcheck"),
     ("get", "/healthcheck/groups/{name}"),
     ("get", "/healthcheck/groups/{name}/summary"),
@@ -22,6 +22,9 @@ const ROUTES: [(&str, &str); 24] = [
     ("put", "/admin/drain"),
     ("delete", "/admin/drain"),
     ("get", "/admin/audit"),
+    ("get", "/admin/mutes"),
+    ("put", "/admin/mutes/{dependency}"),
+    ("delete", "/admin/mutes/{dependency}"),
     ("get", "/metrics"),
     ("get", "/status"),
     ("get", "/status/events"),
