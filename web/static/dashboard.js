@@ -126,13 +126,46 @@
     drain: (form) => call("PUT", "admin/drain", {
       ttlSeconds: Number(form.ttlSeconds.value), reason: form.reason.value,
     }).then((d) => "Draining: " + d.reason),
+    mute: (form) => call("PUT", "admin/mutes/" + encodeURIComponent(form.dataset.id), {
+      ttlSeconds: Number(form.ttlSeconds.value), reason: form.reason.value,
+    }).then((m) => "Muted " + m.dependency + " until " + m.until),
+    unmute: (el) => call("DELETE", "admin/mutes/" + encodeURIComponent(el.dataset.id))
+      .then((r) => r.wasMuted ? "Unmuted " + r.dependency : r.dependency + " was not muted"),
     override: (form) => call("PUT", "features/" + encodeURIComponent(form.dataset.feature) + "/override", {
       enabled: form.enabled.value === "true", ttlSeconds: Number(form.ttlSeconds.value), reason: form.reason.value,
     }).then((f) => "Override set: " + f.name + " is " + (f.enabled ? "on" : "off")),
   };
 
   function run(action, el) {
-    actions[action](el).then((text) => say(text, false), (err) => say(err.message, true));
+    actions[action](el).then((text) => say(text, false), (err) => say(err.message, true))
+      .then(loadAudit);
+  }
+
+  // The audit trail, for whoever holds the token: built with textContent only.
+  async function loadAudit() {
+    const rows = document.getElementById("audit-rows");
+    const note = document.getElementById("audit-note");
+    if (!rows || !token()) return;
+    let trail;
+    try {
+      trail = await call("GET", "admin/audit");
+    } catch (err) {
+      note.textContent = "Audit trail unavailable: " + err.message;
+      rows.replaceChildren();
+      return;
+    }
+    note.textContent = trail.entries.length + " calls kept in this process.";
+    rows.replaceChildren(...trail.entries.slice(0, 100).map((e) => {
+      const tr = document.createElement("tr");
+      const cells = [e.at, e.method + " " + e.path, String(e.status), e.actor || "—"];
+      cells.forEach((text, i) => {
+        const td = document.createElement("td");
+        td.textContent = text;
+        if (i === 2 && e.refused) td.className = "refused";
+        tr.appendChild(td);
+      });
+      return tr;
+    }));
   }
 
   live.addEventListener("click", (e) => {
@@ -154,6 +187,7 @@
     input.value = "";
     showToken();
     say(token() ? "Token set for this tab." : "No token.", false);
+    loadAudit();
   });
   document.getElementById("forget-token").addEventListener("click", () => {
     sessionStorage.removeItem(TOKEN_KEY);
@@ -164,4 +198,5 @@
   showToken();
   applyFilters();
   connect();
+  loadAudit();
 })();

@@ -432,6 +432,79 @@ async fn an_override_made_on_the_page_shows_on_features() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mute_made_on_the_page_shows_with_the_audit_trail() {
+    let (_demo, addr) = demo().await;
+    let (_driver, client) = browser().await;
+    open(&client, addr).await;
+    assert_eq!(
+        js(
+            &client,
+            "return getComputedStyle(document.getElementById('audit')).display"
+        )
+        .await,
+        json!("none"),
+        "no token, no audit trail"
+    );
+    element(&client, "#token")
+        .await
+        .send_keys(TOKEN)
+        .await
+        .unwrap();
+    element(&client, "#token-form button[type=submit]")
+        .await
+        .click()
+        .await
+        .unwrap();
+
+    let form = "#dep-cache form.mute-form";
+    click_retrying(&client, &format!("{form} input[name=reason]")).await;
+    element(&client, &format!("{form} input[name=reason]"))
+        .await
+        .send_keys("cache upgrade, from the page")
+        .await
+        .unwrap();
+    element(&client, &format!("{form} button[type=submit]"))
+        .await
+        .click()
+        .await
+        .unwrap();
+    until(
+        &client,
+        "the page confirms",
+        "return document.getElementById('action-result').textContent.startsWith('Muted cache')",
+    )
+    .await;
+    let (code, mutes) = http("GET", addr, "/admin/mutes", "").await;
+    assert_eq!(code, 200);
+    assert_eq!(mutes["mutes"][0]["dependency"], "cache");
+    assert_eq!(mutes["mutes"][0]["reason"], "cache upgrade, from the page");
+    until(
+        &client,
+        "the dependency shows its mute",
+        "const p = document.querySelector('#dep-cache .mute'); return p !== null && p.textContent.includes('cache upgrade, from the page')",
+    )
+    .await;
+    until(
+        &client,
+        "the audit trail shows the call",
+        "return [...document.querySelectorAll('#audit-rows td')].some((td) => td.textContent === 'PUT /admin/mutes/cache')",
+    )
+    .await;
+
+    click_retrying(&client, "#dep-cache button[data-action=unmute]").await;
+    until(
+        &client,
+        "the mute is gone",
+        "return document.querySelector('#dep-cache .mute') === null",
+    )
+    .await;
+    let (_, mutes) = http("GET", addr, "/admin/mutes", "").await;
+    assert_eq!(mutes["mutes"], json!([]));
+    assert_eq!(console_errors(&client).await, Vec::<String>::new());
+    client.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_names_and_messages_stay_text() {
     use status_core::{check, CheckStatus, Dependency, Feature, Registry};
     const HOSTILE: &str =

@@ -85,6 +85,8 @@ pub(crate) struct DependencyView {
     pub(crate) error_causes: Vec<String>,
     pub(crate) documentation_url: String,
     pub(crate) consecutive_failures: u32,
+    /// Its mute in force, told in a sentence.
+    pub(crate) mute: Option<String>,
 }
 
 #[derive(Debug)]
@@ -268,6 +270,10 @@ fn dependency(
                 message: t.message.clone(),
             })
             .collect(),
+        mute: r.mute().map(|m| {
+            let by = m.actor.as_deref().unwrap_or("an operator");
+            format!("Muted until {} by {by}: {}", clock(m.until), m.reason)
+        }),
         error_kind: thrown.map(|t| t.kind().to_owned()).unwrap_or_default(),
         error_causes: thrown.map(|t| t.causes().to_vec()).unwrap_or_default(),
         // Only web links: a `javascript:` URL in a dependency's description must not become a
