@@ -40,9 +40,24 @@ pub struct AuditEntry {
 /// The audit trail: the last [`AUDIT_KEPT`] admin calls. Cheap to clone: clones share it.
 /// Give the same one to [`Routes::audit`](crate::Routes::audit) and to the layer of your own
 /// admin routes ([`layer`](Self::layer)) to keep one trail.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct AuditLog {
     entries: Arc<Mutex<VecDeque<AuditEntry>>>,
+    observers: Arc<Mutex<Vec<Observer>>>,
+}
+
+/// Called with each entry as it is recorded.
+type Observer = Arc<dyn Fn(&AuditEntry) + Send + Sync>;
+
+impl std::fmt::Debug for AuditLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuditLog")
+            .field(
+                "entries",
+                &self.entries.lock().map(|e| e.len()).unwrap_or(0),
+            )
+            .finish_non_exhaustive()
+    }
 }
 
 impl AuditLog {
@@ -65,7 +80,25 @@ impl AuditLog {
         AuditLayer { log: self.clone() }
     }
 
+    /// Calls `observer` with every entry recorded from now on, as it is recorded: to send
+    /// the trail to notification sinks, say (`Notifications::tell` with a `Notice::Audit`).
+    /// It runs on the request's task: it must not block.
+    pub fn on_record(&self, observer: impl Fn(&AuditEntry) + Send + Sync + 'static) {
+        self.observers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Arc::new(observer));
+    }
+
     fn record(&self, entry: AuditEntry) {
+        let observers = self
+            .observers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        for observer in &observers {
+            observer(&entry);
+        }
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         if entries.len() == AUDIT_KEPT {
             entries.pop_front();

@@ -20,7 +20,7 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use status_core::notify::{NoticePolicy, Notifications, Slack, Webhook};
+use status_core::notify::{Notice, NoticePolicy, Notifications, Slack, Webhook};
 use status_core::{CheckStatus, Dependency, Feature, Group, Registry, Urgency};
 use status_http::middleware::{FeatureGateLayer, HealthGateLayer, RequestGuardLayer};
 use status_http::prometheus_client::metrics::gauge::Gauge;
@@ -111,6 +111,8 @@ pub struct NotifyConfig {
     pub hold: Duration,
     /// The webhook's signing secret.
     pub secret: Option<String>,
+    /// Send the audit trail too: each admin call, through the same digest.
+    pub audit: bool,
 }
 
 /// The fleet view: where this instance publishes its summary and reads the others'.
@@ -551,6 +553,16 @@ pub fn app(demo: &Demo) -> Router {
     }
     // One audit trail for the contract's admin calls and the demo's chaos calls.
     let audit = status_http::AuditLog::new();
+    if let (Some(notifications), true) = (demo.notifications.clone(), demo.config.notify.audit) {
+        audit.on_record(move |entry| {
+            notifications.tell(Notice::Audit {
+                action: format!("{} {}", entry.method, entry.path),
+                status: entry.status,
+                refused: entry.refused,
+                actor: entry.actor.clone(),
+            });
+        });
+    }
     let status = status
         .admin_token(demo.config.admin_token.clone())
         .audit(audit.clone())

@@ -135,6 +135,10 @@ struct Args {
     /// Sign the webhook's bodies with this secret (X-Status-Signature: sha256=…).
     #[arg(long, value_name = "SECRET")]
     notify_secret: Option<String>,
+    /// Send the audit trail to the notification sinks too: each admin call, refused ones
+    /// included, through the same digest.
+    #[arg(long)]
+    notify_audit: bool,
     /// Serve gRPC health checking (`grpc.health.v1.Health`) on this port too: the instance as
     /// `""`, the groups `ready` and `cache`, and `feature/{name}` for each feature.
     #[arg(long, value_name = "PORT")]
@@ -245,6 +249,7 @@ async fn main() -> anyhow::Result<()> {
             slack: args.notify_slack,
             hold: Duration::from_secs(args.notify_hold_s),
             secret: args.notify_secret,
+            audit: args.notify_audit,
         },
         shed: quickstart::Shed {
             limit: args.shed_limit,

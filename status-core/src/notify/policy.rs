@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::{CheckResult, CheckStatus, DependencyId};
 
 /// What the policy tells. Serialized with a `kind` (`changed`, `resolved`, `flapping`,
-/// `system`, `digest`) and camel-case fields.
+/// `system`, `audit`, `digest`) and camel-case fields.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(
     tag = "kind",
@@ -47,6 +47,18 @@ pub enum Notice {
         /// The level it holds now.
         to: CheckStatus,
     },
+    /// An operator's action, from an audit trail ([`Notifier::tell`]).
+    Audit {
+        /// What was called: method and path.
+        action: String,
+        /// How it was answered.
+        status: u16,
+        /// Whether it was refused.
+        refused: bool,
+        /// Who made it, if said.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        actor: Option<String>,
+    },
     /// Many notices due at once, as one.
     Digest {
         /// The notices it stands for.
@@ -77,6 +89,16 @@ impl Notice {
                 format!("{id} is flapping: its changes are not told until it is stable")
             }
             Self::System { from, to } => format!("the system is {to} (was {from})"),
+            Self::Audit {
+                action,
+                status,
+                refused,
+                actor,
+            } => {
+                let by = actor.as_deref().unwrap_or("someone unnamed");
+                let how = if *refused { "refused" } else { "done" };
+                format!("{action} by {by}: {how} ({status})")
+            }
             Self::Digest { notices } => {
                 let each: Vec<String> = notices.iter().map(Self::text).collect();
                 format!("{} changes: {}", notices.len(), each.join("; "))
@@ -178,6 +200,8 @@ pub struct Notifier {
     last_digest: Option<Duration>,
     /// Notices due since then, for the next digest.
     held: Vec<Notice>,
+    /// Notices told from outside (an audit trail), for the next tick.
+    told: Vec<Notice>,
 }
 
 impl Notifier {
@@ -190,6 +214,7 @@ impl Notifier {
             system: Track::new(CheckStatus::Ok, Duration::ZERO),
             last_digest: None,
             held: Vec::new(),
+            told: Vec::new(),
         }
     }
 
@@ -215,10 +240,16 @@ impl Notifier {
         self.system.see(condition, now);
     }
 
+    /// Tells `notice` at the next tick, as the others: alone while few, in a digest when
+    /// many. For what the policy does not see itself, such as an operator's action.
+    pub fn tell(&mut self, notice: Notice) {
+        self.told.push(notice);
+    }
+
     /// The notices due at `now`, each told once.
     pub fn tick(&mut self, now: Duration) -> Vec<Notice> {
         let hold = self.policy.hold;
-        let mut notices = Vec::new();
+        let mut notices = std::mem::take(&mut self.told);
         // Flapping: told once, then silence while it lasts; a stable level after it is told
         // as any other (its hold starts again).
         for (id, track) in &mut self.dependencies {
@@ -525,6 +556,32 @@ mod tests {
         assert!(n.tick(200 * S).is_empty());
         n.see(&result("db", Major, false, &[]), 210 * S);
         assert!(n.tick(300 * S).is_empty(), "stands where it was told");
+    }
+
+    #[test]
+    fn told_notices_go_out_at_the_next_tick_and_a_flood_is_one_digest() {
+        let mut n = notifier(0);
+        let audit = |i: u16| Notice::Audit {
+            action: "PUT /admin/drain".into(),
+            status: 400 + i,
+            refused: true,
+            actor: None,
+        };
+        n.tell(audit(0));
+        assert_eq!(n.tick(S), [audit(0)]);
+        assert!(n.tick(2 * S).is_empty(), "told once");
+        for i in 0..50 {
+            n.tell(audit(i));
+        }
+        let told = n.tick(3 * S);
+        assert!(
+            matches!(&told[..], [Notice::Digest { notices }] if notices.len() == 50),
+            "{told:?}"
+        );
+        assert_eq!(
+            audit(1).text(),
+            "PUT /admin/drain by someone unnamed: refused (401)"
+        );
     }
 
     #[test]

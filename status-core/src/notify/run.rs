@@ -104,15 +104,23 @@ impl NotificationsBuilder {
             runtime.spawn(deliver(sink, Arc::clone(queue), settings, rng));
         }
         let id_prefix = format!("{:016x}", self.registry.rng("notify-ids").next_u64());
+        let (tell, told) = tokio::sync::mpsc::channel(TOLD_QUEUE);
         runtime.spawn(drive(
-            self.registry.downgrade(),
+            Driver {
+                registry: self.registry.downgrade(),
+                notifier: Notifier::new(self.policy),
+                queues: queues.clone(),
+                tick: self.tick,
+                id_prefix,
+            },
             self.registry.subscribe(),
-            Notifier::new(self.policy),
-            queues.clone(),
-            self.tick,
-            id_prefix,
+            told,
         ));
-        Ok(Notifications { queues })
+        Ok(Notifications {
+            queues,
+            tell,
+            untold: Arc::new(AtomicU64::new(0)),
+        })
     }
 }
 
@@ -123,10 +131,16 @@ struct Settings {
     retry_after: Duration,
 }
 
-/// Notifications running for a registry: each sink's counts.
+/// How many notices told from outside ([`Notifications::tell`]) wait for the driver at most.
+const TOLD_QUEUE: usize = 1024;
+
+/// Notifications running for a registry: each sink's counts. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Notifications {
     queues: Vec<Arc<Queue>>,
+    tell: tokio::sync::mpsc::Sender<Notice>,
+    /// Told notices dropped: the driver was that far behind, or gone.
+    untold: Arc<AtomicU64>,
 }
 
 /// What a sink did since start.
@@ -164,6 +178,22 @@ impl Notifications {
     #[must_use]
     pub fn stats(&self) -> Vec<SinkStats> {
         self.queues.iter().map(|q| q.stats()).collect()
+    }
+
+    /// Tells `notice` to every sink at the next tick, through the policy's digest like any
+    /// other: an operator's action from an audit trail, say. Never waits: when the driver is
+    /// over a thousand behind, the notice is dropped and counted ([`untold`](Self::untold)).
+    pub fn tell(&self, notice: Notice) {
+        if self.tell.try_send(notice).is_err() {
+            self.untold.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!("notification dropped: the notifier is behind");
+        }
+    }
+
+    /// How many notices [`tell`](Self::tell) dropped.
+    #[must_use]
+    pub fn untold(&self) -> u64 {
+        self.untold.load(Ordering::Relaxed)
     }
 }
 
@@ -274,14 +304,27 @@ async fn deliver(sink: Arc<dyn Sink>, queue: Arc<Queue>, settings: Settings, mut
     }
 }
 
-async fn drive(
+/// What the driver keeps.
+struct Driver {
     registry: WeakRegistry,
-    mut events: tokio::sync::broadcast::Receiver<Event>,
-    mut notifier: Notifier,
+    notifier: Notifier,
     queues: Vec<Arc<Queue>>,
     tick: Duration,
     id_prefix: String,
+}
+
+async fn drive(
+    driver: Driver,
+    mut events: tokio::sync::broadcast::Receiver<Event>,
+    mut told: tokio::sync::mpsc::Receiver<Notice>,
 ) {
+    let Driver {
+        registry,
+        mut notifier,
+        queues,
+        tick,
+        id_prefix,
+    } = driver;
     let mut sequence = 0u64;
     if let Some(registry) = registry.upgrade() {
         let now = registry.clock().elapsed();
@@ -293,6 +336,7 @@ async fn drive(
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
+            Some(notice) = told.recv() => notifier.tell(notice),
             event = events.recv() => {
                 let Some(registry) = registry.upgrade() else { break };
                 let now = registry.clock().elapsed();

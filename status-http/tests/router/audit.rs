@@ -89,3 +89,30 @@ async fn the_trail_is_for_admins_only_and_bounded() {
         status_http::AUDIT_KEPT
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn observers_see_each_entry_as_it_is_recorded() {
+    let f = fixture().await;
+    let log = status_http::AuditLog::new();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = std::sync::Arc::clone(&seen);
+    log.on_record(move |e| {
+        sink.lock()
+            .unwrap()
+            .push((e.path.clone(), e.status, e.refused))
+    });
+    let app = status_http::Routes::new(f.registry.clone())
+        .admin_token(TOKEN)
+        .audit(log)
+        .build();
+    let body = r#"{"ttlSeconds": 60, "reason": "x"}"#;
+    admin(&app, Method::PUT, "/admin/mutes/db", Some(TOKEN), body).await;
+    admin(&app, Method::PUT, "/admin/mutes/db", Some("wrong"), body).await;
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            ("/admin/mutes/db".to_owned(), 200, false),
+            ("/admin/mutes/db".to_owned(), 401, true)
+        ]
+    );
+}

@@ -1,0 +1,109 @@
+//! The quickstart's notifications, to a real receiver over a socket: a chaos outage is told,
+//! and with `notify.audit`, each admin call too.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use quickstart::{app, Config, Demo, NotifyConfig};
+use serde_json::Value;
+
+mod common;
+
+const TOKEN: &str = "notify-test-token";
+
+/// A receiver recording every JSON body it gets.
+async fn receiver() -> (String, Arc<Mutex<Vec<Value>>>) {
+    let got: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let store = Arc::clone(&got);
+    let hook = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |body: axum::body::Bytes| async move {
+            store
+                .lock()
+                .unwrap()
+                .push(serde_json::from_slice(&body).unwrap());
+            StatusCode::NO_CONTENT
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, hook).await });
+    (url, got)
+}
+
+async fn wait_for(got: &Arc<Mutex<Vec<Value>>>, what: &str, test: impl Fn(&Value) -> bool) {
+    for _ in 0..200 {
+        if got.lock().unwrap().iter().any(&test) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{what}: not received in {:?}", got.lock().unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chaos_outage_and_the_admin_calls_are_told() {
+    let (url, got) = receiver().await;
+    let demo = Demo::start(Config {
+        period: Duration::from_millis(100),
+        timeout: Duration::from_millis(500),
+        admin_token: TOKEN.to_owned(),
+        notify: NotifyConfig {
+            webhook: Some(url),
+            hold: Duration::ZERO,
+            audit: true,
+            ..NotifyConfig::default()
+        },
+        ..Config::default()
+    })
+    .unwrap();
+    demo.registry.refresh_all().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let router = app(&demo);
+    tokio::spawn(async move { axum::serve(listener, router).await });
+
+    let (code, _) = common::request(
+        addr,
+        "PUT",
+        "/demo/chaos/primary-db",
+        Some(TOKEN),
+        r#"{"mode":"outage"}"#,
+    )
+    .await;
+    assert_eq!(code, 200);
+    wait_for(&got, "the outage", |m| {
+        m["notice"]["kind"] == "changed" && m["notice"]["id"] == "primary-db"
+    })
+    .await;
+    let (code, _) = common::request(
+        addr,
+        "PUT",
+        "/admin/mutes/cache",
+        Some("wrong"),
+        r#"{"ttlSeconds":60,"reason":"x"}"#,
+    )
+    .await;
+    assert_eq!(code, 401);
+    wait_for(&got, "the refused call", |m| {
+        m["notice"]["kind"] == "audit"
+            && m["notice"]["action"] == "PUT /admin/mutes/cache"
+            && m["notice"]["refused"] == true
+    })
+    .await;
+    let chaos = got
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|m| m["notice"]["action"] == "PUT /demo/chaos/primary-db")
+        .count();
+    assert_eq!(chaos, 1, "the chaos call, told once");
+    assert!(
+        !got.lock()
+            .unwrap()
+            .iter()
+            .any(|m| m.to_string().contains(TOKEN)),
+        "no token in any message"
+    );
+}
