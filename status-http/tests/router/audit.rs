@@ -99,7 +99,7 @@ async fn observers_see_each_entry_as_it_is_recorded() {
     log.on_record(move |e| {
         sink.lock()
             .unwrap()
-            .push((e.path.clone(), e.status, e.refused))
+            .push((e.path.clone(), e.status, e.refused));
     });
     let app = status_http::Routes::new(f.registry.clone())
         .admin_token(TOKEN)
