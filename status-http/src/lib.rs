@@ -66,11 +66,16 @@ mod dashboard;
 mod error;
 #[cfg(feature = "fleet")]
 mod fleet;
-#[cfg(all(feature = "metrics", any(feature = "traffic", feature = "fleet")))]
+#[cfg(all(
+    feature = "metrics",
+    any(feature = "traffic", feature = "fleet", feature = "notify")
+))]
 mod live;
 #[cfg(feature = "metrics")]
 mod metrics;
 mod mutes;
+#[cfg(feature = "notify")]
+mod notify;
 #[cfg(feature = "openapi")]
 mod openapi;
 mod present;
@@ -96,6 +101,8 @@ pub use self::auth::{Admin, AdminAuth, AdminToken};
 pub use self::body::{BodyTimeout, BODY_LIMIT};
 pub use self::codes::CodeMap;
 pub use self::error::ApiError;
+#[cfg(feature = "notify")]
+pub use self::notify::notify_metrics;
 pub use self::routes::Routes;
 #[cfg(feature = "serve")]
 pub use self::serve::serve;

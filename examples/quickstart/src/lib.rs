@@ -553,6 +553,10 @@ pub fn app(demo: &Demo) -> Router {
     }
     // One audit trail for the contract's admin calls and the demo's chaos calls.
     let audit = status_http::AuditLog::new();
+    let status = match &demo.notifications {
+        Some(notifications) => status.register_metrics(status_http::notify_metrics(notifications)),
+        None => status,
+    };
     if let (Some(notifications), true) = (demo.notifications.clone(), demo.config.notify.audit) {
         audit.on_record(move |entry| {
             notifications.tell(Notice::Audit {

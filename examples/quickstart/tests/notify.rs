@@ -106,4 +106,16 @@ async fn a_chaos_outage_and_the_admin_calls_are_told() {
             .any(|m| m.to_string().contains(TOKEN)),
         "no token in any message"
     );
+    // Each sink's counts are in /metrics; its address is not.
+    let (code, metrics) = common::request(addr, "GET", "/metrics", None, "").await;
+    assert_eq!(code, 200);
+    let delivered: u64 = metrics
+        .lines()
+        .find(|l| l.starts_with("status_notify_delivered_total{"))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{metrics}"));
+    assert!(delivered >= 2, "{delivered}");
+    assert!(metrics.contains("status_notify_queued{"), "{metrics}");
+    assert!(!metrics.contains("127.0.0.1"), "no sink address in metrics");
 }
