@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """The soak's drivers and sampler (see scripts/soak): chaos on every dependency through every
-mode, operator drains and overrides, dashboard event streams; samples the server process every
-10 s. Standard library only."""
+mode, operator drains, overrides and mutes, dashboard event streams; samples the server
+process every 10 s. Also a notification sink that never answers (--hang-sink), and the paired
+probe-throughput run against two servers, one notifying it and one not (--pairs).
+Standard library only."""
 
 import argparse
 import http.client
 import json
 import os
+import re
+import socket
 import statistics
+import subprocess
 import threading
 import time
 
@@ -78,6 +83,9 @@ def operator(port, stop, counters):
              {"enabled": step % 2 == 0, "ttlSeconds": 5, "reason": "soak override"}),
             ("DELETE", "/features/checkout/override", None),
             ("POST", "/healthcheck/dependencies/search/refresh", None),
+            ("PUT", "/admin/mutes/search",
+             {"ttlSeconds": 30, "reason": "soak mute", "actor": "soak"}),
+            ("DELETE", "/admin/mutes/search", None),
         ]
         method, path, body = calls[step % len(calls)]
         status, _ = call(port, method, path, body)
@@ -112,6 +120,16 @@ def metric(port, name):
     return float("nan")
 
 
+def metric_sum(port, prefix):
+    """The sum of every series of a metric family (`prefix{...} value` lines)."""
+    status, body = call(port, "GET", "/metrics")
+    total = 0.0
+    for line in body.decode().splitlines():
+        if line.startswith(prefix + "{") or line.startswith(prefix + " "):
+            total += float(line.split()[-1])
+    return total
+
+
 def sample(pid, port):
     fields = {}
     with open(f"/proc/{pid}/status") as f:
@@ -123,6 +141,9 @@ def sample(pid, port):
         "threads": int(fields["Threads"]),
         "fds": len(os.listdir(f"/proc/{pid}/fd")),
         "tasks": int(metric(port, "quickstart_runtime_alive_tasks")),
+        "notify_failed": int(metric_sum(port, "status_notify_failed_attempts_total")),
+        "notify_dropped": int(metric_sum(port, "status_notify_dropped_total")),
+        "notify_queued": int(metric_sum(port, "status_notify_queued")),
     }
 
 
@@ -165,18 +186,75 @@ def svg(rows, path):
             f'<rect width="100%" height="100%" fill="white"/>{body}'
             f'<text x="{width / 2}" y="{2 * height + 10}" text-anchor="middle">'
             f"minutes of soak (probe load, chaos on every dependency, drains, overrides, "
-            f"event streams)</text></svg>\n"
+            f"mutes, event streams, a notification sink that never answers)</text></svg>\n"
         )
+
+
+def hang_sink(port):
+    """A webhook receiver that reads every request and never answers."""
+    server = socket.create_server(("127.0.0.1", port))
+
+    def swallow(conn):
+        with conn:
+            while conn.recv(65536):
+                pass
+
+    while True:
+        conn, _ = server.accept()
+        threading.Thread(target=swallow, args=(conn,), daemon=True).start()
+
+
+def pairs(ports, count, seconds, wrk_script):
+    """Probe throughput on two servers in alternation under the same chaos: `ports[0]`
+    notifies a sink that never answers, `ports[1]` notifies nothing. Prints each pair's ratio."""
+    stop = threading.Event()
+    counters = Counters()
+    for port in ports:
+        for target in (chaos, operator):
+            threading.Thread(target=target, args=(port, stop, counters), daemon=True).start()
+    ratios = []
+    print("| pair | with the hung sink (requests/s) | without (requests/s) | ratio |")
+    print("|---|---|---|---|")
+    for i in range(count):
+        rates = {}
+        order = ports if i % 2 == 0 else list(reversed(ports))
+        for port in order:
+            out = subprocess.run(
+                ["wrk", "-t1", "-c16", f"-d{seconds}s", "-s", wrk_script,
+                 f"http://127.0.0.1:{port}"], capture_output=True, text=True, check=True).stdout
+            rates[port] = float(re.search(r"Requests/sec:\s+([0-9.]+)", out).group(1))
+        ratio = rates[ports[0]] / rates[ports[1]]
+        ratios.append(ratio)
+        print(f"| {i + 1} | {rates[ports[0]]:,.0f} | {rates[ports[1]]:,.0f} | {ratio:.3f} |")
+    stop.set()
+    print()
+    print(f"- median ratio (with / without the hung sink): {statistics.median(ratios):.3f} over "
+          f"{count} pairs; range {min(ratios):.3f}-{max(ratios):.3f}")
+    print(f"- 5xx answers to chaos and operator calls: {counters.snapshot()['server_errors']}")
+    failed = metric_sum(ports[0], "status_notify_failed_attempts_total")
+    dropped = metric_sum(ports[0], "status_notify_dropped_total")
+    print(f"- the hung sink meanwhile: {failed:.0f} failed attempts, {dropped:.0f} dropped")
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--pid", type=int, required=True)
-    parser.add_argument("--seconds", type=int, required=True)
-    parser.add_argument("--csv", required=True)
-    parser.add_argument("--svg", required=True)
+    parser.add_argument("--hang-sink", type=int, help="serve a sink that never answers")
+    parser.add_argument("--pairs", type=int, help="paired throughput runs (with --ports)")
+    parser.add_argument("--ports", type=int, nargs=2)
+    parser.add_argument("--pair-seconds", type=int, default=10)
+    parser.add_argument("--wrk-script")
+    parser.add_argument("--port", type=int)
+    parser.add_argument("--pid", type=int)
+    parser.add_argument("--seconds", type=int)
+    parser.add_argument("--csv")
+    parser.add_argument("--svg")
     args = parser.parse_args()
+    if args.hang_sink:
+        hang_sink(args.hang_sink)
+        return
+    if args.pairs:
+        pairs(args.ports, args.pairs, args.pair_seconds, args.wrk_script)
+        return
 
     stop = threading.Event()
     counters = Counters()
@@ -219,6 +297,8 @@ def main():
                   f"{r['fds']} | {r['tasks']} | {r['chaos']} | {r['operator']} | "
                   f"{r['events']} |")
     print()
+    print(f"- the sink that never answers: {rows[-1]['notify_failed']} failed attempts, "
+          f"{rows[-1]['notify_dropped']} dropped, {rows[-1]['notify_queued']} waiting at the end")
     for key, label in [("rss_kib", "resident memory (KiB)"), ("tasks", "tasks alive"),
                        ("fds", "descriptors"), ("threads", "threads")]:
         a = statistics.median(r[key] for r in warm)
