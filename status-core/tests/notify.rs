@@ -406,3 +406,130 @@ async fn a_thousand_failures_are_one_digest_a_period() {
         );
     }
 }
+
+/// The issue's target end to end, with the default policy (a 30 s hold, at most one digest a
+/// minute): 1,000 dependencies failing within ten seconds, two sinks. Three minutes of real
+/// time, so `scripts/bench` runs it (`--ignored`); it prints what each sink got and when, and
+/// with `STORM_SVG=path` draws it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "three minutes: scripts/bench runs it"]
+async fn storm_a_thousand_failing_in_ten_seconds_with_the_default_policy() {
+    let hooks = [receiver(Answer::Ok).await, receiver(Answer::Ok).await];
+    let registry = Registry::builder().appname("shop").jitter(0.0).build();
+    let reporters: Vec<_> = (0..1000)
+        .map(|i| {
+            let info = Dependency::passive(format!("d{i}")).build_info().unwrap();
+            registry.add_passive(info).unwrap()
+        })
+        .collect();
+    let _notifications = Notifications::builder(&registry)
+        .sink(Webhook::new(&hooks[0].url).unwrap())
+        .sink(Slack::new(&hooks[1].url).unwrap())
+        .start()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut failed_at = Vec::new();
+    for chunk in reporters.chunks(10) {
+        for reporter in chunk {
+            reporter.record(status_core::check::CheckOutcome::new(
+                CheckStatus::Outage,
+                "down",
+            ));
+        }
+        failed_at.push((started.elapsed().as_secs_f64(), chunk.len()));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(180) - started.elapsed()).await;
+
+    println!("| sink | message | arrived (s) | notices in it |");
+    println!("|---|---|---|---|");
+    let mut marks = Vec::new();
+    for (hook, name) in hooks.iter().zip(["webhook", "slack"]) {
+        let arrived = hook.arrived.lock().unwrap().clone();
+        let bodies = hook.bodies();
+        for (i, (at, body)) in arrived.iter().zip(&bodies).enumerate() {
+            let at = at.duration_since(started).as_secs_f64();
+            let notices = match name {
+                "webhook" => match body["notice"]["kind"].as_str().unwrap() {
+                    "digest" => body["notice"]["notices"].as_array().unwrap().len(),
+                    _ => 1,
+                },
+                _ => body["text"]
+                    .as_str()
+                    .unwrap()
+                    .split(" changes: ")
+                    .next()
+                    .and_then(|n| n.rsplit(' ').next())
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(1),
+            };
+            println!("| {name} | {} | {at:.1} | {notices} |", i + 1);
+            marks.push((name, at, notices));
+        }
+        for pair in arrived.windows(2) {
+            assert!(
+                pair[1] - pair[0] >= Duration::from_secs(59),
+                "{name}: two messages within a minute"
+            );
+        }
+    }
+    let told: usize = marks
+        .iter()
+        .filter(|(name, _, _)| *name == "webhook")
+        .map(|(_, _, n)| n)
+        .sum();
+    assert_eq!(told, 1001, "each failure and the system's, told once");
+    if let Ok(path) = std::env::var("STORM_SVG") {
+        std::fs::write(path, storm_svg(&failed_at, &marks)).unwrap();
+    }
+}
+
+/// Failures started (a line, cumulative) and each message a sink got (a bar, its notices).
+fn storm_svg(failed_at: &[(f64, usize)], marks: &[(&str, f64, usize)]) -> String {
+    let (w, h, pad) = (720.0, 300.0, 50.0);
+    let x = |s: f64| pad + s / 180.0 * (w - 2.0 * pad);
+    let y = |n: f64| h - pad - n / 1001.0 * (h - 2.0 * pad);
+    let mut total = 0;
+    let mut line = format!("{:.1},{:.1}", x(0.0), y(0.0));
+    for (at, n) in failed_at {
+        total += n;
+        line += &format!(" {:.1},{:.1}", x(*at), y(total as f64));
+    }
+    line += &format!(" {:.1},{:.1}", x(180.0), y(total as f64));
+    let mut bars = String::new();
+    for (name, at, notices) in marks {
+        let (color, dx) = if *name == "webhook" {
+            ("#2563eb", -5.0)
+        } else {
+            ("#16a34a", 1.0)
+        };
+        bars += &format!(
+            r#"<rect x="{:.1}" y="{:.1}" width="4" height="{:.1}" fill="{color}"><title>{name} at {at:.0} s: {notices} notices</title></rect><text x="{:.1}" y="{:.1}" font-size="10" fill="{color}">{notices}</text>"#,
+            x(*at) + dx,
+            y(*notices as f64),
+            y(0.0) - y(*notices as f64),
+            x(*at) + dx,
+            y(*notices as f64) - 4.0,
+        );
+    }
+    let ticks: String = (0..=6)
+        .map(|k| {
+            let s = f64::from(k) * 30.0;
+            format!(
+                r#"<text x="{:.0}" y="{:.0}" text-anchor="middle">{s:.0}</text>"#,
+                x(s),
+                h - pad + 16.0
+            )
+        })
+        .collect();
+    format!(
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/><text x="{pad}" y="20" font-weight="bold">1,000 dependencies failing within 10 s: what two sinks receive (default policy)</text><line x1="{pad}" y1="{b}" x2="{r}" y2="{b}" stroke="#999"/><line x1="{pad}" y1="{pad}" x2="{pad}" y2="{b}" stroke="#999"/><text x="{l}" y="{t}" text-anchor="end">1000</text><text x="{l}" y="{b}" text-anchor="end">0</text>{ticks}<polyline fill="none" stroke="#dc2626" stroke-width="2" points="{line}"/>{bars}<text x="{cx}" y="{xl}" text-anchor="middle">seconds; red: dependencies failed so far; bars: one message each (blue webhook, green Slack), height its notices</text></svg>
+"##,
+        b = h - pad,
+        r = w - pad,
+        l = pad - 6.0,
+        t = pad + 4.0,
+        cx = w / 2.0,
+        xl = h - 12.0,
+    )
+}

@@ -100,12 +100,26 @@ impl Notice {
                 format!("{action} by {by}: {how} ({status})")
             }
             Self::Digest { notices } => {
-                let each: Vec<String> = notices.iter().map(Self::text).collect();
-                format!("{} changes: {}", notices.len(), each.join("; "))
+                // A sentence people read: the first few, then how many more (the JSON lists all).
+                let each: Vec<String> = notices
+                    .iter()
+                    .take(DIGEST_TEXT_ITEMS)
+                    .map(Self::text)
+                    .collect();
+                let more = notices.len().saturating_sub(DIGEST_TEXT_ITEMS);
+                let tail = if more > 0 {
+                    format!("; and {more} more")
+                } else {
+                    String::new()
+                };
+                format!("{} changes: {}{tail}", notices.len(), each.join("; "))
             }
         }
     }
 }
+
+/// How many of a digest's notices its sentence names; the rest are counted.
+const DIGEST_TEXT_ITEMS: usize = 20;
 
 /// The policy's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -599,6 +613,14 @@ mod tests {
             panic!("{told:?}")
         };
         assert_eq!(notices.len(), 8);
+        assert!(told[0]
+            .text()
+            .starts_with("8 changes: d0 is OUTAGE (was OK); d1"));
+        let long = Notice::Digest {
+            notices: vec![notices[0].clone(); 25],
+        };
+        assert!(long.text().ends_with("; and 5 more"), "{}", long.text());
+        assert_eq!(long.text().matches("is OUTAGE").count(), 20);
         assert!(n.tick(S).is_empty());
     }
 
