@@ -194,6 +194,12 @@ async fn an_outage_is_told_once_signed_then_resolved() {
     let ids: std::collections::HashSet<&str> =
         got.iter().map(|m| m["id"].as_str().unwrap()).collect();
     assert_eq!(ids.len(), got.len(), "every message has its own id");
+    for _ in 0..100 {
+        if notifications.stats()[0].delivered == 5 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     assert_eq!(notifications.stats()[0].delivered, 5);
 }
 
@@ -211,6 +217,13 @@ async fn a_failing_receiver_gets_the_message_once_it_recovers() {
     registry.refresh_all().await;
     let got = hook.wait_for(2).await;
     assert_eq!(got.len(), 2);
+    // The receiver records a message before it answers: the sender counts it after.
+    for _ in 0..100 {
+        if notifications.stats()[0].delivered == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let stats = &notifications.stats()[0];
     assert_eq!(
         (stats.delivered, stats.failed_attempts, stats.dropped),
@@ -532,4 +545,94 @@ fn storm_svg(failed_at: &[(f64, usize)], marks: &[(&str, f64, usize)]) -> String
         cx = w / 2.0,
         xl = h - 12.0,
     )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flapping_dependency_is_told_once_then_silent() {
+    let hook = receiver(Answer::Ok).await;
+    let (registry, db, _) = registry();
+    registry.refresh_all().await;
+    let _notifications = fast(&registry)
+        .sink(Webhook::new(&hook.url).unwrap())
+        .start()
+        .unwrap();
+    // Twelve flips 30 ms apart: each level is shorter than the 100 ms hold, and the registry's
+    // detector (6 changes in the last 20 results) marks it flapping on the sixth.
+    for i in 0..12 {
+        *db.lock().unwrap() = if i % 2 == 0 {
+            CheckStatus::Outage
+        } else {
+            CheckStatus::Ok
+        };
+        registry.refresh("db").await.unwrap();
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+    assert!(registry.result("db").unwrap().flapping());
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let about_db: Vec<Value> = hook
+        .bodies()
+        .into_iter()
+        .filter(|m| m["notice"]["id"] == "db")
+        .collect();
+    assert_eq!(about_db.len(), 1, "{about_db:?}");
+    assert_eq!(about_db[0]["notice"]["kind"], "flapping");
+    assert_eq!(
+        about_db[0]["text"],
+        "db is flapping: its changes are not told until it is stable"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_maintenance_window_silences_its_span_only() {
+    let hook = receiver(Answer::Ok).await;
+    let registry = Registry::builder()
+        .appname("shop")
+        .jitter(0.0)
+        .watchdog_interval(Duration::from_millis(50))
+        .build();
+    let db = Arc::new(Mutex::new(CheckStatus::Ok));
+    let status = Arc::clone(&db);
+    registry
+        .add(
+            Dependency::builder(
+                "db",
+                check::tiered(move || {
+                    let s = *status.lock().unwrap();
+                    async move { s }
+                }),
+            )
+            .urgency(Urgency::Weak)
+            .failures_before_outage(1)
+            .period(Duration::from_secs(3600))
+            .build()
+            .unwrap(),
+        )
+        .unwrap();
+    registry.refresh_all().await;
+    let _notifications = fast(&registry)
+        .sink(Webhook::new(&hook.url).unwrap())
+        .start()
+        .unwrap();
+    let now = registry.clock().wall();
+    let window = status_core::MuteWindow::Between {
+        start: now + chrono::Duration::milliseconds(500),
+        end: now + chrono::Duration::milliseconds(1500),
+    };
+    registry
+        .mute("db", window, "planned upgrade", None)
+        .unwrap();
+    // Fails inside the window: nothing is told while it lasts.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    *db.lock().unwrap() = CheckStatus::Outage;
+    registry.refresh_all().await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert!(hook.bodies().is_empty(), "{:?}", hook.bodies());
+    // The window ends by itself: where it stands is told once, and the system's condition
+    // (a Weak dependency's outage makes it MINOR), held while its only cause was muted.
+    let got = hook.wait_for(2).await;
+    let texts: Vec<&str> = got.iter().map(|m| m["text"].as_str().unwrap()).collect();
+    assert!(texts.contains(&"db is OUTAGE (was OK)"), "{texts:?}");
+    assert!(texts.contains(&"the system is MINOR (was OK)"), "{texts:?}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(hook.bodies().len(), 2);
 }
