@@ -46,7 +46,9 @@ pub mod topology;
 
 pub use self::chart::latency_chart;
 pub use self::engine::Sim;
-pub use self::node::{Balance, BudgetId, CullSettings, MinConn, NodeCounts, NodeId, ShedSettings};
+pub use self::node::{
+    Balance, BudgetId, CascadeSettings, CullSettings, MinConn, NodeCounts, NodeId, ShedSettings,
+};
 pub use self::stats::{quantile, select_middle_half, summarize, Latency, Summary};
 
 /// Virtual time, in whole milliseconds.

@@ -53,6 +53,30 @@ pub struct MinConn {
     pub error_hold: Ms,
 }
 
+/// How the node pool chooses ([`Sim::cascade_with`](crate::Sim::cascade_with)): the
+/// `status_traffic::pool::Pool` settings that matter to the choice.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CascadeSettings {
+    /// Draw every call from the weighted order (`Pool::spread`) instead of filling idle
+    /// backends in the turning rank order first.
+    pub spread: bool,
+    /// How long a failed call holds its backend back, in ms (0: never).
+    pub hold: Ms,
+    /// The largest share of the backends held back at once.
+    pub max_held: f64,
+}
+
+impl Default for CascadeSettings {
+    /// The pool's defaults.
+    fn default() -> Self {
+        Self {
+            spread: false,
+            hold: u64::try_from(status_traffic::pool::DEFAULT_HOLD.as_millis()).unwrap_or(0),
+            max_held: status_traffic::pool::DEFAULT_MAX_HELD,
+        }
+    }
+}
+
 /// Settings of the shedding admission ([`Sim::shed`](crate::Sim::shed)), as
 /// `status_traffic::shed::ShedLayer` takes them.
 #[derive(Debug, Clone)]
@@ -330,7 +354,7 @@ pub(crate) enum Node {
         next: NodeId,
     },
     Balancer(Balancer),
-    Cascade(Cascade),
+    Cascade(Box<Cascade>),
     Shed(Box<Shed>),
     Cull(Box<Cull>),
 }

@@ -145,8 +145,23 @@ pub fn all() -> Vec<Scenario> {
         ),
         study(
             "faulty-cascade",
-            "status-traffic's node pool (success-weighted cascade, Gradient2 per dyno)",
+            "status-traffic's node pool with its defaults (idle dynos filled in a turning order, \
+             a 5 s hold after a failure, the success-weighted cascade, Gradient2 per dyno)",
             |sim| cascade(sim, 1, LimitChoice::Gradient2),
+        ),
+        study(
+            "faulty-cascade-spread",
+            "the node pool choosing as it did before: the success-weighted cascade alone \
+             (spread, no hold)",
+            |sim| {
+                let dynos = sim.pool(DYNOS, faulty_dyno);
+                let settings = crate::CascadeSettings {
+                    spread: true,
+                    hold: 0,
+                    ..crate::CascadeSettings::default()
+                };
+                sim.cascade_with(LimitChoice::Gradient2, settings, &dynos)
+            },
         ),
         study("faulty-retry-cascade", "3 attempts over the node pool", |sim| {
             cascade(sim, 3, LimitChoice::Gradient2)

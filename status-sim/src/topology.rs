@@ -21,7 +21,7 @@
 //! | `cull` | `threshold=`, `window=`, `interval=`, `min-uptime=`, `restart=`, `budget=N/MS` (cull nodes with the same budget share it) |
 //! | `lb-random`, `lb-round-robin`, `lb-p2c` | then `N x (chain)` |
 //! | `lb-min-conn` | `hold=MS`, `random-ties`, then `N x (chain)` |
-//! | `cascade` | `limit=` (default `gradient2`), then `N x (chain)` |
+//! | `cascade` | `limit=` (default `gradient2`), `hold=MS` (default 5000; 0: none), `spread` (the weighted order alone), then `N x (chain)` |
 
 use std::collections::HashMap;
 use std::fmt;
@@ -29,7 +29,9 @@ use std::str::FromStr;
 
 use status_traffic::limit::LimitChoice;
 
-use crate::{Balance, BudgetId, CullSettings, MinConn, Ms, NodeId, ShedSettings, Sim};
+use crate::{
+    Balance, BudgetId, CascadeSettings, CullSettings, MinConn, Ms, NodeId, ShedSettings, Sim,
+};
 
 /// The most nodes a written topology may make.
 pub const MAX_NODES: usize = 1_000_000;
@@ -257,7 +259,7 @@ enum Stage {
 #[derive(Debug, Clone, Copy)]
 enum Pick {
     Balance(Balance),
-    Cascade(LimitChoice),
+    Cascade(LimitChoice, CascadeSettings),
 }
 
 impl Stage {
@@ -458,10 +460,17 @@ impl<'a> Parser<'a> {
             }
             _ => {
                 let mut limit = LimitChoice::Gradient2;
-                for (key, value) in self.options(word, &["limit"])? {
-                    limit = self.value(key, value, "fixed:N, aimd, gradient2 or vegas")?;
+                let mut settings = CascadeSettings::default();
+                for (key, value) in self.options(word, &["limit", "hold", "spread"])? {
+                    match key {
+                        "limit" => {
+                            limit = self.value(key, value, "fixed:N, aimd, gradient2 or vegas")?;
+                        }
+                        "hold" => settings.hold = self.value(key, value, "a whole number of ms")?,
+                        _ => settings.spread = true,
+                    }
                 }
-                Pick::Cascade(limit)
+                Pick::Cascade(limit, settings)
             }
         })
     }
@@ -557,7 +566,7 @@ fn make(sim: &mut Sim, chain: &[Stage], budgets: &mut HashMap<(u64, Ms), BudgetI
             let backends: Vec<NodeId> = (0..*copies).map(|_| make(sim, chain, budgets)).collect();
             match *how {
                 Pick::Balance(how) => sim.balancer(how, &backends),
-                Pick::Cascade(limit) => sim.cascade(limit, &backends),
+                Pick::Cascade(limit, settings) => sim.cascade_with(limit, settings, &backends),
             }
         }
         _ => sim.server(),

@@ -437,11 +437,32 @@ fn a_culled_node_leaves_rotation_and_a_fresh_one_returns_after_the_restart() {
 }
 
 #[test]
-fn the_cascade_moves_traffic_off_a_failing_node() {
+fn the_cascade_holds_a_failing_node_back_one_call_per_hold() {
     let mut sim = Sim::new(6);
     let a = dead(&mut sim);
     let b = worker(&mut sim, 5);
     let pool = sim.cascade(LimitChoice::Fixed(100), &[a, b]);
+    let records = sim.run(pool, &Load::every(20_000, 1));
+    // Each failure holds the dead node back for 5 s; once the hold ends it is offered again
+    // only with its weight's chance (the floor, 0.01) while the live one is idle: one failed
+    // call per hold and a little, four in 20 s.
+    let failures = records.iter().filter(|r| !r.ok).count();
+    assert_eq!(failures, 4, "one per hold");
+    assert_eq!(sim.counts(a).arrived as usize, failures);
+    assert_eq!(sim.counts(b).arrived as usize, 20_000 - failures);
+}
+
+#[test]
+fn the_spread_cascade_moves_traffic_off_a_failing_node() {
+    let mut sim = Sim::new(6);
+    let a = dead(&mut sim);
+    let b = worker(&mut sim, 5);
+    let spread = status_sim::CascadeSettings {
+        spread: true,
+        hold: 0,
+        ..status_sim::CascadeSettings::default()
+    };
+    let pool = sim.cascade_with(LimitChoice::Fixed(100), spread, &[a, b]);
     let records = sim.run(pool, &Load::every(20_000, 1));
     // Both start without history (weight 1). The dead node's first failure makes its rate 0
     // and its weight the floor, 0.01: from then on it is tried first about once in 101

@@ -1,6 +1,7 @@
 //! What choosing a node costs: a call through a pool of 3, 30 and 300 nodes that answer at
-//! once (the shuffle, the cascade's lease, the outcome recorded), against one node's service
-//! called bare, measured in the same run; and a full weighted order of the nodes (what the
+//! once (the fill order or the shuffle, the cascade's lease, the outcome recorded), with the
+//! default selection and with the weighted order alone (`spread`, no holds), against one
+//! node's service called bare, measured in the same run; and a full weighted order of the nodes (what the
 //! simulator asks for; a call draws only as far as the cascade goes).
 // criterion's macros generate undocumented functions.
 #![allow(missing_docs)]
@@ -35,6 +36,22 @@ fn choose(c: &mut Criterion) {
         group.bench_with_input(
             BenchmarkId::new("call_through_pool", n),
             &pool,
+            |b, pool| {
+                b.to_async(&runtime)
+                    .iter(|| async { pool.clone().oneshot(black_box(1)).await.unwrap() });
+            },
+        );
+        // The weighted order alone, as every call chose before the fill order and holds.
+        let spread = Pool::new(Rng::new(1))
+            .limiter(|| Limiter::new(Fixed::new(1_000)))
+            .spread()
+            .hold(Duration::ZERO, 0.5);
+        for i in 0..n {
+            spread.add(format!("node-{i}"), node);
+        }
+        group.bench_with_input(
+            BenchmarkId::new("call_through_pool_spread", n),
+            &spread,
             |b, pool| {
                 b.to_async(&runtime)
                     .iter(|| async { pool.clone().oneshot(black_box(1)).await.unwrap() });

@@ -12,8 +12,8 @@ use status_traffic::pool::Selector;
 use status_traffic::shed::WaitingRoom;
 
 use crate::node::{
-    exponential, Balance, Balancer, BudgetId, Cascade, Cull, CullSettings, Faulty, MinConn, Node,
-    NodeCounts, NodeId, Shed, ShedSettings,
+    exponential, Balance, Balancer, BudgetId, Cascade, CascadeSettings, Cull, CullSettings, Faulty,
+    MinConn, Node, NodeCounts, NodeId, Shed, ShedSettings,
 };
 
 mod flow;
@@ -281,18 +281,33 @@ impl Sim {
     /// (of algorithm `limit`, one per backend) grants a lease; none → an error at once. An error
     /// answer counts against the backend as an ignore, as the `Pool` service's default does.
     pub fn cascade(&mut self, limit: LimitChoice, backends: &[NodeId]) -> NodeId {
-        let mut selector = Selector::new();
+        self.cascade_with(limit, CascadeSettings::default(), backends)
+    }
+
+    /// [`cascade`](Self::cascade) with the pool's choice set by `settings` (the weighted
+    /// order alone, another hold).
+    pub fn cascade_with(
+        &mut self,
+        limit: LimitChoice,
+        settings: CascadeSettings,
+        backends: &[NodeId],
+    ) -> NodeId {
+        let mut selector =
+            Selector::new().hold(Duration::from_millis(settings.hold), settings.max_held);
+        if settings.spread {
+            selector = selector.spread();
+        }
         for i in 0..backends.len() {
             selector.add(u32::try_from(i).expect("fewer than 2^32 backends"));
         }
         let rng = self.rng(self.nodes.len());
-        self.add(Node::Cascade(Cascade {
+        self.add(Node::Cascade(Box::new(Cascade {
             backends: backends.to_vec(),
             selector,
             limiters: backends.iter().map(|_| limit.limiter()).collect(),
             leases: HashMap::new(),
             rng,
-        }))
+        })))
     }
 
     /// status-traffic's shedding admission in front of `next`: a limiter, a bounded

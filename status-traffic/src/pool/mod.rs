@@ -12,11 +12,26 @@
 //!   nodes, so that it shows it recovered within seconds and gets its share back, after a
 //!   failure of any length and after every node failed together. (The seed's own floor,
 //!   0.0001 / nodes on the rate, is 3.7e-14 once cubed: one call in 10^13.)
-//! - The nodes are put in an exact weighted random order ([`Selector`]).
-//! - The call goes to the first node in that order whose [`Limiter`] grants a lease; if none
-//!   does, it fails at once with [`NoCapacity`] (503). A failing node loses nearly all its
-//!   traffic within a bucket period, without a circuit breaker; the random order keeps every
-//!   request from piling onto the current best.
+//! - **Idle nodes are filled first, in a slowly turning order.** A call goes to the first
+//!   node in the fill order that has no call in flight, is not held back, and whose limiter
+//!   grants a lease (a node of weight under 1 is passed over with the complementary chance).
+//!   The order is a fixed scramble of the nodes read as a ring from an offset that moves by a
+//!   twenty-fifth of the nodes every bucket period, so every node takes its turn at the front
+//!   within about two minutes. While load is light, calls concentrate on the nodes at the
+//!   front, as least-connections does with its ties to the lowest index and as Finagle's
+//!   aperture does on purpose: a node that fails for a second while it takes no calls costs
+//!   nothing, and a call never waits behind another on a busy node while one is idle. With
+//!   [`Pool::spread`] every call draws from the weighted order instead.
+//! - **A failed call holds its node back** ([`DEFAULT_HOLD`], 5 s): it is offered only after
+//!   every other, as the routing study's error hold does for least-connections. At most
+//!   [`DEFAULT_MAX_HELD`] (half) of the nodes are held at once; past that a failure holds
+//!   nothing (counted, [`Pool::holds_refused`]), so a pool-wide failure fails fast instead of
+//!   emptying the pool.
+//! - **Then the weighted order**: every node not held back, busy or not, in an exact weighted
+//!   random order ([`Selector`]), then the held ones likewise. The call goes to the first
+//!   whose [`Limiter`] grants a lease; if none does, it fails at once with [`NoCapacity`]
+//!   (503). A failing node loses nearly all its traffic at once (held back) and keeps losing
+//!   it within a bucket period (weighted), without a circuit breaker.
 //! - How a call ended ([`Outcome`]): a success counts for the node; a drop (timeout,
 //!   overload) and an ignore (an error unrelated to load) count against it, and the limiter
 //!   is told which. A call past the pool's [`timeout`](Pool::timeout), or dropped by its
@@ -34,7 +49,7 @@ mod stats;
 pub use self::error::{NoCapacity, TimedOut};
 pub use self::future::ResponseFuture;
 pub use self::report::{verdict, NodeState, HEALTHY_RATE};
-pub use self::select::Selector;
+pub use self::select::{Selector, DEFAULT_HOLD, DEFAULT_MAX_HELD};
 pub use self::stats::{
     weight, Bucket, NodeStats, BUCKETS, BUCKET_PERIOD, RECENCY, STICKY_FLOOR, WEIGHT_FLOOR,
 };
@@ -216,6 +231,50 @@ impl<S: Service<R>, R> Pool<S, R> {
     pub fn clock(mut self, clock: Clock) -> Self {
         self.configure().clock = clock;
         self
+    }
+
+    /// A failed call holds its node back for `hold` (zero: never), offered only after every
+    /// other node, while at most `max_share` of the nodes are held at once; past that share a
+    /// failure holds nothing, so a pool-wide failure fails fast instead of emptying the pool.
+    /// Default: [`DEFAULT_HOLD`] (5 s) and [`DEFAULT_MAX_HELD`] (half the nodes).
+    ///
+    /// # Panics
+    ///
+    /// Once the pool has been cloned: configure it first.
+    #[must_use]
+    pub fn hold(mut self, hold: Duration, max_share: f64) -> Self {
+        let state = self
+            .configure()
+            .state
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        state.selector = std::mem::take(&mut state.selector).hold(hold, max_share);
+        self
+    }
+
+    /// Every call draws its node from the weighted order, idle or not, instead of filling
+    /// idle nodes in a slowly turning rank order first: load spreads evenly at any rate, at
+    /// the price of meeting more failures that come and go (see the [module docs](self)).
+    ///
+    /// # Panics
+    ///
+    /// Once the pool has been cloned: configure it first.
+    #[must_use]
+    pub fn spread(mut self) -> Self {
+        let state = self
+            .configure()
+            .state
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        state.selector = std::mem::take(&mut state.selector).spread();
+        self
+    }
+
+    /// Failures that held nothing because half the nodes (or the share set with
+    /// [`hold`](Self::hold)) were held already.
+    #[must_use]
+    pub fn holds_refused(&self) -> u64 {
+        self.shared.lock().selector.holds_refused()
     }
 
     fn configure(&mut self) -> &mut Shared<S, R> {

@@ -10,7 +10,7 @@ use crate::limit::Outcome;
 /// The pool's state machine: each node's stats, by a stable key, told the time, the outcomes
 /// and its random numbers. The tower service ([`Pool`](super::Pool)) and the simulator drive
 /// the same code.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Selector<K> {
     nodes: Vec<(K, NodeStats)>,
     /// Each node's weight, valid for one bucket period until the node records again.
@@ -19,6 +19,40 @@ pub struct Selector<K> {
     period: u64,
     /// Nodes not yet tried in the current cascade (scratch).
     untried: Vec<usize>,
+    /// Until when each node is held back after a failure.
+    held_until: Vec<Duration>,
+    /// How long a failure holds a node back (zero: never).
+    hold: Duration,
+    /// The largest share of the nodes held back at once.
+    max_held: f64,
+    /// Holds not taken because the share was reached.
+    holds_refused: u64,
+    /// Calls each node took that have not finished (told by `cascade` and `record`).
+    in_flight: Vec<u32>,
+    /// Whether idle nodes are filled in rank order first (the default), or every call draws
+    /// from the weighted order ([`spread`](Self::spread)).
+    fill: bool,
+    /// The nodes in their fill order for the current bucket period.
+    by_rank: Vec<usize>,
+    /// Each node's serial number (a count of nodes ever added), whence its rank each period.
+    serial: Vec<u64>,
+    /// Nodes ever added.
+    added: u64,
+}
+
+/// How long a failed call holds its node back by default: the study's error hold.
+pub const DEFAULT_HOLD: Duration = Duration::from_secs(5);
+
+/// In how many bucket periods every node takes its turn at the front of the fill order.
+const FILL_TURN: usize = 25;
+
+/// The largest share of the nodes held back at once by default.
+pub const DEFAULT_MAX_HELD: f64 = 0.5;
+
+impl<K: PartialEq + Clone> Default for Selector<K> {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl<K: PartialEq + Clone> Selector<K> {
@@ -30,7 +64,47 @@ impl<K: PartialEq + Clone> Selector<K> {
             weights: Vec::new(),
             period: 0,
             untried: Vec::new(),
+            held_until: Vec::new(),
+            hold: DEFAULT_HOLD,
+            max_held: DEFAULT_MAX_HELD,
+            holds_refused: 0,
+            in_flight: Vec::new(),
+            fill: true,
+            by_rank: Vec::new(),
+            serial: Vec::new(),
+            added: 0,
         }
+    }
+
+    /// Every call draws its node from the weighted order, idle or not, instead of filling
+    /// idle nodes in rank order first: load spreads evenly at any rate, at the price of
+    /// meeting more of the failures that come and go (see the [module docs](super)).
+    #[must_use]
+    pub fn spread(mut self) -> Self {
+        self.fill = false;
+        self
+    }
+
+    /// A failed call holds its node back for `hold` (zero: never), while no more than
+    /// `max_share` of the nodes are held at once: a held node is offered only after every
+    /// other. Past the share, a failure holds nothing (counted): when most nodes fail
+    /// together, calls go on failing fast instead of emptying the pool.
+    #[must_use]
+    pub fn hold(mut self, hold: Duration, max_share: f64) -> Self {
+        self.hold = hold;
+        self.max_held = max_share.clamp(0.0, 1.0);
+        self
+    }
+
+    /// Failures that held nothing because the share of held nodes was reached.
+    #[must_use]
+    pub fn holds_refused(&self) -> u64 {
+        self.holds_refused
+    }
+
+    /// Whether node `i` is held back at `now`.
+    fn held(&self, i: usize, now: Duration) -> bool {
+        self.held_until[i] > now
     }
 
     /// Adds a node without history (it competes as a healthy one); a key already there is
@@ -38,6 +112,11 @@ impl<K: PartialEq + Clone> Selector<K> {
     pub fn add(&mut self, key: K) {
         if !self.nodes.iter().any(|(k, _)| *k == key) {
             self.nodes.push((key, NodeStats::new()));
+            self.held_until.push(Duration::ZERO);
+            self.in_flight.push(0);
+            self.added += 1;
+            self.serial.push(self.added);
+            self.sort_ranks();
             // The sticky floor depends on the number of nodes.
             self.weights = vec![None; self.nodes.len()];
         }
@@ -46,7 +125,13 @@ impl<K: PartialEq + Clone> Selector<K> {
     /// Removes a node and its history; whether it was there.
     pub fn remove(&mut self, key: &K) -> bool {
         let before = self.nodes.len();
+        if let Some(i) = self.nodes.iter().position(|(k, _)| k == key) {
+            self.held_until.remove(i);
+            self.in_flight.remove(i);
+            self.serial.remove(i);
+        }
         self.nodes.retain(|(k, _)| k != key);
+        self.sort_ranks();
         self.weights = vec![None; self.nodes.len()];
         self.nodes.len() != before
     }
@@ -98,8 +183,20 @@ impl<K: PartialEq + Clone> Selector<K> {
     /// count as finished and failed. A key no longer in the pool is ignored.
     pub fn record(&mut self, key: &K, now: Duration, outcome: Outcome) {
         if let Some(i) = self.nodes.iter().position(|(k, _)| k == key) {
-            self.nodes[i].1.record(now, outcome == Outcome::Success);
+            self.in_flight[i] = self.in_flight[i].saturating_sub(1);
+            let success = outcome == Outcome::Success;
+            self.nodes[i].1.record(now, success);
             self.weights[i] = None;
+            if !success && !self.hold.is_zero() && !self.held(i, now) {
+                let held = (0..self.nodes.len()).filter(|&j| self.held(j, now)).count();
+                #[allow(clippy::cast_precision_loss)]
+                let cap = (self.max_held * self.nodes.len() as f64).floor() as usize;
+                if held < cap {
+                    self.held_until[i] = now + self.hold;
+                } else {
+                    self.holds_refused += 1;
+                }
+            }
         }
     }
 
@@ -116,8 +213,72 @@ impl<K: PartialEq + Clone> Selector<K> {
         mut take: impl FnMut(usize) -> Option<T>,
     ) -> Option<(usize, T)> {
         self.refresh(now);
-        self.untried.clear();
-        self.untried.extend(0..self.nodes.len());
+        let taken = self.cascade_passes(now, rng, &mut take);
+        if let Some((i, _)) = &taken {
+            self.in_flight[*i] += 1;
+        }
+        taken
+    }
+
+    /// The fill order: a scrambled order of the nodes' serial numbers, read as a ring from an
+    /// offset that moves by a twenty-fifth of the nodes (at least one) every bucket period.
+    /// The nodes filled first change a few at a time, and every node takes its turn at the
+    /// front within 25 periods (about two minutes).
+    fn sort_ranks(&mut self) {
+        self.by_rank = (0..self.nodes.len()).collect();
+        let serial = &self.serial;
+        self.by_rank.sort_unstable_by_key(|&i| scramble(serial[i]));
+    }
+
+    /// Where the ring of [`sort_ranks`](Self::sort_ranks) starts this period.
+    fn fill_offset(&self) -> usize {
+        let n = self.by_rank.len().max(1);
+        let step = (n / FILL_TURN).max(1) as u64;
+        (self.period.wrapping_mul(step) % n as u64) as usize
+    }
+
+    /// The cascade's passes: idle nodes in fill order (one of weight under 1 offered with
+    /// that chance); then every node not held back, in the weighted order; then the held ones.
+    fn cascade_passes<T>(
+        &mut self,
+        now: Duration,
+        rng: &mut Rng,
+        take: &mut impl FnMut(usize) -> Option<T>,
+    ) -> Option<(usize, T)> {
+        let (n, offset) = (self.by_rank.len(), self.fill_offset());
+        for k in 0..if self.fill { n } else { 0 } {
+            let i = self.by_rank[(k + offset) % n];
+            if self.in_flight[i] > 0 || self.held(i, now) {
+                continue;
+            }
+            let w = self.weights[i].unwrap_or(0.0);
+            if w < 1.0 && rng.next_f64() >= w {
+                continue;
+            }
+            if let Some(taken) = take(i) {
+                return Some((i, taken));
+            }
+        }
+        // Nodes not held back, in the weighted order; then the held ones, likewise.
+        for held in [false, true] {
+            self.untried.clear();
+            let pass: Vec<usize> = (0..self.nodes.len())
+                .filter(|&i| self.held(i, now) == held)
+                .collect();
+            self.untried.extend(pass);
+            if let Some(taken) = self.cascade_untried(rng, take) {
+                return Some(taken);
+            }
+        }
+        None
+    }
+
+    /// One pass of the cascade over the nodes in `untried`.
+    fn cascade_untried<T>(
+        &mut self,
+        rng: &mut Rng,
+        take: &mut impl FnMut(usize) -> Option<T>,
+    ) -> Option<(usize, T)> {
         let weight_of = |weights: &[Option<f64>], i: usize| weights[i].unwrap_or(0.0);
         let mut total: f64 = self
             .untried
@@ -180,6 +341,15 @@ impl<K: PartialEq + Clone> Selector<K> {
     }
 }
 
+/// A well-mixed 64-bit value of `n` (splitmix64's finalizer): ranks that look random and
+/// need no random numbers.
+fn scramble(n: u64) -> u64 {
+    let mut z = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// A node's place in the shuffle. Efraimidis and Spirakis: sorting by `u^(1/w)` descending,
 /// `u` uniform, draws without replacement with probability proportional to the weights,
 /// exactly. Kept as `ln(u) / w`, the same order without underflow for tiny weights; nodes of
@@ -237,8 +407,9 @@ mod tests {
 
     const S: Duration = Duration::from_secs(1);
 
+    /// The weighted order alone: spread, no holds.
     fn selector(n: usize) -> Selector<usize> {
-        let mut s = Selector::new();
+        let mut s = Selector::new().spread().hold(Duration::ZERO, 0.5);
         for i in 0..n {
             s.add(i);
         }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use status_core::Rng;
 use tower::ServiceExt;
 
-use super::{NoCapacity, Pool};
+use super::{NoCapacity, Pool, BUCKET_PERIOD};
 use crate::limit::{Fixed, Limiter};
 
 /// A node that answers its index at once, or fails while told to.
@@ -50,8 +50,23 @@ fn pool(n: usize, limit: usize) -> (Pool<NodeService, ()>, Vec<Node>) {
     seeded_pool(n, limit, 42)
 }
 
+/// A pool of the weighted order alone (spread, no holds): what these tests pin is the
+/// weighting's own behaviour. The defaults (fill order, holds) have tests of their own below.
 fn seeded_pool(n: usize, limit: usize, seed: u64) -> (Pool<NodeService, ()>, Vec<Node>) {
+    let pool = Pool::new(Rng::new(seed))
+        .limiter(move || Limiter::new(Fixed::new(limit)))
+        .spread()
+        .hold(Duration::ZERO, 0.5);
+    add_nodes(pool, n)
+}
+
+/// A pool with the default selection (fill order and holds), each node limited to `limit`.
+fn default_pool(n: usize, limit: usize, seed: u64) -> (Pool<NodeService, ()>, Vec<Node>) {
     let pool = Pool::new(Rng::new(seed)).limiter(move || Limiter::new(Fixed::new(limit)));
+    add_nodes(pool, n)
+}
+
+fn add_nodes(pool: Pool<NodeService, ()>, n: usize) -> (Pool<NodeService, ()>, Vec<Node>) {
     let nodes: Vec<Node> = (0..n)
         .map(|index| Node {
             index,
@@ -409,4 +424,70 @@ async fn a_call_its_caller_gave_up_on_is_a_drop_at_once() {
         "a node's failure, not overload"
     );
     assert_eq!(pool.nodes().iter().map(|n| n.drop).sum::<u64>(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn idle_nodes_are_filled_in_an_order_that_turns_every_bucket_period() {
+    // Calls one at a time: every node is idle at each call, so the front of the fill order
+    // takes them all for a bucket period; with three nodes the front moves by one each
+    // period, and over three periods each node has had its turn.
+    let (pool, _) = default_pool(3, 100, 1);
+    let mut fronts = Vec::new();
+    let mut total = vec![0; 8];
+    for _ in 0..3 {
+        let served = drive(&pool, 100, BUCKET_PERIOD).await;
+        let front = (0..3).max_by_key(|&i| served[i]).unwrap();
+        assert!(share(&served, front) > 0.99, "{served:?}");
+        fronts.push(front);
+        for (t, s) in total.iter_mut().zip(&served) {
+            *t += s;
+        }
+    }
+    fronts.sort_unstable();
+    assert_eq!(fronts, [0, 1, 2], "each node at the front once");
+    assert!(
+        (0..3).all(|i| (share(&total, i) - 1.0 / 3.0).abs() < 0.02),
+        "{total:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_call_holds_its_node_back_then_it_serves_again() {
+    let (pool, nodes) = default_pool(3, 100, 2);
+    // The front node now.
+    let first = drive(&pool, 100, Duration::from_millis(100)).await;
+    let front = (0..3).max_by_key(|&i| first[i]).unwrap();
+    nodes[front].failing.store(true, Ordering::SeqCst);
+    // Its first failed call holds it back: the next 4.5 s go to the others.
+    let failed_once = drive(&pool, 100, Duration::from_millis(10)).await;
+    assert_eq!(failed_once[front], 1, "{failed_once:?}");
+    let held = drive(&pool, 100, Duration::from_millis(4500)).await;
+    assert_eq!(held[front], 0, "held back: {held:?}");
+    // While it keeps failing it gets at most a trickle: one call per hold, and the weight.
+    let failing = drive(&pool, 100, Duration::from_secs(30)).await;
+    assert!(share(&failing, front) < 0.01, "{failing:?}");
+    nodes[front].failing.store(false, Ordering::SeqCst);
+    // Recovered, it takes calls again within a turn of the fill order (3 periods here).
+    let after = drive(&pool, 100, Duration::from_secs(30)).await;
+    assert!(share(&after, front) > 0.2, "{after:?}");
+    assert_eq!(pool.holds_refused(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn when_every_node_fails_at_most_half_are_held_and_calls_fail_fast() {
+    let (pool, nodes) = default_pool(4, 100, 3);
+    for node in &nodes {
+        node.failing.store(true, Ordering::SeqCst);
+    }
+    let served = drive(&pool, 100, Duration::from_secs(20)).await;
+    // Two of four held at most: the other two keep taking (and failing) the calls, at once.
+    assert!(pool.holds_refused() > 0);
+    let taking = (0..4).filter(|&i| share(&served, i) > 0.1).count();
+    assert!(taking >= 2, "{served:?}");
+    // Recovered: every node serves again within two turns of the fill order.
+    for node in &nodes {
+        node.failing.store(false, Ordering::SeqCst);
+    }
+    let after = drive(&pool, 100, Duration::from_secs(40)).await;
+    assert!((0..4).all(|i| after[i] > 0), "{after:?}");
 }
