@@ -102,7 +102,14 @@ struct Row<'a> {
     request_rate: f64,
     response_rate: f64,
     latency: Latency,
+    #[serde(skip_serializing_if = "is_zero")]
+    extra_load: f64,
     wall_ms: f64,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's signature
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// A refusal of the command line: said on stderr, exit status 2.
@@ -268,6 +275,7 @@ fn json_row(run: &Run) -> String {
         request_rate: s.request_rate,
         response_rate: s.response_rate,
         latency: s.latency,
+        extra_load: run.extra_load,
         wall_ms: wall_ms(run),
     })
     .expect("a row serializes")
@@ -309,9 +317,9 @@ fn markdown(names: &[&str], seeds: &[u64], runs: &[Run]) -> String {
         .join(", ");
     let _ = writeln!(
         md,
-        "| scenario | success, seeds {seeds_label} | median ms | p99 ms |"
+        "| scenario | success, seeds {seeds_label} | median ms | p99 ms | extra load |"
     );
-    md.push_str("|---|---|---|---|\n");
+    md.push_str("|---|---|---|---|---|\n");
     for name in names {
         let mine: Vec<&Run> = runs.iter().filter(|r| r.scenario == *name).collect();
         let success = mine
@@ -330,9 +338,17 @@ fn markdown(names: &[&str], seeds: &[u64], runs: &[Run]) -> String {
                 format!("{lo:.0}–{hi:.0}")
             }
         };
+        let extra = if mine.iter().all(|r| r.extra_load == 0.0) {
+            "—".to_owned()
+        } else {
+            let (lo, hi) = mine.iter().fold((f64::MAX, f64::MIN), |(a, b), r| {
+                (a.min(r.extra_load), b.max(r.extra_load))
+            });
+            format!("{:.1}–{:.1} %", lo * 100.0, hi * 100.0)
+        };
         let _ = writeln!(
             md,
-            "| `{name}` | {success} | {} | {} |",
+            "| `{name}` | {success} | {} | {} | {extra} |",
             range(|r| r.summary.latency.p50),
             range(|r| r.summary.latency.p99),
         );

@@ -159,6 +159,8 @@ pub struct NodeCounts {
     pub culled: u64,
     /// Times the budget refused it a token (cull).
     pub denied: u64,
+    /// Second copies sent (hedge).
+    pub hedged: u64,
 }
 
 #[derive(Debug)]
@@ -355,6 +357,24 @@ pub(crate) enum Node {
     },
     Balancer(Balancer),
     Cascade(Box<Cascade>),
+    Hedge(Box<HedgeNode>),
     Shed(Box<Shed>),
     Cull(Box<Cull>),
+}
+
+/// status-traffic's hedging policy in front of `next`: each request goes down as a child
+/// copy; past the policy's delay, a second copy, if the budget allows; the first answer goes
+/// up and the other copy is cancelled.
+#[derive(Debug)]
+pub(crate) struct HedgeNode {
+    pub(crate) hedger: status_traffic::hedge::Hedger,
+    pub(crate) next: NodeId,
+    /// The requests under way: their copies and when they arrived.
+    pub(crate) entries: HashMap<u32, HedgeEntry>,
+}
+
+#[derive(Debug)]
+pub(crate) struct HedgeEntry {
+    pub(crate) copies: Vec<u32>,
+    pub(crate) arrived: Ms,
 }

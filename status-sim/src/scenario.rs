@@ -10,6 +10,7 @@
 
 use std::time::{Duration, Instant};
 
+use status_traffic::hedge::HedgeSettings;
 use status_traffic::limit::LimitChoice;
 
 use crate::{summarize, CullSettings, Gap, Load, MinConn, Ms, NodeId, ShedSettings, Sim, Summary};
@@ -45,6 +46,9 @@ pub struct Run {
     pub summary: Summary,
     /// The latencies of the measured requests, ascending (for charts).
     pub latencies: Vec<Ms>,
+    /// Second copies sent by hedge nodes, as a share of the requests: the extra load hedging
+    /// cost (0 without hedging).
+    pub extra_load: f64,
     /// Wall-clock time it took to build and run (the only thing a seed does not fix).
     pub wall: Duration,
 }
@@ -75,11 +79,14 @@ pub fn measure(name: &str, seed: u64, load: &Load, build: impl FnOnce(&mut Sim) 
         .map(crate::Record::latency)
         .collect();
     latencies.sort_unstable();
+    #[allow(clippy::cast_precision_loss)]
+    let extra_load = sim.hedged() as f64 / records.len().max(1) as f64;
     Run {
         scenario: name.to_owned(),
         seed,
         summary,
         latencies,
+        extra_load,
         wall: started.elapsed(),
     }
 }
@@ -170,6 +177,35 @@ pub fn all() -> Vec<Scenario> {
             "faulty-retry-cascade-fixed-1",
             "3 attempts over the node pool, each dyno's limit fixed at its concurrency (1)",
             |sim| cascade(sim, 3, LimitChoice::Fixed(1)),
+        ),
+        study(
+            "hedge-ideal-min-conn",
+            "hedged past the 95th percentile (budget 10 %) over min-conn and 250 dynos",
+            |sim| {
+                let dynos = sim.pool(DYNOS, dyno);
+                let lb = sim.min_conn(MinConn::default(), &dynos);
+                sim.hedge(HedgeSettings::default(), lb)
+            },
+        ),
+        study(
+            "hedge-faulty-min-conn-hold",
+            "hedged past the 95th percentile (budget 10 %) over min-conn, hold 1000, and 250 \
+             faulty dynos",
+            |sim| {
+                let dynos = sim.pool(DYNOS, faulty_dyno);
+                let lb = sim.min_conn(HOLD, &dynos);
+                sim.hedge(HedgeSettings::default(), lb)
+            },
+        ),
+        study(
+            "hedge-faulty-cascade",
+            "hedged past the 95th percentile (budget 10 %) over the node pool and 250 faulty \
+             dynos",
+            |sim| {
+                let dynos = sim.pool(DYNOS, faulty_dyno);
+                let pool = sim.cascade(LimitChoice::Gradient2, &dynos);
+                sim.hedge(HedgeSettings::default(), pool)
+            },
         ),
         study(
             "faulty-p2c",

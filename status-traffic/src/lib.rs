@@ -11,7 +11,8 @@
 //! | [`shed`] | a tower layer: admission by a limiter, a bounded priority queue, queue-wait and total deadlines |
 //! | [`count`] | a tower layer counting failures of live traffic over a sliding window |
 //! | [`cull`] | self-culling within a fleet-wide budget: policy, budgets (in process, Redis), the culler |
-//! | [`pool`] | a node pool: success-weighted random order, a cascade over the nodes' limiters |
+//! | [`pool`] | a node pool: idle nodes filled in a turning order, failed nodes held back, a success-weighted cascade over the nodes' limiters |
+//! | [`hedge`] | a tower layer: a second copy of a slow call after a delay, within a budget |
 //! | [`overload`] | the mark every refusal carries, so that overload is never counted as failure |
 //!
 //! # Example
@@ -30,6 +31,7 @@
 
 pub mod count;
 pub mod cull;
+pub mod hedge;
 pub mod limit;
 pub mod overload;
 pub mod pool;

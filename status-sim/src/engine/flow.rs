@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use status_traffic::limit::Outcome;
 
-use super::{Event, Request, Sim, Timer};
-use crate::node::{exponential, Balance, MinConn, Node, NodeId, ShedEntry};
+use super::{Event, Frame, Request, Sim, Timer};
+use crate::node::{exponential, Balance, HedgeEntry, MinConn, Node, NodeId, ShedEntry};
 
 impl Sim {
     /// A request reaches `node`.
@@ -115,6 +115,26 @@ impl Sim {
                 let next = cull.next;
                 self.push(req, node, 0);
                 self.arrive(req, next);
+            }
+            Node::Hedge(hedge) => {
+                let delay = hedge.hedger.start();
+                let next = hedge.next;
+                let copy = self.new_request(vec![Frame { node, slot: req }], None);
+                let Node::Hedge(hedge) = &mut self.nodes[node.index()] else {
+                    unreachable!("a hedge node")
+                };
+                hedge.entries.insert(
+                    req,
+                    HedgeEntry {
+                        copies: vec![copy],
+                        arrived: now,
+                    },
+                );
+                if let Some(delay) = delay {
+                    let delay = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+                    self.schedule(now + delay, Event::Timer(node, Timer::Hedge(req)));
+                }
+                self.arrive(copy, next);
             }
         }
     }
@@ -253,6 +273,21 @@ impl Sim {
                     cull.window.record(Duration::from_millis(now), 1);
                 }
                 self.answer(req, ok);
+            }
+            Node::Hedge(hedge) => {
+                // `req` is a copy; the request it serves is in the frame. The first copy to
+                // answer answers it; the other is cancelled.
+                let parent = frame.slot;
+                if let Some(entry) = hedge.entries.remove(&parent) {
+                    let by_hedge = entry.copies.first() != Some(&req);
+                    hedge
+                        .hedger
+                        .finish(Duration::from_millis(now - entry.arrived), by_hedge);
+                    for copy in entry.copies.into_iter().filter(|&c| c != req) {
+                        self.cancel(copy);
+                    }
+                    self.answer(parent, ok);
+                }
             }
             Node::Server
             | Node::DelayFixed { .. }

@@ -133,6 +133,21 @@ impl Sim {
                 }
                 self.schedule(next_look, Event::Timer(node, Timer::Look));
             }
+            (Node::Hedge(hedge), Timer::Hedge(req)) => {
+                // Unanswered still: a second copy, if the budget pays for it.
+                if hedge.entries.contains_key(&req) && hedge.hedger.try_hedge() {
+                    let next = hedge.next;
+                    let copy = self.new_request(vec![Frame { node, slot: req }], None);
+                    let Node::Hedge(hedge) = &mut self.nodes[node.index()] else {
+                        unreachable!("a hedge node")
+                    };
+                    if let Some(entry) = hedge.entries.get_mut(&req) {
+                        entry.copies.push(copy);
+                    }
+                    self.counts[node.index()].hedged += 1;
+                    self.arrive(copy, next);
+                }
+            }
             (Node::Cull(cull), Timer::Restart) => {
                 cull.started = now;
                 cull.window = FailureWindow::new(Duration::from_millis(cull.settings.window));
@@ -164,9 +179,13 @@ impl Sim {
                 }
                 Node::Balancer(balancer) => balancer.outstanding[frame.slot as usize] -= 1,
                 Node::Cascade(cascade) => {
+                    // As the pool counts a call its caller dropped: a drop, at once, that
+                    // holds the backend back for nothing.
+                    let at = Duration::from_millis(self.now);
                     if let Some(lease) = cascade.leases.remove(&req) {
-                        lease.ignore();
+                        lease.finish(at, status_traffic::limit::Outcome::Drop);
                     }
+                    cascade.selector.abandon(&frame.slot, at);
                 }
                 // A cable, a retry, a cull node hold nothing for it; the shed frame at the
                 // bottom is the node cancelling it.
@@ -191,6 +210,7 @@ impl Sim {
             | Node::Retry { next, .. } => Some(*next),
             Node::Shed(shed) => Some(shed.next),
             Node::Cull(cull) => Some(cull.next),
+            Node::Hedge(hedge) => Some(hedge.next),
             Node::Server | Node::Balancer(_) | Node::Cascade(_) => None,
         };
         if let Some(next) = next {

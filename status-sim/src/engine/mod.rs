@@ -58,6 +58,9 @@ enum Timer {
     Deadline(u32),
     /// A cull node's culler looks.
     Look,
+    /// A hedge node's request reaches its delay unanswered: a second copy, if the budget
+    /// allows.
+    Hedge(u32),
     /// A culled node's replacement is up.
     Restart,
 }
@@ -307,6 +310,28 @@ impl Sim {
             limiters: backends.iter().map(|_| limit.limiter()).collect(),
             leases: HashMap::new(),
             rng,
+        })))
+    }
+
+    /// Second copies sent by every hedge node so far.
+    #[must_use]
+    pub fn hedged(&self) -> u64 {
+        self.counts.iter().map(|c| c.hedged).sum()
+    }
+
+    /// status-traffic's hedging policy (`status_traffic::hedge::Hedger`) in front of `next`:
+    /// a request still unanswered after the policy's delay gets a second copy sent to `next`
+    /// if the budget allows; the first answer wins and the other copy is cancelled (each node
+    /// below gives back what it held for it, as dropping the layer's future does).
+    pub fn hedge(
+        &mut self,
+        settings: status_traffic::hedge::HedgeSettings,
+        next: NodeId,
+    ) -> NodeId {
+        self.add(Node::Hedge(Box::new(crate::node::HedgeNode {
+            hedger: status_traffic::hedge::Hedger::new(settings),
+            next,
+            entries: HashMap::new(),
         })))
     }
 

@@ -20,7 +20,9 @@ pin_project! {
     ///
     /// A call counts against its node as it ends: cut off by the timeout, or dropped by the
     /// caller before the node answered (the caller's own timeout, most often), it is a drop
-    /// at that moment, so that nodes that hang are seen as soon as their callers give up.
+    /// at that moment, so that nodes that hang are seen as soon as their callers give up. A
+    /// call its caller dropped holds its node back for nothing: a hedge's losing copy is not
+    /// the node's failure.
     pub struct ResponseFuture<S, R>
     where
         S: Service<R>,
@@ -38,7 +40,7 @@ pin_project! {
     {
         fn drop(this: Pin<&mut Self>) {
             if let Some(done) = this.project().done.take() {
-                done.finish(Outcome::Drop);
+                done.abandon();
             }
         }
     }
@@ -59,6 +61,16 @@ impl<S: Service<R>, R> Done<S, R> {
         self.lease.finish(now, outcome);
         self.shared.record(self.id, now, outcome);
         self.counts.count(outcome);
+    }
+
+    /// The caller dropped the call before the node answered: a drop, as in
+    /// [`finish`](Self::finish), that holds nothing back (the caller may simply have had its
+    /// answer elsewhere, from a hedge).
+    fn abandon(self) {
+        let now = self.shared.now();
+        self.lease.finish(now, Outcome::Drop);
+        self.shared.abandon(self.id, now);
+        self.counts.count(Outcome::Drop);
     }
 }
 

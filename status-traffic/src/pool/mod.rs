@@ -359,6 +359,11 @@ impl<S: Service<R>, R> Shared<S, R> {
         self.lock().selector.record(&id, now, outcome);
     }
 
+    /// Records a call to node `id` its caller dropped at `now`.
+    pub(crate) fn abandon(&self, id: u64, now: Duration) {
+        self.lock().selector.abandon(&id, now);
+    }
+
     pub(crate) fn classify(&self, result: &Result<S::Response, S::Error>) -> Outcome {
         (self.classify)(result)
     }

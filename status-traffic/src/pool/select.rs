@@ -182,12 +182,22 @@ impl<K: PartialEq + Clone> Selector<K> {
     /// successful; a drop (timeout, overload) and an ignore (an error unrelated to load)
     /// count as finished and failed. A key no longer in the pool is ignored.
     pub fn record(&mut self, key: &K, now: Duration, outcome: Outcome) {
+        self.record_as(key, now, outcome, true);
+    }
+
+    /// Records a call to `key` its caller gave up on at `now`: a drop in the node's stats,
+    /// that holds it back for nothing (the caller may have had its answer from a hedge).
+    pub fn abandon(&mut self, key: &K, now: Duration) {
+        self.record_as(key, now, Outcome::Drop, false);
+    }
+
+    fn record_as(&mut self, key: &K, now: Duration, outcome: Outcome, may_hold: bool) {
         if let Some(i) = self.nodes.iter().position(|(k, _)| k == key) {
             self.in_flight[i] = self.in_flight[i].saturating_sub(1);
             let success = outcome == Outcome::Success;
             self.nodes[i].1.record(now, success);
             self.weights[i] = None;
-            if !success && !self.hold.is_zero() && !self.held(i, now) {
+            if !success && may_hold && !self.hold.is_zero() && !self.held(i, now) {
                 let held = (0..self.nodes.len()).filter(|&j| self.held(j, now)).count();
                 #[allow(clippy::cast_precision_loss)]
                 let cap = (self.max_held * self.nodes.len() as f64).floor() as usize;
