@@ -192,24 +192,37 @@ async fn main() -> anyhow::Result<()> {
         );
     }
     // The first second after recovery from which every failed node serves a fair share:
-    // at least 30 % of the answers of the five seconds that follow (a third, less the noise
-    // of a few hundred calls).
+    // at least 30 % of the answers of the `span` seconds that follow (a third, less the noise
+    // of a few hundred calls). The pool fills idle nodes in an order that turns by one node
+    // every 5 s: a fair share shows over a whole turn, 15 s with three nodes.
+    let span = 5 * NODES;
     let fair = |from: usize| {
-        let window = &per_second[from..from + 5];
+        let window = &per_second[from..from + span];
         let all = f64::from(window.iter().map(|w| w.1).sum::<u32>().max(1));
         failing
             .iter()
             .all(|&n| f64::from(window.iter().map(|w| w.0[n]).sum::<u32>()) / all >= 0.3)
     };
     let recover = usize::try_from(recover_at).expect("a short run");
-    let back = (recover..seconds.saturating_sub(5))
+    let back = (recover..seconds.saturating_sub(span))
         .find(|&s| fair(s))
         .map(|s| s - recover);
+    // And the first second in which each failed node answered again.
+    let serving = failing
+        .iter()
+        .map(|&n| (recover..seconds).find(|&s| per_second[s].0[n] > 0))
+        .collect::<Option<Vec<_>>>()
+        .and_then(|firsts| firsts.into_iter().max())
+        .map(|s| s - recover);
+    match serving {
+        Some(s) => println!("\n{who} serving again {s} s after recovering."),
+        None => println!("\n{who} not serving again within {} s.", args.after_s),
+    }
     match back {
         Some(back) => println!(
-            "\n{who} back to a fair share (30 % or more of the answers of the next five seconds) {back} s after recovering."
+            "{who} back to a fair share (30 % or more of the answers of the next {span} seconds, a turn of the fill order) {back} s after recovering."
         ),
-        None => println!("\n{who} not back to a fair share within {} s.", args.after_s),
+        None => println!("{who} not back to a fair share within {} s.", args.after_s),
     }
     let chart = chart(&shares, &failing, &who, fail_at, recover_at, args.rate);
     std::fs::write(&args.chart, chart).with_context(|| format!("{}", args.chart.display()))?;

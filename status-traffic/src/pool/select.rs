@@ -271,11 +271,13 @@ impl<K: PartialEq + Clone> Selector<K> {
         }
         // Nodes not held back, in the weighted order; then the held ones, likewise.
         for held in [false, true] {
+            if held && self.hold.is_zero() {
+                break; // nothing is ever held
+            }
             self.untried.clear();
-            let pass: Vec<usize> = (0..self.nodes.len())
-                .filter(|&i| self.held(i, now) == held)
-                .collect();
-            self.untried.extend(pass);
+            let held_until = &self.held_until;
+            self.untried
+                .extend((0..held_until.len()).filter(|&i| (held_until[i] > now) == held));
             if let Some(taken) = self.cascade_untried(rng, take) {
                 return Some(taken);
             }
