@@ -477,3 +477,50 @@ fn the_spread_cascade_moves_traffic_off_a_failing_node() {
     assert_eq!(sim.counts(a).arrived as usize, failures);
     assert_eq!(sim.counts(b).arrived as usize, 20_000 - failures);
 }
+
+#[test]
+fn a_hedge_sends_a_second_copy_after_its_delay_and_the_first_answer_wins() {
+    use status_traffic::hedge::{HedgeDelay, HedgeSettings};
+    // Round-robin over a slow node (100 ms) and a fast one (5 ms), one request a second: each
+    // request goes to the slow one (the turn comes back to it), is hedged at 10 ms, and the
+    // copy goes to the fast one, which answers at 15 ms. The slow copy is cancelled.
+    let mut sim = Sim::new(3);
+    let slow = worker(&mut sim, 100);
+    let fast = worker(&mut sim, 5);
+    let lb = sim.round_robin(&[slow, fast]);
+    let settings = HedgeSettings {
+        delay: HedgeDelay::Fixed(std::time::Duration::from_millis(10)),
+        budget: 1.0,
+        burst: 1.0,
+        ..HedgeSettings::default()
+    };
+    let hedge = sim.hedge(settings, lb);
+    let records = sim.run(hedge, &Load::every(20, 1000));
+    assert!(
+        records.iter().all(|r| r.ok && r.latency() == 15),
+        "{records:?}"
+    );
+    assert_eq!(sim.counts(hedge).hedged, 20);
+    assert_eq!(sim.hedged(), 20);
+    assert_eq!(sim.counts(slow).arrived, 20);
+    assert_eq!(sim.counts(fast).arrived, 20);
+
+    // With a budget of one hedge in ten and no burst to spend, most requests wait for the
+    // slow node: the copies sent are what the budget earned.
+    let mut sim = Sim::new(3);
+    let slow = worker(&mut sim, 100);
+    let fast = worker(&mut sim, 5);
+    let lb = sim.round_robin(&[slow, fast]);
+    let settings = HedgeSettings {
+        delay: HedgeDelay::Fixed(std::time::Duration::from_millis(10)),
+        budget: 0.1,
+        burst: 1.0,
+        ..HedgeSettings::default()
+    };
+    let hedge = sim.hedge(settings, lb);
+    let records = sim.run(hedge, &Load::every(100, 1000));
+    let hedged = sim.hedged();
+    assert!((9..=11).contains(&hedged), "{hedged}");
+    let quick = records.iter().filter(|r| r.latency() == 15).count() as u64;
+    assert_eq!(quick, hedged, "each hedged request answered by its copy");
+}
