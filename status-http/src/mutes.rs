@@ -74,7 +74,7 @@ pub(crate) async fn mute(
     Path(dependency): Path<String>,
     body: AdminBody,
 ) -> Result<Response, ApiError> {
-    if state.registry.result(&dependency).is_none() {
+    if !state.registry.contains(&dependency) {
         return Err(ApiError::not_found("dependency", &dependency));
     }
     let request: MuteRequest = body.parse()?;

@@ -478,23 +478,30 @@ fn the_spread_cascade_moves_traffic_off_a_failing_node() {
     assert_eq!(sim.counts(b).arrived as usize, 20_000 - failures);
 }
 
-#[test]
-fn a_hedge_sends_a_second_copy_after_its_delay_and_the_first_answer_wins() {
+/// A hedge (fixed at 10 ms, of `budget` with a burst of one) over round-robin between a slow
+/// node (100 ms) and a fast one (5 ms): the simulation, the hedge, the slow and the fast node.
+fn hedged_pair(budget: f64) -> (Sim, NodeId, NodeId, NodeId) {
     use status_traffic::hedge::{HedgeDelay, HedgeSettings};
-    // Round-robin over a slow node (100 ms) and a fast one (5 ms), one request a second: each
-    // request goes to the slow one (the turn comes back to it), is hedged at 10 ms, and the
-    // copy goes to the fast one, which answers at 15 ms. The slow copy is cancelled.
     let mut sim = Sim::new(3);
     let slow = worker(&mut sim, 100);
     let fast = worker(&mut sim, 5);
     let lb = sim.round_robin(&[slow, fast]);
     let settings = HedgeSettings {
         delay: HedgeDelay::Fixed(std::time::Duration::from_millis(10)),
-        budget: 1.0,
+        budget,
         burst: 1.0,
         ..HedgeSettings::default()
     };
     let hedge = sim.hedge(settings, lb);
+    (sim, hedge, slow, fast)
+}
+
+#[test]
+fn a_hedge_sends_a_second_copy_after_its_delay_and_the_first_answer_wins() {
+    // One request a second: each goes to the slow node (the turn comes back to it), is
+    // hedged at 10 ms, and the copy goes to the fast one, which answers at 15 ms. The slow
+    // copy is cancelled.
+    let (mut sim, hedge, slow, fast) = hedged_pair(1.0);
     let records = sim.run(hedge, &Load::every(20, 1000));
     assert!(
         records.iter().all(|r| r.ok && r.latency() == 15),
@@ -507,17 +514,7 @@ fn a_hedge_sends_a_second_copy_after_its_delay_and_the_first_answer_wins() {
 
     // With a budget of one hedge in ten and no burst to spend, most requests wait for the
     // slow node: the copies sent are what the budget earned.
-    let mut sim = Sim::new(3);
-    let slow = worker(&mut sim, 100);
-    let fast = worker(&mut sim, 5);
-    let lb = sim.round_robin(&[slow, fast]);
-    let settings = HedgeSettings {
-        delay: HedgeDelay::Fixed(std::time::Duration::from_millis(10)),
-        budget: 0.1,
-        burst: 1.0,
-        ..HedgeSettings::default()
-    };
-    let hedge = sim.hedge(settings, lb);
+    let (mut sim, hedge, _, _) = hedged_pair(0.1);
     let records = sim.run(hedge, &Load::every(100, 1000));
     let hedged = sim.hedged();
     assert!((9..=11).contains(&hedged), "{hedged}");

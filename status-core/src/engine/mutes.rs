@@ -81,19 +81,9 @@ impl Registry {
         actor: Option<&str>,
     ) -> Result<Mute, Error> {
         let inner = &self.inner;
-        let entry = inner
-            .deps
-            .get(dependency)
-            .ok_or_else(|| Error::unknown_dependency(dependency))?;
+        let id = self.registered_id(dependency)?;
         let now = inner.clock.now();
-        let mute = Mute::new(
-            entry.info.id.clone(),
-            window,
-            reason,
-            actor,
-            now,
-            inner.clock.wall_at(now),
-        )?;
+        let mute = Mute::new(id, window, reason, actor, now, inner.clock.wall_at(now))?;
         {
             let mut table = lock(&inner.mutes.table);
             table.retain(|_, m| !m.is_over(now));
@@ -118,20 +108,17 @@ impl Registry {
     /// [`Error::is_not_found`] for an unknown dependency.
     pub fn unmute(&self, dependency: &str) -> Result<Option<Mute>, Error> {
         let inner = &self.inner;
-        let entry = inner
-            .deps
-            .get(dependency)
-            .ok_or_else(|| Error::unknown_dependency(dependency))?;
+        let id = self.registered_id(dependency)?;
         let now = inner.clock.now();
         let removed = {
             let mut table = lock(&inner.mutes.table);
-            let removed = table.remove(&entry.info.id);
+            let removed = table.remove(&id);
             inner.mutes.count.store(table.len(), Ordering::Release);
             removed
         };
         let removed = removed.filter(|m| !m.is_over(now)).map(|m| m.at(now));
         if removed.is_some() {
-            tracing::info!(dependency = %entry.info.id, "dependency unmuted");
+            tracing::info!(dependency = %id, "dependency unmuted");
             self.mutes_changed();
         }
         Ok(removed)
@@ -160,6 +147,15 @@ impl Registry {
             .map(Arc::unwrap_or_clone)
     }
 
+    /// The id of the registered dependency `dependency`.
+    fn registered_id(&self, dependency: &str) -> Result<DependencyId, Error> {
+        self.inner
+            .deps
+            .get(dependency)
+            .map(|entry| entry.info.id.clone())
+            .ok_or_else(|| Error::unknown_dependency(dependency))
+    }
+
     /// A report must show the change: rebuild it, and tell the listeners.
     fn mutes_changed(&self) {
         self.inner.deps.touch();
@@ -172,10 +168,7 @@ impl super::Inner {
     /// started or ended since the last sweep.
     pub(crate) fn sweep_mutes(&self) {
         let now = self.clock.now();
-        if self
-            .mutes
-            .sweep(now, |id| self.deps.get(id.as_str()).is_some())
-        {
+        if self.mutes.sweep(now, |id| self.deps.contains(id.as_str())) {
             self.deps.touch();
             self.bus.emit(&Event::Mutes);
         }
