@@ -182,6 +182,7 @@ async fn bad_settings_are_refused_and_change_nothing() {
     for line in [
         r#"status_pool_requests_total{pool="demo",node="node-1",outcome="ignore"} 0"#,
         r#"status_pool_node_weight{pool="demo",node="node-0"} 1"#,
+        r#"status_pool_holds_refused_total{pool="demo"} 0"#,
     ] {
         assert!(metrics.contains(line), "no {line} in\n{metrics}");
     }

@@ -38,9 +38,9 @@ where
     R: 'static,
 {
     let nodes = read_nodes(pool);
-    let no_capacity = {
-        let pool = pool.clone();
-        move || pool.no_capacity()
+    let (no_capacity, holds_refused) = {
+        let (a, b) = (pool.clone(), pool.clone());
+        (move || a.no_capacity(), move || b.holds_refused())
     };
     Panel::new(title, move || {
         let nodes = nodes();
@@ -80,6 +80,10 @@ where
         PanelView::new()
             .fact("Healthy nodes", format!("{healthy} of {}", nodes.len()))
             .fact("Refused, no capacity", no_capacity().to_string())
+            .fact(
+                "Failures not held back (half the nodes held already)",
+                holds_refused().to_string(),
+            )
             .table(header, rows)
     })
 }
@@ -88,7 +92,9 @@ where
 /// Registers a node pool's metrics under the label `pool = name`, read when scraped:
 /// `status_pool_node_weight{node}` and `status_pool_requests_total{node,outcome}` (`success`,
 /// `drop`, `ignore`, and `no_capacity`: the times the cascade found the node at its limit and
-/// went on). Pass it to [`Routes::register_metrics`](crate::Routes::register_metrics).
+/// went on), and `status_pool_holds_refused_total`: failures that held their node back for
+/// nothing because the share of held nodes was reached (a pool-wide failure). Pass it to
+/// [`Routes::register_metrics`](crate::Routes::register_metrics).
 pub fn pool_metrics<S, R>(
     name: impl Into<String>,
     pool: &Pool<S, R>,
@@ -99,8 +105,16 @@ where
 {
     let name = name.into();
     let nodes = read_nodes(pool);
+    let held = pool.clone();
     move |metrics| {
         let sub = metrics.sub_registry_with_label(("pool".into(), name.into()));
+        sub.register(
+            "status_pool_holds_refused",
+            "Failures that held their node back for nothing: the share of held nodes was reached",
+            Live::new(MetricType::Counter, move |mut encoder| {
+                encoder.encode_counter::<NoLabelSet, _, u64>(&held.holds_refused(), None)
+            }),
+        );
         let weights = Arc::clone(&nodes);
         sub.register(
             "status_pool_node_weight",
