@@ -81,7 +81,8 @@
 //! | feature | what |
 //! |---|---|
 //! | `macros` | [`dependency`], [`feature!`] and [`group!`]: declare dependencies, features and probe groups in a line, validated at compile time |
-//! | `redis` | `check::redis`: PING over a multiplexed connection |
+//! | `redis` | `check::redis`: PING over a multiplexed connection; the fleet's store in Redis (`fleet::RedisFleet`) |
+//! | `etcd` | the fleet's store in etcd (`fleet::EtcdFleet`): leases, a watch, transactions |
 //! | `postgres` | `check::postgres`: a query on a reused connection |
 //! | `http` | `check::http`: a URL's status, body and latency; another instance's summary |
 //! | `net` | `check::net`: TCP connect and DNS resolution |
@@ -113,7 +114,7 @@ mod urgency;
 pub mod check;
 pub mod fleet;
 pub mod notify;
-#[cfg(feature = "redis")]
+#[cfg(any(feature = "redis", feature = "etcd"))]
 pub mod store;
 
 /// Declares a dependency on an `async fn`; see the attribute's documentation in

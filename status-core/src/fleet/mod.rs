@@ -15,17 +15,18 @@
 //! - when **every** data center is unhealthy, every one answers healthy with `failOpen`:
 //!   some work beats none (Indeed's "failing open").
 
+#[cfg(feature = "etcd")]
+mod etcd;
 #[cfg(feature = "redis")]
 mod redis;
-#[cfg(feature = "redis")]
 mod run;
 
+#[cfg(feature = "etcd")]
+pub use self::etcd::{EtcdFleet, FLEET_MARK};
 #[cfg(feature = "redis")]
-pub use self::redis::{Beat, BeatError, RedisFleet, MAX_PAGE, MAX_SUMMARY};
-#[cfg(feature = "redis")]
+pub use self::redis::RedisFleet;
 pub use self::run::{Fleet, Member};
 
-#[cfg(feature = "redis")]
 impl FleetSource for Fleet {
     fn view(&self) -> Arc<FleetView> {
         Fleet::view(self)
@@ -53,7 +54,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{CheckStatus, Error, Readiness};
 
-/// Where a fleet's views and instances come from: a running [`Fleet`] (feature `redis`), or a
+/// Where a fleet's views and instances come from: a running [`Fleet`], or a
 /// closure that hands out views (its instances then listed from the view itself, for tests
 /// and fixed fleets).
 pub trait FleetSource: Send + Sync + 'static {
@@ -75,6 +76,98 @@ pub trait FleetSource: Send + Sync + 'static {
         None
     }
 }
+
+/// What one beat found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Beat {
+    /// The server's time, in ms since the epoch.
+    pub now_ms: u64,
+    /// Keys of the wrong type the beat deleted.
+    pub healed: u64,
+    /// Instances it retired.
+    pub retired: u64,
+    /// When the counts were made (ms since the epoch, the server's clock): the first beat
+    /// of each upkeep period counts for every beat of the fleet.
+    pub counted_ms: u64,
+    /// Every data center's fresh and serving instances.
+    pub datacenters: Vec<DatacenterCounts>,
+    /// Whether the store is settling: found empty (a restart, a flush) or healed less than a
+    /// TTL ago, its counts hold only the instances that beat since. Not a view of the fleet.
+    pub settling: bool,
+    /// Entries the store skipped since the last beat because no instance could have written
+    /// them, by reason ([`REJECTIONS`]): garbage under the fleet's prefix, counted, never
+    /// counted as instances.
+    pub skipped: [u64; REJECTIONS.len()],
+}
+
+/// Why a beat was refused or failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BeatError {
+    /// The store refused what was sent: `bad_id`, `bad_datacenter`, `bad_state`, `too_large`.
+    Rejected(&'static str),
+    /// The store could not be reached, or answered what this client cannot read.
+    Store(String),
+}
+
+impl std::fmt::Display for BeatError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Rejected(reason) => write!(f, "the store refused the beat: {reason}"),
+            Self::Store(e) => write!(f, "the store failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for BeatError {}
+
+/// A boxed future, as the store's methods return them.
+pub type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Where a [`Fleet`] keeps its instances: Redis ([`RedisFleet`], feature `redis`), etcd
+/// ([`EtcdFleet`], feature `etcd`), or a store of your own. [`Fleet`], the data-center
+/// verdicts and the HTTP routes know no store by name.
+///
+/// The contract, whatever the store:
+/// - [`beat`](Self::beat) publishes this instance's summary and answers every data center's
+///   fresh instances by condition, at a cost per instance that does not grow with the fleet;
+///   it is called every third of the [`ttl`](Self::ttl), under a timeout of a third of it;
+/// - an instance not heard of for a TTL is not counted;
+/// - what the store holds is not trusted: what no instance could have written is skipped and
+///   counted ([`Beat::skipped`]), never counted as an instance;
+/// - a beat that fails says so ([`BeatError`]): the fleet's view then goes stale, then fails
+///   open, by [`Fleet`]'s rules, not the store's.
+pub trait FleetStore: Send + Sync + std::fmt::Debug + 'static {
+    /// How long an instance stays fresh after its last heartbeat.
+    fn ttl(&self) -> Duration;
+
+    /// One beat of `me`: publishes it (when it changed, or as the store needs) and answers
+    /// every data center's counts.
+    ///
+    /// # Errors
+    ///
+    /// [`BeatError::Rejected`] for a summary the store refuses; [`BeatError::Store`] when the
+    /// store cannot be reached, is not caught up, or answers garbage.
+    fn beat<'a>(&'a self, me: &'a InstanceSummary) -> Boxed<'a, Result<Beat, BeatError>>;
+
+    /// A page of instances.
+    ///
+    /// # Errors
+    ///
+    /// The store unreachable, or a cursor it did not hand out ([`Error::is_invalid`]).
+    fn instances<'a>(&'a self, query: &'a InstanceQuery) -> Boxed<'a, Result<InstancePage, Error>>;
+
+    /// Drops what a call that failed or timed out may have left half-read (a connection, a
+    /// stream): the next call starts afresh.
+    fn reset(&self) -> Boxed<'_, ()>;
+
+    /// Where the store is, without credentials.
+    fn describe(&self) -> String;
+}
+
+/// The most bytes of one instance's summary, in any store.
+pub const MAX_SUMMARY: usize = 4096;
+/// The most instances one page lists, in any store.
+pub const MAX_PAGE: usize = 500;
 
 /// The upper bounds of the beat-duration histogram, in seconds.
 pub const BEAT_BUCKETS: [f64; 10] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0];

@@ -32,16 +32,13 @@ use std::time::Duration;
 use crate::store::{Connection, RedisStore};
 
 use super::{
-    Conditions, DatacenterCounts, InstancePage, InstanceQuery, InstanceSummary, InstanceView,
+    Beat, BeatError, Boxed, Conditions, DatacenterCounts, FleetStore, InstancePage, InstanceQuery,
+    InstanceSummary, InstanceView, MAX_PAGE, MAX_SUMMARY,
 };
 use crate::{CheckStatus, Error};
 
-/// The most bytes of one instance's summary.
-pub const MAX_SUMMARY: usize = 4096;
 /// The most instances one upkeep retires (ten upkeeps a second with a TTL of 3 s).
 const RETIRE: u32 = 64;
-/// The most instances one page lists.
-pub const MAX_PAGE: usize = 500;
 
 /// One beat. Always, in O(log N): this instance's record and member moved to the new beat.
 /// At most every `ARGV[9]` ms, fleet-wide (the first beat after that does it), the upkeep in
@@ -181,45 +178,6 @@ end
 return out
 ";
 
-/// What one beat found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Beat {
-    /// The server's time, in ms since the epoch.
-    pub now_ms: u64,
-    /// Keys of the wrong type the beat deleted.
-    pub healed: u64,
-    /// Instances it retired.
-    pub retired: u64,
-    /// When the counts were made (ms since the epoch, the server's clock): the first beat
-    /// of each upkeep period counts for every beat of the fleet.
-    pub counted_ms: u64,
-    /// Every data center's fresh and serving instances.
-    pub datacenters: Vec<DatacenterCounts>,
-    /// Whether the store is settling: found empty (a restart, a flush) or healed less than a
-    /// TTL ago, its counts hold only the instances that beat since. Not a view of the fleet.
-    pub settling: bool,
-}
-
-/// Why a beat was refused or failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BeatError {
-    /// The store refused what was sent: `bad_id`, `bad_datacenter`, `bad_state`, `too_large`.
-    Rejected(&'static str),
-    /// The store could not be reached, or answered what this client cannot read.
-    Store(String),
-}
-
-impl std::fmt::Display for BeatError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Rejected(reason) => write!(f, "the store refused the beat: {reason}"),
-            Self::Store(e) => write!(f, "the store failed: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for BeatError {}
-
 /// A fleet kept in Redis (one server, or a cluster: every key under one hash tag).
 #[derive(Debug)]
 pub struct RedisFleet {
@@ -227,7 +185,7 @@ pub struct RedisFleet {
     /// The last counts read, and when the store made them: sent again only when newer.
     last: std::sync::Mutex<Option<(u64, Vec<DatacenterCounts>)>>,
     keys: [String; 3],
-    pub(super) ttl: Duration,
+    ttl: Duration,
     // Sent by their SHA1 (EVALSHA), the body only when the server does not have it.
     beat: redis::Script,
     list: redis::Script,
@@ -392,6 +350,28 @@ impl RedisFleet {
     }
 }
 
+impl FleetStore for RedisFleet {
+    fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    fn beat<'a>(&'a self, me: &'a InstanceSummary) -> Boxed<'a, Result<Beat, BeatError>> {
+        Box::pin(RedisFleet::beat(self, me))
+    }
+
+    fn instances<'a>(&'a self, query: &'a InstanceQuery) -> Boxed<'a, Result<InstancePage, Error>> {
+        Box::pin(RedisFleet::instances(self, query))
+    }
+
+    fn reset(&self) -> Boxed<'_, ()> {
+        Box::pin(RedisFleet::reset(self))
+    }
+
+    fn describe(&self) -> String {
+        RedisFleet::describe(self).to_owned()
+    }
+}
+
 /// A condition as the digit the store keeps: 0 OK … 3 OUTAGE.
 fn condition_digit(condition: CheckStatus) -> u8 {
     match condition {
@@ -475,6 +455,7 @@ fn parse_beat(answer: &[redis::Value]) -> Result<(Beat, bool), BeatError> {
             counted_ms,
             datacenters,
             settling,
+            skipped: [0; super::REJECTIONS.len()],
         },
         sent,
     ))

@@ -8,10 +8,9 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::redis::{BeatError, RedisFleet};
 use super::{
-    Conditions, DatacenterCounts, FleetStats, FleetView, HealthRule, InstancePage, InstanceQuery,
-    InstanceSummary, BEAT_BUCKETS, REJECTIONS,
+    BeatError, Conditions, DatacenterCounts, FleetStats, FleetStore, FleetView, HealthRule,
+    InstancePage, InstanceQuery, InstanceSummary, BEAT_BUCKETS, REJECTIONS,
 };
 use crate::check::CheckOutcome;
 use crate::{CheckStatus, Dependency, Error, Registry, Reporter, Urgency};
@@ -86,7 +85,7 @@ pub struct Fleet {
     known: Arc<RwLock<Known>>,
     started: Instant,
     ttl: Duration,
-    store: Arc<RedisFleet>,
+    store: Arc<dyn FleetStore>,
     stats: Arc<Stats>,
     pages: Arc<Mutex<Pages>>,
 }
@@ -106,8 +105,13 @@ impl Fleet {
     ///
     /// Outside a Tokio runtime.
     #[must_use]
-    pub fn start(registry: &Registry, store: RedisFleet, member: Member, rule: HealthRule) -> Self {
-        let ttl = store.ttl;
+    pub fn start(
+        registry: &Registry,
+        store: impl FleetStore,
+        member: Member,
+        rule: HealthRule,
+    ) -> Self {
+        let ttl = store.ttl();
         let started = Instant::now();
         let own = own_view(&member, registry.condition(), false, rule);
         let fleet = Self {
@@ -280,6 +284,16 @@ async fn beat(
             Ok(Ok(beat)) => {
                 let took = started.elapsed();
                 fleet.stats.beat(took);
+                for (reason, n) in REJECTIONS.iter().zip(beat.skipped) {
+                    if n > 0 {
+                        fleet.stats.reject(reason, n);
+                        tracing::warn!(
+                            reason,
+                            entries = n,
+                            "the fleet store holds entries no instance wrote: skipped"
+                        );
+                    }
+                }
                 if beat.healed > 0 {
                     fleet.stats.reject("wrong_type", beat.healed);
                     tracing::warn!(

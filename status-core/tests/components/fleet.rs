@@ -1,15 +1,16 @@
-//! The fleet through a real `redis-server`: several registries in two data centers, each
-//! publishing and reading in one round trip.
+//! The fleet through a real store, `redis-server` and etcd: several registries in two data
+//! centers, the same verdicts whatever the store.
 
 use std::time::Duration;
 
-use status_core::fleet::{Fleet, FleetView, HealthRule, InstanceQuery, Member, RedisFleet};
+use status_core::fleet::{
+    EtcdFleet, Fleet, FleetStore, FleetView, HealthRule, InstanceQuery, Member, RedisFleet,
+};
 use status_core::{check, CheckStatus, Dependency, HoldSource, Registry, Urgency};
 use tokio::time::Instant;
 
-use crate::servers::RedisServer;
-
-const TTL: Duration = Duration::from_millis(600);
+use crate::etcd_server::EtcdCluster;
+use crate::servers::{RedisServer, Restartable};
 
 /// An instance of `dc` with one Required dependency whose status `status` sets.
 struct Instance {
@@ -18,7 +19,7 @@ struct Instance {
     status: std::sync::Arc<std::sync::Mutex<CheckStatus>>,
 }
 
-async fn instance(redis: &RedisServer, id: &str, dc: &str) -> Instance {
+async fn instance(store: impl FleetStore, id: &str, dc: &str) -> Instance {
     let registry = Registry::new();
     let status = std::sync::Arc::new(std::sync::Mutex::new(CheckStatus::Ok));
     let read = std::sync::Arc::clone(&status);
@@ -38,7 +39,6 @@ async fn instance(redis: &RedisServer, id: &str, dc: &str) -> Instance {
         )
         .unwrap();
     registry.refresh_all().await;
-    let store = RedisFleet::new(&redis.url(), "fleet-test", TTL).unwrap();
     let member = Member {
         instance_id: id.to_owned(),
         datacenter: dc.to_owned(),
@@ -85,15 +85,42 @@ fn healthy(view: &FleetView, dc: &str) -> Option<bool> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn datacenters_degrade_fail_open_and_recover() {
+async fn datacenters_degrade_fail_open_and_recover_in_redis() {
     let mut redis = RedisServer::start();
+    let url = redis.url();
+    let ttl = Duration::from_millis(600);
+    let store = || RedisFleet::new(&url, "fleet-test", ttl).unwrap();
+    degrade_fail_open_and_recover(&mut redis, store, ttl, true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn datacenters_degrade_fail_open_and_recover_in_etcd() {
+    let mut etcd = EtcdCluster::start(1);
+    let urls = etcd.urls();
+    // etcd's shortest lease is about 2 s.
+    let ttl = Duration::from_secs(2);
+    let store = || EtcdFleet::new(&urls, "fleet-test", ttl).unwrap();
+    degrade_fail_open_and_recover(&mut etcd, store, ttl, false).await;
+}
+
+/// Two data centers of two instances each: one degrades, then both (every one fails open),
+/// they recover, an instance stops publishing, the store is lost (stale, then failing open
+/// after three TTLs, the probes never waiting) and comes back. `lists_stale`: whether the
+/// store still lists an instance that stopped (Redis does, marked stale; in etcd its key
+/// went with its lease).
+async fn degrade_fail_open_and_recover<S: FleetStore>(
+    server: &mut dyn Restartable,
+    store: impl Fn() -> S,
+    ttl: Duration,
+    lists_stale: bool,
+) {
     let east = [
-        instance(&redis, "e1", "east").await,
-        instance(&redis, "e2", "east").await,
+        instance(store(), "e1", "east").await,
+        instance(store(), "e2", "east").await,
     ];
     let west = [
-        instance(&redis, "w1", "west").await,
-        instance(&redis, "w2", "west").await,
+        instance(store(), "w1", "west").await,
+        instance(store(), "w2", "west").await,
     ];
     let probe = &east[0].fleet;
     until(probe, "all healthy", |v| {
@@ -141,44 +168,47 @@ async fn datacenters_degrade_fail_open_and_recover() {
     // listed from the store, a page at a time.
     let [w1, w2] = west;
     drop(w1);
-    let view = until(probe, "w1 stale", |v| {
+    let view = until(probe, "w1 gone", |v| {
         v.datacenter("west").is_some_and(|d| d.fresh == 1)
     })
     .await;
     assert_eq!(view.datacenter("west").unwrap().serving, 1);
-    let page = probe
-        .instances(InstanceQuery {
-            datacenter: Some("west".into()),
-            cursor: None,
-            limit: 1,
-        })
-        .await
-        .unwrap();
-    assert_eq!(page.instances.len(), 1);
-    let next = page.next_cursor.clone().expect("a second page");
-    let second = probe
-        .instances(InstanceQuery {
-            datacenter: Some("west".into()),
-            cursor: Some(next),
-            limit: 1,
-        })
-        .await
-        .unwrap();
-    let listed: Vec<_> = page.instances.iter().chain(&second.instances).collect();
-    assert!(
+    let mut listed = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = probe
+            .instances(InstanceQuery {
+                datacenter: Some("west".into()),
+                cursor: cursor.clone(),
+                limit: 1,
+            })
+            .await
+            .unwrap();
+        assert!(page.instances.len() <= 1);
+        listed.extend(page.instances);
+        cursor = page.next_cursor;
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert_eq!(
         listed
             .iter()
             .any(|i| i.summary.instance_id == "w1" && i.stale),
+        lists_stale,
         "{listed:?}"
     );
+    assert!(listed
+        .iter()
+        .all(|i| i.summary.instance_id != "w1" || i.stale));
     assert!(listed
         .iter()
         .any(|i| i.summary.instance_id == "w2" && !i.stale));
     assert!(listed.iter().all(|i| i.summary.datacenter == "west"));
 
-    // Redis killed: the view goes stale, keeps the last answer, then fails open; the
+    // The store killed: the view goes stale, keeps the last answer, then fails open; the
     // probes never wait on it.
-    redis.stop();
+    server.stop();
     let started = Instant::now();
     let view = until(probe, "stale", |v| v.stale).await;
     assert!(
@@ -191,14 +221,14 @@ async fn datacenters_degrade_fail_open_and_recover() {
         let _ = w2.registry.report();
         assert!(
             asked.elapsed() < Duration::from_millis(20),
-            "a probe waited on Redis"
+            "a probe waited on the store"
         );
     }
     until(probe, "fail open without news", |v| v.fail_open && v.stale).await;
     assert!(
-        started.elapsed() >= TTL * 2,
+        started.elapsed() >= ttl * 2,
         "not before three TTLs without news"
     );
-    redis.restart();
+    server.restart();
     until(probe, "fresh again", |v| !v.stale && !v.fail_open).await;
 }

@@ -4,12 +4,14 @@
 //! These run on real time: servers really start and stop. Every wait polls with a deadline.
 #![cfg(all(
     feature = "redis",
+    feature = "etcd",
     feature = "postgres",
     feature = "http",
     feature = "net",
     feature = "system"
 ))]
 
+mod etcd_server;
 mod servers;
 
 mod fleet;

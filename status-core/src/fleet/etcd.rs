@@ -1,0 +1,799 @@
+//! The fleet in etcd: a lease an instance, a key a summary, a watch for the view.
+//!
+//! Each instance holds a lease with the fleet's TTL (in whole seconds, at least etcd's own
+//! minimum, about 2 s), kept alive at every beat (a third of the TTL); its summary is written
+//! under the lease only when it changes, so an instance that stops beating vanishes with its
+//! lease. The view is one range read of the instances' keys, paged at one revision, then kept
+//! by a watch from that revision on, with each event's previous value: the counts a data center
+//! (its fresh instances by condition, and its serving ones) move by each event, and nothing
+//! else is kept, so what an instance holds grows with the data centers, not the instances.
+//! Per instance, steady state: one keepalive per third of the TTL and a write per change,
+//! whatever the fleet's size.
+//!
+//! | key | value |
+//! |---|---|
+//! | `{prefix}mark` | [`FLEET_MARK`]: this prefix is a fleet's (written by the first instance) |
+//! | `{prefix}i/{dc}\0{id}` | the instance's summary (JSON), under its lease |
+//!
+//! Safe whatever the store does:
+//! - **unreachable, or without quorum**: every call carries a deadline and asks for a leader
+//!   (`require_leader`), so a member cut off from the majority refuses rather than answers
+//!   from a frozen state; the watch is cancelled with it. A beat then fails, and the fleet's
+//!   view goes stale, then fails open, by [`Fleet`](super::Fleet)'s rules.
+//! - **a watch that stops delivering**: every beat asks the watch for its progress; a watch
+//!   not heard from for a TTL is not caught up, and the beat fails.
+//! - **a watch cut**: it resumes from the last revision it applied; a revision compacted
+//!   since is a full read again (a resync).
+//! - **garbage under the prefix**: a key or value no instance could have written (a bad id or
+//!   data center, a value over [`MAX_SUMMARY`], JSON that does not parse) is skipped and
+//!   counted ([`Beat::skipped`](super::Beat::skipped)), never counted as an instance; an
+//!   instance is named by its key, never by what its value says.
+//! - **a prefix that holds something else entirely** (keys, but no mark): every beat fails
+//!   with that reason, and [`EtcdFleet::verify`] says so at start-up.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use etcd_client::{
+    Client, Compare, CompareOp, EventType, GetOptions, KeyValue, LeaseKeepAliveStream, LeaseKeeper,
+    PutOptions, Txn, TxnOp, WatchOptions, WatchRequestSender,
+};
+use tokio::time::Instant;
+
+use super::{
+    Beat, BeatError, Boxed, Conditions, DatacenterCounts, FleetStore, InstancePage, InstanceQuery,
+    InstanceSummary, InstanceView, MAX_SUMMARY, REJECTIONS,
+};
+use crate::store::{prefix_end, EtcdStore};
+use crate::{CheckStatus, Error};
+
+/// What the mark key of a fleet's prefix holds.
+pub const FLEET_MARK: &str = "status fleet v1";
+/// The most keys one read of the view or one page of instances takes.
+const READ_PAGE: i64 = 1000;
+
+/// A fleet kept in etcd, for every instance that names the same prefix.
+#[derive(Debug)]
+pub struct EtcdFleet {
+    inner: Arc<Inner>,
+    publish: tokio::sync::Mutex<Publish>,
+    watcher: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    store: EtcdStore,
+    /// The prefix, ending with `/`.
+    prefix: Vec<u8>,
+    ttl: Duration,
+    watched: Mutex<Watched>,
+    /// Keys skipped since the last beat, by reason ([`REJECTIONS`]).
+    skipped: [AtomicU64; REJECTIONS.len()],
+    /// The watch's request side, to ask it for progress.
+    progress: tokio::sync::Mutex<Option<WatchRequestSender>>,
+    /// Full reads of the view since the start (the first one included).
+    resyncs: AtomicU64,
+    /// Told when the watch is caught up.
+    caught_up: tokio::sync::Notify,
+}
+
+/// This instance's lease and what it last wrote under it.
+#[derive(Default)]
+struct Publish {
+    lease: Option<i64>,
+    keeper: Option<(LeaseKeeper, LeaseKeepAliveStream)>,
+    written: Option<String>,
+}
+
+impl std::fmt::Debug for Publish {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Publish")
+            .field("lease", &self.lease)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The view as the watch keeps it.
+#[derive(Debug, Default)]
+struct Watched {
+    /// Each data center's fresh instances by condition, and its serving ones.
+    counts: BTreeMap<String, (Conditions, usize)>,
+    /// Whether the counts are those of `revision`, and the watch runs from it.
+    synced: bool,
+    /// The last revision applied.
+    revision: i64,
+    /// When the watch last answered (an event, its creation, a progress report).
+    heard: Option<Instant>,
+    /// The cluster the counts were read from: another one (a store rebuilt) is a resync.
+    cluster: u64,
+    /// The prefix holds something else: why.
+    foreign: Option<String>,
+}
+
+impl EtcdFleet {
+    /// The fleet under `prefix` (`status/fleet`, a `/` added if missing) in the etcd whose
+    /// members are at `urls` (`http://host:2379`, several separated by commas); an instance
+    /// is stale `ttl` after its last keepalive (etcd counts a lease in whole seconds: the TTL
+    /// is rounded up, and raised to etcd's minimum, about 2 s). Nothing is sent until the
+    /// first beat.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_invalid`] if `urls` are not etcd URLs, or `prefix` is empty, longer than
+    /// 128 bytes, or holds a control character.
+    pub fn new(urls: &str, prefix: &str, ttl: Duration) -> Result<Self, Error> {
+        let prefix = prefix.trim();
+        if prefix.is_empty() || prefix.len() > 128 || prefix.chars().any(char::is_control) {
+            return Err(Error::invalid(
+                "an etcd prefix is 1 to 128 bytes without control characters",
+            ));
+        }
+        let mut prefix = prefix.as_bytes().to_vec();
+        if !prefix.ends_with(b"/") {
+            prefix.push(b'/');
+        }
+        // Each call gets a third of the TTL: a beat is given that much in all.
+        let store = EtcdStore::open(urls, (ttl / 3).max(Duration::from_millis(100)))?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                store,
+                prefix,
+                ttl,
+                watched: Mutex::default(),
+                skipped: Default::default(),
+                progress: tokio::sync::Mutex::new(None),
+                resyncs: AtomicU64::new(0),
+                caught_up: tokio::sync::Notify::new(),
+            }),
+            publish: tokio::sync::Mutex::default(),
+            watcher: Mutex::new(None),
+        })
+    }
+
+    /// The TTL.
+    #[must_use]
+    pub fn ttl(&self) -> Duration {
+        self.inner.ttl
+    }
+
+    /// The lease's TTL in seconds, as etcd is asked for it.
+    fn lease_seconds(&self) -> i64 {
+        i64::try_from(self.inner.ttl.as_millis().div_ceil(1000))
+            .unwrap_or(i64::MAX)
+            .max(1)
+    }
+
+    /// Where the store is.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        format!(
+            "{} under {}",
+            self.inner.store.describe(),
+            String::from_utf8_lossy(&self.inner.prefix)
+        )
+    }
+
+    /// How many full reads of the view this instance made (the first one included): a watch
+    /// whose revision was compacted, or a store rebuilt, is read again in full.
+    #[must_use]
+    pub fn resyncs(&self) -> u64 {
+        self.inner.resyncs.load(Ordering::Relaxed)
+    }
+
+    /// Checks at start-up that the prefix is a fleet's, or empty (then marks it as one).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_invalid`] if the prefix holds keys but not a fleet's mark (something else
+    /// lives there), or etcd cannot be reached within the call's deadline.
+    pub async fn verify(&self) -> Result<(), Error> {
+        let mut client = self
+            .inner
+            .store
+            .client()
+            .await
+            .map_err(|e| Error::invalid(format!("etcd: {e}")))?;
+        self.inner.claim(&mut client).await
+    }
+
+    /// Spawns the watch on the first beat (a runtime is there then).
+    fn watch(&self) {
+        let mut watcher = self.watcher.lock().unwrap_or_else(PoisonError::into_inner);
+        if watcher
+            .as_ref()
+            .is_none_or(tokio::task::JoinHandle::is_finished)
+        {
+            *watcher = Some(tokio::spawn(watch(Arc::clone(&self.inner))));
+        }
+    }
+
+    /// One beat of `me`: its lease kept alive (granted again if it expired), its summary
+    /// written if it changed, the watch asked for its progress, and the counts it keeps.
+    async fn beat(&self, me: &InstanceSummary) -> Result<Beat, BeatError> {
+        if let Some(reason) = refused(&me.instance_id, &me.datacenter) {
+            return Err(BeatError::Rejected(reason));
+        }
+        let json = serde_json::to_string(me).map_err(|e| BeatError::Store(e.to_string()))?;
+        if json.len() > MAX_SUMMARY {
+            return Err(BeatError::Rejected("too_large"));
+        }
+        self.watch();
+        let failed = |e: etcd_client::Error| BeatError::Store(e.to_string());
+        let mut client = self.inner.store.client().await.map_err(failed)?;
+        let mut publish = self.publish.lock().await;
+        let kept = match (publish.lease, publish.keeper.as_mut()) {
+            (Some(_), Some((keeper, stream))) => match keep_alive(keeper, stream).await {
+                Ok(ttl) => ttl > 0,
+                Err(e) => {
+                    publish.keeper = None;
+                    return Err(failed(e));
+                }
+            },
+            (Some(lease), None) => match client.lease_keep_alive(lease).await {
+                Ok(kept) => {
+                    publish.keeper = Some(kept);
+                    true
+                }
+                Err(etcd_client::Error::LeaseKeepAliveError(_)) => false,
+                Err(e) => return Err(failed(e)),
+            },
+            (None, _) => false,
+        };
+        if !kept {
+            // No lease yet, or it expired: the key went with it.
+            publish.keeper = None;
+            publish.written = None;
+            publish.lease = None;
+            let granted = client
+                .lease_grant(self.lease_seconds(), None)
+                .await
+                .map_err(failed)?;
+            publish.lease = Some(granted.id());
+        }
+        let lease = publish.lease.unwrap_or_default();
+        if publish.written.as_deref() != Some(json.as_str()) {
+            client
+                .put(
+                    self.inner.instance_key(&me.datacenter, &me.instance_id),
+                    json.as_bytes(),
+                    Some(PutOptions::new().with_lease(lease)),
+                )
+                .await
+                .map_err(failed)?;
+            publish.written = Some(json);
+        }
+        drop(publish);
+        if let Some(sender) = self.inner.progress.lock().await.as_mut() {
+            // Best effort: a watch that cannot be asked is one not heard from.
+            let _ = sender.request_progress().await;
+        }
+        if !self.inner.lock().synced {
+            // A watch just started (or restarted) is given a moment to catch up.
+            let _ = tokio::time::timeout(self.inner.ttl / 6, self.inner.caught_up.notified()).await;
+        }
+        let now = Instant::now();
+        let watched = self.inner.lock();
+        if let Some(why) = &watched.foreign {
+            return Err(BeatError::Store(why.clone()));
+        }
+        let heard = watched
+            .heard
+            .is_some_and(|at| now.duration_since(at) <= self.inner.ttl);
+        if !watched.synced || !heard {
+            return Err(BeatError::Store(
+                "the watch on the fleet is not caught up".to_owned(),
+            ));
+        }
+        let datacenters = watched
+            .counts
+            .iter()
+            .map(|(name, (conditions, serving))| DatacenterCounts {
+                datacenter: name.clone(),
+                conditions: *conditions,
+                serving: *serving,
+            })
+            .collect();
+        drop(watched);
+        let now_ms = epoch_ms();
+        Ok(Beat {
+            now_ms,
+            healed: 0,
+            retired: 0,
+            counted_ms: now_ms,
+            datacenters,
+            settling: false,
+            skipped: std::array::from_fn(|i| self.inner.skipped[i].swap(0, Ordering::Relaxed)),
+        })
+    }
+
+    /// A page of instances: of `query.datacenter` (or all), after `query.cursor`, at most
+    /// `query.limit` (at most 500). A listed instance is fresh: its key lives with its lease
+    /// (etcd keeps no heartbeat time, so its age is 0).
+    async fn instances(&self, query: &InstanceQuery) -> Result<InstancePage, Error> {
+        let base = self.inner.instances_key();
+        let mut start = base.clone();
+        if let Some(dc) = &query.datacenter {
+            start.extend_from_slice(dc.as_bytes());
+            start.push(0);
+        }
+        let end = prefix_end(&start);
+        if let Some(cursor) = &query.cursor {
+            let after = unhex(cursor).ok_or_else(|| Error::invalid("invalid cursor"))?;
+            let mut key = base.clone();
+            key.extend_from_slice(&after);
+            if !key.starts_with(&start) {
+                return Err(Error::invalid("invalid cursor: another data center's"));
+            }
+            // The key right after the cursor's.
+            key.push(0);
+            start = key;
+        }
+        let limit = query.limit.clamp(1, super::MAX_PAGE);
+        let mut client = self
+            .inner
+            .store
+            .client()
+            .await
+            .map_err(|e| Error::invalid(format!("the fleet store failed: {e}")))?;
+        let page = client
+            .get(
+                start,
+                Some(
+                    GetOptions::new()
+                        .with_range(end)
+                        .with_limit(i64::try_from(limit).unwrap_or(READ_PAGE)),
+                ),
+            )
+            .await
+            .map_err(|e| Error::invalid(format!("the fleet store failed: {e}")))?;
+        let mut instances = Vec::new();
+        for kv in page.kvs() {
+            if let Ok(summary) = entry(&kv.key()[base.len()..], kv.value()) {
+                instances.push(InstanceView {
+                    summary,
+                    age_ms: 0,
+                    stale: false,
+                });
+            }
+        }
+        let next_cursor = page
+            .more()
+            .then(|| page.kvs().last().map(|kv| hex(&kv.key()[base.len()..])))
+            .flatten();
+        Ok(InstancePage {
+            instances,
+            next_cursor,
+        })
+    }
+
+    async fn reset(&self) {
+        // A keepalive stream that may hold a late answer is never read again.
+        self.publish.lock().await.keeper = None;
+    }
+}
+
+impl Drop for EtcdFleet {
+    fn drop(&mut self) {
+        if let Some(watcher) = self
+            .watcher
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            watcher.abort();
+        }
+    }
+}
+
+impl FleetStore for EtcdFleet {
+    fn ttl(&self) -> Duration {
+        self.inner.ttl
+    }
+
+    fn beat<'a>(&'a self, me: &'a InstanceSummary) -> Boxed<'a, Result<Beat, BeatError>> {
+        Box::pin(EtcdFleet::beat(self, me))
+    }
+
+    fn instances<'a>(&'a self, query: &'a InstanceQuery) -> Boxed<'a, Result<InstancePage, Error>> {
+        Box::pin(EtcdFleet::instances(self, query))
+    }
+
+    fn reset(&self) -> Boxed<'_, ()> {
+        Box::pin(EtcdFleet::reset(self))
+    }
+
+    fn describe(&self) -> String {
+        EtcdFleet::describe(self)
+    }
+}
+
+/// One keepalive on an open stream: the lease's TTL left (0: it expired).
+async fn keep_alive(
+    keeper: &mut LeaseKeeper,
+    stream: &mut LeaseKeepAliveStream,
+) -> Result<i64, etcd_client::Error> {
+    keeper.keep_alive().await?;
+    match stream.message().await? {
+        Some(answer) => Ok(answer.ttl()),
+        None => Err(etcd_client::Error::LeaseKeepAliveError(
+            "the keepalive stream ended".to_owned(),
+        )),
+    }
+}
+
+impl Inner {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Watched> {
+        self.watched.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn instances_key(&self) -> Vec<u8> {
+        let mut key = self.prefix.clone();
+        key.extend_from_slice(b"i/");
+        key
+    }
+
+    fn instance_key(&self, datacenter: &str, id: &str) -> Vec<u8> {
+        let mut key = self.instances_key();
+        key.extend_from_slice(datacenter.as_bytes());
+        key.push(0);
+        key.extend_from_slice(id.as_bytes());
+        key
+    }
+
+    fn mark_key(&self) -> Vec<u8> {
+        let mut key = self.prefix.clone();
+        key.extend_from_slice(b"mark");
+        key
+    }
+
+    fn skip(&self, reason: &'static str) {
+        if let Some(at) = REJECTIONS.iter().position(|r| *r == reason) {
+            self.skipped[at].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The prefix is a fleet's: marked, or empty and now marked.
+    async fn claim(&self, client: &mut Client) -> Result<(), Error> {
+        let failed = |e: etcd_client::Error| Error::invalid(format!("etcd: {e}"));
+        let mark = self.mark_key();
+        let found = client.get(mark.clone(), None).await.map_err(failed)?;
+        if let Some(kv) = found.kvs().first() {
+            if kv.value() == FLEET_MARK.as_bytes() {
+                return Ok(());
+            }
+            return Err(self.foreign("its mark is not a fleet's"));
+        }
+        let held = client
+            .get(
+                self.prefix.clone(),
+                Some(GetOptions::new().with_prefix().with_count_only()),
+            )
+            .await
+            .map_err(failed)?;
+        if held.count() > 0 {
+            return Err(self.foreign(&format!("{} keys, and no fleet's mark", held.count())));
+        }
+        // Marked by whichever instance comes first.
+        client
+            .txn(
+                Txn::new()
+                    .when([Compare::version(mark.clone(), CompareOp::Equal, 0)])
+                    .and_then([TxnOp::put(mark, FLEET_MARK, None)]),
+            )
+            .await
+            .map_err(failed)?;
+        Ok(())
+    }
+
+    fn foreign(&self, what: &str) -> Error {
+        Error::invalid(format!(
+            "the etcd prefix {} holds something else ({what}): choose another prefix",
+            String::from_utf8_lossy(&self.prefix)
+        ))
+    }
+
+    /// A full read of the instances at one revision, paged: the counts of that revision.
+    async fn read(&self, client: &mut Client) -> Result<(), etcd_client::Error> {
+        let base = self.instances_key();
+        let end = prefix_end(&base);
+        let mut counts = BTreeMap::new();
+        let mut from = base.clone();
+        let mut revision = 0;
+        let mut cluster = 0;
+        loop {
+            let mut options = GetOptions::new()
+                .with_range(end.clone())
+                .with_limit(READ_PAGE);
+            if revision > 0 {
+                options = options.with_revision(revision);
+            }
+            let page = client.get(from.clone(), Some(options)).await?;
+            if let Some(header) = page.header() {
+                if revision == 0 {
+                    revision = header.revision();
+                    cluster = header.cluster_id();
+                }
+            }
+            for kv in page.kvs() {
+                self.count(&mut counts, kv, 1);
+            }
+            match page.kvs().last() {
+                Some(last) if page.more() => {
+                    from = last.key().to_vec();
+                    from.push(0);
+                }
+                _ => break,
+            }
+        }
+        self.resyncs.fetch_add(1, Ordering::Relaxed);
+        let mut watched = self.lock();
+        watched.counts = counts;
+        watched.revision = revision;
+        watched.cluster = cluster;
+        watched.synced = true;
+        watched.heard = Some(Instant::now());
+        drop(watched);
+        self.caught_up.notify_waiters();
+        Ok(())
+    }
+
+    /// Moves the counts by one key-value's instance (`by` +1 or -1); a key or value no
+    /// instance could have written is skipped (and counted when it arrives, not when it
+    /// goes). Answers false when the counts would go below zero: they are not this store's.
+    fn count(
+        &self,
+        counts: &mut BTreeMap<String, (Conditions, usize)>,
+        kv: &KeyValue,
+        by: i8,
+    ) -> bool {
+        let base = self.prefix.len() + 2;
+        let summary = match entry(&kv.key()[base.min(kv.key().len())..], kv.value()) {
+            Ok(summary) => summary,
+            Err(reason) => {
+                if by > 0 {
+                    self.skip(reason);
+                }
+                return true;
+            }
+        };
+        let serving = summary.serving();
+        let (conditions, live) = counts.entry(summary.datacenter.clone()).or_default();
+        if by > 0 {
+            conditions.add(summary.condition);
+            *live += usize::from(serving);
+            return true;
+        }
+        let slot = match summary.condition {
+            CheckStatus::Ok => &mut conditions.ok,
+            CheckStatus::Minor => &mut conditions.minor,
+            CheckStatus::Major => &mut conditions.major,
+            CheckStatus::Outage => &mut conditions.outage,
+        };
+        let Some(left) = slot.checked_sub(1) else {
+            return false;
+        };
+        *slot = left;
+        if serving {
+            let Some(left) = live.checked_sub(1) else {
+                return false;
+            };
+            *live = left;
+        }
+        if conditions.total() == 0 {
+            counts.remove(&summary.datacenter);
+        }
+        true
+    }
+}
+
+/// Keeps the view: a full read, then a watch from its revision; a watch cut resumes from the
+/// last revision applied, one whose revision was compacted (or a store rebuilt) reads again.
+async fn watch(inner: Arc<Inner>) {
+    let mut pause = Duration::from_millis(100);
+    let mut needs_read = true;
+    loop {
+        match watch_once(&inner, &mut needs_read).await {
+            Ok(()) => pause = Duration::from_millis(100),
+            Err(e) => {
+                tracing::warn!("the watch on the fleet's etcd failed: {e}");
+                pause = (pause * 2).min(inner.ttl / 3);
+            }
+        }
+        inner.lock().synced = false;
+        *inner.progress.lock().await = None;
+        tokio::time::sleep(pause).await;
+    }
+}
+
+/// One watch, until it is cut or cancelled.
+async fn watch_once(inner: &Inner, needs_read: &mut bool) -> Result<(), String> {
+    let mut client = inner.store.client().await.map_err(|e| e.to_string())?;
+    if inner.lock().foreign.is_some() || *needs_read {
+        if let Err(e) = inner.claim(&mut client).await {
+            let why = e.to_string();
+            tracing::error!("{why}");
+            inner.lock().foreign = Some(why.clone());
+            return Err(why);
+        }
+        inner.lock().foreign = None;
+        inner.read(&mut client).await.map_err(|e| e.to_string())?;
+        *needs_read = false;
+    }
+    let (revision, cluster) = {
+        let watched = inner.lock();
+        (watched.revision, watched.cluster)
+    };
+    let options = WatchOptions::new()
+        .with_prefix()
+        .with_prev_key()
+        .with_progress_notify()
+        .with_start_revision(revision + 1);
+    let stream = client
+        .watch(inner.instances_key(), Some(options))
+        .await
+        .map_err(|e| e.to_string())?;
+    let (sender, mut answers) = stream.split();
+    *inner.progress.lock().await = Some(sender);
+    loop {
+        let Some(answer) = answers.message().await.map_err(|e| e.to_string())? else {
+            return Err("the watch ended".to_owned());
+        };
+        if let Some(header) = answer.header() {
+            if cluster != 0 && header.cluster_id() != cluster {
+                *needs_read = true;
+                return Err("the fleet's etcd is another cluster now: read again".to_owned());
+            }
+        }
+        if answer.canceled() {
+            if answer.compact_revision() > 0 {
+                *needs_read = true;
+                return Err(format!(
+                    "the watch's revision {} was compacted (now {}): read again",
+                    revision + 1,
+                    answer.compact_revision()
+                ));
+            }
+            return Err(format!(
+                "the watch was cancelled: {}",
+                answer.cancel_reason()
+            ));
+        }
+        let mut watched = inner.lock();
+        let mut counts = std::mem::take(&mut watched.counts);
+        let mut consistent = true;
+        for event in answer.events() {
+            let Some(kv) = event.kv() else { continue };
+            if let Some(previous) = event.prev_kv() {
+                consistent &= inner.count(&mut counts, previous, -1);
+            } else if kv.version() != 1 {
+                // A change whose previous value was not sent: the counts cannot follow it.
+                consistent = false;
+            }
+            if event.event_type() == EventType::Put {
+                consistent &= inner.count(&mut counts, kv, 1);
+            }
+            watched.revision = watched.revision.max(kv.mod_revision());
+        }
+        watched.counts = counts;
+        if let Some(header) = answer.header() {
+            if answer.events().is_empty() {
+                watched.revision = watched.revision.max(header.revision());
+            }
+        }
+        if !consistent {
+            watched.synced = false;
+            drop(watched);
+            *needs_read = true;
+            return Err("the watch's events do not follow the counts: read again".to_owned());
+        }
+        watched.heard = Some(Instant::now());
+        if !watched.synced {
+            watched.synced = true;
+            drop(watched);
+            inner.caught_up.notify_waiters();
+        }
+    }
+}
+
+/// Why an id or data center cannot be written, as the Redis store refuses them.
+fn refused(id: &str, datacenter: &str) -> Option<&'static str> {
+    if id.is_empty() || id.len() > 128 || id.contains(['\0', '\n']) {
+        return Some("bad_id");
+    }
+    if datacenter.is_empty() || datacenter.len() > 64 || datacenter.contains(['\0', '\n', '\t']) {
+        return Some("bad_datacenter");
+    }
+    None
+}
+
+/// An instance from its key (after `{prefix}i/`: `dc \0 id`) and value; the reason when no
+/// instance could have written it. The id and data center come from the key.
+fn entry(key: &[u8], value: &[u8]) -> Result<InstanceSummary, &'static str> {
+    let at = key.iter().position(|b| *b == 0).ok_or("bad_id")?;
+    let datacenter = std::str::from_utf8(&key[..at]).map_err(|_| "bad_datacenter")?;
+    let id = std::str::from_utf8(&key[at + 1..]).map_err(|_| "bad_id")?;
+    if let Some(reason) = refused(id, datacenter) {
+        return Err(reason);
+    }
+    if value.len() > MAX_SUMMARY {
+        return Err("too_large");
+    }
+    let mut summary: InstanceSummary = serde_json::from_slice(value).map_err(|_| "bad_state")?;
+    id.clone_into(&mut summary.instance_id);
+    datacenter.clone_into(&mut summary.datacenter);
+    Ok(summary)
+}
+
+fn epoch_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if text.len() % 2 != 0 || text.len() > 2 * 512 {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_instance_is_named_by_its_key_and_garbage_has_a_reason() {
+        let value = br#"{"instanceId":"impostor","datacenter":"west","condition":"OUTAGE","holds":[],"version":"1"}"#;
+        let summary = entry(b"east\0a1", value).unwrap();
+        assert_eq!(
+            (summary.instance_id.as_str(), summary.datacenter.as_str()),
+            ("a1", "east")
+        );
+        assert_eq!(summary.condition, CheckStatus::Outage);
+        assert_eq!(entry(b"east", value).unwrap_err(), "bad_id");
+        assert_eq!(entry(b"\0a1", value).unwrap_err(), "bad_datacenter");
+        assert_eq!(entry(b"east\0", value).unwrap_err(), "bad_id");
+        assert_eq!(entry(b"east\0a1", b"{").unwrap_err(), "bad_state");
+        assert_eq!(
+            entry(b"east\0a1", &vec![b' '; MAX_SUMMARY + 1]).unwrap_err(),
+            "too_large"
+        );
+        assert_eq!(unhex(&hex(b"east\0a1")).unwrap(), b"east\0a1");
+        assert_eq!(unhex("0g"), None);
+    }
+
+    #[test]
+    fn prefixes_are_checked() {
+        for bad in ["", "a\nb", &"x".repeat(129)] {
+            assert!(
+                EtcdFleet::new("http://127.0.0.1:2379", bad, Duration::from_secs(3))
+                    .unwrap_err()
+                    .is_invalid()
+            );
+        }
+        let fleet = EtcdFleet::new(
+            "http://127.0.0.1:2379",
+            "status/fleet",
+            Duration::from_millis(2500),
+        )
+        .unwrap();
+        assert_eq!(
+            fleet.describe(),
+            "http://127.0.0.1:2379 under status/fleet/"
+        );
+        assert_eq!(fleet.lease_seconds(), 3);
+    }
+}
