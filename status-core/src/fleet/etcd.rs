@@ -85,6 +85,8 @@ struct Publish {
     lease: Option<i64>,
     keeper: Option<(LeaseKeeper, LeaseKeepAliveStream)>,
     written: Option<String>,
+    /// The key it was written under: another one (a new data center) replaces it.
+    key: Option<Vec<u8>>,
 }
 
 impl std::fmt::Debug for Publish {
@@ -124,16 +126,7 @@ impl EtcdFleet {
     /// [`Error::is_invalid`] if `urls` are not etcd URLs, or `prefix` is empty, longer than
     /// 128 bytes, or holds a control character.
     pub fn new(urls: &str, prefix: &str, ttl: Duration) -> Result<Self, Error> {
-        let prefix = prefix.trim();
-        if prefix.is_empty() || prefix.len() > 128 || prefix.chars().any(char::is_control) {
-            return Err(Error::invalid(
-                "an etcd prefix is 1 to 128 bytes without control characters",
-            ));
-        }
-        let mut prefix = prefix.as_bytes().to_vec();
-        if !prefix.ends_with(b"/") {
-            prefix.push(b'/');
-        }
+        let prefix = EtcdStore::prefix(prefix)?;
         // Each call gets a third of the TTL: a beat is given that much in all.
         let store = EtcdStore::open(urls, (ttl / 3).max(Duration::from_millis(100)))?;
         Ok(Self {
@@ -211,7 +204,7 @@ impl EtcdFleet {
 
     /// One beat of `me`: its lease kept alive (granted again if it expired), its summary
     /// written if it changed, the watch asked for its progress, and the counts it keeps.
-    async fn beat(&self, me: &InstanceSummary) -> Result<Beat, BeatError> {
+    async fn beat_once(&self, me: &InstanceSummary) -> Result<Beat, BeatError> {
         if let Some(reason) = refused(&me.instance_id, &me.datacenter) {
             return Err(BeatError::Rejected(reason));
         }
@@ -220,7 +213,10 @@ impl EtcdFleet {
             return Err(BeatError::Rejected("too_large"));
         }
         self.watch();
-        let failed = |e: etcd_client::Error| BeatError::Store(e.to_string());
+        let failed = |e: etcd_client::Error| {
+            self.inner.store.failed();
+            BeatError::Store(e.to_string())
+        };
         let mut client = self.inner.store.client().await.map_err(failed)?;
         let mut publish = self.publish.lock().await;
         let kept = match (publish.lease, publish.keeper.as_mut()) {
@@ -253,16 +249,23 @@ impl EtcdFleet {
             publish.lease = Some(granted.id());
         }
         let lease = publish.lease.unwrap_or_default();
-        if publish.written.as_deref() != Some(json.as_str()) {
+        let key = self.inner.instance_key(&me.datacenter, &me.instance_id);
+        if publish.written.as_deref() != Some(json.as_str()) || publish.key.as_ref() != Some(&key) {
+            let mut writes = vec![TxnOp::put(
+                key.clone(),
+                json.as_bytes(),
+                Some(PutOptions::new().with_lease(lease)),
+            )];
+            if let Some(old) = publish.key.as_ref().filter(|old| **old != key) {
+                // Moved to another data center: the old key would live on with the lease.
+                writes.push(TxnOp::delete(old.clone(), None));
+            }
             client
-                .put(
-                    self.inner.instance_key(&me.datacenter, &me.instance_id),
-                    json.as_bytes(),
-                    Some(PutOptions::new().with_lease(lease)),
-                )
+                .txn(Txn::new().and_then(writes))
                 .await
                 .map_err(failed)?;
             publish.written = Some(json);
+            publish.key = Some(key);
         }
         drop(publish);
         if let Some(sender) = self.inner.progress.lock().await.as_mut() {
@@ -311,7 +314,7 @@ impl EtcdFleet {
     /// A page of instances: of `query.datacenter` (or all), after `query.cursor`, at most
     /// `query.limit` (at most 500). A listed instance is fresh: its key lives with its lease
     /// (etcd keeps no heartbeat time, so its age is 0).
-    async fn instances(&self, query: &InstanceQuery) -> Result<InstancePage, Error> {
+    async fn page(&self, query: &InstanceQuery) -> Result<InstancePage, Error> {
         let base = self.inner.instances_key();
         let mut start = base.clone();
         if let Some(dc) = &query.datacenter {
@@ -347,7 +350,10 @@ impl EtcdFleet {
                 ),
             )
             .await
-            .map_err(|e| Error::invalid(format!("the fleet store failed: {e}")))?;
+            .map_err(|e| {
+                self.inner.store.failed();
+                Error::invalid(format!("the fleet store failed: {e}"))
+            })?;
         let mut instances = Vec::new();
         for kv in page.kvs() {
             if let Ok(summary) = entry(&kv.key()[base.len()..], kv.value()) {
@@ -368,9 +374,11 @@ impl EtcdFleet {
         })
     }
 
-    async fn reset(&self) {
-        // A keepalive stream that may hold a late answer is never read again.
+    async fn forget_keeper(&self) {
+        // A keepalive stream that may hold a late answer is never read again, and a member
+        // that did not answer in time is left for the next.
         self.publish.lock().await.keeper = None;
+        self.inner.store.failed();
     }
 }
 
@@ -393,15 +401,15 @@ impl FleetStore for EtcdFleet {
     }
 
     fn beat<'a>(&'a self, me: &'a InstanceSummary) -> Boxed<'a, Result<Beat, BeatError>> {
-        Box::pin(EtcdFleet::beat(self, me))
+        Box::pin(self.beat_once(me))
     }
 
     fn instances<'a>(&'a self, query: &'a InstanceQuery) -> Boxed<'a, Result<InstancePage, Error>> {
-        Box::pin(EtcdFleet::instances(self, query))
+        Box::pin(self.page(query))
     }
 
     fn reset(&self) -> Boxed<'_, ()> {
-        Box::pin(EtcdFleet::reset(self))
+        Box::pin(self.forget_keeper())
     }
 
     fn describe(&self) -> String {
@@ -465,15 +473,25 @@ impl Inner {
             }
             return Err(self.foreign("its mark is not a fleet's"));
         }
-        let held = client
-            .get(
-                self.prefix.clone(),
-                Some(GetOptions::new().with_prefix().with_count_only()),
-            )
-            .await
-            .map_err(failed)?;
-        if held.count() > 0 {
-            return Err(self.foreign(&format!("{} keys, and no fleet's mark", held.count())));
+        // Instances' keys (written by a first beat before the mark, maybe) are a fleet's;
+        // anything else, before them or after them, is not.
+        let instances = self.instances_key();
+        let mut others = 0;
+        for (from, to) in [
+            (self.prefix.clone(), instances.clone()),
+            (prefix_end(&instances), prefix_end(&self.prefix)),
+        ] {
+            let held = client
+                .get(
+                    from,
+                    Some(GetOptions::new().with_range(to).with_count_only()),
+                )
+                .await
+                .map_err(failed)?;
+            others += held.count();
+        }
+        if others > 0 {
+            return Err(self.foreign(&format!("{others} keys, and no fleet's mark")));
         }
         // Marked by whichever instance comes first.
         client
@@ -597,6 +615,7 @@ async fn watch(inner: Arc<Inner>) {
         match watch_once(&inner, &mut needs_read).await {
             Ok(()) => pause = Duration::from_millis(100),
             Err(e) => {
+                inner.store.failed();
                 tracing::warn!("the watch on the fleet's etcd failed: {e}");
                 pause = (pause * 2).min(inner.ttl / 3);
             }

@@ -1,9 +1,13 @@
-//! An etcd the fleet shares: one cluster, named by its members' URLs, behind one client made
-//! when first needed. Every call has a deadline; a member that loses its leader refuses
+//! An etcd the fleet shares: one cluster, named by its members' URLs. Calls go to one member
+//! at a time (a client a member, made when first needed); a call that fails moves the next
+//! ones to the next member, so a member lost, or cut off from the majority, is left within a
+//! call. Every call has a deadline; a member that loses its leader refuses
 //! (`require_leader`), so that a minority never answers from a frozen state; HTTP/2 pings find
 //! a dead connection within seconds.
 
 use std::time::Duration;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use etcd_client::{Client, ConnectOptions};
 use tokio::sync::OnceCell;
@@ -14,7 +18,10 @@ use crate::Error;
 pub struct EtcdStore {
     endpoints: Vec<String>,
     timeout: Duration,
-    client: OnceCell<Client>,
+    /// A client a member, made when first needed.
+    clients: Vec<OnceCell<Client>>,
+    /// The member calls go to.
+    current: AtomicUsize,
     described: String,
 }
 
@@ -69,21 +76,23 @@ impl EtcdStore {
             return Err(Error::invalid("no etcd URL"));
         }
         Ok(Self {
+            clients: endpoints.iter().map(|_| OnceCell::new()).collect(),
+            current: AtomicUsize::new(0),
             endpoints,
             timeout,
-            client: OnceCell::new(),
             described: described.join(","),
         })
     }
 
-    /// The client, made at the first call (it connects lazily: an etcd that cannot be
-    /// reached fails the calls, not this).
+    /// The client of the member calls go to now, made at its first call (it connects lazily:
+    /// a member that cannot be reached fails the calls, not this).
     ///
     /// # Errors
     ///
-    /// What etcd-client refuses of the endpoints.
+    /// What etcd-client refuses of the endpoint.
     pub async fn client(&self) -> Result<Client, etcd_client::Error> {
-        self.client
+        let at = self.current.load(Ordering::Relaxed) % self.endpoints.len();
+        self.clients[at]
             .get_or_try_init(|| async {
                 let options = ConnectOptions::new()
                     .with_timeout(self.timeout)
@@ -94,10 +103,44 @@ impl EtcdStore {
                     )
                     .with_keep_alive_while_idle(true)
                     .with_require_leader(true);
-                Client::connect(&self.endpoints, Some(options)).await
+                Client::connect([&self.endpoints[at]], Some(options)).await
             })
             .await
             .cloned()
+    }
+
+    /// A call failed: the next ones go to the next member.
+    pub fn failed(&self) {
+        if self.endpoints.len() > 1 {
+            self.current.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The same store with each call's deadline `timeout` (before the first call).
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// `key` checked as a prefix of this crate's keys (1 to 128 bytes, no control character),
+    /// ending with `/`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_invalid`] when it is not one.
+    pub fn prefix(key: &str) -> Result<Vec<u8>, Error> {
+        let key = key.trim();
+        if key.is_empty() || key.len() > 128 || key.chars().any(char::is_control) {
+            return Err(Error::invalid(
+                "an etcd prefix is 1 to 128 bytes without control characters",
+            ));
+        }
+        let mut prefix = key.as_bytes().to_vec();
+        if !prefix.ends_with(b"/") {
+            prefix.push(b'/');
+        }
+        Ok(prefix)
     }
 
     /// Each call's deadline.

@@ -12,6 +12,16 @@ use tokio::time::Instant;
 use crate::etcd_server::EtcdCluster;
 use crate::servers::{RedisServer, Restartable};
 
+impl Restartable for EtcdCluster {
+    fn stop(&mut self) {
+        self.stop_all();
+    }
+    fn restart(&mut self) {
+        self.restart_all();
+        self.wait_healthy();
+    }
+}
+
 /// An instance of `dc` with one Required dependency whose status `status` sets.
 struct Instance {
     registry: Registry,

@@ -51,16 +51,6 @@ impl Restartable for RedisServer {
     }
 }
 
-impl Restartable for crate::etcd_server::EtcdCluster {
-    fn stop(&mut self) {
-        self.stop_all();
-    }
-    fn restart(&mut self) {
-        self.restart_all();
-        self.wait_healthy();
-    }
-}
-
 impl Restartable for PostgresServer {
     fn stop(&mut self) {
         PostgresServer::stop(self);

@@ -11,19 +11,26 @@
 //! - [`CullPolicy`]: the pure decision, told the window's count, the uptime and whether the
 //!   instance is already leaving.
 //! - Budgets behind one trait, [`Budget`]: [`InProcessBudget`], and with the `redis` feature
-//!   `RedisBudget`, fixed or sliding window, each ask one atomic script. A budget that cannot
-//!   be asked refuses: never cull without coordination.
+//!   `RedisBudget`, fixed or sliding window, each ask one atomic script; with the `etcd`
+//!   feature `EtcdBudget`, each grant one linearizable transaction. A budget that cannot be
+//!   asked refuses: never cull without coordination.
 
 mod budget;
 mod culler;
+#[cfg(feature = "etcd")]
+mod etcd;
 mod policy;
 #[cfg(feature = "redis")]
 mod redis;
 mod window;
 
-pub use self::budget::{Asking, Budget, BudgetError, Grant, GrantWindow, InProcessBudget};
+pub use self::budget::{
+    Asking, Budget, BudgetError, BudgetWindow, Grant, GrantWindow, InProcessBudget,
+};
 pub use self::culler::{Culler, CullerHandle, CullerState};
+#[cfg(feature = "etcd")]
+pub use self::etcd::EtcdBudget;
 pub use self::policy::{next_look, CullPolicy, Decision, Look};
 #[cfg(feature = "redis")]
-pub use self::redis::{BudgetWindow, RedisBudget};
+pub use self::redis::RedisBudget;
 pub use self::window::FailureWindow;

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use status_core::store::RedisStore;
 
-use super::budget::{Asking, Budget, BudgetError, Grant};
+use super::budget::{Asking, Budget, BudgetError, BudgetWindow, Grant};
 
 /// One hash a budget: the window's number (`w`) and the grants in it (`n`), counted up to the
 /// capacity; it expires when its window ends. A field that does not parse, or a negative
@@ -69,20 +69,6 @@ redis.call('ZADD', KEYS[1], now, ARGV[3])
 redis.call('PEXPIRE', KEYS[1], window)
 return {1, used + 1, now}
 ";
-
-/// How a Redis budget counts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum BudgetWindow {
-    /// At most `capacity` per calendar window (windows numbered from the epoch by the
-    /// server's clock). Worst case: twice the capacity within moments, around an edge (a
-    /// full window's worth at its end, another at the start of the next).
-    Fixed,
-    /// At most `capacity` in any window-long span: the grant times of the last window are
-    /// kept (a sorted set of at most `capacity` members). The default: its worst case is its
-    /// capacity.
-    #[default]
-    Sliding,
-}
 
 /// A budget in Redis, for every instance that names the same key.
 pub struct RedisBudget {

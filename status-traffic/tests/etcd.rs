@@ -1,0 +1,540 @@
+//! The fleet and the cull budgets in a real etcd (Debian's `etcd-server`, installed by
+//! `scripts/test`): one member for the budgets' own rules, three for failures (the leader
+//! lost, a minority lost, quorum lost, a watch cut past a compaction). Real time: leases and
+//! elections are the cluster's.
+
+#[path = "../../status-core/tests/components/etcd_server.rs"]
+mod etcd_server;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use status_core::fleet::{
+    DatacenterCounts, EtcdFleet, Fleet, FleetStore, FleetView, HealthRule, InstanceSummary, Member,
+};
+use status_core::{CheckStatus, Registry};
+use status_traffic::cull::{Budget, BudgetWindow, EtcdBudget, Grant};
+
+use etcd_server::EtcdCluster;
+
+fn budgets(
+    urls: &str,
+    key: &str,
+    n: usize,
+    capacity: u64,
+    window: Duration,
+    kind: BudgetWindow,
+) -> Vec<Arc<EtcdBudget>> {
+    (0..n)
+        .map(|i| {
+            Arc::new(
+                EtcdBudget::new(urls, key, capacity, window, kind, format!("i{i}"))
+                    .unwrap()
+                    .timeout(Duration::from_secs(1)),
+            )
+        })
+        .collect()
+}
+
+/// Every budget asks `asks` times at once; the tokens granted.
+async fn tokens(budgets: &[Arc<EtcdBudget>], asks: usize) -> (usize, usize) {
+    let mut tasks = Vec::new();
+    for budget in budgets {
+        let budget = Arc::clone(budget);
+        tasks.push(tokio::spawn(async move {
+            let (mut granted, mut refused) = (0, 0);
+            for _ in 0..asks {
+                match budget.take().await {
+                    Ok(Grant::Token { .. }) => granted += 1,
+                    Ok(Grant::Spent { .. }) => {}
+                    Err(_) => refused += 1,
+                }
+            }
+            (granted, refused)
+        }));
+    }
+    let mut sum = (0, 0);
+    for task in tasks {
+        let (g, r) = task.await.unwrap();
+        sum.0 += g;
+        sum.1 += r;
+    }
+    sum
+}
+
+fn fixed_window_now(window: Duration) -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis()
+        / window.as_millis()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eight_instances_asking_at_once_get_exactly_the_capacity() {
+    let etcd = EtcdCluster::start(1);
+    let window = Duration::from_secs(60);
+    let sliding = budgets(
+        &etcd.urls(),
+        "contended",
+        8,
+        3,
+        window,
+        BudgetWindow::Sliding,
+    );
+    let (granted, refused) = tokens(&sliding, 4).await;
+    assert_eq!((granted, refused), (3, 0));
+    assert_eq!(
+        sliding[0].take().await,
+        Ok(Grant::Spent { used: 3 }),
+        "the spent window says how many"
+    );
+
+    let fixed = budgets(&etcd.urls(), "contended", 8, 3, window, BudgetWindow::Fixed);
+    let before = fixed_window_now(window);
+    let (granted, refused) = tokens(&fixed, 4).await;
+    assert_eq!(refused, 0);
+    if fixed_window_now(window) == before {
+        assert_eq!(granted, 3);
+    } else {
+        // The asks straddled a calendar edge: two windows' worth at most.
+        assert!(granted <= 6, "{granted}");
+    }
+    assert!(sliding[0]
+        .describe()
+        .starts_with("sliding window in etcd (contended at http://127.0.0.1:"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sliding_grant_frees_its_slot_a_window_later_never_sooner() {
+    let etcd = EtcdCluster::start(1);
+    let window = Duration::from_secs(2);
+    let budget = &budgets(&etcd.urls(), "sliding", 1, 1, window, BudgetWindow::Sliding)[0];
+    let granted = Instant::now();
+    assert_eq!(budget.take().await, Ok(Grant::Token { used: 1 }));
+    loop {
+        let answer = budget.take().await.unwrap();
+        if let Grant::Token { .. } = answer {
+            assert!(
+                granted.elapsed() >= window,
+                "freed after {:?}",
+                granted.elapsed()
+            );
+            break;
+        }
+        assert!(granted.elapsed() < Duration::from_secs(10), "never freed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slot_without_a_lease_is_healed_and_strangers_are_ignored() {
+    let etcd = EtcdCluster::start(1);
+    etcd.ctl(&["put", "garbage/sliding/0", "by hand"]).unwrap();
+    etcd.ctl(&["put", "garbage/sliding/not-a-slot", "x"])
+        .unwrap();
+    etcd.ctl(&["put", "garbage/sliding/7", "past the capacity"])
+        .unwrap();
+    let budget = &budgets(
+        &etcd.urls(),
+        "garbage",
+        1,
+        1,
+        Duration::from_secs(60),
+        BudgetWindow::Sliding,
+    )[0];
+    assert_eq!(budget.take().await, Ok(Grant::Token { used: 1 }));
+    assert_eq!(budget.healed(), 1);
+    assert_eq!(budget.take().await, Ok(Grant::Spent { used: 1 }));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_etcd_stopped_or_never_there_is_a_refusal_in_time() {
+    let mut etcd = EtcdCluster::start(1);
+    let budget = &budgets(
+        &etcd.urls(),
+        "lost",
+        1,
+        5,
+        Duration::from_secs(60),
+        BudgetWindow::Sliding,
+    )[0];
+    assert!(matches!(budget.take().await, Ok(Grant::Token { .. })));
+    etcd.stop(0);
+    let asked = Instant::now();
+    assert!(budget.take().await.is_err(), "no token without etcd");
+    assert!(
+        asked.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        asked.elapsed()
+    );
+    let nowhere = EtcdBudget::new(
+        "http://127.0.0.1:9",
+        "x",
+        1,
+        Duration::from_secs(1),
+        BudgetWindow::Fixed,
+        "i",
+    )
+    .unwrap();
+    assert!(nowhere.take().await.is_err());
+}
+
+// Failures of a three-member cluster.
+
+const TTL: Duration = Duration::from_secs(2);
+
+fn summary(id: &str, dc: &str) -> InstanceSummary {
+    InstanceSummary::new(id, dc, CheckStatus::Ok, Vec::new(), "1")
+}
+
+fn fresh(counts: &[DatacenterCounts]) -> usize {
+    counts.iter().map(|c| c.conditions.total()).sum()
+}
+
+/// Beats `store` as `me` until it answers, for at most `within`; the counts it answers.
+async fn beat_until_ok(
+    store: &EtcdFleet,
+    me: &InstanceSummary,
+    within: Duration,
+) -> Result<Vec<DatacenterCounts>, String> {
+    let started = Instant::now();
+    loop {
+        match tokio::time::timeout(TTL / 3, store.beat(me)).await {
+            Ok(Ok(beat)) => return Ok(beat.datacenters),
+            Ok(Err(e)) if started.elapsed() > within => return Err(e.to_string()),
+            Err(_) if started.elapsed() > within => return Err("timed out".into()),
+            _ => {
+                store.reset().await;
+                tokio::time::sleep(TTL / 6).await;
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_leader_lost_mid_run_grants_nothing_twice_and_views_resume_within_two_ttls() {
+    let mut etcd = EtcdCluster::start(3);
+    let urls = etcd.urls();
+    let stores: Vec<EtcdFleet> = (0..3)
+        .map(|_| EtcdFleet::new(&urls, "fleet", TTL).unwrap())
+        .collect();
+    let me: Vec<InstanceSummary> = (0..3).map(|i| summary(&format!("a{i}"), "east")).collect();
+    for (store, me) in stores.iter().zip(&me) {
+        beat_until_ok(store, me, TTL * 5).await.unwrap();
+    }
+    let counts = beat_until_ok(&stores[0], &me[0], TTL).await.unwrap();
+    assert_eq!(fresh(&counts), 3, "{counts:?}");
+
+    // Budgets ask throughout, from six instances, while the leader is killed.
+    let capacity = 40;
+    let budgets = budgets(
+        &urls,
+        "failover",
+        6,
+        capacity,
+        Duration::from_secs(120),
+        BudgetWindow::Sliding,
+    );
+    let asking = {
+        let budgets = budgets.clone();
+        tokio::spawn(async move {
+            let (mut granted, mut refused) = (0, 0);
+            let until = Instant::now() + Duration::from_secs(6);
+            while Instant::now() < until {
+                let (g, r) = tokens(&budgets, 1).await;
+                granted += g;
+                refused += r;
+                tokio::time::sleep(Duration::from_millis(400)).await;
+            }
+            (granted, refused)
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let leader = etcd.leader().expect("a leader");
+    etcd.stop(leader);
+    let stopped = Instant::now();
+    // a2 stops beating with the leader: its lease must end, and it must leave every view.
+    // The two others beat on, each view back within two TTLs.
+    let resumed = |i: usize| {
+        let (store, me) = (&stores[i], &me[i]);
+        async move {
+            beat_until_ok(store, me, TTL * 2)
+                .await
+                .expect("the view resumes within two TTLs");
+            stopped.elapsed()
+        }
+    };
+    let (first, second) = tokio::join!(resumed(0), resumed(1));
+    assert!(
+        first.max(second) <= TTL * 2 + TTL / 6,
+        "{first:?}, {second:?}"
+    );
+    let (mut granted, refused) = asking.await.unwrap();
+    assert!(
+        granted > 0 && refused > 0,
+        "grants before and after, refusals during: {granted}, {refused}"
+    );
+    let used = loop {
+        match budgets[0].take().await {
+            Ok(Grant::Token { .. }) => granted += 1,
+            Ok(Grant::Spent { used }) => break used,
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    };
+    assert_eq!(used, capacity, "the store counts every slot once");
+    assert!(
+        granted as u64 <= capacity,
+        "granted {granted} of {capacity} across the failover"
+    );
+    // A grant whose answer was lost in the failover is spent, never free.
+    assert!(
+        granted + refused >= capacity as usize,
+        "{granted} + {refused}"
+    );
+
+    // a2's lease (extended by the new leader, never shortened) ends; from then on no view
+    // holds it.
+    let deadline = Instant::now() + TTL * 6;
+    loop {
+        let counts = beat_until_ok(&stores[0], &me[0], TTL).await.unwrap();
+        let listed = etcd
+            .ctl(&["get", "fleet/i/", "--prefix", "--keys-only"])
+            .unwrap_or_default();
+        if !listed.contains("a2") {
+            // Gone from the store: gone from the views at their next beat.
+            let counts = beat_until_ok(&stores[1], &me[1], TTL).await.unwrap();
+            assert_eq!(fresh(&counts), 2, "{counts:?}");
+            break;
+        }
+        assert!(fresh(&counts) >= 2);
+        assert!(Instant::now() < deadline, "a2 never expired");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_minority_lost_changes_nothing() {
+    let mut etcd = EtcdCluster::start(3);
+    let urls = etcd.urls();
+    let store = EtcdFleet::new(&urls, "fleet", TTL).unwrap();
+    let me = summary("a0", "east");
+    beat_until_ok(&store, &me, TTL * 5).await.unwrap();
+    let follower = (0..3).find(|i| Some(*i) != etcd.leader()).unwrap();
+    etcd.stop(follower);
+    let budget = &budgets(
+        &urls,
+        "minority",
+        1,
+        2,
+        Duration::from_secs(60),
+        BudgetWindow::Sliding,
+    )[0];
+    let mut failed = 0;
+    for _ in 0..10 {
+        if tokio::time::timeout(TTL / 3, store.beat(&me))
+            .await
+            .map_or(true, |b| b.is_err())
+        {
+            failed += 1;
+            store.reset().await;
+        }
+        tokio::time::sleep(TTL / 6).await;
+    }
+    // A call may go to the dead member before the client marks it down: at most one.
+    assert!(
+        failed <= 1,
+        "{failed} beats of 10 failed with a minority lost"
+    );
+    let mut granted = 0;
+    for _ in 0..3 {
+        if let Ok(Grant::Token { .. }) = budget.take().await {
+            granted += 1;
+        }
+    }
+    assert_eq!(granted, 2);
+}
+
+/// Polls `fleet`'s view until `ok` holds, for at most `within`; when it did.
+async fn until(
+    fleet: &Fleet,
+    what: &str,
+    ok: &dyn Fn(&FleetView) -> bool,
+    within: Duration,
+) -> Instant {
+    let deadline = Instant::now() + within;
+    loop {
+        let view = fleet.view();
+        if ok(&view) {
+            return Instant::now();
+        }
+        assert!(Instant::now() < deadline, "{what}: {view:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quorum_lost_views_go_stale_then_fail_open_budgets_refuse_and_all_resumes() {
+    let mut etcd = EtcdCluster::start(3);
+    let urls = etcd.urls();
+    let registry = Registry::new();
+    let fleet = Fleet::start(
+        &registry,
+        EtcdFleet::new(&urls, "fleet", TTL).unwrap(),
+        Member {
+            instance_id: "a0".into(),
+            datacenter: "east".into(),
+            version: "1".into(),
+            url: String::new(),
+        },
+        HealthRule::default(),
+    );
+    until(
+        &fleet,
+        "fresh",
+        &|v| !v.stale && v.datacenter("east").is_some_and(|d| d.healthy),
+        TTL * 5,
+    )
+    .await;
+    let budget = &budgets(
+        &urls,
+        "quorum",
+        1,
+        5,
+        Duration::from_secs(60),
+        BudgetWindow::Sliding,
+    )[0];
+    assert!(matches!(budget.take().await, Ok(Grant::Token { .. })));
+
+    let leader = etcd.leader().unwrap();
+    let others: Vec<usize> = (0..3).filter(|i| *i != leader).collect();
+    etcd.stop(others[0]);
+    etcd.stop(leader);
+    let lost = Instant::now();
+    let stale = until(&fleet, "stale", &|v| v.stale && !v.fail_open, TTL * 3).await;
+    for _ in 0..3 {
+        assert!(budget.take().await.is_err(), "no token without quorum");
+    }
+    let open = until(&fleet, "fail open", &|v| v.stale && v.fail_open, TTL * 6).await;
+    assert!(
+        open.duration_since(lost) >= TTL * 3 - TTL / 3,
+        "failed open after {:?}",
+        open.duration_since(lost)
+    );
+    assert!(stale <= open);
+    assert_eq!(
+        registry.condition(),
+        CheckStatus::Ok,
+        "the instance's own probes are untouched"
+    );
+
+    etcd.restart(leader);
+    etcd.restart(others[0]);
+    etcd.wait_healthy();
+    until(
+        &fleet,
+        "fresh again",
+        &|v| !v.stale && !v.fail_open,
+        TTL * 10,
+    )
+    .await;
+    let mut granted = false;
+    for _ in 0..20 {
+        if let Ok(Grant::Token { .. }) = budget.take().await {
+            granted = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(granted, "the budget grants again with quorum back");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_cut_past_a_compaction_reads_again_and_matches_a_full_read() {
+    let mut etcd = EtcdCluster::start(3);
+    // The watcher talks to member 0 only; the writers to the two others, and keep beating.
+    let watcher = EtcdFleet::new(&etcd.url(0), "fleet", TTL).unwrap();
+    let me = summary("w", "east");
+    beat_until_ok(&watcher, &me, TTL * 5).await.unwrap();
+    let writers_urls = format!("{},{}", etcd.url(1), etcd.url(2));
+    let states: Arc<Mutex<Vec<InstanceSummary>>> = Arc::new(Mutex::new(
+        (0..4).map(|i| summary(&format!("x{i}"), "west")).collect(),
+    ));
+    let writers: Vec<EtcdFleet> = (0..4)
+        .map(|_| EtcdFleet::new(&writers_urls, "fleet", TTL).unwrap())
+        .collect();
+    let beating = {
+        let states = Arc::clone(&states);
+        tokio::spawn(async move {
+            loop {
+                let now: Vec<InstanceSummary> = states.lock().unwrap().clone();
+                for (writer, me) in writers.iter().zip(&now) {
+                    if tokio::time::timeout(TTL / 3, writer.beat(me))
+                        .await
+                        .is_err()
+                    {
+                        writer.reset().await;
+                    }
+                }
+                tokio::time::sleep(TTL / 4).await;
+            }
+        })
+    };
+    let deadline = Instant::now() + TTL * 5;
+    while beat_until_ok(&watcher, &me, TTL).await.map(|c| fresh(&c)) != Ok(5) {
+        assert!(Instant::now() < deadline, "the writers never showed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let reads = watcher.resyncs();
+
+    etcd.stop(0);
+    // Meanwhile: one instance fails, one moves to another data center, and the history is
+    // compacted past the watcher's revision.
+    {
+        let mut states = states.lock().unwrap();
+        states[0].condition = CheckStatus::Outage;
+        states[1] = summary("x1", "north");
+    }
+    tokio::time::sleep(TTL).await;
+    let status = etcd.ctl(&["endpoint", "status", "-w", "fields"]).unwrap();
+    let revision = status
+        .lines()
+        .find(|l| l.starts_with("\"Revision\""))
+        .and_then(|l| l.split(':').nth(1))
+        .unwrap()
+        .trim()
+        .to_owned();
+    etcd.ctl(&["compact", &revision]).expect("compacted");
+    etcd.restart(0);
+    etcd.wait_healthy();
+
+    let deadline = Instant::now() + TTL * 10;
+    loop {
+        if let Ok(counts) = beat_until_ok(&watcher, &me, TTL).await {
+            if watcher.resyncs() > reads {
+                // A new store's full read (as the watcher itself: the same key, the same
+                // summary), against the watcher's counts.
+                let full = EtcdFleet::new(&etcd.urls(), "fleet", TTL).unwrap();
+                let read = beat_until_ok(&full, &me, TTL * 3).await.unwrap();
+                assert_eq!(counts, read);
+                let west = counts.iter().find(|c| c.datacenter == "west").unwrap();
+                assert_eq!(
+                    (west.conditions.ok, west.conditions.outage, west.serving),
+                    (2, 1, 2),
+                    "{counts:?}"
+                );
+                assert_eq!(
+                    counts
+                        .iter()
+                        .find(|c| c.datacenter == "north")
+                        .map(|c| c.conditions.ok),
+                    Some(1)
+                );
+                beating.abort();
+                return;
+            }
+        }
+        assert!(Instant::now() < deadline, "the watcher never read again");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
