@@ -27,7 +27,7 @@ use status_http::prometheus_client::metrics::gauge::Gauge;
 use status_http::{Admin, AdminAuth, ApiError};
 use status_traffic::count::{CountLayer, Failures};
 use status_traffic::cull::{
-    Budget, BudgetWindow as RedisWindow, Culler, CullerHandle, InProcessBudget, RedisBudget,
+    Budget, BudgetWindow, Culler, CullerHandle, EtcdBudget, InProcessBudget, RedisBudget,
 };
 pub use status_traffic::limit::LimitChoice;
 use status_traffic::shed::ShedLayer;
@@ -115,11 +115,41 @@ pub struct NotifyConfig {
     pub audit: bool,
 }
 
+/// A store a fleet shares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Store {
+    /// Redis: one URL, or a Redis Cluster's seed nodes separated by commas.
+    Redis(String),
+    /// etcd: its members' URLs, separated by commas.
+    Etcd(String),
+}
+
+impl FleetConfig {
+    /// Checks the store before start-up where it can: an etcd prefix that holds something
+    /// else is an error; an etcd not reached yet is a warning (the beats will tell).
+    ///
+    /// # Errors
+    ///
+    /// The store's settings are invalid, or its etcd prefix is not a fleet's.
+    pub async fn verify(&self) -> anyhow::Result<()> {
+        if let Store::Etcd(urls) = &self.store {
+            let store = status_core::fleet::EtcdFleet::new(urls, &self.key, self.ttl)?;
+            if !store.verify().await? {
+                tracing::warn!(
+                    "the fleet's etcd ({}) did not answer at start-up: the fleet view is stale until it does",
+                    store.describe()
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The fleet view: where this instance publishes its summary and reads the others'.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FleetConfig {
-    /// The Redis the fleet shares.
-    pub redis: String,
+    /// The store the fleet shares.
+    pub store: Store,
     /// The fleet's key in the store.
     pub key: String,
     /// This instance's data center.
@@ -136,9 +166,9 @@ pub struct FleetConfig {
 /// Self-culling: the culler's settings and its budget.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cull {
-    /// A Redis shared by the fleet, e.g. `redis://127.0.0.1:6379/`; `None`: a budget in this
-    /// process.
-    pub redis: Option<String>,
+    /// A store shared by the fleet, e.g. `Store::Redis("redis://127.0.0.1:6379/")`; `None`: a
+    /// budget in this process.
+    pub store: Option<Store>,
     /// Failures of `/demo/work` in the window at which the instance counts as broken.
     pub threshold: u64,
     /// The failure window.
@@ -158,7 +188,7 @@ pub struct Cull {
 impl Default for Cull {
     fn default() -> Self {
         Self {
-            redis: None,
+            store: None,
             threshold: 100,
             window: Duration::from_secs(60),
             interval: Duration::from_secs(10),
@@ -391,17 +421,29 @@ impl Demo {
         let pool = pool::DemoPool::start(&registry, config.pool_nodes.max(1))?;
         let (failures, culler) = start_culler(&registry, &config)?;
         let fleet = match &config.fleet {
-            Some(f) => Some(status_core::fleet::Fleet::start(
-                &registry,
-                status_core::fleet::RedisFleet::new(&f.redis, f.key.clone(), f.ttl)?,
-                status_core::fleet::Member {
+            Some(f) => {
+                let member = status_core::fleet::Member {
                     instance_id: config.instance_id.clone(),
                     datacenter: f.datacenter.clone(),
                     version: env!("CARGO_PKG_VERSION").to_owned(),
                     url: f.url.clone(),
-                },
-                status_core::fleet::HealthRule::default(),
-            )),
+                };
+                let rule = status_core::fleet::HealthRule::default();
+                Some(match &f.store {
+                    Store::Redis(url) => status_core::fleet::Fleet::start(
+                        &registry,
+                        status_core::fleet::RedisFleet::new(url, f.key.clone(), f.ttl)?,
+                        member,
+                        rule,
+                    ),
+                    Store::Etcd(urls) => status_core::fleet::Fleet::start(
+                        &registry,
+                        status_core::fleet::EtcdFleet::new(urls, &f.key, f.ttl)?,
+                        member,
+                        rule,
+                    ),
+                })
+            }
             None => None,
         };
         let alive_tasks = Gauge::default();
@@ -471,25 +513,34 @@ fn start_culler(registry: &Registry, config: &Config) -> anyhow::Result<(Failure
         Duration::from_secs(1),
         status_core::check::Threshold::at_most(0.01, 0.1, 0.5).expect("ordered limits"),
     );
-    let budget: Arc<dyn Budget> = match &cull.redis {
-        Some(url) => {
-            let window = if cull.sliding {
-                RedisWindow::Sliding
-            } else {
-                RedisWindow::Fixed
-            };
-            Arc::new(
-                RedisBudget::new(
-                    url,
-                    "status:quickstart:cull",
-                    cull.capacity,
-                    cull.budget_window,
-                    window,
-                    &config.instance_id,
-                )
-                .map_err(|e| anyhow::anyhow!("--cull-redis {url:?}: {e}"))?,
+    let window = if cull.sliding {
+        BudgetWindow::Sliding
+    } else {
+        BudgetWindow::Fixed
+    };
+    let budget: Arc<dyn Budget> = match &cull.store {
+        Some(Store::Etcd(urls)) => Arc::new(
+            EtcdBudget::new(
+                urls,
+                "status/quickstart/cull",
+                cull.capacity,
+                cull.budget_window,
+                window,
+                &config.instance_id,
             )
-        }
+            .map_err(|e| anyhow::anyhow!("--cull-etcd {urls:?}: {e}"))?,
+        ),
+        Some(Store::Redis(url)) => Arc::new(
+            RedisBudget::new(
+                url,
+                "status:quickstart:cull",
+                cull.capacity,
+                cull.budget_window,
+                window,
+                &config.instance_id,
+            )
+            .map_err(|e| anyhow::anyhow!("--cull-redis {url:?}: {e}"))?,
+        ),
         None => Arc::new(
             InProcessBudget::new(cull.capacity, cull.budget_window).clock(registry.clock().clone()),
         ),

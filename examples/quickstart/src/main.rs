@@ -68,8 +68,13 @@ struct Args {
     /// A Redis shared by the fleet for the culling budget (else a budget in this process):
     /// one URL, or a Redis Cluster's seed nodes separated by commas. A Redis restarted
     /// without persistence forgets the window's grants.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "cull_etcd")]
     cull_redis: Option<String>,
+    /// An etcd shared by the fleet for the culling budget: its members' URLs separated by
+    /// commas (http://host:2379,...). Each grant is one transaction: never past the capacity,
+    /// even across a leader change.
+    #[arg(long)]
+    cull_etcd: Option<String>,
     /// Failures of /demo/work in the window at which the instance culls itself.
     #[arg(long, default_value_t = 100)]
     cull_threshold: u64,
@@ -100,8 +105,12 @@ struct Args {
     /// commas): publishes this instance's summary there and serves the fleet at /fleet and
     /// /fleet/datacenters/{dc}. Needs --datacenter: an instance without
     /// one would form a data center of its own, healthy, and no real one could fail open.
-    #[arg(long, requires = "datacenter")]
+    #[arg(long, requires = "datacenter", conflicts_with = "fleet_etcd")]
     fleet_redis: Option<String>,
+    /// An etcd the fleet shares (its members' URLs separated by commas, http://host:2379,...),
+    /// as --fleet-redis: a lease an instance, a watch for the view. Needs --datacenter.
+    #[arg(long, requires = "datacenter")]
+    fleet_etcd: Option<String>,
     /// The fleet's key in the store (several processes, or fleet-load, share a fleet by it).
     #[arg(long, default_value = "status:quickstart:fleet")]
     fleet_key: String,
@@ -209,7 +218,12 @@ async fn main() -> anyhow::Result<()> {
         .filter(|t| !t.trim().is_empty());
     let generated = configured.is_none();
     let admin_token = configured.unwrap_or_else(random_token);
-    let demo = Demo::start(Config {
+    let fleet_store = args
+        .fleet_redis
+        .clone()
+        .map(quickstart::Store::Redis)
+        .or(args.fleet_etcd.clone().map(quickstart::Store::Etcd));
+    let config = Config {
         period: Duration::from_millis(args.period_ms),
         timeout: Duration::from_millis(args.timeout_ms),
         admin_token: admin_token.clone(),
@@ -220,7 +234,10 @@ async fn main() -> anyhow::Result<()> {
         demo_workers: args.demo_workers,
         pool_nodes: args.pool_nodes,
         cull: quickstart::Cull {
-            redis: args.cull_redis,
+            store: args
+                .cull_redis
+                .map(quickstart::Store::Redis)
+                .or(args.cull_etcd.map(quickstart::Store::Etcd)),
             threshold: args.cull_threshold,
             window: Duration::from_secs(args.cull_window_s),
             interval: Duration::from_millis(args.cull_interval_ms),
@@ -229,8 +246,8 @@ async fn main() -> anyhow::Result<()> {
             sliding: args.cull_budget == CullBudget::Sliding,
             min_uptime: Duration::from_secs(args.cull_min_uptime_s),
         },
-        fleet: args.fleet_redis.map(|redis| quickstart::FleetConfig {
-            redis,
+        fleet: fleet_store.map(|store| quickstart::FleetConfig {
+            store,
             key: args.fleet_key.clone(),
             datacenter: args.datacenter.clone().unwrap_or_default(),
             ttl: Duration::from_millis(args.fleet_ttl_ms.max(300)),
@@ -259,7 +276,11 @@ async fn main() -> anyhow::Result<()> {
             lifo_after: (args.shed_lifo_after_ms > 0)
                 .then(|| Duration::from_millis(args.shed_lifo_after_ms)),
         },
-    })?;
+    };
+    if let Some(fleet) = &config.fleet {
+        fleet.verify().await.context("--fleet-etcd")?;
+    }
+    let demo = Demo::start(config)?;
     let addr = SocketAddr::new(args.bind, args.port);
     let listener = listen(addr).with_context(|| format!("cannot listen on {addr}"))?;
     println!("status quickstart on http://{addr}/");

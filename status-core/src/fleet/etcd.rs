@@ -175,20 +175,22 @@ impl EtcdFleet {
         self.inner.resyncs.load(Ordering::Relaxed)
     }
 
-    /// Checks at start-up that the prefix is a fleet's, or empty (then marks it as one).
+    /// Checks at start-up that the prefix is a fleet's, or empty (then marks it as one):
+    /// `Ok(true)` when it is, `Ok(false)` when etcd could not be asked (the beats will tell).
     ///
     /// # Errors
     ///
-    /// [`Error::is_invalid`] if the prefix holds keys but not a fleet's mark (something else
-    /// lives there), or etcd cannot be reached within the call's deadline.
-    pub async fn verify(&self) -> Result<(), Error> {
-        let mut client = self
-            .inner
-            .store
-            .client()
-            .await
-            .map_err(|e| Error::invalid(format!("etcd: {e}")))?;
-        self.inner.claim(&mut client).await
+    /// [`Error::is_invalid`] if the prefix holds keys but not a fleet's mark: something else
+    /// lives there.
+    pub async fn verify(&self) -> Result<bool, Error> {
+        let Ok(mut client) = self.inner.store.client().await else {
+            return Ok(false);
+        };
+        match self.inner.claim(&mut client).await {
+            Ok(()) => Ok(true),
+            Err(Claim::Foreign(e)) => Err(e),
+            Err(Claim::Unreachable(_)) => Ok(false),
+        }
     }
 
     /// Spawns the watch on the first beat (a runtime is there then).
@@ -417,6 +419,14 @@ impl FleetStore for EtcdFleet {
     }
 }
 
+/// Why a prefix could not be claimed.
+enum Claim {
+    /// Something else lives there.
+    Foreign(Error),
+    /// etcd did not answer.
+    Unreachable(etcd_client::Error),
+}
+
 /// One keepalive on an open stream: the lease's TTL left (0: it expired).
 async fn keep_alive(
     keeper: &mut LeaseKeeper,
@@ -463,15 +473,15 @@ impl Inner {
     }
 
     /// The prefix is a fleet's: marked, or empty and now marked.
-    async fn claim(&self, client: &mut Client) -> Result<(), Error> {
-        let failed = |e: etcd_client::Error| Error::invalid(format!("etcd: {e}"));
+    async fn claim(&self, client: &mut Client) -> Result<(), Claim> {
+        let failed = Claim::Unreachable;
         let mark = self.mark_key();
         let found = client.get(mark.clone(), None).await.map_err(failed)?;
         if let Some(kv) = found.kvs().first() {
             if kv.value() == FLEET_MARK.as_bytes() {
                 return Ok(());
             }
-            return Err(self.foreign("its mark is not a fleet's"));
+            return Err(Claim::Foreign(self.foreign("its mark is not a fleet's")));
         }
         // Instances' keys (written by a first beat before the mark, maybe) are a fleet's;
         // anything else, before them or after them, is not.
@@ -491,7 +501,9 @@ impl Inner {
             others += held.count();
         }
         if others > 0 {
-            return Err(self.foreign(&format!("{others} keys, and no fleet's mark")));
+            return Err(Claim::Foreign(
+                self.foreign(&format!("{others} keys, and no fleet's mark")),
+            ));
         }
         // Marked by whichever instance comes first.
         client
@@ -630,11 +642,15 @@ async fn watch(inner: Arc<Inner>) {
 async fn watch_once(inner: &Inner, needs_read: &mut bool) -> Result<(), String> {
     let mut client = inner.store.client().await.map_err(|e| e.to_string())?;
     if inner.lock().foreign.is_some() || *needs_read {
-        if let Err(e) = inner.claim(&mut client).await {
-            let why = e.to_string();
-            tracing::error!("{why}");
-            inner.lock().foreign = Some(why.clone());
-            return Err(why);
+        match inner.claim(&mut client).await {
+            Ok(()) => {}
+            Err(Claim::Foreign(e)) => {
+                let why = e.to_string();
+                tracing::error!("{why}");
+                inner.lock().foreign = Some(why.clone());
+                return Err(why);
+            }
+            Err(Claim::Unreachable(e)) => return Err(e.to_string()),
         }
         inner.lock().foreign = None;
         inner.read(&mut client).await.map_err(|e| e.to_string())?;
