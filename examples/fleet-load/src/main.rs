@@ -10,6 +10,17 @@
 //!
 //! `--store exchange` runs the fleet's previous design instead, the baseline: one script that
 //! publishes a summary and reads every summary back, so that each exchange costs O(N).
+//!
+//! `--etcd URL[,URL...]` runs the same load through `EtcdFleet`: each logical instance holds
+//! its lease (a keepalive a beat) and writes its summary when it changes; `--watchers` full
+//! instances keep the view by a watch. It prints the beat's latency, the etcd member's CPU
+//! and memory (from its own `/metrics`), and how long a change of one instance takes to reach
+//! a watcher's data-center counts.
+//!
+//! ```sh
+//! cargo run --release -p fleet-load -- --etcd http://127.0.0.1:2379 --instances 10000 \
+//!     --datacenters 10 --change-every-s 30 --seconds 20
+//! ```
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -17,7 +28,9 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Parser;
-use status_core::fleet::{FleetView, HealthRule, InstanceSummary, RedisFleet};
+use status_core::fleet::{
+    EtcdFleet, FleetStore, FleetView, HealthRule, InstanceSummary, RedisFleet,
+};
 use status_core::CheckStatus;
 use tokio::time::Instant;
 
@@ -25,8 +38,18 @@ use tokio::time::Instant;
 #[command(about = "N logical instances of a fleet beating into Redis: latency and Redis CPU")]
 struct Args {
     /// The Redis the fleet shares.
+    #[arg(long, required_unless_present = "etcd", conflicts_with = "etcd")]
+    redis: Option<String>,
+    /// The etcd the fleet shares: its members' URLs, separated by commas.
     #[arg(long)]
-    redis: String,
+    etcd: Option<String>,
+    /// With --etcd: full instances keeping the view by a watch (the others only publish).
+    #[arg(long, default_value_t = 4)]
+    watchers: usize,
+    /// Each instance changes its condition (OK and MINOR, both serving) every this many
+    /// seconds on average; 0: never.
+    #[arg(long, default_value_t = 0)]
+    change_every_s: u64,
     /// The fleet's key.
     #[arg(long, default_value = "fleet-load")]
     key: String,
@@ -97,8 +120,41 @@ async fn usage(redis: &mut redis::aio::MultiplexedConnection) -> anyhow::Result<
     Ok((cpu, out))
 }
 
+/// The etcd member's CPU seconds and resident bytes, from its `/metrics`.
+async fn etcd_usage(url: &str) -> anyhow::Result<(f64, f64)> {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let authority = url
+        .trim_start_matches("http://")
+        .split(['/', ','])
+        .next()
+        .unwrap_or_default();
+    let mut stream = tokio::net::TcpStream::connect(authority).await?;
+    stream
+        .write_all(format!("GET /metrics HTTP/1.0\r\nHost: {authority}\r\n\r\n").as_bytes())
+        .await?;
+    let mut body = String::new();
+    stream.read_to_string(&mut body).await?;
+    let metric = |name: &str| {
+        body.lines()
+            .find_map(|l| {
+                l.strip_prefix(name)?
+                    .strip_prefix(' ')?
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+            })
+            .unwrap_or(0.0)
+    };
+    Ok((
+        metric("process_cpu_seconds_total"),
+        metric("process_resident_memory_bytes"),
+    ))
+}
+
 enum Store {
     Beat(Vec<RedisFleet>),
+    /// One publisher a logical instance, and the watchers.
+    Etcd(Vec<EtcdFleet>, Vec<EtcdFleet>),
     Exchange(Vec<redis::aio::MultiplexedConnection>, redis::Script),
 }
 
@@ -111,24 +167,41 @@ async fn main() -> anyhow::Result<()> {
     );
     let ttl = Duration::from_millis(args.ttl_ms.max(30));
     let period = ttl / 3;
-    let client = redis::Client::open(args.redis.as_str()).context("--redis")?;
-    let mut admin = client.get_multiplexed_async_connection().await?;
+    let redis_url = args.redis.clone().unwrap_or_default();
+    let mut admin = None;
     let connections = args.connections.max(1);
-    let store = Arc::new(match args.store.as_str() {
-        "beat" => Store::Beat(
+    let store = Arc::new(match (&args.etcd, args.store.as_str()) {
+        (Some(urls), _) => {
+            let publishers = (0..args.instances)
+                .map(|_| EtcdFleet::new(urls, &args.key, ttl).map(EtcdFleet::publish_only))
+                .collect::<Result<_, _>>()?;
+            let watchers = (0..args.watchers.max(1))
+                .map(|_| EtcdFleet::new(urls, &args.key, ttl))
+                .collect::<Result<Vec<_>, _>>()?;
+            anyhow::ensure!(watchers[0].verify().await?, "etcd at {urls} did not answer");
+            Store::Etcd(publishers, watchers)
+        }
+        (None, "beat") => Store::Beat(
             (0..connections)
-                .map(|_| RedisFleet::new(&args.redis, args.key.clone(), ttl))
+                .map(|_| RedisFleet::new(&redis_url, args.key.clone(), ttl))
                 .collect::<Result<_, _>>()?,
         ),
-        "exchange" => {
+        (None, "exchange") => {
+            let client = redis::Client::open(redis_url.as_str()).context("--redis")?;
             let mut all = Vec::new();
             for _ in 0..connections {
                 all.push(client.get_multiplexed_async_connection().await?);
             }
             Store::Exchange(all, redis::Script::new(EXCHANGE))
         }
-        other => anyhow::bail!("--store {other:?}: beat or exchange"),
+        (None, other) => anyhow::bail!("--store {other:?}: beat or exchange"),
     });
+    if args.etcd.is_none() {
+        let client = redis::Client::open(redis_url.as_str()).context("--redis")?;
+        admin = Some(client.get_multiplexed_async_connection().await?);
+    }
+    let change =
+        (args.change_every_s > 0).then(|| period.as_secs_f64() / args.change_every_s as f64);
     let outages: HashMap<String, f64> = args.outage.iter().cloned().collect();
     let per_dc = args.instances.div_ceil(args.datacenters);
     let start = Instant::now() + Duration::from_millis(100);
@@ -159,7 +232,7 @@ async fn main() -> anyhow::Result<()> {
         } else {
             CheckStatus::Ok
         };
-        let me = InstanceSummary::new(format!("i-{i}"), dc, condition, Vec::new(), "1.0");
+        let mut me = InstanceSummary::new(format!("i-{i}"), dc, condition, Vec::new(), "1.0");
         let store = Arc::clone(&store);
         let key = args.key.clone();
         let ttl_ms = ttl.as_millis().to_string();
@@ -183,8 +256,17 @@ async fn main() -> anyhow::Result<()> {
                 if measured {
                     started.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 }
+                if change.is_some_and(|p| next_random() < p) && me.condition != CheckStatus::Outage
+                {
+                    me.condition = if me.condition == CheckStatus::Ok {
+                        CheckStatus::Minor
+                    } else {
+                        CheckStatus::Ok
+                    };
+                }
                 let ok = match &*store {
                     Store::Beat(fleets) => fleets[i % fleets.len()].beat(&me).await.is_ok(),
+                    Store::Etcd(publishers, _) => publishers[i].beat_timed(&me, period).await,
                     Store::Exchange(connections, script) => {
                         let mut c = connections[i % connections.len()].clone();
                         let answer: Result<Vec<String>, _> = script
@@ -207,10 +289,47 @@ async fn main() -> anyhow::Result<()> {
         }));
     }
     drop(answers);
+    // Watchers beat on their own schedule, as instances of the fleet would.
+    let watching = if let Store::Etcd(_, _) = &*store {
+        let store = Arc::clone(&store);
+        Some(tokio::spawn(async move {
+            let Store::Etcd(_, watchers) = &*store else {
+                return;
+            };
+            loop {
+                for (w, watcher) in watchers.iter().enumerate() {
+                    let me = InstanceSummary::new(
+                        format!("watcher-{w}"),
+                        "watchers",
+                        CheckStatus::Ok,
+                        Vec::new(),
+                        "1",
+                    );
+                    watcher.beat_timed(&me, period).await;
+                }
+                tokio::time::sleep(period).await;
+            }
+        }))
+    } else {
+        None
+    };
     tokio::time::sleep_until(measure_from).await;
-    let (cpu_before, out_before) = usage(&mut admin).await?;
+    let mut etcd_memory = 0.0;
+    let (cpu_before, out_before) = match (&mut admin, &args.etcd) {
+        (Some(admin), _) => usage(admin).await?,
+        (None, Some(urls)) => (etcd_usage(urls).await?.0, 0),
+        _ => (0.0, 0),
+    };
     tokio::time::sleep_until(end).await;
-    let (cpu_after, out_after) = usage(&mut admin).await?;
+    let (cpu_after, out_after) = match (&mut admin, &args.etcd) {
+        (Some(admin), _) => usage(admin).await?,
+        (None, Some(urls)) => {
+            let (cpu, memory) = etcd_usage(urls).await?;
+            etcd_memory = memory;
+            (cpu, 0)
+        }
+        _ => (0.0, 0),
+    };
     // Beats still unanswered five seconds after the end are cut off, and counted.
     let cut = tokio::time::timeout(Duration::from_secs(5), async {
         for task in &mut tasks {
@@ -245,8 +364,12 @@ async fn main() -> anyhow::Result<()> {
     let cpu = cpu_after - cpu_before;
     let out = (out_after - out_before) as f64;
     println!(
-        "| {} | {} | {} | {:.0} | {:.2} ms | {:.2} ms | {:.3} | {:.1} µs | {:.2} MiB/s | {failed} |",
-        args.store,
+        "| {} | {} | {} | {:.0} | {:.2} ms | {:.2} ms | {:.3} | {:.1} µs | {} | {failed} |",
+        if args.etcd.is_some() {
+            "etcd"
+        } else {
+            args.store.as_str()
+        },
         args.instances,
         args.datacenters,
         latencies.len() as f64 / seconds,
@@ -254,10 +377,61 @@ async fn main() -> anyhow::Result<()> {
         pick(0.99),
         cpu / seconds,
         cpu / beats.max(1) as f64 * 1e6,
-        out / seconds / (1 << 20) as f64,
+        if args.etcd.is_some() {
+            format!("RSS {:.0} MiB", etcd_memory / (1 << 20) as f64)
+        } else {
+            format!("{:.2} MiB/s", out / seconds / (1 << 20) as f64)
+        },
     );
+    if let Store::Etcd(publishers, watchers) = &*store {
+        // A change of one instance, until a watcher's counts show it: five times.
+        let mut me = InstanceSummary::new("i-0", "dc-0", CheckStatus::Ok, Vec::new(), "1.0");
+        let observer =
+            InstanceSummary::new("watcher-0", "watchers", CheckStatus::Ok, Vec::new(), "1");
+        let mut reached = Vec::new();
+        for round in 0..5 {
+            me.condition = if round % 2 == 0 {
+                CheckStatus::Outage
+            } else {
+                CheckStatus::Ok
+            };
+            let want_outage = usize::from(round % 2 == 0);
+            let changed = Instant::now();
+            publishers[0].beat_timed(&me, period).await;
+            loop {
+                if let Ok(beat) = watchers[0].beat(&observer).await {
+                    let outage = beat
+                        .datacenters
+                        .iter()
+                        .find(|d| d.datacenter == "dc-0")
+                        .map_or(0, |d| d.conditions.outage);
+                    let base = outages
+                        .get("dc-0")
+                        .map_or(0, |s| (s * per_dc as f64).ceil() as usize);
+                    if outage == base + want_outage {
+                        break;
+                    }
+                }
+                anyhow::ensure!(
+                    changed.elapsed() < Duration::from_secs(10),
+                    "a change never reached the watcher"
+                );
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            reached.push(changed.elapsed().as_secs_f64() * 1e3);
+        }
+        reached.sort_by(f64::total_cmp);
+        eprintln!(
+            "a change reached a watcher's counts in {:.1} ms (median of 5), {:.1} ms at most",
+            reached[2], reached[4]
+        );
+    }
+    if let Some(watching) = watching {
+        watching.abort();
+    }
     if let Store::Beat(fleets) = &*store {
-        // What a real instance of this fleet would see now.
+        // What a real instance of this fleet would see now (with etcd, the watchers' counts
+        // above).
         let observer = InstanceSummary::new("observer", "dc-0", CheckStatus::Ok, Vec::new(), "1");
         let beat = fleets[0].beat(&observer).await?;
         let view = FleetView::from_counts(beat.datacenters, HealthRule::default());
@@ -277,4 +451,21 @@ async fn main() -> anyhow::Result<()> {
         eprintln!("verdicts: {}", verdicts.join(", "));
     }
     Ok(())
+}
+
+/// A beat within `within`, as `Fleet` gives it: whether it was answered.
+trait Timed {
+    async fn beat_timed(&self, me: &InstanceSummary, within: Duration) -> bool;
+}
+
+impl Timed for EtcdFleet {
+    async fn beat_timed(&self, me: &InstanceSummary, within: Duration) -> bool {
+        match tokio::time::timeout(within, FleetStore::beat(self, me)).await {
+            Ok(answer) => answer.is_ok(),
+            Err(_) => {
+                FleetStore::reset(self).await;
+                false
+            }
+        }
+    }
 }

@@ -12,6 +12,7 @@ use tokio::time::Instant;
 mod common;
 #[path = "../../../status-core/tests/components/etcd_server.rs"]
 mod etcd_server;
+#[allow(dead_code)]
 mod processes;
 
 use etcd_server::EtcdCluster;

@@ -58,6 +58,8 @@ const READ_PAGE: i64 = 1000;
 #[derive(Debug)]
 pub struct EtcdFleet {
     inner: Arc<Inner>,
+    /// Whether it keeps the view (a watch), or only publishes.
+    watching: bool,
     publish: tokio::sync::Mutex<Publish>,
     watcher: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
@@ -140,9 +142,19 @@ impl EtcdFleet {
                 resyncs: AtomicU64::new(0),
                 caught_up: tokio::sync::Notify::new(),
             }),
+            watching: true,
             publish: tokio::sync::Mutex::default(),
             watcher: Mutex::new(None),
         })
+    }
+
+    /// This instance only publishes (a load generator's logical instances, a sidecar): no
+    /// watch, and its beats answer no data center. Not for a [`Fleet`](super::Fleet), whose
+    /// view would then hold nothing.
+    #[must_use]
+    pub fn publish_only(mut self) -> Self {
+        self.watching = false;
+        self
     }
 
     /// The TTL.
@@ -214,7 +226,9 @@ impl EtcdFleet {
         if json.len() > MAX_SUMMARY {
             return Err(BeatError::Rejected("too_large"));
         }
-        self.watch();
+        if self.watching {
+            self.watch();
+        }
         let failed = |e: etcd_client::Error| {
             self.inner.store.failed();
             BeatError::Store(e.to_string())
@@ -270,6 +284,18 @@ impl EtcdFleet {
             publish.key = Some(key);
         }
         drop(publish);
+        if !self.watching {
+            let now_ms = epoch_ms();
+            return Ok(Beat {
+                now_ms,
+                healed: 0,
+                retired: 0,
+                counted_ms: now_ms,
+                datacenters: Vec::new(),
+                settling: false,
+                skipped: [0; REJECTIONS.len()],
+            });
+        }
         if let Some(sender) = self.inner.progress.lock().await.as_mut() {
             // Best effort: a watch that cannot be asked is one not heard from.
             let _ = sender.request_progress().await;
