@@ -216,15 +216,34 @@ async fn beat_until_ok(
 async fn the_leader_lost_mid_run_grants_nothing_twice_and_views_resume_within_two_ttls() {
     let mut etcd = EtcdCluster::start(3);
     let urls = etcd.urls();
-    let stores: Vec<EtcdFleet> = (0..3)
-        .map(|_| EtcdFleet::new(&urls, "fleet", TTL).unwrap())
-        .collect();
+    let stores: Arc<Vec<EtcdFleet>> = Arc::new(
+        (0..3)
+            .map(|_| EtcdFleet::new(&urls, "fleet", TTL).unwrap())
+            .collect(),
+    );
     let me: Vec<InstanceSummary> = (0..3).map(|i| summary(&format!("a{i}"), "east")).collect();
     for (store, me) in stores.iter().zip(&me) {
         beat_until_ok(store, me, TTL * 5).await.unwrap();
     }
     let counts = beat_until_ok(&stores[0], &me[0], TTL).await.unwrap();
     assert_eq!(fresh(&counts), 3, "{counts:?}");
+    // a0 and a1 beat on throughout, as their Fleets would; a2 stops with the leader.
+    let beating = {
+        let (stores, me) = (Arc::clone(&stores), me.clone());
+        tokio::spawn(async move {
+            loop {
+                for i in 0..2 {
+                    if tokio::time::timeout(TTL / 3, stores[i].beat(&me[i]))
+                        .await
+                        .is_err()
+                    {
+                        stores[i].reset().await;
+                    }
+                }
+                tokio::time::sleep(TTL / 6).await;
+            }
+        })
+    };
 
     // Budgets ask throughout, from six instances, while the leader is killed.
     let capacity = 40;
@@ -293,24 +312,30 @@ async fn the_leader_lost_mid_run_grants_nothing_twice_and_views_resume_within_tw
         "{granted} + {refused}"
     );
 
-    // a2's lease (extended by the new leader, never shortened) ends; from then on no view
-    // holds it.
+    // a2's lease (extended by the new leader, never shortened) ends: its key goes, and both
+    // views drop it at their next beat, for good.
     let deadline = Instant::now() + TTL * 6;
     loop {
-        let counts = beat_until_ok(&stores[0], &me[0], TTL).await.unwrap();
-        let listed = etcd
-            .ctl(&["get", "fleet/i/", "--prefix", "--keys-only"])
-            .unwrap_or_default();
-        if !listed.contains("a2") {
-            // Gone from the store: gone from the views at their next beat.
-            let counts = beat_until_ok(&stores[1], &me[1], TTL).await.unwrap();
-            assert_eq!(fresh(&counts), 2, "{counts:?}");
+        let first = beat_until_ok(&stores[0], &me[0], TTL).await.unwrap();
+        let second = beat_until_ok(&stores[1], &me[1], TTL).await.unwrap();
+        if fresh(&first) == 2 && fresh(&second) == 2 {
             break;
         }
-        assert!(fresh(&counts) >= 2);
+        assert!(
+            fresh(&first) >= 2 && fresh(&second) >= 2,
+            "{first:?} {second:?}"
+        );
         assert!(Instant::now() < deadline, "a2 never expired");
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(TTL / 6).await;
     }
+    for _ in 0..6 {
+        for i in 0..2 {
+            let counts = beat_until_ok(&stores[i], &me[i], TTL).await.unwrap();
+            assert_eq!(fresh(&counts), 2, "a2 came back: {counts:?}");
+        }
+        tokio::time::sleep(TTL / 6).await;
+    }
+    beating.abort();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -738,11 +738,10 @@ async fn watch_once(inner: &Inner, needs_read: &mut bool) -> Result<(), String> 
             watched.revision = watched.revision.max(kv.mod_revision());
         }
         watched.counts = counts;
-        if let Some(header) = answer.header() {
-            if answer.events().is_empty() {
-                watched.revision = watched.revision.max(header.revision());
-            }
-        }
+        // The revision moves with the events applied only: a creation's answer carries the
+        // store's revision, ahead of the events still to come, and so does a progress report
+        // on etcd before 3.4.24 and 3.5.8 (it was not ordered with the events). A watch cut
+        // after either would resume past events it never saw.
         if !consistent {
             watched.synced = false;
             drop(watched);
