@@ -12,7 +12,8 @@
 //! publishes a summary and reads every summary back, so that each exchange costs O(N).
 //!
 //! `--etcd URL[,URL...]` runs the same load through `EtcdFleet`: each logical instance holds
-//! its lease (a keepalive a beat) and writes its summary when it changes; `--watchers` full
+//! its lease (a keepalive a beat, on its own keepalive stream; the instances share
+//! `--connections` clients) and writes its summary when it changes; `--watchers` full
 //! instances keep the view by a watch. It prints the beat's latency, the etcd member's CPU
 //! and memory (from its own `/metrics`), and how long a change of one instance takes to reach
 //! a watcher's data-center counts.
@@ -71,7 +72,7 @@ struct Args {
     /// `beat` (the store as it is) or `exchange` (the previous design, the baseline).
     #[arg(long, default_value = "beat")]
     store: String,
-    /// Connections to Redis, shared by the instances.
+    /// Connections to the store (Redis, or each etcd member), shared by the instances.
     #[arg(long, default_value_t = 8)]
     connections: usize,
 }
@@ -172,8 +173,16 @@ async fn main() -> anyhow::Result<()> {
     let connections = args.connections.max(1);
     let store = Arc::new(match (&args.etcd, args.store.as_str()) {
         (Some(urls), _) => {
+            // The logical instances share `--connections` clients, as a machine's instances
+            // would not: one process cannot hold 10,000 connections and measure etcd too.
+            let shared = (0..connections)
+                .map(|_| status_core::store::EtcdStore::open(urls, period))
+                .collect::<Result<Vec<_>, _>>()?;
             let publishers = (0..args.instances)
-                .map(|_| EtcdFleet::new(urls, &args.key, ttl).map(EtcdFleet::publish_only))
+                .map(|i| {
+                    EtcdFleet::on(shared[i % connections].clone(), &args.key, ttl)
+                        .map(EtcdFleet::publish_only)
+                })
                 .collect::<Result<_, _>>()?;
             let watchers = (0..args.watchers.max(1))
                 .map(|_| EtcdFleet::new(urls, &args.key, ttl))

@@ -43,8 +43,8 @@ use etcd_client::{
 use tokio::time::Instant;
 
 use super::{
-    Beat, BeatError, Boxed, Conditions, DatacenterCounts, FleetStore, InstancePage, InstanceQuery,
-    InstanceSummary, InstanceView, MAX_SUMMARY, REJECTIONS,
+    hex, unhex, Beat, BeatError, Boxed, Conditions, DatacenterCounts, FleetStore, InstancePage,
+    InstanceQuery, InstanceSummary, InstanceView, MAX_SUMMARY, REJECTIONS,
 };
 use crate::store::{prefix_end, EtcdStore};
 use crate::{CheckStatus, Error};
@@ -128,9 +128,21 @@ impl EtcdFleet {
     /// [`Error::is_invalid`] if `urls` are not etcd URLs, or `prefix` is empty, longer than
     /// 128 bytes, or holds a control character.
     pub fn new(urls: &str, prefix: &str, ttl: Duration) -> Result<Self, Error> {
-        let prefix = EtcdStore::prefix(prefix)?;
         // Each call gets a third of the TTL: a beat is given that much in all.
         let store = EtcdStore::open(urls, (ttl / 3).max(Duration::from_millis(100)))?;
+        Self::on(store, prefix, ttl)
+    }
+
+    /// The fleet under `prefix` on `store`, whose clients (and connections) it shares with
+    /// every other user of a clone of it: a load generator's logical instances, several
+    /// fleets of one process. Each call has the store's deadline.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_invalid`] if `prefix` is empty, longer than 128 bytes, or holds a control
+    /// character.
+    pub fn on(store: EtcdStore, prefix: &str, ttl: Duration) -> Result<Self, Error> {
+        let prefix = EtcdStore::prefix(prefix)?;
         Ok(Self {
             inner: Arc::new(Inner {
                 store,
@@ -790,24 +802,6 @@ fn epoch_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
-}
-
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 || text.len() > 2 * 512 {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect()
 }
 
 #[cfg(test)]

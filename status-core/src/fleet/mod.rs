@@ -164,6 +164,28 @@ pub trait FleetStore: Send + Sync + std::fmt::Debug + 'static {
     fn describe(&self) -> String;
 }
 
+/// A store's cursor: bytes (a key, a member) in hex.
+#[cfg(any(feature = "redis", feature = "etcd"))]
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+/// A cursor's bytes; `None` for what no store handed out (odd, not hex, over 512 bytes).
+#[cfg(any(feature = "redis", feature = "etcd"))]
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if text.len() % 2 != 0 || text.len() > 2 * 512 {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
 /// The most bytes of one instance's summary, in any store.
 pub const MAX_SUMMARY: usize = 4096;
 /// The most instances one page lists, in any store.

@@ -32,8 +32,8 @@ use std::time::Duration;
 use crate::store::{Connection, RedisStore};
 
 use super::{
-    Beat, BeatError, Boxed, Conditions, DatacenterCounts, FleetStore, InstancePage, InstanceQuery,
-    InstanceSummary, InstanceView, MAX_PAGE, MAX_SUMMARY,
+    hex, unhex, Beat, BeatError, Boxed, Conditions, DatacenterCounts, FleetStore, InstancePage,
+    InstanceQuery, InstanceSummary, InstanceView, MAX_PAGE, MAX_SUMMARY,
 };
 use crate::{CheckStatus, Error};
 
@@ -534,24 +534,6 @@ fn instance_of(member: &[u8], record: &[u8], now: u64, ttl: Duration) -> Option<
         age_ms: age,
         stale: u128::from(age) >= ttl.as_millis() || beat > now + 1_000,
     })
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
-}
-
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 || text.len() > 2 * 512 {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect()
 }
 
 #[cfg(test)]

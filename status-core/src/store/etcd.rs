@@ -8,20 +8,23 @@
 use std::time::Duration;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use etcd_client::{Client, ConnectOptions};
 use tokio::sync::OnceCell;
 
 use crate::Error;
 
-/// Where an etcd cluster is, and the client to it, made when first needed.
+/// Where an etcd cluster is, and a client a member, made when first needed. Clones share the
+/// clients (their connections) and the member calls go to.
+#[derive(Clone)]
 pub struct EtcdStore {
-    endpoints: Vec<String>,
+    endpoints: Arc<[String]>,
     timeout: Duration,
     /// A client a member, made when first needed.
-    clients: Vec<OnceCell<Client>>,
+    clients: Arc<[OnceCell<Client>]>,
     /// The member calls go to.
-    current: AtomicUsize,
+    current: Arc<AtomicUsize>,
     described: String,
 }
 
@@ -77,8 +80,8 @@ impl EtcdStore {
         }
         Ok(Self {
             clients: endpoints.iter().map(|_| OnceCell::new()).collect(),
-            current: AtomicUsize::new(0),
-            endpoints,
+            current: Arc::new(AtomicUsize::new(0)),
+            endpoints: endpoints.into(),
             timeout,
             described: described.join(","),
         })

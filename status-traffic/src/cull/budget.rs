@@ -64,6 +64,17 @@ pub enum BudgetWindow {
     Sliding,
 }
 
+impl BudgetWindow {
+    /// `"fixed"` or `"sliding"`, as the stores name their keys and describe themselves.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Fixed => "fixed",
+            Self::Sliding => "sliding",
+        }
+    }
+}
+
 /// A fleet-wide (or process-wide) budget of culls.
 pub trait Budget: Send + Sync + fmt::Debug {
     /// Takes a token if the window has one left.

@@ -243,10 +243,7 @@ impl Budget for EtcdBudget {
     }
 
     fn describe(&self) -> String {
-        let kind = match self.kind {
-            BudgetWindow::Fixed => "fixed",
-            BudgetWindow::Sliding => "sliding",
-        };
+        let kind = self.kind.name();
         format!(
             "{kind} window in etcd ({} at {}), {} per {} s",
             self.key,

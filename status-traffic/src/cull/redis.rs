@@ -116,10 +116,7 @@ impl RedisBudget {
         kind: BudgetWindow,
         instance: impl Into<String>,
     ) -> Result<Self, status_core::Error> {
-        let suffix = match kind {
-            BudgetWindow::Fixed => "fixed",
-            BudgetWindow::Sliding => "sliding",
-        };
+        let suffix = kind.name();
         let store = RedisStore::open(url)?;
         Ok(Self {
             key: RedisStore::tagged(&key.into(), suffix)?,
@@ -242,10 +239,7 @@ impl Budget for RedisBudget {
     }
 
     fn describe(&self) -> String {
-        let kind = match self.kind {
-            BudgetWindow::Fixed => "fixed",
-            BudgetWindow::Sliding => "sliding",
-        };
+        let kind = self.kind.name();
         format!(
             "{kind} window in Redis ({} at {}), {} per {} s",
             self.key,
