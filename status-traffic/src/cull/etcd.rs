@@ -24,7 +24,6 @@
 //!   numbered by this instance's clock (an instance whose clock is off by `d` may take from
 //!   the window `d` early or late, as around any fixed window's edge).
 
-use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -34,6 +33,7 @@ use status_core::store::EtcdStore;
 use super::budget::{Asking, Budget, BudgetError, BudgetWindow, Grant};
 
 /// A budget in etcd, for every instance that names the same key.
+#[derive(Debug)]
 pub struct EtcdBudget {
     store: EtcdStore,
     key: String,
@@ -43,18 +43,6 @@ pub struct EtcdBudget {
     timeout: Duration,
     instance: String,
     healed: AtomicU64,
-}
-
-impl fmt::Debug for EtcdBudget {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("EtcdBudget")
-            .field("key", &self.key)
-            .field("capacity", &self.capacity)
-            .field("window", &self.window)
-            .field("kind", &self.kind)
-            .field("timeout", &self.timeout)
-            .finish_non_exhaustive()
-    }
 }
 
 impl EtcdBudget {
