@@ -474,19 +474,83 @@ async fn quorum_lost_views_go_stale_then_fail_open_budgets_refuse_and_all_resume
     assert!(granted, "the budget grants again with quorum back");
 }
 
+/// A TCP proxy in front of an etcd member, to cut a client off it (fault injection): cut, it
+/// drops every connection and refuses new ones until opened again.
+struct Proxy {
+    port: u16,
+    open: Arc<std::sync::atomic::AtomicBool>,
+    links: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+    accepting: tokio::task::JoinHandle<()>,
+}
+
+impl Proxy {
+    async fn start(target: String) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let open = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let links: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>> = Arc::default();
+        let accepting = tokio::spawn({
+            let (open, links) = (Arc::clone(&open), Arc::clone(&links));
+            async move {
+                while let Ok((mut inbound, _)) = listener.accept().await {
+                    if !open.load(std::sync::atomic::Ordering::SeqCst) {
+                        continue;
+                    }
+                    let target = target.clone();
+                    links.lock().unwrap().push(tokio::spawn(async move {
+                        if let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await {
+                            let _ =
+                                tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                        }
+                    }));
+                }
+            }
+        });
+        Self {
+            port,
+            open,
+            links,
+            accepting,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn cut(&self) {
+        self.open.store(false, std::sync::atomic::Ordering::SeqCst);
+        for link in self.links.lock().unwrap().drain(..) {
+            link.abort();
+        }
+    }
+
+    fn reopen(&self) {
+        self.open.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.cut();
+        self.accepting.abort();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_watch_cut_past_a_compaction_reads_again_and_matches_a_full_read() {
-    let mut etcd = EtcdCluster::start(3);
-    // The watcher talks to member 0 only; the writers to the two others, and keep beating.
-    let watcher = EtcdFleet::new(&etcd.url(0), "fleet", TTL).unwrap();
+    let etcd = EtcdCluster::start(1);
+    // The watcher reaches etcd through a proxy that the test cuts; the writers directly, and
+    // they keep beating.
+    let proxy = Proxy::start(etcd.url(0).trim_start_matches("http://").to_owned()).await;
+    let watcher = EtcdFleet::new(&proxy.url(), "fleet", TTL).unwrap();
     let me = summary("w", "east");
     beat_until_ok(&watcher, &me, TTL * 5).await.unwrap();
-    let writers_urls = format!("{},{}", etcd.url(1), etcd.url(2));
     let states: Arc<Mutex<Vec<InstanceSummary>>> = Arc::new(Mutex::new(
         (0..4).map(|i| summary(&format!("x{i}"), "west")).collect(),
     ));
     let writers: Vec<EtcdFleet> = (0..4)
-        .map(|_| EtcdFleet::new(&writers_urls, "fleet", TTL).unwrap())
+        .map(|_| EtcdFleet::new(&etcd.urls(), "fleet", TTL).unwrap())
         .collect();
     let beating = {
         let states = Arc::clone(&states);
@@ -512,7 +576,7 @@ async fn a_watch_cut_past_a_compaction_reads_again_and_matches_a_full_read() {
     }
     let reads = watcher.resyncs();
 
-    etcd.stop(0);
+    proxy.cut();
     // Meanwhile: one instance fails, one moves to another data center, and the history is
     // compacted past the watcher's revision.
     {
@@ -530,8 +594,11 @@ async fn a_watch_cut_past_a_compaction_reads_again_and_matches_a_full_read() {
         .trim()
         .to_owned();
     etcd.ctl(&["compact", &revision]).expect("compacted");
-    etcd.restart(0);
-    etcd.wait_healthy();
+    assert!(
+        watcher.beat(&me).await.is_err(),
+        "cut off, the watcher's beat fails"
+    );
+    proxy.reopen();
 
     let deadline = Instant::now() + TTL * 10;
     loop {
@@ -562,4 +629,92 @@ async fn a_watch_cut_past_a_compaction_reads_again_and_matches_a_full_read() {
         assert!(Instant::now() < deadline, "the watcher never read again");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// A registry of `dc` with one Required dependency whose status the returned cell sets.
+async fn registry_with_db() -> (Registry, Arc<Mutex<CheckStatus>>) {
+    let registry = Registry::new();
+    let status = Arc::new(Mutex::new(CheckStatus::Ok));
+    let read = Arc::clone(&status);
+    registry
+        .add(
+            status_core::Dependency::builder(
+                "db",
+                status_core::check::tiered(move || {
+                    let s = *read.lock().unwrap();
+                    async move { (s, "db") }
+                }),
+            )
+            .urgency(status_core::Urgency::Required)
+            .period(Duration::from_secs(3600))
+            .build()
+            .unwrap(),
+        )
+        .unwrap();
+    registry.refresh_all().await;
+    (registry, status)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_reaches_the_other_instances_views_between_their_beats() {
+    let etcd = EtcdCluster::start(1);
+    // A long TTL: beats every 10 s. A change must not wait for them.
+    let ttl = Duration::from_secs(30);
+    let member = |id: &str| Member {
+        instance_id: id.into(),
+        datacenter: "east".into(),
+        version: "1".into(),
+        url: String::new(),
+    };
+    let (a, a_db) = registry_with_db().await;
+    let (b, _) = registry_with_db().await;
+    let _a_fleet = Fleet::start(
+        &a,
+        EtcdFleet::new(&etcd.urls(), "fleet", ttl).unwrap(),
+        member("a"),
+        HealthRule::default(),
+    );
+    let b_fleet = Fleet::start(
+        &b,
+        EtcdFleet::new(&etcd.urls(), "fleet", ttl).unwrap(),
+        member("b"),
+        HealthRule::default(),
+    );
+    let east = |fleet: &Fleet| {
+        fleet
+            .view()
+            .datacenter("east")
+            .map(|d| (d.fresh, d.conditions.outage))
+    };
+    until(
+        &b_fleet,
+        "both instances seen",
+        &|v| v.datacenter("east").is_some_and(|d| d.fresh == 2),
+        Duration::from_secs(10),
+    )
+    .await;
+
+    *a_db.lock().unwrap() = CheckStatus::Outage;
+    let changed = Instant::now();
+    for _ in 0..3 {
+        a.refresh_all().await;
+    }
+    assert_eq!(a.condition(), CheckStatus::Outage);
+    until(
+        &b_fleet,
+        "a's outage in b's view",
+        &|v| {
+            v.datacenter("east")
+                .is_some_and(|d| d.conditions.outage == 1)
+        },
+        Duration::from_secs(5),
+    )
+    .await;
+    assert!(
+        changed.elapsed() < ttl / 6,
+        "{:?}: it waited for a beat",
+        changed.elapsed()
+    );
+    assert_eq!(east(&b_fleet), Some((2, 1)));
+    assert!(!b_fleet.view().stale);
 }

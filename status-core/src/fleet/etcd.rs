@@ -79,6 +79,8 @@ struct Inner {
     resyncs: AtomicU64,
     /// Told when the watch is caught up.
     caught_up: tokio::sync::Notify,
+    /// Told when the counts moved.
+    moved: tokio::sync::watch::Sender<()>,
 }
 
 /// This instance's lease and what it last wrote under it.
@@ -153,6 +155,7 @@ impl EtcdFleet {
                 progress: tokio::sync::Mutex::new(None),
                 resyncs: AtomicU64::new(0),
                 caught_up: tokio::sync::Notify::new(),
+                moved: tokio::sync::watch::Sender::new(()),
             }),
             watching: true,
             publish: tokio::sync::Mutex::default(),
@@ -316,29 +319,7 @@ impl EtcdFleet {
             // A watch just started (or restarted) is given a moment to catch up.
             let _ = tokio::time::timeout(self.inner.ttl / 6, self.inner.caught_up.notified()).await;
         }
-        let now = Instant::now();
-        let watched = self.inner.lock();
-        if let Some(why) = &watched.foreign {
-            return Err(BeatError::Store(why.clone()));
-        }
-        let heard = watched
-            .heard
-            .is_some_and(|at| now.duration_since(at) <= self.inner.ttl);
-        if !watched.synced || !heard {
-            return Err(BeatError::Store(
-                "the watch on the fleet is not caught up".to_owned(),
-            ));
-        }
-        let datacenters = watched
-            .counts
-            .iter()
-            .map(|(name, (conditions, serving))| DatacenterCounts {
-                datacenter: name.clone(),
-                conditions: *conditions,
-                serving: *serving,
-            })
-            .collect();
-        drop(watched);
+        let datacenters = self.inner.vouched().map_err(BeatError::Store)?;
         let now_ms = epoch_ms();
         Ok(Beat {
             now_ms,
@@ -455,6 +436,14 @@ impl FleetStore for EtcdFleet {
     fn describe(&self) -> String {
         EtcdFleet::describe(self)
     }
+
+    fn subscribe(&self) -> Option<tokio::sync::watch::Receiver<()>> {
+        self.watching.then(|| self.inner.moved.subscribe())
+    }
+
+    fn counts(&self) -> Option<Vec<DatacenterCounts>> {
+        self.inner.vouched().ok()
+    }
 }
 
 /// Why a prefix could not be claimed.
@@ -496,6 +485,31 @@ impl Inner {
         key.push(0);
         key.extend_from_slice(id.as_bytes());
         key
+    }
+
+    /// The counts, if the watch vouches for them: caught up, heard from within a TTL, on a
+    /// prefix that is a fleet's; else why not.
+    fn vouched(&self) -> Result<Vec<DatacenterCounts>, String> {
+        let now = Instant::now();
+        let watched = self.lock();
+        if let Some(why) = &watched.foreign {
+            return Err(why.clone());
+        }
+        let heard = watched
+            .heard
+            .is_some_and(|at| now.duration_since(at) <= self.ttl);
+        if !watched.synced || !heard {
+            return Err("the watch on the fleet is not caught up".to_owned());
+        }
+        Ok(watched
+            .counts
+            .iter()
+            .map(|(name, (conditions, serving))| DatacenterCounts {
+                datacenter: name.clone(),
+                conditions: *conditions,
+                serving: *serving,
+            })
+            .collect())
     }
 
     fn mark_key(&self) -> Vec<u8> {
@@ -604,6 +618,7 @@ impl Inner {
         watched.heard = Some(Instant::now());
         drop(watched);
         self.caught_up.notify_waiters();
+        self.moved.send_replace(());
         Ok(())
     }
 
@@ -761,10 +776,14 @@ async fn watch_once(inner: &Inner, needs_read: &mut bool) -> Result<(), String> 
             return Err("the watch's events do not follow the counts: read again".to_owned());
         }
         watched.heard = Some(Instant::now());
-        if !watched.synced {
-            watched.synced = true;
-            drop(watched);
+        let caught_up = !watched.synced;
+        watched.synced = true;
+        drop(watched);
+        if caught_up {
             inner.caught_up.notify_waiters();
+        }
+        if !answer.events().is_empty() {
+            inner.moved.send_replace(());
         }
     }
 }

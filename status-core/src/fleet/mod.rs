@@ -135,7 +135,9 @@ pub type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// - what the store holds is not trusted: what no instance could have written is skipped and
 ///   counted ([`Beat::skipped`]), never counted as an instance;
 /// - a beat that fails says so ([`BeatError`]): the fleet's view then goes stale, then fails
-///   open, by [`Fleet`]'s rules, not the store's.
+///   open, by [`Fleet`]'s rules, not the store's;
+/// - a store that learns of changes between beats (etcd's watch) says so
+///   ([`subscribe`](Self::subscribe), [`counts`](Self::counts)), and the view follows at once.
 pub trait FleetStore: Send + Sync + std::fmt::Debug + 'static {
     /// How long an instance stays fresh after its last heartbeat.
     fn ttl(&self) -> Duration;
@@ -162,6 +164,19 @@ pub trait FleetStore: Send + Sync + std::fmt::Debug + 'static {
 
     /// Where the store is, without credentials.
     fn describe(&self) -> String;
+
+    /// Told each time the counts the store keeps may have changed (a watch's event), so that
+    /// [`Fleet`] takes them at once, between its beats; `None` (the default) for a store whose
+    /// counts come only with a beat (Redis).
+    fn subscribe(&self) -> Option<tokio::sync::watch::Receiver<()>> {
+        None
+    }
+
+    /// The counts the store keeps now, without a round trip, when it can vouch for them (its
+    /// watch caught up); `None` otherwise, and by default.
+    fn counts(&self) -> Option<Vec<DatacenterCounts>> {
+        None
+    }
 }
 
 /// A store's cursor: bytes (a key, a member) in hex.

@@ -142,6 +142,7 @@ impl Fleet {
         tokio::spawn(beat(
             fleet.clone(),
             registry.downgrade(),
+            registry.subscribe(),
             member,
             rule,
             reporter,
@@ -247,29 +248,108 @@ fn own_view(member: &Member, condition: CheckStatus, held: bool, rule: HealthRul
     view
 }
 
+/// What wakes the beat loop.
+enum Wake {
+    /// Its period: a beat.
+    Tick,
+    /// The registry's condition or holds may have changed: a beat, if they did.
+    Registry,
+    /// The store's counts moved: taken at once, no beat.
+    Store,
+    /// The registry is gone.
+    Stop,
+}
+
+/// What the store is told of this instance.
+fn published(registry: &Registry) -> (CheckStatus, Vec<String>) {
+    let holds = registry
+        .holds()
+        .iter()
+        .map(|h| h.source.as_str().to_owned())
+        .collect();
+    (registry.condition(), holds)
+}
+
+/// The store's next change, or never (a store without changes, or one whose sender is gone).
+async fn moved(changes: &mut Option<tokio::sync::watch::Receiver<()>>) {
+    match changes {
+        Some(receiver) => {
+            if receiver.changed().await.is_err() {
+                *changes = None;
+                std::future::pending::<()>().await;
+            }
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// Beats every third of the TTL; between beats, publishes at once when this instance's
+/// condition or holds change (at most every thirtieth of the TTL, so a flapping dependency
+/// cannot flood the store), and takes the store's counts at once when it says they moved.
 async fn beat(
     fleet: Fleet,
-    registry: crate::WeakRegistry,
+    weak: crate::WeakRegistry,
+    mut events: tokio::sync::broadcast::Receiver<crate::Event>,
     member: Member,
     rule: HealthRule,
     reporter: Option<Reporter>,
 ) {
+    use tokio::sync::broadcast::error::RecvError;
     let ttl = fleet.ttl;
     let mut tick = tokio::time::interval(ttl / 3);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut changes = fleet.store.subscribe();
     let mut failing = false;
+    let mut last: Option<(Instant, (CheckStatus, Vec<String>))> = None;
     loop {
-        tick.tick().await;
-        let Some(registry) = registry.upgrade() else {
+        let wake = tokio::select! {
+            _ = tick.tick() => Wake::Tick,
+            event = events.recv() => match event {
+                Ok(crate::Event::Changed { .. } | crate::Event::Drain(_)) | Err(RecvError::Lagged(_)) => Wake::Registry,
+                Ok(_) => continue,
+                Err(RecvError::Closed) => Wake::Stop,
+            },
+            () = moved(&mut changes) => Wake::Store,
+        };
+        let Some(registry) = weak.upgrade() else {
             return;
         };
-        let holds: Vec<String> = registry
-            .holds()
-            .iter()
-            .map(|h| h.source.as_str().to_owned())
-            .collect();
-        let condition = registry.condition();
+        match wake {
+            Wake::Stop => return,
+            Wake::Store => {
+                if let Some(counts) = fleet.store.counts() {
+                    let condition = last
+                        .as_ref()
+                        .map_or_else(|| registry.condition(), |(_, (c, _))| *c);
+                    let mut view = FleetView::from_counts(counts, rule);
+                    view.own = Some((member.datacenter.clone(), condition));
+                    fleet.set(view, true);
+                }
+                continue;
+            }
+            Wake::Registry => {
+                let now = published(&registry);
+                match &last {
+                    Some((_, before)) if *before == now => continue,
+                    Some((at, _)) => {
+                        // Not more often than every thirtieth of the TTL.
+                        let next = *at + ttl / 30;
+                        drop(registry);
+                        tokio::time::sleep_until(next).await;
+                    }
+                    None => drop(registry),
+                }
+                // The periodic beat counts from this one.
+                tick.reset();
+            }
+            Wake::Tick => drop(registry),
+        }
+        let Some(registry) = weak.upgrade() else {
+            return;
+        };
+        let (condition, holds) = published(&registry);
         drop(registry);
+        last = Some((Instant::now(), (condition, holds.clone())));
         let held = !holds.is_empty();
         let mut me = InstanceSummary::new(
             &member.instance_id,
@@ -369,5 +449,111 @@ async fn beat(
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use super::*;
+    use crate::fleet::{Beat, Boxed};
+
+    /// A store that answers every beat at once and keeps what it was told (a spy).
+    #[derive(Debug, Default)]
+    struct Told {
+        beats: AtomicUsize,
+        last: Mutex<Option<CheckStatus>>,
+    }
+
+    impl FleetStore for Arc<Told> {
+        fn ttl(&self) -> Duration {
+            Duration::from_secs(3)
+        }
+
+        fn beat<'a>(&'a self, me: &'a InstanceSummary) -> Boxed<'a, Result<Beat, BeatError>> {
+            self.beats.fetch_add(1, Ordering::SeqCst);
+            *self.last.lock().unwrap() = Some(me.condition);
+            Box::pin(std::future::ready(Ok(Beat {
+                now_ms: 0,
+                healed: 0,
+                retired: 0,
+                counted_ms: 0,
+                datacenters: Vec::new(),
+                settling: false,
+                skipped: [0; REJECTIONS.len()],
+            })))
+        }
+
+        fn instances<'a>(&'a self, _: &'a InstanceQuery) -> Boxed<'a, Result<InstancePage, Error>> {
+            Box::pin(std::future::ready(Ok(InstancePage::default())))
+        }
+
+        fn reset(&self) -> Boxed<'_, ()> {
+            Box::pin(std::future::ready(()))
+        }
+
+        fn describe(&self) -> String {
+            "told".to_owned()
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_change_is_published_at_once_and_a_flapping_one_at_most_every_thirtieth_of_the_ttl() {
+        let registry = Registry::new();
+        let (reporter, told) = (
+            registry
+                .add_passive(
+                    Dependency::passive("db")
+                        .urgency(Urgency::Required)
+                        .failures_before_outage(1)
+                        .successes_before_recovery(1)
+                        .build_info()
+                        .unwrap(),
+                )
+                .unwrap(),
+            Arc::new(Told::default()),
+        );
+        reporter.record(CheckOutcome::new(CheckStatus::Ok, "up"));
+        let member = Member {
+            instance_id: "a".into(),
+            datacenter: "east".into(),
+            version: "1".into(),
+            url: String::new(),
+        };
+        let _fleet = Fleet::start(&registry, Arc::clone(&told), member, HealthRule::default());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert_eq!(
+            told.beats.load(Ordering::SeqCst),
+            1,
+            "the first beat at once"
+        );
+
+        // A change: published within a thirtieth of the TTL of the last beat (100 ms), not at
+        // the next beat a second later.
+        reporter.record(CheckOutcome::new(CheckStatus::Outage, "down"));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert_eq!(registry.condition(), CheckStatus::Outage);
+        assert_eq!(told.beats.load(Ordering::SeqCst), 1, "not before 100 ms");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(*told.last.lock().unwrap(), Some(CheckStatus::Outage));
+        assert_eq!(told.beats.load(Ordering::SeqCst), 2);
+
+        // Flapping for 900 ms, a change every 10 ms: at most one beat every 100 ms.
+        let before = told.beats.load(Ordering::SeqCst);
+        for i in 0..90 {
+            let status = if i % 2 == 0 {
+                CheckStatus::Ok
+            } else {
+                CheckStatus::Outage
+            };
+            reporter.record(CheckOutcome::new(status, "flapping"));
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let during = told.beats.load(Ordering::SeqCst) - before;
+        assert!(
+            (5..=10).contains(&during),
+            "{during} beats in 900 ms of flapping"
+        );
     }
 }
