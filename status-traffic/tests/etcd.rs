@@ -718,3 +718,24 @@ async fn a_change_reaches_the_other_instances_views_between_their_beats() {
     assert_eq!(east(&b_fleet), Some((2, 1)));
     assert!(!b_fleet.view().stale);
 }
+
+/// `EtcdFleet` grants its lease under an id of its own, so that a grant whose answer was lost
+/// is found again: this is what etcd answers a second grant of one id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_grant_of_one_lease_id_says_it_exists() {
+    let etcd = EtcdCluster::start(1);
+    let mut client = etcd_client::Client::connect([etcd.url(0)], None)
+        .await
+        .unwrap();
+    let options = || Some(etcd_client::LeaseGrantOptions::new().with_id(4242));
+    assert_eq!(client.lease_grant(5, options()).await.unwrap().id(), 4242);
+    match client.lease_grant(5, options()).await {
+        Err(etcd_client::Error::GRpcStatus(status)) => {
+            assert!(
+                status.message().contains("lease already exists"),
+                "{status:?}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}

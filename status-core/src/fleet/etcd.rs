@@ -37,8 +37,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use etcd_client::{
-    Client, Compare, CompareOp, EventType, GetOptions, KeyValue, LeaseKeepAliveStream, LeaseKeeper,
-    PutOptions, Txn, TxnOp, WatchOptions, WatchRequestSender,
+    Client, Compare, CompareOp, EventType, GetOptions, KeyValue, LeaseGrantOptions,
+    LeaseKeepAliveStream, LeaseKeeper, PutOptions, Txn, TxnOp, WatchOptions, WatchRequestSender,
 };
 use tokio::time::Instant;
 
@@ -91,6 +91,8 @@ struct Publish {
     written: Option<String>,
     /// The key it was written under: another one (a new data center) replaces it.
     key: Option<Vec<u8>>,
+    /// The lease's id, chosen by this instance at its first grant.
+    id: Option<i64>,
 }
 
 impl std::fmt::Debug for Publish {
@@ -269,15 +271,26 @@ impl EtcdFleet {
             (None, _) => false,
         };
         if !kept {
-            // No lease yet, or it expired: the key went with it.
+            // No lease yet, or it expired: the key went with it. The lease's id is this
+            // instance's own, so a grant whose answer was lost is found again ("already
+            // exists"), never granted twice and left to expire unused.
             publish.keeper = None;
             publish.written = None;
             publish.lease = None;
-            let granted = client
-                .lease_grant(self.lease_seconds(), None)
+            let id = *publish.id.get_or_insert_with(lease_id);
+            match client
+                .lease_grant(
+                    self.lease_seconds(),
+                    Some(LeaseGrantOptions::new().with_id(id)),
+                )
                 .await
-                .map_err(failed)?;
-            publish.lease = Some(granted.id());
+            {
+                Ok(_) => {}
+                Err(etcd_client::Error::GRpcStatus(status))
+                    if status.message().contains("lease already exists") => {}
+                Err(e) => return Err(failed(e)),
+            }
+            publish.lease = Some(id);
         }
         let lease = publish.lease.unwrap_or_default();
         let key = self.inner.instance_key(&me.datacenter, &me.instance_id);
@@ -444,6 +457,12 @@ impl FleetStore for EtcdFleet {
     fn counts(&self) -> Option<Vec<DatacenterCounts>> {
         self.inner.vouched().ok()
     }
+}
+
+/// A lease id of this instance's own: random, positive.
+fn lease_id() -> i64 {
+    let random = crate::Rng::from_entropy().next_u64() >> 1;
+    i64::try_from(random).unwrap_or(1).max(1)
 }
 
 /// Why a prefix could not be claimed.
