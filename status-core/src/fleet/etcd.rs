@@ -81,6 +81,8 @@ struct Inner {
     caught_up: tokio::sync::Notify,
     /// Told when the counts moved.
     moved: tokio::sync::watch::Sender<()>,
+    /// Whether the prefix was found a fleet's: nothing is written under it before.
+    claimed: std::sync::atomic::AtomicBool,
 }
 
 /// This instance's lease and what it last wrote under it.
@@ -158,6 +160,7 @@ impl EtcdFleet {
                 resyncs: AtomicU64::new(0),
                 caught_up: tokio::sync::Notify::new(),
                 moved: tokio::sync::watch::Sender::new(()),
+                claimed: std::sync::atomic::AtomicBool::new(false),
             }),
             watching: true,
             publish: tokio::sync::Mutex::default(),
@@ -251,6 +254,14 @@ impl EtcdFleet {
             BeatError::Store(e.to_string())
         };
         let mut client = self.inner.store.client().await.map_err(failed)?;
+        if !self.inner.claimed.load(Ordering::Relaxed) {
+            // Nothing is written under a prefix that holds something else.
+            match self.inner.claim(&mut client).await {
+                Ok(()) => {}
+                Err(Claim::Foreign(e)) => return Err(BeatError::Store(e.to_string())),
+                Err(Claim::Unreachable(e)) => return Err(failed(e)),
+            }
+        }
         let mut publish = self.publish.lock().await;
         let kept = match (publish.lease, publish.keeper.as_mut()) {
             (Some(_), Some((keeper, stream))) => match keep_alive(keeper, stream).await {
@@ -550,6 +561,7 @@ impl Inner {
         let found = client.get(mark.clone(), None).await.map_err(failed)?;
         if let Some(kv) = found.kvs().first() {
             if kv.value() == FLEET_MARK.as_bytes() {
+                self.claimed.store(true, Ordering::Relaxed);
                 return Ok(());
             }
             return Err(Claim::Foreign(self.foreign("its mark is not a fleet's")));
@@ -585,6 +597,7 @@ impl Inner {
             )
             .await
             .map_err(failed)?;
+        self.claimed.store(true, Ordering::Relaxed);
         Ok(())
     }
 

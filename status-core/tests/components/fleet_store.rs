@@ -472,3 +472,136 @@ async fn on_a_redis_cluster_a_master_lost_leaves_views_stale_at_worst_never_wron
         "{view:?}"
     );
 }
+
+/// Garbage under an etcd fleet's prefix: keys no instance could have written are skipped and
+/// counted by reason, a value that names another instance is counted as its key says, and a
+/// fleet whose prefix holds something else is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_etcd_holds_is_never_trusted_as_written() {
+    use status_core::fleet::{EtcdFleet, FleetStore, REJECTIONS};
+
+    let etcd = crate::etcd_server::EtcdCluster::start(1);
+    let mut client = etcd_client::Client::connect([etcd.url(0)], None)
+        .await
+        .unwrap();
+    let summary = |id: &str, dc: &str, condition: &str| {
+        format!(
+            r#"{{"instanceId":"{id}","datacenter":"{dc}","condition":"{condition}","holds":[],"version":"1"}}"#
+        )
+    };
+    let garbage: [(&[u8], Vec<u8>); 5] = [
+        (b"forged/i/east", summary("x", "east", "OK").into_bytes()),
+        (b"forged/i/\0noid", summary("x", "east", "OK").into_bytes()),
+        (b"forged/i/east\0big", vec![b' '; MAX_SUMMARY + 1]),
+        (b"forged/i/east\0json", b"{not json".to_vec()),
+        // Says it is someone else, elsewhere, failing: counted as its key says.
+        (
+            b"forged/i/west\0w1",
+            summary("impostor", "north", "OUTAGE").into_bytes(),
+        ),
+    ];
+    for (key, value) in &garbage {
+        client.put(key.to_vec(), value.clone(), None).await.unwrap();
+    }
+    let store = EtcdFleet::new(&etcd.urls(), "forged", Duration::from_secs(2)).unwrap();
+    assert!(store.verify().await.unwrap());
+    let me = InstanceSummary::new("e1", "east", CheckStatus::Ok, Vec::new(), "1");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let beat = loop {
+        if let Ok(beat) = store.beat(&me).await {
+            if beat.datacenters.iter().any(|d| d.datacenter == "east") {
+                break beat;
+            }
+        }
+        assert!(Instant::now() < deadline, "never counted");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let names: Vec<(&str, usize, usize)> = beat
+        .datacenters
+        .iter()
+        .map(|d| {
+            (
+                d.datacenter.as_str(),
+                d.conditions.total(),
+                d.conditions.outage,
+            )
+        })
+        .collect();
+    assert_eq!(names, [("east", 1, 0), ("west", 1, 1)]);
+    let skipped =
+        |reason: &str| beat.skipped[REJECTIONS.iter().position(|r| *r == reason).unwrap()];
+    assert_eq!(
+        (
+            skipped("bad_id"),
+            skipped("bad_datacenter"),
+            skipped("too_large"),
+            skipped("bad_state")
+        ),
+        (1, 1, 1, 1),
+        "{:?}",
+        beat.skipped
+    );
+
+    // Listed by key too.
+    let page = store
+        .instances(&InstanceQuery {
+            datacenter: Some("west".into()),
+            cursor: None,
+            limit: 10,
+        })
+        .await
+        .unwrap();
+    assert_eq!(page.instances.len(), 1);
+    assert_eq!(page.instances[0].summary.instance_id, "w1");
+    assert_eq!(page.instances[0].summary.datacenter, "west");
+    assert!(store
+        .instances(&InstanceQuery {
+            datacenter: None,
+            cursor: Some("zz".into()),
+            limit: 10
+        })
+        .await
+        .unwrap_err()
+        .is_invalid());
+
+    // A prefix that holds something else.
+    client
+        .put("config/database", "postgres://…", None)
+        .await
+        .unwrap();
+    let foreign = EtcdFleet::new(&etcd.urls(), "config", Duration::from_secs(2)).unwrap();
+    let refused = foreign.verify().await.unwrap_err();
+    assert!(
+        refused.is_invalid() && refused.to_string().contains("holds something else"),
+        "{refused}"
+    );
+    let e = loop {
+        match foreign.beat(&me).await {
+            Err(e) if e.to_string().contains("holds something else") => break e,
+            _ => {}
+        }
+        assert!(
+            Instant::now() < deadline + Duration::from_secs(5),
+            "beats never said why"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(matches!(e, status_core::fleet::BeatError::Store(_)));
+    let written = client
+        .get(
+            "config/",
+            Some(
+                etcd_client::GetOptions::new()
+                    .with_prefix()
+                    .with_keys_only(),
+            ),
+        )
+        .await
+        .unwrap();
+    let keys: Vec<&[u8]> = written.kvs().iter().map(|kv| kv.key()).collect();
+    assert_eq!(
+        keys,
+        [b"config/database".as_slice()],
+        "nothing written in someone else's prefix"
+    );
+}
