@@ -598,7 +598,11 @@ async fn what_etcd_holds_is_never_trusted_as_written() {
         )
         .await
         .unwrap();
-    let keys: Vec<&[u8]> = written.kvs().iter().map(|kv| kv.key()).collect();
+    let keys: Vec<&[u8]> = written
+        .kvs()
+        .iter()
+        .map(etcd_client::KeyValue::key)
+        .collect();
     assert_eq!(
         keys,
         [b"config/database".as_slice()],
