@@ -272,6 +272,8 @@ async fn main() -> anyhow::Result<()> {
                     } else {
                         CheckStatus::Ok
                     };
+                    // When it changed, for the watch-delivery latency.
+                    me.version = format!("t={}", epoch_ms());
                 }
                 let ok = match &*store {
                     Store::Beat(fleets) => fleets[i % fleets.len()].beat(&me).await.is_ok(),
@@ -321,6 +323,48 @@ async fn main() -> anyhow::Result<()> {
         }))
     } else {
         None
+    };
+    // A plain etcd watch over the instances' keys: how long each change takes from its write
+    // to a watcher, over the measured span.
+    let delivered = Arc::new(std::sync::Mutex::new(Vec::<u64>::new()));
+    let delivery = match &args.etcd {
+        Some(urls) => {
+            let url = urls.split(',').next().unwrap_or_default().to_owned();
+            let prefix = format!("{}/i/", args.key.trim_end_matches('/'));
+            let delivered = Arc::clone(&delivered);
+            Some(tokio::spawn(async move {
+                let Ok(mut client) = etcd_client::Client::connect([url], None).await else {
+                    return;
+                };
+                let options = etcd_client::WatchOptions::new().with_prefix();
+                let Ok(mut stream) = client.watch(prefix, Some(options)).await else {
+                    return;
+                };
+                while let Ok(Some(answer)) = stream.message().await {
+                    let now = epoch_ms();
+                    for event in answer.events() {
+                        let sent = event
+                            .kv()
+                            .and_then(|kv| {
+                                serde_json::from_slice::<serde_json::Value>(kv.value()).ok()
+                            })
+                            .and_then(|v| {
+                                v["version"]
+                                    .as_str()?
+                                    .strip_prefix("t=")?
+                                    .parse::<u64>()
+                                    .ok()
+                            });
+                        if let Some(sent) = sent {
+                            if Instant::now() >= measure_from && Instant::now() < end {
+                                delivered.lock().unwrap().push(now.saturating_sub(sent));
+                            }
+                        }
+                    }
+                }
+            }))
+        }
+        None => None,
     };
     tokio::time::sleep_until(measure_from).await;
     let mut etcd_memory = 0.0;
@@ -392,6 +436,24 @@ async fn main() -> anyhow::Result<()> {
             format!("{:.2} MiB/s", out / seconds / (1 << 20) as f64)
         },
     );
+    if let Some(delivery) = delivery {
+        delivery.abort();
+        let mut delays = delivered.lock().unwrap().clone();
+        delays.sort_unstable();
+        let at = |q: f64| {
+            delays
+                .get(((delays.len() as f64 * q) as usize).min(delays.len().saturating_sub(1)))
+                .copied()
+                .unwrap_or(0)
+        };
+        eprintln!(
+            "watch delivery: {} changes, p50 {} ms, p99 {} ms, max {} ms",
+            delays.len(),
+            at(0.5),
+            at(0.99),
+            delays.last().copied().unwrap_or(0)
+        );
+    }
     if let Store::Etcd(publishers, watchers) = &*store {
         // A change of one instance, until a watcher's counts show it: five times.
         let mut me = InstanceSummary::new("i-0", "dc-0", CheckStatus::Ok, Vec::new(), "1.0");
@@ -477,4 +539,11 @@ impl Timed for EtcdFleet {
             }
         }
     }
+}
+
+/// This machine's clock, in ms since the epoch.
+fn epoch_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
