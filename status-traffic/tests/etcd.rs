@@ -182,6 +182,10 @@ async fn an_etcd_stopped_or_never_there_is_a_refusal_in_time() {
 
 // Failures of a three-member cluster.
 
+/// Three-member clusters one at a time: their elections and leases are real time, and a
+/// two-core machine running several at once would test its scheduler, not the code.
+static THREE_MEMBERS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 const TTL: Duration = Duration::from_secs(2);
 
 fn summary(id: &str, dc: &str) -> InstanceSummary {
@@ -214,6 +218,7 @@ async fn beat_until_ok(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_leader_lost_mid_run_grants_nothing_twice_and_views_resume_within_two_ttls() {
+    let _one_at_a_time = THREE_MEMBERS.lock().await;
     let mut etcd = EtcdCluster::start(3);
     let urls = etcd.urls();
     let stores: Arc<Vec<EtcdFleet>> = Arc::new(
@@ -225,8 +230,20 @@ async fn the_leader_lost_mid_run_grants_nothing_twice_and_views_resume_within_tw
     for (store, me) in stores.iter().zip(&me) {
         beat_until_ok(store, me, TTL * 5).await.unwrap();
     }
-    let counts = beat_until_ok(&stores[0], &me[0], TTL).await.unwrap();
-    assert_eq!(fresh(&counts), 3, "{counts:?}");
+    // The watch delivers the others' first writes as it can (a loaded machine runs several
+    // clusters at once).
+    let deadline = Instant::now() + TTL * 5;
+    loop {
+        let counts = beat_until_ok(&stores[0], &me[0], TTL).await.unwrap();
+        if fresh(&counts) == 3 {
+            break;
+        }
+        for (store, me) in stores.iter().zip(&me).skip(1) {
+            beat_until_ok(store, me, TTL).await.unwrap();
+        }
+        assert!(Instant::now() < deadline, "{counts:?}");
+        tokio::time::sleep(TTL / 6).await;
+    }
     // a0 and a1 beat on throughout, as their Fleets would; a2 stops with the leader.
     let beating = {
         let (stores, me) = (Arc::clone(&stores), me.clone());
@@ -340,6 +357,7 @@ async fn the_leader_lost_mid_run_grants_nothing_twice_and_views_resume_within_tw
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_minority_lost_changes_nothing() {
+    let _one_at_a_time = THREE_MEMBERS.lock().await;
     let mut etcd = EtcdCluster::start(3);
     let urls = etcd.urls();
     let store = EtcdFleet::new(&urls, "fleet", TTL).unwrap();
@@ -400,6 +418,7 @@ async fn until(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quorum_lost_views_go_stale_then_fail_open_budgets_refuse_and_all_resumes() {
+    let _one_at_a_time = THREE_MEMBERS.lock().await;
     let mut etcd = EtcdCluster::start(3);
     let urls = etcd.urls();
     let registry = Registry::new();

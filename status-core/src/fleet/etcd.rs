@@ -20,8 +20,8 @@
 //!   (`require_leader`), so a member cut off from the majority refuses rather than answers
 //!   from a frozen state; the watch is cancelled with it. A beat then fails, and the fleet's
 //!   view goes stale, then fails open, by [`Fleet`](super::Fleet)'s rules.
-//! - **a watch that stops delivering**: every beat asks the watch for its progress; a watch
-//!   not heard from for a TTL is not caught up, and the beat fails.
+//! - **a watch that stops delivering**: a beat asks a watch with no news for a beat period
+//!   for its progress; a watch not heard from for a TTL is not caught up, and the beat fails.
 //! - **a watch cut**: it resumes from the last revision it applied; a revision compacted
 //!   since is a full read again (a resync).
 //! - **garbage under the prefix**: a key or value no instance could have written (a bad id or
@@ -335,9 +335,18 @@ impl EtcdFleet {
                 skipped: [0; REJECTIONS.len()],
             });
         }
-        if let Some(sender) = self.inner.progress.lock().await.as_mut() {
-            // Best effort: a watch that cannot be asked is one not heard from.
-            let _ = sender.request_progress().await;
+        let quiet = self
+            .inner
+            .lock()
+            .heard
+            .is_none_or(|at| at.elapsed() >= self.inner.ttl / 3);
+        if quiet {
+            // A watch with no news for a beat period is asked for its progress (a busy fleet's
+            // events say it lives); best effort: a watch that cannot be asked is one not
+            // heard from, and the beat a TTL later fails.
+            if let Some(sender) = self.inner.progress.lock().await.as_mut() {
+                let _ = sender.request_progress().await;
+            }
         }
         if !self.inner.lock().synced {
             // A watch just started (or restarted) is given a moment to catch up.
