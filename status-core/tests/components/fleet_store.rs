@@ -507,8 +507,14 @@ async fn what_etcd_holds_is_never_trusted_as_written() {
     assert!(store.verify().await.unwrap());
     let me = InstanceSummary::new("e1", "east", CheckStatus::Ok, Vec::new(), "1");
     let deadline = Instant::now() + Duration::from_secs(10);
+    // Skipped entries are told once, by the beat after the read that met them: summed over
+    // the beats until this instance's own write is counted.
+    let mut skipped_in_all = [0; REJECTIONS.len()];
     let beat = loop {
         if let Ok(beat) = store.beat(&me).await {
+            for (sum, n) in skipped_in_all.iter_mut().zip(beat.skipped) {
+                *sum += n;
+            }
             if beat.datacenters.iter().any(|d| d.datacenter == "east") {
                 break beat;
             }
@@ -529,7 +535,7 @@ async fn what_etcd_holds_is_never_trusted_as_written() {
         .collect();
     assert_eq!(names, [("east", 1, 0), ("west", 1, 1)]);
     let skipped =
-        |reason: &str| beat.skipped[REJECTIONS.iter().position(|r| *r == reason).unwrap()];
+        |reason: &str| skipped_in_all[REJECTIONS.iter().position(|r| *r == reason).unwrap()];
     assert_eq!(
         (
             skipped("bad_id"),
@@ -538,8 +544,7 @@ async fn what_etcd_holds_is_never_trusted_as_written() {
             skipped("bad_state")
         ),
         (1, 1, 1, 1),
-        "{:?}",
-        beat.skipped
+        "{skipped_in_all:?}"
     );
 
     // Listed by key too.
