@@ -4,10 +4,8 @@
 
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use serde_json::Value;
-use tokio::time::Instant;
 
 mod common;
 #[path = "../../../status-core/tests/components/etcd_server.rs"]
@@ -18,18 +16,7 @@ mod processes;
 use etcd_server::EtcdCluster;
 use processes::{free_port, Process};
 
-async fn get(addr: SocketAddr, path: &str) -> (u16, Value) {
-    let (status, body) = common::request(addr, "GET", path, None, "").await;
-    (status, serde_json::from_str(&body).unwrap_or(Value::Null))
-}
-
-async fn until(addr: SocketAddr, what: &str, ok: impl AsyncFn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !ok().await {
-        assert!(Instant::now() < deadline, "{addr}: {what} never held");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
+use common::{get_json as get, until};
 
 fn quickstart(etcd: &str, id: &str, dc: &str, port: u16) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_quickstart"));

@@ -3,28 +3,13 @@
 
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};
-use std::time::Duration;
-
-use serde_json::Value;
-use tokio::time::Instant;
 
 mod common;
 mod processes;
 
 use processes::{free_port, redis_server, Process};
 
-async fn get(addr: SocketAddr, path: &str) -> (u16, Value) {
-    let (status, body) = common::request(addr, "GET", path, None, "").await;
-    (status, serde_json::from_str(&body).unwrap_or(Value::Null))
-}
-
-async fn until(addr: SocketAddr, what: &str, ok: impl AsyncFn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !ok().await {
-        assert!(Instant::now() < deadline, "{addr}: {what} never held");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
+use common::{get_json as get, until};
 
 async fn instance(redis: u16, id: &str, dc: &str) -> (Process, SocketAddr) {
     instance_with(redis, id, dc, &[]).await

@@ -37,3 +37,26 @@ pub(crate) async fn request(
     let bytes = response.into_body().collect().await.unwrap().to_bytes();
     (status, String::from_utf8(bytes.to_vec()).unwrap())
 }
+
+/// A GET of `path` on `addr`: the status, and the body as JSON (`Null` when it is not).
+#[allow(dead_code)] // Not every test binary asks for JSON.
+pub(crate) async fn get_json(addr: SocketAddr, path: &str) -> (u16, serde_json::Value) {
+    let (status, body) = request(addr, "GET", path, None, "").await;
+    (
+        status,
+        serde_json::from_str(&body).unwrap_or(serde_json::Value::Null),
+    )
+}
+
+/// Polls `ok` every 50 ms until it holds, for at most 20 s.
+#[allow(dead_code)] // Not every test binary waits on a process.
+pub(crate) async fn until(addr: SocketAddr, what: &str, ok: impl AsyncFn() -> bool) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !ok().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{addr}: {what} never held"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
