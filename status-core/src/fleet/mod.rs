@@ -100,6 +100,27 @@ pub struct Beat {
     pub skipped: [u64; REJECTIONS.len()],
 }
 
+impl Beat {
+    /// A beat answered by a store that keeps its counts as they change (no upkeep, nothing
+    /// healed, retired or settling), at `now_ms`.
+    #[must_use]
+    pub fn kept(
+        now_ms: u64,
+        datacenters: Vec<DatacenterCounts>,
+        skipped: [u64; REJECTIONS.len()],
+    ) -> Self {
+        Self {
+            now_ms,
+            healed: 0,
+            retired: 0,
+            counted_ms: now_ms,
+            datacenters,
+            settling: false,
+            skipped,
+        }
+    }
+}
+
 /// Why a beat was refused or failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BeatError {

@@ -474,15 +474,11 @@ mod tests {
         fn beat<'a>(&'a self, me: &'a InstanceSummary) -> Boxed<'a, Result<Beat, BeatError>> {
             self.beats.fetch_add(1, Ordering::SeqCst);
             *self.last.lock().unwrap() = Some(me.condition);
-            Box::pin(std::future::ready(Ok(Beat {
-                now_ms: 0,
-                healed: 0,
-                retired: 0,
-                counted_ms: 0,
-                datacenters: Vec::new(),
-                settling: false,
-                skipped: [0; REJECTIONS.len()],
-            })))
+            Box::pin(std::future::ready(Ok(Beat::kept(
+                0,
+                Vec::new(),
+                [0; REJECTIONS.len()],
+            ))))
         }
 
         fn instances<'a>(&'a self, _: &'a InstanceQuery) -> Boxed<'a, Result<InstancePage, Error>> {

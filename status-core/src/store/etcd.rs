@@ -146,12 +146,6 @@ impl EtcdStore {
         Ok(prefix)
     }
 
-    /// Each call's deadline.
-    #[must_use]
-    pub fn timeout(&self) -> Duration {
-        self.timeout
-    }
-
     /// Where the store is.
     #[must_use]
     pub fn describe(&self) -> &str {

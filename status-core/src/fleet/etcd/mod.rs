@@ -286,16 +286,7 @@ impl EtcdFleet {
         }
         drop(publish);
         if !self.watching {
-            let now_ms = epoch_ms();
-            return Ok(Beat {
-                now_ms,
-                healed: 0,
-                retired: 0,
-                counted_ms: now_ms,
-                datacenters: Vec::new(),
-                settling: false,
-                skipped: [0; REJECTIONS.len()],
-            });
+            return Ok(Beat::kept(epoch_ms(), Vec::new(), [0; REJECTIONS.len()]));
         }
         let quiet = self
             .inner
@@ -315,16 +306,8 @@ impl EtcdFleet {
             let _ = tokio::time::timeout(self.inner.ttl / 6, self.inner.caught_up.notified()).await;
         }
         let datacenters = self.inner.vouched().map_err(BeatError::Store)?;
-        let now_ms = epoch_ms();
-        Ok(Beat {
-            now_ms,
-            healed: 0,
-            retired: 0,
-            counted_ms: now_ms,
-            datacenters,
-            settling: false,
-            skipped: std::array::from_fn(|i| self.inner.skipped[i].swap(0, Ordering::Relaxed)),
-        })
+        let skipped = std::array::from_fn(|i| self.inner.skipped[i].swap(0, Ordering::Relaxed));
+        Ok(Beat::kept(epoch_ms(), datacenters, skipped))
     }
 
     /// A page of instances: of `query.datacenter` (or all), after `query.cursor`, at most

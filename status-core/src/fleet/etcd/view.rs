@@ -131,8 +131,7 @@ impl Inner {
             }
             return Err(Claim::Foreign(self.foreign("its mark is not a fleet's")));
         }
-        // Instances' keys (written by a first beat before the mark, maybe) are a fleet's;
-        // anything else, before them or after them, is not.
+        // Instances' keys are a fleet's; anything else, before them or after them, is not.
         let instances = self.instances_key();
         let mut others = 0;
         for (from, to) in [
