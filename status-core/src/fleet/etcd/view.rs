@@ -148,6 +148,17 @@ impl Inner {
             others += held.count();
         }
         if others > 0 {
+            // Another instance may have marked the prefix between the two reads (its mark is
+            // among the keys counted): the mark decides, read again.
+            let again = client.get(mark.clone(), None).await.map_err(failed)?;
+            if again
+                .kvs()
+                .first()
+                .is_some_and(|kv| kv.value() == FLEET_MARK.as_bytes())
+            {
+                self.claimed.store(true, Ordering::Relaxed);
+                return Ok(());
+            }
             return Err(Claim::Foreign(
                 self.foreign(&format!("{others} keys, and no fleet's mark")),
             ));
