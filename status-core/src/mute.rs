@@ -85,9 +85,14 @@ impl Mute {
                 if ttl < Duration::from_secs(1) {
                     return Err(Error::invalid("ttlSeconds must be at least 1"));
                 }
-                let ttl = chrono::Duration::from_std(ttl)
-                    .map_err(|_| Error::invalid("the mute must end within 30 days"))?;
-                (wall, wall + ttl)
+                // Bounded before any arithmetic: a time to live from outside must never
+                // overflow a clock.
+                if ttl > MAX_MUTE_AHEAD {
+                    return Err(too_far());
+                }
+                let ttl = chrono::Duration::from_std(ttl).map_err(|_| too_far())?;
+                let until = wall.checked_add_signed(ttl).ok_or_else(too_far)?;
+                (wall, until)
             }
             MuteWindow::Between { start, end } => {
                 if end <= start {
@@ -101,9 +106,7 @@ impl Mute {
         };
         let ahead = (until - wall).to_std().unwrap_or(Duration::MAX);
         if ahead > MAX_MUTE_AHEAD {
-            return Err(Error::invalid(
-                "the mute must end within 30 days (2592000 seconds) from now",
-            ));
+            return Err(too_far());
         }
         crate::feature::validate_reason(reason)?;
         let actor = crate::text::actor(actor)?;
@@ -139,6 +142,10 @@ impl Mute {
             ..self.clone()
         }
     }
+}
+
+fn too_far() -> Error {
+    Error::invalid("the mute must end within 30 days (2592000 seconds) from now")
 }
 
 impl Serialize for Mute {
@@ -184,6 +191,19 @@ mod tests {
             .is_invalid());
         assert!(mute(MuteWindow::For(MAX_MUTE_AHEAD + Duration::from_secs(1))).is_err());
         assert!(mute(MuteWindow::For(Duration::MAX)).is_err());
+        // Past what a clock can add: refused, never a panic.
+        assert!(
+            mute(MuteWindow::For(Duration::from_secs(9_000_000_000_000)))
+                .unwrap_err()
+                .is_invalid()
+        );
+        let far = DateTime::<Utc>::MAX_UTC;
+        assert!(mute(MuteWindow::Between {
+            start: far - chrono::Duration::days(1),
+            end: far
+        })
+        .unwrap_err()
+        .is_invalid());
         assert!(mute(between(0, 30 * day)).is_ok());
     }
 

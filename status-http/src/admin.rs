@@ -238,11 +238,20 @@ pub(crate) fn with_actor(mut response: Response, actor: Option<String>) -> Respo
     response
 }
 
-/// GET `/admin/audit`: the last admin calls, newest first, refusals included.
+/// GET `/admin/audit`: the last admin calls, newest first; apart, the last calls refused for
+/// their credentials and their count.
 #[cfg_attr(feature = "openapi", utoipa::path(get, path = "/admin/audit", tag = "admin", security(("bearer" = [])),
     responses(
         (status = 200, description = "The last admin calls, newest first", body = crate::schema::AuditList),
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn audit(_: Admin, State(log): State<AuditLog>) -> Response {
-    json_response(StatusCode::OK, JSON, &json!({ "entries": log.entries() }))
+    json_response(
+        StatusCode::OK,
+        JSON,
+        &json!({
+            "entries": log.entries(),
+            "refusals": log.refusals(),
+            "refusedTotal": log.refused_total(),
+        }),
+    )
 }

@@ -1,22 +1,35 @@
-//! The audit trail: every admin call, who made it (when the call named an actor), and how it
-//! ended, refusals included; the last [`AUDIT_KEPT`] at `GET /admin/audit` (admin only). It
-//! lives in the process: a restart starts it empty.
+//! The audit trail: every call to a route that checks the admin token, who made it (when
+//! the call named an actor), from which address, and how it ended; the last [`AUDIT_KEPT`] at
+//! `GET /admin/audit` (admin only). It lives in the process: a restart starts it empty.
+//!
+//! Calls refused for their credentials (401, 403) are kept apart: the last
+//! [`REFUSALS_KEPT`], and a count since start, so that a flood of calls without a token can
+//! never push an operator's actions out of the trail. A handler that panics is answered 500
+//! and recorded as any other call.
 
 use std::collections::VecDeque;
 use std::future::Future;
+use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{ready, Context, Poll};
 
-use axum::http::{Method, Request};
-use axum::response::Response;
+use axum::extract::ConnectInfo;
+use axum::http::{Method, Request, StatusCode};
+use axum::response::{IntoResponse, Response};
 use chrono::{SecondsFormat, Utc};
 use pin_project_lite::pin_project;
 use serde::Serialize;
 use tower::{Layer, Service};
 
+use crate::error::ApiError;
+
 /// How many entries the trail keeps; older ones go.
 pub const AUDIT_KEPT: usize = 1000;
+
+/// How many calls refused for their credentials are kept, apart from the trail.
+pub const REFUSALS_KEPT: usize = 100;
 
 /// One admin call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -35,6 +48,28 @@ pub struct AuditEntry {
     /// Who made it, when the call said (`actor` in its body).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub actor: Option<String>,
+    /// The address it came from, when the server said (`ConnectInfo`; [`crate::serve`]
+    /// always does).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+}
+
+impl AuditEntry {
+    /// Whether the call was turned away for its credentials: no token, a wrong one, or
+    /// admin calls disabled.
+    #[must_use]
+    pub fn unauthenticated(&self) -> bool {
+        matches!(self.status, 401 | 403)
+    }
+}
+
+/// What the trail keeps: the calls made with the token, and apart, those refused for their
+/// credentials.
+#[derive(Debug, Default)]
+struct Trail {
+    entries: VecDeque<AuditEntry>,
+    refusals: VecDeque<AuditEntry>,
+    refused_total: u64,
 }
 
 /// The audit trail: the last [`AUDIT_KEPT`] admin calls. Cheap to clone: clones share it.
@@ -42,7 +77,7 @@ pub struct AuditEntry {
 /// admin routes ([`layer`](Self::layer)) to keep one trail.
 #[derive(Clone, Default)]
 pub struct AuditLog {
-    entries: Arc<Mutex<VecDeque<AuditEntry>>>,
+    trail: Arc<Mutex<Trail>>,
     observers: Arc<Mutex<Vec<Observer>>>,
 }
 
@@ -54,7 +89,7 @@ impl std::fmt::Debug for AuditLog {
         f.debug_struct("AuditLog")
             .field(
                 "entries",
-                &self.entries.lock().map(|e| e.len()).unwrap_or(0),
+                &self.trail.lock().map(|t| t.entries.len()).unwrap_or(0),
             )
             .finish_non_exhaustive()
     }
@@ -67,11 +102,27 @@ impl AuditLog {
         Self::default()
     }
 
-    /// The entries, newest first.
+    /// The calls made with the token (whatever their outcome), newest first.
     #[must_use]
     pub fn entries(&self) -> Vec<AuditEntry> {
-        let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        entries.iter().rev().cloned().collect()
+        let trail = self.trail.lock().unwrap_or_else(PoisonError::into_inner);
+        trail.entries.iter().rev().cloned().collect()
+    }
+
+    /// The last calls refused for their credentials, newest first.
+    #[must_use]
+    pub fn refusals(&self) -> Vec<AuditEntry> {
+        let trail = self.trail.lock().unwrap_or_else(PoisonError::into_inner);
+        trail.refusals.iter().rev().cloned().collect()
+    }
+
+    /// How many calls were refused for their credentials since start.
+    #[must_use]
+    pub fn refused_total(&self) -> u64 {
+        self.trail
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .refused_total
     }
 
     /// A layer that records every call to the routes it wraps.
@@ -99,11 +150,17 @@ impl AuditLog {
         for observer in &observers {
             observer(&entry);
         }
-        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        if entries.len() == AUDIT_KEPT {
-            entries.pop_front();
+        let mut trail = self.trail.lock().unwrap_or_else(PoisonError::into_inner);
+        let (ring, kept) = if entry.unauthenticated() {
+            trail.refused_total += 1;
+            (&mut trail.refusals, REFUSALS_KEPT)
+        } else {
+            (&mut trail.entries, AUDIT_KEPT)
+        };
+        if ring.len() == kept {
+            ring.pop_front();
         }
-        entries.push_back(entry);
+        ring.push_back(entry);
     }
 }
 
@@ -149,9 +206,14 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
+        let address = request
+            .extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|info| info.0.ip().to_string());
         AuditFuture {
             method: request.method().clone(),
             path: request.uri().path().to_owned(),
+            address,
             log: self.log.clone(),
             inner: self.inner.call(request),
         }
@@ -165,6 +227,7 @@ pin_project! {
         inner: F,
         method: Method,
         path: String,
+        address: Option<String>,
         log: AuditLog,
     }
 }
@@ -177,7 +240,25 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        let result = ready!(this.inner.poll(cx));
+        // A handler that panics is answered and recorded all the same: every admin call
+        // leaves a trace.
+        let inner = this.inner;
+        let result = match std::panic::catch_unwind(AssertUnwindSafe(|| inner.poll(cx))) {
+            Ok(poll) => ready!(poll),
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                tracing::error!(method = %this.method, path = %this.path, "admin handler panicked: {what}");
+                Ok(ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "the call failed inside the server; nothing is known to have changed",
+                )
+                .into_response())
+            }
+        };
         if let Ok(response) = &result {
             let status = response.status();
             this.log.record(AuditEntry {
@@ -190,6 +271,7 @@ where
                     .extensions()
                     .get::<AuditActor>()
                     .map(|a| a.0.clone()),
+                address: this.address.take(),
             });
         }
         Poll::Ready(result)

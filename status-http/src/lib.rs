@@ -96,7 +96,9 @@ pub mod shutdown;
 #[cfg(feature = "traffic")]
 pub mod traffic;
 
-pub use self::audit::{AuditEntry, AuditFuture, AuditLayer, AuditLog, Audited, AUDIT_KEPT};
+pub use self::audit::{
+    AuditEntry, AuditFuture, AuditLayer, AuditLog, Audited, AUDIT_KEPT, REFUSALS_KEPT,
+};
 pub use self::auth::{Admin, AdminAuth, AdminToken};
 pub use self::body::{BodyTimeout, BODY_LIMIT};
 pub use self::codes::CodeMap;

@@ -179,8 +179,9 @@ impl Body {
             .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
     }
 
-    /// The answer: 304 when `request` already holds this body, else `status` with it,
-    /// compressed when the request accepts a coding and the body is large enough to gain.
+    /// The answer: 304 when `status` is a 2xx and `request` already holds this body (a
+    /// precondition applies to a success only), else `status` with it, compressed when the
+    /// request accepts a coding and the body is large enough to gain.
     pub(crate) fn respond(&self, status: StatusCode, request: &Conditional) -> Response {
         let compressible = cfg!(feature = "compression") && self.bytes.len() >= COMPRESS_FROM;
         let encoded = if compressible {
@@ -192,13 +193,16 @@ impl Body {
             Some(e) => (&e.bytes, &e.etag),
             None => (&self.bytes, &self.etag),
         };
-        let cached = request
-            .if_none_match
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .map(str::trim)
-            .any(|tag| tag == "*" || tag.as_bytes() == etag.as_bytes());
+        // Preconditions apply to a 2xx answer only (RFC 9110 §13.2.1): a failing probe
+        // answered 304 would read as "up" to balancers that count 3xx as success.
+        let cached = status.is_success()
+            && request
+                .if_none_match
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .flat_map(|v| v.split(','))
+                .map(str::trim)
+                .any(|tag| tag == "*" || tag.as_bytes() == etag.as_bytes());
         // Built by hand: the tuple form would insert a content type for the bytes and then
         // replace it, on the hottest path of the library.
         let mut response = if cached {

@@ -294,12 +294,20 @@ pub(crate) struct AuditEntry {
     refused: bool,
     #[schema(nullable = false)]
     actor: Option<String>,
+    #[schema(nullable = false)]
+    address: Option<String>,
 }
 
 /// The audit trail.
 #[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct AuditList {
+    /// Calls made with the token, newest first.
     entries: Vec<AuditEntry>,
+    /// The last calls refused for their credentials (401, 403), newest first.
+    refusals: Vec<AuditEntry>,
+    /// Calls refused for their credentials since start.
+    refused_total: u64,
 }
 
 /// `PUT /admin/mutes/{dependency}`: for a while, or a maintenance window.

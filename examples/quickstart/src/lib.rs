@@ -602,7 +602,7 @@ pub fn app(demo: &Demo) -> Router {
                 .fleet_aware_readiness(demo.config.instance_id.clone(), config.datacenter.clone());
         }
     }
-    // One audit trail for the contract's admin calls and the demo's chaos calls.
+    // One audit trail for the contract's admin calls and the demo's own token-checked ones.
     let audit = status_http::AuditLog::new();
     let status = match &demo.notifications {
         Some(notifications) => status.register_metrics(status_http::notify_metrics(notifications)),
@@ -615,6 +615,7 @@ pub fn app(demo: &Demo) -> Router {
                 status: entry.status,
                 refused: entry.refused,
                 actor: entry.actor.clone(),
+                address: entry.address.clone(),
             });
         });
     }
@@ -670,7 +671,7 @@ pub fn app(demo: &Demo) -> Router {
         .route("/demo/work-unprotected", get(work))
         .with_state(workers);
     let demo_routes = Router::new()
-        .route("/demo/chaos", get(chaos_list))
+        .route("/demo/chaos", get(chaos_list).route_layer(audit.layer()))
         .route(
             "/demo/chaos/{id}",
             axum::routing::put(chaos_set).route_layer(audit.layer()),
@@ -700,6 +701,7 @@ pub fn app(demo: &Demo) -> Router {
         .merge(pool::routes(
             &demo.pool,
             AdminAuth::new(&demo.config.admin_token),
+            &audit,
         ))
         // The contract's routes have these already; the demo's own get them here, and so does
         // the 404 of an unknown path.

@@ -171,11 +171,15 @@ impl FromRef<PoolState> for AdminAuth {
     }
 }
 
-/// `GET /demo/pool` and `PUT /demo/pool/nodes/{i}`.
-pub fn routes(pool: &DemoPool, auth: AdminAuth) -> Router {
+/// `GET /demo/pool` and `PUT /demo/pool/nodes/{i}`; the second, which checks the admin
+/// token, recorded in `audit`.
+pub fn routes(pool: &DemoPool, auth: AdminAuth, audit: &status_http::AuditLog) -> Router {
     Router::new()
         .route("/demo/pool", get(call))
-        .route("/demo/pool/nodes/{node}", put(set_node))
+        .route(
+            "/demo/pool/nodes/{node}",
+            put(set_node).route_layer(audit.layer()),
+        )
         .layer(axum::extract::DefaultBodyLimit::max(
             status_http::BODY_LIMIT,
         ))

@@ -27,7 +27,10 @@ enum Expect {
 /// body must contain, optionally its latency.
 ///
 /// Requests go through a pooled `reqwest` client; a run cut off by the timeout drops its
-/// request, and with it the connection it was using.
+/// request, and with it the connection it was using. No redirect is followed: a 3xx is
+/// judged as it is (a failure, unless [`expect_status`](Self::expect_status) accepts it),
+/// and the check never sends a request to an address its URL does not name. At most
+/// 1 MiB of a body is read.
 ///
 /// # Example
 ///
@@ -65,7 +68,10 @@ impl HttpCheck {
         if !matches!(url.scheme(), "http" | "https") {
             return Err(Error::invalid(format!("not an http(s) URL: {url}")));
         }
+        // No redirect is followed: the check judges the answer of the URL it was given (a
+        // 3xx fails the default `expect_status`), and never sends a request elsewhere.
         let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("status-check/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| Error::invalid(format!("cannot build the HTTP client: {e}")))?;

@@ -26,8 +26,13 @@ mod run;
 #[cfg(feature = "notify")]
 mod sink;
 
-pub use self::policy::{Notice, NoticePolicy, Notifier};
+pub use self::policy::{
+    Notice, NoticePolicy, Notifier, MAX_DIGEST_BYTES, MAX_PENDING, MAX_REFUSED_ACTIONS,
+    MAX_REFUSED_ADDRESSES,
+};
 #[cfg(feature = "notify")]
 pub use self::run::{Notifications, NotificationsBuilder, SinkStats};
 #[cfg(feature = "notify")]
-pub use self::sink::{signature, Message, Sink, SinkError, Slack, Webhook, SCHEMA_VERSION};
+pub use self::sink::{
+    signature, Message, Sink, SinkError, Slack, Webhook, MAX_ANSWER, SCHEMA_VERSION,
+};

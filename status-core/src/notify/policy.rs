@@ -58,13 +58,54 @@ pub enum Notice {
         /// Who made it, if said.
         #[serde(skip_serializing_if = "Option::is_none")]
         actor: Option<String>,
+        /// The caller's address, when known.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        address: Option<String>,
+    },
+    /// Refused calls to one action since the last time they were told, counted rather than
+    /// listed: a flood of calls without a token is one notice, whatever its size.
+    Refused {
+        /// What was called: method and path.
+        action: String,
+        /// How many calls were refused.
+        calls: u64,
+        /// How many different addresses they came from (counted up to
+        /// [`MAX_REFUSED_ADDRESSES`]; past it, at least that many).
+        addresses: usize,
+        /// A few of those addresses.
+        some_addresses: Vec<String>,
     },
     /// Many notices due at once, as one.
     Digest {
-        /// The notices it stands for.
+        /// The notices it stands for, as many as fit in a message (see [`MAX_DIGEST_BYTES`]).
         notices: Vec<Notice>,
+        /// How many more were due and are not listed.
+        #[serde(skip_serializing_if = "is_zero")]
+        omitted: u64,
     },
 }
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's signature
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The most notices waiting for the next tick or the next digest; past it, they are counted
+/// in the digest's `omitted`, never kept.
+pub const MAX_PENDING: usize = 1_000;
+
+/// The most bytes a digest's notices take in JSON; the rest are counted in `omitted`.
+pub const MAX_DIGEST_BYTES: usize = 60 * 1024;
+
+/// The most actions whose refused calls are counted apart; calls to others are counted
+/// under `"other"`.
+pub const MAX_REFUSED_ACTIONS: usize = 64;
+
+/// The most addresses counted per refused action.
+pub const MAX_REFUSED_ADDRESSES: usize = 1_024;
+
+/// How many addresses a [`Notice::Refused`] names.
+const NAMED_ADDRESSES: usize = 5;
 
 impl Notice {
     /// The notice in one sentence, for people.
@@ -94,25 +135,50 @@ impl Notice {
                 status,
                 refused,
                 actor,
+                address,
             } => {
                 let by = actor.as_deref().unwrap_or("someone unnamed");
                 let how = if *refused { "refused" } else { "done" };
-                format!("{action} by {by}: {how} ({status})")
+                match address {
+                    Some(address) => format!("{action} by {by} from {address}: {how} ({status})"),
+                    None => format!("{action} by {by}: {how} ({status})"),
+                }
             }
-            Self::Digest { notices } => {
+            Self::Refused {
+                action,
+                calls,
+                addresses,
+                ..
+            } => {
+                let calls_word = if *calls == 1 { "call" } else { "calls" };
+                let at_least = if *addresses >= MAX_REFUSED_ADDRESSES {
+                    "at least "
+                } else {
+                    ""
+                };
+                let from = match addresses {
+                    0 => String::new(),
+                    1 => " from 1 address".to_owned(),
+                    n => format!(" from {at_least}{n} addresses"),
+                };
+                format!("{calls} refused {calls_word} to {action}{from}")
+            }
+            Self::Digest { notices, omitted } => {
                 // A sentence people read: the first few, then how many more (the JSON lists all).
                 let each: Vec<String> = notices
                     .iter()
                     .take(DIGEST_TEXT_ITEMS)
                     .map(Self::text)
                     .collect();
-                let more = notices.len().saturating_sub(DIGEST_TEXT_ITEMS);
+                let total = notices.len() as u64 + omitted;
+                let more = total.saturating_sub(each.len() as u64);
                 let tail = if more > 0 {
                     format!("; and {more} more")
                 } else {
                     String::new()
                 };
-                format!("{} changes: {}{tail}", notices.len(), each.join("; "))
+                let noun = if total == 1 { "change" } else { "changes" };
+                format!("{total} {noun}: {}{tail}", each.join("; "))
             }
         }
     }
@@ -212,10 +278,22 @@ pub struct Notifier {
     system: Track,
     /// When the last digest went out.
     last_digest: Option<Duration>,
-    /// Notices due since then, for the next digest.
+    /// Notices due since then, for the next digest (at most [`MAX_PENDING`]).
     held: Vec<Notice>,
-    /// Notices told from outside (an audit trail), for the next tick.
+    /// Notices told from outside (an audit trail), for the next tick (at most
+    /// [`MAX_PENDING`]).
     told: Vec<Notice>,
+    /// Refused calls told from outside, counted by action until they are told.
+    refused: BTreeMap<String, Refusals>,
+    /// Notices due and not kept for lack of room, for the next digest to count.
+    omitted: u64,
+}
+
+/// Refused calls to one action, counted.
+#[derive(Debug, Clone, Default)]
+struct Refusals {
+    calls: u64,
+    addresses: BTreeSet<String>,
 }
 
 impl Notifier {
@@ -229,6 +307,8 @@ impl Notifier {
             last_digest: None,
             held: Vec::new(),
             told: Vec::new(),
+            refused: BTreeMap::new(),
+            omitted: 0,
         }
     }
 
@@ -256,8 +336,37 @@ impl Notifier {
 
     /// Tells `notice` at the next tick, as the others: alone while few, in a digest when
     /// many. For what the policy does not see itself, such as an operator's action.
+    ///
+    /// Memory stays bounded whatever the rate: a refused [`Notice::Audit`] is counted by
+    /// action and address into one [`Notice::Refused`], told at most once a digest period;
+    /// past [`MAX_PENDING`] waiting notices, more are counted in the next digest's
+    /// `omitted`.
     pub fn tell(&mut self, notice: Notice) {
-        self.told.push(notice);
+        match notice {
+            Notice::Audit {
+                action,
+                refused: true,
+                address,
+                ..
+            } => {
+                let key = if self.refused.len() < MAX_REFUSED_ACTIONS
+                    || self.refused.contains_key(&action)
+                {
+                    action
+                } else {
+                    "other".to_owned()
+                };
+                let counted = self.refused.entry(key).or_default();
+                counted.calls += 1;
+                if let Some(address) = address {
+                    if counted.addresses.len() < MAX_REFUSED_ADDRESSES {
+                        counted.addresses.insert(address);
+                    }
+                }
+            }
+            notice if self.told.len() < MAX_PENDING => self.told.push(notice),
+            _ => self.omitted += 1,
+        }
     }
 
     /// The notices due at `now`, each told once.
@@ -334,26 +443,67 @@ impl Notifier {
 
     /// `notices` as they go out: alone while few; as one digest when many; and within a
     /// digest period of the last digest, held for the next one.
+    ///
+    /// Refused calls wait for a quiet moment as a digest does, so that a flood of them is
+    /// one notice a digest period; what does not fit is counted, never kept.
     fn digest(&mut self, notices: Vec<Notice>, now: Duration) -> Vec<Notice> {
         let quiet = self
             .last_digest
             .is_none_or(|at| now.saturating_sub(at) >= self.policy.digest_every);
         if !quiet {
-            self.held.extend(notices);
+            let room = MAX_PENDING.saturating_sub(self.held.len());
+            self.omitted += notices.len().saturating_sub(room) as u64;
+            self.held.extend(notices.into_iter().take(room));
             return Vec::new();
         }
         let mut due = std::mem::take(&mut self.held);
         due.extend(notices);
-        if due.len() > self.policy.digest_above || (self.last_digest.is_some() && !due.is_empty()) {
+        let refusals = !self.refused.is_empty();
+        due.extend(
+            std::mem::take(&mut self.refused)
+                .into_iter()
+                .map(|(action, r)| Notice::Refused {
+                    action,
+                    calls: r.calls,
+                    addresses: r.addresses.len(),
+                    some_addresses: r.addresses.into_iter().take(NAMED_ADDRESSES).collect(),
+                }),
+        );
+        let omitted = std::mem::take(&mut self.omitted);
+        if due.len() > self.policy.digest_above
+            || omitted > 0
+            || (self.last_digest.is_some() && !due.is_empty())
+        {
             // Many at once, or what waited for the period's end: one digest, and a new period.
             self.last_digest = Some(now);
-            return vec![Notice::Digest { notices: due }];
+            return vec![Self::bounded_digest(due, omitted)];
         }
-        if due.is_empty() {
+        if refusals {
+            // The next refusals wait a period: a flood is one notice a period.
+            self.last_digest = Some(now);
+        } else if due.is_empty() {
             // A whole period without notices: the next few go out alone again.
             self.last_digest = None;
         }
         due
+    }
+
+    /// A digest of `due` that fits in [`MAX_DIGEST_BYTES`]: the first notices that fit, the
+    /// rest counted with `omitted`.
+    fn bounded_digest(due: Vec<Notice>, omitted: u64) -> Notice {
+        let mut size = 0;
+        let mut notices = Vec::with_capacity(due.len().min(MAX_PENDING));
+        let mut omitted = omitted;
+        for notice in due {
+            let bytes = serde_json::to_vec(&notice).map_or(usize::MAX, |b| b.len() + 1);
+            if size + bytes <= MAX_DIGEST_BYTES && bytes != usize::MAX {
+                size += bytes;
+                notices.push(notice);
+            } else {
+                omitted += 1;
+            }
+        }
+        Notice::Digest { notices, omitted }
     }
 }
 
@@ -572,30 +722,148 @@ mod tests {
         assert!(n.tick(300 * S).is_empty(), "stands where it was told");
     }
 
+    fn audit(i: u16, refused: bool, address: Option<&str>) -> Notice {
+        Notice::Audit {
+            action: "PUT /admin/drain".into(),
+            status: if refused { 401 } else { 200 + i },
+            refused,
+            actor: None,
+            address: address.map(str::to_owned),
+        }
+    }
+
     #[test]
     fn told_notices_go_out_at_the_next_tick_and_a_flood_is_one_digest() {
         let mut n = notifier(0);
-        let audit = |i: u16| Notice::Audit {
-            action: "PUT /admin/drain".into(),
-            status: 400 + i,
-            refused: true,
-            actor: None,
-        };
-        n.tell(audit(0));
-        assert_eq!(n.tick(S), [audit(0)]);
+        n.tell(audit(0, false, None));
+        assert_eq!(n.tick(S), [audit(0, false, None)]);
         assert!(n.tick(2 * S).is_empty(), "told once");
         for i in 0..50 {
-            n.tell(audit(i));
+            n.tell(audit(i, false, None));
         }
         let told = n.tick(3 * S);
         assert!(
-            matches!(&told[..], [Notice::Digest { notices }] if notices.len() == 50),
+            matches!(&told[..], [Notice::Digest { notices, omitted: 0 }] if notices.len() == 50),
             "{told:?}"
         );
         assert_eq!(
-            audit(1).text(),
-            "PUT /admin/drain by someone unnamed: refused (401)"
+            audit(1, true, Some("10.0.0.7")).text(),
+            "PUT /admin/drain by someone unnamed from 10.0.0.7: refused (401)"
         );
+    }
+
+    #[test]
+    fn refused_calls_are_counted_never_kept_and_told_once_a_period() {
+        let mut n = notifier(0);
+        // Two million refused calls from three addresses: one notice, its size fixed.
+        for i in 0..2_000_000u32 {
+            let address = format!("10.0.0.{}", i % 3);
+            n.tell(audit(0, true, Some(&address)));
+        }
+        assert!(n.told.is_empty() && n.held.is_empty(), "nothing kept");
+        let told = n.tick(S);
+        assert_eq!(
+            told,
+            [Notice::Refused {
+                action: "PUT /admin/drain".into(),
+                calls: 2_000_000,
+                addresses: 3,
+                some_addresses: vec!["10.0.0.0".into(), "10.0.0.1".into(), "10.0.0.2".into()],
+            }]
+        );
+        assert_eq!(
+            told[0].text(),
+            "2000000 refused calls to PUT /admin/drain from 3 addresses"
+        );
+        // More within the period wait for its end, then go as one digest.
+        for second in 2..60u32 {
+            n.tell(audit(0, true, Some("10.0.0.9")));
+            assert!(n.tick(S * second).is_empty(), "{second}: within the period");
+        }
+        let told = n.tick(61 * S);
+        let [Notice::Digest {
+            notices,
+            omitted: 0,
+        }] = &told[..]
+        else {
+            panic!("{told:?}")
+        };
+        assert!(
+            matches!(
+                &notices[..],
+                [Notice::Refused {
+                    calls: 58,
+                    addresses: 1,
+                    ..
+                }]
+            ),
+            "{notices:?}"
+        );
+        // Addresses stop being kept past their bound; past the actions counted apart, the
+        // rest are "other".
+        for i in 0..5_000u32 {
+            n.tell(audit(0, true, Some(&format!("a{i}"))));
+        }
+        assert_eq!(
+            n.refused["PUT /admin/drain"].addresses.len(),
+            MAX_REFUSED_ADDRESSES
+        );
+        assert!(n.tick(62 * S).is_empty(), "within the period");
+        assert_eq!(
+            n.tick(130 * S)[0].text(),
+            "1 change: 5000 refused calls to PUT /admin/drain from at least 1024 addresses"
+        );
+        for i in 0..(MAX_REFUSED_ACTIONS + 10) {
+            n.tell(Notice::Audit {
+                action: format!("PUT /admin/x{i}"),
+                status: 401,
+                refused: true,
+                actor: None,
+                address: None,
+            });
+        }
+        assert_eq!(n.refused.len(), MAX_REFUSED_ACTIONS + 1);
+        assert_eq!(n.refused["other"].calls, 10);
+    }
+
+    #[test]
+    fn what_waits_is_bounded_and_a_digest_fits_its_budget() {
+        let mut n = notifier(0);
+        // Accepted actions beyond what may wait are counted.
+        for i in 0..(MAX_PENDING as u16 + 500) {
+            n.tell(audit(i, false, Some("10.0.0.1")));
+        }
+        assert_eq!(n.told.len(), MAX_PENDING);
+        let told = n.tick(S);
+        let [Notice::Digest { notices, omitted }] = &told[..] else {
+            panic!("{told:?}")
+        };
+        assert_eq!(notices.len() as u64 + omitted, MAX_PENDING as u64 + 500);
+        let bytes = serde_json::to_vec(&told[0]).unwrap().len();
+        assert!(bytes <= MAX_DIGEST_BYTES + 64, "{bytes}");
+        assert!(
+            told[0].text().starts_with("1500 changes: "),
+            "{}",
+            told[0].text()
+        );
+        assert!(
+            told[0].text().ends_with("; and 1480 more"),
+            "{}",
+            told[0].text()
+        );
+        // Held within a period: bounded too.
+        for second in 2..50u32 {
+            for i in 0..100 {
+                n.tell(audit(i, false, None));
+            }
+            assert!(n.tick(S * second).is_empty());
+            assert!(n.held.len() <= MAX_PENDING);
+        }
+        let told = n.tick(61 * S);
+        let [Notice::Digest { notices, omitted }] = &told[..] else {
+            panic!("{told:?}")
+        };
+        assert_eq!(notices.len() as u64 + omitted, 4_800);
     }
 
     #[test]
@@ -609,7 +877,7 @@ mod tests {
         }
         let told = n.tick(Duration::ZERO);
         assert_eq!(told.len(), 1);
-        let Notice::Digest { notices } = &told[0] else {
+        let Notice::Digest { notices, .. } = &told[0] else {
             panic!("{told:?}")
         };
         assert_eq!(notices.len(), 8);
@@ -618,6 +886,7 @@ mod tests {
             .starts_with("8 changes: d0 is OUTAGE (was OK); d1"));
         let long = Notice::Digest {
             notices: vec![notices[0].clone(); 25],
+            omitted: 0,
         };
         assert!(long.text().ends_with("; and 5 more"), "{}", long.text());
         assert_eq!(long.text().matches("is OUTAGE").count(), 20);
@@ -650,7 +919,7 @@ mod tests {
         let digests: Vec<(u32, usize)> = told
             .iter()
             .map(|(at, notice)| match notice {
-                Notice::Digest { notices } => (*at, notices.len()),
+                Notice::Digest { notices, omitted } => (*at, notices.len() + *omitted as usize),
                 other => panic!("alone: {other:?}"),
             })
             .collect();

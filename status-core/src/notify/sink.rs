@@ -82,7 +82,24 @@ fn endpoint(url: &str) -> Result<reqwest::Url, Error> {
     Ok(parsed)
 }
 
-/// POSTs `body` as JSON to `url`, with `signature` if given; a 2xx is delivered.
+/// The most of a receiver's answer body read; a longer answer is a failed attempt.
+pub const MAX_ANSWER: usize = 64 * 1024;
+
+/// The client every sink uses: it follows no redirect (a receiver's `Location` could send
+/// the signed body anywhere), and connects within a few seconds.
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(Duration::from_secs(5))
+        .user_agent(concat!("status-notify/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .expect("a client with rustls and no redirects builds")
+}
+
+/// POSTs `body` as JSON to `url`, with `signature` if given. Delivered means a 2xx from
+/// `url` itself, its answer read whole within `timeout` and at most [`MAX_ANSWER`] bytes:
+/// a redirect is a failed attempt (never followed, its `Location` never logged), and so is
+/// an answer that drips, never ends, or is too long.
 async fn post(
     client: &reqwest::Client,
     url: &reqwest::Url,
@@ -92,22 +109,54 @@ async fn post(
 ) -> Result<(), SinkError> {
     let mut request = client
         .post(url.clone())
-        .timeout(timeout)
         .header(reqwest::header::CONTENT_TYPE, "application/json");
     if let Some(signature) = signature {
         request = request.header("X-Status-Signature", signature);
     }
-    // Errors are said without the URL: reqwest's own messages name it.
-    let answer = request
-        .body(body)
-        .send()
+    // One deadline for the whole attempt, the answer's body included.
+    let attempt = async {
+        // Errors are said without the URL: reqwest's own messages name it.
+        let answer = request
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| SinkError(describe(&e)))?;
+        let status = answer.status();
+        if status.is_redirection() {
+            return Err(SinkError(format!(
+                "answered {status}: redirects are not followed"
+            )));
+        }
+        drain(answer).await?;
+        if status.is_success() {
+            Ok(())
+        } else {
+            Err(SinkError(format!("answered {status}")))
+        }
+    };
+    tokio::time::timeout(timeout, attempt)
         .await
-        .map_err(|e| SinkError(describe(&e)))?;
-    if answer.status().is_success() {
-        Ok(())
-    } else {
-        Err(SinkError(format!("answered {}", answer.status())))
+        .unwrap_or_else(|_| Err(SinkError("timed out".to_owned())))
+}
+
+/// Reads an answer's body to its end, refusing one over [`MAX_ANSWER`] bytes (said or
+/// found), so that the connection is left clean and a receiver cannot feed us without end.
+async fn drain(mut answer: reqwest::Response) -> Result<(), SinkError> {
+    let too_long = || SinkError(format!("the answer is over {MAX_ANSWER} bytes"));
+    if answer
+        .content_length()
+        .is_some_and(|n| n > MAX_ANSWER as u64)
+    {
+        return Err(too_long());
     }
+    let mut read = 0;
+    while let Some(chunk) = answer.chunk().await.map_err(|e| SinkError(describe(&e)))? {
+        read += chunk.len();
+        if read > MAX_ANSWER {
+            return Err(too_long());
+        }
+    }
+    Ok(())
 }
 
 fn describe(e: &reqwest::Error) -> String {
@@ -147,7 +196,7 @@ impl Webhook {
         Ok(Self {
             url: endpoint(url)?,
             secret: None,
-            client: reqwest::Client::new(),
+            client: client(),
         })
     }
 
@@ -213,7 +262,7 @@ impl Slack {
     pub fn new(url: &str) -> Result<Self, Error> {
         Ok(Self {
             url: endpoint(url)?,
-            client: reqwest::Client::new(),
+            client: client(),
         })
     }
 }
@@ -231,11 +280,41 @@ impl Sink for Slack {
         Box::pin(async move {
             let text = format!(
                 "*{}* on {}: {}",
-                message.appname, message.hostname, message.text
+                slack_escape(&message.appname),
+                slack_escape(&message.hostname),
+                slack_escape(&message.text)
             );
             let body = serde_json::to_vec(&serde_json::json!({ "text": text }))
                 .map_err(|e| SinkError(e.to_string()))?;
             post(&self.client, &self.url, body, None, timeout).await
         })
+    }
+}
+
+/// Text as Slack's `mrkdwn` shows it literally: `&`, `<` and `>` escaped, so that a name or
+/// a reason cannot ping a channel (`<!channel>`) or forge a link.
+fn slack_escape(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => escaped.push_str("&amp;"),
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            c => escaped.push(c),
+        }
+    }
+    escaped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slack_escape;
+
+    #[test]
+    fn slack_text_cannot_mention_or_link() {
+        assert_eq!(
+            slack_escape("db <!channel> & <https://x|y>"),
+            "db &lt;!channel&gt; &amp; &lt;https://x|y&gt;"
+        );
     }
 }

@@ -26,6 +26,10 @@ async fn server() -> String {
         )
         .route("/never", get(std::future::pending::<&'static str>))
         .route(
+            "/moved",
+            get(|| async { axum::response::Redirect::temporary("/ok") }),
+        )
+        .route(
             "/summary-minor",
             get(|| async { Json(serde_json::json!({"condition": "MINOR", "dcStatus": "OK"})) }),
         )
@@ -88,6 +92,12 @@ async fn codes_bodies_latency_and_timeouts() {
         status_of(slow, Duration::from_secs(5)).await.0,
         CheckStatus::Minor
     );
+
+    // A redirect is judged as it is, never followed (to /ok, it would be OK).
+    let moved = HttpCheck::new(&format!("{base}/moved")).unwrap();
+    let (status, message) = status_of(moved, second).await;
+    assert_eq!(status, CheckStatus::Outage, "{message}");
+    assert_eq!(message, "HTTP 307, expected 200..=299");
 
     let never = HttpCheck::new(&format!("{base}/never")).unwrap();
     let (status, message) = status_of(never, Duration::from_millis(300)).await;

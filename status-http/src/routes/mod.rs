@@ -284,8 +284,11 @@ impl Routes {
                 get_service(probes::HotProbe::group_summary(Arc::clone(&state.0.probes))),
             )
         });
-        // Every call to an admin action is in the audit trail, refused ones included.
+        // Every call to a route that checks the token is in the audit trail, refused ones
+        // included (apart).
         let actions = Router::new()
+            .route("/admin/audit", get(admin::audit))
+            .route("/admin/mutes", get(crate::mutes::mutes))
             .route(
                 "/healthcheck/dependencies/{id}/refresh",
                 post(admin::refresh),
@@ -304,8 +307,6 @@ impl Routes {
             .route("/healthcheck/dependencies/{id}", get(probes::dependency))
             .route("/features", get(admin::features))
             .route("/features/{name}", get(admin::feature))
-            .route("/admin/audit", get(admin::audit))
-            .route("/admin/mutes", get(crate::mutes::mutes))
             .merge(actions);
         #[cfg(feature = "metrics")]
         let traced = traced.route("/metrics", get(crate::metrics::metrics));

@@ -1,4 +1,5 @@
-//! The audit trail: every admin call, refused ones included, at `GET /admin/audit`.
+//! The audit trail: every call that checks the token, refused ones apart, at
+//! `GET /admin/audit`.
 
 use axum::http::{Method, StatusCode};
 use serde_json::Value;
@@ -36,7 +37,7 @@ async fn every_admin_call_is_in_the_trail_refusals_included() {
             .status,
         StatusCode::OK
     );
-    // Reads are not actions: not in the trail.
+    // Reads open to all are not in the trail.
     assert_eq!(get(&app, "/features").await.status, StatusCode::OK);
 
     let trail = admin(&app, Method::GET, "/admin/audit", Some(TOKEN), "").await;
@@ -59,7 +60,6 @@ async fn every_admin_call_is_in_the_trail_refusals_included() {
         [
             ("PUT".into(), path.into(), 200, false, Some("bob".into())),
             ("PUT".into(), "/admin/drain".into(), 400, true, None),
-            ("PUT".into(), "/admin/drain".into(), 401, true, None),
             (
                 "PUT".into(),
                 "/admin/drain".into(),
@@ -68,9 +68,91 @@ async fn every_admin_call_is_in_the_trail_refusals_included() {
                 Some("alice".into())
             ),
         ],
-        "newest first"
+        "newest first; the call without the right token is kept apart"
     );
     assert!(entries[0]["at"].as_str().unwrap().ends_with('Z'));
+    let refusals = trail.json()["refusals"].as_array().unwrap().clone();
+    assert_eq!(refusals.len(), 1);
+    assert_eq!(
+        (&refusals[0]["path"], &refusals[0]["status"]),
+        (&Value::from("/admin/drain"), &Value::from(401))
+    );
+    assert_eq!(trail.json()["refusedTotal"], 1);
+}
+
+/// A flood of calls without the token can never push an operator's actions out of the
+/// trail: refusals have their own bounded ring and a count.
+#[tokio::test(start_paused = true)]
+async fn refusals_never_evict_actions() {
+    let f = fixture().await;
+    let app = f.app();
+    let drain = r#"{"ttlSeconds": 60, "reason": "deploy", "actor": "alice"}"#;
+    admin(&app, Method::PUT, "/admin/drain", Some(TOKEN), drain).await;
+    for i in 0..(status_http::AUDIT_KEPT + 500) {
+        let token = if i % 2 == 0 { Some("wrong") } else { None };
+        let answer = admin(&app, Method::PUT, "/admin/drain", token, drain).await;
+        assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+    }
+    let trail = admin(&app, Method::GET, "/admin/audit", Some(TOKEN), "")
+        .await
+        .json();
+    let entries = trail["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(entries[0]["actor"], "alice");
+    assert_eq!(
+        trail["refusals"].as_array().unwrap().len(),
+        status_http::REFUSALS_KEPT
+    );
+    assert_eq!(trail["refusedTotal"], status_http::AUDIT_KEPT + 500);
+}
+
+/// Each entry names the caller's address when the server gives it (`ConnectInfo`).
+#[tokio::test(start_paused = true)]
+async fn entries_name_the_callers_address() {
+    let f = fixture().await;
+    let app = f.app();
+    let mut request = axum::http::Request::builder()
+        .method(Method::DELETE)
+        .uri("/admin/drain")
+        .header("authorization", format!("Bearer {TOKEN}"))
+        .body(axum::body::Body::empty())
+        .unwrap();
+    request
+        .extensions_mut()
+        .insert(axum::extract::ConnectInfo(std::net::SocketAddr::from((
+            [192, 0, 2, 7],
+            40_000,
+        ))));
+    assert_eq!(
+        crate::support::call(&app, request).await.status,
+        StatusCode::OK
+    );
+    let trail = admin(&app, Method::GET, "/admin/audit", Some(TOKEN), "")
+        .await
+        .json();
+    assert_eq!(trail["entries"][0]["address"], "192.0.2.7");
+}
+
+/// A handler that panics behind the layer is answered 500 and recorded.
+#[tokio::test(start_paused = true)]
+async fn a_handler_that_panics_is_answered_and_recorded() {
+    let log = status_http::AuditLog::new();
+    let app = axum::Router::new().route(
+        "/ops/explode",
+        axum::routing::post(|| async {
+            if true {
+                panic!("boom");
+            }
+            "never"
+        })
+        .route_layer(log.layer()),
+    );
+    let answer = admin(&app, Method::POST, "/ops/explode", None, "").await;
+    assert_eq!(answer.status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert!(answer.json()["error"].is_string());
+    let entries = log.entries();
+    assert_eq!(entries.len(), 1);
+    assert_eq!((entries[0].status, entries[0].refused), (500, true));
 }
 
 #[tokio::test(start_paused = true)]

@@ -242,3 +242,39 @@ async fn the_public_view_of_a_group_withholds_what_it_withholds_elsewhere() {
     assert_eq!(search["errorMessage"], "MAJOR", "{search}");
     assert!(!body.to_string().contains("says MAJOR"));
 }
+
+/// A failing answer is never a 304, whatever `If-None-Match` says: load balancers that count
+/// 3xx as up (HAProxy's `httpchk` among them) would keep a failing instance in rotation
+/// (RFC 9110 §13.2.1: preconditions apply to a 2xx answer only).
+#[tokio::test(start_paused = true)]
+async fn failing_probes_never_answer_304() {
+    let f = grouped().await;
+    f.set(&f.db, CheckStatus::Outage).await;
+    let app = f.app();
+    for route in [
+        "/healthcheck",
+        "/healthcheck/summary",
+        "/healthcheck/groups/writes-path",
+        "/healthcheck/groups/writes-path/summary",
+    ] {
+        let failing = get(&app, route).await;
+        assert_eq!(failing.status, StatusCode::SERVICE_UNAVAILABLE, "{route}");
+        let own_tag = failing.header("etag").to_owned();
+        for tag in [own_tag.as_str(), "*"] {
+            let again = crate::support::call(
+                &app,
+                axum::http::Request::get(route)
+                    .header("if-none-match", tag)
+                    .body(axum::body::Body::empty())
+                    .unwrap(),
+            )
+            .await;
+            assert_eq!(
+                again.status,
+                StatusCode::SERVICE_UNAVAILABLE,
+                "{route} with If-None-Match {tag}"
+            );
+            assert_eq!(again.body, failing.body, "{route}: the whole failing body");
+        }
+    }
+}

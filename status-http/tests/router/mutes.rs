@@ -47,9 +47,14 @@ async fn a_mute_is_set_shown_listed_and_ended() {
 
     // In the audit trail, with the actor.
     let trail = admin(&app, Method::GET, "/admin/audit", Some(TOKEN), "").await;
-    let entries = trail.json()["entries"].as_array().unwrap().clone();
+    let entries: Vec<Value> = trail.json()["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["path"] == "/admin/mutes/db")
+        .cloned()
+        .collect();
     assert_eq!(entries.len(), 3);
-    assert_eq!(entries[2]["path"], "/admin/mutes/db");
     assert_eq!(entries[2]["actor"], "alice");
 }
 
@@ -80,7 +85,7 @@ async fn a_window_is_scheduled_then_in_force_then_gone() {
 async fn bad_mutes_are_refused_and_change_nothing() {
     let f = fixture().await;
     let app = f.app();
-    let cases: [(&str, &str, StatusCode); 10] = [
+    let cases: [(&str, &str, StatusCode); 12] = [
         (
             "/admin/mutes/nope",
             r#"{"ttlSeconds": 60, "reason": "x"}"#,
@@ -121,6 +126,17 @@ async fn bad_mutes_are_refused_and_change_nothing() {
         (
             "/admin/mutes/db",
             "{\"ttlSeconds\": 60, \"reason\": \"a\\u0007b\"}",
+            StatusCode::BAD_REQUEST,
+        ),
+        // Past what a clock can add (this panicked in the time arithmetic once).
+        (
+            "/admin/mutes/db",
+            r#"{"ttlSeconds": 9000000000000, "reason": "x"}"#,
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "/admin/mutes/db",
+            r#"{"ttlSeconds": 18446744073709551615, "reason": "x"}"#,
             StatusCode::BAD_REQUEST,
         ),
     ];
