@@ -396,12 +396,16 @@ async fn chaos_calls_are_in_the_same_audit_trail_as_the_contracts() {
         .iter()
         .map(|e| (e["path"].as_str().unwrap(), e["status"].as_u64().unwrap()))
         .collect();
+    assert_eq!(seen, [("/admin/drain", 200), ("/demo/chaos/cache", 200)]);
+    assert_eq!(trail["refusals"][0]["path"], "/demo/chaos/cache");
+    assert_eq!(trail["refusedTotal"], 1);
+    // The pool's node route checks the token too: it is in the trail.
     assert_eq!(
-        seen,
-        [
-            ("/admin/drain", 200),
-            ("/demo/chaos/cache", 401),
-            ("/demo/chaos/cache", 200)
-        ]
+        put(&app, "/demo/pool/nodes/0", r#"{"mode":"error"}"#).await,
+        StatusCode::OK
     );
+    let (_, _, _, body) = call(&app, "GET", "/admin/audit", Some(TOKEN)).await;
+    let trail: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(trail["entries"][0]["path"], "/demo/pool/nodes/0");
+    assert_eq!(trail["entries"][1]["path"], "/admin/audit", "reads with the token too");
 }
