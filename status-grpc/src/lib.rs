@@ -40,8 +40,15 @@
 //!   changes any state.
 
 mod codec;
+#[cfg(feature = "metrics")]
+mod metrics;
+pub mod serve;
 mod services;
 mod watch;
+
+#[cfg(feature = "metrics")]
+pub use self::metrics::metrics;
+pub use self::serve::{serve, ServerStats};
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -55,7 +62,7 @@ use tonic::{Request, Response, Status};
 
 pub use self::pb::health_check_response::ServingStatus;
 pub use self::services::FEATURE_PREFIX;
-use self::watch::Watches;
+use self::watch::{Caps, Refusal, Watches};
 
 /// The protocol's messages, service and client, generated from its `.proto`.
 #[allow(missing_docs, clippy::pedantic, clippy::all)]
@@ -70,6 +77,13 @@ pub const MAX_SERVICE_NAME: usize = 256;
 
 /// The most watch streams open at once, by default.
 pub const DEFAULT_MAX_WATCHES: usize = 10_000;
+
+/// The most watch streams open at once on one connection, by default: half of what
+/// [`serve`] lets a connection open, so that a connection full of watches can still `Check`.
+pub const DEFAULT_MAX_WATCHES_PER_CONNECTION: usize = 50;
+
+/// The most watch streams open at once from one peer address, by default.
+pub const DEFAULT_MAX_WATCHES_PER_PEER: usize = 1_000;
 
 /// `grpc.health.v1.Health` for a registry; see the [crate docs](crate).
 #[derive(Clone)]
@@ -91,17 +105,56 @@ impl HealthService {
     /// shutdown grace of 5 s.
     #[must_use]
     pub fn new(registry: &Registry) -> Self {
+        let caps = Caps {
+            total: DEFAULT_MAX_WATCHES,
+            connection: DEFAULT_MAX_WATCHES_PER_CONNECTION,
+            peer: DEFAULT_MAX_WATCHES_PER_PEER,
+        };
         Self {
             registry: registry.clone(),
-            watches: Arc::new(Watches::new(DEFAULT_MAX_WATCHES, Duration::from_secs(5))),
+            watches: Arc::new(Watches::new(caps, Duration::from_secs(5))),
         }
+    }
+
+    fn with_caps(mut self, caps: Caps) -> Self {
+        self.watches = Arc::new(Watches::new(caps, self.watches.grace));
+        self
     }
 
     /// The most watch streams open at once; more are refused with `RESOURCE_EXHAUSTED`.
     #[must_use]
-    pub fn max_watches(mut self, max: usize) -> Self {
-        self.watches = Arc::new(Watches::new(max, self.watches.grace));
-        self
+    pub fn max_watches(self, max: usize) -> Self {
+        let caps = Caps {
+            total: max,
+            ..self.watches.caps
+        };
+        self.with_caps(caps)
+    }
+
+    /// The most watch streams open at once on one connection (default
+    /// [`DEFAULT_MAX_WATCHES_PER_CONNECTION`]); more are refused with `RESOURCE_EXHAUSTED`.
+    /// Counted where the server tells the peer's address ([`serve`] and tonic's own server
+    /// do).
+    #[must_use]
+    pub fn max_watches_per_connection(self, max: usize) -> Self {
+        let caps = Caps {
+            connection: max,
+            ..self.watches.caps
+        };
+        self.with_caps(caps)
+    }
+
+    /// The most watch streams open at once from one peer address (default
+    /// [`DEFAULT_MAX_WATCHES_PER_PEER`]), so that one client cannot take every slot; more
+    /// are refused with `RESOURCE_EXHAUSTED`. Behind a proxy that funnels many clients
+    /// through one address, raise it.
+    #[must_use]
+    pub fn max_watches_per_peer(self, max: usize) -> Self {
+        let caps = Caps {
+            peer: max,
+            ..self.watches.caps
+        };
+        self.with_caps(caps)
     }
 
     /// How long watch streams stay open once a shutdown has begun (every service then
@@ -109,7 +162,7 @@ impl HealthService {
     /// `status_http::shutdown::graceful`, typically.
     #[must_use]
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
-        self.watches = Arc::new(Watches::new(self.watches.max, grace));
+        self.watches = Arc::new(Watches::new(self.watches.caps, grace));
         self
     }
 
@@ -119,10 +172,20 @@ impl HealthService {
         self.watches.open.load(Ordering::Acquire)
     }
 
-    /// Watch streams refused for being one too many, since start.
+    /// Watch streams refused since start, whatever the cap.
     #[must_use]
     pub fn refused_watches(&self) -> u64 {
-        self.watches.refused.load(Ordering::Relaxed)
+        Refusal::ALL
+            .iter()
+            .map(|&why| self.watches.refused(why))
+            .sum()
+    }
+
+    /// Watch streams refused since start, by the cap that refused them: `server`,
+    /// `connection`, `peer`.
+    #[must_use]
+    pub fn refused_watches_by_cap(&self) -> [(&'static str, u64); 3] {
+        Refusal::ALL.map(|why| (why.name(), self.watches.refused(why)))
     }
 
     /// The status of `service` now; `None` for a service this server does not know.
@@ -194,16 +257,23 @@ impl pb::health_server::Health for HealthService {
         &self,
         request: Request<HealthCheckRequest>,
     ) -> Result<Response<Self::WatchStream>, Status> {
+        let remote = request.remote_addr();
         let service = service_name(request.into_inner())?;
-        let Some(slot) = self.watches.enter() else {
-            tracing::warn!(
-                max = self.watches.max,
-                "gRPC health: a watch refused, the most are open"
-            );
-            return Err(Status::resource_exhausted(format!(
-                "at most {} watch streams are open at once",
-                self.watches.max
-            )));
+        let slot = match self.watches.enter(remote) {
+            Ok(slot) => slot,
+            Err(why) => {
+                // Counted in the metrics; said at debug only, so a flood writes no log.
+                tracing::debug!(?remote, cap = why.name(), "gRPC health: a watch refused");
+                let caps = self.watches.caps;
+                let (max, on) = match why {
+                    Refusal::Server => (caps.total, "the server"),
+                    Refusal::Connection => (caps.connection, "one connection"),
+                    Refusal::Peer => (caps.peer, "one peer address"),
+                };
+                return Err(Status::resource_exhausted(format!(
+                    "at most {max} watch streams are open at once on {on}"
+                )));
+            }
         };
         let (statuses, closing) = self.watches.subscribe(&self.registry, &service);
         // The status now, then each different one; the end when the shutdown's grace is over.

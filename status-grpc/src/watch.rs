@@ -3,6 +3,7 @@
 //! streams follow it, and a slow reader only ever gets the latest status, never a backlog.
 
 use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -18,6 +19,44 @@ use crate::ServingStatus;
 /// later, which raise none).
 const SWEEP: Duration = Duration::from_secs(1);
 
+/// How many watch streams may be open: in all, per connection, per peer address.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Caps {
+    pub(crate) total: usize,
+    pub(crate) connection: usize,
+    pub(crate) peer: usize,
+}
+
+/// Why a watch was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// The most are open on the server.
+    Server,
+    /// The most are open on this connection.
+    Connection,
+    /// The most are open from this peer address.
+    Peer,
+}
+
+impl Refusal {
+    pub(crate) const ALL: [Self; 3] = [Self::Server, Self::Connection, Self::Peer];
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Server => "server",
+            Self::Connection => "connection",
+            Self::Peer => "peer",
+        }
+    }
+}
+
+/// Open watch streams by connection and by peer address.
+#[derive(Debug, Default)]
+struct Open {
+    connections: HashMap<SocketAddr, usize>,
+    peers: HashMap<IpAddr, usize>,
+}
+
 /// What the service and every stream share.
 pub(crate) struct Watches {
     /// One channel per watched service; unknown ones carry SERVICE_UNKNOWN.
@@ -25,34 +64,65 @@ pub(crate) struct Watches {
     /// Becomes true at the end of a shutdown's grace: every stream ends.
     closing: watch::Sender<bool>,
     pub(crate) open: AtomicUsize,
-    pub(crate) refused: AtomicU64,
-    pub(crate) max: usize,
+    by_peer: Mutex<Open>,
+    /// Refused, by [`Refusal`] in the order of [`Refusal::ALL`].
+    refused: [AtomicU64; 3],
+    pub(crate) caps: Caps,
     pub(crate) grace: Duration,
     started: AtomicBool,
 }
 
 impl Watches {
-    pub(crate) fn new(max: usize, grace: Duration) -> Self {
+    pub(crate) fn new(caps: Caps, grace: Duration) -> Self {
         Self {
             channels: Mutex::default(),
             closing: watch::channel(false).0,
             open: AtomicUsize::new(0),
-            refused: AtomicU64::new(0),
-            max,
+            by_peer: Mutex::default(),
+            refused: Default::default(),
+            caps,
             grace,
             started: AtomicBool::new(false),
         }
     }
 
-    /// A place for one more stream, or `None` when `max` are open (counted as refused).
-    pub(crate) fn enter(self: &Arc<Self>) -> Option<Slot> {
+    /// Watches refused for `why`, since start.
+    pub(crate) fn refused(&self, why: Refusal) -> u64 {
+        self.refused[why as usize].load(Ordering::Relaxed)
+    }
+
+    /// A place for one more stream from `remote` (when the server says who it is), or why
+    /// not (counted).
+    pub(crate) fn enter(self: &Arc<Self>, remote: Option<SocketAddr>) -> Result<Slot, Refusal> {
+        let refuse = |why: Refusal| {
+            self.refused[why as usize].fetch_add(1, Ordering::Relaxed);
+            Err(why)
+        };
         let open = self.open.fetch_add(1, Ordering::AcqRel);
-        if open >= self.max {
+        if open >= self.caps.total {
             self.open.fetch_sub(1, Ordering::AcqRel);
-            self.refused.fetch_add(1, Ordering::Relaxed);
-            return None;
+            return refuse(Refusal::Server);
         }
-        Some(Slot(Arc::clone(self)))
+        if let Some(remote) = remote {
+            let mut by = self.by_peer.lock().unwrap_or_else(PoisonError::into_inner);
+            let on_connection = by.connections.get(&remote).copied().unwrap_or(0);
+            let from_peer = by.peers.get(&remote.ip()).copied().unwrap_or(0);
+            if on_connection >= self.caps.connection || from_peer >= self.caps.peer {
+                drop(by);
+                self.open.fetch_sub(1, Ordering::AcqRel);
+                return refuse(if on_connection >= self.caps.connection {
+                    Refusal::Connection
+                } else {
+                    Refusal::Peer
+                });
+            }
+            *by.connections.entry(remote).or_default() += 1;
+            *by.peers.entry(remote.ip()).or_default() += 1;
+        }
+        Ok(Slot {
+            watches: Arc::clone(self),
+            remote,
+        })
     }
 
     /// The channel of `service` (made if new, with its status now) and the closing signal;
@@ -93,11 +163,34 @@ impl Watches {
 }
 
 /// One open stream, counted until dropped.
-pub(crate) struct Slot(Arc<Watches>);
+pub(crate) struct Slot {
+    watches: Arc<Watches>,
+    /// Where it came from, when counted by connection and peer.
+    remote: Option<SocketAddr>,
+}
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.0.open.fetch_sub(1, Ordering::AcqRel);
+        let watches = &self.watches;
+        if let Some(remote) = self.remote {
+            let mut by = watches
+                .by_peer
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let release = |count: Option<&mut usize>| {
+                count.is_some_and(|n| {
+                    *n -= 1;
+                    *n == 0
+                })
+            };
+            if release(by.connections.get_mut(&remote)) {
+                by.connections.remove(&remote);
+            }
+            if release(by.peers.get_mut(&remote.ip())) {
+                by.peers.remove(&remote.ip());
+            }
+        }
+        watches.open.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

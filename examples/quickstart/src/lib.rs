@@ -274,6 +274,11 @@ pub struct Demo {
     pub fleet: Option<status_core::fleet::Fleet>,
     /// Notices of changes, when `Config::notify` names a sink.
     pub notifications: Option<Notifications>,
+    /// gRPC health checking (`grpc.health.v1.Health`), served when `--grpc-port` is given;
+    /// its counts are in `/metrics` either way.
+    pub grpc: status_grpc::HealthService,
+    /// What the bounded gRPC server counts (`status_grpc::serve`).
+    pub grpc_stats: Arc<status_grpc::ServerStats>,
 }
 
 impl Demo {
@@ -461,6 +466,8 @@ impl Demo {
         });
         let notifications = notifications(&registry, &config.notify)?;
         Ok(Self {
+            grpc: status_grpc::HealthService::new(&registry),
+            grpc_stats: Arc::default(),
             registry,
             chaos,
             config,
@@ -636,6 +643,10 @@ pub fn app(demo: &Demo) -> Router {
         .panel(status_http::traffic::pool_panel(
             "Node pool: /demo/pool",
             &demo.pool.pool,
+        ))
+        .register_metrics(status_grpc::metrics(
+            &demo.grpc,
+            Some(Arc::clone(&demo.grpc_stats)),
         ))
         .register_metrics(move |metrics| {
             metrics.register(

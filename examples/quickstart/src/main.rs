@@ -2,6 +2,7 @@
 
 use std::hash::{BuildHasher, RandomState};
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -152,6 +153,10 @@ struct Args {
     /// `""`, the groups `ready` and `cache`, and `feature/{name}` for each feature.
     #[arg(long, value_name = "PORT")]
     grpc_port: Option<u16>,
+    /// gRPC connections open at once before the longest idle one is closed for a new one
+    /// (default: 256, at most a quarter of the file-descriptor limit).
+    #[arg(long)]
+    grpc_max_connections: Option<usize>,
     /// The server: `status` (`status_http::serve`) or `axum` (`axum::serve`: no timeouts, no
     /// connection cap, a shutdown that waits for every connection), for comparisons.
     #[arg(long, value_enum, default_value_t = Server::Status)]
@@ -280,7 +285,7 @@ async fn main() -> anyhow::Result<()> {
     if let Some(fleet) = &config.fleet {
         fleet.verify().await.context("--fleet-etcd")?;
     }
-    let demo = Demo::start(config)?;
+    let mut demo = Demo::start(config)?;
     let addr = SocketAddr::new(args.bind, args.port);
     let listener = listen(addr).with_context(|| format!("cannot listen on {addr}"))?;
     println!("status quickstart on http://{addr}/");
@@ -298,20 +303,27 @@ async fn main() -> anyhow::Result<()> {
     println!(
         "  break something: curl -X PUT -H \"Authorization: Bearer {shown}\" -d '{{\"mode\":\"outage\"}}' http://{addr}/demo/chaos/primary-db"
     );
+    demo.grpc = demo
+        .grpc
+        .clone()
+        .shutdown_grace(Duration::from_millis(args.shutdown_delay_ms));
     if let Some(port) = args.grpc_port {
         let addr = SocketAddr::new(args.bind, port);
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .with_context(|| format!("cannot listen on {addr} for gRPC"))?;
+        let listener = listen(addr).with_context(|| format!("cannot listen on {addr} for gRPC"))?;
         println!("  gRPC health: {addr} (grpc.health.v1.Health)");
-        let health = status_grpc::HealthService::new(&demo.registry)
-            .shutdown_grace(Duration::from_millis(args.shutdown_delay_ms));
+        // Bounded in connections, streams, idle time and log volume: the gRPC port cannot
+        // starve the HTTP probes (status_grpc::serve's docs).
+        let mut server = status_grpc::serve(
+            listener,
+            tonic::service::Routes::new(demo.grpc.clone().into_server()),
+        )
+        .with_stats(Arc::clone(&demo.grpc_stats))
+        .grace(Duration::from_millis(args.shutdown_grace_ms));
+        if let Some(max) = args.grpc_max_connections {
+            server = server.max_connections(max);
+        }
         tokio::spawn(async move {
-            let served = tonic::transport::Server::builder()
-                .add_service(health.into_server())
-                .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener))
-                .await;
-            if let Err(e) = served {
+            if let Err(e) = server.await {
                 tracing::error!("gRPC health server: {e}");
             }
         });

@@ -345,3 +345,96 @@ fn a_bad_notification_url_is_refused_at_start_up_with_a_clear_message() {
         "the URL is never shown: {said}"
     );
 }
+
+/// The adversarial report's gRPC repro: with 1,024 descriptors, 1,100 connections to the gRPC
+/// port that send only the HTTP/2 preface and SETTINGS. The bounded gRPC server keeps at most
+/// a quarter of the descriptors, shedding the idle ones: liveness and gRPC `Check` answer.
+/// (With the cap lifted, `--grpc-max-connections 5000`, liveness fails.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_grpc_port_cannot_starve_the_http_probes() {
+    let hard = rustix::process::getrlimit(rustix::process::Resource::Nofile).maximum;
+    rustix::process::setrlimit(
+        rustix::process::Resource::Nofile,
+        rustix::process::Rlimit {
+            current: Some(8192).min(hard),
+            maximum: hard,
+        },
+    )
+    .unwrap();
+    let grpc_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (child, addr) = start_with(0, &["--grpc-port", &grpc_port.to_string()], Some(1024)).await;
+    let grpc = SocketAddr::from(([127, 0, 0, 1], grpc_port));
+    // The client preface, then an empty SETTINGS frame; nothing else, ever.
+    let mut hello = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    hello.extend_from_slice(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
+    let mut flood = Vec::with_capacity(1100);
+    for _ in 0..11 {
+        let mut batch = tokio::task::JoinSet::new();
+        for _ in 0..100 {
+            let hello = hello.clone();
+            batch.spawn(tokio::time::timeout(Duration::from_secs(10), async move {
+                let mut stream = TcpStream::connect(grpc).await?;
+                stream.write_all(&hello).await?;
+                Ok::<_, std::io::Error>(stream)
+            }));
+        }
+        while let Some(connected) = batch.join_next().await {
+            if let Ok(Ok(Ok(stream))) = connected {
+                flood.push(stream);
+            }
+        }
+    }
+    assert!(
+        flood.len() >= 1000,
+        "the flood did not open: {}",
+        flood.len()
+    );
+    for _ in 0..3 {
+        let probe = tokio::time::timeout(
+            Duration::from_secs(1),
+            common::request(addr, "GET", "/healthcheck/live", None, ""),
+        )
+        .await;
+        let (code, body) = probe.expect("liveness did not answer within 1 s");
+        assert_eq!(code, 200, "{body}");
+    }
+    let check = tokio::time::timeout(Duration::from_secs(3), async {
+        let mut client =
+            status_grpc::pb::health_client::HealthClient::connect(format!("http://{grpc}"))
+                .await
+                .expect("a gRPC connection");
+        client
+            .check(status_grpc::pb::HealthCheckRequest {
+                service: Vec::new(),
+            })
+            .await
+            .expect("Check answers")
+            .into_inner()
+            .status
+    })
+    .await
+    .expect("gRPC Check did not answer within 3 s");
+    assert_eq!(check, status_grpc::ServingStatus::Serving as i32);
+    // What the server did, in /metrics: at most a quarter of the descriptors held, the rest
+    // shed.
+    let (_, metrics) = common::request(addr, "GET", "/metrics", None, "").await;
+    let value = |name: &str| -> f64 {
+        metrics
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in\n{metrics}"))
+    };
+    assert!(value("status_grpc_connections ") <= 256.0, "{metrics}");
+    assert!(
+        value("status_grpc_connections_closed_total{reason=\"shed\"}") >= 700.0,
+        "{metrics}"
+    );
+    drop(flood);
+    terminate(&child);
+    assert!(exit_of(child).await.success());
+}

@@ -1,0 +1,522 @@
+//! A gRPC server bounded against hostile and unlucky peers, where tonic's default builder
+//! sets no limit: the health service (and your own services beside it) on a listener whose
+//! connections, streams, idle time and log volume are all bounded, so that the gRPC port can
+//! never starve the HTTP probes of file descriptors.
+//!
+//! - **Connection cap** ([`max_connections`](Serve::max_connections)): by default 256, and
+//!   never more than a quarter of the process's file-descriptor limit, leaving the rest to
+//!   the HTTP listener. Past it, and whenever `accept` runs out of descriptors, the
+//!   connection idle longest (no stream open) is closed for the new one; with every
+//!   connection busy, new ones wait in the listen backlog.
+//! - **Handshake timeout** (10 s): a connection that has sent no request by then is closed
+//!   (a client that sends only the HTTP/2 preface and SETTINGS, or nothing).
+//! - **Idle timeout** (5 min): a connection with no stream open for that long is told to go
+//!   away (GOAWAY) and closed. A watch stream keeps its connection busy.
+//! - **HTTP/2 keepalive**: a PING every 30 s; a peer that does not answer within 10 s is
+//!   closed, streams and all.
+//! - **Streams per connection** ([`max_concurrent_streams`](Serve::max_concurrent_streams)):
+//!   100, so that one connection holds at most 100 watches; with the health service's cap per
+//!   peer address ([`HealthService::max_watches_per_peer`](crate::HealthService::max_watches_per_peer))
+//!   no single client can take the watch slots others need.
+//! - **Headers** at most 16 KiB a request; HTTP/2 rapid reset bounded by hyper's defaults.
+//! - **Warnings rate-limited**: a failing `accept` is logged at most once every 10 s, with
+//!   the count of what was not logged.
+//! - **Graceful shutdown** ([`with_graceful_shutdown`](Serve::with_graceful_shutdown)): stop
+//!   accepting, GOAWAY to every connection, streams end within the
+//!   [grace](Serve::grace), then whatever is left is dropped.
+//!
+//! What it counts is in [`ServerStats`], for `/metrics` (see the crate docs).
+
+mod conn;
+
+use std::convert::Infallible;
+use std::future::{Future, IntoFuture};
+use std::io;
+use std::net::SocketAddr;
+use std::pin::{pin, Pin};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use hyper::body::Incoming;
+use hyper::server::conn::http2;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+use tonic::service::Routes;
+use tonic::transport::server::TcpConnectInfo;
+use tower::ServiceExt;
+
+use self::conn::{Conn, Table, Tracked};
+
+/// The most connections by default, before the descriptor limit is taken into account.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+
+/// Serves `routes` (the health service and any of yours) on `listener`, with the default
+/// limits; see the [module docs](self).
+///
+/// # Example
+///
+/// ```no_run
+/// # async fn run() -> std::io::Result<()> {
+/// use std::time::Duration;
+/// use status_core::Registry;
+/// use tonic::service::Routes;
+///
+/// let registry = Registry::new();
+/// let health = status_grpc::HealthService::new(&registry);
+/// let listener = tokio::net::TcpListener::bind("0.0.0.0:50051").await?;
+/// // Routes::new(health.into_server()).add_service(your_service) for more than health.
+/// status_grpc::serve(listener, Routes::new(health.into_server()))
+///     .grace(Duration::from_secs(5))
+///     .await
+/// # }
+/// ```
+pub fn serve(listener: TcpListener, routes: Routes) -> Serve<std::future::Pending<()>> {
+    Serve {
+        listener,
+        routes,
+        signal: std::future::pending(),
+        limits: Limits::default(),
+        stats: Arc::default(),
+    }
+}
+
+/// The server [`serve`] returns: set its limits, then `.await` it.
+#[must_use = "a server does nothing until awaited"]
+pub struct Serve<F> {
+    listener: TcpListener,
+    routes: Routes,
+    signal: F,
+    limits: Limits,
+    stats: Arc<ServerStats>,
+}
+
+impl<F> std::fmt::Debug for Serve<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Serve")
+            .field("listener", &self.listener)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    max_connections: usize,
+    handshake_timeout: Duration,
+    idle_timeout: Duration,
+    keepalive_interval: Duration,
+    keepalive_timeout: Duration,
+    max_concurrent_streams: u32,
+    max_header_list_size: u32,
+    grace: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_connections: default_max_connections(),
+            handshake_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(300),
+            keepalive_interval: Duration::from_secs(30),
+            keepalive_timeout: Duration::from_secs(10),
+            max_concurrent_streams: 100,
+            max_header_list_size: 16 * 1024,
+            grace: Duration::from_secs(5),
+        }
+    }
+}
+
+/// [`DEFAULT_MAX_CONNECTIONS`], or a quarter of the soft limit on file descriptors when
+/// that is lower: the rest is left to the HTTP listener and everything else.
+fn default_max_connections() -> usize {
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+    let quarter = limit.map_or(usize::MAX, |n| usize::try_from(n / 4).unwrap_or(usize::MAX));
+    DEFAULT_MAX_CONNECTIONS.min(quarter).max(1)
+}
+
+impl<F> Serve<F> {
+    /// Stops the server when `signal` resolves: no new connection, GOAWAY to the others,
+    /// streams end within the [grace](Self::grace).
+    pub fn with_graceful_shutdown<G>(self, signal: G) -> Serve<G>
+    where
+        G: Future<Output = ()> + Send + 'static,
+    {
+        Serve {
+            listener: self.listener,
+            routes: self.routes,
+            signal,
+            limits: self.limits,
+            stats: self.stats,
+        }
+    }
+
+    /// How long streams may run on after the shutdown signal. Default 5 s.
+    pub fn grace(mut self, grace: Duration) -> Self {
+        self.limits.grace = grace;
+        self
+    }
+
+    /// Connections open at once before the longest idle one is closed for a new one.
+    /// Default [`DEFAULT_MAX_CONNECTIONS`], at most a quarter of the descriptor limit (at
+    /// least 1).
+    pub fn max_connections(mut self, max: usize) -> Self {
+        self.limits.max_connections = max.max(1);
+        self
+    }
+
+    /// How long a new connection may take to send its first request. Default 10 s.
+    pub fn handshake_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.handshake_timeout = timeout;
+        self
+    }
+
+    /// How long a connection may stay open with no stream. Default 5 minutes.
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.idle_timeout = timeout;
+        self
+    }
+
+    /// The HTTP/2 keepalive: a PING every `interval`, the connection closed when one is not
+    /// answered within `timeout`. Default 30 s and 10 s.
+    pub fn keepalive(mut self, interval: Duration, timeout: Duration) -> Self {
+        self.limits.keepalive_interval = interval;
+        self.limits.keepalive_timeout = timeout;
+        self
+    }
+
+    /// Streams one connection may have open at once (watches included). Default 100.
+    pub fn max_concurrent_streams(mut self, max: u32) -> Self {
+        self.limits.max_concurrent_streams = max.max(1);
+        self
+    }
+
+    /// What the server counts, shared with the running server: keep it for `/metrics`.
+    #[must_use]
+    pub fn stats(&self) -> Arc<ServerStats> {
+        Arc::clone(&self.stats)
+    }
+
+    /// Counts into `stats` (made beforehand, say for metrics registered before the
+    /// listener exists) instead of its own.
+    pub fn with_stats(mut self, stats: Arc<ServerStats>) -> Self {
+        self.stats = stats;
+        self
+    }
+}
+
+/// What a bounded server counts: its connections, and those it closed and why.
+#[derive(Debug, Default)]
+pub struct ServerStats {
+    connections: AtomicUsize,
+    closed_handshake: AtomicU64,
+    closed_idle: AtomicU64,
+    shed: AtomicU64,
+    accept_failures: AtomicU64,
+}
+
+impl ServerStats {
+    /// Connections open now.
+    #[must_use]
+    pub fn connections(&self) -> usize {
+        self.connections.load(Ordering::Relaxed)
+    }
+
+    /// Connections closed for sending no request within the handshake timeout.
+    #[must_use]
+    pub fn closed_handshake(&self) -> u64 {
+        self.closed_handshake.load(Ordering::Relaxed)
+    }
+
+    /// Connections closed after the idle timeout with no stream open.
+    #[must_use]
+    pub fn closed_idle(&self) -> u64 {
+        self.closed_idle.load(Ordering::Relaxed)
+    }
+
+    /// Idle connections closed to make room (the cap, or out of descriptors).
+    #[must_use]
+    pub fn shed(&self) -> u64 {
+        self.shed.load(Ordering::Relaxed)
+    }
+
+    /// Failed `accept` calls (out of descriptors, most often).
+    #[must_use]
+    pub fn accept_failures(&self) -> u64 {
+        self.accept_failures.load(Ordering::Relaxed)
+    }
+}
+
+impl<F> IntoFuture for Serve<F>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    type Output = io::Result<()>;
+    type IntoFuture = Pin<Box<dyn Future<Output = io::Result<()>> + Send>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(run(self))
+    }
+}
+
+/// A warning said at most once an interval, with how many were not said meanwhile.
+#[derive(Debug)]
+struct Throttled {
+    every: Duration,
+    last: Mutex<Option<Instant>>,
+    quiet: AtomicU64,
+}
+
+impl Throttled {
+    fn new(every: Duration) -> Self {
+        Self {
+            every,
+            last: Mutex::new(None),
+            quiet: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether to say it now, and how many were not said since the last time.
+    fn say(&self) -> Option<u64> {
+        let now = Instant::now();
+        let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        if last.is_some_and(|at| now.duration_since(at) < self.every) {
+            self.quiet.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        *last = Some(now);
+        Some(self.quiet.swap(0, Ordering::Relaxed))
+    }
+}
+
+async fn run<F: Future<Output = ()> + Send + 'static>(serve: Serve<F>) -> io::Result<()> {
+    let Serve {
+        listener,
+        routes,
+        signal,
+        limits,
+        stats,
+    } = serve;
+    let local = listener.local_addr()?;
+    let table = Arc::new(Table::new());
+    let (closing, closing_rx) = watch::channel(false);
+    let warn = Throttled::new(Duration::from_secs(10));
+    let mut tasks = JoinSet::new();
+    let mut signal = pin!(signal);
+    loop {
+        if table.len() >= limits.max_connections {
+            if table.shed_one() {
+                stats.shed.fetch_add(1, Ordering::Relaxed);
+            } else {
+                // Every connection has a stream open: the backlog waits for one to end.
+                tokio::select! {
+                    () = &mut signal => break,
+                    _ = tasks.join_next() => continue,
+                }
+            }
+        }
+        tokio::select! {
+            biased;
+            () = &mut signal => break,
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+            accepted = listener.accept() => match accepted {
+                Ok((stream, remote)) => {
+                    let conn = table.open();
+                    tasks.spawn(connection(Connection {
+                        stream,
+                        remote,
+                        local,
+                        conn,
+                        table: Arc::clone(&table),
+                        routes: routes.clone(),
+                        limits,
+                        stats: Arc::clone(&stats),
+                        closing: closing_rx.clone(),
+                    }));
+                }
+                Err(e) => accept_failed(&e, &table, &stats, &warn, tasks.len()).await,
+            },
+        }
+    }
+    drop(listener);
+    tracing::info!(
+        connections = tasks.len(),
+        grace_ms = limits.grace.as_millis(),
+        "gRPC: closing connections"
+    );
+    closing.send_replace(true);
+    let drained = tokio::time::timeout(limits.grace, async {
+        while tasks.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        tracing::warn!(
+            connections = tasks.len(),
+            "gRPC: grace period over, dropping the connections left"
+        );
+        tasks.shutdown().await;
+    }
+    Ok(())
+}
+
+/// A failed `accept`: a connection that died in the backlog is nothing; out of descriptors,
+/// the longest idle connection goes (if shed ones are not already closing); anything else
+/// waits a little. Said at most once every 10 s, with a count.
+async fn accept_failed(
+    error: &io::Error,
+    table: &Table,
+    stats: &ServerStats,
+    warn: &Throttled,
+    tasks: usize,
+) {
+    use io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    if matches!(
+        error.kind(),
+        ConnectionAborted | ConnectionRefused | ConnectionReset
+    ) {
+        return;
+    }
+    stats.accept_failures.fetch_add(1, Ordering::Relaxed);
+    let out_of_descriptors = matches!(error.raw_os_error(), Some(23 | 24));
+    if out_of_descriptors && (tasks > table.len() || table.shed_one()) {
+        if tasks <= table.len() {
+            stats.shed.fetch_add(1, Ordering::Relaxed);
+        }
+        // A shed connection's descriptor is freed when its task runs: room is coming.
+        tokio::task::yield_now().await;
+        return;
+    }
+    if let Some(unsaid) = warn.say() {
+        tracing::warn!(
+            connections = table.len(),
+            unsaid,
+            "gRPC: cannot accept a connection ({unsaid} more like it not logged): {error}"
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(20)).await;
+}
+
+/// What one connection's task needs.
+struct Connection {
+    stream: TcpStream,
+    remote: SocketAddr,
+    local: SocketAddr,
+    conn: Arc<Conn>,
+    table: Arc<Table>,
+    routes: Routes,
+    limits: Limits,
+    stats: Arc<ServerStats>,
+    closing: watch::Receiver<bool>,
+}
+
+/// Serves one connection until it ends, is shed, times out, or the grace period ends.
+async fn connection(c: Connection) {
+    let Connection {
+        stream,
+        remote,
+        local,
+        conn,
+        table,
+        routes,
+        limits,
+        stats,
+        mut closing,
+    } = c;
+    stats.connections.fetch_add(1, Ordering::Relaxed);
+    let _ = stream.set_nodelay(true);
+    let service = {
+        let conn = Arc::clone(&conn);
+        hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+            let stream = conn.begin_stream();
+            request.extensions_mut().insert(TcpConnectInfo {
+                local_addr: Some(local),
+                remote_addr: Some(remote),
+            });
+            let answer = routes.clone().oneshot(request);
+            async move {
+                let response = answer.await?;
+                Ok::<_, Infallible>(response.map(|body| Tracked::new(body, stream)))
+            }
+        })
+    };
+    let mut http = http2::Builder::new(TokioExecutor::new());
+    http.timer(TokioTimer::new())
+        .max_concurrent_streams(limits.max_concurrent_streams)
+        .keep_alive_interval(limits.keepalive_interval)
+        .keep_alive_timeout(limits.keepalive_timeout)
+        .max_header_list_size(limits.max_header_list_size);
+    let mut served = pin!(http.serve_connection(TokioIo::new(stream), service));
+    let mut closing_seen = *closing.borrow();
+    if closing_seen {
+        served.as_mut().graceful_shutdown();
+    }
+    // Once told to go away for idleness, how long it may take to say goodbye.
+    let mut leaving: Option<Instant> = None;
+    loop {
+        let deadline =
+            leaving.or_else(|| conn.deadline(limits.handshake_timeout, limits.idle_timeout));
+        let look = deadline.unwrap_or_else(|| Instant::now() + limits.handshake_timeout);
+        tokio::select! {
+            result = served.as_mut() => {
+                if let Err(e) = result {
+                    tracing::debug!(%remote, "gRPC connection ended: {e}");
+                }
+                break;
+            }
+            () = conn.shed.notified() => {
+                tracing::debug!(%remote, "gRPC connection shed");
+                break;
+            }
+            changed = closing.changed(), if !closing_seen => {
+                closing_seen = true;
+                if changed.is_err() {
+                    break;
+                }
+                served.as_mut().graceful_shutdown();
+            }
+            () = tokio::time::sleep_until(look) => {
+                if leaving.is_some() {
+                    break;
+                }
+                let Some(deadline) = conn.deadline(limits.handshake_timeout, limits.idle_timeout) else {
+                    continue;
+                };
+                if Instant::now() < deadline {
+                    continue;
+                }
+                if conn.spoke() {
+                    stats.closed_idle.fetch_add(1, Ordering::Relaxed);
+                    tracing::debug!(%remote, "gRPC connection idle: going away");
+                    served.as_mut().graceful_shutdown();
+                    leaving = Some(Instant::now() + Duration::from_secs(1));
+                } else {
+                    stats.closed_handshake.fetch_add(1, Ordering::Relaxed);
+                    tracing::debug!(%remote, "gRPC connection sent no request in time");
+                    break;
+                }
+            }
+        }
+    }
+    table.close(&conn);
+    stats.connections.fetch_sub(1, Ordering::Relaxed);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_warning_is_said_once_an_interval_with_a_count() {
+        let warn = Throttled::new(Duration::from_secs(10));
+        assert_eq!(warn.say(), Some(0));
+        for _ in 0..1_744 {
+            assert_eq!(warn.say(), None);
+        }
+        tokio::time::advance(Duration::from_secs(10)).await;
+        assert_eq!(warn.say(), Some(1_744));
+        assert_eq!(warn.say(), None);
+    }
+}
