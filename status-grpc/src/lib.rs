@@ -4,16 +4,24 @@
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use status_core::Registry;
+//! use tonic::service::Routes;
 //!
 //! let registry = Registry::new();
 //! let health = status_grpc::HealthService::new(&registry);
-//! tonic::transport::Server::builder()
-//!     .add_service(health.into_server())
-//!     .serve("127.0.0.1:50051".parse()?)
-//!     .await?;
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:50051").await?;
+//! // Bounded in connections, streams, idle time and log volume; see `serve`.
+//! status_grpc::serve(listener, Routes::new(health.into_server())).await?;
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! Serve it with [`serve()`] rather than tonic's default builder, which bounds nothing: a
+//! client that opens connections and sends only a preface can exhaust the process's file
+//! descriptors, and the HTTP probes with them.
+//!
+//! | feature | what |
+//! |---|---|
+//! | `metrics` | [`metrics`]: watches and connections for a Prometheus registry |
 //!
 //! # Services
 //!
@@ -35,9 +43,11 @@
 //!   with the stream kept open; the real status follows if the service appears.
 //! - `List` (gRFC A90): every service with its status.
 //! - A service name over 256 bytes, or not UTF-8: `INVALID_ARGUMENT`. Watch streams beyond
-//!   [`max_watches`](HealthService::max_watches) (10,000 by default): `RESOURCE_EXHAUSTED`,
-//!   counted ([`refused_watches`](HealthService::refused_watches)). Nothing a client sends
-//!   changes any state.
+//!   [`max_watches`](HealthService::max_watches) (10,000 by default), beyond
+//!   [50 on one connection](HealthService::max_watches_per_connection) or
+//!   [1,000 from one address](HealthService::max_watches_per_peer): `RESOURCE_EXHAUSTED`,
+//!   counted ([`refused_watches_by_cap`](HealthService::refused_watches_by_cap)). Nothing a
+//!   client sends changes any state.
 
 mod codec;
 #[cfg(feature = "metrics")]
@@ -79,7 +89,7 @@ pub const MAX_SERVICE_NAME: usize = 256;
 pub const DEFAULT_MAX_WATCHES: usize = 10_000;
 
 /// The most watch streams open at once on one connection, by default: half of what
-/// [`serve`] lets a connection open, so that a connection full of watches can still `Check`.
+/// [`serve()`] lets a connection open, so that a connection full of watches can still `Check`.
 pub const DEFAULT_MAX_WATCHES_PER_CONNECTION: usize = 50;
 
 /// The most watch streams open at once from one peer address, by default.
@@ -133,7 +143,7 @@ impl HealthService {
 
     /// The most watch streams open at once on one connection (default
     /// [`DEFAULT_MAX_WATCHES_PER_CONNECTION`]); more are refused with `RESOURCE_EXHAUSTED`.
-    /// Counted where the server tells the peer's address ([`serve`] and tonic's own server
+    /// Counted where the server tells the peer's address ([`serve()`] and tonic's own server
     /// do).
     #[must_use]
     pub fn max_watches_per_connection(self, max: usize) -> Self {

@@ -10,7 +10,7 @@ use prometheus_client::registry::Registry;
 
 use crate::{HealthService, ServerStats};
 
-/// Registers, for `health` and (when given) the [`serve`](crate::serve)r's `stats`:
+/// Registers, for `health` and (when given) the [`serve()`](crate::serve())r's `stats`:
 ///
 /// | metric | what |
 /// |---|---|

@@ -1,5 +1,6 @@
 //! The health service over a real socket, driven by tonic's generated client.
 
+use std::future::IntoFuture;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -83,9 +84,8 @@ async fn serve(service: impl FnOnce(HealthService) -> HealthService) -> Fixture 
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(health.into_server())
-            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+        status_grpc::serve(listener, tonic::service::Routes::new(health.into_server()))
+            .into_future(),
     );
     let address = format!("http://{address}");
     let client = HealthClient::connect(address.clone()).await.unwrap();
