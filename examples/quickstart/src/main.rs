@@ -126,7 +126,8 @@ struct Args {
     /// ready, and the data-center endpoint decides.
     #[arg(long)]
     fleet_aware_readiness: bool,
-    /// This instance's name in the fleet (default: host name and process id).
+    /// This instance's name in the fleet (default: host name, process id and a random part).
+    /// The fleet's store refuses a second process under an id another one holds.
     #[arg(long)]
     instance_id: Option<String>,
     /// Serve the newest waiting request first once the oldest has waited this long, in
@@ -259,11 +260,15 @@ async fn main() -> anyhow::Result<()> {
             url: format!("http://{}/status", SocketAddr::new(args.bind, args.port)),
             aware_readiness: args.fleet_aware_readiness,
         }),
+        // Host name and pid alone collide across data centers (every StatefulSet's `web-0`
+        // runs as pid 1): a random part makes the default unique. The store refuses a second
+        // process under an id held by another either way.
         instance_id: args.instance_id.unwrap_or_else(|| {
             format!(
-                "{}-{}",
+                "{}-{}-{}",
                 gethostname::gethostname().to_string_lossy(),
-                std::process::id()
+                std::process::id(),
+                &random_token()[..8]
             )
         }),
         notify: quickstart::NotifyConfig {

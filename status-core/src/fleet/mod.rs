@@ -126,6 +126,12 @@ impl Beat {
 pub enum BeatError {
     /// The store refused what was sent: `bad_id`, `bad_datacenter`, `bad_state`, `too_large`.
     Rejected(&'static str),
+    /// Another process holds this instance's id and beats under it: this one is not counted
+    /// until the other stops (its record then goes stale within a TTL).
+    IdTaken {
+        /// The data center the holder beats in, as far as the store says.
+        datacenter: String,
+    },
     /// The store could not be reached, or answered what this client cannot read.
     Store(String),
 }
@@ -134,9 +140,23 @@ impl std::fmt::Display for BeatError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Rejected(reason) => write!(f, "the store refused the beat: {reason}"),
+            Self::IdTaken { datacenter } => write!(
+                f,
+                "another process beats under this instance id (in data center {datacenter:?}): \
+                 this instance is not counted; give each instance an id of its own"
+            ),
             Self::Store(e) => write!(f, "the store failed: {e}"),
         }
     }
+}
+
+/// A random token for this process's store client: who holds an instance id.
+#[cfg(any(feature = "redis", feature = "etcd"))]
+pub(crate) fn owner_token() -> String {
+    use std::hash::{BuildHasher, RandomState};
+    let a = RandomState::new().hash_one(std::process::id());
+    let b = RandomState::new().hash_one(std::time::SystemTime::now());
+    format!("{a:016x}{b:016x}")
 }
 
 impl std::error::Error for BeatError {}
@@ -230,12 +250,13 @@ pub const MAX_PAGE: usize = 500;
 /// The upper bounds of the beat-duration histogram, in seconds.
 pub const BEAT_BUCKETS: [f64; 10] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0];
 /// Why the store refused or healed something, as counted.
-pub const REJECTIONS: [&str; 5] = [
+pub const REJECTIONS: [&str; 6] = [
     "wrong_type",
     "too_large",
     "bad_id",
     "bad_datacenter",
     "bad_state",
+    "id_taken",
 ];
 
 /// What the fleet's beats amounted to, for metrics: `status_fleet_exchange_seconds` and

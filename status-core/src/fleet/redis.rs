@@ -12,6 +12,14 @@
 //! | `{K}:inst` | hash | instance id → `dc \n condition \n serving \n beat \n summary JSON` |
 //! | `{K}:live` | sorted set, by lex | `dc \0 condition serving \0 beat \0 id`: one member an instance |
 //! | `{K}:dcs` | hash | each data center (its value unused); the cached counts and when they were made; the settling mark |
+//! | `{K}:own` | hash | instance id → the token of the process that holds it |
+//!
+//! **One id, one process.** Each [`RedisFleet`] draws a random token; the first process to
+//! beat under an id holds it, and a beat under that id with another token is refused
+//! (`id_taken`) for as long as the holder's record is fresh: two processes given one id (the
+//! pod `web-0` with pid 1 in two data centers) can never overwrite each other's record, and
+//! the one refused says so (its `fleet` dependency MAJOR). A holder that stops beating loses
+//! the id a TTL later, so a restarted instance takes its id back within a TTL.
 //!
 //! Counts are `ZLEXCOUNT`s over the members whose beat is younger than the TTL: no instance
 //! keeps them up to date, so none can drift. The upkeep also retires a bounded number of
@@ -50,7 +58,7 @@ const RETIRE: u32 = 64;
 /// line a data center, `dc \t ok \t minor \t major \t outage \t serving`; nil instead of
 /// counts the client says it holds (`ARGV[10]`: when its counts were made).
 const BEAT: &str = r"
-local id, dc, cond, serving, json = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local id, dc, cond, serving, json, owner = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[12]
 local ttl, retire, limit, every = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 if #id == 0 or #id > 128 or string.find(id, '[%z\n]') then return {'bad_id'} end
 if #dc == 0 or #dc > 64 or string.find(dc, '[%z\n\t]') then return {'bad_datacenter'} end
@@ -74,14 +82,14 @@ local fresh = type(cache) == 'table' and not cache.err and cache[1]
   and tonumber(cache[1]) > now - every and tonumber(cache[1]) <= now
 local healed = 0
 if not fresh then
-  local types = {'hash', 'zset', 'hash'}
-  for i = 1, 3 do
+  local types = {'hash', 'zset', 'hash', 'hash'}
+  for i = 1, 4 do
     local kind = redis.call('TYPE', KEYS[i])['ok']
     if kind ~= 'none' and kind ~= types[i] then healed = healed + 1 end
   end
   -- A key of the wrong type: every key goes (members without records would count twice),
   -- and the instances rebuild them at their next beat.
-  if healed > 0 then redis.call('DEL', KEYS[1], KEYS[2], KEYS[3]) end
+  if healed > 0 then redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4]) end
   -- A store found empty (new, flushed, restarted, healed), or not counted for half a TTL
   -- (no beat reached it for longer than one beat period and its jitter: a replica just
   -- promoted, a store unreachable), is settling for a TTL: the instances that beat
@@ -93,6 +101,16 @@ if not fresh then
 end
 
 local previous = redis.call('HGET', KEYS[1], id)
+-- One id, one process: another's fresh record is never replaced.
+local holder = redis.call('HGET', KEYS[4], id)
+if holder and holder ~= owner and previous then
+  local pdc, pbeat = string.match(previous, '^([^\n]*)\n[0-3]\n[01]\n(%d+)\n')
+  pbeat = tonumber(pbeat)
+  if pbeat and pbeat > now - ttl and pbeat <= now + ttl then
+    return {'id_taken', now, pdc}
+  end
+end
+redis.call('HSET', KEYS[4], id, owner)
 if previous then
   local old = member_of(previous, id)
   if old then redis.call('ZREM', KEYS[2], old) end
@@ -118,7 +136,10 @@ local function retire_members(members)
     local rid = string.match(member, '^[^%z]*%z[0-3][01]%z%d+%z(.*)$')
     local record = rid and redis.call('HGET', KEYS[1], rid)
     -- The record goes only if this member is its own (not an older one left behind).
-    if record and member_of(record, rid) == member then redis.call('HDEL', KEYS[1], rid) end
+    if record and member_of(record, rid) == member then
+      redis.call('HDEL', KEYS[1], rid)
+      redis.call('HDEL', KEYS[4], rid)
+    end
     retired = retired + 1
   end
 end
@@ -184,7 +205,9 @@ pub struct RedisFleet {
     store: RedisStore,
     /// The last counts read, and when the store made them: sent again only when newer.
     last: std::sync::Mutex<Option<(u64, Vec<DatacenterCounts>)>>,
-    keys: [String; 3],
+    keys: [String; 4],
+    /// This process's token: the id it beats under is its own while it beats.
+    owner: String,
     ttl: Duration,
     // Sent by their SHA1 (EVALSHA), the body only when the server does not have it.
     beat: redis::Script,
@@ -207,11 +230,13 @@ impl RedisFleet {
             RedisStore::tagged(&key, "inst")?,
             RedisStore::tagged(&key, "live")?,
             RedisStore::tagged(&key, "dcs")?,
+            RedisStore::tagged(&key, "own")?,
         ];
         Ok(Self {
             store,
             last: std::sync::Mutex::new(None),
             keys,
+            owner: super::owner_token(),
             ttl,
             beat: redis::Script::new(BEAT),
             list: redis::Script::new(LIST),
@@ -289,6 +314,7 @@ impl RedisFleet {
             .arg(u64::try_from(self.counted_every().as_millis()).unwrap_or(u64::MAX))
             .arg(held_at)
             .arg(u8::from(knows_me))
+            .arg(&self.owner)
             .invoke_async(&mut connection)
             .await;
         let answer = match answer {
@@ -413,6 +439,11 @@ fn text(value: &redis::Value) -> Option<String> {
 fn parse_beat(answer: &[redis::Value]) -> Result<(Beat, bool), BeatError> {
     let garbage = || BeatError::Store("an answer this client cannot read".to_owned());
     let status = answer.first().and_then(text).ok_or_else(garbage)?;
+    if status == "id_taken" {
+        return Err(BeatError::IdTaken {
+            datacenter: answer.get(2).and_then(text).unwrap_or_default(),
+        });
+    }
     let settling = status == "settling";
     if status != "ok" && !settling {
         return Err(BeatError::Rejected(match status.as_str() {

@@ -300,6 +300,8 @@ async fn beat(
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut changes = fleet.store.subscribe();
     let mut failing = false;
+    // Whether another process holds this instance's id (said once, when it starts).
+    let mut id_taken = false;
     let mut last: Option<(Instant, (CheckStatus, Vec<String>))> = None;
     loop {
         let wake = tokio::select! {
@@ -395,6 +397,10 @@ async fn beat(
                     tracing::info!("the fleet store answers again");
                     failing = false;
                 }
+                if id_taken {
+                    tracing::info!("this instance holds its id in the fleet again");
+                    id_taken = false;
+                }
                 CheckOutcome::new(
                     CheckStatus::Ok,
                     format!(
@@ -403,6 +409,19 @@ async fn beat(
                     ),
                 )
                 .with_value(took.as_secs_f64())
+            }
+            Ok(Err(e @ BeatError::IdTaken { .. })) => {
+                fleet.stats.reject("id_taken", 1);
+                // Said when it starts, not every beat: the dependency and the metric carry it.
+                if !id_taken {
+                    tracing::error!(
+                        instance = %member.instance_id,
+                        datacenter = %member.datacenter,
+                        "{e}"
+                    );
+                    id_taken = true;
+                }
+                CheckOutcome::new(CheckStatus::Major, e.to_string())
             }
             Ok(Err(BeatError::Rejected(reason))) => {
                 fleet.stats.reject(reason, 1);

@@ -614,3 +614,117 @@ async fn what_etcd_holds_is_never_trusted_as_written() {
         "nothing written in someone else's prefix"
     );
 }
+
+/// The adversarial report's repro: `--instance-id dup` in `east` and in `west` on one Redis.
+/// The first process holds the id; the second is refused and says so (its `fleet` dependency
+/// MAJOR, `id_taken` counted), never overwrites the first's record, and the counts equal the
+/// listing throughout. Once the holder stops, the id is free a TTL later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_given_one_id_never_overwrite_each_other() {
+    use status_core::fleet::{BeatError, REJECTIONS};
+
+    let redis = RedisServer::start();
+    let first = RedisFleet::new(&redis.url(), "dup", TTL).unwrap();
+    let second = RedisFleet::new(&redis.url(), "dup", TTL).unwrap();
+    let east = InstanceSummary::new("dup", "east", CheckStatus::Ok, Vec::new(), "1");
+    let west = InstanceSummary::new("dup", "west", CheckStatus::Outage, Vec::new(), "1");
+    first.beat(&east).await.unwrap();
+    for _ in 0..5 {
+        let refused = second.beat(&west).await.unwrap_err();
+        assert!(
+            matches!(&refused, BeatError::IdTaken { datacenter } if datacenter == "east"),
+            "{refused:?}"
+        );
+        let beat = first.beat(&east).await.unwrap();
+        let counted: Vec<(String, usize)> = beat
+            .datacenters
+            .iter()
+            .map(|d| (d.datacenter.clone(), d.conditions.ok + d.conditions.outage))
+            .collect();
+        assert_eq!(counted, [("east".to_owned(), 1)]);
+        let listed = first.instances(&InstanceQuery::default()).await.unwrap();
+        let listed: Vec<(String, String, CheckStatus)> = listed
+            .instances
+            .iter()
+            .map(|i| {
+                (
+                    i.summary.instance_id.clone(),
+                    i.summary.datacenter.clone(),
+                    i.summary.condition,
+                )
+            })
+            .collect();
+        assert_eq!(
+            listed,
+            [("dup".to_owned(), "east".to_owned(), CheckStatus::Ok)],
+            "the first one's record, untouched"
+        );
+    }
+
+    // Through a Fleet: the refused one says so.
+    let (registry, fleet) = member(second, "dup", "west").await;
+    let message = until("the fleet dependency says the id is taken", || {
+        let result = registry.result("fleet")?;
+        (result.status() == CheckStatus::Major).then(|| result.message().to_string())
+    })
+    .await;
+    assert!(message.contains("another process"), "{message}");
+    let at = REJECTIONS.iter().position(|r| *r == "id_taken").unwrap();
+    assert!(fleet.stats().rejected[at] >= 1);
+
+    // The holder stops: a TTL later the id is the other's.
+    drop(first);
+    until("the id passes to the one left", || {
+        let result = registry.result("fleet")?;
+        (result.status() == CheckStatus::Ok).then_some(())
+    })
+    .await;
+}
+
+/// On etcd, an instance is keyed by data center and id: a second process given the same id
+/// in the same data center is refused and never replaces the first's summary; it takes the
+/// id once the holder's lease ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_etcd_one_id_is_one_process() {
+    use status_core::fleet::{BeatError, EtcdFleet, FleetStore};
+
+    let etcd = crate::etcd_server::EtcdCluster::start(1);
+    let ttl = Duration::from_secs(2);
+    let first = EtcdFleet::new(&etcd.urls(), "dup", ttl).unwrap();
+    let second = EtcdFleet::new(&etcd.urls(), "dup", ttl).unwrap();
+    assert!(first.verify().await.unwrap());
+    let ok = InstanceSummary::new("dup", "east", CheckStatus::Ok, Vec::new(), "1");
+    let failing = InstanceSummary::new("dup", "east", CheckStatus::Outage, Vec::new(), "1");
+    first.beat(&ok).await.unwrap();
+    let refused = second.beat(&failing).await.unwrap_err();
+    assert!(matches!(refused, BeatError::IdTaken { .. }), "{refused:?}");
+    let listed = until_listed(&first, 1).await;
+    assert_eq!(listed[0].summary.condition, CheckStatus::Ok, "untouched");
+    // The holder stops beating: its lease ends, and the id passes.
+    drop(first);
+    let deadline = Instant::now() + ttl * 4;
+    loop {
+        match second.beat(&failing).await {
+            Ok(_) => break,
+            Err(BeatError::IdTaken { .. }) => {
+                assert!(Instant::now() < deadline, "the id never passed");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let listed = until_listed(&second, 1).await;
+    assert_eq!(listed[0].summary.condition, CheckStatus::Outage);
+
+    async fn until_listed(store: &EtcdFleet, n: usize) -> Vec<status_core::fleet::InstanceView> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let page = store.instances(&InstanceQuery::default()).await.unwrap();
+            if page.instances.len() == n {
+                return page.instances;
+            }
+            assert!(Instant::now() < deadline, "{page:?}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}

@@ -15,6 +15,11 @@
 //! | `{prefix}mark` | [`FLEET_MARK`]: this prefix is a fleet's (written by the first instance) |
 //! | `{prefix}i/{dc}\0{id}` | the instance's summary (JSON), under its lease |
 //!
+//! **One id, one process.** An instance is keyed by its data center and id, and its summary
+//! is written only under its own lease or where no key is: a second process given the same
+//! id in the same data center is refused (`id_taken`, its `fleet` dependency MAJOR) and
+//! never replaces the first one's summary; it takes the id once the holder's lease ends.
+//!
 //! Safe whatever the store does:
 //! - **unreachable, or without quorum**: every call carries a deadline and asks for a leader
 //!   (`require_leader`), so a member cut off from the majority refuses rather than answers
@@ -36,7 +41,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use etcd_client::{
-    GetOptions, LeaseGrantOptions, LeaseKeepAliveStream, LeaseKeeper, PutOptions, Txn, TxnOp,
+    Compare, CompareOp, GetOptions, LeaseGrantOptions, LeaseKeepAliveStream, LeaseKeeper,
+    PutOptions, Txn, TxnOp,
 };
 
 mod view;
@@ -277,10 +283,29 @@ impl EtcdFleet {
                 // Moved to another data center: the old key would live on with the lease.
                 writes.push(TxnOp::delete(old.clone(), None));
             }
-            client
-                .txn(Txn::new().and_then(writes))
+            // One id, one process: the key is written if it is under this lease already, or
+            // absent; never over another process's (another lease's) summary.
+            let unheld = Txn::new()
+                .when([Compare::create_revision(key.clone(), CompareOp::Equal, 0)])
+                .and_then(writes.clone());
+            let answer = client
+                .txn(
+                    Txn::new()
+                        .when([Compare::lease(key.clone(), CompareOp::Equal, lease)])
+                        .and_then(writes)
+                        .or_else([TxnOp::txn(unheld)]),
+                )
                 .await
                 .map_err(failed)?;
+            let written = answer.succeeded()
+                || answer.op_responses().iter().any(
+                    |r| matches!(r, etcd_client::TxnOpResponse::Txn(inner) if inner.succeeded()),
+                );
+            if !written {
+                return Err(BeatError::IdTaken {
+                    datacenter: me.datacenter.clone(),
+                });
+            }
             publish.written = Some(json);
             publish.key = Some(key);
         }
