@@ -37,7 +37,7 @@ fn main() {
                     check::tiered(move || {
                         // Worst case for transitions: change status every 5th check, with a message.
                         let n = runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let status = if (n / 5) % 2 == 0 {
+                        let status = if (n / 5).is_multiple_of(2) {
                             CheckStatus::Ok
                         } else {
                             CheckStatus::Minor

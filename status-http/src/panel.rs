@@ -282,7 +282,7 @@ fn number(v: f64) -> String {
 
 fn span(window: Duration) -> String {
     let s = window.as_secs();
-    if s >= 120 && s % 60 == 0 {
+    if s >= 120 && s.is_multiple_of(60) {
         format!("last {} min", s / 60)
     } else {
         format!("last {s} s")

@@ -233,7 +233,7 @@ fn hex(bytes: &[u8]) -> String {
 /// A cursor's bytes; `None` for what no store handed out (odd, not hex, over 512 bytes).
 #[cfg(any(feature = "redis", feature = "etcd"))]
 fn unhex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 || text.len() > 2 * 512 {
+    if !text.len().is_multiple_of(2) || text.len() > 2 * 512 {
         return None;
     }
     (0..text.len())
