@@ -24,7 +24,7 @@ mod run;
 #[cfg(feature = "etcd")]
 pub use self::etcd::{EtcdFleet, FLEET_MARK};
 #[cfg(feature = "redis")]
-pub use self::redis::RedisFleet;
+pub use self::redis::{RedisFleet, DEFAULT_MAX_DATACENTERS};
 pub use self::run::{Fleet, Member};
 
 impl FleetSource for Fleet {
@@ -124,7 +124,8 @@ impl Beat {
 /// Why a beat was refused or failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BeatError {
-    /// The store refused what was sent: `bad_id`, `bad_datacenter`, `bad_state`, `too_large`.
+    /// The store refused what was sent: `bad_id`, `bad_datacenter`, `bad_state`, `too_large`,
+    /// `too_many_datacenters`.
     Rejected(&'static str),
     /// Another process holds this instance's id and beats under it: this one is not counted
     /// until the other stops (its record then goes stale within a TTL).
@@ -250,13 +251,14 @@ pub const MAX_PAGE: usize = 500;
 /// The upper bounds of the beat-duration histogram, in seconds.
 pub const BEAT_BUCKETS: [f64; 10] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0];
 /// Why the store refused or healed something, as counted.
-pub const REJECTIONS: [&str; 6] = [
+pub const REJECTIONS: [&str; 7] = [
     "wrong_type",
     "too_large",
     "bad_id",
     "bad_datacenter",
     "bad_state",
     "id_taken",
+    "too_many_datacenters",
 ];
 
 /// What the fleet's beats amounted to, for metrics: `status_fleet_exchange_seconds` and

@@ -48,6 +48,9 @@ use crate::{CheckStatus, Error};
 /// The most instances one upkeep retires (ten upkeeps a second with a TTL of 3 s).
 const RETIRE: u32 = 64;
 
+/// The most data centers a fleet in Redis accepts, by default.
+pub const DEFAULT_MAX_DATACENTERS: usize = 64;
+
 /// One beat. Always, in O(log N): this instance's record and member moved to the new beat.
 /// At most every `ARGV[9]` ms, fleet-wide (the first beat after that does it), the upkeep in
 /// O(D log N): keys of the wrong type healed (all go), an empty store marked settling for a
@@ -100,6 +103,15 @@ if not fresh then
   end
 end
 
+-- At most ARGV[13] data centers: a new one past that is refused, so the upkeep's cost (it
+-- counts every data center) stays bounded whatever names the beats bring.
+if redis.call('HEXISTS', KEYS[3], dc) == 0 then
+  local known = redis.call('HLEN', KEYS[3])
+  for _, special in ipairs({'\0at', '\0counts', '\0settling'}) do
+    known = known - redis.call('HEXISTS', KEYS[3], special)
+  end
+  if known >= tonumber(ARGV[13]) then return {'too_many_datacenters'} end
+end
 local previous = redis.call('HGET', KEYS[1], id)
 -- One id, one process: another's fresh record is never replaced.
 local holder = redis.call('HGET', KEYS[4], id)
@@ -208,6 +220,8 @@ pub struct RedisFleet {
     keys: [String; 4],
     /// This process's token: the id it beats under is its own while it beats.
     owner: String,
+    /// The most data centers the fleet accepts.
+    max_datacenters: usize,
     ttl: Duration,
     // Sent by their SHA1 (EVALSHA), the body only when the server does not have it.
     beat: redis::Script,
@@ -237,10 +251,20 @@ impl RedisFleet {
             last: std::sync::Mutex::new(None),
             keys,
             owner: super::owner_token(),
+            max_datacenters: DEFAULT_MAX_DATACENTERS,
             ttl,
             beat: redis::Script::new(BEAT),
             list: redis::Script::new(LIST),
         })
+    }
+
+    /// The most data centers the fleet accepts (default [`DEFAULT_MAX_DATACENTERS`], at
+    /// least 1): a beat from one more is refused (`too_many_datacenters`, counted), so that
+    /// counting them, which every upkeep does, stays bounded. Give every instance the same.
+    #[must_use]
+    pub fn max_datacenters(mut self, max: usize) -> Self {
+        self.max_datacenters = max.max(1);
+        self
     }
 
     /// How often the data centers are counted, fleet-wide: a thirtieth of the TTL (100 ms
@@ -315,6 +339,7 @@ impl RedisFleet {
             .arg(held_at)
             .arg(u8::from(knows_me))
             .arg(&self.owner)
+            .arg(self.max_datacenters)
             .invoke_async(&mut connection)
             .await;
         let answer = match answer {
@@ -451,6 +476,7 @@ fn parse_beat(answer: &[redis::Value]) -> Result<(Beat, bool), BeatError> {
             "bad_datacenter" => "bad_datacenter",
             "bad_state" => "bad_state",
             "too_large" => "too_large",
+            "too_many_datacenters" => "too_many_datacenters",
             _ => return Err(garbage()),
         }));
     }

@@ -642,7 +642,11 @@ async fn two_processes_given_one_id_never_overwrite_each_other() {
             .map(|d| (d.datacenter.clone(), d.conditions.ok + d.conditions.outage))
             .collect();
         assert_eq!(counted, [("east".to_owned(), 1)]);
-        let listed = first.instances(&InstanceQuery::default()).await.unwrap();
+        let all = InstanceQuery {
+            limit: 100,
+            ..InstanceQuery::default()
+        };
+        let listed = first.instances(&all).await.unwrap();
         let listed: Vec<(String, String, CheckStatus)> = listed
             .instances
             .iter()
@@ -719,7 +723,11 @@ async fn on_etcd_one_id_is_one_process() {
     async fn until_listed(store: &EtcdFleet, n: usize) -> Vec<status_core::fleet::InstanceView> {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let page = store.instances(&InstanceQuery::default()).await.unwrap();
+            let all = InstanceQuery {
+                limit: 100,
+                ..InstanceQuery::default()
+            };
+            let page = store.instances(&all).await.unwrap();
             if page.instances.len() == n {
                 return page.instances;
             }
@@ -727,4 +735,62 @@ async fn on_etcd_one_id_is_one_process() {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
+}
+
+/// The adversarial report's repro, small: instances in ever new data-center names. Past the
+/// cap a new one is refused and counted, the known ones beat on, and the upkeep counts no
+/// more than the cap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn data_centers_past_the_cap_are_refused() {
+    use status_core::fleet::BeatError;
+
+    let redis = RedisServer::start();
+    let store = RedisFleet::new(&redis.url(), "many", Duration::from_secs(3))
+        .unwrap()
+        .max_datacenters(3);
+    for dc in 0..3 {
+        let me = InstanceSummary::new(
+            format!("i{dc}"),
+            format!("dc{dc}"),
+            CheckStatus::Ok,
+            Vec::new(),
+            "1",
+        );
+        store.beat(&me).await.unwrap();
+    }
+    for dc in 3..20 {
+        let me = InstanceSummary::new(
+            format!("i{dc}"),
+            format!("dc{dc}"),
+            CheckStatus::Ok,
+            Vec::new(),
+            "1",
+        );
+        let refused = store.beat(&me).await.unwrap_err();
+        assert!(
+            matches!(refused, BeatError::Rejected("too_many_datacenters")),
+            "{refused:?}"
+        );
+    }
+    // A known data center takes more instances; the counts (made at most every thirtieth
+    // of the TTL) know the three only.
+    tokio::time::sleep(store.counted_every() * 2).await;
+    let more = InstanceSummary::new("j0", "dc0", CheckStatus::Ok, Vec::new(), "1");
+    let beat = store.beat(&more).await.unwrap();
+    let names: Vec<&str> = beat
+        .datacenters
+        .iter()
+        .map(|d| d.datacenter.as_str())
+        .collect();
+    assert_eq!(names, ["dc0", "dc1", "dc2"]);
+    let all = InstanceQuery {
+        limit: 100,
+        ..InstanceQuery::default()
+    };
+    let listed = store.instances(&all).await.unwrap();
+    assert_eq!(
+        listed.instances.len(),
+        4,
+        "nothing of the refused ones kept"
+    );
 }
