@@ -62,14 +62,6 @@ async fn tokens(budgets: &[Arc<EtcdBudget>], asks: usize) -> (usize, usize) {
     sum
 }
 
-fn fixed_window_now(window: Duration) -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis()
-        / window.as_millis()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn eight_instances_asking_at_once_get_exactly_the_capacity() {
     let etcd = EtcdCluster::start(1);
@@ -90,16 +82,12 @@ async fn eight_instances_asking_at_once_get_exactly_the_capacity() {
         "the spent window says how many"
     );
 
+    // The fixed window is the cluster's (a lease), not a calendar's: exactly the capacity,
+    // whatever the instances' clocks say.
     let fixed = budgets(&etcd.urls(), "contended", 8, 3, window, BudgetWindow::Fixed);
-    let before = fixed_window_now(window);
     let (granted, refused) = tokens(&fixed, 4).await;
-    assert_eq!(refused, 0);
-    if fixed_window_now(window) == before {
-        assert_eq!(granted, 3);
-    } else {
-        // The asks straddled a calendar edge: two windows' worth at most.
-        assert!(granted <= 6, "{granted}");
-    }
+    assert_eq!((granted, refused), (3, 0));
+    assert_eq!(fixed[5].take().await, Ok(Grant::Spent { used: 3 }));
     assert!(sliding[0]
         .describe()
         .starts_with("sliding window in etcd (contended at http://127.0.0.1:"));
@@ -125,6 +113,42 @@ async fn a_sliding_grant_frees_its_slot_a_window_later_never_sooner() {
         assert!(granted.elapsed() < Duration::from_secs(10), "never freed");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// A fixed window begins with the first ask after the last one ended, and its grants all
+/// end with it: never sooner than a window after it began, whatever any clock says. A window
+/// key written by hand without a lease (it would never end) is healed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fixed_window_is_the_clusters_and_its_grants_end_together() {
+    let etcd = EtcdCluster::start(1);
+    let window = Duration::from_secs(2);
+    let asked = budgets(&etcd.urls(), "fixed", 3, 2, window, BudgetWindow::Fixed);
+    let begun = Instant::now();
+    assert_eq!(asked[0].take().await, Ok(Grant::Token { used: 1 }));
+    assert_eq!(asked[1].take().await, Ok(Grant::Token { used: 2 }));
+    assert_eq!(asked[2].take().await, Ok(Grant::Spent { used: 2 }));
+    loop {
+        match asked[2].take().await.unwrap() {
+            Grant::Token { used } => {
+                assert!(
+                    begun.elapsed() >= window,
+                    "freed after {:?}",
+                    begun.elapsed()
+                );
+                assert_eq!(used, 1, "both of the last window's grants ended with it");
+                break;
+            }
+            Grant::Spent { .. } => {
+                assert!(begun.elapsed() < Duration::from_secs(10), "never freed");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+    etcd.ctl(&["put", "handmade/fixed/window", "by hand"])
+        .unwrap();
+    let healed = &budgets(&etcd.urls(), "handmade", 1, 1, window, BudgetWindow::Fixed)[0];
+    assert_eq!(healed.take().await, Ok(Grant::Token { used: 1 }));
+    assert_eq!(healed.healed(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,12 +5,17 @@
 //! | key | what |
 //! |---|---|
 //! | `{key}/sliding/{slot}` | a grant of the last window: its lease lasts the window |
-//! | `{key}/fixed/{window}/{slot}` | a grant of calendar window `window`: its lease ends with it |
+//! | `{key}/fixed/window` | the window in force: a key under a lease that lasts the window |
+//! | `{key}/fixed/slots/{slot}` | a grant of the window in force: under the window's lease |
 //!
 //! Slots are numbered below the capacity: at most `capacity` keys can live at once, and a
 //! slot taken at `t` is free again no sooner than `t + window` (etcd counts a lease from its
 //! grant, in whole seconds rounded up, and a new leader extends every lease: both err towards
-//! fewer grants).
+//! fewer grants). A fixed window is the cluster's, not a calendar's: it begins with the first
+//! ask after the last one ended (one transaction creates its key under a new lease), every
+//! grant in it is put under that lease (compared in the same transaction), and all of them
+//! end together with it. No instance's clock is read, so instances whose clocks disagree
+//! share one window and never grant past the capacity.
 //!
 //! Safe whatever the store does:
 //! - **unreachable, slow, or without quorum**: every call asks for a leader and has the ask's
@@ -20,9 +25,9 @@
 //!   never made twice.
 //! - **garbage**: a key under the budget that is no slot is ignored; a slot key without a
 //!   lease (written by hand, it would never expire) is deleted and logged.
-//! - **clocks**: the sliding window is the leases', the cluster's own; the fixed window is
-//!   numbered by this instance's clock (an instance whose clock is off by `d` may take from
-//!   the window `d` early or late, as around any fixed window's edge).
+//! - **clocks**: both windows are the leases', the cluster's own; no instance's clock counts.
+//! - **a window key without a lease** (written by hand, the window would never end) is
+//!   deleted and logged, and a new window begins.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -92,39 +97,99 @@ impl EtcdBudget {
         self.healed.load(Ordering::Relaxed)
     }
 
-    /// The keys of this window's slots, and the lease (in whole seconds) a grant takes.
-    fn scope(&self) -> (String, i64) {
-        let window_ms = u64::try_from(self.window.as_millis()).unwrap_or(u64::MAX);
-        match self.kind {
-            BudgetWindow::Sliding => (
-                format!("{}/sliding/", self.key),
-                i64::try_from(window_ms.div_ceil(1000)).unwrap_or(i64::MAX),
-            ),
-            BudgetWindow::Fixed => {
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-                let left = window_ms - now % window_ms;
-                (
-                    format!("{}/fixed/{}/", self.key, now / window_ms),
-                    // Past the window's end, so that its last grants are never forgotten early.
-                    i64::try_from(left.div_ceil(1000) + 1).unwrap_or(i64::MAX),
-                )
-            }
-        }
+    /// The window's length in whole seconds, as a lease asks for it.
+    fn window_seconds(&self) -> i64 {
+        i64::try_from(self.window.as_millis().div_ceil(1000)).unwrap_or(i64::MAX)
     }
 
+    /// The fixed window in force: its lease, created by this ask if none is (one transaction:
+    /// the window key absent, then put under a new lease of the window's length). A window
+    /// key without a lease is deleted and a new window begins.
+    async fn fixed_window(&self, client: &mut Client) -> Result<i64, BudgetError> {
+        let unreachable = |e: etcd_client::Error| BudgetError::Unreachable(e.to_string());
+        let anchor = format!("{}/fixed/window", self.key);
+        for _ in 0..3 {
+            let found = client
+                .get(anchor.as_str(), None)
+                .await
+                .map_err(unreachable)?;
+            if let Some(kv) = found.kvs().first() {
+                if kv.lease() != 0 {
+                    return Ok(kv.lease());
+                }
+                let healed = client
+                    .txn(
+                        Txn::new()
+                            .when([Compare::mod_revision(
+                                anchor.as_str(),
+                                CompareOp::Equal,
+                                kv.mod_revision(),
+                            )])
+                            .and_then([TxnOp::delete(anchor.as_str(), None)]),
+                    )
+                    .await
+                    .map_err(unreachable)?;
+                if healed.succeeded() {
+                    self.healed.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(
+                        key = anchor,
+                        "a cull budget window without a lease was deleted (it would never end)"
+                    );
+                }
+                continue;
+            }
+            let lease = client
+                .lease_grant(self.window_seconds(), None)
+                .await
+                .map_err(unreachable)?
+                .id();
+            let begun = client
+                .txn(
+                    Txn::new()
+                        .when([Compare::create_revision(
+                            anchor.as_str(),
+                            CompareOp::Equal,
+                            0,
+                        )])
+                        .and_then([TxnOp::put(
+                            anchor.as_str(),
+                            self.instance.clone(),
+                            Some(PutOptions::new().with_lease(lease)),
+                        )]),
+                )
+                .await
+                .map_err(unreachable)?;
+            if begun.succeeded() {
+                return Ok(lease);
+            }
+            // Another instance began it first: its window is the one.
+            let _ = client.lease_revoke(lease).await;
+        }
+        Err(BudgetError::Unreachable(
+            "the fixed window changed as it was read".to_owned(),
+        ))
+    }
     async fn ask(&self) -> Result<Grant, BudgetError> {
         let unreachable = |e: etcd_client::Error| BudgetError::Unreachable(e.to_string());
         let mut client = self.store.client().await.map_err(unreachable)?;
-        let (scope, seconds) = self.scope();
-        let mut lease = None;
+        // The fixed window's grants go under its lease, compared in each grant's transaction
+        // (a grant never outlives the window it was counted in); a sliding grant under a lease
+        // of its own.
+        let (scope, window) = match self.kind {
+            BudgetWindow::Sliding => (format!("{}/sliding/", self.key), None),
+            BudgetWindow::Fixed => (
+                format!("{}/fixed/slots/", self.key),
+                Some(self.fixed_window(&mut client).await?),
+            ),
+        };
+        let anchor = format!("{}/fixed/window", self.key);
+        let mut lease = window;
         // A slot another instance took meanwhile: look again (at most once a slot).
         for _ in 0..=self.capacity {
             let taken = self.taken(&mut client, &scope).await?;
             let used = taken.len() as u64;
             let Some(free) = (0..self.capacity).find(|slot| !taken.contains(slot)) else {
-                if let Some(id) = lease {
+                if let (Some(id), None) = (lease, window) {
                     let _ = client.lease_revoke(id).await;
                 }
                 return Ok(Grant::Spent { used });
@@ -133,7 +198,7 @@ impl EtcdBudget {
                 Some(id) => id,
                 None => {
                     let id = client
-                        .lease_grant(seconds, None)
+                        .lease_grant(self.window_seconds(), None)
                         .await
                         .map_err(unreachable)?
                         .id();
@@ -142,16 +207,17 @@ impl EtcdBudget {
                 }
             };
             let slot = format!("{scope}{free}");
+            let mut compares = vec![Compare::version(slot.clone(), CompareOp::Equal, 0)];
+            if window.is_some() {
+                // Still the window counted: not one that ended (and a new one began) since.
+                compares.push(Compare::lease(anchor.as_str(), CompareOp::Equal, id));
+            }
             let answer = client
-                .txn(
-                    Txn::new()
-                        .when([Compare::version(slot.clone(), CompareOp::Equal, 0)])
-                        .and_then([TxnOp::put(
-                            slot,
-                            self.instance.clone(),
-                            Some(PutOptions::new().with_lease(id)),
-                        )]),
-                )
+                .txn(Txn::new().when(compares).and_then([TxnOp::put(
+                    slot,
+                    self.instance.clone(),
+                    Some(PutOptions::new().with_lease(id)),
+                )]))
                 .await
                 .map_err(unreachable)?;
             if answer.succeeded() {
