@@ -53,9 +53,10 @@ impl std::error::Error for BudgetError {}
 /// How a store's budget (Redis, etcd) counts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum BudgetWindow {
-    /// At most `capacity` per calendar window (windows numbered from the epoch by the
-    /// server's clock). Worst case: twice the capacity within moments, around an edge (a
-    /// full window's worth at its end, another at the start of the next).
+    /// At most `capacity` per window: in Redis a calendar window (numbered from the epoch by
+    /// the server's clock); in etcd a window the cluster begins at the first ask after the
+    /// last one ended (a lease). Worst case: twice the capacity within moments, around an
+    /// edge (a full window's worth at its end, another at the start of the next).
     Fixed,
     /// At most `capacity` in any window-long span: the grant times of the last window are
     /// kept (a sorted set of at most `capacity` members). The default: its worst case is its
