@@ -18,6 +18,7 @@ enum ErrorKind {
     UnknownFeature(String),
     Cycle(String),
     Invalid(String),
+    Conflict(String),
     NoRuntime,
 }
 
@@ -50,6 +51,10 @@ impl Error {
 
     pub(crate) fn invalid(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Invalid(message.into()))
+    }
+
+    pub(crate) fn conflict(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Conflict(message.into()))
     }
 
     pub(crate) fn no_runtime() -> Self {
@@ -87,6 +92,13 @@ impl Error {
         matches!(self.kind, ErrorKind::Cycle(_))
     }
 
+    /// Whether the call would undo something in force that it must not silently replace
+    /// (a scheduled maintenance window over a mute in force).
+    #[must_use]
+    pub fn is_conflict(&self) -> bool {
+        matches!(self.kind, ErrorKind::Conflict(_))
+    }
+
     /// A value out of its allowed range: a zero timeout, an empty override reason, thresholds
     /// out of order, and so on.
     #[must_use]
@@ -109,7 +121,7 @@ impl fmt::Display for Error {
             ErrorKind::UnknownDependency(id) => write!(f, "no dependency named {id:?}"),
             ErrorKind::UnknownFeature(name) => write!(f, "no feature named {name:?}"),
             ErrorKind::Cycle(id) => write!(f, "dependency {id:?} would depend on itself"),
-            ErrorKind::Invalid(message) => f.write_str(message),
+            ErrorKind::Invalid(message) | ErrorKind::Conflict(message) => f.write_str(message),
             ErrorKind::NoRuntime => f.write_str("no Tokio runtime to run checks on"),
         }
     }

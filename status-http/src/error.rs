@@ -94,7 +94,7 @@ impl From<status_core::Error> for ApiError {
             StatusCode::NOT_FOUND
         } else if error.is_invalid() || error.is_invalid_id() {
             StatusCode::BAD_REQUEST
-        } else if error.is_duplicate() {
+        } else if error.is_duplicate() || error.is_conflict() {
             StatusCode::CONFLICT
         } else {
             StatusCode::INTERNAL_SERVER_ERROR

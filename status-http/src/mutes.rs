@@ -67,7 +67,7 @@ fn rfc3339(what: &str, text: &str) -> Result<DateTime<Utc>, ApiError> {
     request_body = crate::schema::MuteRequest,
     responses(
         (status = 200, description = "The mute, in force or scheduled", body = crate::schema::Mute),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 409, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn mute(
     _: Admin,
     State(state): State<Arc<AdminState>>,

@@ -72,7 +72,8 @@ impl Registry {
     /// [`Error::is_not_found`] for an unknown dependency; [`Error::is_invalid`] for a window
     /// that ends before it starts, has ended or ends more than 30 days away, a blank or
     /// unprintable reason, an unprintable actor, or a [`MAX_MUTES`]th mute beyond the
-    /// bound. Nothing changes on error.
+    /// bound; [`Error::is_conflict`] for a window that starts later over a mute in force (it
+    /// would end that mute now). Nothing changes on error.
     pub fn mute(
         &self,
         dependency: &str,
@@ -87,6 +88,19 @@ impl Registry {
         {
             let mut table = lock(&inner.mutes.table);
             table.retain(|_, m| !m.is_over(now));
+            // A window scheduled later would end a mute in force at once: refused, never
+            // replaced silently (the outage the mute was set for would page everyone).
+            if let Some(current) = table.get(&mute.dependency) {
+                if current.in_force(now) && !mute.in_force(now) {
+                    return Err(Error::conflict(format!(
+                        "{} is muted until {} ({}): a window that starts later would end that \
+                         mute now; unmute it first, or give a window that starts now",
+                        mute.dependency,
+                        crate::result::iso(current.until),
+                        current.reason
+                    )));
+                }
+            }
             if table.len() >= MAX_MUTES && !table.contains_key(&mute.dependency) {
                 return Err(Error::invalid(format!(
                     "at most {MAX_MUTES} dependencies may be muted at once"

@@ -58,6 +58,35 @@ async fn a_mute_is_set_shown_listed_and_ended() {
     assert_eq!(entries[2]["actor"], "alice");
 }
 
+/// A maintenance window scheduled later over a mute in force would end that mute at once:
+/// refused with 409, the mute kept. One that starts now replaces it, as a new mute does.
+#[tokio::test(start_paused = true)]
+async fn a_scheduled_window_never_silently_replaces_a_mute_in_force() {
+    let f = fixture().await;
+    let app = f.app();
+    let now = r#"{"ttlSeconds": 7200, "reason": "incident 42", "actor": "alice"}"#;
+    let set = admin(&app, Method::PUT, "/admin/mutes/db", Some(TOKEN), now).await;
+    assert_eq!(set.status, StatusCode::OK);
+    let later = r#"{"start": "2026-01-01T05:00:00Z", "end": "2026-01-01T06:00:00Z", "reason": "maintenance"}"#;
+    let refused = admin(&app, Method::PUT, "/admin/mutes/db", Some(TOKEN), later).await;
+    assert_eq!(refused.status, StatusCode::CONFLICT, "{}", refused.body);
+    assert!(refused.json()["error"]
+        .as_str()
+        .unwrap()
+        .contains("incident 42"));
+    let mutes = f.registry.mutes();
+    assert_eq!(mutes.len(), 1);
+    assert_eq!(
+        (mutes[0].reason.as_str(), mutes[0].active),
+        ("incident 42", true)
+    );
+    // A mute that starts now replaces it.
+    let again = r#"{"ttlSeconds": 60, "reason": "shorter"}"#;
+    let replaced = admin(&app, Method::PUT, "/admin/mutes/db", Some(TOKEN), again).await;
+    assert_eq!(replaced.status, StatusCode::OK);
+    assert_eq!(f.registry.mutes()[0].reason, "shorter");
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_window_is_scheduled_then_in_force_then_gone() {
     let f = fixture().await;
