@@ -158,7 +158,8 @@ async fn list(fleet: &Fleet, query: InstanceQuery) -> Result<InstancePage, ApiEr
     })
 }
 
-/// The JSON of `/fleet`: the view's fields, then a page of instances.
+/// The JSON of `/fleet`: the view's fields, then a page of instances, or why the store
+/// could not list them.
 #[derive(serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 struct FleetAnswer<'a> {
@@ -166,17 +167,20 @@ struct FleetAnswer<'a> {
     view: &'a FleetView,
     #[serde(flatten)]
     page: &'a InstancePage,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instances_unavailable: Option<String>,
 }
 
 /// GET `/fleet`: every data center (from memory) and a page of instances (`?datacenter=`,
-/// `?cursor=`, `?limit=` up to 500), condition, holds, age, stale.
+/// `?cursor=`, `?limit=` up to 500), condition, holds, age, stale. With the store down, the
+/// last view (marked stale) and no instances, with `instancesUnavailable` saying why: an
+/// operator still sees what the instance knows.
 #[cfg_attr(feature = "openapi", utoipa::path(get, path = "/fleet", tag = "fleet",
     params(Params),
     responses(
         (status = 200, description = "The fleet: data centers, and a page of instances with the next page's cursor", content_type = "application/json", body = Object),
         (status = 400, description = "A limit out of range, or a cursor the store did not hand out", body = crate::schema::Error),
         (status = 404, description = "This instance has no fleet view", body = crate::schema::Error),
-        (status = 503, description = "The fleet's store cannot list its instances now", body = crate::schema::Error),
         (status = "default", description = "A rejected request (400, 404 without a fleet view, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn fleet(
     State(state): State<Arc<FleetState>>,
@@ -185,10 +189,17 @@ pub(crate) async fn fleet(
     let fleet = source(&state)?;
     let query = params(query)?;
     let view = fleet.view();
-    let page = list(fleet, query).await?;
+    let (page, instances_unavailable) = match list(fleet, query).await {
+        Ok(page) => (page, None),
+        Err(e) if e.status() == StatusCode::SERVICE_UNAVAILABLE => {
+            (InstancePage::default(), Some(e.message().to_owned()))
+        }
+        Err(e) => return Err(e),
+    };
     let body = json(&FleetAnswer {
         view: &view,
         page: &page,
+        instances_unavailable,
     });
     Ok((
         [(
@@ -201,8 +212,11 @@ pub(crate) async fn fleet(
 }
 
 /// GET `/fleet/datacenters/{dc}`: for GSLB: 200 healthy, 503 unhealthy, 200 with
-/// `failOpen: true` when every data center is unhealthy; 404 for a data center it has never
-/// heard of. `condition` comes first, as in the summary.
+/// `failOpen: true` when every data center is unhealthy; 404 for a data center a fresh view
+/// does not know. A data center unknown to a stale view (the store not reached, since the
+/// start or lately) is unknown because unreachable: it fails open (200, `failOpen`,
+/// `stale`), as every data center of a view stale for long does. `condition` comes first, as
+/// in the summary.
 #[cfg_attr(feature = "openapi", utoipa::path(get, path = "/fleet/datacenters/{dc}", tag = "fleet",
     params(("dc" = String, Path, description = "The data center")),
     responses(
@@ -214,9 +228,16 @@ pub(crate) async fn datacenter(
     State(state): State<Arc<FleetState>>,
     Path(dc): Path<String>,
 ) -> Result<Response, ApiError> {
-    let (healthy, json) = source(&state)?
-        .rendered(|r| r.datacenters.get(&dc).cloned())
-        .ok_or_else(|| ApiError::not_found("data center", &dc))?;
+    let fleet = source(&state)?;
+    let known = fleet.rendered(|r| {
+        let stale = r.view.stale;
+        (r.datacenters.get(&dc).cloned(), stale)
+    });
+    let (healthy, json) = match known {
+        (Some(answer), _) => answer,
+        (None, true) => (true, unreachable_datacenter(&dc)),
+        (None, false) => return Err(ApiError::not_found("data center", &dc)),
+    };
     let status = if healthy {
         StatusCode::OK
     } else {
@@ -231,6 +252,21 @@ pub(crate) async fn datacenter(
         json,
     )
         .into_response())
+}
+
+/// The answer for a data center a stale view does not know: failing open, as the fleet's
+/// rules fail open when the store cannot be read.
+fn unreachable_datacenter(dc: &str) -> axum::body::Bytes {
+    json(&serde_json::json!({
+        "condition": "OK",
+        "datacenter": dc,
+        "healthy": false,
+        "failOpen": true,
+        "stale": true,
+        "serving": 0,
+        "fresh": 0,
+        "reason": "the fleet's store has not been read lately: this data center is unknown because unreachable, and fails open",
+    }))
 }
 
 #[cfg(feature = "metrics")]

@@ -6,7 +6,7 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
-use super::{list, params, source, Params};
+use super::{list, params, Params};
 use crate::error::ApiError;
 
 /// The fleet page's view: computed here, printed (and escaped) by the template.
@@ -60,7 +60,15 @@ pub(crate) async fn page(
 ) -> Result<Response, ApiError> {
     use askama::Template;
 
-    let fleet = source(&state)?;
+    let Some(fleet) = state.fleet.as_ref() else {
+        // A person at a browser: a page that says what is missing, not a JSON error.
+        let mut response = (StatusCode::NOT_FOUND, axum::response::Html(NO_FLEET)).into_response();
+        response.headers_mut().insert(
+            axum::http::header::CONTENT_SECURITY_POLICY,
+            axum::http::HeaderValue::from_static(crate::dashboard::CSP),
+        );
+        return Ok(response);
+    };
     let query = params(query)?;
     let view = fleet.view();
     let (instances, next, unlisted) = match list(fleet, query.clone()).await {
@@ -132,6 +140,16 @@ pub(crate) async fn page(
     );
     Ok(response)
 }
+
+/// The fleet page of an instance without a fleet view: what to configure.
+const NO_FLEET: &str = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<title>No fleet view</title><link rel=\"stylesheet\" href=\"assets/dashboard.css\"></head>\
+<body><main><h1>No fleet view</h1><p>This instance publishes to no fleet, so it has no \
+data centers or instances to show.</p><p>To see the fleet here, start a \
+<code>status_core::fleet::Fleet</code> over a shared store (Redis, Redis Cluster or etcd) \
+and give it to <code>Routes::fleet</code>; with the quickstart, \
+<code>--fleet-redis URL --datacenter NAME</code> (or <code>--fleet-etcd</code>).</p>\
+<p><a href=\"../status\">Back to the dashboard</a></p></main></body></html>\n";
 
 /// `text` for a query string: every byte but letters, digits, `-`, `.`, `_` and `~` escaped.
 fn encode(text: &str) -> String {

@@ -31,6 +31,11 @@ async fn gslb_gets_200_503_or_fail_open_and_404_for_strangers() {
     let f = fixture().await;
     let without = f.app();
     assert_eq!(get(&without, "/fleet").await.status, StatusCode::NOT_FOUND);
+    // A person at a browser gets a page that says what to configure, not raw JSON.
+    let no_page = get(&without, "/status/fleet").await;
+    assert_eq!(no_page.status, StatusCode::NOT_FOUND);
+    assert!(no_page.header("content-type").starts_with("text/html"));
+    assert!(no_page.body.contains("--fleet-redis"), "{}", no_page.body);
 
     let one_healthy = status_http::Routes::new(f.registry.clone())
         .fleet(|| Arc::new(view(CheckStatus::Ok)))
@@ -221,4 +226,76 @@ async fn instances_are_listed_a_page_at_a_time_and_bad_pages_refused() {
         "{page}"
     );
     assert!(page.contains(r#"data-instance="e1""#) && !page.contains(r#"data-instance="w1""#));
+}
+
+/// A source whose store is down: its last view, stale, and no listing.
+struct StoreDown(Arc<FleetView>);
+
+impl status_core::fleet::FleetSource for StoreDown {
+    fn view(&self) -> Arc<FleetView> {
+        Arc::clone(&self.0)
+    }
+
+    fn instances(
+        &self,
+        _: status_core::fleet::InstanceQuery,
+    ) -> std::pin::Pin<
+        Box<
+            dyn std::future::Future<
+                    Output = Result<status_core::fleet::InstancePage, status_core::Error>,
+                > + Send
+                + '_,
+        >,
+    > {
+        Box::pin(async {
+            // An error that is not a bad cursor: how a store that cannot be reached answers
+            // (the core makes its errors; any one will do here).
+            let no_store = status_core::Registry::new()
+                .mute(
+                    "the-store",
+                    status_core::MuteWindow::For(Duration::from_secs(60)),
+                    "x",
+                    None,
+                )
+                .unwrap_err();
+            Err(no_store)
+        })
+    }
+}
+
+/// With the store down, `/fleet` still serves the last view, marked stale, and says the
+/// instances cannot be listed; a data center a stale view does not know fails open rather
+/// than answering 404 (unknown because unreachable); a fresh view still answers 404.
+#[tokio::test(start_paused = true)]
+async fn a_store_down_serves_the_last_view_and_unknown_datacenters_fail_open() {
+    let f = fixture().await;
+    let down = status_http::Routes::new(f.registry.clone())
+        .fleet(StoreDown(Arc::new(view(CheckStatus::Ok).into_stale())))
+        .build();
+    let fleet = get(&down, "/fleet").await;
+    assert_eq!(fleet.status, StatusCode::OK, "{}", fleet.body);
+    let body = fleet.json();
+    assert_eq!(body["stale"], true);
+    assert_eq!(body["datacenters"].as_array().unwrap().len(), 2);
+    assert_eq!(body["instances"], serde_json::json!([]));
+    assert!(body["instancesUnavailable"].is_string(), "{body}");
+    let north = get(&down, "/fleet/datacenters/north").await;
+    assert_eq!(north.status, StatusCode::OK, "{}", north.body);
+    assert!(north
+        .body
+        .starts_with(r#"{"condition":"OK","datacenter":"north""#));
+    assert_eq!(
+        (
+            north.json()["failOpen"].clone(),
+            north.json()["stale"].clone()
+        ),
+        (true.into(), true.into())
+    );
+    let fresh = status_http::Routes::new(f.registry.clone())
+        .fleet(|| Arc::new(view(CheckStatus::Ok)))
+        .build();
+    assert_eq!(
+        get(&fresh, "/fleet/datacenters/north").await.status,
+        StatusCode::NOT_FOUND
+    );
 }
