@@ -69,10 +69,20 @@ async fn the_public_view_leaks_a_failure_message_nowhere() {
         )
         .unwrap();
     f.registry.refresh("vault").await.unwrap();
+    // A mute's reason and actor are an operator's words: admin-only in the public view.
+    f.registry
+        .mute(
+            "db",
+            status_core::MuteWindow::For(std::time::Duration::from_secs(600)),
+            &format!("ticket {SECRET}"),
+            Some(&format!("ops-{SECRET}")),
+        )
+        .unwrap();
     let detailed = status_http::Routes::new(f.registry.clone()).build();
+    let shown = get(&detailed, "/healthcheck").await.body;
     assert!(
-        get(&detailed, "/healthcheck").await.body.contains(SECRET),
-        "the detailed view shows it (or this test proves nothing)"
+        shown.contains(SECRET) && shown.contains(&format!("ticket {SECRET}")),
+        "the detailed view shows them (or this test proves nothing)"
     );
 
     let public = status_http::Routes::new(f.registry.clone())
