@@ -37,7 +37,8 @@ impl ProbeQuery {
 }
 
 fn flag(name: &str, value: &str) -> Result<bool, ApiError> {
-    match value.to_ascii_lowercase().as_str() {
+    // Exactly the spellings `/openapi.json` documents; a bare `?strict` is true.
+    match value {
         "" | "true" | "1" | "yes" => Ok(true),
         "false" | "0" | "no" => Ok(false),
         _ => Err(ApiError::bad_request(format!(

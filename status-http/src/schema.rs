@@ -272,15 +272,17 @@ pub(crate) struct ProbeParams {
         pattern = "^(json|health[+ ]json|health|text|verbose)$"
     )]
     format: Option<String>,
-    /// Kubernetes-style text lines.
-    #[param(nullable = false)]
-    verbose: Option<bool>,
+    /// Kubernetes-style text lines: `true`, `1`, `yes` or empty (a bare `?verbose`), or
+    /// `false`, `0`, `no`.
+    #[param(nullable = false, pattern = "^(|true|false|1|0|yes|no)$")]
+    verbose: Option<String>,
     /// Comma-separated dependencies to leave out (at most 256).
     #[param(nullable = false)]
     exclude: Option<String>,
-    /// 503 for anything but OK.
-    #[param(nullable = false)]
-    strict: Option<bool>,
+    /// 503 for anything but OK: `true`, `1`, `yes` or empty (a bare `?strict`), or `false`,
+    /// `0`, `no`.
+    #[param(nullable = false, pattern = "^(|true|false|1|0|yes|no)$")]
+    strict: Option<String>,
 }
 
 /// One admin call in the audit trail.

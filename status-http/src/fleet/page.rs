@@ -52,7 +52,7 @@ struct InstanceRow {
     responses(
         (status = 200, description = "The fleet page", content_type = "text/html", body = String),
         (status = 400, description = "A limit out of range, or a cursor the store did not hand out", body = crate::schema::Error),
-        (status = 404, description = "This instance has no fleet view", body = crate::schema::Error),
+        (status = 404, description = "This instance has no fleet view: a page that says what to configure", content_type = "text/html", body = String),
         (status = "default", description = "A rejected request (400, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn page(
     State(state): State<Arc<super::FleetState>>,

@@ -1,0 +1,174 @@
+//! The probes' verdicts, composed once for every transport: liveness, readiness (the
+//! system's or a bound group's, then the fleet's excuse) and startup. HTTP
+//! (`status_http::Routes::probes`) and gRPC (`status_grpc::HealthService::probes`) render
+//! these; neither derives its own.
+
+use std::sync::Arc;
+
+use crate::fleet::FleetSource;
+use crate::{CheckStatus, Readiness, Registry, RotationHold, Startup, SystemReport};
+
+/// How an instance's probes are answered. Cheap to clone: clones answer alike. Give the same
+/// one to every transport that answers probes, so that HTTP and gRPC never disagree.
+///
+/// # Example
+///
+/// ```
+/// use status_core::{Probes, Registry};
+///
+/// let registry = Registry::new();
+/// let probes = Probes::new(&registry).readiness_group("ready");
+/// // A group that does not exist is not ready, and says why.
+/// assert!(!probes.ready(false).ready());
+/// assert!(probes.live().is_ok());
+/// ```
+#[derive(Clone)]
+pub struct Probes {
+    registry: Registry,
+    group: Option<String>,
+    fleet: Option<FleetExcuse>,
+}
+
+/// Fleet-aware readiness: the fleet's view, and this instance in it.
+#[derive(Clone)]
+struct FleetExcuse {
+    source: Arc<dyn FleetSource>,
+    instance_id: String,
+    datacenter: String,
+}
+
+impl std::fmt::Debug for Probes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Probes")
+            .field("group", &self.group)
+            .field(
+                "fleet",
+                &self
+                    .fleet
+                    .as_ref()
+                    .map(|f| (&f.instance_id, &f.datacenter)),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl Probes {
+    /// The probes of `registry`: readiness by the system's condition, no fleet excuse.
+    #[must_use]
+    pub fn new(registry: &Registry) -> Self {
+        Self {
+            registry: registry.clone(),
+            group: None,
+            fleet: None,
+        }
+    }
+
+    /// Readiness answers by the probe group `name` (its rule, its condition, and holds and
+    /// startup as the group counts them). A group that does not exist when asked is not
+    /// ready, and says so.
+    #[must_use]
+    pub fn readiness_group(mut self, name: impl Into<String>) -> Self {
+        self.group = Some(name.into());
+        self
+    }
+
+    /// Fleet-aware readiness: `instance_id` of `datacenter` fails readiness on its condition
+    /// only while it is worse than most of its data center (see
+    /// [`FleetView::readiness`](crate::fleet::FleetView::readiness)); a failure most of it
+    /// shares is left to the data center's endpoint. Holds and startup still fail readiness.
+    #[must_use]
+    pub fn fleet_aware(
+        mut self,
+        source: Arc<dyn FleetSource>,
+        instance_id: impl Into<String>,
+        datacenter: impl Into<String>,
+    ) -> Self {
+        self.fleet = Some(FleetExcuse {
+            source,
+            instance_id: instance_id.into(),
+            datacenter: datacenter.into(),
+        });
+        self
+    }
+
+    /// The registry these probes read.
+    #[must_use]
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The group readiness is bound to, if any.
+    #[must_use]
+    pub fn group(&self) -> Option<&str> {
+        self.group.as_deref()
+    }
+
+    /// Liveness: the process serves. Never depends on dependencies or holds, but one: an
+    /// instance that culled itself is not live (its hold), so that its orchestrator replaces
+    /// it. A shutdown in progress is live.
+    ///
+    /// # Errors
+    ///
+    /// The culler's hold, when the instance culled itself.
+    pub fn live(&self) -> Result<(), RotationHold> {
+        self.registry.cull_hold().map_or(Ok(()), Err)
+    }
+
+    /// Readiness: the bound group's or the system's (`strict`: anything but OK fails), then
+    /// the fleet's excuse when fleet-aware.
+    #[must_use]
+    pub fn ready(&self, strict: bool) -> Readiness {
+        let own = match &self.group {
+            Some(group) => self
+                .registry
+                .group_readiness(group, strict)
+                .unwrap_or_else(|| missing_group(group)),
+            None => self.registry.readiness_strict(strict),
+        };
+        self.excuse(own)
+    }
+
+    /// Readiness judged on `report` (a report with dependencies left out, say), then the
+    /// fleet's excuse. A bound group answers by its own rule, whatever the report.
+    #[must_use]
+    pub fn ready_of(&self, report: &SystemReport, strict: bool) -> Readiness {
+        if self.group.is_some() {
+            return self.ready(strict);
+        }
+        self.excuse(self.registry.readiness_of(report, strict))
+    }
+
+    /// `own` judged again by the fleet's current view, when fleet-aware.
+    fn excuse(&self, own: Readiness) -> Readiness {
+        match &self.fleet {
+            Some(fleet) => {
+                fleet
+                    .source
+                    .view()
+                    .readiness(&fleet.datacenter, &fleet.instance_id, own)
+            }
+            None => own,
+        }
+    }
+
+    /// Startup: every polled dependency has been checked once.
+    #[must_use]
+    pub fn startup(&self) -> Startup {
+        self.registry.startup()
+    }
+
+    /// Whether startup is complete, without building the list of what is pending.
+    #[must_use]
+    pub fn started(&self) -> bool {
+        self.registry.startup_complete()
+    }
+}
+
+/// The readiness of a bound group that does not exist: not ready, and why.
+fn missing_group(group: &str) -> Readiness {
+    Readiness::judge(CheckStatus::Outage, false, true, None, || {
+        vec![format!(
+            "readiness is bound to the group {group}, which does not exist"
+        )]
+    })
+}
