@@ -48,7 +48,7 @@ pub struct AuditEntry {
     /// Who made it, when the call said (`actor` in its body).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub actor: Option<String>,
-    /// The address it came from, when the server said (`ConnectInfo`; [`crate::serve`]
+    /// The address it came from, when the server said (`ConnectInfo`; [`crate::serve()`]
     /// always does).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub address: Option<String>,
