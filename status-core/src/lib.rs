@@ -101,6 +101,7 @@ mod history;
 mod id;
 mod mask;
 mod mute;
+mod probes;
 mod rand;
 mod readiness;
 mod report;
@@ -194,6 +195,7 @@ pub use self::history::{HistorySnapshot, MinuteRecord, Transition, Uptime, MINUT
 pub use self::id::{DependencyId, FeatureName, GroupName, MAX_ID_LEN};
 pub use self::mask::{mask_credentials, MASK};
 pub use self::mute::{Mute, MuteWindow, MAX_MUTES, MAX_MUTE_AHEAD};
+pub use self::probes::{Probes, WeakProbes};
 pub use self::rand::Rng;
 pub use self::readiness::{Readiness, ReadinessRule, Startup};
 pub use self::report::{

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::fleet::FleetSource;
-use crate::{CheckStatus, Readiness, Registry, RotationHold, Startup, SystemReport};
+use crate::{CheckStatus, Readiness, Registry, RotationHold, Startup, SystemReport, WeakRegistry};
 
 /// How an instance's probes are answered. Cheap to clone: clones answer alike. Give the same
 /// one to every transport that answers probes, so that HTTP and gRPC never disagree.
@@ -25,8 +25,38 @@ use crate::{CheckStatus, Readiness, Registry, RotationHold, Startup, SystemRepor
 #[derive(Clone)]
 pub struct Probes {
     registry: Registry,
+    rules: Rules,
+}
+
+/// How readiness is composed, whatever the registry.
+#[derive(Clone, Default)]
+struct Rules {
     group: Option<String>,
     fleet: Option<FleetExcuse>,
+}
+
+/// [`Probes`] that do not keep their registry alive: for a task that should end with it.
+#[derive(Clone)]
+pub struct WeakProbes {
+    registry: WeakRegistry,
+    rules: Rules,
+}
+
+impl std::fmt::Debug for WeakProbes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WeakProbes").finish_non_exhaustive()
+    }
+}
+
+impl WeakProbes {
+    /// The probes, while their registry lives.
+    #[must_use]
+    pub fn upgrade(&self) -> Option<Probes> {
+        Some(Probes {
+            registry: self.registry.upgrade()?,
+            rules: self.rules.clone(),
+        })
+    }
 }
 
 /// Fleet-aware readiness: the fleet's view, and this instance in it.
@@ -40,10 +70,11 @@ struct FleetExcuse {
 impl std::fmt::Debug for Probes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Probes")
-            .field("group", &self.group)
+            .field("group", &self.rules.group)
             .field(
                 "fleet",
                 &self
+                    .rules
                     .fleet
                     .as_ref()
                     .map(|f| (&f.instance_id, &f.datacenter)),
@@ -58,8 +89,7 @@ impl Probes {
     pub fn new(registry: &Registry) -> Self {
         Self {
             registry: registry.clone(),
-            group: None,
-            fleet: None,
+            rules: Rules::default(),
         }
     }
 
@@ -68,7 +98,7 @@ impl Probes {
     /// ready, and says so.
     #[must_use]
     pub fn readiness_group(mut self, name: impl Into<String>) -> Self {
-        self.group = Some(name.into());
+        self.rules.group = Some(name.into());
         self
     }
 
@@ -83,7 +113,7 @@ impl Probes {
         instance_id: impl Into<String>,
         datacenter: impl Into<String>,
     ) -> Self {
-        self.fleet = Some(FleetExcuse {
+        self.rules.fleet = Some(FleetExcuse {
             source,
             instance_id: instance_id.into(),
             datacenter: datacenter.into(),
@@ -100,7 +130,16 @@ impl Probes {
     /// The group readiness is bound to, if any.
     #[must_use]
     pub fn group(&self) -> Option<&str> {
-        self.group.as_deref()
+        self.rules.group.as_deref()
+    }
+
+    /// These probes, without keeping the registry alive.
+    #[must_use]
+    pub fn downgrade(&self) -> WeakProbes {
+        WeakProbes {
+            registry: self.registry.downgrade(),
+            rules: self.rules.clone(),
+        }
     }
 
     /// Liveness: the process serves. Never depends on dependencies or holds, but one: an
@@ -118,7 +157,7 @@ impl Probes {
     /// the fleet's excuse when fleet-aware.
     #[must_use]
     pub fn ready(&self, strict: bool) -> Readiness {
-        let own = match &self.group {
+        let own = match &self.rules.group {
             Some(group) => self
                 .registry
                 .group_readiness(group, strict)
@@ -132,7 +171,7 @@ impl Probes {
     /// fleet's excuse. A bound group answers by its own rule, whatever the report.
     #[must_use]
     pub fn ready_of(&self, report: &SystemReport, strict: bool) -> Readiness {
-        if self.group.is_some() {
+        if self.rules.group.is_some() {
             return self.ready(strict);
         }
         self.excuse(self.registry.readiness_of(report, strict))
@@ -140,7 +179,7 @@ impl Probes {
 
     /// `own` judged again by the fleet's current view, when fleet-aware.
     fn excuse(&self, own: Readiness) -> Readiness {
-        match &self.fleet {
+        match &self.rules.fleet {
             Some(fleet) => {
                 fleet
                     .source

@@ -28,12 +28,24 @@
 //! | service | SERVING while |
 //! |---|---|
 //! | `""` | the instance is fit for traffic: not OUTAGE, no rotation hold, startup complete (what makes `/healthcheck/summary` answer 200, and startup) |
+//! | `probe/live` | `/healthcheck/live` answers 200: the instance did not cull itself |
+//! | `probe/ready` | `/healthcheck/ready` answers 200: by the [`Probes`] given ([`HealthService::probes`]: a bound group, the fleet's excuse) |
+//! | `probe/startup` | `/healthcheck/startup` answers 200: every dependency checked once |
 //! | a probe group's name | the group passes by its rule ([`Registry::group_readiness`](status_core::Registry::group_readiness)) |
 //! | `feature/{name}` | the feature is enabled |
 //!
 //! Once a shutdown begins (a [`HoldSource::Shutdown`](status_core::HoldSource) hold, as
-//! `status_http::shutdown::graceful` takes), every service is NOT_SERVING; watch streams see
-//! it, then end when the [grace](HealthService::shutdown_grace) is over.
+//! `status_http::shutdown::graceful` takes), every service is NOT_SERVING but `probe/live`
+//! and `probe/startup`, which hold as their HTTP routes do; watch streams see it, then end
+//! when the [grace](HealthService::shutdown_grace) is over.
+//!
+//! For Kubernetes, point each probe at its service:
+//!
+//! ```yaml
+//! livenessProbe:  { grpc: { port: 50051, service: probe/live } }
+//! readinessProbe: { grpc: { port: 50051, service: probe/ready } }
+//! startupProbe:   { grpc: { port: 50051, service: probe/startup } }
+//! ```
 //!
 //! # The protocol, as written
 //!
@@ -67,11 +79,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::Stream;
-use status_core::Registry;
+use status_core::{Probes, Registry};
 use tonic::{Request, Response, Status};
 
 pub use self::pb::health_check_response::ServingStatus;
-pub use self::services::FEATURE_PREFIX;
+pub use self::services::{FEATURE_PREFIX, PROBE_LIVE, PROBE_READY, PROBE_STARTUP};
 use self::watch::{Caps, Refusal, Watches};
 
 /// The protocol's messages, service and client, generated from its `.proto`.
@@ -98,7 +110,7 @@ pub const DEFAULT_MAX_WATCHES_PER_PEER: usize = 1_000;
 /// `grpc.health.v1.Health` for a registry; see the [crate docs](crate).
 #[derive(Clone)]
 pub struct HealthService {
-    registry: Registry,
+    probes: Probes,
     watches: Arc<Watches>,
 }
 
@@ -121,9 +133,19 @@ impl HealthService {
             peer: DEFAULT_MAX_WATCHES_PER_PEER,
         };
         Self {
-            registry: registry.clone(),
+            probes: Probes::new(registry),
             watches: Arc::new(Watches::new(caps, Duration::from_secs(5))),
         }
+    }
+
+    /// Answers `probe/live`, `probe/ready` and `probe/startup` by `probes` (the core's one
+    /// composition: a bound readiness group, the fleet's excuse): give the HTTP routes the
+    /// same (`status_http::Routes::probes`) and the two can never disagree. By default, the
+    /// registry's own readiness.
+    #[must_use]
+    pub fn probes(mut self, probes: Probes) -> Self {
+        self.probes = probes;
+        self
     }
 
     fn with_caps(mut self, caps: Caps) -> Self {
@@ -202,8 +224,8 @@ impl HealthService {
     #[must_use]
     pub fn status(&self, service: &str) -> Option<ServingStatus> {
         services::status(
-            &self.registry,
-            &services::Holds::read(&self.registry),
+            &self.probes,
+            &services::Holds::read(self.probes.registry()),
             service,
         )
     }
@@ -243,8 +265,8 @@ impl pb::health_server::Health for HealthService {
         request: Request<HealthCheckRequest>,
     ) -> Result<Response<HealthCheckResponse>, Status> {
         let service = service_name(request.into_inner())?;
-        let holds = services::Holds::read(&self.registry);
-        match services::status(&self.registry, &holds, &service) {
+        let holds = services::Holds::read(self.probes.registry());
+        match services::status(&self.probes, &holds, &service) {
             Some(status) => Ok(Response::new(response(status))),
             None => Err(Status::not_found(format!("unknown service {service:?}"))),
         }
@@ -254,7 +276,7 @@ impl pb::health_server::Health for HealthService {
         &self,
         _: Request<HealthListRequest>,
     ) -> Result<Response<HealthListResponse>, Status> {
-        let statuses: HashMap<String, HealthCheckResponse> = services::all(&self.registry)
+        let statuses: HashMap<String, HealthCheckResponse> = services::all(&self.probes)
             .into_iter()
             .map(|(name, status)| (name, response(status)))
             .collect();
@@ -285,7 +307,7 @@ impl pb::health_server::Health for HealthService {
                 )));
             }
         };
-        let (statuses, closing) = self.watches.subscribe(&self.registry, &service);
+        let (statuses, closing) = self.watches.subscribe(&self.probes, &service);
         // The status now, then each different one; the end when the shutdown's grace is over.
         let stream =
             futures::stream::unfold(Some((statuses, closing, slot, None)), |state| async move {

@@ -1,12 +1,20 @@
 //! Which services the health service answers for, and the status of each: a pure reading of
 //! the registry, the same for `Check`, `Watch` and `List`.
 
-use status_core::{CheckStatus, HoldSource, Registry};
+use status_core::{CheckStatus, HoldSource, Probes, Registry};
 
 use crate::ServingStatus;
 
 /// The prefix of a feature's service name: `feature/checkout`.
 pub const FEATURE_PREFIX: &str = "feature/";
+
+/// Liveness as `/healthcheck/live` answers it: SERVING unless the instance culled itself.
+pub const PROBE_LIVE: &str = "probe/live";
+/// Readiness as `/healthcheck/ready` answers it: the bound group or the system, holds,
+/// startup, and the fleet's excuse (the core's [`Probes`]).
+pub const PROBE_READY: &str = "probe/ready";
+/// Startup as `/healthcheck/startup` answers it: every dependency checked once.
+pub const PROBE_STARTUP: &str = "probe/startup";
 
 /// The rotation holds as one evaluation reads them: once, however many services it answers.
 pub(crate) struct Holds {
@@ -29,29 +37,46 @@ impl Holds {
 /// The status of `service` now, or `None` for a service this server does not know:
 /// - `""`, the instance as a load balancer sees it: SERVING unless the summary would answer
 ///   503 (OUTAGE, a rotation hold) or startup is not complete;
+/// - [`PROBE_LIVE`], [`PROBE_READY`], [`PROBE_STARTUP`]: exactly as the HTTP probes answer
+///   (200 is SERVING), from the same [`Probes`];
 /// - a probe group's name: SERVING while the group passes by its rule;
 /// - `feature/{name}`: SERVING while the feature is enabled.
 ///
-/// Once a shutdown has begun, every service is NOT_SERVING.
-pub(crate) fn status(registry: &Registry, holds: &Holds, service: &str) -> Option<ServingStatus> {
-    let serving = if service.is_empty() {
-        registry.condition() != CheckStatus::Outage && !holds.any && registry.startup_complete()
-    } else if let Some(feature) = service.strip_prefix(FEATURE_PREFIX) {
-        registry.feature(feature)?.is_enabled()
-    } else {
-        registry.group_readiness(service, false)?.ready()
+/// Once a shutdown has begun, every service is NOT_SERVING but liveness and startup, which
+/// hold through a shutdown as their HTTP routes do (an orchestrator must not kill an instance
+/// that is draining).
+pub(crate) fn status(probes: &Probes, holds: &Holds, service: &str) -> Option<ServingStatus> {
+    let registry = probes.registry();
+    let serving = match service {
+        "" => {
+            registry.condition() != CheckStatus::Outage && !holds.any && registry.startup_complete()
+        }
+        PROBE_LIVE => return Some(serving(probes.live().is_ok())),
+        PROBE_STARTUP => return Some(serving(probes.started())),
+        PROBE_READY => probes.ready(false).ready(),
+        _ => match service.strip_prefix(FEATURE_PREFIX) {
+            Some(feature) => registry.feature(feature)?.is_enabled(),
+            None => registry.group_readiness(service, false)?.ready(),
+        },
     };
-    Some(if serving && !holds.shutdown {
+    Some(self::serving(serving && !holds.shutdown))
+}
+
+fn serving(yes: bool) -> ServingStatus {
+    if yes {
         ServingStatus::Serving
     } else {
         ServingStatus::NotServing
-    })
+    }
 }
 
-/// Every service this server knows, with its status: `""`, each group, each feature.
-pub(crate) fn all(registry: &Registry) -> Vec<(String, ServingStatus)> {
+/// Every service this server knows, with its status: `""`, the probes, each group, each
+/// feature.
+pub(crate) fn all(probes: &Probes) -> Vec<(String, ServingStatus)> {
+    let registry = probes.registry();
     let holds = Holds::read(registry);
     let mut names = vec![String::new()];
+    names.extend([PROBE_LIVE, PROBE_READY, PROBE_STARTUP].map(str::to_owned));
     names.extend(
         registry
             .groups()
@@ -66,6 +91,6 @@ pub(crate) fn all(registry: &Registry) -> Vec<(String, ServingStatus)> {
     );
     names
         .into_iter()
-        .filter_map(|name| status(registry, &holds, &name).map(|s| (name, s)))
+        .filter_map(|name| status(probes, &holds, &name).map(|s| (name, s)))
         .collect()
 }

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use status_core::{HoldSource, Registry, WeakRegistry};
+use status_core::{HoldSource, Probes, WeakProbes};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::watch;
 
@@ -129,18 +129,18 @@ impl Watches {
     /// starts the publisher on the first call.
     pub(crate) fn subscribe(
         self: &Arc<Self>,
-        registry: &Registry,
+        probes: &Probes,
         service: &str,
     ) -> (watch::Receiver<ServingStatus>, watch::Receiver<bool>) {
         if !self.started.swap(true, Ordering::AcqRel) {
-            tokio::spawn(publish(Arc::clone(self), registry.downgrade()));
+            tokio::spawn(publish(Arc::clone(self), probes.downgrade()));
         }
         let mut channels = self.channels.lock().unwrap_or_else(PoisonError::into_inner);
         let receiver = channels
             .entry(service.to_owned())
             .or_insert_with(|| {
-                let holds = services::Holds::read(registry);
-                let now = services::status(registry, &holds, service)
+                let holds = services::Holds::read(probes.registry());
+                let now = services::status(probes, &holds, service)
                     .unwrap_or(ServingStatus::ServiceUnknown);
                 watch::channel(now).0
             })
@@ -150,13 +150,13 @@ impl Watches {
 
     /// Computes every watched service's status again, sending only what changed, and forgets
     /// the channels nobody follows any more.
-    fn refresh(&self, registry: &Registry) {
+    fn refresh(&self, probes: &Probes) {
         let mut channels = self.channels.lock().unwrap_or_else(PoisonError::into_inner);
         channels.retain(|_, sender| sender.receiver_count() > 0);
-        let holds = services::Holds::read(registry);
+        let holds = services::Holds::read(probes.registry());
         for (service, sender) in channels.iter() {
-            let now = services::status(registry, &holds, service)
-                .unwrap_or(ServingStatus::ServiceUnknown);
+            let now =
+                services::status(probes, &holds, service).unwrap_or(ServingStatus::ServiceUnknown);
             sender.send_if_modified(|status| std::mem::replace(status, now) != now);
         }
     }
@@ -197,8 +197,8 @@ impl Drop for Slot {
 /// The publisher: on every event of the registry (and every [`SWEEP`]), the watched
 /// services' statuses again; at the end of a shutdown's grace, the end of every stream.
 /// Ends with the registry.
-async fn publish(watches: Arc<Watches>, registry: WeakRegistry) {
-    let Some(mut events) = registry.upgrade().map(|r| r.subscribe()) else {
+async fn publish(watches: Arc<Watches>, probes: WeakProbes) {
+    let Some(mut events) = probes.upgrade().map(|p| p.registry().subscribe()) else {
         return;
     };
     let mut shutdown_at: Option<tokio::time::Instant> = None;
@@ -221,12 +221,13 @@ async fn publish(watches: Arc<Watches>, registry: WeakRegistry) {
                 return;
             }
         }
-        let Some(registry) = registry.upgrade() else {
+        let Some(probes) = probes.upgrade() else {
             break;
         };
-        watches.refresh(&registry);
+        watches.refresh(&probes);
         if shutdown_at.is_none()
-            && registry
+            && probes
+                .registry()
                 .holds()
                 .iter()
                 .any(|h| h.source == HoldSource::Shutdown)

@@ -258,6 +258,9 @@ async fn list_names_every_service() {
             ("", ServingStatus::Serving),
             ("cache", ServingStatus::NotServing),
             ("feature/orders", ServingStatus::Serving),
+            ("probe/live", ServingStatus::Serving),
+            ("probe/ready", ServingStatus::Serving),
+            ("probe/startup", ServingStatus::Serving),
         ]
     );
 }
@@ -308,4 +311,9 @@ async fn a_shutdown_turns_every_service_not_serving_then_ends_the_streams() {
         check(&mut f.client, "feature/orders").await,
         Ok(ServingStatus::NotServing)
     );
+    // As their HTTP routes: liveness and startup hold through a shutdown, readiness fails.
+    let c = &mut f.client;
+    assert_eq!(check(c, "probe/live").await, Ok(ServingStatus::Serving));
+    assert_eq!(check(c, "probe/startup").await, Ok(ServingStatus::Serving));
+    assert_eq!(check(c, "probe/ready").await, Ok(ServingStatus::NotServing));
 }

@@ -274,6 +274,9 @@ pub struct Demo {
     pub fleet: Option<status_core::fleet::Fleet>,
     /// Notices of changes, when `Config::notify` names a sink.
     pub notifications: Option<Notifications>,
+    /// Liveness, readiness (fleet-aware when configured) and startup, composed once: the HTTP
+    /// routes and gRPC's `probe/*` services answer by it.
+    pub probes: status_core::Probes,
     /// gRPC health checking (`grpc.health.v1.Health`), served when `--grpc-port` is given;
     /// its counts are in `/metrics` either way.
     pub grpc: status_grpc::HealthService,
@@ -465,8 +468,19 @@ impl Demo {
             }
         });
         let notifications = notifications(&registry, &config.notify)?;
+        let mut probes = status_core::Probes::new(&registry);
+        if let (Some(fleet), Some(fleet_config)) = (&fleet, &config.fleet) {
+            if fleet_config.aware_readiness {
+                probes = probes.fleet_aware(
+                    Arc::new(fleet.clone()),
+                    config.instance_id.clone(),
+                    fleet_config.datacenter.clone(),
+                );
+            }
+        }
         Ok(Self {
-            grpc: status_grpc::HealthService::new(&registry),
+            grpc: status_grpc::HealthService::new(&registry).probes(probes.clone()),
+            probes,
             grpc_stats: Arc::default(),
             registry,
             chaos,
@@ -601,13 +615,10 @@ impl FromRef<DemoState> for AdminAuth {
 pub fn app(demo: &Demo) -> Router {
     let alive_tasks = demo.alive_tasks.clone();
     let shed = demo.shed.clone();
-    let mut status = status_http::Routes::new(demo.registry.clone());
-    if let (Some(fleet), Some(config)) = (demo.fleet.clone(), demo.config.fleet.as_ref()) {
+    // The probes' verdicts, composed once: HTTP renders them here, gRPC in `demo.grpc`.
+    let mut status = status_http::Routes::new(demo.registry.clone()).probes(demo.probes.clone());
+    if let Some(fleet) = demo.fleet.clone() {
         status = status.fleet(fleet);
-        if config.aware_readiness {
-            status = status
-                .fleet_aware_readiness(demo.config.instance_id.clone(), config.datacenter.clone());
-        }
     }
     // One audit trail for the contract's admin calls and the demo's own token-checked ones.
     let audit = status_http::AuditLog::new();

@@ -308,9 +308,8 @@ async fn main() -> anyhow::Result<()> {
     println!(
         "  break something: curl -X PUT -H \"Authorization: Bearer {shown}\" -d '{{\"mode\":\"outage\"}}' http://{addr}/demo/chaos/primary-db"
     );
-    demo.grpc = demo
-        .grpc
-        .clone()
+    demo.grpc = status_grpc::HealthService::new(&demo.registry)
+        .probes(demo.probes.clone())
         .shutdown_grace(Duration::from_millis(args.shutdown_delay_ms));
     if let Some(port) = args.grpc_port {
         let addr = SocketAddr::new(args.bind, port);

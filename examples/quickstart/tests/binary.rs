@@ -24,6 +24,16 @@ async fn start_with(
     args: &[&str],
     fd_limit: Option<u32>,
 ) -> (std::process::Child, SocketAddr) {
+    start_until(shutdown_delay_ms, args, fd_limit, "/healthcheck/ready").await
+}
+
+/// [`start_with`], waiting until `path` answers 200 rather than readiness.
+async fn start_until(
+    shutdown_delay_ms: u64,
+    args: &[&str],
+    fd_limit: Option<u32>,
+    path: &str,
+) -> (std::process::Child, SocketAddr) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -64,17 +74,13 @@ async fn start_with(
     loop {
         if let Ok(stream) = tokio::net::TcpStream::connect(addr).await {
             drop(stream);
-            if common::request(addr, "GET", "/healthcheck/ready", None, "")
-                .await
-                .0
-                == 200
-            {
+            if common::request(addr, "GET", path, None, "").await.0 == 200 {
                 break;
             }
         }
         assert!(
             Instant::now() < deadline,
-            "the quickstart never became ready"
+            "the quickstart never answered {path} with 200"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -436,5 +442,95 @@ async fn the_grpc_port_cannot_starve_the_http_probes() {
     );
     drop(flood);
     terminate(&child);
+    assert!(exit_of(child).await.success());
+}
+
+/// The README's Kubernetes example over gRPC, black-box: with a Required dependency down from
+/// the start, `probe/startup` and `probe/live` say SERVING exactly when `/healthcheck/startup`
+/// and `/healthcheck/live` say 200 (the kubelet must not restart a pod whose database is
+/// down), `probe/ready` NOT_SERVING as `/healthcheck/ready` says 503, and `List` names them.
+/// Through a SIGTERM's delay: liveness and startup hold, readiness fails, on both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grpc_probe_services_answer_as_their_http_routes() {
+    use status_grpc::pb::{HealthCheckRequest, HealthListRequest};
+    use status_grpc::ServingStatus;
+
+    let grpc_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (child, addr) = start_until(
+        3000,
+        &[
+            "--grpc-port",
+            &grpc_port.to_string(),
+            // A PostgreSQL nobody listens for: Required, down from the start.
+            "--postgres",
+            "postgres://postgres@127.0.0.1:1/nothing",
+            "--timeout-ms",
+            "300",
+        ],
+        None,
+        "/healthcheck/startup",
+    )
+    .await;
+    let mut client = status_grpc::pb::health_client::HealthClient::connect(format!(
+        "http://127.0.0.1:{grpc_port}"
+    ))
+    .await
+    .unwrap();
+    const PAIRS: [(&str, &str); 3] = [
+        ("probe/live", "/healthcheck/live"),
+        ("probe/ready", "/healthcheck/ready"),
+        ("probe/startup", "/healthcheck/startup"),
+    ];
+    /// Each probe over gRPC and over HTTP: both say `expect`.
+    async fn compare(
+        client: &mut status_grpc::pb::health_client::HealthClient<tonic::transport::Channel>,
+        addr: SocketAddr,
+        expect: [bool; 3],
+        when: &str,
+    ) {
+        for ((service, path), serving) in PAIRS.iter().zip(expect) {
+            let grpc = client
+                .check(HealthCheckRequest {
+                    service: service.as_bytes().to_vec(),
+                })
+                .await
+                .unwrap()
+                .into_inner()
+                .status();
+            let (code, body) = common::request(addr, "GET", path, None, "").await;
+            assert_eq!(
+                code == 200,
+                serving,
+                "{when}: {path} answered {code}: {body}"
+            );
+            let want = if serving {
+                ServingStatus::Serving
+            } else {
+                ServingStatus::NotServing
+            };
+            assert_eq!(grpc, want, "{when}: {service} against {path} ({code})");
+        }
+    }
+    compare(&mut client, addr, [true, false, true], "the database down").await;
+    let listed = client
+        .list(HealthListRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .statuses;
+    for (service, _) in PAIRS {
+        assert!(
+            listed.contains_key(service),
+            "List names {service}: {listed:?}"
+        );
+    }
+    // A SIGTERM: readiness fails at once, liveness and startup hold through the delay.
+    terminate(&child);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    compare(&mut client, addr, [true, false, true], "shutting down").await;
     assert!(exit_of(child).await.success());
 }

@@ -17,7 +17,6 @@ use prometheus_client::metrics::MetricType;
 use status_core::fleet::{FleetSource, FleetView, InstancePage, InstanceQuery};
 #[cfg(feature = "metrics")]
 use status_core::fleet::{BEAT_BUCKETS, REJECTIONS};
-use status_core::Readiness;
 
 use crate::error::ApiError;
 #[cfg(feature = "metrics")]
@@ -51,6 +50,11 @@ impl Fleet {
 
     fn view(&self) -> Arc<FleetView> {
         self.source.view()
+    }
+
+    /// The source, for the core's readiness composition.
+    pub(crate) fn source(&self) -> Arc<dyn FleetSource> {
+        Arc::clone(&self.source)
     }
 
     /// Runs `read` on the rendering of the current view, made once per view.
@@ -327,21 +331,4 @@ pub(crate) fn register_metrics(fleet: &Fleet, metrics: &mut prometheus_client::r
             })
         }),
     );
-}
-
-/// Fleet-aware readiness: the fleet, and this instance in it.
-#[derive(Debug, Clone)]
-pub(crate) struct FleetAware {
-    pub(crate) fleet: Fleet,
-    pub(crate) instance_id: String,
-    pub(crate) datacenter: String,
-}
-
-impl FleetAware {
-    /// `readiness` judged again by the fleet's current view (see `FleetView::readiness`).
-    pub(crate) fn judge(&self, readiness: Readiness) -> Readiness {
-        self.fleet
-            .view()
-            .readiness(&self.datacenter, &self.instance_id, readiness)
-    }
 }

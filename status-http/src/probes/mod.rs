@@ -8,7 +8,7 @@ mod hot;
 mod ready;
 
 pub(crate) use self::hot::HotProbe;
-use self::ready::{missing_group, readiness_answer};
+use self::ready::readiness_answer;
 
 use std::sync::Arc;
 
@@ -42,11 +42,9 @@ pub(crate) struct ProbeState {
     pub(crate) rendered: RenderCache,
     /// The liveness bodies (JSON, text), serialized once.
     pub(crate) live: [Body; 2],
-    /// Fleet-aware readiness: the fleet, and this instance in it.
-    #[cfg(feature = "fleet")]
-    pub(crate) fleet_aware: Option<crate::fleet::FleetAware>,
-    /// The group readiness is bound to, if any.
-    pub(crate) readiness_group: Option<String>,
+    /// Liveness, readiness and startup as the core composes them: the same verdicts gRPC
+    /// answers.
+    pub(crate) verdicts: status_core::Probes,
     /// The bodies of passing group summaries.
     pub(crate) group_bodies: groups::GroupBodies,
     /// The groups' detailed bodies, per report generation.
@@ -57,13 +55,11 @@ impl ProbeState {
     pub(crate) fn new(registry: Registry, codes: CodeMap, present: Presentation) -> Self {
         Self {
             live: liveness_bodies(registry.hostname()),
+            verdicts: status_core::Probes::new(&registry),
             registry,
             codes,
             present,
             rendered: RenderCache::default(),
-            #[cfg(feature = "fleet")]
-            fleet_aware: None,
-            readiness_group: None,
             group_bodies: groups::GroupBodies::default(),
             group_renders: groups::GroupRenders::default(),
         }
@@ -214,7 +210,7 @@ pub(super) fn live_answer(
     query: &ProbeQuery,
     conditional: &Conditional,
 ) -> Response {
-    if let Some(cull) = state.registry.cull_hold() {
+    if let Err(cull) = state.verdicts.live() {
         let body = if query.format == Format::Verbose {
             Body::new(
                 format!("[-]cull failed: {}\nlivez check failed\n", cull.reason),
@@ -242,22 +238,13 @@ pub(super) fn live_answer(
         (status = 503, description = "OUTAGE, out of rotation, or startup not complete", content((crate::schema::Ready = "application/json"), (String = "text/plain"))),
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn ready(State(state): State<Arc<ProbeState>>, query: ProbeQuery) -> Response {
-    let readiness: Readiness = if let Some(group) = &state.readiness_group {
-        // Bound to a group: its rule answers; a group that does not exist is not ready.
-        state
-            .registry
-            .group_readiness(group, query.strict)
-            .unwrap_or_else(|| missing_group(group))
-    } else if query.exclude.is_empty() {
-        state.registry.readiness_strict(query.strict)
+    // The core's one composition: a bound group's rule (a group that does not exist is not
+    // ready), else the system's; then the fleet's excuse.
+    let readiness: Readiness = if query.exclude.is_empty() || state.verdicts.group().is_some() {
+        state.verdicts.ready(query.strict)
     } else {
         let report = state.report_excluding(&query);
-        state.registry.readiness_of(&report, query.strict)
-    };
-    #[cfg(feature = "fleet")]
-    let readiness = match &state.fleet_aware {
-        Some(fleet) => fleet.judge(readiness),
-        None => readiness,
+        state.verdicts.ready_of(&report, query.strict)
     };
     readiness_answer(&readiness, query.format, None)
 }

@@ -118,12 +118,3 @@ pub(super) fn readiness_answer(
         },
     )
 }
-
-/// The readiness of a group that is not registered: not ready, and why.
-pub(super) fn missing_group(group: &str) -> Readiness {
-    Readiness::judge(CheckStatus::Outage, false, true, None, || {
-        vec![format!(
-            "readiness is bound to the group {group}, which does not exist"
-        )]
-    })
-}

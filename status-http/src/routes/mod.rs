@@ -59,6 +59,7 @@ pub struct Routes {
     #[cfg(feature = "fleet")]
     fleet_aware: Option<(String, String)>,
     readiness_group: Option<String>,
+    probes: Option<status_core::Probes>,
     audit: AuditLog,
 }
 
@@ -93,6 +94,7 @@ impl Routes {
             #[cfg(feature = "fleet")]
             fleet_aware: None,
             readiness_group: None,
+            probes: None,
             audit: AuditLog::new(),
         }
     }
@@ -172,6 +174,15 @@ impl Routes {
         self
     }
 
+    /// Answers liveness, readiness and startup by `probes` (the core's one composition: a
+    /// bound group, the fleet's excuse): give the same [`status_core::Probes`] to gRPC
+    /// (`status_grpc::HealthService::probes`) and the two can never disagree.
+    /// [`readiness_group`](Self::readiness_group) and `fleet_aware_readiness` add to it.
+    pub fn probes(mut self, probes: status_core::Probes) -> Self {
+        self.probes = Some(probes);
+        self
+    }
+
     /// Binds readiness to the probe group `name` (see `status_core::Group`):
     /// `/healthcheck/ready` then answers by that group's rule, its condition, and holds and
     /// startup as the group counts them. A group that does not exist when asked is not ready,
@@ -222,15 +233,17 @@ impl Routes {
             appname: self.appname,
         };
         let mut probes = ProbeState::new(self.registry.clone(), self.codes, present.clone());
-        probes.readiness_group = self.readiness_group;
+        let mut verdicts = self
+            .probes
+            .unwrap_or_else(|| status_core::Probes::new(&self.registry));
+        if let Some(group) = self.readiness_group {
+            verdicts = verdicts.readiness_group(group);
+        }
         #[cfg(feature = "fleet")]
         if let (Some(fleet), Some((instance_id, datacenter))) = (&self.fleet, self.fleet_aware) {
-            probes.fleet_aware = Some(crate::fleet::FleetAware {
-                fleet: fleet.clone(),
-                instance_id,
-                datacenter,
-            });
+            verdicts = verdicts.fleet_aware(fleet.source(), instance_id, datacenter);
         }
+        probes.verdicts = verdicts;
         let state = AppState(Arc::new(Areas {
             probes: Arc::new(probes),
             admin: Arc::new(AdminState {
