@@ -5,6 +5,13 @@
 //! - A dependency is noticed once its reported status has held a new level for the hold
 //!   time (default 30 s; zero: at once), and once more, "resolved", when it is OK again.
 //!   Never two notices for the same level.
+//! - **Hysteresis and notices.** A dependency that fails after succeeding reports MINOR for
+//!   its first failures (failure k of `failures_before_outage`) and its real status after.
+//!   That MINOR is a ramp, not a level: it is never told on its own; the level the ramp
+//!   reaches is told once, its hold counted from the first failure, so a database that stops
+//!   is one "OUTAGE (was OK)", not a MINOR then an OUTAGE; a blip shorter than the ramp is not
+//!   told at all. (A dependency whose real status is MINOR is told once its ramp ends.) The
+//!   system condition, MINOR only because a dependency ramps, waits the same way.
 //! - A flapping dependency: one "flapping" notice, then silence until it is stable again.
 //! - A failure attributed to another failing dependency (`blockedBy`) is folded into its
 //!   root's notice ("primary-db OUTAGE; also affected: orders-api, search"), not sent alone.

@@ -224,6 +224,10 @@ struct Track {
     blocked_by: Vec<DependencyId>,
     /// Muted: followed, never told.
     muted: bool,
+    /// At MINOR only because hysteresis is ramping towards its real status (failure k of n):
+    /// not told on its own; the level the ramp reaches is, its hold counted from the ramp's
+    /// start.
+    ramping: bool,
 }
 
 impl Track {
@@ -236,19 +240,27 @@ impl Track {
             flapping: false,
             blocked_by: Vec::new(),
             muted: false,
+            ramping: false,
         }
     }
 
-    fn see(&mut self, level: CheckStatus, now: Duration) {
+    /// Sees `level` at `now`, `ramping` if it is a hysteresis ramp's MINOR.
+    fn see(&mut self, level: CheckStatus, ramping: bool, now: Duration) {
         if level != self.level {
+            // The level a ramp reaches began with the ramp: its hold is not counted again.
+            let ramp_ended_worse = self.ramping && level.is_worse_than(self.level);
             self.level = level;
-            self.since = now;
+            if !ramp_ended_worse {
+                self.since = now;
+            }
         }
+        self.ramping = ramping && level == CheckStatus::Minor;
     }
 
-    /// Whether the level held long enough and differs from what was told.
+    /// Whether the level held long enough, differs from what was told, and is not a ramp's
+    /// way to a worse one.
     fn due(&self, hold: Duration, now: Duration) -> bool {
-        self.level != self.told && now.saturating_sub(self.since) >= hold
+        self.level != self.told && !self.ramping && now.saturating_sub(self.since) >= hold
     }
 }
 
@@ -318,7 +330,10 @@ impl Notifier {
             .dependencies
             .entry(result.id().clone())
             .or_insert_with(|| Track::new(CheckStatus::Ok, now));
-        track.see(result.status(), now);
+        // Failure k of n, reported MINOR on the way to its real status.
+        let failures = result.consecutive_failures();
+        let ramping = failures > 0 && failures < result.info().failures_before_outage();
+        track.see(result.status(), ramping, now);
         track.flapping = result.flapping();
         track.blocked_by = result.blocked_by().to_vec();
         track.muted = result.mute().is_some();
@@ -331,7 +346,9 @@ impl Notifier {
 
     /// Sees the system condition at `now`.
     pub fn see_system(&mut self, condition: CheckStatus, now: Duration) {
-        self.system.see(condition, now);
+        // The system is ramping while MINOR only because a dependency is.
+        let ramping = self.dependencies.values().any(|t| t.ramping);
+        self.system.see(condition, ramping, now);
     }
 
     /// Tells `notice` at the next tick, as the others: alone while few, in a digest when
