@@ -16,6 +16,7 @@ enum ErrorKind {
     Duplicate { what: &'static str, id: String },
     UnknownDependency(String),
     UnknownFeature(String),
+    UnknownGroup(String),
     Cycle(String),
     Invalid(String),
     Conflict(String),
@@ -43,6 +44,10 @@ impl Error {
 
     pub(crate) fn unknown_feature(name: &str) -> Self {
         Self::new(ErrorKind::UnknownFeature(name.to_owned()))
+    }
+
+    pub(crate) fn unknown_group(name: &str) -> Self {
+        Self::new(ErrorKind::UnknownGroup(name.to_owned()))
     }
 
     pub(crate) fn cycle(id: &str) -> Self {
@@ -82,7 +87,9 @@ impl Error {
     pub fn is_not_found(&self) -> bool {
         matches!(
             self.kind,
-            ErrorKind::UnknownDependency(_) | ErrorKind::UnknownFeature(_)
+            ErrorKind::UnknownDependency(_)
+                | ErrorKind::UnknownFeature(_)
+                | ErrorKind::UnknownGroup(_)
         )
     }
 
@@ -120,6 +127,7 @@ impl fmt::Display for Error {
             ErrorKind::Duplicate { what, id } => write!(f, "{what} {id:?} is already registered"),
             ErrorKind::UnknownDependency(id) => write!(f, "no dependency named {id:?}"),
             ErrorKind::UnknownFeature(name) => write!(f, "no feature named {name:?}"),
+            ErrorKind::UnknownGroup(name) => write!(f, "no probe group named {name:?}"),
             ErrorKind::Cycle(id) => write!(f, "dependency {id:?} would depend on itself"),
             ErrorKind::Invalid(message) | ErrorKind::Conflict(message) => f.write_str(message),
             ErrorKind::NoRuntime => f.write_str("no Tokio runtime to run checks on"),

@@ -121,6 +121,21 @@ impl Probes {
         self
     }
 
+    /// Checks that what these probes name exists: the bound readiness group.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_not_found`](crate::Error::is_not_found) when readiness is bound to a group
+    /// the registry does not have (a typo would leave readiness failing for ever).
+    pub fn check(&self) -> Result<(), crate::Error> {
+        match &self.rules.group {
+            Some(group) if self.registry.group(group).is_none() => {
+                Err(crate::Error::unknown_group(group))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// The registry these probes read.
     #[must_use]
     pub fn registry(&self) -> &Registry {

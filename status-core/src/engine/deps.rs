@@ -197,6 +197,39 @@ impl DependencyTable {
                     group.name()
                 )));
             }
+            // A member whose urgency caps it better than the group's failing status can never
+            // fail it by its status (a Strong member gives MAJOR at worst): said when the group
+            // is added. Not refused: `strict` readiness and holds still fail such a group.
+            let (can, cannot): (Vec<_>, Vec<_>) = entries
+                .values()
+                .filter(|e| group.selects(&e.info))
+                .map(|e| (e.info.id().clone(), e.info.urgency()))
+                .partition(|(_, urgency)| group.fails(urgency.cap(CheckStatus::Outage)));
+            let named = |members: &[(DependencyId, crate::Urgency)]| {
+                members
+                    .iter()
+                    .map(|(id, urgency)| format!("{id} ({urgency})"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            if can.is_empty() {
+                tracing::warn!(
+                    group = %group.name(),
+                    fails_on = %group.fails_on(),
+                    "no member can ever fail this group by its status, their urgencies capping \
+                     them ({}): only strict readiness, holds and startup can; fail it on a \
+                     better status, or add a member that can",
+                    named(&cannot)
+                );
+            } else if !cannot.is_empty() {
+                tracing::warn!(
+                    group = %group.name(),
+                    fails_on = %group.fails_on(),
+                    "members that can never fail this group by their status, their urgencies \
+                     capping them: {}",
+                    named(&cannot)
+                );
+            }
         }
         let added = self.folds.add_group(group, || self.all())?;
         self.status_gen.fetch_add(1, Ordering::AcqRel);

@@ -17,6 +17,11 @@ impl Registry {
     /// no registered dependency carries, or a 65th group; [`Error::is_duplicate`] for a name
     /// taken. Nothing changes on error.
     ///
+    /// A member whose urgency caps it better than the status the group fails on (a Strong
+    /// member gives MAJOR at worst, Weak MINOR, None OK) can never fail the group by its
+    /// status: the group is added, and a warning names those members (only strict
+    /// readiness, holds and startup fail a group none of whose members can).
+    ///
     /// # Example
     ///
     /// ```

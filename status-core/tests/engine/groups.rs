@@ -212,3 +212,75 @@ async fn every_group_condition_equals_a_recount() {
         }
     }
 }
+
+/// What a subscriber writes, kept for the test to read.
+#[derive(Clone, Default)]
+struct Logged(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Logged {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        std::io::Result::Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::Result::Ok(())
+    }
+}
+
+/// A member whose urgency caps it better than what fails the group can never fail it by its
+/// status: the group is added (strict readiness and holds still fail it), and a warning names
+/// those members; a group whose members can fail it is added without a word.
+#[tokio::test(start_paused = true)]
+async fn a_group_its_members_can_never_fail_is_warned_about() {
+    let logged = Logged::default();
+    let writer = logged.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let registry = registry();
+    for (id, urgency) in [
+        ("db", Urgency::Required),
+        ("search", Urgency::Strong),
+        ("cache", Urgency::Weak),
+    ] {
+        Steered::ok().register(&registry, id, |d| d.urgency(urgency));
+    }
+    let text = || String::from_utf8(logged.0.lock().unwrap().clone()).unwrap();
+    registry
+        .add_group(Group::builder("fine").dependency("db").build().unwrap())
+        .unwrap();
+    assert!(!text().contains("WARN"), "{}", text());
+    registry
+        .add_group(
+            Group::builder("mixed")
+                .dependency("db")
+                .dependency("search")
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    assert!(
+        text().contains("members that can never fail this group by their status")
+            && text().contains("search (STRONG)"),
+        "{}",
+        text()
+    );
+    registry
+        .add_group(
+            Group::builder("capped")
+                .dependency("search")
+                .dependency("cache")
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    assert!(
+        text().contains("no member can ever fail this group by its status"),
+        "{}",
+        text()
+    );
+    assert_eq!(registry.groups().len(), 3, "warned, not refused");
+}

@@ -185,8 +185,8 @@ impl Routes {
 
     /// Binds readiness to the probe group `name` (see `status_core::Group`):
     /// `/healthcheck/ready` then answers by that group's rule, its condition, and holds and
-    /// startup as the group counts them. A group that does not exist when asked is not ready,
-    /// and says so.
+    /// startup as the group counts them. The group must be registered before the routes are
+    /// built ([`build`](Self::build) panics, [`try_build`](Self::try_build) errs).
     pub fn readiness_group(mut self, name: impl Into<String>) -> Self {
         self.readiness_group = Some(name.into());
         self
@@ -227,7 +227,24 @@ impl Routes {
     /// The router. Mount it anywhere; its paths are relative.
     ///
     /// Building registers a listener on the registry to count checks for `/metrics`.
+    ///
+    /// # Panics
+    ///
+    /// When readiness is bound to a probe group the registry does not have (a typo would
+    /// leave `/healthcheck/ready` failing for ever): register the group first, or use
+    /// [`try_build`](Self::try_build).
     pub fn build(self) -> Router {
+        self.try_build()
+            .unwrap_or_else(|e| panic!("status_http::Routes::build: {e}"))
+    }
+
+    /// The router, or why not.
+    ///
+    /// # Errors
+    ///
+    /// [`status_core::Error::is_not_found`] when readiness is bound to a probe group the
+    /// registry does not have.
+    pub fn try_build(self) -> Result<Router, status_core::Error> {
         let present = Presentation {
             public: self.public_view,
             appname: self.appname,
@@ -243,6 +260,7 @@ impl Routes {
         if let (Some(fleet), Some((instance_id, datacenter))) = (&self.fleet, self.fleet_aware) {
             verdicts = verdicts.fleet_aware(fleet.source(), instance_id, datacenter);
         }
+        verdicts.check()?;
         probes.verdicts = verdicts;
         let state = AppState(Arc::new(Areas {
             probes: Arc::new(probes),
@@ -343,12 +361,13 @@ impl Routes {
                 TraceLayer::new_for_http()
                     .on_failure(DefaultOnFailure::new().level(tracing::Level::DEBUG)),
             );
-        hot.merge(traced)
+        Ok(hot
+            .merge(traced)
             .layer(RequestGuardLayer::new())
             .layer(SetResponseHeaderLayer::if_not_present(
                 CACHE_CONTROL,
                 HeaderValue::from_static("no-store"),
             ))
-            .with_state(state)
+            .with_state(state))
     }
 }

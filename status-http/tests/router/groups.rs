@@ -200,15 +200,27 @@ async fn readiness_can_be_bound_to_a_group() {
         StatusCode::OK,
         "the system's readiness is unchanged"
     );
+    // A group that does not exist (a typo): an error when the routes are built, never a
+    // readiness that fails for ever.
     let missing = status_http::Routes::new(f.registry.clone())
-        .readiness_group("nope")
-        .build();
-    let ready = get(&missing, "/healthcheck/ready").await;
-    assert_eq!(ready.status, StatusCode::SERVICE_UNAVAILABLE, "fails safe");
-    assert!(ready.json()["reasons"][0]
-        .as_str()
-        .unwrap()
-        .contains("nope, which does not exist"));
+        .readiness_group("redy")
+        .try_build()
+        .unwrap_err();
+    assert!(missing.is_not_found(), "{missing}");
+    assert_eq!(missing.to_string(), "no probe group named \"redy\"");
+    let registry = f.registry.clone();
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        status_http::Routes::new(registry)
+            .readiness_group("redy")
+            .build()
+    }));
+    assert!(panicked.is_err(), "build panics with the same sentence");
+    // Probes used directly (gRPC's) fail safe on a missing group, and say so.
+    let probes = status_core::Probes::new(&f.registry).readiness_group("redy");
+    assert!(probes.check().is_err());
+    let ready = probes.ready(false);
+    assert!(!ready.ready());
+    assert!(ready.reasons()[0].contains("redy, which does not exist"));
 }
 
 #[tokio::test(start_paused = true)]
