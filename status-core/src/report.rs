@@ -244,7 +244,7 @@ impl SystemReport {
         let mut sorted: Vec<_> = self.results.iter().collect();
         sorted.sort_by(|a, b| a.id().cmp(b.id()));
         for r in sorted {
-            let message = one_line(&r.message);
+            let message = one_line(&r.message_with_cause());
             let _ = match r.status {
                 CheckStatus::Ok => writeln!(out, "[+]{} ok", r.id()),
                 CheckStatus::Outage => writeln!(out, "[-]{} failed: {message}", r.id()),

@@ -154,6 +154,16 @@ impl CheckResult {
         self.thrown.as_ref()
     }
 
+    /// Its message, with the root of the error chain when that says more: `error sending
+    /// request for url: Connection refused`. What text views and log lines show.
+    #[must_use]
+    pub fn message_with_cause(&self) -> String {
+        match self.thrown.as_ref().map(ErrorChain::root) {
+            Some(root) if !self.message.contains(root) => format!("{}: {root}", self.message),
+            _ => self.message.clone(),
+        }
+    }
+
     /// The value the check measured, if any.
     #[must_use]
     pub fn observed_value(&self) -> Option<f64> {

@@ -214,6 +214,13 @@ impl ErrorChain {
     pub fn causes(&self) -> &[String] {
         &self.causes
     }
+
+    /// The root of the chain: its innermost cause's message (`Connection refused` under
+    /// `error sending request for url`), or its own when it has none.
+    #[must_use]
+    pub fn root(&self) -> &str {
+        self.causes.last().map_or(&self.message, String::as_str)
+    }
 }
 
 /// The name of `E`, or `"Error"` where `E` is already a boxed trait object (its concrete type

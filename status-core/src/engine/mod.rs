@@ -402,9 +402,11 @@ impl Inner {
             outcome: kind,
         });
         if recorded.significant {
+            let current = self.current(entry);
+            log_change(recorded.previous, &current);
             self.bus.emit(&Event::Changed {
                 previous: recorded.previous,
-                current: self.current(entry),
+                current,
             });
             self.reevaluate_features();
         }
@@ -532,15 +534,48 @@ impl Inner {
         }
         for (entry, previous) in changed {
             let current = self.current(&entry);
-            if current.stale {
-                tracing::warn!(dependency = %current.id(), "result is stale: {}", current.message);
-            }
+            log_change(Some(previous), &current);
             self.bus.emit(&Event::Changed {
                 previous: Some(previous),
                 current,
             });
         }
         self.reevaluate_features();
+    }
+}
+
+/// One line in the application's log for a dependency's change of level, with its cause:
+/// INFO for a recovery, WARN for MINOR and MAJOR, ERROR for OUTAGE. A first result that is
+/// OK is no change worth a line.
+fn log_change(previous: Option<CheckStatus>, current: &CheckResult) {
+    let to = current.status();
+    if previous == Some(to) || (previous.is_none() && to == CheckStatus::Ok) {
+        return;
+    }
+    let id = current.id();
+    let was = previous.map_or("unchecked", CheckStatus::as_str);
+    let cause = current.message_with_cause();
+    let stale = if current.stale { " (stale)" } else { "" };
+    let muted = if current.mute().is_some() {
+        " (muted)"
+    } else {
+        ""
+    };
+    match to {
+        CheckStatus::Ok => {
+            tracing::info!(dependency = %id, from = was, "{id} is OK again (was {was})");
+        }
+        CheckStatus::Minor | CheckStatus::Major => tracing::warn!(
+            dependency = %id,
+            from = was,
+            to = %to,
+            "{id} is {to} (was {was}){stale}{muted}: {cause}"
+        ),
+        CheckStatus::Outage => tracing::error!(
+            dependency = %id,
+            from = was,
+            "{id} is OUTAGE (was {was}){stale}{muted}: {cause}"
+        ),
     }
 }
 

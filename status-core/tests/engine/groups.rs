@@ -3,7 +3,7 @@
 use status_core::CheckStatus::{Major, Minor, Ok, Outage};
 use status_core::{system_status, CheckStatus, Group, Rng, Urgency};
 
-use crate::support::{registry, Mode, Steered};
+use crate::support::{registry, Logged, Mode, Steered};
 
 #[tokio::test(start_paused = true)]
 async fn groups_are_validated_when_registered() {
@@ -213,33 +213,12 @@ async fn every_group_condition_equals_a_recount() {
     }
 }
 
-/// What a subscriber writes, kept for the test to read.
-#[derive(Clone, Default)]
-struct Logged(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Logged {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        std::io::Result::Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        std::io::Result::Ok(())
-    }
-}
-
 /// A member whose urgency caps it better than what fails the group can never fail it by its
 /// status: the group is added (strict readiness and holds still fail it), and a warning names
 /// those members; a group whose members can fail it is added without a word.
 #[tokio::test(start_paused = true)]
 async fn a_group_its_members_can_never_fail_is_warned_about() {
-    let logged = Logged::default();
-    let writer = logged.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (logged, _guard) = Logged::capture();
     let registry = registry();
     for (id, urgency) in [
         ("db", Urgency::Required),
@@ -248,7 +227,7 @@ async fn a_group_its_members_can_never_fail_is_warned_about() {
     ] {
         Steered::ok().register(&registry, id, |d| d.urgency(urgency));
     }
-    let text = || String::from_utf8(logged.0.lock().unwrap().clone()).unwrap();
+    let text = || logged.text();
     registry
         .add_group(Group::builder("fine").dependency("db").build().unwrap())
         .unwrap();

@@ -9,6 +9,7 @@ mod groups;
 mod history;
 mod hysteresis;
 mod listeners;
+mod logs;
 mod mutes;
 mod passive;
 mod registry;

@@ -147,3 +147,37 @@ pub(crate) async fn settle() {
         tokio::task::yield_now().await;
     }
 }
+
+/// What a `tracing` subscriber writes, kept for a test to read.
+#[derive(Clone, Default)]
+pub(crate) struct Logged(Arc<Mutex<Vec<u8>>>);
+
+impl Logged {
+    /// Captures this thread's log lines (every level) until the guard is dropped.
+    pub(crate) fn capture() -> (Self, tracing::subscriber::DefaultGuard) {
+        let logged = Self::default();
+        let writer = logged.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .finish();
+        (logged, tracing::subscriber::set_default(subscriber))
+    }
+
+    /// Everything written so far.
+    pub(crate) fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+}
+
+impl std::io::Write for Logged {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        std::io::Result::Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::Result::Ok(())
+    }
+}

@@ -330,7 +330,20 @@ fn why(report: &SystemReport) -> String {
                 let roots: Vec<_> = r.blocked_by().iter().map(ToString::to_string).collect();
                 format!(", blocked by {}", roots.join(", "))
             };
-            format!("{} ({}) is {}{cause}", r.id(), r.urgency(), r.status())
+            // What went wrong, the root of the error chain included (in the public view the
+            // message is the status itself, and nothing is added).
+            let message = r.message_with_cause();
+            let what = if message == r.status().as_str() || message.is_empty() {
+                String::new()
+            } else {
+                format!(": {message}")
+            };
+            format!(
+                "{} ({}) is {}{cause}{what}",
+                r.id(),
+                r.urgency(),
+                r.status()
+            )
         })
         .collect();
     if culprits.is_empty() {

@@ -21,7 +21,7 @@ async fn the_page_renders_whole_on_the_server() {
         .contains("default-src 'none'"));
     for expected in [
         "System OUTAGE",
-        "Because db (REQUIRED) is OUTAGE.",
+        "Because db (REQUIRED) is OUTAGE: says OUTAGE.",
         r#"id="dep-db""#,
         r#"data-status="OUTAGE""#,
         r#"id="dep-cache""#,
