@@ -87,8 +87,12 @@
 //! | `http` | `check::http`: a URL's status, body and latency; another instance's summary |
 //! | `net` | `check::net`: TCP connect and DNS resolution |
 //! | `system` | `check::system`: free disk space and process memory |
+//! | `notify` | `notify::Notifications`: notices delivered to signed webhooks and Slack, retried (brings `http`) |
 //!
-//! The core itself needs only Tokio, `futures`, `serde`, `chrono` and `tracing`.
+//! No feature is on by default. On docs.rs each gated item names the feature it needs.
+//!
+//! The core itself needs only Tokio, `futures`, `serde`, `serde_json`, `chrono` and `tracing`.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod clock;
 mod dependency;

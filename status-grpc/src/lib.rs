@@ -60,6 +60,7 @@
 //!   [1,000 from one address](HealthService::max_watches_per_peer): `RESOURCE_EXHAUSTED`,
 //!   counted ([`refused_watches_by_cap`](HealthService::refused_watches_by_cap)). Nothing a
 //!   client sends changes any state.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod codec;
 #[cfg(feature = "metrics")]
@@ -71,6 +72,9 @@ mod watch;
 #[cfg(feature = "metrics")]
 pub use self::metrics::metrics;
 pub use self::serve::{serve, ServerStats};
+/// The tonic this crate is built with (0.14): use it for your own services, so that they
+/// and the health service share one version.
+pub use tonic;
 
 use std::collections::HashMap;
 use std::pin::Pin;

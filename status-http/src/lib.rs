@@ -42,9 +42,10 @@
 //!
 //! # Features
 //!
-//! Every feature is on by default. With none, the crate still serves every probe route, the
-//! admin API and the gates, without askama, utoipa, prometheus-client, hyper's server, flate2,
-//! zstd or status-traffic.
+//! Every feature but `notify` is on by default. With none, the crate still serves every
+//! probe route, the admin API and the gates, without askama, utoipa, prometheus-client,
+//! hyper's server, flate2, zstd or status-traffic. On docs.rs each gated item names the
+//! feature it needs.
 //!
 //! | feature | what it adds |
 //! |---|---|
@@ -55,6 +56,8 @@
 //! | `serve` | [`serve()`]: slow-client timeouts, a connection cap, a shutdown that ends (hyper) |
 //! | `traffic` | [`traffic`]: status-traffic's refusals as answers, panels and metrics |
 //! | `fleet` | `GET /fleet`, `/fleet/datacenters/{dc}`, `/status/fleet`, fleet-aware readiness |
+//! | `notify` (off by default) | [`notify_metrics`]: each notification sink's deliveries, failures, drops and queue in `/metrics` (brings `metrics`, and status-core's `notify` with its HTTP client) |
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod admin;
 mod audit;

@@ -4,6 +4,7 @@
 //!
 //! Parsing and validation live in `parse`, code generation in `expand`; generated code names
 //! only `::status_core` paths.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod expand;
 mod parse;

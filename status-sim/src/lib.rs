@@ -36,6 +36,7 @@
 //! assert_eq!(summary.selected, 1_000);
 //! assert!(summary.success < 1.0);
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod chart;
 mod engine;

@@ -28,6 +28,7 @@
 //! lease.success(start + Duration::from_millis(30));
 //! assert_eq!(limiter.in_flight(), 0);
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod count;
 pub mod cull;
