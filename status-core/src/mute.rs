@@ -83,7 +83,7 @@ impl Mute {
         let (start, until) = match window {
             MuteWindow::For(ttl) => {
                 if ttl < Duration::from_secs(1) {
-                    return Err(Error::invalid("ttlSeconds must be at least 1"));
+                    return Err(Error::invalid("a mute lasts at least 1 s"));
                 }
                 // Bounded before any arithmetic: a time to live from outside must never
                 // overflow a clock.

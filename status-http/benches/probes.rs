@@ -53,14 +53,14 @@ async fn app(dependencies: usize) -> Router {
         .route("/hello", get(hello))
         .route(
             "/gated/hello",
-            get(hello).layer(HealthGateLayer::new(registry.clone())),
+            get(hello).layer(HealthGateLayer::new(&registry)),
         )
         // What any layer on an axum route costs, to tell the gate's own work from it.
         .route(
             "/noop/hello",
             get(hello).layer(map_response(|r: Response| async { r })),
         )
-        .merge(status_http::Routes::new(registry).build())
+        .merge(status_http::Routes::new(&registry).build())
 }
 
 async fn call(app: &Router, path: &str, accept_encoding: Option<&str>) -> usize {

@@ -13,12 +13,12 @@
 //!         .urgency(Urgency::Required)
 //!         .build()?,
 //! )?;
-//! let app = status_http::Routes::new(registry.clone())
+//! let app = status_http::Routes::new(&registry)
 //!     .admin_token(std::env::var("STATUS_ADMIN_TOKEN")?)
 //!     .build();
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
 //! axum::serve(listener, app)
-//!     .with_graceful_shutdown(status_http::shutdown::graceful(registry, Duration::from_secs(5)))
+//!     .with_graceful_shutdown(status_http::shutdown::graceful(&registry, Duration::from_secs(5)))
 //!     .await?;
 //! # Ok(())
 //! # }
@@ -118,6 +118,6 @@ pub use prometheus_client;
 
 /// The router of the HTTP contract for `registry`, with default options: no admin token
 /// (admin calls answer 403), default codes, detailed view.
-pub fn routes(registry: status_core::Registry) -> axum::Router {
+pub fn routes(registry: &status_core::Registry) -> axum::Router {
     Routes::new(registry).build()
 }

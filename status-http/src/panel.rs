@@ -20,7 +20,7 @@
 //!         .chart(Chart::new("Orders per second", Duration::from_secs(60))
 //!             .series("orders", vec![(Duration::from_secs(30), 3.0), (Duration::ZERO, 5.0)]))
 //! });
-//! let app: axum::Router = status_http::Routes::new(status_core::Registry::new())
+//! let app: axum::Router = status_http::Routes::new(&status_core::Registry::new())
 //!     .panel(panel)
 //!     .build();
 //! ```

@@ -38,7 +38,16 @@ pub async fn signal() {
 ///
 /// Pass it to [`axum::serve()`]'s `with_graceful_shutdown`, which then lets in-flight requests
 /// finish.
-pub async fn drain_then<F: Future<Output = ()>>(registry: Registry, delay: Duration, trigger: F) {
+pub fn drain_then<F: Future<Output = ()>>(
+    registry: &Registry,
+    delay: Duration,
+    trigger: F,
+) -> impl Future<Output = ()> {
+    let registry = registry.clone();
+    drain(registry, delay, trigger)
+}
+
+async fn drain<F: Future<Output = ()>>(registry: Registry, delay: Duration, trigger: F) {
     trigger.await;
     if let Err(e) = registry.hold(HoldSource::Shutdown, "shutting down", None, None) {
         tracing::error!("cannot drain before shutdown: {e}");
@@ -61,13 +70,13 @@ pub async fn drain_then<F: Future<Output = ()>>(registry: Registry, delay: Durat
 /// use status_core::{HoldSource, Registry};
 ///
 /// let registry = Registry::new();
-/// let app = status_http::routes(registry.clone());
+/// let app = status_http::routes(&registry);
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
 /// axum::serve(listener, app)
-///     .with_graceful_shutdown(status_http::shutdown::graceful(registry, Duration::from_secs(5)))
+///     .with_graceful_shutdown(status_http::shutdown::graceful(&registry, Duration::from_secs(5)))
 ///     .await
 /// # }
 /// ```
-pub async fn graceful(registry: Registry, delay: Duration) {
-    drain_then(registry, delay, signal()).await;
+pub fn graceful(registry: &Registry, delay: Duration) -> impl Future<Output = ()> + Send + 'static {
+    drain(registry.clone(), delay, signal())
 }

@@ -294,7 +294,7 @@ async fn twenty_cullers_cull_capacity_per_window() {
             for _ in 0..20 {
                 failures.record(true);
             }
-            let handle = Culler::new(registry.clone(), failures, budget)
+            let handle = Culler::new(&registry, failures, budget)
                 .threshold(10)
                 .interval(Duration::from_millis(200))
                 .start();
@@ -341,7 +341,7 @@ async fn without_redis_a_culler_never_culls_and_resumes_when_it_is_back() {
     for _ in 0..20 {
         failures.record(true);
     }
-    let handle = Culler::new(registry.clone(), failures, budget)
+    let handle = Culler::new(&registry, failures, budget)
         .threshold(10)
         .interval(Duration::from_millis(100))
         .start();

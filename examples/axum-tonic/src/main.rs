@@ -45,12 +45,12 @@ async fn main() -> anyhow::Result<()> {
 
     // One signal for both servers: SIGTERM or Ctrl-C fails readiness for DELAY, then ends.
     // `shared` lets each server await the same future.
-    let stop = status_http::shutdown::graceful(registry.clone(), DELAY).shared();
+    let stop = status_http::shutdown::graceful(&registry, DELAY).shared();
 
     let app = axum::Router::new()
         .route("/hello", axum::routing::get(|| async { "hello" }))
         .merge(
-            status_http::Routes::new(registry.clone())
+            status_http::Routes::new(&registry)
                 .probes(probes.clone())
                 .build(),
         );

@@ -573,7 +573,7 @@ fn start_culler(registry: &Registry, config: &Config) -> anyhow::Result<(Failure
             .description("Self-culling on the failures of /demo/work, within the fleet's budget")
             .build_info()?,
     )?;
-    let culler = Culler::new(registry.clone(), failures.clone(), budget)
+    let culler = Culler::new(registry, failures.clone(), budget)
         .threshold(cull.threshold)
         .interval(cull.interval)
         .min_uptime(cull.min_uptime)
@@ -616,7 +616,7 @@ pub fn app(demo: &Demo) -> Router {
     let alive_tasks = demo.alive_tasks.clone();
     let shed = demo.shed.clone();
     // The probes' verdicts, composed once: HTTP renders them here, gRPC in `demo.grpc`.
-    let mut status = status_http::Routes::new(demo.registry.clone()).probes(demo.probes.clone());
+    let mut status = status_http::Routes::new(&demo.registry).probes(demo.probes.clone());
     if let Some(fleet) = demo.fleet.clone() {
         status = status.fleet(fleet);
     }
@@ -707,7 +707,7 @@ pub fn app(demo: &Demo) -> Router {
         .route("/hello", get(hello))
         .route(
             "/gated/hello",
-            get(hello).layer(HealthGateLayer::new(demo.registry.clone())),
+            get(hello).layer(HealthGateLayer::new(&demo.registry)),
         )
         .route(
             "/feature-gated/hello",

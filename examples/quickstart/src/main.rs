@@ -333,7 +333,7 @@ async fn main() -> anyhow::Result<()> {
         });
     }
     let signal = status_http::shutdown::graceful(
-        demo.registry.clone(),
+        &demo.registry,
         Duration::from_millis(args.shutdown_delay_ms),
     );
     // Culled, the process exits after `--cull-exit-after-ms` if given (requests in flight

@@ -534,7 +534,7 @@ async fn hostile_names_and_messages_stay_text() {
         )
         .unwrap();
     registry.refresh_all().await;
-    let addr = serve(status_http::routes(registry.clone())).await;
+    let addr = serve(status_http::routes(&registry)).await;
     let (_driver, client) = browser().await;
     open(&client, addr).await;
     assert_eq!(

@@ -37,7 +37,7 @@ const MAX_TEXT_ERROR: usize = 4 * 1024;
 ///
 /// let app: axum::Router = axum::Router::new()
 ///     .route("/hello", get(|| async { "hello" }))
-///     .merge(status_http::routes(status_core::Registry::new()))
+///     .merge(status_http::routes(&status_core::Registry::new()))
 ///     .layer(RequestGuardLayer::new());
 /// ```
 #[derive(Debug, Clone, Copy, Default)]

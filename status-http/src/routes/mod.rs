@@ -38,7 +38,7 @@ use crate::{admin, probes, CodeMap};
 /// use status_http::{CodeMap, Routes};
 ///
 /// let registry = Registry::builder().appname("shop").build();
-/// let app: axum::Router = Routes::new(registry)
+/// let app: axum::Router = Routes::new(&registry)
 ///     .admin_token("s3cret")
 ///     .codes(CodeMap::default().with(CheckStatus::Outage, StatusCode::from_u16(512).unwrap()))
 ///     .build();
@@ -78,9 +78,9 @@ impl std::fmt::Debug for Routes {
 impl Routes {
     /// Routes serving `registry`: no admin token (admin calls answer 403), default codes,
     /// detailed view.
-    pub fn new(registry: Registry) -> Self {
+    pub fn new(registry: &Registry) -> Self {
         Self {
-            registry,
+            registry: registry.clone(),
             admin_token: None,
             codes: CodeMap::default(),
             public_view: false,
@@ -110,7 +110,7 @@ impl Routes {
     /// use status_http::Routes;
     ///
     /// let orders: Counter = Counter::default();
-    /// let app: axum::Router = Routes::new(status_core::Registry::new())
+    /// let app: axum::Router = Routes::new(&status_core::Registry::new())
     ///     .register_metrics({
     ///         let orders = orders.clone();
     ///         move |metrics| metrics.register("shop_orders", "Orders taken", orders)

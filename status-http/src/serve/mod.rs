@@ -71,10 +71,10 @@ const MAX_HEAD: usize = 128 * 1024;
 /// use status_http::shutdown;
 ///
 /// let registry = Registry::new();
-/// let app = status_http::routes(registry.clone());
+/// let app = status_http::routes(&registry);
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
 /// status_http::serve(listener, app)
-///     .with_graceful_shutdown(shutdown::graceful(registry, Duration::from_secs(5)))
+///     .with_graceful_shutdown(shutdown::graceful(&registry, Duration::from_secs(5)))
 ///     .grace(Duration::from_secs(10))
 ///     .await
 /// # }

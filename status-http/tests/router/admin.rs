@@ -10,7 +10,7 @@ use crate::support::{admin, fixture, get, TOKEN};
 #[tokio::test(start_paused = true)]
 async fn without_a_configured_token_admin_calls_are_forbidden() {
     let f = fixture().await;
-    let app = status_http::routes(f.registry.clone());
+    let app = status_http::routes(&f.registry);
     for (method, uri) in [
         (Method::POST, "/healthcheck/dependencies/db/refresh"),
         (Method::PUT, "/features/writes/override"),

@@ -183,7 +183,7 @@ async fn observers_see_each_entry_as_it_is_recorded() {
             .unwrap()
             .push((e.path.clone(), e.status, e.refused));
     });
-    let app = status_http::Routes::new(f.registry.clone())
+    let app = status_http::Routes::new(&f.registry)
         .admin_token(TOKEN)
         .audit(log)
         .build();

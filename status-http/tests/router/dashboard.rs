@@ -72,7 +72,7 @@ async fn text_is_escaped() {
         )
         .unwrap();
     registry.refresh_all().await;
-    let page = get(&status_http::routes(registry), "/status").await.body;
+    let page = get(&status_http::routes(&registry), "/status").await.body;
     assert!(!page.contains("<script>alert"));
     assert!(!page.contains("<img src=x"));
     assert!(!page.contains("<i>x</i>"));

@@ -37,7 +37,7 @@ async fn gslb_gets_200_503_or_fail_open_and_404_for_strangers() {
     assert!(no_page.header("content-type").starts_with("text/html"));
     assert!(no_page.body.contains("--fleet-redis"), "{}", no_page.body);
 
-    let one_healthy = status_http::Routes::new(f.registry.clone())
+    let one_healthy = status_http::Routes::new(&f.registry)
         .fleet(|| Arc::new(view(CheckStatus::Ok)))
         .build();
     let east = get(&one_healthy, "/fleet/datacenters/east").await;
@@ -91,7 +91,7 @@ async fn gslb_gets_200_503_or_fail_open_and_404_for_strangers() {
         StatusCode::NOT_FOUND
     );
 
-    let none_healthy = status_http::Routes::new(f.registry.clone())
+    let none_healthy = status_http::Routes::new(&f.registry)
         .fleet(|| Arc::new(view(CheckStatus::Outage)))
         .build();
     for dc in ["east", "west"] {
@@ -128,7 +128,7 @@ async fn fleet_aware_readiness_leaves_a_shared_failure_to_the_datacenter() {
         }
     };
     // Alone in its failure: not ready, by the instance's rule.
-    let alone = status_http::Routes::new(f.registry.clone())
+    let alone = status_http::Routes::new(&f.registry)
         .fleet(dc(CheckStatus::Ok))
         .fleet_aware_readiness("me", "east")
         .build();
@@ -136,7 +136,7 @@ async fn fleet_aware_readiness_leaves_a_shared_failure_to_the_datacenter() {
     assert_eq!(ready.status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(ready.json()["rule"], "instance");
     // The whole data center shares it: ready, the data center's endpoint decides.
-    let shared = status_http::Routes::new(f.registry.clone())
+    let shared = status_http::Routes::new(&f.registry)
         .fleet(dc(CheckStatus::Outage))
         .fleet_aware_readiness("me", "east")
         .build();
@@ -161,7 +161,7 @@ async fn fleet_aware_readiness_leaves_a_shared_failure_to_the_datacenter() {
         StatusCode::SERVICE_UNAVAILABLE
     );
     // Without the option, no rule is named.
-    let plain = status_http::Routes::new(f.registry.clone())
+    let plain = status_http::Routes::new(&f.registry)
         .fleet(dc(CheckStatus::Outage))
         .build();
     assert!(get(&plain, "/healthcheck/ready")
@@ -174,7 +174,7 @@ async fn fleet_aware_readiness_leaves_a_shared_failure_to_the_datacenter() {
 #[tokio::test(start_paused = true)]
 async fn instances_are_listed_a_page_at_a_time_and_bad_pages_refused() {
     let f = fixture().await;
-    let app = status_http::Routes::new(f.registry.clone())
+    let app = status_http::Routes::new(&f.registry)
         .fleet(|| Arc::new(view(CheckStatus::Ok)))
         .build();
     let first = get(&app, "/fleet?limit=1").await;
@@ -269,7 +269,7 @@ impl status_core::fleet::FleetSource for StoreDown {
 #[tokio::test(start_paused = true)]
 async fn a_store_down_serves_the_last_view_and_unknown_datacenters_fail_open() {
     let f = fixture().await;
-    let down = status_http::Routes::new(f.registry.clone())
+    let down = status_http::Routes::new(&f.registry)
         .fleet(StoreDown(Arc::new(view(CheckStatus::Ok).into_stale())))
         .build();
     let fleet = get(&down, "/fleet").await;
@@ -291,7 +291,7 @@ async fn a_store_down_serves_the_last_view_and_unknown_datacenters_fail_open() {
         ),
         (true.into(), true.into())
     );
-    let fresh = status_http::Routes::new(f.registry.clone())
+    let fresh = status_http::Routes::new(&f.registry)
         .fleet(|| Arc::new(view(CheckStatus::Ok)))
         .build();
     assert_eq!(

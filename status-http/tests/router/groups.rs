@@ -186,7 +186,7 @@ async fn an_unknown_group_is_a_json_404() {
 async fn readiness_can_be_bound_to_a_group() {
     let f = grouped().await;
     f.set(&f.search, CheckStatus::Major).await;
-    let bound = status_http::Routes::new(f.registry.clone())
+    let bound = status_http::Routes::new(&f.registry)
         .readiness_group("search-only")
         .build();
     let ready = get(&bound, "/healthcheck/ready").await;
@@ -202,7 +202,7 @@ async fn readiness_can_be_bound_to_a_group() {
     );
     // A group that does not exist (a typo): an error when the routes are built, never a
     // readiness that fails for ever.
-    let missing = status_http::Routes::new(f.registry.clone())
+    let missing = status_http::Routes::new(&f.registry)
         .readiness_group("redy")
         .try_build()
         .unwrap_err();
@@ -210,7 +210,7 @@ async fn readiness_can_be_bound_to_a_group() {
     assert_eq!(missing.to_string(), "no probe group named \"redy\"");
     let registry = f.registry.clone();
     let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-        status_http::Routes::new(registry)
+        status_http::Routes::new(&registry)
             .readiness_group("redy")
             .build()
     }));
@@ -245,7 +245,7 @@ async fn groups_show_in_metrics_and_on_the_dashboard() {
 async fn the_public_view_of_a_group_withholds_what_it_withholds_elsewhere() {
     let f = grouped().await;
     f.set(&f.search, CheckStatus::Major).await;
-    let public = status_http::Routes::new(f.registry.clone())
+    let public = status_http::Routes::new(&f.registry)
         .admin_token(TOKEN)
         .public_view(true)
         .build();

@@ -15,7 +15,7 @@ async fn the_health_gate_sheds_during_an_outage() {
     let f = fixture().await;
     let app = Router::new()
         .route("/work", get(|| async { "done" }))
-        .layer(HealthGateLayer::new(f.registry.clone()).retry_after(Duration::from_secs(30)));
+        .layer(HealthGateLayer::new(&f.registry).retry_after(Duration::from_secs(30)));
     let ok = fetch(&app, "/work").await;
     assert_eq!((ok.status, ok.body.as_str()), (StatusCode::OK, "done"));
 
@@ -40,7 +40,7 @@ async fn a_fail_open_gate_serves_and_marks_responses() {
     let f = fixture().await;
     let app = Router::new()
         .route("/work", get(|| async { "done" }))
-        .layer(HealthGateLayer::new(f.registry.clone()).fail_open(true));
+        .layer(HealthGateLayer::new(&f.registry).fail_open(true));
     assert_eq!(fetch(&app, "/work").await.header("x-status-condition"), "");
     f.set(&f.db, CheckStatus::Outage).await;
     let served = fetch(&app, "/work").await;

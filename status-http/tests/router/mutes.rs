@@ -25,7 +25,7 @@ async fn a_mute_is_set_shown_listed_and_ended() {
     assert_eq!(db["mute"]["reason"], "upgrade to 16");
     let one = get(&app, "/healthcheck/dependencies/db").await.json();
     assert_eq!(one["mute"]["actor"], "alice");
-    let public = status_http::Routes::new(f.registry.clone())
+    let public = status_http::Routes::new(&f.registry)
         .public_view(true)
         .build();
     let public = get(&public, "/healthcheck").await;

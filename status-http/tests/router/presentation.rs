@@ -78,14 +78,14 @@ async fn the_public_view_leaks_a_failure_message_nowhere() {
             Some(&format!("ops-{SECRET}")),
         )
         .unwrap();
-    let detailed = status_http::Routes::new(f.registry.clone()).build();
+    let detailed = status_http::Routes::new(&f.registry).build();
     let shown = get(&detailed, "/healthcheck").await.body;
     assert!(
         shown.contains(SECRET) && shown.contains(&format!("ticket {SECRET}")),
         "the detailed view shows them (or this test proves nothing)"
     );
 
-    let public = status_http::Routes::new(f.registry.clone())
+    let public = status_http::Routes::new(&f.registry)
         .public_view(true)
         .appname("storefront")
         .build();

@@ -221,7 +221,7 @@ async fn one_dependency_with_its_history() {
 async fn public_view_withholds_error_detail() {
     let f = fixture().await;
     f.set(&f.db, CheckStatus::Outage).await;
-    let app = status_http::Routes::new(f.registry.clone())
+    let app = status_http::Routes::new(&f.registry)
         .public_view(true)
         .build();
     let answer = get(&app, "/healthcheck").await;
@@ -236,7 +236,7 @@ async fn public_view_withholds_error_detail() {
 #[tokio::test(start_paused = true)]
 async fn the_router_can_name_the_application() {
     let f = fixture().await;
-    let app = status_http::Routes::new(f.registry.clone())
+    let app = status_http::Routes::new(&f.registry)
         .appname("storefront")
         .build();
     assert_eq!(

@@ -14,7 +14,7 @@ async fn readiness_fails_for_the_delay_before_shutdown() {
     let app = f.app();
     let (trigger, signal) = oneshot::channel::<()>();
     let shutdown = tokio::spawn(status_http::shutdown::drain_then(
-        f.registry.clone(),
+        &f.registry,
         Duration::from_secs(5),
         async move {
             signal.await.ok();

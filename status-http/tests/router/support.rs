@@ -98,7 +98,7 @@ pub(crate) async fn fixture() -> Fixture {
 impl Fixture {
     /// The router with the admin token [`TOKEN`].
     pub(crate) fn app(&self) -> Router {
-        status_http::Routes::new(self.registry.clone())
+        status_http::Routes::new(&self.registry)
             .admin_token(TOKEN)
             .build()
     }

@@ -76,9 +76,9 @@ pub struct Culler {
 impl Culler {
     /// A culler of `registry`'s instance, judging by `failures`, asking `budget`. Defaults:
     /// threshold 50 failures, no minimum uptime, every 10 s (±20 %, from the registry's seed).
-    pub fn new(registry: Registry, failures: Failures, budget: Arc<dyn Budget>) -> Self {
+    pub fn new(registry: &Registry, failures: Failures, budget: Arc<dyn Budget>) -> Self {
         Self {
-            registry,
+            registry: registry.clone(),
             failures,
             budget,
             policy: CullPolicy {
@@ -250,7 +250,7 @@ mod tests {
     ) -> (Registry, Failures, CullerHandle) {
         let registry = Registry::builder().seed(7).build();
         let failures = Failures::new(60 * S);
-        let handle = Culler::new(registry.clone(), failures.clone(), Arc::clone(budget))
+        let handle = Culler::new(&registry, failures.clone(), Arc::clone(budget))
             .threshold(10)
             .min_uptime(min_uptime)
             .interval(10 * S)
@@ -370,7 +370,7 @@ mod tests {
             .unwrap();
         let failures = Failures::new(60 * S);
         let budget: Arc<dyn Budget> = Arc::new(InProcessBudget::new(1, 600 * S));
-        let handle = Culler::new(registry.clone(), failures.clone(), budget)
+        let handle = Culler::new(&registry, failures.clone(), budget)
             .threshold(5)
             .report_to(reporter)
             .start();

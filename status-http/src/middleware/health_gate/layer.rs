@@ -17,9 +17,9 @@ pub struct HealthGateLayer {
 impl HealthGateLayer {
     /// Gates on `registry`'s system status; closed (shedding) by default, `Retry-After: 10`.
     #[must_use]
-    pub fn new(registry: Registry) -> Self {
+    pub fn new(registry: &Registry) -> Self {
         Self {
-            registry,
+            registry: registry.clone(),
             fail_open: false,
             retry_after: DEFAULT_RETRY_AFTER,
         }

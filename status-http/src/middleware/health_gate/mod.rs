@@ -10,7 +10,7 @@
 //! let registry = Registry::new();
 //! let app: Router = Router::new()
 //!     .route("/orders", get(|| async { "orders" }))
-//!     .layer(HealthGateLayer::new(registry));
+//!     .layer(HealthGateLayer::new(&registry));
 //! ```
 
 mod layer;
@@ -43,7 +43,7 @@ pub struct HealthGate<S> {
 
 impl<S> HealthGate<S> {
     /// Gates `inner` on `registry`'s system status.
-    pub fn new(inner: S, registry: Registry) -> Self {
+    pub fn new(inner: S, registry: &Registry) -> Self {
         HealthGateLayer::new(registry).wrap(inner)
     }
 
