@@ -514,7 +514,7 @@ impl Inner {
     /// Marks results that turned stale or idle, ends holds that ran out, and restarts a
     /// scheduler that died.
     fn sweep(self: &Arc<Self>) {
-        let _ = self.holds(); // announces a hold that ran out
+        self.expire_holds(); // drops and announces a hold that ran out
         self.sweep_mutes(); // and a window that started or ended
         let now = self.clock.now();
         for entry in self.deps.all() {

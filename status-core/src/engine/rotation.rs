@@ -44,41 +44,55 @@ impl Rotation {
         was.is_some_and(|h| !h.is_over(now))
     }
 
-    /// The holds in force at `now`, most final first, and whether any ran out on the way
-    /// (they are dropped).
-    pub(crate) fn in_force(&self, now: Instant) -> (Vec<RotationHold>, bool) {
-        let mut holds = lock(&self.holds);
-        let expired = self.prune(&mut holds, now);
-        (holds.values().cloned().collect(), expired)
+    /// The holds in force at `now`, most final first. A read: a hold that ran out is left
+    /// out, never dropped (the watchdog does that, [`expire`](Self::expire)).
+    pub(crate) fn in_force(&self, now: Instant) -> Vec<RotationHold> {
+        lock(&self.holds)
+            .values()
+            .filter(|h| !h.is_over(now))
+            .cloned()
+            .collect()
     }
 
-    /// Drops the holds that ran out at `now` (a new generation if any did); whether any did.
-    fn prune(&self, holds: &mut BTreeMap<HoldSource, RotationHold>, now: Instant) -> bool {
+    /// Drops the holds that ran out at `now`; whether any did. Only the watchdog calls it.
+    pub(crate) fn expire(&self, now: Instant) -> bool {
+        let mut holds = lock(&self.holds);
         let before = holds.len();
         holds.retain(|_, h| !h.is_over(now));
-        let expired = holds.len() != before;
-        if expired {
-            self.generation.fetch_add(1, Ordering::AcqRel);
+        let expired = before - holds.len();
+        if expired > 0 {
+            // What `generation` counted while they were over and kept, now counted for good:
+            // the number a reader sees does not move.
+            self.generation.fetch_add(expired as u64, Ordering::AcqRel);
+            if !holds.contains_key(&HoldSource::Cull) {
+                self.culled.store(false, Ordering::Release);
+            }
         }
-        expired
+        expired > 0
     }
 
-    /// The generation at `now`, after dropping holds that ran out; whether any did.
-    pub(crate) fn generation(&self, now: Instant) -> (u64, bool) {
-        let expired = self.prune(&mut lock(&self.holds), now);
-        (self.generation.load(Ordering::Acquire), expired)
+    /// A number that changes whenever the holds do, an expiry included the moment it comes
+    /// (each hold over but not yet dropped counts one), without writing anything.
+    pub(crate) fn generation(&self, now: Instant) -> u64 {
+        let holds = lock(&self.holds);
+        let over = holds.values().filter(|h| h.is_over(now)).count() as u64;
+        self.generation.load(Ordering::Acquire) + over
     }
 }
 
 impl super::Inner {
-    /// The holds in force; one that ran out is dropped and announced on the way.
+    /// The holds in force: a read, that drops and announces nothing.
     pub(crate) fn holds(&self) -> Vec<RotationHold> {
-        let (holds, expired) = self.rotation.in_force(self.clock.now());
-        if expired {
+        self.rotation.in_force(self.clock.now())
+    }
+
+    /// Drops the holds that ran out and announces the drain as it now stands: the watchdog's
+    /// job, and no reader's.
+    pub(crate) fn expire_holds(&self) {
+        if self.rotation.expire(self.clock.now()) {
             self.bus
-                .emit(&Event::Drain(DrainState::of(None, holds.clone())));
+                .emit(&Event::Drain(DrainState::of(None, self.holds())));
         }
-        holds
     }
 }
 
@@ -99,7 +113,11 @@ impl Registry {
         ttl: Option<Duration>,
         actor: Option<&str>,
     ) -> Result<RotationHold, Error> {
-        validate_ttl_and_reason(ttl.unwrap_or(Duration::from_secs(1)), reason)?;
+        match ttl {
+            Some(ttl) => validate_ttl_and_reason(ttl, reason)?,
+            // For good: no time to live to check (never a stand-in one).
+            None => crate::feature::validate_reason(reason)?,
+        }
         let actor = crate::text::actor(actor)?;
         let inner = &self.inner;
         let now = inner.clock.now();
@@ -142,25 +160,17 @@ impl Registry {
         if !rotation.culled.load(Ordering::Acquire) {
             return None;
         }
-        let cull = self
-            .holds()
+        // A read: a cull hold that ran out is left out; the watchdog clears the flag.
+        self.holds()
             .into_iter()
-            .find(|h| h.source == HoldSource::Cull);
-        if cull.is_none() {
-            rotation.culled.store(false, Ordering::Release);
-        }
-        cull
+            .find(|h| h.source == HoldSource::Cull)
     }
 
     /// A number that changes whenever the holds do (an expiry included, once noticed).
     #[must_use]
     pub fn rotation_generation(&self) -> u64 {
         let inner = &self.inner;
-        let (generation, expired) = inner.rotation.generation(inner.clock.now());
-        if expired {
-            inner.bus.emit(&Event::Drain(self.drain_state()));
-        }
-        generation
+        inner.rotation.generation(inner.clock.now())
     }
 
     /// Starts draining the instance on an operator's behalf: the [`HoldSource::Operator`]
@@ -260,7 +270,7 @@ mod tests {
     }
 
     #[test]
-    fn expired_holds_are_dropped_and_bump_the_generation() {
+    fn reads_leave_expired_holds_out_and_only_the_watchdog_drops_them() {
         let rotation = Rotation::default();
         let now = Instant::now();
         rotation.set(hold(
@@ -268,11 +278,27 @@ mod tests {
             Some(now + Duration::from_secs(1)),
         ));
         rotation.set(hold(HoldSource::Shutdown, None));
-        let (before, _) = rotation.generation(now);
-        let (holds, expired) = rotation.in_force(now + Duration::from_secs(2));
-        assert!(expired);
+        let before = rotation.generation(now);
+        let later = now + Duration::from_secs(2);
+        // Reads: the expired hold is left out, the generation moves, nothing is written.
+        let holds = rotation.in_force(later);
         assert_eq!(holds.len(), 1);
         assert_eq!(holds[0].source, HoldSource::Shutdown);
-        assert!(rotation.generation(now).0 > before);
+        let seen = rotation.generation(later);
+        assert!(
+            seen > before,
+            "an expiry is a new generation the moment it comes"
+        );
+        assert_eq!(lock(&rotation.holds).len(), 2, "a read drops nothing");
+        assert_eq!(
+            rotation.generation(later),
+            seen,
+            "reading twice changes nothing"
+        );
+        // The watchdog drops it; the generation a reader sees does not move again.
+        assert!(rotation.expire(later));
+        assert_eq!(lock(&rotation.holds).len(), 1);
+        assert_eq!(rotation.generation(later), seen);
+        assert!(!rotation.expire(later));
     }
 }
