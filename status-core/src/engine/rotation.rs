@@ -260,7 +260,7 @@ mod tests {
         rotation.set(hold(HoldSource::Operator, None));
         rotation.set(hold(HoldSource::Cull, None));
         assert!(rotation.clear(HoldSource::Operator, now));
-        let (left, _) = rotation.in_force(now);
+        let left = rotation.in_force(now);
         assert_eq!(left.len(), 1);
         assert_eq!(left[0].source, HoldSource::Cull);
         assert!(
