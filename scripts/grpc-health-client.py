@@ -2,7 +2,7 @@
 
 Usage: grpc-health-client.py GRPC_ADDR HTTP_BASE ADMIN_TOKEN SERVER_PID
 
-Check, List, Watch through a chaos change, an unknown service, a bad name and a shutdown,
+Check, List, Watch through a chaos change (the probe services too), an unknown service, a bad name and a shutdown,
 against grpc.health.v1.Health as grpcio-health-checking's generated stubs speak it.
 """
 
@@ -124,6 +124,9 @@ def main():
             "feature/checkout",
             "feature/recommendations-widget",
             "feature/search-box",
+            "probe/live",
+            "probe/ready",
+            "probe/startup",
             "ready",
         ],
         f"List: {names}",
@@ -135,10 +138,16 @@ def main():
     expect(watch.next() == SERVING, "Watch starts with the status now")
     ready = Watcher(stub, "ready")
     expect(ready.next() == SERVING, "the ready group starts SERVING")
+    probe_ready = Watcher(stub, "probe/ready")
+    expect(probe_ready.next() == SERVING, "probe/ready starts SERVING")
     chaos(base, token, "primary-db", "outage")
     watch.wait_for(NOT_SERVING)
     ready.wait_for(NOT_SERVING)
+    probe_ready.wait_for(NOT_SERVING)
     expect(check(stub, "feature/checkout") == SERVING, "checkout needs payments, not the db")
+    # Liveness and startup as their HTTP routes: a database down restarts nothing.
+    expect(check(stub, "probe/live") == SERVING, "probe/live holds through an outage")
+    expect(check(stub, "probe/startup") == SERVING, "probe/startup holds through an outage")
     chaos(base, token, "primary-db", "ok")
     watch.wait_for(SERVING)
     print("grpc health: Watch through a chaos change ok")
