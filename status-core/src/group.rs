@@ -142,6 +142,12 @@ impl GroupBuilder {
     }
 
     /// The least status that fails it. Default: OUTAGE.
+    ///
+    /// A member's urgency caps what it gives the group, as it does the system: a Strong
+    /// member gives MAJOR at worst, Weak MINOR, None OK. A member capped better than this
+    /// status can never fail the group by its status; `Registry::add_group` warns about such
+    /// members (a group of Strong members failing on OUTAGE fails only by holds, startup, or
+    /// strict readiness).
     pub fn fails_on(mut self, status: CheckStatus) -> Self {
         self.fails_on = status;
         self
