@@ -20,6 +20,7 @@ enum ErrorKind {
     Cycle(String),
     Invalid(String),
     Conflict(String),
+    Unavailable(String),
     NoRuntime,
 }
 
@@ -62,6 +63,14 @@ impl Error {
         Self::new(ErrorKind::Conflict(message.into()))
     }
 
+    /// Something a call needs (a store) could not be reached or did not answer in time:
+    /// what a [`FleetSource`](crate::fleet::FleetSource) or a store of your own answers then
+    /// ([`is_unavailable`](Self::is_unavailable)).
+    #[must_use]
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Unavailable(message.into()))
+    }
+
     pub(crate) fn no_runtime() -> Self {
         Self::new(ErrorKind::NoRuntime)
     }
@@ -99,6 +108,13 @@ impl Error {
         matches!(self.kind, ErrorKind::Cycle(_))
     }
 
+    /// Whether something the call needs (a store) could not be reached or did not answer in
+    /// time: the caller may try again, and an HTTP answer is a 503.
+    #[must_use]
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self.kind, ErrorKind::Unavailable(_))
+    }
+
     /// Whether the call would undo something in force that it must not silently replace
     /// (a scheduled maintenance window over a mute in force).
     #[must_use]
@@ -129,7 +145,9 @@ impl fmt::Display for Error {
             ErrorKind::UnknownFeature(name) => write!(f, "no feature named {name:?}"),
             ErrorKind::UnknownGroup(name) => write!(f, "no probe group named {name:?}"),
             ErrorKind::Cycle(id) => write!(f, "dependency {id:?} would depend on itself"),
-            ErrorKind::Invalid(message) | ErrorKind::Conflict(message) => f.write_str(message),
+            ErrorKind::Invalid(message)
+            | ErrorKind::Conflict(message)
+            | ErrorKind::Unavailable(message) => f.write_str(message),
             ErrorKind::NoRuntime => f.write_str("no Tokio runtime to run checks on"),
         }
     }

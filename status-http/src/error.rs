@@ -96,6 +96,8 @@ impl From<status_core::Error> for ApiError {
             StatusCode::BAD_REQUEST
         } else if error.is_duplicate() || error.is_conflict() {
             StatusCode::CONFLICT
+        } else if error.is_unavailable() {
+            StatusCode::SERVICE_UNAVAILABLE
         } else {
             StatusCode::INTERNAL_SERVER_ERROR
         };

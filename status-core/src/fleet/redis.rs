@@ -379,7 +379,7 @@ impl RedisFleet {
         let mut connection = self
             .connection()
             .await
-            .map_err(|e| Error::invalid(e.to_string()))?;
+            .map_err(|e| Error::unavailable(e.to_string()))?;
         let answer: Result<Vec<Vec<u8>>, _> = self
             .list
             .key(&self.keys[1])
@@ -394,7 +394,7 @@ impl RedisFleet {
             Ok(answer) => answer,
             Err(e) => {
                 self.reset().await;
-                return Err(Error::invalid(format!("the fleet store failed: {e}")));
+                return Err(Error::unavailable(format!("the fleet store failed: {e}")));
             }
         };
         Ok(parse_page(&answer, self.ttl, limit))

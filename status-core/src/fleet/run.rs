@@ -185,7 +185,7 @@ impl Fleet {
         }
         let page = tokio::time::timeout(self.ttl, self.store.instances(&query))
             .await
-            .map_err(|_| Error::invalid("the fleet store did not answer in time"))??;
+            .map_err(|_| Error::unavailable("the fleet store did not answer in time"))??;
         let mut pages = self.lock_pages();
         if pages.len() >= PAGES_KEPT {
             pages.retain(|_, (at, _)| at.elapsed() < self.ttl / 3);

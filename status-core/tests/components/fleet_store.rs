@@ -794,3 +794,30 @@ async fn data_centers_past_the_cap_are_refused() {
         "nothing of the refused ones kept"
     );
 }
+
+/// A store that cannot be reached is an error of its own kind (`is_unavailable`, a 503 over
+/// HTTP), never mistaken for the client's bad cursor (`is_invalid`, a 400).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_out_of_reach_is_unavailable_and_a_bad_cursor_invalid() {
+    let nowhere = format!("redis://127.0.0.1:{}/", crate::servers::free_port());
+    let store = RedisFleet::new(&nowhere, "gone", TTL).unwrap();
+    let err = store
+        .instances(&InstanceQuery {
+            limit: 10,
+            ..InstanceQuery::default()
+        })
+        .await
+        .unwrap_err();
+    assert!(err.is_unavailable() && !err.is_invalid(), "{err}");
+    let redis = RedisServer::start();
+    let store = RedisFleet::new(&redis.url(), "here", TTL).unwrap();
+    let err = store
+        .instances(&InstanceQuery {
+            cursor: Some("zz".to_owned()),
+            limit: 10,
+            ..InstanceQuery::default()
+        })
+        .await
+        .unwrap_err();
+    assert!(err.is_invalid() && !err.is_unavailable(), "{err}");
+}

@@ -150,14 +150,14 @@ fn params(
     params.query()
 }
 
-/// A page of instances, or why not: a bad cursor is the client's (400), anything else the
-/// store's (503).
+/// A page of instances, or why not, by the error's kind: the store unreachable is the
+/// store's (503), anything else (a bad cursor) the client's (400).
 async fn list(fleet: &Fleet, query: InstanceQuery) -> Result<InstancePage, ApiError> {
     fleet.source.instances(query).await.map_err(|e| {
-        if e.to_string().contains("cursor") {
-            ApiError::bad_request(e.to_string())
-        } else {
+        if e.is_unavailable() {
             ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
+        } else {
+            ApiError::bad_request(e.to_string())
         }
     })
 }

@@ -363,7 +363,7 @@ impl EtcdFleet {
             .store
             .client()
             .await
-            .map_err(|e| Error::invalid(format!("the fleet store failed: {e}")))?;
+            .map_err(|e| Error::unavailable(format!("the fleet store failed: {e}")))?;
         let page = client
             .get(
                 start,
@@ -376,7 +376,7 @@ impl EtcdFleet {
             .await
             .map_err(|e| {
                 self.inner.store.failed();
-                Error::invalid(format!("the fleet store failed: {e}"))
+                Error::unavailable(format!("the fleet store failed: {e}"))
             })?;
         let mut instances = Vec::new();
         for kv in page.kvs() {
