@@ -67,6 +67,7 @@ mod codec;
 mod metrics;
 pub mod serve;
 mod services;
+mod sync;
 mod watch;
 
 #[cfg(feature = "metrics")]

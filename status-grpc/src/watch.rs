@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use status_core::{HoldSource, Probes, WeakProbes};
@@ -13,6 +13,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::watch;
 
 use crate::services;
+use crate::sync::lock;
 use crate::ServingStatus;
 
 /// How often the publisher looks again without an event (a group or a feature registered
@@ -104,7 +105,7 @@ impl Watches {
             return refuse(Refusal::Server);
         }
         if let Some(remote) = remote {
-            let mut by = self.by_peer.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut by = lock(&self.by_peer);
             let on_connection = by.connections.get(&remote).copied().unwrap_or(0);
             let from_peer = by.peers.get(&remote.ip()).copied().unwrap_or(0);
             if on_connection >= self.caps.connection || from_peer >= self.caps.peer {
@@ -135,7 +136,7 @@ impl Watches {
         if !self.started.swap(true, Ordering::AcqRel) {
             tokio::spawn(publish(Arc::clone(self), probes.downgrade()));
         }
-        let mut channels = self.channels.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut channels = lock(&self.channels);
         let receiver = channels
             .entry(service.to_owned())
             .or_insert_with(|| {
@@ -151,7 +152,7 @@ impl Watches {
     /// Computes every watched service's status again, sending only what changed, and forgets
     /// the channels nobody follows any more.
     fn refresh(&self, probes: &Probes) {
-        let mut channels = self.channels.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut channels = lock(&self.channels);
         channels.retain(|_, sender| sender.receiver_count() > 0);
         let holds = services::Holds::read(probes.registry());
         for (service, sender) in channels.iter() {
@@ -173,10 +174,7 @@ impl Drop for Slot {
     fn drop(&mut self) {
         let watches = &self.watches;
         if let Some(remote) = self.remote {
-            let mut by = watches
-                .by_peer
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
+            let mut by = lock(&watches.by_peer);
             let release = |count: Option<&mut usize>| {
                 count.is_some_and(|n| {
                     *n -= 1;

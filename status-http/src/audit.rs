@@ -12,7 +12,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{ready, Context, Poll};
 
 use axum::extract::ConnectInfo;
@@ -24,6 +24,7 @@ use serde::Serialize;
 use tower::{Layer, Service};
 
 use crate::error::ApiError;
+use crate::sync::lock;
 
 /// How many entries the trail keeps; older ones go.
 pub const AUDIT_KEPT: usize = 1000;
@@ -105,24 +106,21 @@ impl AuditLog {
     /// The calls made with the token (whatever their outcome), newest first.
     #[must_use]
     pub fn entries(&self) -> Vec<AuditEntry> {
-        let trail = self.trail.lock().unwrap_or_else(PoisonError::into_inner);
+        let trail = lock(&self.trail);
         trail.entries.iter().rev().cloned().collect()
     }
 
     /// The last calls refused for their credentials, newest first.
     #[must_use]
     pub fn refusals(&self) -> Vec<AuditEntry> {
-        let trail = self.trail.lock().unwrap_or_else(PoisonError::into_inner);
+        let trail = lock(&self.trail);
         trail.refusals.iter().rev().cloned().collect()
     }
 
     /// How many calls were refused for their credentials since start.
     #[must_use]
     pub fn refused_total(&self) -> u64 {
-        self.trail
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .refused_total
+        lock(&self.trail).refused_total
     }
 
     /// A layer that records every call to the routes it wraps.
@@ -135,22 +133,15 @@ impl AuditLog {
     /// the trail to notification sinks, say (`Notifications::tell` with a `Notice::Audit`).
     /// It runs on the request's task: it must not block.
     pub fn on_record(&self, observer: impl Fn(&AuditEntry) + Send + Sync + 'static) {
-        self.observers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(Arc::new(observer));
+        lock(&self.observers).push(Arc::new(observer));
     }
 
     fn record(&self, entry: AuditEntry) {
-        let observers = self
-            .observers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let observers = lock(&self.observers).clone();
         for observer in &observers {
             observer(&entry);
         }
-        let mut trail = self.trail.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut trail = lock(&self.trail);
         let (ring, kept) = if entry.unauthenticated() {
             trail.refused_total += 1;
             (&mut trail.refusals, REFUSALS_KEPT)

@@ -89,6 +89,7 @@ mod respond;
 mod routes;
 #[cfg(feature = "openapi")]
 mod schema;
+mod sync;
 
 pub mod middleware;
 #[cfg(feature = "dashboard")]

@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::fmt::Write as _;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use axum::extract::State;
 use axum::http::header::{ACCEPT, CONTENT_TYPE};
@@ -20,6 +20,7 @@ use status_core::{
 };
 
 use crate::error::ApiError;
+use crate::sync::lock;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct IdLabel {
@@ -146,7 +147,7 @@ impl Metrics {
 
     /// The exposition text, with gauges read from the current report.
     pub(crate) fn render(&self, registry: &Registry) -> Result<String, fmt::Error> {
-        let metrics = self.scrape.lock().unwrap_or_else(PoisonError::into_inner);
+        let metrics = lock(&self.scrape);
         let f = &self.families;
         let report = registry.report();
         f.system.set(i64::from(report.condition().severity()));

@@ -20,6 +20,7 @@ use serde::Serialize;
 use status_core::{DrainState, SystemReport};
 
 use crate::error::ApiError;
+use crate::sync::{read, write};
 
 /// Bodies smaller than this go as they are: compressing them saves less than it costs.
 const COMPRESS_FROM: usize = 1024;
@@ -299,11 +300,7 @@ impl RenderCache {
         rotation: u64,
         present: impl FnOnce(Arc<SystemReport>) -> (Arc<SystemReport>, Option<DrainState>),
     ) -> Arc<Rendered> {
-        let latest = self
-            .latest
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone();
+        let latest = read(&self.latest).clone();
         if let Some(latest) =
             latest.filter(|l| Arc::ptr_eq(&l.source, &report) && l.rotation == rotation)
         {
@@ -318,10 +315,7 @@ impl RenderCache {
             detailed: Default::default(),
             summary: Default::default(),
         });
-        *self
-            .latest
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::clone(&fresh));
+        *write(&self.latest) = Some(Arc::clone(&fresh));
         fresh
     }
 }

@@ -38,3 +38,4 @@ pub mod overload;
 pub mod pool;
 mod report;
 pub mod shed;
+mod sync;

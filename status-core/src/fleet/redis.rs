@@ -43,6 +43,7 @@ use super::{
     hex, unhex, Beat, BeatError, Boxed, Conditions, DatacenterCounts, FleetStore, InstancePage,
     InstanceQuery, InstanceSummary, InstanceView, MAX_PAGE, MAX_SUMMARY,
 };
+use crate::sync::lock;
 use crate::{CheckStatus, Error};
 
 /// The most instances one upkeep retires (ten upkeeps a second with a TTL of 3 s).
@@ -315,11 +316,7 @@ impl RedisFleet {
         }
         // The counts held as this beat leaves: what a nil answer refers to, whatever other
         // beats in flight meanwhile bring back.
-        let held = self
-            .last
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone();
+        let held = lock(&self.last).clone();
         let (held_at, knows_me) = held.as_ref().map_or((0, false), |(at, counts)| {
             (*at, counts.iter().any(|c| c.datacenter == me.datacenter))
         });
@@ -351,10 +348,7 @@ impl RedisFleet {
         };
         let (mut beat, sent) = parse_beat(&answer)?;
         if sent {
-            let mut last = self
-                .last
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut last = lock(&self.last);
             if last.as_ref().is_none_or(|(at, _)| *at <= beat.counted_ms) {
                 *last = Some((beat.counted_ms, beat.datacenters.clone()));
             }

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -13,6 +13,8 @@ use super::{
     InstancePage, InstanceQuery, InstanceSummary, BEAT_BUCKETS, REJECTIONS,
 };
 use crate::check::CheckOutcome;
+use crate::sync::lock;
+use crate::sync::{read, write};
 use crate::{CheckStatus, Dependency, Error, Registry, Reporter, Urgency};
 
 /// This instance in the fleet: who it is, where, and how to reach its dashboard.
@@ -155,7 +157,7 @@ impl Fleet {
     /// that renderings can be cached by it.
     #[must_use]
     pub fn view(&self) -> Arc<FleetView> {
-        let known = self.known.read().unwrap_or_else(PoisonError::into_inner);
+        let known = read(&self.known);
         let age = known.read_at.unwrap_or(self.started).elapsed();
         if known.read_at.is_some() && age <= self.ttl {
             return Arc::clone(&known.view);
@@ -211,11 +213,11 @@ impl Fleet {
     }
 
     fn lock_pages(&self) -> std::sync::MutexGuard<'_, Pages> {
-        self.pages.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.pages)
     }
 
     fn set(&self, view: FleetView, read: bool) {
-        let mut known = self.known.write().unwrap_or_else(PoisonError::into_inner);
+        let mut known = write(&self.known);
         known.view = Arc::new(view);
         if read {
             known.read_at = Some(Instant::now());
@@ -223,11 +225,7 @@ impl Fleet {
     }
 
     fn ever_read(&self) -> bool {
-        self.known
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .read_at
-            .is_some()
+        read(&self.known).read_at.is_some()
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::broadcast::error::RecvError;
@@ -13,6 +13,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::{Message, Notice, NoticePolicy, Notifier, Sink, SCHEMA_VERSION};
+use crate::sync::lock;
 use crate::{Error, Event, Registry, Rng, WeakRegistry};
 
 /// Starts [`Notifications`]; see [`Notifications::builder`].
@@ -225,7 +226,7 @@ impl Queue {
     }
 
     fn push(&self, message: Arc<Message>) {
-        let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut waiting = lock(&self.waiting);
         if waiting.len() == self.capacity {
             waiting.pop_front();
             self.dropped.fetch_add(1, Ordering::Relaxed);
@@ -237,10 +238,7 @@ impl Queue {
     }
 
     fn pop(&self) -> Option<(Instant, Arc<Message>)> {
-        self.waiting
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop_front()
+        lock(&self.waiting).pop_front()
     }
 
     fn close(&self) {
@@ -254,11 +252,7 @@ impl Queue {
             delivered: self.delivered.load(Ordering::Relaxed),
             failed_attempts: self.failed.load(Ordering::Relaxed),
             dropped: self.dropped.load(Ordering::Relaxed),
-            queued: self
-                .waiting
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .len(),
+            queued: lock(&self.waiting).len(),
         }
     }
 }

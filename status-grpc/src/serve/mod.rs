@@ -35,7 +35,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::pin::{pin, Pin};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hyper::body::Incoming;
@@ -50,6 +50,7 @@ use tonic::transport::server::TcpConnectInfo;
 use tower::ServiceExt;
 
 use self::conn::{Conn, Table, Tracked};
+use crate::sync::lock;
 
 /// The most connections by default, before the descriptor limit is taken into account.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
@@ -282,7 +283,7 @@ impl Throttled {
     /// Whether to say it now, and how many were not said since the last time.
     fn say(&self) -> Option<u64> {
         let now = Instant::now();
-        let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut last = lock(&self.last);
         if last.is_some_and(|at| now.duration_since(at) < self.every) {
             self.quiet.fetch_add(1, Ordering::Relaxed);
             return None;

@@ -21,6 +21,7 @@ use status_core::fleet::{BEAT_BUCKETS, REJECTIONS};
 use crate::error::ApiError;
 #[cfg(feature = "metrics")]
 use crate::live::Live;
+use crate::sync::lock;
 
 /// The most instances a page lists, and how many when not asked.
 const MAX_LIMIT: usize = 500;
@@ -60,10 +61,7 @@ impl Fleet {
     /// Runs `read` on the rendering of the current view, made once per view.
     fn rendered<T>(&self, read: impl FnOnce(&Rendered) -> T) -> T {
         let view = self.view();
-        let mut cached = self
-            .json
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut cached = lock(&self.json);
         let current = cached.as_ref().is_some_and(|r| Arc::ptr_eq(&r.view, &view));
         if !current {
             *cached = Some(Rendered {

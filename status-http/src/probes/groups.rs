@@ -2,7 +2,7 @@
 //! and `GET /healthcheck/groups/{name}/summary` (200 or 503 by the group's rule).
 
 use std::collections::HashMap;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, RwLock};
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -14,6 +14,7 @@ use super::{detailed_body, slot, ProbeState};
 use crate::error::ApiError;
 use crate::query::{Format, ProbeQuery};
 use crate::render::{Body, Conditional, RenderCache};
+use crate::sync::{read, write};
 
 /// GET `/healthcheck/groups/{name}`: the group's members and its condition, in every format
 /// and with every option of `/healthcheck`; 503 when its condition fails its rule (with
@@ -85,15 +86,10 @@ pub(crate) struct GroupRenders(RwLock<HashMap<String, Arc<RenderCache>>>);
 
 impl GroupRenders {
     fn of(&self, name: &str) -> Arc<RenderCache> {
-        if let Some(cache) = self
-            .0
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(name)
-        {
+        if let Some(cache) = read(&self.0).get(name) {
             return Arc::clone(cache);
         }
-        let mut caches = self.0.write().unwrap_or_else(PoisonError::into_inner);
+        let mut caches = write(&self.0);
         Arc::clone(caches.entry(name.to_owned()).or_default())
     }
 }
@@ -148,14 +144,14 @@ fn slots(format: Format, condition: CheckStatus) -> (usize, usize) {
 impl GroupBodies {
     fn get(&self, name: &str, format: Format, condition: CheckStatus) -> Option<Body> {
         let (f, c) = slots(format, condition);
-        let bodies = self.0.read().unwrap_or_else(PoisonError::into_inner);
+        let bodies = read(&self.0);
         bodies.get(name)?[f][c].clone()
     }
 
     /// Bounded: only a registered group's passing answer gets here.
     fn insert(&self, name: &str, format: Format, condition: CheckStatus, body: Body) {
         let (f, c) = slots(format, condition);
-        let mut bodies = self.0.write().unwrap_or_else(PoisonError::into_inner);
+        let mut bodies = write(&self.0);
         bodies.entry(name.to_owned()).or_default()[f][c] = Some(body);
     }
 }

@@ -9,7 +9,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
@@ -20,6 +20,7 @@ use tower::{Layer, Service};
 
 use crate::cull::FailureWindow;
 use crate::overload::is_overload;
+use crate::sync::lock;
 
 /// What a classifier makes of one response: a success, a failure, or nothing to count (a
 /// refusal of an overload mechanism: not a failure, and not work that ran).
@@ -137,7 +138,7 @@ impl Failures {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Counts> {
-        self.counts.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.counts)
     }
 
     /// Reports the error rate over the window (failures / requests, 0 without requests) to

@@ -6,9 +6,10 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 use std::time::Duration;
 
+use crate::sync::lock;
 use status_core::Clock;
 
 /// A boxed future of a budget's answer.
@@ -181,16 +182,12 @@ impl InProcessBudget {
 impl Budget for InProcessBudget {
     fn take(&self) -> Asking<'_> {
         let now = self.clock.elapsed();
-        let grant = self
-            .grants
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take(now);
+        let grant = lock(&self.grants).take(now);
         Box::pin(std::future::ready(Ok(grant)))
     }
 
     fn describe(&self) -> String {
-        let grants = self.grants.lock().unwrap_or_else(PoisonError::into_inner);
+        let grants = lock(&self.grants);
         format!(
             "in-process sliding window, {} per {} s",
             grants.capacity(),

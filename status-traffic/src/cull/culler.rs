@@ -1,7 +1,7 @@
 //! The culler: every interval, the policy's decision on the failure window; over the
 //! threshold, a token from the budget, then the `Cull` rotation hold.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -13,6 +13,7 @@ use tokio::time::Instant;
 use super::budget::Budget;
 use super::policy::{next_look, CullPolicy, Look};
 use crate::count::Failures;
+use crate::sync::lock;
 
 /// What the culler did and knows, for the dashboard and the metrics.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,10 +48,7 @@ impl CullerHandle {
     /// What it did and knows now.
     #[must_use]
     pub fn state(&self) -> CullerState {
-        self.state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        lock(&self.state).clone()
     }
 
     /// Resolves once the instance culled itself: for an application that exits after a
@@ -158,7 +156,7 @@ impl Culler {
         } = self;
         drop(registry);
         let set = |f: &dyn Fn(&mut CullerState)| {
-            f(&mut state.lock().unwrap_or_else(PoisonError::into_inner));
+            f(&mut lock(&state));
         };
         loop {
             tokio::time::sleep(next_look(interval, &mut rng)).await;

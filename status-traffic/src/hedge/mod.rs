@@ -19,9 +19,10 @@ pub use self::policy::{HedgeDelay, HedgeSettings, HedgeStats, Hedger};
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
+use crate::sync::lock;
 use status_core::Clock;
 use tower::util::Oneshot;
 use tower::{BoxError, Layer, Service, ServiceExt};
@@ -91,7 +92,7 @@ impl HedgeLayer {
 
 impl Shared {
     fn lock(&self) -> std::sync::MutexGuard<'_, Hedger> {
-        self.hedger.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.hedger)
     }
 }
 

@@ -1,10 +1,11 @@
 //! The limiter: leases under the limit, each ending as a sample for the algorithm.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use super::window::Aggregator;
 use super::{Algorithm, Outcome, Tally, WindowPolicy};
+use crate::sync::lock;
 
 /// Hands out leases while fewer than the limit are held, and feeds how each ended to its
 /// [`Algorithm`], a window at a time. Cheap to clone: clones share the limit.
@@ -108,7 +109,7 @@ impl Limiter {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.state)
     }
 }
 
@@ -128,7 +129,7 @@ pub(crate) struct Ticket {
 }
 
 fn end(state: &Mutex<State>, ticket: Ticket, now: Duration, outcome: Outcome) {
-    let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut state = lock(state);
     state.in_flight = state.in_flight.saturating_sub(1);
     let rtt = now.saturating_sub(ticket.start);
     if let Some(window) = state.window.add(now, rtt, ticket.in_flight, outcome) {

@@ -64,6 +64,7 @@ use tower::util::Oneshot;
 use tower::{BoxError, Service};
 
 use crate::limit::{Gradient2, Limiter, Outcome};
+use crate::sync::lock;
 
 /// How a call's result counts: success, drop or ignore.
 pub type Classify<S, R> = Arc<
@@ -346,7 +347,7 @@ impl<S: Service<R>, R> Pool<S, R> {
 
 impl<S: Service<R>, R> Shared<S, R> {
     fn lock(&self) -> MutexGuard<'_, State<S>> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.state)
     }
 
     /// The time the stats and limiters are told: since the pool was made.

@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use status_core::Clock;
@@ -14,6 +14,7 @@ use super::error::QueueFull;
 use super::room::{expiry, Expired, WaitingRoom};
 use super::ShedSample;
 use crate::limit::{Lease, Limiter, Ticket};
+use crate::sync::lock;
 
 /// What a waiter is sent: a lease, or why it leaves without one.
 pub(super) type Admission = Result<Lease, Refusal>;
@@ -193,12 +194,12 @@ impl<R> Shared<R> {
     }
 
     fn lock(&self) -> MutexGuard<'_, WaitingRoom<Waiter>> {
-        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.waiting)
     }
 
     /// The reporting task's samples.
     pub(super) fn history(&self) -> MutexGuard<'_, VecDeque<ShedSample>> {
-        self.history.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.history)
     }
 }
 

@@ -37,7 +37,7 @@
 //!   with that reason, and [`EtcdFleet::verify`] says so at start-up.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use etcd_client::{
@@ -54,6 +54,7 @@ use super::{
     InstanceSummary, InstanceView, MAX_SUMMARY, REJECTIONS,
 };
 use crate::store::{prefix_end, EtcdStore};
+use crate::sync::lock;
 use crate::Error;
 
 /// What the mark key of a fleet's prefix holds.
@@ -195,7 +196,7 @@ impl EtcdFleet {
 
     /// Spawns the watch on the first beat (a runtime is there then).
     fn watch(&self) {
-        let mut watcher = self.watcher.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut watcher = lock(&self.watcher);
         if watcher
             .as_ref()
             .is_none_or(tokio::task::JoinHandle::is_finished)
@@ -408,12 +409,7 @@ impl EtcdFleet {
 
 impl Drop for EtcdFleet {
     fn drop(&mut self) {
-        if let Some(watcher) = self
-            .watcher
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
+        if let Some(watcher) = lock(&self.watcher).take() {
             watcher.abort();
         }
     }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use etcd_client::{
@@ -15,6 +15,7 @@ use tokio::time::Instant;
 use super::{FLEET_MARK, READ_PAGE};
 use crate::fleet::{Conditions, DatacenterCounts, InstanceSummary, MAX_SUMMARY, REJECTIONS};
 use crate::store::{prefix_end, EtcdStore};
+use crate::sync::lock;
 use crate::{CheckStatus, Error};
 
 #[derive(Debug)]
@@ -65,7 +66,7 @@ pub(super) enum Claim {
 
 impl Inner {
     pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, Watched> {
-        self.watched.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.watched)
     }
 
     pub(super) fn instances_key(&self) -> Vec<u8> {
