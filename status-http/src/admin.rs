@@ -15,9 +15,7 @@ use crate::auth::Admin;
 use crate::body::AdminBody;
 use crate::error::ApiError;
 use crate::present::Presentation;
-use crate::respond::json_response;
-
-const JSON: &str = "application/json";
+use crate::respond::{json_response, JSON};
 
 /// What the admin and feature routes share (the token is [`AdminAuth`](crate::AdminAuth),
 /// its own sub-state).

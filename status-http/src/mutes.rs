@@ -16,9 +16,7 @@ use crate::admin::{with_actor, AdminState};
 use crate::auth::Admin;
 use crate::body::AdminBody;
 use crate::error::ApiError;
-use crate::respond::json_response;
-
-const JSON: &str = "application/json";
+use crate::respond::{json_response, JSON};
 
 /// The body of a PUT: `ttlSeconds`, or `start` and `end`; a reason; maybe an actor.
 #[derive(Deserialize)]

@@ -125,7 +125,7 @@ pub(crate) async fn openapi_json() -> axum::response::Response {
     (
         [(
             axum::http::header::CONTENT_TYPE,
-            axum::http::HeaderValue::from_static("application/json"),
+            axum::http::HeaderValue::from_static(crate::respond::JSON),
         )],
         document(),
     )

@@ -7,6 +7,11 @@ use serde::Serialize;
 
 use crate::error::ApiError;
 
+/// The content type of every JSON answer.
+pub(crate) const JSON: &str = "application/json";
+/// The content type of every text answer.
+pub(crate) const TEXT: &str = "text/plain; charset=utf-8";
+
 /// A JSON body with a status code and a content type.
 pub(crate) fn json_response<T: Serialize>(
     status: StatusCode,

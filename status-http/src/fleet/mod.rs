@@ -206,7 +206,7 @@ pub(crate) async fn fleet(
     Ok((
         [(
             axum::http::header::CONTENT_TYPE,
-            axum::http::HeaderValue::from_static("application/json"),
+            axum::http::HeaderValue::from_static(crate::respond::JSON),
         )],
         body,
     )
@@ -249,7 +249,7 @@ pub(crate) async fn datacenter(
         status,
         [(
             axum::http::header::CONTENT_TYPE,
-            axum::http::HeaderValue::from_static("application/json"),
+            axum::http::HeaderValue::from_static(crate::respond::JSON),
         )],
         json,
     )

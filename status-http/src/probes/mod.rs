@@ -28,8 +28,7 @@ use crate::render::{Body, Conditional, RenderCache, Rendered};
 use crate::respond::json_response;
 use crate::CodeMap;
 
-pub(crate) const JSON: &str = "application/json";
-pub(crate) const TEXT: &str = "text/plain; charset=utf-8";
+pub(crate) use crate::respond::{JSON, TEXT};
 
 /// What the probe routes share.
 #[derive(Debug)]
