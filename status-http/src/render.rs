@@ -328,7 +328,7 @@ mod tests {
         let json: String = (0..200)
             .map(|i| format!("{{\"id\":\"dep-{i}\",\"status\":\"OK\"}},"))
             .collect();
-        Body::new(json, "application/json")
+        Body::new(json, crate::respond::JSON)
     }
 
     #[test]
