@@ -76,6 +76,23 @@
 //! - Credentials in messages (the userinfo of URLs, `password=` pairs) are masked when
 //!   recorded, in every view ([`mask_credentials`]).
 //!
+//! # The rest of the house
+//!
+//! - [`Probes`]: liveness, readiness (a bound group, the fleet's excuse) and startup,
+//!   composed once for every transport (status-http's routes, status-grpc's services).
+//! - Probe groups ([`Group`], [`Registry::add_group`]): several health views of one
+//!   application, each with its own rule, folded as the system is.
+//! - Mutes and maintenance windows ([`Registry::mute`], [`MuteWindow`]): a dependency still
+//!   checked and shown, but never told.
+//! - [`check`]: ready-made checks of real components (Redis, PostgreSQL, HTTP, TCP, DNS, disk,
+//!   memory, a failure ratio) behind features.
+//! - [`fleet`]: each instance's summary published to a shared store (Redis, Redis Cluster,
+//!   etcd), data-center verdicts for GSLB, fleet-aware readiness.
+//! - [`notify`]: the notification policy (pure), and with feature `notify` its delivery to
+//!   signed webhooks and Slack.
+//! - `store` (features `redis`, `etcd`): the Redis and etcd clients the fleet and
+//!   status-traffic's budgets share.
+//!
 //! # Cargo features
 //!
 //! | feature | what |
