@@ -219,6 +219,7 @@ async fn run<F: Future<Output = ()> + Send + 'static>(serve: Serve<F>) -> io::Re
     let (closing, closing_rx) = watch::channel(false);
     let mut tasks = JoinSet::new();
     let mut signal = pin!(signal);
+    let mut said = Said::default();
     loop {
         if tasks.len() >= limits.max_connections && !table.shed_one() {
             // Every connection is answering a request: let the backlog wait for one to end.
@@ -244,7 +245,7 @@ async fn run<F: Future<Output = ()> + Send + 'static>(serve: Serve<F>) -> io::Re
                         closing_rx.clone(),
                     ));
                 }
-                Err(e) => accept_failed(&e, &table, tasks.len()).await,
+                Err(e) => accept_failed(&e, &table, tasks.len(), &mut said).await,
             },
         }
     }
@@ -274,7 +275,7 @@ async fn run<F: Future<Output = ()> + Send + 'static>(serve: Serve<F>) -> io::Re
 /// on anything else but a connection that died in the backlog. Never fatal, as with
 /// `axum::serve`. `tasks`: the connections whose tasks still run (shed ones included until
 /// they close).
-async fn accept_failed(error: &io::Error, table: &Table, tasks: usize) {
+async fn accept_failed(error: &io::Error, table: &Table, tasks: usize, said: &mut Said) {
     match out_of_descriptors(error, table, tasks) {
         Accept::Gone => return,
         Accept::Room => {
@@ -282,14 +283,51 @@ async fn accept_failed(error: &io::Error, table: &Table, tasks: usize) {
             tokio::task::yield_now().await;
             return;
         }
-        Accept::AllBusy(busy) => tracing::warn!(
-            connections = busy,
-            "out of file descriptors, and every one of the {busy} connections is answering a \
-             request; new connections wait in the listen backlog: {error}"
-        ),
-        Accept::Failed => tracing::error!("cannot accept a connection: {error}"),
+        Accept::AllBusy(busy) => {
+            if let Some(unsaid) = said.now() {
+                tracing::warn!(
+                    connections = busy,
+                    unsaid,
+                    "out of file descriptors, and every one of the {busy} connections is \
+                     answering a request; new connections wait in the listen backlog \
+                     ({unsaid} more like it not logged): {error}"
+                );
+            }
+        }
+        Accept::Failed => {
+            if let Some(unsaid) = said.now() {
+                tracing::error!(
+                    unsaid,
+                    "cannot accept a connection ({unsaid} more like it not logged): {error}"
+                );
+            }
+        }
     }
     tokio::time::sleep(Duration::from_millis(20)).await;
+}
+
+/// A failing `accept` is said at most once every 10 s, with how many were not said since:
+/// a flood must not become a flood of log lines.
+#[derive(Debug, Default)]
+struct Said {
+    last: Option<tokio::time::Instant>,
+    unsaid: u64,
+}
+
+impl Said {
+    /// Whether to say it now, and how many were not said since the last time.
+    fn now(&mut self) -> Option<u64> {
+        let now = tokio::time::Instant::now();
+        if self
+            .last
+            .is_some_and(|at| now.duration_since(at) < Duration::from_secs(10))
+        {
+            self.unsaid += 1;
+            return None;
+        }
+        self.last = Some(now);
+        Some(std::mem::take(&mut self.unsaid))
+    }
 }
 
 /// Serves one connection until it ends, is shed, times out, or the grace period ends.
@@ -362,4 +400,21 @@ async fn connection(
         }
     }
     table.close(&conn);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failing_accept_is_said_once_every_ten_seconds_with_a_count() {
+        let mut said = Said::default();
+        assert_eq!(said.now(), Some(0));
+        for _ in 0..499 {
+            assert_eq!(said.now(), None);
+        }
+        tokio::time::advance(Duration::from_secs(10)).await;
+        assert_eq!(said.now(), Some(499));
+        assert_eq!(said.now(), None);
+    }
 }
