@@ -219,7 +219,7 @@ async fn set_node(
     Path(node): Path<String>,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let body = body.map_err(crate::body_error)?;
+    let body = body.map_err(crate::app::body_error)?;
     let index = node
         .parse::<usize>()
         .ok()

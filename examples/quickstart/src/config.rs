@@ -1,0 +1,218 @@
+//! How the demo runs: its dependencies, and the settings of each mechanism.
+
+use std::time::Duration;
+
+use status_core::Urgency;
+use status_traffic::limit::LimitChoice;
+
+/// The demo's dependencies: id, urgency, type, description.
+pub const DEPENDENCIES: [(&str, Urgency, &str, &str); 5] = [
+    (
+        "primary-db",
+        Urgency::Required,
+        "postgres",
+        "Orders and accounts database",
+    ),
+    (
+        "search",
+        Urgency::Strong,
+        "elasticsearch",
+        "Product search cluster",
+    ),
+    (
+        "payments-api",
+        Urgency::Strong,
+        "http",
+        "Payment provider API",
+    ),
+    ("cache", Urgency::Weak, "redis", "Page and session cache"),
+    (
+        "recommendations",
+        Urgency::None,
+        "http",
+        "Recommendation service",
+    ),
+];
+
+/// How the demo runs.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Time between two checks of a dependency.
+    pub period: Duration,
+    /// How long a check may take.
+    pub timeout: Duration,
+    /// The admin token.
+    pub admin_token: String,
+    /// A Redis server to check as `redis` (Weak), e.g. `redis://127.0.0.1:6379/`.
+    pub redis: Option<String>,
+    /// A PostgreSQL server to check as `postgres` (Required), e.g.
+    /// `postgres://user@127.0.0.1/db` or `host=… user=…`.
+    pub postgres: Option<String>,
+    /// Extra dependencies `extra-00001`… (urgency None), for benchmarks at scale.
+    pub extra_dependencies: usize,
+    /// How long each extra dependency's check takes.
+    pub extra_delay: Duration,
+    /// Slots of `/demo/work`: a semaphore standing for a thread or connection pool.
+    pub demo_workers: usize,
+    /// The shedding layer of `/demo/work`.
+    pub shed: Shed,
+    /// Nodes behind `/demo/pool`.
+    pub pool_nodes: usize,
+    /// Self-culling on the failures of `/demo/work`.
+    pub cull: Cull,
+    /// This instance's name in the fleet (the culling budget's sliding window, the fleet
+    /// view).
+    pub instance_id: String,
+    /// The fleet view through Redis, if any.
+    pub fleet: Option<FleetConfig>,
+    /// Where notices of changes go, if anywhere.
+    pub notify: NotifyConfig,
+}
+
+/// Where notices go: a JSON webhook, a Slack incoming webhook, or both.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NotifyConfig {
+    /// A JSON webhook.
+    pub webhook: Option<String>,
+    /// A Slack incoming webhook.
+    pub slack: Option<String>,
+    /// How long a level holds before it is told.
+    pub hold: Duration,
+    /// The webhook's signing secret.
+    pub secret: Option<String>,
+    /// Send the audit trail too: each admin call, through the same digest.
+    pub audit: bool,
+}
+
+/// A store a fleet shares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Store {
+    /// Redis: one URL, or a Redis Cluster's seed nodes separated by commas.
+    Redis(String),
+    /// etcd: its members' URLs, separated by commas.
+    Etcd(String),
+}
+
+impl FleetConfig {
+    /// Checks the store before start-up where it can: an etcd prefix that holds something
+    /// else is an error; an etcd not reached yet is a warning (the beats will tell).
+    ///
+    /// # Errors
+    ///
+    /// The store's settings are invalid, or its etcd prefix is not a fleet's.
+    pub async fn verify(&self) -> anyhow::Result<()> {
+        if let Store::Etcd(urls) = &self.store {
+            let store = status_core::fleet::EtcdFleet::new(urls, &self.key, self.ttl)?;
+            if !store.verify().await? {
+                tracing::warn!(
+                    "the fleet's etcd ({}) did not answer at start-up: the fleet view is stale until it does",
+                    store.describe()
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The fleet view: where this instance publishes its summary and reads the others'.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FleetConfig {
+    /// The store the fleet shares.
+    pub store: Store,
+    /// The fleet's key in the store.
+    pub key: String,
+    /// This instance's data center.
+    pub datacenter: String,
+    /// An instance is stale this long after its last heartbeat.
+    pub ttl: Duration,
+    /// This instance's dashboard, for links from the fleet page.
+    pub url: String,
+    /// Fleet-aware readiness: a failure most of the data center shares leaves this instance
+    /// ready, the data-center endpoint deciding.
+    pub aware_readiness: bool,
+}
+
+/// Self-culling: the culler's settings and its budget.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cull {
+    /// A store shared by the fleet, e.g. `Store::Redis("redis://127.0.0.1:6379/")`; `None`: a
+    /// budget in this process.
+    pub store: Option<Store>,
+    /// Failures of `/demo/work` in the window at which the instance counts as broken.
+    pub threshold: u64,
+    /// The failure window.
+    pub window: Duration,
+    /// How often the culler looks.
+    pub interval: Duration,
+    /// Culls per budget window, fleet-wide.
+    pub capacity: u64,
+    /// The budget's window.
+    pub budget_window: Duration,
+    /// A sliding budget window rather than a fixed one.
+    pub sliding: bool,
+    /// How long the instance must have run before it may cull itself.
+    pub min_uptime: Duration,
+}
+
+impl Default for Cull {
+    fn default() -> Self {
+        Self {
+            store: None,
+            threshold: 100,
+            window: Duration::from_secs(60),
+            interval: Duration::from_secs(10),
+            capacity: 10,
+            budget_window: Duration::from_secs(600),
+            sliding: true,
+            min_uptime: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The shedding layer in front of `/demo/work`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shed {
+    /// The limit algorithm.
+    pub limit: LimitChoice,
+    /// Requests that may wait beyond the limit.
+    pub queue: usize,
+    /// How long one may wait.
+    pub queue_timeout: Duration,
+    /// How long one may take in all.
+    pub deadline: Duration,
+    /// Newest first once the oldest has waited this long (`None`: first come, first served).
+    pub lifo_after: Option<Duration>,
+}
+
+impl Default for Shed {
+    fn default() -> Self {
+        Self {
+            limit: LimitChoice::Gradient2,
+            queue: 64,
+            queue_timeout: Duration::from_secs(1),
+            deadline: Duration::from_secs(2),
+            lifo_after: Some(Duration::from_millis(250)),
+        }
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            period: Duration::from_secs(1),
+            timeout: Duration::from_secs(2),
+            admin_token: String::new(),
+            redis: None,
+            postgres: None,
+            extra_dependencies: 0,
+            extra_delay: Duration::ZERO,
+            demo_workers: 8,
+            shed: Shed::default(),
+            pool_nodes: 3,
+            cull: Cull::default(),
+            instance_id: "quickstart".to_owned(),
+            fleet: None,
+            notify: NotifyConfig::default(),
+        }
+    }
+}
