@@ -534,3 +534,119 @@ async fn grpc_probe_services_answer_as_their_http_routes() {
     compare(&mut client, addr, [true, false, true], "shutting down").await;
     assert!(exit_of(child).await.success());
 }
+
+/// One verdict per question: over every service of the gRPC health service and the HTTP
+/// route that answers the same question, the two agree, through a chaos outage of a
+/// Required dependency, one of a Weak one, an operator's drain and its end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_and_grpc_agree_on_every_service() {
+    use status_grpc::pb::{HealthCheckRequest, HealthListRequest};
+    use status_grpc::ServingStatus;
+
+    let grpc_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (child, addr) = start_with(0, &["--grpc-port", &grpc_port.to_string()], None).await;
+    let mut client = status_grpc::pb::health_client::HealthClient::connect(format!(
+        "http://127.0.0.1:{grpc_port}"
+    ))
+    .await
+    .unwrap();
+    let services: Vec<String> = {
+        let mut names: Vec<String> = client
+            .list(HealthListRequest {})
+            .await
+            .unwrap()
+            .into_inner()
+            .statuses
+            .into_keys()
+            .collect();
+        names.sort();
+        names
+    };
+    assert!(services.len() >= 9, "{services:?}");
+    /// The HTTP route answering what `service` answers, and whether it says yes.
+    async fn http_says(addr: SocketAddr, service: &str) -> bool {
+        let path = match service {
+            "" => "/healthcheck/summary".to_owned(),
+            "probe/live" => "/healthcheck/live".to_owned(),
+            "probe/ready" => "/healthcheck/ready".to_owned(),
+            "probe/startup" => "/healthcheck/startup".to_owned(),
+            feature if feature.starts_with("feature/") => {
+                let name = &feature["feature/".len()..];
+                let (code, body) =
+                    common::request(addr, "GET", &format!("/features/{name}"), None, "").await;
+                assert_eq!(code, 200, "{body}");
+                let feature: serde_json::Value = serde_json::from_str(&body).unwrap();
+                return feature["enabled"] == true;
+            }
+            group => format!("/healthcheck/groups/{group}/summary"),
+        };
+        common::request(addr, "GET", &path, None, "").await.0 == 200
+    }
+    let chaos = |id: &'static str, mode: &'static str| async move {
+        let (code, body) = common::request(
+            addr,
+            "PUT",
+            &format!("/demo/chaos/{id}"),
+            Some("t"),
+            &format!(r#"{{"mode":"{mode}"}}"#),
+        )
+        .await;
+        assert_eq!(code, 200, "{body}");
+    };
+    let steps: [(&str, Option<(&str, &str)>); 5] = [
+        ("at rest", None),
+        ("primary-db down", Some(("primary-db", "outage"))),
+        ("cache down too", Some(("cache", "outage"))),
+        ("primary-db back", Some(("primary-db", "ok"))),
+        ("cache back", Some(("cache", "ok"))),
+    ];
+    let mut disagreements = Vec::new();
+    let mut compare = async |when: &str,
+                             client: &mut status_grpc::pb::health_client::HealthClient<
+        tonic::transport::Channel,
+    >| {
+        for service in &services {
+            let grpc = client
+                .check(HealthCheckRequest {
+                    service: service.as_bytes().to_vec(),
+                })
+                .await
+                .unwrap()
+                .into_inner()
+                .status()
+                == ServingStatus::Serving;
+            let http = http_says(addr, service).await;
+            if grpc != http {
+                disagreements.push(format!("{when}: {service:?} gRPC {grpc}, HTTP {http}"));
+            }
+        }
+    };
+    for (when, change) in steps {
+        if let Some((id, mode)) = change {
+            chaos(id, mode).await;
+        }
+        // Checks run every 100 ms, three failures before the real status.
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        compare(when, &mut client).await;
+    }
+    let (code, _) = common::request(
+        addr,
+        "PUT",
+        "/admin/drain",
+        Some("t"),
+        r#"{"ttlSeconds":60,"reason":"agreement"}"#,
+    )
+    .await;
+    assert_eq!(code, 200);
+    compare("drained", &mut client).await;
+    let (code, _) = common::request(addr, "DELETE", "/admin/drain", Some("t"), "").await;
+    assert_eq!(code, 200);
+    compare("undrained", &mut client).await;
+    assert!(disagreements.is_empty(), "{disagreements:#?}");
+    terminate(&child);
+    assert!(exit_of(child).await.success());
+}
