@@ -411,16 +411,18 @@ impl Notifier {
             .map(|(id, _)| id.clone())
             .collect();
         // A failure blocked by another failing dependency goes with its roots' notices: it is
-        // marked told, and named by each root told now.
+        // named by each root told now, whether its own hold is over or not (its failure came
+        // with the root's, a moment apart), and marked told; never told alone.
         let mut affected: BTreeMap<DependencyId, Vec<DependencyId>> = BTreeMap::new();
-        for id in &due {
-            let track = &self.dependencies[id];
-            if track.level != CheckStatus::Ok && !track.blocked_by.is_empty() {
-                for root in &track.blocked_by {
+        for (id, track) in &self.dependencies {
+            let unsaid = track.level != CheckStatus::Ok && track.level != track.told;
+            if unsaid && !track.muted && !track.flapping_told && !track.blocked_by.is_empty() {
+                for root in track.blocked_by.iter().filter(|r| due.contains(*r)) {
                     affected.entry(root.clone()).or_default().push(id.clone());
                 }
             }
         }
+        let named: Vec<DependencyId> = affected.values().flatten().cloned().collect();
         for id in &due {
             let track = self.dependencies.get_mut(id).expect("due from the map");
             let from = std::mem::replace(&mut track.told, track.level);
@@ -430,12 +432,19 @@ impl Notifier {
                     from,
                 });
             } else if track.blocked_by.is_empty() {
+                let also_affected = affected.remove(id).unwrap_or_default();
                 notices.push(Notice::Changed {
                     id: id.clone(),
                     from,
                     to: track.level,
-                    also_affected: affected.remove(id).unwrap_or_default(),
+                    also_affected,
                 });
+            }
+        }
+        // The dependents named were told with their root.
+        for id in named {
+            if let Some(track) = self.dependencies.get_mut(&id) {
+                track.told = track.level;
             }
         }
         // A system failing only through muted dependencies (a maintenance) is not told.
@@ -651,13 +660,11 @@ mod tests {
                 id: id("primary-db"),
                 from: Ok,
                 to: Outage,
-                also_affected: vec![id("orders-api")]
-            }]
+                also_affected: vec![id("orders-api"), id("search")]
+            }],
+            "search failed a second later, its hold not over: named with its root all the same"
         );
-        assert!(
-            n.tick(11 * S).is_empty(),
-            "search became due a second later: folded, told by no one"
-        );
+        assert!(n.tick(11 * S).is_empty(), "never told again, nor alone");
         assert!(
             n.tick(60 * S).is_empty(),
             "nothing sent alone for a dependent"
