@@ -610,17 +610,28 @@ async fn http_and_grpc_agree_on_every_service() {
         tonic::transport::Channel,
     >| {
         for service in &services {
-            let grpc = client
-                .check(HealthCheckRequest {
-                    service: service.as_bytes().to_vec(),
-                })
-                .await
-                .unwrap()
-                .into_inner()
-                .status()
-                == ServingStatus::Serving;
-            let http = http_says(addr, service).await;
-            if grpc != http {
+            // The two are asked a moment apart: a check landing in between may move the
+            // answer, so a disagreement counts only if it lasts (five asks, 200 ms apart).
+            let mut last = None;
+            for _ in 0..5 {
+                let grpc = client
+                    .check(HealthCheckRequest {
+                        service: service.as_bytes().to_vec(),
+                    })
+                    .await
+                    .unwrap()
+                    .into_inner()
+                    .status()
+                    == ServingStatus::Serving;
+                let http = http_says(addr, service).await;
+                if grpc == http {
+                    last = None;
+                    break;
+                }
+                last = Some((grpc, http));
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            if let Some((grpc, http)) = last {
                 disagreements.push(format!("{when}: {service:?} gRPC {grpc}, HTTP {http}"));
             }
         }
