@@ -12,6 +12,24 @@ use tokio::time::Instant;
 
 mod common;
 
+/// A port free on loopback now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A gRPC health client of the quickstart's gRPC port.
+async fn grpc_client(
+    port: u16,
+) -> status_grpc::pb::health_client::HealthClient<tonic::transport::Channel> {
+    status_grpc::pb::health_client::HealthClient::connect(format!("http://127.0.0.1:{port}"))
+        .await
+        .unwrap()
+}
+
 /// Starts the quickstart binary on a free port with `shutdown_delay_ms`; waits until ready.
 async fn start(shutdown_delay_ms: u64) -> (std::process::Child, SocketAddr) {
     start_with(shutdown_delay_ms, &[], None).await
@@ -34,11 +52,7 @@ async fn start_until(
     fd_limit: Option<u32>,
     path: &str,
 ) -> (std::process::Child, SocketAddr) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let binary = env!("CARGO_BIN_EXE_quickstart");
     let mut command = match fd_limit {
@@ -367,11 +381,7 @@ async fn the_grpc_port_cannot_starve_the_http_probes() {
         },
     )
     .unwrap();
-    let grpc_port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let grpc_port = free_port();
     let (child, addr) = start_with(0, &["--grpc-port", &grpc_port.to_string()], Some(1024)).await;
     let grpc = SocketAddr::from(([127, 0, 0, 1], grpc_port));
     // The client preface, then an empty SETTINGS frame; nothing else, ever.
@@ -455,11 +465,7 @@ async fn grpc_probe_services_answer_as_their_http_routes() {
     use status_grpc::pb::{HealthCheckRequest, HealthListRequest};
     use status_grpc::ServingStatus;
 
-    let grpc_port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let grpc_port = free_port();
     let (child, addr) = start_until(
         3000,
         &[
@@ -475,11 +481,7 @@ async fn grpc_probe_services_answer_as_their_http_routes() {
         "/healthcheck/startup",
     )
     .await;
-    let mut client = status_grpc::pb::health_client::HealthClient::connect(format!(
-        "http://127.0.0.1:{grpc_port}"
-    ))
-    .await
-    .unwrap();
+    let mut client = grpc_client(grpc_port).await;
     const PAIRS: [(&str, &str); 3] = [
         ("probe/live", "/healthcheck/live"),
         ("probe/ready", "/healthcheck/ready"),
@@ -543,17 +545,9 @@ async fn http_and_grpc_agree_on_every_service() {
     use status_grpc::pb::{HealthCheckRequest, HealthListRequest};
     use status_grpc::ServingStatus;
 
-    let grpc_port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let grpc_port = free_port();
     let (child, addr) = start_with(0, &["--grpc-port", &grpc_port.to_string()], None).await;
-    let mut client = status_grpc::pb::health_client::HealthClient::connect(format!(
-        "http://127.0.0.1:{grpc_port}"
-    ))
-    .await
-    .unwrap();
+    let mut client = grpc_client(grpc_port).await;
     let services: Vec<String> = {
         let mut names: Vec<String> = client
             .list(HealthListRequest {})
