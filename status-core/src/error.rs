@@ -25,7 +25,9 @@ enum ErrorKind {
 }
 
 impl Error {
-    pub(crate) fn invalid_id(id: &str, reason: &'static str) -> Self {
+    /// An id or name that breaks its rule ([`is_invalid_id`](Self::is_invalid_id)).
+    #[must_use]
+    pub fn invalid_id(id: &str, reason: &'static str) -> Self {
         Self::new(ErrorKind::InvalidId {
             id: id.to_owned(),
             reason,
@@ -55,23 +57,29 @@ impl Error {
         Self::new(ErrorKind::Cycle(id.to_owned()))
     }
 
-    pub(crate) fn invalid(message: impl Into<String>) -> Self {
+    /// A value out of its range, or input that cannot be read ([`is_invalid`](Self::is_invalid)).
+    #[must_use]
+    pub fn invalid(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Invalid(message.into()))
     }
 
-    pub(crate) fn conflict(message: impl Into<String>) -> Self {
+    /// A call that would silently replace something in force ([`is_conflict`](Self::is_conflict)).
+    #[must_use]
+    pub fn conflict(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Conflict(message.into()))
     }
 
     /// Something a call needs (a store) could not be reached or did not answer in time:
-    /// what a [`FleetSource`](crate::fleet::FleetSource) or a store of your own answers then
+    /// what a fleet source or a store of your own answers then
     /// ([`is_unavailable`](Self::is_unavailable)).
     #[must_use]
     pub fn unavailable(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Unavailable(message.into()))
     }
 
-    pub(crate) fn no_runtime() -> Self {
+    /// Called outside a Tokio runtime ([`is_no_runtime`](Self::is_no_runtime)).
+    #[must_use]
+    pub fn no_runtime() -> Self {
         Self::new(ErrorKind::NoRuntime)
     }
 

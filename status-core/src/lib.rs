@@ -86,25 +86,28 @@
 //!   checked and shown, but never told.
 //! - [`check`]: ready-made checks of real components (Redis, PostgreSQL, HTTP, TCP, DNS, disk,
 //!   memory, a failure ratio) behind features.
-//! - [`fleet`]: each instance's summary published to a shared store (Redis, Redis Cluster,
-//!   etcd), data-center verdicts for GSLB, fleet-aware readiness.
-//! - [`notify`]: the notification policy (pure), and with feature `notify` its delivery to
-//!   signed webhooks and Slack.
-//! - `store` (features `redis`, `etcd`): the Redis and etcd clients the fleet and
-//!   status-traffic's budgets share.
+//! - [`Excuse`]: what may excuse a readiness failing on the condition alone; the fleet's is
+//!   one.
+//! - `store` (features `redis`, `etcd`): the Redis and etcd clients that status-fleet's
+//!   stores and status-traffic's budgets share.
+//!
+//! Two satellite crates build on this one, as tracing-subscriber builds on tracing-core:
+//! **status-fleet** (each instance's summary in a shared store, data-center verdicts for
+//! GSLB, fleet-aware readiness) and **status-notify** (the notification policy and its
+//! delivery to signed webhooks and Slack). An application that only answers probes compiles
+//! neither.
 //!
 //! # Cargo features
 //!
 //! | feature | what |
 //! |---|---|
 //! | `macros` | [`dependency`], [`feature!`] and [`group!`]: declare dependencies, features and probe groups in a line, validated at compile time |
-//! | `redis` | `check::redis`: PING over a multiplexed connection; the fleet's store in Redis (`fleet::RedisFleet`) |
-//! | `etcd` | the fleet's store in etcd (`fleet::EtcdFleet`): leases, a watch, transactions |
+//! | `redis` | `check::redis`: PING over a multiplexed connection; `store::RedisStore`, the client status-fleet and status-traffic share |
+//! | `etcd` | `store::EtcdStore`: the etcd client status-fleet and status-traffic share |
 //! | `postgres` | `check::postgres`: a query on a reused connection |
 //! | `http` | `check::http`: a URL's status, body and latency; another instance's summary |
 //! | `net` | `check::net`: TCP connect and DNS resolution |
 //! | `system` | `check::system`: free disk space and process memory |
-//! | `notify` | `notify::Notifications`: notices delivered to signed webhooks and Slack, retried (brings `http`) |
 //!
 //! No feature is on by default. On docs.rs each gated item names the feature it needs.
 //!
@@ -134,8 +137,6 @@ mod text;
 mod urgency;
 
 pub mod check;
-pub mod fleet;
-pub mod notify;
 #[cfg(any(feature = "redis", feature = "etcd"))]
 pub mod store;
 
@@ -216,7 +217,7 @@ pub use self::history::{HistorySnapshot, MinuteRecord, Transition, Uptime, MINUT
 pub use self::id::{DependencyId, FeatureName, GroupName, MAX_ID_LEN};
 pub use self::mask::{mask_credentials, MASK};
 pub use self::mute::{Mute, MuteWindow, MAX_MUTES, MAX_MUTE_AHEAD};
-pub use self::probes::{Probes, WeakProbes};
+pub use self::probes::{Excuse, Probes, WeakProbes};
 pub use self::rand::Rng;
 pub use self::readiness::{Readiness, ReadinessRule, Startup};
 pub use self::report::{

@@ -1,11 +1,10 @@
 //! The probes' verdicts, composed once for every transport: liveness, readiness (the
-//! system's or a bound group's, then the fleet's excuse) and startup. HTTP
+//! system's or a bound group's, then an excuse such as the fleet's) and startup. HTTP
 //! (`status_http::Routes::probes`) and gRPC (`status_grpc::HealthService::probes`) render
 //! these; neither derives its own.
 
 use std::sync::Arc;
 
-use crate::fleet::FleetSource;
 use crate::{CheckStatus, Readiness, Registry, RotationHold, Startup, SystemReport, WeakRegistry};
 
 /// How an instance's probes are answered. Cheap to clone: clones answer alike. Give the same
@@ -32,7 +31,22 @@ pub struct Probes {
 #[derive(Clone, Default)]
 struct Rules {
     group: Option<String>,
-    fleet: Option<FleetExcuse>,
+    excuse: Option<Arc<dyn Excuse>>,
+}
+
+/// What may excuse an instance whose readiness fails on its condition alone: status-fleet's
+/// `FleetExcuse` (the failure is shared by most of its data center, so it is the data
+/// center's), or a rule of your own. Told the instance's own readiness, it answers the
+/// readiness to serve; it may only excuse what [`Readiness::fails_on_condition_alone`], and
+/// says so with [`Readiness::by_fleet`].
+pub trait Excuse: Send + Sync + 'static {
+    /// `own`, judged again. Called on every readiness probe: answer from memory.
+    fn judge(&self, own: Readiness) -> Readiness;
+
+    /// What this excuse is, for `Debug` (`fleet dc-1/web-7`).
+    fn describe(&self) -> String {
+        "excuse".to_owned()
+    }
 }
 
 /// [`Probes`] that do not keep their registry alive: for a task that should end with it.
@@ -59,25 +73,13 @@ impl WeakProbes {
     }
 }
 
-/// Fleet-aware readiness: the fleet's view, and this instance in it.
-#[derive(Clone)]
-struct FleetExcuse {
-    source: Arc<dyn FleetSource>,
-    instance_id: String,
-    datacenter: String,
-}
-
 impl std::fmt::Debug for Probes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Probes")
             .field("group", &self.rules.group)
             .field(
-                "fleet",
-                &self
-                    .rules
-                    .fleet
-                    .as_ref()
-                    .map(|f| (&f.instance_id, &f.datacenter)),
+                "excuse",
+                &self.rules.excuse.as_ref().map(|excuse| excuse.describe()),
             )
             .finish_non_exhaustive()
     }
@@ -102,22 +104,12 @@ impl Probes {
         self
     }
 
-    /// Fleet-aware readiness: `instance_id` of `datacenter` fails readiness on its condition
-    /// only while it is worse than most of its data center (see
-    /// [`FleetView::readiness`](crate::fleet::FleetView::readiness)); a failure most of it
-    /// shares is left to the data center's endpoint. Holds and startup still fail readiness.
+    /// Readiness failing on the condition alone is judged again by `excuse`: status-fleet's
+    /// `FleetExcuse` for fleet-aware readiness (a failure most of the data center shares is
+    /// left to the data center's endpoint). Holds and startup still fail readiness.
     #[must_use]
-    pub fn fleet_aware(
-        mut self,
-        source: Arc<dyn FleetSource>,
-        instance_id: impl Into<String>,
-        datacenter: impl Into<String>,
-    ) -> Self {
-        self.rules.fleet = Some(FleetExcuse {
-            source,
-            instance_id: instance_id.into(),
-            datacenter: datacenter.into(),
-        });
+    pub fn excuse(mut self, excuse: impl Excuse) -> Self {
+        self.rules.excuse = Some(Arc::new(excuse));
         self
     }
 
@@ -169,7 +161,7 @@ impl Probes {
     }
 
     /// Readiness: the bound group's or the system's (`strict`: anything but OK fails), then
-    /// the fleet's excuse when fleet-aware.
+    /// the excuse, if any.
     #[must_use]
     pub fn ready(&self, strict: bool) -> Readiness {
         let own = match &self.rules.group {
@@ -179,28 +171,23 @@ impl Probes {
                 .unwrap_or_else(|| missing_group(group)),
             None => self.registry.readiness_strict(strict),
         };
-        self.excuse(own)
+        self.excused(own)
     }
 
     /// Readiness judged on `report` (a report with dependencies left out, say), then the
-    /// fleet's excuse. A bound group answers by its own rule, whatever the report.
+    /// excuse, if any. A bound group answers by its own rule, whatever the report.
     #[must_use]
     pub fn ready_of(&self, report: &SystemReport, strict: bool) -> Readiness {
         if self.rules.group.is_some() {
             return self.ready(strict);
         }
-        self.excuse(self.registry.readiness_of(report, strict))
+        self.excused(self.registry.readiness_of(report, strict))
     }
 
-    /// `own` judged again by the fleet's current view, when fleet-aware.
-    fn excuse(&self, own: Readiness) -> Readiness {
-        match &self.rules.fleet {
-            Some(fleet) => {
-                fleet
-                    .source
-                    .view()
-                    .readiness(&fleet.datacenter, &fleet.instance_id, own)
-            }
+    /// `own` judged again by the excuse, if any.
+    fn excused(&self, own: Readiness) -> Readiness {
+        match &self.rules.excuse {
+            Some(excuse) => excuse.judge(own),
             None => own,
         }
     }

@@ -9,8 +9,8 @@ use serde::Serialize;
 use crate::{CheckStatus, DependencyId, DrainState};
 
 /// Whether the instance should receive traffic: startup done, the condition not failing, no
-/// hold in force; and, with fleet-aware readiness, a failure the data center shares excused
-/// (see [`FleetView::readiness`](crate::fleet::FleetView::readiness)).
+/// hold in force; and, with an [`Excuse`](crate::Excuse) such as status-fleet's fleet-aware
+/// readiness, a failure the data center shares excused.
 ///
 /// [`reasons`](Self::reasons) is empty exactly when [`ready`](Self::ready) is.
 ///
@@ -177,19 +177,29 @@ impl Readiness {
 
     /// Whether it fails on its condition alone: startup done, no hold. Only such a failure
     /// can be the data center's.
-    pub(crate) fn fails_on_condition_alone(&self) -> bool {
+    /// Whether this fails on the condition alone: started, held by nobody, and not ready.
+    /// Only such a failure may be excused ([`by_fleet`](Self::by_fleet)).
+    #[must_use]
+    pub fn fails_on_condition_alone(&self) -> bool {
         !self.ready && self.startup_complete && self.drain.is_none()
     }
 
-    /// Judged by the instance's own rule, said so.
-    pub(crate) fn by_instance(mut self) -> Self {
+    /// Judged by the instance's own rule, said so ([`rule`](Self::rule) is
+    /// [`ReadinessRule::Instance`]).
+    #[must_use]
+    pub fn by_instance(mut self) -> Self {
         self.rule = Some(ReadinessRule::Instance);
         self
     }
 
-    /// Excused by the fleet's rule: ready, with the sentence that says why.
-    pub(crate) fn by_fleet(mut self, why: String) -> Self {
-        debug_assert!(self.fails_on_condition_alone());
+    /// Excused by the fleet's rule: ready, with the sentence that says why. A readiness that
+    /// does not fail on its condition alone (a hold, startup pending, or ready already) is
+    /// never excused: it is returned as [`by_instance`](Self::by_instance) would.
+    #[must_use]
+    pub fn by_fleet(mut self, why: String) -> Self {
+        if !self.fails_on_condition_alone() {
+            return self.by_instance();
+        }
         self.ready = true;
         self.reasons.clear();
         self.rule = Some(ReadinessRule::Fleet(why));

@@ -239,6 +239,35 @@ impl CheckResult {
         Arc::new(public)
     }
 
+    /// This result as if it reported `status`: for tests and simulators of what reads results
+    /// (a notification policy, a dashboard). The registry itself never calls it.
+    #[must_use]
+    pub fn with_status(mut self, status: CheckStatus) -> Self {
+        self.status = status;
+        self
+    }
+
+    /// This result as if it were (or were not) flapping; see [`with_status`](Self::with_status).
+    #[must_use]
+    pub fn with_flapping(mut self, flapping: bool) -> Self {
+        self.flapping = flapping;
+        self
+    }
+
+    /// This result as if blocked by `parents`; see [`with_status`](Self::with_status).
+    #[must_use]
+    pub fn with_blocked_by(mut self, parents: Vec<DependencyId>) -> Self {
+        self.blocked_by = parents;
+        self
+    }
+
+    /// This result as if `mute` were in force; see [`with_status`](Self::with_status).
+    #[must_use]
+    pub fn with_mute(mut self, mute: Option<Mute>) -> Self {
+        self.mute = mute.map(Arc::new);
+        self
+    }
+
     /// Whether the public view hides anything of it.
     #[must_use]
     pub fn withholds(&self) -> bool {
@@ -248,12 +277,6 @@ impl CheckResult {
 
 pub(crate) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-/// `t` as [`iso`], for `#[serde(serialize_with)]`.
-#[cfg_attr(not(feature = "notify"), allow(dead_code))]
-pub(crate) fn serialize_iso<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&iso(*t))
 }
 
 pub(crate) fn iso(t: DateTime<Utc>) -> String {

@@ -2,7 +2,7 @@
 
 use prometheus_client::encoding::NoLabelSet;
 use prometheus_client::metrics::MetricType;
-use status_core::notify::{Notifications, SinkStats};
+use status_notify::{Notifications, SinkStats};
 
 use crate::live::Live;
 

@@ -3,16 +3,16 @@
 //! lost, a minority lost, quorum lost, a watch cut past a compaction). Real time: leases and
 //! elections are the cluster's.
 
-#[path = "../../status-core/tests/components/etcd_server.rs"]
+#[path = "../../status-fleet/tests/stores/etcd_server.rs"]
 mod etcd_server;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use status_core::fleet::{
+use status_core::{CheckStatus, Registry};
+use status_fleet::{
     DatacenterCounts, EtcdFleet, Fleet, FleetStore, FleetView, HealthRule, InstanceSummary, Member,
 };
-use status_core::{CheckStatus, Registry};
 use status_traffic::cull::{Budget, BudgetWindow, EtcdBudget, Grant};
 
 use etcd_server::EtcdCluster;

@@ -29,10 +29,8 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Parser;
-use status_core::fleet::{
-    EtcdFleet, FleetStore, FleetView, HealthRule, InstanceSummary, RedisFleet,
-};
 use status_core::CheckStatus;
+use status_fleet::{EtcdFleet, FleetStore, FleetView, HealthRule, InstanceSummary, RedisFleet};
 use tokio::time::Instant;
 
 #[derive(Debug, Parser)]

@@ -102,7 +102,7 @@ impl FleetConfig {
     /// The store's settings are invalid, or its etcd prefix is not a fleet's.
     pub async fn verify(&self) -> anyhow::Result<()> {
         if let Store::Etcd(urls) = &self.store {
-            let store = status_core::fleet::EtcdFleet::new(urls, &self.key, self.ttl)?;
+            let store = status_fleet::EtcdFleet::new(urls, &self.key, self.ttl)?;
             if !store.verify().await? {
                 tracing::warn!(
                     "the fleet's etcd ({}) did not answer at start-up: the fleet view is stale until it does",

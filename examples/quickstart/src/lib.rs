@@ -17,9 +17,9 @@ use std::time::Duration;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use status_core::notify::{NoticePolicy, Notifications, Slack, Webhook};
 use status_core::{CheckStatus, Dependency, Feature, Group, Registry, Urgency};
 use status_http::prometheus_client::metrics::gauge::Gauge;
+use status_notify::{NoticePolicy, Notifications, Slack, Webhook};
 use status_traffic::count::Failures;
 use status_traffic::cull::{
     Budget, BudgetWindow, Culler, CullerHandle, EtcdBudget, InProcessBudget, RedisBudget,
@@ -52,7 +52,7 @@ pub struct Demo {
     /// The culler; it reports as the passive dependency `culler`.
     pub culler: CullerHandle,
     /// The fleet view, when `Config::fleet` is set.
-    pub fleet: Option<status_core::fleet::Fleet>,
+    pub fleet: Option<status_fleet::Fleet>,
     /// Notices of changes, when `Config::notify` names a sink.
     pub notifications: Option<Notifications>,
     /// Liveness, readiness (fleet-aware when configured) and startup, composed once: the HTTP
@@ -211,23 +211,23 @@ impl Demo {
         let (failures, culler) = start_culler(&registry, &config)?;
         let fleet = match &config.fleet {
             Some(f) => {
-                let member = status_core::fleet::Member {
+                let member = status_fleet::Member {
                     instance_id: config.instance_id.clone(),
                     datacenter: f.datacenter.clone(),
                     version: env!("CARGO_PKG_VERSION").to_owned(),
                     url: f.url.clone(),
                 };
-                let rule = status_core::fleet::HealthRule::default();
+                let rule = status_fleet::HealthRule::default();
                 Some(match &f.store {
-                    Store::Redis(url) => status_core::fleet::Fleet::start(
+                    Store::Redis(url) => status_fleet::Fleet::start(
                         &registry,
-                        status_core::fleet::RedisFleet::new(url, f.key.clone(), f.ttl)?,
+                        status_fleet::RedisFleet::new(url, f.key.clone(), f.ttl)?,
                         member,
                         rule,
                     ),
-                    Store::Etcd(urls) => status_core::fleet::Fleet::start(
+                    Store::Etcd(urls) => status_fleet::Fleet::start(
                         &registry,
-                        status_core::fleet::EtcdFleet::new(urls, &f.key, f.ttl)?,
+                        status_fleet::EtcdFleet::new(urls, &f.key, f.ttl)?,
                         member,
                         rule,
                     ),
@@ -252,11 +252,11 @@ impl Demo {
         let mut probes = status_core::Probes::new(&registry);
         if let (Some(fleet), Some(fleet_config)) = (&fleet, &config.fleet) {
             if fleet_config.aware_readiness {
-                probes = probes.fleet_aware(
-                    Arc::new(fleet.clone()),
+                probes = probes.excuse(status_fleet::FleetExcuse::new(
+                    fleet.clone(),
                     config.instance_id.clone(),
                     fleet_config.datacenter.clone(),
-                );
+                ));
             }
         }
         Ok(Self {

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use serde_json::Value;
 
 mod common;
-#[path = "../../../status-core/tests/components/etcd_server.rs"]
+#[path = "../../../status-fleet/tests/stores/etcd_server.rs"]
 mod etcd_server;
 #[allow(dead_code)]
 mod processes;

@@ -1,6 +1,6 @@
 //! The stores a fleet shares: Redis ([`RedisStore`], feature `redis`) and etcd
 //! ([`EtcdStore`], feature `etcd`), each behind a client made when first needed and shared by
-//! every caller. The fleet ([`crate::fleet`]) and the cull budgets of `status-traffic` are
+//! every caller. The fleet (status-fleet) and the cull budgets of `status-traffic` are
 //! built on them.
 
 #[cfg(feature = "etcd")]

@@ -11,11 +11,10 @@
     feature = "system"
 ))]
 
-mod etcd_server;
+// Shared with status-fleet's store tests, which start servers (a cluster) these do not.
+#[allow(dead_code)]
 mod servers;
 
-mod fleet;
-mod fleet_store;
 mod http;
 mod net;
 mod postgres;

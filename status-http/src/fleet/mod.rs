@@ -14,9 +14,9 @@ use axum::response::{IntoResponse, Response};
 use prometheus_client::encoding::NoLabelSet;
 #[cfg(feature = "metrics")]
 use prometheus_client::metrics::MetricType;
-use status_core::fleet::{FleetSource, FleetView, InstancePage, InstanceQuery};
+use status_fleet::{FleetSource, FleetView, InstancePage, InstanceQuery};
 #[cfg(feature = "metrics")]
-use status_core::fleet::{BEAT_BUCKETS, REJECTIONS};
+use status_fleet::{BEAT_BUCKETS, REJECTIONS};
 
 use crate::error::ApiError;
 #[cfg(feature = "metrics")]

@@ -146,7 +146,7 @@ const NO_FLEET: &str = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\
 <title>No fleet view</title><link rel=\"stylesheet\" href=\"assets/dashboard.css\"></head>\
 <body><main><h1>No fleet view</h1><p>This instance publishes to no fleet, so it has no \
 data centers or instances to show.</p><p>To see the fleet here, start a \
-<code>status_core::fleet::Fleet</code> over a shared store (Redis, Redis Cluster or etcd) \
+<code>status_fleet::Fleet</code> over a shared store (Redis, Redis Cluster or etcd) \
 and give it to <code>Routes::fleet</code>; with the quickstart, \
 <code>--fleet-redis URL --datacenter NAME</code> (or <code>--fleet-etcd</code>).</p>\
 <p><a href=\"../status\">Back to the dashboard</a></p></main></body></html>\n";

@@ -136,7 +136,7 @@ impl Routes {
         self
     }
 
-    /// Serves the fleet from `source`: a running `status_core::fleet::Fleet` (its views read
+    /// Serves the fleet from `source`: a running `status_fleet::Fleet` (its views read
     /// from memory, never the store; its instances listed from the store a page at a time),
     /// or a closure handing out views. `GET /fleet/datacenters/{dc}` answers from the view
     /// (each data center's JSON made once per view), `GET /fleet` and `GET /status/fleet` add
@@ -144,7 +144,7 @@ impl Routes {
     /// with a store, `status_fleet_exchange_seconds` and `status_fleet_rejected_total{reason}`.
     /// Without it the fleet routes answer 404.
     #[cfg(feature = "fleet")]
-    pub fn fleet(mut self, source: impl status_core::fleet::FleetSource) -> Self {
+    pub fn fleet(mut self, source: impl status_fleet::FleetSource) -> Self {
         let fleet = crate::fleet::Fleet::new(source);
         #[cfg(feature = "metrics")]
         {
@@ -258,7 +258,11 @@ impl Routes {
         }
         #[cfg(feature = "fleet")]
         if let (Some(fleet), Some((instance_id, datacenter))) = (&self.fleet, self.fleet_aware) {
-            verdicts = verdicts.fleet_aware(fleet.source(), instance_id, datacenter);
+            verdicts = verdicts.excuse(status_fleet::FleetExcuse::shared(
+                fleet.source(),
+                instance_id,
+                datacenter,
+            ));
         }
         verdicts.check()?;
         probes.verdicts = verdicts;

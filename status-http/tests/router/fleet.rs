@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::StatusCode;
-use status_core::fleet::{FleetView, HealthRule, InstanceSummary};
 use status_core::CheckStatus;
+use status_fleet::{FleetView, HealthRule, InstanceSummary};
 
 use crate::support::{fixture, get};
 
@@ -231,19 +231,18 @@ async fn instances_are_listed_a_page_at_a_time_and_bad_pages_refused() {
 /// A source whose store is down: its last view, stale, and no listing.
 struct StoreDown(Arc<FleetView>);
 
-impl status_core::fleet::FleetSource for StoreDown {
+impl status_fleet::FleetSource for StoreDown {
     fn view(&self) -> Arc<FleetView> {
         Arc::clone(&self.0)
     }
 
     fn instances(
         &self,
-        _: status_core::fleet::InstanceQuery,
+        _: status_fleet::InstanceQuery,
     ) -> std::pin::Pin<
         Box<
-            dyn std::future::Future<
-                    Output = Result<status_core::fleet::InstancePage, status_core::Error>,
-                > + Send
+            dyn std::future::Future<Output = Result<status_fleet::InstancePage, status_core::Error>>
+                + Send
                 + '_,
         >,
     > {

@@ -13,10 +13,10 @@ use etcd_client::{
 use tokio::time::Instant;
 
 use super::{FLEET_MARK, READ_PAGE};
-use crate::fleet::{Conditions, DatacenterCounts, InstanceSummary, MAX_SUMMARY, REJECTIONS};
-use crate::store::{prefix_end, EtcdStore};
 use crate::sync::lock;
-use crate::{CheckStatus, Error};
+use crate::{Conditions, DatacenterCounts, InstanceSummary, MAX_SUMMARY, REJECTIONS};
+use status_core::store::{prefix_end, EtcdStore};
+use status_core::{CheckStatus, Error};
 
 #[derive(Debug)]
 pub(super) struct Inner {
@@ -447,7 +447,7 @@ pub(super) fn entry(key: &[u8], value: &[u8]) -> Result<InstanceSummary, &'stati
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fleet::{hex, unhex};
+    use crate::{hex, unhex};
 
     #[test]
     fn tallying_events_equals_a_recount() {

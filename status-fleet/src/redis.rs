@@ -37,14 +37,14 @@
 
 use std::time::Duration;
 
-use crate::store::{Connection, RedisStore};
+use status_core::store::{Connection, RedisStore};
 
 use super::{
     hex, unhex, Beat, BeatError, Boxed, Conditions, DatacenterCounts, FleetStore, InstancePage,
     InstanceQuery, InstanceSummary, InstanceView, MAX_PAGE, MAX_SUMMARY,
 };
 use crate::sync::lock;
-use crate::{CheckStatus, Error};
+use status_core::{CheckStatus, Error};
 
 /// The most instances one upkeep retires (ten upkeeps a second with a TTL of 3 s).
 const RETIRE: u32 = 64;

@@ -5,10 +5,10 @@ use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::Duration;
 
 use proptest::prelude::*;
-use status_core::fleet::{
+use status_core::{CheckStatus, HoldSource, Registry};
+use status_fleet::{
     Fleet, HealthRule, InstanceQuery, InstanceSummary, Member, RedisFleet, MAX_SUMMARY,
 };
-use status_core::{CheckStatus, HoldSource, Registry};
 use tokio::time::Instant;
 
 use crate::servers::RedisServer;
@@ -409,7 +409,7 @@ async fn on_a_redis_cluster_a_master_lost_leaves_views_stale_at_worst_never_wron
         fleet.push(member(store, id, dc).await);
     }
     let (_, probe) = &fleet[0];
-    let healthy_both = |view: &status_core::fleet::FleetView| {
+    let healthy_both = |view: &status_fleet::FleetView| {
         ["east", "west"].iter().all(|dc| {
             view.datacenter(dc)
                 .is_some_and(|d| d.healthy && d.fresh == 2)
@@ -478,7 +478,7 @@ async fn on_a_redis_cluster_a_master_lost_leaves_views_stale_at_worst_never_wron
 /// fleet whose prefix holds something else is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_etcd_holds_is_never_trusted_as_written() {
-    use status_core::fleet::{EtcdFleet, FleetStore, REJECTIONS};
+    use status_fleet::{EtcdFleet, FleetStore, REJECTIONS};
 
     let etcd = crate::etcd_server::EtcdCluster::start(1);
     let mut client = etcd_client::Client::connect([etcd.url(0)], None)
@@ -591,7 +591,7 @@ async fn what_etcd_holds_is_never_trusted_as_written() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    assert!(matches!(e, status_core::fleet::BeatError::Store(_)));
+    assert!(matches!(e, status_fleet::BeatError::Store(_)));
     let written = client
         .get(
             "config/",
@@ -621,7 +621,7 @@ async fn what_etcd_holds_is_never_trusted_as_written() {
 /// listing throughout. Once the holder stops, the id is free a TTL later.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_processes_given_one_id_never_overwrite_each_other() {
-    use status_core::fleet::{BeatError, REJECTIONS};
+    use status_fleet::{BeatError, REJECTIONS};
 
     let redis = RedisServer::start();
     let first = RedisFleet::new(&redis.url(), "dup", TTL).unwrap();
@@ -690,7 +690,7 @@ async fn two_processes_given_one_id_never_overwrite_each_other() {
 /// id once the holder's lease ends.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_etcd_one_id_is_one_process() {
-    use status_core::fleet::{BeatError, EtcdFleet, FleetStore};
+    use status_fleet::{BeatError, EtcdFleet, FleetStore};
 
     let etcd = crate::etcd_server::EtcdCluster::start(1);
     let ttl = Duration::from_secs(2);
@@ -720,7 +720,7 @@ async fn on_etcd_one_id_is_one_process() {
     let listed = until_listed(&second, 1).await;
     assert_eq!(listed[0].summary.condition, CheckStatus::Outage);
 
-    async fn until_listed(store: &EtcdFleet, n: usize) -> Vec<status_core::fleet::InstanceView> {
+    async fn until_listed(store: &EtcdFleet, n: usize) -> Vec<status_fleet::InstanceView> {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let all = InstanceQuery {
@@ -742,7 +742,7 @@ async fn on_etcd_one_id_is_one_process() {
 /// more than the cap.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn data_centers_past_the_cap_are_refused() {
-    use status_core::fleet::BeatError;
+    use status_fleet::BeatError;
 
     let redis = RedisServer::start();
     let store = RedisFleet::new(&redis.url(), "many", Duration::from_secs(3))

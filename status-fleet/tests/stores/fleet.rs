@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
-use status_core::fleet::{
+use status_core::{check, CheckStatus, Dependency, HoldSource, Registry, Urgency};
+use status_fleet::{
     EtcdFleet, Fleet, FleetStore, FleetView, HealthRule, InstanceQuery, Member, RedisFleet,
 };
-use status_core::{check, CheckStatus, Dependency, HoldSource, Registry, Urgency};
 use tokio::time::Instant;
 
 use crate::etcd_server::EtcdCluster;

@@ -1,14 +1,13 @@
 //! Hysteresis and notifications together, with the defaults, on paused time: a database
 //! that stops is told once as OUTAGE (and the system with it), never first as the MINOR its
 //! hysteresis ramp reports on the way; a blip shorter than the ramp is told not at all.
-#![cfg(feature = "notify")]
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use status_core::notify::{Message, Notice, Notifications, Sink, SinkError};
 use status_core::{check, CheckStatus, Dependency, Registry, Urgency};
+use status_notify::{Message, Notice, Notifications, Sink, SinkError};
 
 /// Keeps every message it is given (a sink in memory: time is paused, sockets are not).
 #[derive(Clone, Default)]

@@ -9,13 +9,12 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::{
-    BeatError, Conditions, DatacenterCounts, FleetStats, FleetStore, FleetView, HealthRule,
-    InstancePage, InstanceQuery, InstanceSummary, BEAT_BUCKETS, REJECTIONS,
+    Answer, FleetStats, FleetStore, FleetTracker, FleetView, HealthRule, InstancePage,
+    InstanceQuery, Note, Published, BEAT_BUCKETS, REJECTIONS,
 };
-use crate::check::CheckOutcome;
 use crate::sync::lock;
 use crate::sync::{read, write};
-use crate::{CheckStatus, Dependency, Error, Registry, Reporter, Urgency};
+use status_core::{Dependency, Error, Registry, Reporter, Urgency};
 
 /// This instance in the fleet: who it is, where, and how to reach its dashboard.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,13 +57,6 @@ impl Stats {
     }
 }
 
-/// The last view and when the store was last read.
-#[derive(Debug)]
-struct Known {
-    view: Arc<FleetView>,
-    read_at: Option<Instant>,
-}
-
 /// The fleet as this instance knows it: a beat every third of the TTL by a background task,
 /// each data center's counts served from memory (what this instance keeps grows with the
 /// number of data centers, not of instances), and the instances listed from the store when
@@ -84,8 +76,7 @@ struct Known {
 /// The instance's own probes never wait on any of it.
 #[derive(Debug, Clone)]
 pub struct Fleet {
-    known: Arc<RwLock<Known>>,
-    started: Instant,
+    tracker: Arc<RwLock<FleetTracker>>,
     ttl: Duration,
     store: Arc<dyn FleetStore>,
     stats: Arc<Stats>,
@@ -114,14 +105,15 @@ impl Fleet {
         rule: HealthRule,
     ) -> Self {
         let ttl = store.ttl();
-        let started = Instant::now();
-        let own = own_view(&member, registry.condition(), false, rule);
+        let tracker = FleetTracker::new(
+            member,
+            rule,
+            ttl,
+            Instant::now().into_std(),
+            registry.condition(),
+        );
         let fleet = Self {
-            known: Arc::new(RwLock::new(Known {
-                view: Arc::new(own.into_stale()),
-                read_at: None,
-            })),
-            started,
+            tracker: Arc::new(RwLock::new(tracker)),
             ttl,
             store: Arc::new(store),
             stats: Arc::default(),
@@ -145,8 +137,6 @@ impl Fleet {
             fleet.clone(),
             registry.downgrade(),
             registry.subscribe(),
-            member,
-            rule,
             reporter,
         ));
         fleet
@@ -157,20 +147,7 @@ impl Fleet {
     /// that renderings can be cached by it.
     #[must_use]
     pub fn view(&self) -> Arc<FleetView> {
-        let known = read(&self.known);
-        let age = known.read_at.unwrap_or(self.started).elapsed();
-        if known.read_at.is_some() && age <= self.ttl {
-            return Arc::clone(&known.view);
-        }
-        let mut stale = FleetView::clone(&known.view).into_stale();
-        if age > 3 * self.ttl {
-            stale.fail_open = true;
-            for dc in &mut stale.datacenters {
-                dc.fail_open = true;
-                dc.condition = CheckStatus::Ok;
-            }
-        }
-        Arc::new(stale)
+        read(&self.tracker).view(Instant::now().into_std())
     }
 
     /// A page of instances from the store, kept for a third of the TTL.
@@ -215,35 +192,6 @@ impl Fleet {
     fn lock_pages(&self) -> std::sync::MutexGuard<'_, Pages> {
         lock(&self.pages)
     }
-
-    fn set(&self, view: FleetView, read: bool) {
-        let mut known = write(&self.known);
-        known.view = Arc::new(view);
-        if read {
-            known.read_at = Some(Instant::now());
-        }
-    }
-
-    fn ever_read(&self) -> bool {
-        read(&self.known).read_at.is_some()
-    }
-}
-
-/// A view of this instance's own data center alone, judged on its own summary.
-fn own_view(member: &Member, condition: CheckStatus, held: bool, rule: HealthRule) -> FleetView {
-    let mut conditions = Conditions::default();
-    conditions.add(condition);
-    let serving = usize::from(!held && condition != CheckStatus::Outage);
-    let mut view = FleetView::from_counts(
-        vec![DatacenterCounts {
-            datacenter: member.datacenter.clone(),
-            conditions,
-            serving,
-        }],
-        rule,
-    );
-    view.own = Some((member.datacenter.clone(), condition));
-    view
 }
 
 /// What wakes the beat loop.
@@ -259,13 +207,16 @@ enum Wake {
 }
 
 /// What the store is told of this instance.
-fn published(registry: &Registry) -> (CheckStatus, Vec<String>) {
+fn published(registry: &Registry) -> Published {
     let holds = registry
         .holds()
         .iter()
         .map(|h| h.source.as_str().to_owned())
         .collect();
-    (registry.condition(), holds)
+    Published {
+        condition: registry.condition(),
+        holds,
+    }
 }
 
 /// The store's next change, or never (a store without changes, or one whose sender is gone).
@@ -281,15 +232,13 @@ async fn moved(changes: &mut Option<tokio::sync::watch::Receiver<()>>) {
     }
 }
 
-/// Beats every third of the TTL; between beats, publishes at once when this instance's
-/// condition or holds change (at most every thirtieth of the TTL, so a flapping dependency
-/// cannot flood the store), and takes the store's counts at once when it says they moved.
+/// Beats every third of the TTL; between beats, publishes when this instance's condition or
+/// holds change (when the tracker says), and takes the store's counts at once when it says
+/// they moved. The rules are the tracker's; this only waits, calls the store and tells.
 async fn beat(
     fleet: Fleet,
-    weak: crate::WeakRegistry,
-    mut events: tokio::sync::broadcast::Receiver<crate::Event>,
-    member: Member,
-    rule: HealthRule,
+    weak: status_core::WeakRegistry,
+    mut events: tokio::sync::broadcast::Receiver<status_core::Event>,
     reporter: Option<Reporter>,
 ) {
     use tokio::sync::broadcast::error::RecvError;
@@ -297,15 +246,11 @@ async fn beat(
     let mut tick = tokio::time::interval(ttl / 3);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut changes = fleet.store.subscribe();
-    let mut failing = false;
-    // Whether another process holds this instance's id (said once, when it starts).
-    let mut id_taken = false;
-    let mut last: Option<(Instant, (CheckStatus, Vec<String>))> = None;
     loop {
         let wake = tokio::select! {
             _ = tick.tick() => Wake::Tick,
             event = events.recv() => match event {
-                Ok(crate::Event::Changed { .. } | crate::Event::Drain(_)) | Err(RecvError::Lagged(_)) => Wake::Registry,
+                Ok(status_core::Event::Changed { .. } | status_core::Event::Drain(_)) | Err(RecvError::Lagged(_)) => Wake::Registry,
                 Ok(_) => continue,
                 Err(RecvError::Closed) => Wake::Stop,
             },
@@ -318,27 +263,16 @@ async fn beat(
             Wake::Stop => return,
             Wake::Store => {
                 if let Some(counts) = fleet.store.counts() {
-                    let condition = last
-                        .as_ref()
-                        .map_or_else(|| registry.condition(), |(_, (c, _))| *c);
-                    let mut view = FleetView::from_counts(counts, rule);
-                    view.own = Some((member.datacenter.clone(), condition));
-                    fleet.set(view, true);
+                    write(&fleet.tracker).counts_moved(Instant::now().into_std(), counts);
                 }
                 continue;
             }
             Wake::Registry => {
-                let now = published(&registry);
-                match &last {
-                    Some((_, before)) if *before == now => continue,
-                    Some((at, _)) => {
-                        // Not more often than every thirtieth of the TTL.
-                        let next = *at + ttl / 30;
-                        drop(registry);
-                        tokio::time::sleep_until(next).await;
-                    }
-                    None => drop(registry),
-                }
+                let state = published(&registry);
+                drop(registry);
+                let at = read(&fleet.tracker).publish_at(Instant::now().into_std(), &state);
+                let Some(at) = at else { continue };
+                tokio::time::sleep_until(Instant::from_std(at)).await;
                 // The periodic beat counts from this one.
                 tick.reset();
             }
@@ -347,123 +281,78 @@ async fn beat(
         let Some(registry) = weak.upgrade() else {
             return;
         };
-        let (condition, holds) = published(&registry);
+        let state = published(&registry);
         drop(registry);
-        last = Some((Instant::now(), (condition, holds.clone())));
-        let held = !holds.is_empty();
-        let mut me = InstanceSummary::new(
-            &member.instance_id,
-            &member.datacenter,
-            condition,
-            holds,
-            &member.version,
-        );
-        me.url.clone_from(&member.url);
+        let me = write(&fleet.tracker).beating(Instant::now().into_std(), state);
         let started = Instant::now();
-        let outcome = match tokio::time::timeout(ttl / 3, fleet.store.beat(&me)).await {
-            Ok(Ok(beat)) => {
-                let took = started.elapsed();
-                fleet.stats.beat(took);
-                for (reason, n) in REJECTIONS.iter().zip(beat.skipped) {
-                    if n > 0 {
-                        fleet.stats.reject(reason, n);
-                        tracing::warn!(
-                            reason,
-                            entries = n,
-                            "the fleet store holds entries no instance wrote: skipped"
-                        );
-                    }
+        let answer = match tokio::time::timeout(ttl / 3, fleet.store.beat(&me)).await {
+            Ok(answer) => {
+                if answer.is_ok() {
+                    fleet.stats.beat(started.elapsed());
                 }
-                if beat.healed > 0 {
-                    fleet.stats.reject("wrong_type", beat.healed);
-                    tracing::warn!(
-                        keys = beat.healed,
-                        "the fleet store held keys of the wrong type: deleted, rebuilt by the next beats"
-                    );
-                }
-                let datacenters = beat.datacenters.len();
-                if beat.settling {
-                    // Counts of a store that lost its keys hold only the instances that beat
-                    // since: not the fleet. The last view goes stale meanwhile.
-                    tracing::debug!("the fleet store is settling");
-                } else {
-                    let mut view = FleetView::from_counts(beat.datacenters, rule);
-                    view.own = Some((member.datacenter.clone(), condition));
-                    fleet.set(view, true);
-                }
-                if failing {
-                    tracing::info!("the fleet store answers again");
-                    failing = false;
-                }
-                if id_taken {
-                    tracing::info!("this instance holds its id in the fleet again");
-                    id_taken = false;
-                }
-                CheckOutcome::new(
-                    CheckStatus::Ok,
-                    format!(
-                        "{datacenters} data centers; beat in {:.1} ms",
-                        took.as_secs_f64() * 1e3
-                    ),
-                )
-                .with_value(took.as_secs_f64())
-            }
-            Ok(Err(e @ BeatError::IdTaken { .. })) => {
-                fleet.stats.reject("id_taken", 1);
-                // Said when it starts, not every beat: the dependency and the metric carry it.
-                if !id_taken {
-                    tracing::error!(
-                        instance = %member.instance_id,
-                        datacenter = %member.datacenter,
-                        "{e}"
-                    );
-                    id_taken = true;
-                }
-                CheckOutcome::new(CheckStatus::Major, e.to_string())
-            }
-            Ok(Err(BeatError::Rejected(reason))) => {
-                fleet.stats.reject(reason, 1);
-                tracing::warn!(reason, "the fleet store refused this instance's beat");
-                CheckOutcome::new(
-                    CheckStatus::Major,
-                    format!("the store refused this instance's beat: {reason}"),
-                )
-            }
-            Ok(Err(BeatError::Store(e))) => {
-                fleet.stats.failures.fetch_add(1, Ordering::Relaxed);
-                if !failing {
-                    tracing::warn!("the fleet store failed: {e}");
-                    failing = true;
-                }
-                CheckOutcome::new(CheckStatus::Outage, format!("the store failed: {e}"))
+                Answer::Answered(answer)
             }
             Err(_) => {
                 // A late answer must not be read by the next beat: a new connection.
                 fleet.store.reset().await;
-                fleet.stats.failures.fetch_add(1, Ordering::Relaxed);
-                if !failing {
-                    tracing::warn!(
-                        timeout_ms = (ttl / 3).as_millis(),
-                        "the fleet store did not answer in time"
-                    );
-                    failing = true;
-                }
-                CheckOutcome::new(
-                    CheckStatus::Outage,
-                    format!(
-                        "the store did not answer within {} ms",
-                        (ttl / 3).as_millis()
-                    ),
-                )
+                Answer::Late
             }
         };
-        if !fleet.ever_read() {
-            // Nothing from the store yet: this data center as this instance sees itself.
-            fleet.set(own_view(&member, condition, held, rule).into_stale(), false);
+        let told = write(&fleet.tracker).answered(Instant::now().into_std(), answer);
+        for note in &told.notes {
+            say(&fleet, &me.instance_id, &me.datacenter, note);
         }
         if let Some(reporter) = &reporter {
-            if reporter.record(outcome).is_none() {
+            if reporter.record(told.outcome).is_none() {
                 return;
+            }
+        }
+    }
+}
+
+/// Logs and counts what the tracker noted: each run of trouble said once, counted always.
+fn say(fleet: &Fleet, instance: &str, datacenter: &str, note: &Note) {
+    match note {
+        Note::Skipped { reason, entries } => {
+            fleet.stats.reject(reason, *entries);
+            tracing::warn!(
+                reason,
+                entries,
+                "the fleet store holds entries no instance wrote: skipped"
+            );
+        }
+        Note::Healed(keys) => {
+            fleet.stats.reject("wrong_type", *keys);
+            tracing::warn!(
+                keys,
+                "the fleet store held keys of the wrong type: deleted, rebuilt by the next beats"
+            );
+        }
+        // Counts of a store that lost its keys hold only the instances that beat since:
+        // not the fleet. The last view goes stale meanwhile.
+        Note::Settling => tracing::debug!("the fleet store is settling"),
+        Note::StoreBack => tracing::info!("the fleet store answers again"),
+        Note::IdBack => tracing::info!("this instance holds its id in the fleet again"),
+        Note::IdTaken { error, first } => {
+            fleet.stats.reject("id_taken", 1);
+            // Said when it starts, not every beat: the dependency and the metric carry it.
+            if *first {
+                tracing::error!(instance, datacenter, "{error}");
+            }
+        }
+        Note::Rejected(reason) => {
+            fleet.stats.reject(reason, 1);
+            tracing::warn!(reason, "the fleet store refused this instance's beat");
+        }
+        Note::StoreFailed { error, first, late } => {
+            fleet.stats.failures.fetch_add(1, Ordering::Relaxed);
+            if *first && *late {
+                tracing::warn!(
+                    timeout_ms = (fleet.ttl / 3).as_millis(),
+                    "the fleet store did not answer in time"
+                );
+            } else if *first {
+                tracing::warn!("the fleet {error}");
             }
         }
     }
@@ -474,7 +363,9 @@ mod tests {
     use std::sync::atomic::AtomicUsize;
 
     use super::*;
-    use crate::fleet::{Beat, Boxed};
+    use crate::{Beat, BeatError, Boxed, InstanceSummary};
+    use status_core::check::CheckOutcome;
+    use status_core::CheckStatus;
 
     /// A store that answers every beat at once and keeps what it was told (a spy).
     #[derive(Debug, Default)]

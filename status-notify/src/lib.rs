@@ -16,30 +16,29 @@
 //! - A failure attributed to another failing dependency (`blockedBy`) is folded into its
 //!   root's notice ("primary-db OUTAGE; also affected: orders-api, search"), not sent alone.
 //! - The system condition's changes are notices of their own, with the same hold.
-//! - A muted dependency ([`Registry::mute`](crate::Registry::mute)) is followed but never
+//! - A muted dependency ([`Registry::mute`](status_core::Registry::mute)) is followed but never
 //!   told; on unmute, one notice says where it stands if that differs from the last one told.
 //!   A system condition failing only through muted dependencies (and their dependents) is not
 //!   told either.
 //! - When more than a handful are due at once (a fleet-wide cause), they go out as one digest,
 //!   and at most one digest a minute: what falls due meanwhile waits for the next.
 //!
-//! With the `notify` feature, [`Notifications`] drives the policy from a registry's events
+//! [`Notifications`] drives the policy from a registry's events
 //! and delivers its notices to [`Sink`]s: a JSON webhook ([`Webhook`]), a Slack incoming
 //! webhook ([`Slack`]), or one of your own.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod policy;
-#[cfg(feature = "notify")]
 mod run;
-#[cfg(feature = "notify")]
 mod sink;
+mod sync;
 
 pub use self::policy::{
     Notice, NoticePolicy, Notifier, MAX_DIGEST_BYTES, MAX_PENDING, MAX_REFUSED_ACTIONS,
     MAX_REFUSED_ADDRESSES,
 };
-#[cfg(feature = "notify")]
 pub use self::run::{Notifications, NotificationsBuilder, SinkStats};
-#[cfg(feature = "notify")]
 pub use self::sink::{
     signature, Message, Sink, SinkError, Slack, Webhook, MAX_ANSWER, SCHEMA_VERSION,
 };

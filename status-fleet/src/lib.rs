@@ -15,17 +15,24 @@
 //! - when **every** data center is unhealthy, every one answers healthy with `failOpen`:
 //!   some work beats none (Indeed's "failing open").
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 #[cfg(feature = "etcd")]
 mod etcd;
+mod excuse;
 #[cfg(feature = "redis")]
 mod redis;
 mod run;
+mod sync;
+mod tracker;
 
 #[cfg(feature = "etcd")]
 pub use self::etcd::{EtcdFleet, FLEET_MARK};
+pub use self::excuse::FleetExcuse;
 #[cfg(feature = "redis")]
 pub use self::redis::{RedisFleet, DEFAULT_MAX_DATACENTERS};
 pub use self::run::{Fleet, Member};
+pub use self::tracker::{Answer, FleetTracker, Note, Published, Told};
 
 impl FleetSource for Fleet {
     fn view(&self) -> Arc<FleetView> {
@@ -52,7 +59,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{CheckStatus, Error, Readiness};
+use status_core::{CheckStatus, Error, Readiness};
 
 /// Where a fleet's views and instances come from: a running [`Fleet`], or a
 /// closure that hands out views (its instances then listed from the view itself, for tests
@@ -711,6 +718,18 @@ impl FleetView {
         self.stale = true;
         for dc in &mut self.datacenters {
             dc.stale = true;
+        }
+        self
+    }
+
+    /// The same view, failing open: every data center answers healthy (`failOpen`), as when
+    /// the store has not been read for so long that no verdict of it can be trusted.
+    #[must_use]
+    pub fn into_failed_open(mut self) -> Self {
+        self.fail_open = true;
+        for dc in &mut self.datacenters {
+            dc.fail_open = true;
+            dc.condition = CheckStatus::Ok;
         }
         self
     }

@@ -1,7 +1,6 @@
 //! Notifications delivered to a real HTTP receiver over a socket, started by the test: it
 //! records what it gets, and can answer 500 or hang. Real time, short settings: what is
 //! asserted is counts and content, with deadlines only as guards.
-#![cfg(feature = "notify")]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -11,8 +10,8 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use serde_json::Value;
-use status_core::notify::{signature, NoticePolicy, Notifications, Slack, Webhook};
 use status_core::{check, CheckStatus, Dependency, Registry, Urgency};
+use status_notify::{signature, NoticePolicy, Notifications, Slack, Webhook};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Answer {
@@ -123,7 +122,7 @@ fn registry() -> (Registry, Arc<Mutex<CheckStatus>>, Arc<Mutex<CheckStatus>>) {
     (registry, db, api)
 }
 
-fn fast(registry: &Registry) -> status_core::notify::NotificationsBuilder {
+fn fast(registry: &Registry) -> status_notify::NotificationsBuilder {
     Notifications::builder(registry)
         .policy(NoticePolicy {
             // Long enough for a root and its dependents checked together to be seen together.

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::{CheckResult, CheckStatus, DependencyId};
+use status_core::{CheckResult, CheckStatus, DependencyId};
 
 /// What the policy tells. Serialized with a `kind` (`changed`, `resolved`, `flapping`,
 /// `system`, `audit`, `digest`) and camel-case fields.
@@ -270,7 +270,7 @@ impl Track {
 ///
 /// ```
 /// use std::time::Duration;
-/// use status_core::notify::{Notice, NoticePolicy, Notifier};
+/// use status_notify::{Notice, NoticePolicy, Notifier};
 /// use status_core::CheckStatus;
 ///
 /// let s = Duration::from_secs;
@@ -536,8 +536,8 @@ impl Notifier {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::CheckOutcome;
-    use crate::{Dependency, Registry};
+    use status_core::check::CheckOutcome;
+    use status_core::{Dependency, Registry};
     use CheckStatus::{Major, Ok, Outage};
 
     const S: Duration = Duration::from_secs(1);
@@ -548,14 +548,16 @@ mod tests {
         let info = Dependency::passive(id).build_info().unwrap();
         let reporter = registry.add_passive(info).unwrap();
         reporter.record(CheckOutcome::new(status, "x"));
-        let mut result = (*registry.result(id).unwrap()).clone();
-        result.status = status;
-        result.flapping = flapping;
-        result.blocked_by = blocked_by
-            .iter()
-            .map(|b| DependencyId::new(b).unwrap())
-            .collect();
-        result
+        (*registry.result(id).unwrap())
+            .clone()
+            .with_status(status)
+            .with_flapping(flapping)
+            .with_blocked_by(
+                blocked_by
+                    .iter()
+                    .map(|b| DependencyId::new(b).unwrap())
+                    .collect(),
+            )
     }
 
     fn notifier(hold: u64) -> Notifier {
@@ -688,21 +690,21 @@ mod tests {
     }
 
     /// `result`, muted.
-    fn muted(mut result: CheckResult) -> CheckResult {
-        let now = tokio::time::Instant::now();
-        let wall = chrono::Utc::now();
-        result.mute = Some(std::sync::Arc::new(
-            crate::Mute::new(
-                result.id().clone(),
-                crate::MuteWindow::For(S * 600),
+    fn muted(result: CheckResult) -> CheckResult {
+        let registry = Registry::new();
+        let info = Dependency::passive(result.id().as_str())
+            .build_info()
+            .unwrap();
+        registry.add_passive(info).unwrap();
+        let mute = registry
+            .mute(
+                result.id().as_str(),
+                status_core::MuteWindow::For(S * 600),
                 "maintenance",
                 None,
-                now,
-                wall,
             )
-            .unwrap(),
-        ));
-        result
+            .unwrap();
+        result.with_mute(Some(mute))
     }
 
     #[test]

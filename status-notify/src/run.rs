@@ -14,7 +14,7 @@ use tokio::time::Instant;
 
 use super::{Message, Notice, NoticePolicy, Notifier, Sink, SCHEMA_VERSION};
 use crate::sync::lock;
-use crate::{Error, Event, Registry, Rng, WeakRegistry};
+use status_core::{Error, Event, Registry, Rng, WeakRegistry};
 
 /// Starts [`Notifications`]; see [`Notifications::builder`].
 #[must_use = "a builder does nothing until `start` is called"]

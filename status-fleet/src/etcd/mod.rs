@@ -53,9 +53,9 @@ use super::{
     hex, unhex, Beat, BeatError, Boxed, DatacenterCounts, FleetStore, InstancePage, InstanceQuery,
     InstanceSummary, InstanceView, MAX_SUMMARY, REJECTIONS,
 };
-use crate::store::{prefix_end, EtcdStore};
 use crate::sync::lock;
-use crate::Error;
+use status_core::store::{prefix_end, EtcdStore};
+use status_core::Error;
 
 /// What the mark key of a fleet's prefix holds.
 pub const FLEET_MARK: &str = "status fleet v1";
@@ -447,7 +447,7 @@ impl FleetStore for EtcdFleet {
 
 /// A lease id of this instance's own: random, positive.
 fn lease_id() -> i64 {
-    let random = crate::Rng::from_entropy().next_u64() >> 1;
+    let random = status_core::Rng::from_entropy().next_u64() >> 1;
     i64::try_from(random).unwrap_or(1).max(1)
 }
 

@@ -11,7 +11,7 @@ use serde::Serialize;
 use sha2::Sha256;
 
 use super::Notice;
-use crate::Error;
+use status_core::Error;
 
 /// The version of the webhook's JSON schema: a receiver checks it.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -32,7 +32,7 @@ pub struct Message {
     /// Unique per message: the same message retried keeps its id.
     pub id: String,
     /// When the notice was made.
-    #[serde(serialize_with = "crate::result::serialize_iso")]
+    #[serde(serialize_with = "serialize_iso")]
     pub at: DateTime<Utc>,
     /// The application's name.
     pub appname: String,
@@ -304,6 +304,12 @@ fn slack_escape(text: &str) -> String {
         }
     }
     escaped
+}
+
+/// `t` as RFC 3339 with milliseconds, UTC (`2026-11-26T04:49:47.123Z`): the timestamps of
+/// every other body status writes.
+fn serialize_iso<S: serde::Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
 }
 
 #[cfg(test)]

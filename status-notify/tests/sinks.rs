@@ -1,15 +1,14 @@
 //! Hostile receivers: one delivery attempt against a raw socket that redirects, drips its
 //! answer, claims or sends an endless body, or closes mid-request. Each is a failed attempt,
 //! bounded in time and in what is read, and a redirect is never followed.
-#![cfg(feature = "notify")]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use status_core::notify::{Message, Notice, Sink, Slack, Webhook, MAX_ANSWER};
 use status_core::{CheckStatus, DependencyId};
+use status_notify::{Message, Notice, Sink, Slack, Webhook, MAX_ANSWER};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 

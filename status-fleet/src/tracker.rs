@@ -1,0 +1,313 @@
+//! The fleet's rules as one instance follows them, pure: told the time, what this instance is
+//! and what the store answered; no clock, no I/O, no task. [`Fleet`](crate::Fleet) drives it
+//! on Tokio; status-sim drives a thousand of them in virtual time.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use status_core::check::CheckOutcome;
+use status_core::CheckStatus;
+
+use crate::{Beat, BeatError, DatacenterCounts, FleetView, HealthRule, InstanceSummary, Member};
+
+/// What an instance tells the store of itself: its condition and the sources of its rotation
+/// holds (`operator`, `shutdown`, `cull`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Published {
+    /// Its system condition.
+    pub condition: CheckStatus,
+    /// The sources of the holds in force.
+    pub holds: Vec<String>,
+}
+
+/// What the store made of a beat, as the driver saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// The store answered.
+    Answered(Result<Beat, BeatError>),
+    /// The store did not answer within a third of the TTL (its connection is to be dropped).
+    Late,
+}
+
+/// Something worth a log line or a count, from one answer. `first` is true when it starts a
+/// run of the same trouble: say it then, count it always.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    /// The store held entries no instance could have written, skipped (`reason` as in
+    /// [`REJECTIONS`](crate::REJECTIONS)).
+    Skipped {
+        /// Why they were skipped.
+        reason: &'static str,
+        /// How many.
+        entries: u64,
+    },
+    /// Keys of the wrong type, deleted.
+    Healed(u64),
+    /// The store lost its keys lately: its counts are not the fleet's, the last view ages.
+    Settling,
+    /// The store answered after failing.
+    StoreBack,
+    /// This instance holds its id again.
+    IdBack,
+    /// Another process beats under this instance's id.
+    IdTaken {
+        /// What to say.
+        error: String,
+        /// Whether this starts the run.
+        first: bool,
+    },
+    /// The store refused this instance's beat.
+    Rejected(&'static str),
+    /// The store failed, or did not answer in time (`error` says which).
+    StoreFailed {
+        /// What to say.
+        error: String,
+        /// Whether this starts the run.
+        first: bool,
+        /// Whether it was late (its connection is to be dropped).
+        late: bool,
+    },
+}
+
+/// What one answer amounts to: the `fleet` dependency's outcome, and what to say.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Told {
+    /// The outcome of the passive dependency `fleet`.
+    pub outcome: CheckOutcome,
+    /// What to log and count, in order.
+    pub notes: Vec<Note>,
+}
+
+/// The fleet as one instance follows it, pure. The rules, once each:
+/// - **publish**: a change of condition or holds is published at once, but not within a
+///   thirtieth of the TTL of the last beat ([`publish_at`](Self::publish_at)); the driver
+///   beats every third of the TTL besides.
+/// - **read**: each answer's counts become the view, unless the store is **settling** (it
+///   lost its keys: its counts hold only the instances that beat since); then the last view
+///   ages.
+/// - **until the first read**: this instance's own data center, judged on its own summary,
+///   marked stale.
+/// - **stale** once the store has not been read for a TTL, and **failing open** (every data
+///   center healthy, `failOpen`) once not for three TTLs ([`view`](Self::view)).
+#[derive(Debug, Clone)]
+pub struct FleetTracker {
+    member: Member,
+    rule: HealthRule,
+    ttl: Duration,
+    started: Instant,
+    view: Arc<FleetView>,
+    read_at: Option<Instant>,
+    last: Option<(Instant, Published)>,
+    failing: bool,
+    id_taken: bool,
+}
+
+impl FleetTracker {
+    /// `member`, starting at `now` in condition `condition`, in a store whose records live
+    /// `ttl`, judging data centers by `rule`.
+    #[must_use]
+    pub fn new(
+        member: Member,
+        rule: HealthRule,
+        ttl: Duration,
+        now: Instant,
+        condition: CheckStatus,
+    ) -> Self {
+        let own = Published {
+            condition,
+            holds: Vec::new(),
+        };
+        let view = Arc::new(own_view(&member, &own, rule));
+        Self {
+            member,
+            rule,
+            ttl,
+            started: now,
+            view,
+            read_at: None,
+            last: None,
+            failing: false,
+            id_taken: false,
+        }
+    }
+
+    /// The TTL of the store's records.
+    #[must_use]
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// When `now_state` should be published: `None` when it is what was published last;
+    /// `now` when nothing was published yet or the last beat is a thirtieth of the TTL old;
+    /// else when it will be (a flapping dependency cannot flood the store).
+    #[must_use]
+    pub fn publish_at(&self, now: Instant, state: &Published) -> Option<Instant> {
+        match &self.last {
+            Some((_, last)) if last == state => None,
+            Some((at, _)) => Some((*at + self.ttl / 30).max(now)),
+            None => Some(now),
+        }
+    }
+
+    /// A beat of `state` starts at `now`: the summary to send.
+    pub fn beating(&mut self, now: Instant, state: Published) -> InstanceSummary {
+        let mut me = InstanceSummary::new(
+            &self.member.instance_id,
+            &self.member.datacenter,
+            state.condition,
+            state.holds.clone(),
+            &self.member.version,
+        );
+        me.url.clone_from(&self.member.url);
+        self.last = Some((now, state));
+        me
+    }
+
+    /// The store's answer to the last beat, at `now`.
+    pub fn answered(&mut self, now: Instant, answer: Answer) -> Told {
+        let mut notes = Vec::new();
+        let outcome = match answer {
+            Answer::Answered(Ok(beat)) => self.read(now, beat, &mut notes),
+            Answer::Answered(Err(e @ BeatError::IdTaken { .. })) => {
+                notes.push(Note::IdTaken {
+                    error: e.to_string(),
+                    first: !self.id_taken,
+                });
+                self.id_taken = true;
+                CheckOutcome::new(CheckStatus::Major, e.to_string())
+            }
+            Answer::Answered(Err(BeatError::Rejected(reason))) => {
+                notes.push(Note::Rejected(reason));
+                CheckOutcome::new(
+                    CheckStatus::Major,
+                    format!("the store refused this instance's beat: {reason}"),
+                )
+            }
+            Answer::Answered(Err(BeatError::Store(e))) => {
+                self.failed(format!("the store failed: {e}"), false, &mut notes)
+            }
+            Answer::Late => self.failed(
+                format!(
+                    "the store did not answer within {} ms",
+                    (self.ttl / 3).as_millis()
+                ),
+                true,
+                &mut notes,
+            ),
+        };
+        if self.read_at.is_none() {
+            // Nothing from the store yet: this data center as this instance sees itself.
+            if let Some((_, published)) = &self.last {
+                self.view = Arc::new(own_view(&self.member, published, self.rule));
+            }
+        }
+        Told { outcome, notes }
+    }
+
+    /// The store says its counts moved, at `now`: they are the view, no beat needed.
+    pub fn counts_moved(&mut self, now: Instant, counts: Vec<DatacenterCounts>) {
+        self.set(now, counts);
+    }
+
+    /// The fleet at `now`: the last view read while younger than the TTL (the same `Arc`,
+    /// so that renderings can be cached by it); older, the same marked stale; not read for
+    /// three TTLs (or never, three TTLs after the start), every data center failing open.
+    #[must_use]
+    pub fn view(&self, now: Instant) -> Arc<FleetView> {
+        let age = now.saturating_duration_since(self.read_at.unwrap_or(self.started));
+        if self.read_at.is_some() && age <= self.ttl {
+            return Arc::clone(&self.view);
+        }
+        let stale = FleetView::clone(&self.view).into_stale();
+        if age > 3 * self.ttl {
+            return Arc::new(stale.into_failed_open());
+        }
+        Arc::new(stale)
+    }
+
+    /// When the store was last read.
+    #[must_use]
+    pub fn read_at(&self) -> Option<Instant> {
+        self.read_at
+    }
+
+    fn read(&mut self, now: Instant, beat: Beat, notes: &mut Vec<Note>) -> CheckOutcome {
+        for (reason, entries) in crate::REJECTIONS.iter().zip(beat.skipped) {
+            if entries > 0 {
+                notes.push(Note::Skipped { reason, entries });
+            }
+        }
+        if beat.healed > 0 {
+            notes.push(Note::Healed(beat.healed));
+        }
+        let datacenters = beat.datacenters.len();
+        if beat.settling {
+            notes.push(Note::Settling);
+        } else {
+            self.set(now, beat.datacenters);
+        }
+        if std::mem::take(&mut self.failing) {
+            notes.push(Note::StoreBack);
+        }
+        if std::mem::take(&mut self.id_taken) {
+            notes.push(Note::IdBack);
+        }
+        let took = self
+            .last
+            .as_ref()
+            .map_or(Duration::ZERO, |(at, _)| now.saturating_duration_since(*at));
+        CheckOutcome::new(
+            CheckStatus::Ok,
+            format!(
+                "{datacenters} data centers; beat in {:.1} ms",
+                took.as_secs_f64() * 1e3
+            ),
+        )
+        .with_value(took.as_secs_f64())
+    }
+
+    fn failed(&mut self, error: String, late: bool, notes: &mut Vec<Note>) -> CheckOutcome {
+        notes.push(Note::StoreFailed {
+            error: error.clone(),
+            first: !self.failing,
+            late,
+        });
+        self.failing = true;
+        CheckOutcome::new(CheckStatus::Outage, error)
+    }
+
+    fn set(&mut self, now: Instant, counts: Vec<DatacenterCounts>) {
+        let condition = self
+            .last
+            .as_ref()
+            .map_or(CheckStatus::Ok, |(_, p)| p.condition);
+        let mut view = FleetView::from_counts(counts, self.rule);
+        view.own = Some((self.member.datacenter.clone(), condition));
+        self.view = Arc::new(view);
+        self.read_at = Some(now);
+    }
+}
+
+/// A view of this instance's own data center alone, judged on its own summary, stale: what
+/// an instance knows before the store first answers.
+fn own_view(member: &Member, own: &Published, rule: HealthRule) -> FleetView {
+    let me = InstanceSummary::new(
+        &member.instance_id,
+        &member.datacenter,
+        own.condition,
+        own.holds.clone(),
+        &member.version,
+    );
+    let mut conditions = crate::Conditions::default();
+    conditions.add(own.condition);
+    let mut view = FleetView::from_counts(
+        vec![DatacenterCounts {
+            datacenter: member.datacenter.clone(),
+            conditions,
+            serving: usize::from(me.serving()),
+        }],
+        rule,
+    );
+    view.own = Some((member.datacenter.clone(), own.condition));
+    view.into_stale()
+}
