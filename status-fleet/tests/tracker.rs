@@ -99,7 +99,10 @@ fn a_read_view_is_fresh_for_a_ttl_stale_after_and_fails_open_after_three() {
 
     let open = tracker.view(read + 3 * TTL + Duration::from_millis(1));
     assert!(open.stale && open.fail_open);
-    assert!(open.datacenters.iter().all(|dc| dc.answers_healthy()));
+    assert!(open
+        .datacenters
+        .iter()
+        .all(status_fleet::DatacenterView::answers_healthy));
 }
 
 #[test]
