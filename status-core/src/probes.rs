@@ -192,6 +192,16 @@ impl Probes {
         }
     }
 
+    /// What a balancer reads of the instance (`/healthcheck/summary`, gRPC's `""`): out of
+    /// rotation while any hold is in force, else in rotation with the system's condition
+    /// (OUTAGE fails it by default; the HTTP layer maps conditions to codes).
+    #[must_use]
+    pub fn verdict(&self) -> crate::Verdict {
+        let report = self.registry.report();
+        let drain = self.registry.drain_state();
+        report.summary().draining(drain.as_ref()).verdict()
+    }
+
     /// Startup: every polled dependency has been checked once.
     #[must_use]
     pub fn startup(&self) -> Startup {

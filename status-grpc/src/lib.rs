@@ -27,17 +27,19 @@
 //!
 //! | service | SERVING while |
 //! |---|---|
-//! | `""` | the instance is fit for traffic: not OUTAGE, no rotation hold, startup complete (what makes `/healthcheck/summary` answer 200, and startup) |
+//! | `""` | the instance is fit for traffic: not OUTAGE, no rotation hold ([`Probes::verdict`](status_core::Probes::verdict), what makes `/healthcheck/summary` answer 200) |
 //! | `probe/live` | `/healthcheck/live` answers 200: the instance did not cull itself |
 //! | `probe/ready` | `/healthcheck/ready` answers 200: by the [`Probes`] given ([`HealthService::probes`]: a bound group, the fleet's excuse) |
 //! | `probe/startup` | `/healthcheck/startup` answers 200: every dependency checked once |
 //! | a probe group's name | the group passes by its rule ([`Registry::group_readiness`](status_core::Registry::group_readiness)) |
 //! | `feature/{name}` | the feature is enabled |
 //!
-//! Once a shutdown begins (a [`HoldSource::Shutdown`](status_core::HoldSource) hold, as
-//! `status_http::shutdown::graceful` takes), every service is NOT_SERVING but `probe/live`
-//! and `probe/startup`, which hold as their HTTP routes do; watch streams see it, then end
-//! when the [grace](HealthService::shutdown_grace) is over.
+//! Every service renders the core's one verdict that its HTTP route renders, so the two agree
+//! through a shutdown too: once it begins (a [`HoldSource::Shutdown`](status_core::HoldSource)
+//! hold, as `status_http::shutdown::graceful` takes), `""`, `probe/ready` and the groups that
+//! count holds are NOT_SERVING, as their routes answer 503; `probe/live`, `probe/startup`,
+//! groups that ignore holds and features answer as their routes do. Watch streams see it,
+//! then end when the [grace](HealthService::shutdown_grace) is over.
 //!
 //! For Kubernetes, point each probe at its service:
 //!
@@ -194,7 +196,7 @@ impl HealthService {
         self.with_caps(caps)
     }
 
-    /// How long watch streams stay open once a shutdown has begun (every service then
+    /// How long watch streams stay open once a shutdown has begun (`""` and readiness then
     /// NOT_SERVING), so that clients see it before the streams end: the delay given to
     /// `status_http::shutdown::graceful`, typically.
     #[must_use]
@@ -228,11 +230,7 @@ impl HealthService {
     /// The status of `service` now; `None` for a service this server does not know.
     #[must_use]
     pub fn status(&self, service: &str) -> Option<ServingStatus> {
-        services::status(
-            &self.probes,
-            &services::Holds::read(self.probes.registry()),
-            service,
-        )
+        services::status(&self.probes, service)
     }
 
     /// The tonic service, to add to a server.
@@ -270,8 +268,7 @@ impl pb::health_server::Health for HealthService {
         request: Request<HealthCheckRequest>,
     ) -> Result<Response<HealthCheckResponse>, Status> {
         let service = service_name(request.into_inner())?;
-        let holds = services::Holds::read(self.probes.registry());
-        match services::status(&self.probes, &holds, &service) {
+        match services::status(&self.probes, &service) {
             Some(status) => Ok(Response::new(response(status))),
             None => Err(Status::not_found(format!("unknown service {service:?}"))),
         }

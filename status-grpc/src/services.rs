@@ -1,7 +1,7 @@
 //! Which services the health service answers for, and the status of each: a pure reading of
 //! the registry, the same for `Check`, `Watch` and `List`.
 
-use status_core::{CheckStatus, HoldSource, Probes, Registry};
+use status_core::{CheckStatus, Probes, Verdict};
 
 use crate::ServingStatus;
 
@@ -16,50 +16,31 @@ pub const PROBE_READY: &str = "probe/ready";
 /// Startup as `/healthcheck/startup` answers it: every dependency checked once.
 pub const PROBE_STARTUP: &str = "probe/startup";
 
-/// The rotation holds as one evaluation reads them: once, however many services it answers.
-pub(crate) struct Holds {
-    /// Any hold in force: the instance is out of rotation.
-    any: bool,
-    /// A shutdown has begun: every service is NOT_SERVING.
-    shutdown: bool,
-}
-
-impl Holds {
-    pub(crate) fn read(registry: &Registry) -> Self {
-        let holds = registry.holds();
-        Self {
-            any: !holds.is_empty(),
-            shutdown: holds.iter().any(|h| h.source == HoldSource::Shutdown),
-        }
-    }
-}
-
 /// The status of `service` now, or `None` for a service this server does not know:
-/// - `""`, the instance as a load balancer sees it: SERVING unless the summary would answer
-///   503 (OUTAGE, a rotation hold) or startup is not complete;
+/// - `""`, the instance as a load balancer sees it ([`Probes::verdict`]): SERVING unless the
+///   summary answers 503 (OUTAGE, a rotation hold);
 /// - [`PROBE_LIVE`], [`PROBE_READY`], [`PROBE_STARTUP`]: exactly as the HTTP probes answer
 ///   (200 is SERVING), from the same [`Probes`];
 /// - a probe group's name: SERVING while the group passes by its rule;
 /// - `feature/{name}`: SERVING while the feature is enabled.
 ///
-/// Once a shutdown has begun, every service is NOT_SERVING but liveness and startup, which
-/// hold through a shutdown as their HTTP routes do (an orchestrator must not kill an instance
-/// that is draining).
-pub(crate) fn status(probes: &Probes, holds: &Holds, service: &str) -> Option<ServingStatus> {
+/// Each is the core's one verdict for that question, the one its HTTP route renders, so that
+/// the two never disagree, through a shutdown too: a shutdown's hold fails `""`,
+/// `probe/ready` and the groups that count holds, as it fails their routes; liveness,
+/// startup, groups that ignore holds and features answer as their routes do.
+pub(crate) fn status(probes: &Probes, service: &str) -> Option<ServingStatus> {
     let registry = probes.registry();
     let serving = match service {
-        "" => {
-            registry.condition() != CheckStatus::Outage && !holds.any && registry.startup_complete()
-        }
-        PROBE_LIVE => return Some(serving(probes.live().is_ok())),
-        PROBE_STARTUP => return Some(serving(probes.started())),
+        "" => matches!(probes.verdict(), Verdict::Serving(c) if c != CheckStatus::Outage),
+        PROBE_LIVE => probes.live().is_ok(),
+        PROBE_STARTUP => probes.started(),
         PROBE_READY => probes.ready(false).ready(),
         _ => match service.strip_prefix(FEATURE_PREFIX) {
             Some(feature) => registry.feature(feature)?.is_enabled(),
             None => registry.group_readiness(service, false)?.ready(),
         },
     };
-    Some(self::serving(serving && !holds.shutdown))
+    Some(self::serving(serving))
 }
 
 fn serving(yes: bool) -> ServingStatus {
@@ -74,7 +55,6 @@ fn serving(yes: bool) -> ServingStatus {
 /// feature.
 pub(crate) fn all(probes: &Probes) -> Vec<(String, ServingStatus)> {
     let registry = probes.registry();
-    let holds = Holds::read(registry);
     let mut names = vec![String::new()];
     names.extend([PROBE_LIVE, PROBE_READY, PROBE_STARTUP].map(str::to_owned));
     names.extend(
@@ -91,6 +71,6 @@ pub(crate) fn all(probes: &Probes) -> Vec<(String, ServingStatus)> {
     );
     names
         .into_iter()
-        .filter_map(|name| status(probes, &holds, &name).map(|s| (name, s)))
+        .filter_map(|name| status(probes, &name).map(|s| (name, s)))
         .collect()
 }

@@ -140,9 +140,8 @@ impl Watches {
         let receiver = channels
             .entry(service.to_owned())
             .or_insert_with(|| {
-                let holds = services::Holds::read(probes.registry());
-                let now = services::status(probes, &holds, service)
-                    .unwrap_or(ServingStatus::ServiceUnknown);
+                let now =
+                    services::status(probes, service).unwrap_or(ServingStatus::ServiceUnknown);
                 watch::channel(now).0
             })
             .subscribe();
@@ -154,10 +153,8 @@ impl Watches {
     fn refresh(&self, probes: &Probes) {
         let mut channels = lock(&self.channels);
         channels.retain(|_, sender| sender.receiver_count() > 0);
-        let holds = services::Holds::read(probes.registry());
         for (service, sender) in channels.iter() {
-            let now =
-                services::status(probes, &holds, service).unwrap_or(ServingStatus::ServiceUnknown);
+            let now = services::status(probes, service).unwrap_or(ServingStatus::ServiceUnknown);
             sender.send_if_modified(|status| std::mem::replace(status, now) != now);
         }
     }

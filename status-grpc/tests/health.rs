@@ -287,32 +287,54 @@ async fn watches_beyond_the_most_are_refused_and_counted() {
     assert!(again.is_some(), "a closed stream gives its place back");
 }
 
+/// Through a shutdown, every service answers as its HTTP route does: the instance, readiness
+/// and the groups that count holds fail; liveness, startup, a group that ignores holds and
+/// the features answer as before. Every stream ends at the end of the grace.
 #[tokio::test]
-async fn a_shutdown_turns_every_service_not_serving_then_ends_the_streams() {
+async fn a_shutdown_fails_what_its_hold_fails_then_ends_the_streams() {
     let mut f = serve(|s| s.shutdown_grace(Duration::from_millis(300))).await;
+    f.registry
+        .add_group(
+            Group::builder("edge")
+                .tag("cache")
+                .fails_on(CheckStatus::Minor)
+                .rotation(false)
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
     let mut streams = Vec::new();
-    for service in ["", "cache", "feature/orders"] {
+    for service in ["", "cache", "edge", "feature/orders"] {
         let mut stream = f.client.watch(ask(service)).await.unwrap().into_inner();
         assert_eq!(
             next(&mut stream).await,
             Some(ServingStatus::Serving),
             "{service}"
         );
-        streams.push(stream);
+        streams.push((service, stream));
     }
     f.registry
         .hold(HoldSource::Shutdown, "shutting down", None, None)
         .unwrap();
-    for stream in &mut streams {
-        assert_eq!(next(stream).await, Some(ServingStatus::NotServing));
-        assert_eq!(next(stream).await, None, "ended at the end of the grace");
+    for (service, stream) in &mut streams {
+        if ["", "cache"].contains(service) {
+            assert_eq!(
+                next(stream).await,
+                Some(ServingStatus::NotServing),
+                "{service}"
+            );
+        }
+        assert_eq!(
+            next(stream).await,
+            None,
+            "{service} ended at the end of the grace"
+        );
     }
-    assert_eq!(
-        check(&mut f.client, "feature/orders").await,
-        Ok(ServingStatus::NotServing)
-    );
-    // As their HTTP routes: liveness and startup hold through a shutdown, readiness fails.
     let c = &mut f.client;
+    assert_eq!(check(c, "").await, Ok(ServingStatus::NotServing));
+    assert_eq!(check(c, "cache").await, Ok(ServingStatus::NotServing));
+    assert_eq!(check(c, "edge").await, Ok(ServingStatus::Serving));
+    assert_eq!(check(c, "feature/orders").await, Ok(ServingStatus::Serving));
     assert_eq!(check(c, "probe/live").await, Ok(ServingStatus::Serving));
     assert_eq!(check(c, "probe/startup").await, Ok(ServingStatus::Serving));
     assert_eq!(check(c, "probe/ready").await, Ok(ServingStatus::NotServing));

@@ -67,6 +67,9 @@ pub struct Config {
     pub fleet: Option<FleetConfig>,
     /// Where notices of changes go, if anywhere.
     pub notify: NotifyConfig,
+    /// Readiness by this probe group (`ready` or `cache`) instead of the system's condition,
+    /// over HTTP and gRPC alike.
+    pub readiness_group: Option<String>,
 }
 
 /// Where notices go: a JSON webhook, a Slack incoming webhook, or both.
@@ -213,6 +216,7 @@ impl Default for Config {
             instance_id: "quickstart".to_owned(),
             fleet: None,
             notify: NotifyConfig::default(),
+            readiness_group: None,
         }
     }
 }

@@ -250,6 +250,9 @@ impl Demo {
         });
         let notifications = notifications(&registry, &config.notify)?;
         let mut probes = status_core::Probes::new(&registry);
+        if let Some(group) = &config.readiness_group {
+            probes = probes.readiness_group(group.clone());
+        }
         if let (Some(fleet), Some(fleet_config)) = (&fleet, &config.fleet) {
             if fleet_config.aware_readiness {
                 probes = probes.excuse(status_fleet::FleetExcuse::new(

@@ -126,6 +126,10 @@ struct Args {
     /// ready, and the data-center endpoint decides.
     #[arg(long)]
     fleet_aware_readiness: bool,
+    /// Readiness by this probe group (`ready` or `cache`) instead of the system's condition,
+    /// over HTTP and gRPC alike.
+    #[arg(long)]
+    readiness_group: Option<String>,
     /// This instance's name in the fleet (default: host name, process id and a random part).
     /// The fleet's store refuses a second process under an id another one holds.
     #[arg(long)]
@@ -271,6 +275,7 @@ async fn main() -> anyhow::Result<()> {
                 &random_token()[..8]
             )
         }),
+        readiness_group: args.readiness_group.clone(),
         notify: quickstart::NotifyConfig {
             webhook: args.notify_webhook,
             slack: args.notify_slack,

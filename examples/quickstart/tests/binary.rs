@@ -10,6 +10,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
+mod agree;
 mod common;
 
 /// A port free on loopback now.
@@ -19,15 +20,6 @@ fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
-}
-
-/// A gRPC health client of the quickstart's gRPC port.
-async fn grpc_client(
-    port: u16,
-) -> status_grpc::pb::health_client::HealthClient<tonic::transport::Channel> {
-    status_grpc::pb::health_client::HealthClient::connect(format!("http://127.0.0.1:{port}"))
-        .await
-        .unwrap()
 }
 
 /// Starts the quickstart binary on a free port with `shutdown_delay_ms`; waits until ready.
@@ -481,7 +473,7 @@ async fn grpc_probe_services_answer_as_their_http_routes() {
         "/healthcheck/startup",
     )
     .await;
-    let mut client = grpc_client(grpc_port).await;
+    let mut client = agree::grpc_client(grpc_port).await;
     const PAIRS: [(&str, &str); 3] = [
         ("probe/live", "/healthcheck/live"),
         ("probe/ready", "/healthcheck/ready"),
@@ -539,47 +531,17 @@ async fn grpc_probe_services_answer_as_their_http_routes() {
 
 /// One verdict per question: over every service of the gRPC health service and the HTTP
 /// route that answers the same question, the two agree, through a chaos outage of a
-/// Required dependency, one of a Weak one, an operator's drain and its end.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn http_and_grpc_agree_on_every_service() {
-    use status_grpc::pb::{HealthCheckRequest, HealthListRequest};
-    use status_grpc::ServingStatus;
-
+/// Required dependency, one of a Weak one, an operator's drain and its end, and the whole
+/// shutdown delay after a SIGTERM.
+async fn agree_through(args: &[&str]) {
     let grpc_port = free_port();
-    let (child, addr) = start_with(0, &["--grpc-port", &grpc_port.to_string()], None).await;
-    let mut client = grpc_client(grpc_port).await;
-    let services: Vec<String> = {
-        let mut names: Vec<String> = client
-            .list(HealthListRequest {})
-            .await
-            .unwrap()
-            .into_inner()
-            .statuses
-            .into_keys()
-            .collect();
-        names.sort();
-        names
-    };
+    let port = grpc_port.to_string();
+    let mut all = vec!["--grpc-port", &port];
+    all.extend_from_slice(args);
+    let (child, addr) = start_with(3000, &all, None).await;
+    let mut client = agree::grpc_client(grpc_port).await;
+    let services = agree::services(&mut client).await;
     assert!(services.len() >= 9, "{services:?}");
-    /// The HTTP route answering what `service` answers, and whether it says yes.
-    async fn http_says(addr: SocketAddr, service: &str) -> bool {
-        let path = match service {
-            "" => "/healthcheck/summary".to_owned(),
-            "probe/live" => "/healthcheck/live".to_owned(),
-            "probe/ready" => "/healthcheck/ready".to_owned(),
-            "probe/startup" => "/healthcheck/startup".to_owned(),
-            feature if feature.starts_with("feature/") => {
-                let name = &feature["feature/".len()..];
-                let (code, body) =
-                    common::request(addr, "GET", &format!("/features/{name}"), None, "").await;
-                assert_eq!(code, 200, "{body}");
-                let feature: serde_json::Value = serde_json::from_str(&body).unwrap();
-                return feature["enabled"] == true;
-            }
-            group => format!("/healthcheck/groups/{group}/summary"),
-        };
-        common::request(addr, "GET", &path, None, "").await.0 == 200
-    }
     let chaos = |id: &'static str, mode: &'static str| async move {
         let (code, body) = common::request(
             addr,
@@ -599,44 +561,13 @@ async fn http_and_grpc_agree_on_every_service() {
         ("cache back", Some(("cache", "ok"))),
     ];
     let mut disagreements = Vec::new();
-    let mut compare = async |when: &str,
-                             client: &mut status_grpc::pb::health_client::HealthClient<
-        tonic::transport::Channel,
-    >| {
-        for service in &services {
-            // The two are asked a moment apart: a check landing in between may move the
-            // answer, so a disagreement counts only if it lasts (five asks, 200 ms apart).
-            let mut last = None;
-            for _ in 0..5 {
-                let grpc = client
-                    .check(HealthCheckRequest {
-                        service: service.as_bytes().to_vec(),
-                    })
-                    .await
-                    .unwrap()
-                    .into_inner()
-                    .status()
-                    == ServingStatus::Serving;
-                let http = http_says(addr, service).await;
-                if grpc == http {
-                    last = None;
-                    break;
-                }
-                last = Some((grpc, http));
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-            if let Some((grpc, http)) = last {
-                disagreements.push(format!("{when}: {service:?} gRPC {grpc}, HTTP {http}"));
-            }
-        }
-    };
     for (when, change) in steps {
         if let Some((id, mode)) = change {
             chaos(id, mode).await;
         }
         // Checks run every 100 ms, three failures before the real status.
         tokio::time::sleep(Duration::from_millis(800)).await;
-        compare(when, &mut client).await;
+        disagreements.extend(agree::disagreements(addr, &mut client, &services, when).await);
     }
     let (code, _) = common::request(
         addr,
@@ -647,11 +578,36 @@ async fn http_and_grpc_agree_on_every_service() {
     )
     .await;
     assert_eq!(code, 200);
-    compare("drained", &mut client).await;
+    disagreements.extend(agree::disagreements(addr, &mut client, &services, "drained").await);
     let (code, _) = common::request(addr, "DELETE", "/admin/drain", Some("t"), "").await;
     assert_eq!(code, 200);
-    compare("undrained", &mut client).await;
-    assert!(disagreements.is_empty(), "{disagreements:#?}");
+    disagreements.extend(agree::disagreements(addr, &mut client, &services, "undrained").await);
+    // A Weak dependency down through the shutdown: groups and features differ from the rest.
+    chaos("cache", "outage").await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
     terminate(&child);
+    let begun = Instant::now();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut asked = 0;
+    // Every service, again and again, until the last second of the 3 s delay.
+    while begun.elapsed() < Duration::from_millis(2000) {
+        let when = format!("shutting down, {} ms in", begun.elapsed().as_millis());
+        disagreements.extend(agree::disagreements(addr, &mut client, &services, &when).await);
+        asked += 1;
+    }
+    assert!(asked >= 2, "asked {asked} times through the delay");
+    assert!(disagreements.is_empty(), "{disagreements:#?}");
     assert!(exit_of(child).await.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_and_grpc_agree_on_every_service() {
+    agree_through(&[]).await;
+}
+
+/// The same with readiness bound to the probe group `cache`: `probe/ready` follows the
+/// group, over HTTP and gRPC alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_and_grpc_agree_with_readiness_bound_to_a_group() {
+    agree_through(&["--readiness-group", "cache"]).await;
 }

@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 
+mod agree;
 mod common;
 mod processes;
 
@@ -140,9 +141,16 @@ async fn a_datacenter_fails_then_both_fail_open_then_recover() {
 async fn fleet_aware_readiness_leaves_a_shared_failure_to_the_datacenter() {
     let (_redis, redis_port) = redis_server();
     let aware = ["--fleet-aware-readiness"];
+    let grpc_port = free_port().to_string();
     let mut east = Vec::new();
     for id in ["e1", "e2", "e3"] {
-        east.push(instance_with(redis_port, id, "east", &aware).await);
+        // e1 answers gRPC too, to be asked the same questions both ways.
+        let args: &[&str] = if id == "e1" {
+            &["--fleet-aware-readiness", "--grpc-port", &grpc_port]
+        } else {
+            &aware
+        };
+        east.push(instance_with(redis_port, id, "east", args).await);
     }
     let _west = instance_with(redis_port, "w1", "west", &aware).await;
     let asker = east[0].1;
@@ -174,4 +182,19 @@ async fn fleet_aware_readiness_leaves_a_shared_failure_to_the_datacenter() {
         })
         .await;
     }
+    // gRPC renders the same verdict: `probe/ready` is SERVING by the fleet's rule, and every
+    // other service agrees with its route.
+    let mut client = agree::grpc_client(grpc_port.parse().unwrap()).await;
+    let services = agree::services(&mut client).await;
+    let found = agree::disagreements(asker, &mut client, &services, "shared outage").await;
+    assert!(found.is_empty(), "{found:#?}");
+    let ready = client
+        .check(status_grpc::pb::HealthCheckRequest {
+            service: b"probe/ready".to_vec(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .status();
+    assert_eq!(ready, status_grpc::ServingStatus::Serving);
 }
