@@ -40,12 +40,13 @@
 
 mod chart;
 mod engine;
+pub mod fleet;
 mod node;
 pub mod scenario;
 mod stats;
 pub mod topology;
 
-pub use self::chart::latency_chart;
+pub use self::chart::{latency_chart, time_chart, Series, Span};
 pub use self::engine::Sim;
 pub use self::node::{
     Balance, BudgetId, CascadeSettings, CullSettings, MinConn, NodeCounts, NodeId, ShedSettings,

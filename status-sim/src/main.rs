@@ -56,6 +56,30 @@ enum Command {
         #[command(flatten)]
         output: Output,
     },
+    /// A fleet of instances following status-fleet's real tracker, beating into a modelled
+    /// store: the store lost for a while (back empty), a data center failing. Prints when
+    /// the instances' views went stale, failed open, were fresh again, and took the data
+    /// center out and back.
+    Fleet {
+        /// Instances, spread evenly over the data centers (1 to 100,000).
+        #[arg(long, default_value_t = 1_000)]
+        instances: usize,
+        /// Data centers (2 to 64; `dc-1` is the one that fails).
+        #[arg(long, default_value_t = 3)]
+        datacenters: usize,
+        /// The store's TTL, in ms (300 to 600,000).
+        #[arg(long, default_value_t = 3_000)]
+        ttl: u64,
+        /// How long the store is lost, in ms, from 20 s in (0: never).
+        #[arg(long, default_value_t = 10_000)]
+        store_lost: u64,
+        /// The seed of the beats' phases.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Also writes the SVG chart of the run.
+        #[arg(long)]
+        svg: Option<PathBuf>,
+    },
     /// Lists the scenarios.
     List,
 }
@@ -121,6 +145,14 @@ fn usage(message: &str) -> ExitCode {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Fleet {
+            instances,
+            datacenters,
+            ttl,
+            store_lost,
+            seed,
+            svg,
+        } => fleet(instances, datacenters, ttl, store_lost, seed, svg.as_ref()),
         Command::List => {
             for s in scenario::all() {
                 println!("{:<28} {}", s.name, s.about);
@@ -186,6 +218,92 @@ fn main() -> ExitCode {
             })
         }
     }
+}
+
+/// `status-sim fleet`: runs the scenario, prints its figures, writes its chart.
+fn fleet(
+    instances: usize,
+    datacenters: usize,
+    ttl: u64,
+    store_lost: u64,
+    seed: u64,
+    svg: Option<&PathBuf>,
+) -> ExitCode {
+    use status_sim::fleet::{self, FleetScenario};
+    if !(1..=100_000).contains(&instances) {
+        return usage("--instances must be between 1 and 100000");
+    }
+    if !(2..=64).contains(&datacenters) {
+        return usage("--datacenters must be between 2 and 64");
+    }
+    if !(300..=600_000).contains(&ttl) {
+        return usage("--ttl must be between 300 and 600000 ms");
+    }
+    if store_lost > 600_000 {
+        return usage("--store-lost must be at most 600000 ms");
+    }
+    let lost_at = 20_000;
+    let back = lost_at + store_lost;
+    let fails = back + 5 * ttl;
+    let scenario = FleetScenario {
+        instances,
+        datacenters,
+        ttl,
+        store_lost: (store_lost > 0).then_some((lost_at, back)),
+        datacenter_fails: Some((fails, fails + 10_000)),
+        duration: fails + 10_000 + 5 * ttl,
+        seed,
+        ..FleetScenario::default()
+    };
+    let started = std::time::Instant::now();
+    let samples = fleet::run(&scenario);
+    let figures = fleet::figures(&scenario, &samples);
+    let secs = |ms: u64| format!("{:.1} s", ms as f64 / 1e3);
+    let pair = |p: Option<(u64, u64)>| {
+        p.map_or_else(
+            || "never".to_owned(),
+            |(first, last)| format!("first after {}, all after {}", secs(first), secs(last)),
+        )
+    };
+    let one = |p: Option<u64>| p.map_or_else(|| "never".to_owned(), secs);
+    println!(
+        "{instances} instances, {datacenters} data centers, TTL {}, beats every {}",
+        secs(ttl),
+        secs(ttl / 3)
+    );
+    if let Some((from, to)) = scenario.store_lost {
+        println!(
+            "store lost at {}, back (empty) at {}:",
+            secs(from),
+            secs(to)
+        );
+        println!("  views stale:        {}", pair(figures.stale));
+        println!("  views failing open: {}", pair(figures.fail_open));
+        println!(
+            "  all fresh again:    {} after it came back",
+            one(figures.fresh_again)
+        );
+    }
+    if let Some((from, to)) = scenario.datacenter_fails {
+        println!("dc-1 OUTAGE at {}, recovered at {}:", secs(from), secs(to));
+        println!("  taken out:          {}", pair(figures.dc1_out));
+        println!(
+            "  back for all:       {} after it recovered",
+            one(figures.dc1_back)
+        );
+    }
+    eprintln!(
+        "status-sim: {} samples in {:.0} ms",
+        samples.len(),
+        started.elapsed().as_secs_f64() * 1e3
+    );
+    if let Some(path) = svg {
+        if let Err(e) = std::fs::write(path, fleet::chart(&scenario, &samples)) {
+            eprintln!("status-sim: cannot write {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 fn check_requests(requests: u64) -> Result<(), String> {
