@@ -93,11 +93,12 @@ pub use self::pb::health_check_response::ServingStatus;
 pub use self::services::{FEATURE_PREFIX, PROBE_LIVE, PROBE_READY, PROBE_STARTUP};
 use self::watch::{Caps, Refusal, Watches};
 
-/// The protocol's messages, service and client, generated from its `.proto`.
-#[allow(missing_docs, clippy::pedantic, clippy::all)]
-pub mod pb {
-    tonic::include_proto!("grpc.health.v1");
-}
+/// The protocol's messages, service and client, generated from its `.proto`
+/// (`proto/grpc/health/v1/health.proto`) by `scripts/grpc-codegen` and checked in, as
+/// tonic-health does: no build script, no protoc.
+#[allow(missing_docs, unreachable_pub, clippy::pedantic, clippy::all)]
+#[rustfmt::skip]
+pub mod pb;
 
 use self::pb::{HealthCheckRequest, HealthCheckResponse, HealthListRequest, HealthListResponse};
 

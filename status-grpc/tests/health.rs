@@ -339,3 +339,22 @@ async fn a_shutdown_fails_what_its_hold_fails_then_ends_the_streams() {
     assert_eq!(check(c, "probe/startup").await, Ok(ServingStatus::Serving));
     assert_eq!(check(c, "probe/ready").await, Ok(ServingStatus::NotServing));
 }
+
+/// `src/pb.rs` is generated from the `.proto` checked in (its header names the file's hash):
+/// a change to the protocol without `scripts/grpc-codegen` fails here.
+#[test]
+fn the_generated_code_is_of_the_proto_checked_in() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let proto = std::fs::read(format!("{root}/proto/grpc/health/v1/health.proto")).unwrap();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in proto {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    let generated = std::fs::read_to_string(format!("{root}/src/pb.rs")).unwrap();
+    let header = generated.lines().next().unwrap();
+    assert!(
+        header.contains(&format!("(FNV-1a 64: {hash:016x})")),
+        "src/pb.rs is not generated from the .proto checked in: run scripts/grpc-codegen ({header})"
+    );
+}
