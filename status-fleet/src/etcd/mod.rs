@@ -47,11 +47,11 @@ use etcd_client::{
 
 mod view;
 
-use self::view::{entry, refused, watch, Claim, Inner};
+use self::view::{entry, watch, Claim, Inner};
 
 use super::{
     hex, unhex, Beat, BeatError, Boxed, DatacenterCounts, FleetStore, InstancePage, InstanceQuery,
-    InstanceSummary, InstanceView, MAX_SUMMARY, REJECTIONS,
+    InstanceSummary, InstanceView, REJECTIONS,
 };
 use crate::sync::lock;
 use status_core::store::{prefix_end, EtcdStore};
@@ -208,13 +208,7 @@ impl EtcdFleet {
     /// One beat of `me`: its lease kept alive (granted again if it expired), its summary
     /// written if it changed, the watch asked for its progress, and the counts it keeps.
     async fn beat_once(&self, me: &InstanceSummary) -> Result<Beat, BeatError> {
-        if let Some(reason) = refused(&me.instance_id, &me.datacenter) {
-            return Err(BeatError::Rejected(reason));
-        }
-        let json = serde_json::to_string(me).map_err(|e| BeatError::Store(e.to_string()))?;
-        if json.len() > MAX_SUMMARY {
-            return Err(BeatError::Rejected("too_large"));
-        }
+        let json = crate::store::admit(me)?;
         if self.watching {
             self.watch();
         }

@@ -415,24 +415,13 @@ async fn watch_once(inner: &Inner, needs_read: &mut bool) -> Result<(), String> 
     }
 }
 
-/// Why an id or data center cannot be written, as the Redis store refuses them.
-pub(super) fn refused(id: &str, datacenter: &str) -> Option<&'static str> {
-    if id.is_empty() || id.len() > 128 || id.contains(['\0', '\n']) {
-        return Some("bad_id");
-    }
-    if datacenter.is_empty() || datacenter.len() > 64 || datacenter.contains(['\0', '\n', '\t']) {
-        return Some("bad_datacenter");
-    }
-    None
-}
-
 /// An instance from its key (after `{prefix}i/`: `dc \0 id`) and value; the reason when no
 /// instance could have written it. The id and data center come from the key.
 pub(super) fn entry(key: &[u8], value: &[u8]) -> Result<InstanceSummary, &'static str> {
     let at = key.iter().position(|b| *b == 0).ok_or("bad_id")?;
     let datacenter = std::str::from_utf8(&key[..at]).map_err(|_| "bad_datacenter")?;
     let id = std::str::from_utf8(&key[at + 1..]).map_err(|_| "bad_id")?;
-    if let Some(reason) = refused(id, datacenter) {
+    if let Some(reason) = crate::store::refusal(id, datacenter) {
         return Err(reason);
     }
     if value.len() > MAX_SUMMARY {

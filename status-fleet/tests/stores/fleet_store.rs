@@ -309,16 +309,12 @@ async fn what_the_store_holds_is_never_trusted_as_written() {
         })
         .await
         .unwrap();
-    let huge = page
+    // What no beat could have written is not listed (30 MB are never sent on), as etcd
+    // skips it too.
+    assert!(page
         .instances
         .iter()
-        .find(|i| i.summary.instance_id == "huge")
-        .unwrap();
-    assert_eq!(
-        huge.summary.holds,
-        ["unreadable"],
-        "30 MB are never sent on"
-    );
+        .all(|i| i.summary.instance_id != "huge"));
     assert!(page
         .instances
         .iter()

@@ -1,0 +1,124 @@
+local id, dc, cond, serving, json, owner = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[12]
+local ttl, retire, limit, every = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+if not string.find(cond, '^[0-3]$') or not string.find(serving, '^[01]$') then
+  return {'bad_state'}
+end
+if #json > limit then return {'too_large'} end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local keep = ttl * 10
+local function pad(ms) return string.format('%015d', ms) end
+local function member_of(record, rid)
+  local pdc, pcond, pserv, pbeat =
+    string.match(record, '^([^\n]*)\n([0-3])\n([01])\n(%d+)\n')
+  if not pdc then return nil end
+  return pdc .. '\0' .. pcond .. pserv .. '\0' .. pad(tonumber(pbeat)) .. '\0' .. rid
+end
+
+local cache = redis.pcall('HMGET', KEYS[3], '\0at', '\0settling')
+local fresh = type(cache) == 'table' and not cache.err and cache[1]
+  and tonumber(cache[1]) > now - every and tonumber(cache[1]) <= now
+local healed = 0
+if not fresh then
+  local types = {'hash', 'zset', 'hash', 'hash'}
+  for i = 1, 4 do
+    local kind = redis.call('TYPE', KEYS[i])['ok']
+    if kind ~= 'none' and kind ~= types[i] then healed = healed + 1 end
+  end
+  -- A key of the wrong type: every key goes (members without records would count twice),
+  -- and the instances rebuild them at their next beat.
+  if healed > 0 then redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4]) end
+  -- A store found empty (new, flushed, restarted, healed), or not counted for half a TTL
+  -- (no beat reached it for longer than one beat period and its jitter: a replica just
+  -- promoted, a store unreachable), is settling for a TTL: the instances that beat
+  -- meanwhile are not the fleet, and the others' last beats may be older than the TTL.
+  local counted = type(cache) == 'table' and not cache.err and tonumber(cache[1])
+  if redis.call('EXISTS', KEYS[1]) == 0 or (counted and counted < now - ttl / 2) then
+    redis.call('HSET', KEYS[3], '\0settling', now)
+  end
+end
+
+-- At most ARGV[13] data centers: a new one past that is refused, so the upkeep's cost (it
+-- counts every data center) stays bounded whatever names the beats bring.
+if redis.call('HEXISTS', KEYS[3], dc) == 0 then
+  local known = redis.call('HLEN', KEYS[3])
+  for _, special in ipairs({'\0at', '\0counts', '\0settling'}) do
+    known = known - redis.call('HEXISTS', KEYS[3], special)
+  end
+  if known >= tonumber(ARGV[13]) then return {'too_many_datacenters'} end
+end
+local previous = redis.call('HGET', KEYS[1], id)
+-- One id, one process: another's fresh record is never replaced.
+local holder = redis.call('HGET', KEYS[4], id)
+if holder and holder ~= owner and previous then
+  local pdc, pbeat = string.match(previous, '^([^\n]*)\n[0-3]\n[01]\n(%d+)\n')
+  pbeat = tonumber(pbeat)
+  if pbeat and pbeat > now - ttl and pbeat <= now + ttl then
+    return {'id_taken', now, pdc}
+  end
+end
+redis.call('HSET', KEYS[4], id, owner)
+if previous then
+  local old = member_of(previous, id)
+  if old then redis.call('ZREM', KEYS[2], old) end
+end
+redis.call('HSET', KEYS[1], id, dc .. '\n' .. cond .. '\n' .. serving .. '\n' .. now .. '\n' .. json)
+redis.call('ZADD', KEYS[2], 0, dc .. '\0' .. cond .. serving .. '\0' .. pad(now) .. '\0' .. id)
+-- A data center the counts do not know yet is known from now on (the client says whether
+-- the counts it holds know its own).
+if not fresh or ARGV[11] ~= '1' then redis.call('HSET', KEYS[3], dc, '') end
+
+if fresh then
+  -- The counts, unless the client holds these already.
+  local counts = false
+  if cache[1] ~= ARGV[10] then counts = redis.call('HGET', KEYS[3], '\0counts') end
+  return {cache[2] and 'settling' or 'ok', now, 0, 0, cache[1], counts}
+end
+
+-- The upkeep.
+local retired = 0
+local function retire_members(members)
+  for _, member in ipairs(members) do
+    redis.call('ZREM', KEYS[2], member)
+    local rid = string.match(member, '^[^%z]*%z[0-3][01]%z%d+%z(.*)$')
+    local record = rid and redis.call('HGET', KEYS[1], rid)
+    -- The record goes only if this member is its own (not an older one left behind).
+    if record and member_of(record, rid) == member then
+      redis.call('HDEL', KEYS[1], rid)
+      redis.call('HDEL', KEYS[4], rid)
+    end
+    retired = retired + 1
+  end
+end
+for _, k in ipairs(KEYS) do redis.call('PEXPIRE', k, keep) end
+local rows = {}
+local from, to = pad(now - ttl + 1), pad(now + ttl + 1)
+local names = redis.call('HKEYS', KEYS[3])
+for _, name in ipairs(names) do
+  if string.byte(name, 1) ~= 0 then
+    local counts = {0, 0, 0, 0, 0}
+    for c = 0, 3 do
+      for s = 0, 1 do
+        local p = name .. '\0' .. c .. s .. '\0'
+        retire_members(redis.call('ZRANGEBYLEX', KEYS[2], '[' .. p, '(' .. p .. pad(now - keep), 'LIMIT', 0, retire))
+        retire_members(redis.call('ZRANGEBYLEX', KEYS[2], '(' .. p .. pad(now + keep), '[' .. p .. '\255', 'LIMIT', 0, retire))
+        local n = redis.call('ZLEXCOUNT', KEYS[2], '[' .. p .. from, '(' .. p .. to)
+        counts[c + 1] = counts[c + 1] + n
+        if s == 1 then counts[5] = counts[5] + n end
+      end
+    end
+    if redis.call('ZLEXCOUNT', KEYS[2], '[' .. name .. '\0', '(' .. name .. '\1') == 0 then
+      redis.call('HDEL', KEYS[3], name)
+    else
+      table.insert(rows, name .. '\t' .. table.concat(counts, '\t'))
+    end
+  end
+end
+local counts = table.concat(rows, '\n')
+local settling = tonumber(redis.call('HGET', KEYS[3], '\0settling'))
+if settling and settling <= now - ttl then
+  redis.call('HDEL', KEYS[3], '\0settling')
+  settling = nil
+end
+redis.call('HSET', KEYS[3], '\0at', now, '\0counts', counts)
+return {settling and 'settling' or 'ok', now, healed, retired, now, counts}

@@ -1,0 +1,273 @@
+//! The fleet in Redis, at a constant cost per instance.
+//!
+//! One beat of one instance is one script of six commands of O(log N) whatever the fleet's
+//! size N; no beat reads another instance's summary. What every instance needs back, each data
+//! center's fresh instances by condition and its serving ones, is counted at most every
+//! thirtieth of the TTL by whichever beat comes first (O(D log N) for D data centers) and
+//! cached for the others. The keys, all under one hash tag so that a Redis Cluster keeps them
+//! in one slot (and every key a script touches is passed in `KEYS`):
+//!
+//! | key | type | what |
+//! |---|---|---|
+//! | `{K}:inst` | hash | instance id → `dc \n condition \n serving \n beat \n summary JSON` |
+//! | `{K}:live` | sorted set, by lex | `dc \0 condition serving \0 beat \0 id`: one member an instance |
+//! | `{K}:dcs` | hash | each data center (its value unused); the cached counts and when they were made; the settling mark |
+//! | `{K}:own` | hash | instance id → the token of the process that holds it |
+//!
+//! **One id, one process.** Each [`RedisFleet`] draws a random token; the first process to
+//! beat under an id holds it, and a beat under that id with another token is refused
+//! (`id_taken`) for as long as the holder's record is fresh: two processes given one id (the
+//! pod `web-0` with pid 1 in two data centers) can never overwrite each other's record, and
+//! the one refused says so (its `fleet` dependency MAJOR). A holder that stops beating loses
+//! the id a TTL later, so a restarted instance takes its id back within a TTL.
+//!
+//! Counts are `ZLEXCOUNT`s over the members whose beat is younger than the TTL: no instance
+//! keeps them up to date, so none can drift. The upkeep also retires a bounded number of
+//! instances not heard of for ten TTLs (and any member stamped in the future), and forgets
+//! data centers with no instance left.
+//!
+//! What the store holds is not trusted: an instance's id and data center are its member's, not
+//! what its summary says; heartbeats come from the server's clock only; a summary is at most
+//! 4 KiB, and a record larger than that is never sent on; a key of the wrong type is deleted
+//! (and the instances rebuild it at their next beat) instead of failing every beat of the
+//! fleet, and a store found empty, or not reached for half a TTL (a replica just promoted),
+//! is *settling* for a TTL: its counts are not the fleet's until every instance has had time
+//! to beat. The script says what it healed; the client
+//! counts it.
+
+use std::time::Duration;
+
+use status_core::store::{Connection, RedisStore};
+
+use crate::{
+    Beat, BeatError, Boxed, DatacenterCounts, FleetStore, InstancePage, InstanceQuery,
+    InstanceSummary, MAX_PAGE, MAX_SUMMARY,
+};
+mod parse;
+
+use self::parse::{condition_digit, page_bounds, parse_beat, parse_page};
+use crate::sync::lock;
+use status_core::Error;
+
+/// The most instances one upkeep retires (ten upkeeps a second with a TTL of 3 s).
+const RETIRE: u32 = 64;
+
+/// The most data centers a fleet in Redis accepts, by default.
+pub const DEFAULT_MAX_DATACENTERS: usize = 64;
+
+/// One beat. Always, in O(log N): this instance's record and member moved to the new beat.
+/// At most every `ARGV[9]` ms, fleet-wide (the first beat after that does it), the upkeep in
+/// O(D log N): keys of the wrong type healed (all go), an empty store marked settling for a
+/// TTL, at most `ARGV[7]` members a data center retired (unheard of for ten TTLs, or stamped
+/// in the future), data centers with no member forgotten, expiries renewed, and every data
+/// center counted into a cache the other beats hand out. Answers `ok` (or `settling`), the
+/// server's time, what it healed and retired, when the counts were made, and the counts: one
+/// line a data center, `dc \t ok \t minor \t major \t outage \t serving`; nil instead of
+/// counts the client says it holds (`ARGV[10]`: when its counts were made).
+const BEAT: &str = include_str!("beat.lua");
+
+/// One page of instances in lex order of `{K}:live` after the cursor: the server's time, then
+/// each member and its record (empty when missing, or larger than `ARGV[4]`).
+const LIST: &str = include_str!("list.lua");
+
+/// A fleet kept in Redis (one server, or a cluster: every key under one hash tag).
+#[derive(Debug)]
+pub struct RedisFleet {
+    store: RedisStore,
+    /// The last counts read, and when the store made them: sent again only when newer.
+    last: std::sync::Mutex<Option<(u64, Vec<DatacenterCounts>)>>,
+    keys: [String; 4],
+    /// This process's token: the id it beats under is its own while it beats.
+    owner: String,
+    /// The most data centers the fleet accepts.
+    max_datacenters: usize,
+    ttl: Duration,
+    // Sent by their SHA1 (EVALSHA), the body only when the server does not have it.
+    beat: redis::Script,
+    list: redis::Script,
+}
+
+impl RedisFleet {
+    /// The fleet under `key` at `url` (one URL, or a cluster's seed nodes separated by
+    /// commas; see [`RedisStore::open`]); an instance is stale `ttl` after its last
+    /// heartbeat.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_invalid`] if `url` is not a Redis URL, or `key` is empty or holds `{`,
+    /// `}` or a control character.
+    pub fn new(url: &str, key: impl Into<String>, ttl: Duration) -> Result<Self, Error> {
+        let store = RedisStore::open(url)?;
+        let key = key.into();
+        let keys = [
+            RedisStore::tagged(&key, "inst")?,
+            RedisStore::tagged(&key, "live")?,
+            RedisStore::tagged(&key, "dcs")?,
+            RedisStore::tagged(&key, "own")?,
+        ];
+        Ok(Self {
+            store,
+            last: std::sync::Mutex::new(None),
+            keys,
+            owner: super::owner_token(),
+            max_datacenters: DEFAULT_MAX_DATACENTERS,
+            ttl,
+            beat: redis::Script::new(BEAT),
+            list: redis::Script::new(LIST),
+        })
+    }
+
+    /// The most data centers the fleet accepts (default [`DEFAULT_MAX_DATACENTERS`], at
+    /// least 1): a beat from one more is refused (`too_many_datacenters`, counted), so that
+    /// counting them, which every upkeep does, stays bounded. Give every instance the same.
+    #[must_use]
+    pub fn max_datacenters(mut self, max: usize) -> Self {
+        self.max_datacenters = max.max(1);
+        self
+    }
+
+    /// How often the data centers are counted, fleet-wide: a thirtieth of the TTL (100 ms
+    /// for 3 s), between 10 ms and a second. The counts a beat hands out are at most that
+    /// old.
+    #[must_use]
+    pub fn counted_every(&self) -> Duration {
+        (self.ttl / 30).clamp(Duration::from_millis(10), Duration::from_secs(1))
+    }
+
+    /// The TTL: an instance is stale this long after its last heartbeat.
+    #[must_use]
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    async fn connection(&self) -> Result<Connection, BeatError> {
+        self.store
+            .connection()
+            .await
+            .map_err(|e| BeatError::Store(e.to_string()))
+    }
+
+    /// Drops the connection: the next call makes a new one. For a call that failed or timed
+    /// out, so that a connection still reading a late answer is never reused.
+    pub async fn reset(&self) {
+        self.store.reset().await;
+    }
+
+    /// Where the store is, without credentials.
+    #[must_use]
+    pub fn describe(&self) -> &str {
+        self.store.describe()
+    }
+
+    /// One beat of `me`: publishes it and reads every data center's counts, in one script of
+    /// constant work per instance.
+    ///
+    /// # Errors
+    ///
+    /// [`BeatError::Rejected`] for a summary the store refuses (too large, a bad id);
+    /// [`BeatError::Store`] when Redis cannot be reached or answers garbage (the connection is
+    /// then dropped).
+    pub async fn beat(&self, me: &InstanceSummary) -> Result<Beat, BeatError> {
+        let json = crate::store::admit(me)?;
+        // The counts held as this beat leaves: what a nil answer refers to, whatever other
+        // beats in flight meanwhile bring back.
+        let held = lock(&self.last).clone();
+        let (held_at, knows_me) = held.as_ref().map_or((0, false), |(at, counts)| {
+            (*at, counts.iter().any(|c| c.datacenter == me.datacenter))
+        });
+        let mut connection = self.connection().await?;
+        let answer: Result<Vec<redis::Value>, _> = self
+            .beat
+            .key(&self.keys[..])
+            .arg(&me.instance_id)
+            .arg(&me.datacenter)
+            .arg(condition_digit(me.condition))
+            .arg(u8::from(me.serving()))
+            .arg(json)
+            .arg(u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX))
+            .arg(RETIRE)
+            .arg(MAX_SUMMARY)
+            .arg(u64::try_from(self.counted_every().as_millis()).unwrap_or(u64::MAX))
+            .arg(held_at)
+            .arg(u8::from(knows_me))
+            .arg(&self.owner)
+            .arg(self.max_datacenters)
+            .invoke_async(&mut connection)
+            .await;
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(e) => {
+                self.reset().await;
+                return Err(BeatError::Store(e.to_string()));
+            }
+        };
+        let (mut beat, sent) = parse_beat(&answer)?;
+        if sent {
+            let mut last = lock(&self.last);
+            if last.as_ref().is_none_or(|(at, _)| *at <= beat.counted_ms) {
+                *last = Some((beat.counted_ms, beat.datacenters.clone()));
+            }
+        } else {
+            match held {
+                Some((at, counts)) if at == beat.counted_ms => beat.datacenters = counts,
+                _ => return Err(BeatError::Store("counts neither sent nor held".into())),
+            }
+        }
+        Ok(beat)
+    }
+
+    /// A page of instances: of `query.datacenter` (or all), after `query.cursor`, at most
+    /// `query.limit` (at most [`MAX_PAGE`]); each with its age and whether it is stale.
+    ///
+    /// # Errors
+    ///
+    /// Redis unreachable, or a cursor this store did not hand out.
+    pub async fn instances(&self, query: &InstanceQuery) -> Result<InstancePage, Error> {
+        let (min, max) = page_bounds(query)?;
+        let limit = query.limit.clamp(1, MAX_PAGE);
+        let mut connection = self
+            .connection()
+            .await
+            .map_err(|e| Error::unavailable(e.to_string()))?;
+        let answer: Result<Vec<Vec<u8>>, _> = self
+            .list
+            .key(&self.keys[1])
+            .key(&self.keys[0])
+            .arg(min)
+            .arg(max)
+            .arg(limit)
+            .arg(MAX_SUMMARY + 256)
+            .invoke_async(&mut connection)
+            .await;
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(e) => {
+                self.reset().await;
+                return Err(Error::unavailable(format!("the fleet store failed: {e}")));
+            }
+        };
+        Ok(parse_page(&answer, self.ttl, limit))
+    }
+}
+
+impl FleetStore for RedisFleet {
+    fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    fn beat<'a>(&'a self, me: &'a InstanceSummary) -> Boxed<'a, Result<Beat, BeatError>> {
+        Box::pin(RedisFleet::beat(self, me))
+    }
+
+    fn instances<'a>(&'a self, query: &'a InstanceQuery) -> Boxed<'a, Result<InstancePage, Error>> {
+        Box::pin(RedisFleet::instances(self, query))
+    }
+
+    fn reset(&self) -> Boxed<'_, ()> {
+        Box::pin(RedisFleet::reset(self))
+    }
+
+    fn describe(&self) -> String {
+        RedisFleet::describe(self).to_owned()
+    }
+}

@@ -1,0 +1,221 @@
+//! What the scripts answer, read: beats, pages, members and records. Pure.
+
+use std::time::Duration;
+
+use status_core::{CheckStatus, Error};
+
+use crate::{
+    hex, unhex, Beat, BeatError, Conditions, DatacenterCounts, InstancePage, InstanceQuery,
+    InstanceSummary, InstanceView, REJECTIONS,
+};
+
+/// A condition as the digit the store keeps: 0 OK … 3 OUTAGE.
+pub(super) fn condition_digit(condition: CheckStatus) -> u8 {
+    match condition {
+        CheckStatus::Ok => 0,
+        CheckStatus::Minor => 1,
+        CheckStatus::Major => 2,
+        CheckStatus::Outage => 3,
+    }
+}
+
+fn condition_of(digit: u8) -> Option<CheckStatus> {
+    Some(match digit {
+        b'0' => CheckStatus::Ok,
+        b'1' => CheckStatus::Minor,
+        b'2' => CheckStatus::Major,
+        b'3' => CheckStatus::Outage,
+        _ => return None,
+    })
+}
+
+pub(super) fn integer(value: &redis::Value) -> Option<u64> {
+    match value {
+        redis::Value::Int(n) => u64::try_from(*n).ok(),
+        redis::Value::BulkString(bytes) => std::str::from_utf8(bytes).ok()?.parse().ok(),
+        redis::Value::SimpleString(s) => s.parse().ok(),
+        _ => None,
+    }
+}
+
+fn text(value: &redis::Value) -> Option<String> {
+    match value {
+        redis::Value::BulkString(bytes) => String::from_utf8(bytes.clone()).ok(),
+        redis::Value::SimpleString(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// The beat, and whether the counts came with it (they do not when the client holds them).
+pub(super) fn parse_beat(answer: &[redis::Value]) -> Result<(Beat, bool), BeatError> {
+    let garbage = || BeatError::Store("an answer this client cannot read".to_owned());
+    let status = answer.first().and_then(text).ok_or_else(garbage)?;
+    if status == "id_taken" {
+        return Err(BeatError::IdTaken {
+            datacenter: answer.get(2).and_then(text).unwrap_or_default(),
+        });
+    }
+    let settling = status == "settling";
+    if status != "ok" && !settling {
+        return Err(BeatError::Rejected(match status.as_str() {
+            "bad_id" => "bad_id",
+            "bad_datacenter" => "bad_datacenter",
+            "bad_state" => "bad_state",
+            "too_large" => "too_large",
+            "too_many_datacenters" => "too_many_datacenters",
+            _ => return Err(garbage()),
+        }));
+    }
+    let number = |i: usize| answer.get(i).and_then(integer).ok_or_else(garbage);
+    let (now_ms, healed, retired, counted_ms) = (number(1)?, number(2)?, number(3)?, number(4)?);
+    let counts = answer.get(5).and_then(text);
+    let sent = counts.is_some();
+    let counts = counts.unwrap_or_default();
+    let mut datacenters = Vec::new();
+    for line in counts.lines().filter(|l| !l.is_empty()) {
+        let fields: Vec<&str> = line.split('\t').collect();
+        let [name, ok, minor, major, outage, serving] = fields[..] else {
+            return Err(garbage());
+        };
+        let count = |v: &str| v.parse::<usize>().map_err(|_| garbage());
+        datacenters.push(DatacenterCounts {
+            datacenter: name.to_owned(),
+            conditions: Conditions {
+                ok: count(ok)?,
+                minor: count(minor)?,
+                major: count(major)?,
+                outage: count(outage)?,
+            },
+            serving: count(serving)?,
+        });
+    }
+    datacenters.sort_by(|a, b| a.datacenter.cmp(&b.datacenter));
+    Ok((
+        Beat {
+            now_ms,
+            healed,
+            retired,
+            counted_ms,
+            datacenters,
+            settling,
+            skipped: [0; REJECTIONS.len()],
+        },
+        sent,
+    ))
+}
+
+/// The lex range of a page: after the cursor (a member, in hex), within the data center.
+pub(super) fn page_bounds(query: &InstanceQuery) -> Result<(Vec<u8>, Vec<u8>), Error> {
+    let (mut min, max) = match &query.datacenter {
+        Some(dc) => {
+            let mut min = b"[".to_vec();
+            min.extend_from_slice(dc.as_bytes());
+            min.push(0);
+            let mut max = b"(".to_vec();
+            max.extend_from_slice(dc.as_bytes());
+            max.push(1);
+            (min, max)
+        }
+        None => (b"-".to_vec(), b"+".to_vec()),
+    };
+    if let Some(cursor) = &query.cursor {
+        let member = unhex(cursor).ok_or_else(|| Error::invalid("invalid cursor"))?;
+        if let Some(dc) = &query.datacenter {
+            if !member.starts_with(dc.as_bytes()) {
+                return Err(Error::invalid("invalid cursor: another data center's"));
+            }
+        }
+        min = b"(".to_vec();
+        min.extend_from_slice(&member);
+    }
+    Ok((min, max))
+}
+
+pub(super) fn parse_page(answer: &[Vec<u8>], ttl: Duration, limit: usize) -> InstancePage {
+    let now: u64 = answer
+        .first()
+        .and_then(|n| std::str::from_utf8(n).ok()?.parse().ok())
+        .unwrap_or(0);
+    let mut instances = Vec::new();
+    let mut last = None;
+    for pair in answer[1.min(answer.len())..].chunks(2) {
+        let [member, record] = pair else { break };
+        last = Some(member.clone());
+        if let Some(view) = instance_of(member, record, now, ttl) {
+            instances.push(view);
+        }
+    }
+    let full = answer.len().saturating_sub(1) / 2 >= limit;
+    InstancePage {
+        instances,
+        next_cursor: last.filter(|_| full).map(|m| hex(&m)),
+    }
+}
+
+/// An instance from its member (`dc \0 condition serving \0 beat \0 id`) and its record;
+/// `None` when the member does not parse. The id and data center come from the member, never from the JSON.
+fn instance_of(member: &[u8], record: &[u8], now: u64, ttl: Duration) -> Option<InstanceView> {
+    let mut parts = member.splitn(4, |b| *b == 0);
+    let dc = std::str::from_utf8(parts.next()?).ok()?;
+    let condition = condition_of(*parts.next()?.first()?)?;
+    let beat: u64 = std::str::from_utf8(parts.next()?).ok()?.parse().ok()?;
+    let id = std::str::from_utf8(parts.next()?).ok()?;
+    let json = std::str::from_utf8(record)
+        .ok()?
+        .splitn(5, '\n')
+        .nth(4)
+        .unwrap_or("");
+    if crate::store::refusal(id, dc).is_some() {
+        return None;
+    }
+    // A record no beat could have written (not a summary, too large): not listed, as every
+    // store skips what no instance wrote.
+    let mut summary = serde_json::from_str::<InstanceSummary>(json).ok()?;
+    id.clone_into(&mut summary.instance_id);
+    dc.clone_into(&mut summary.datacenter);
+    summary.condition = condition;
+    let age = now.saturating_sub(beat);
+    Some(InstanceView {
+        summary,
+        age_ms: age,
+        stale: u128::from(age) >= ttl.as_millis() || beat > now + 1_000,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_garbage_is_refused() {
+        let member = b"east\x0001\x00000001700000000\x00a1".to_vec();
+        assert_eq!(unhex(&hex(&member)), Some(member));
+        assert_eq!(unhex("0g"), None);
+        assert_eq!(unhex("abc"), None);
+        let query = InstanceQuery {
+            datacenter: Some("west".into()),
+            cursor: Some(hex(b"east\x00")),
+            limit: 10,
+        };
+        assert!(page_bounds(&query).is_err());
+    }
+
+    #[test]
+    fn an_instance_is_named_by_its_key_not_by_what_it_says() {
+        let member = b"east\x0030\x00000000000001000\x00a1";
+        let record = b"east\n3\n0\n1000\n{\"instanceId\":\"impostor\",\"datacenter\":\"west\",\"condition\":\"OK\",\"holds\":[],\"version\":\"1\"}";
+        let view = instance_of(member, record, 1500, Duration::from_secs(3)).unwrap();
+        assert_eq!(view.summary.instance_id, "a1");
+        assert_eq!(view.summary.datacenter, "east");
+        assert_eq!(view.summary.condition, CheckStatus::Outage);
+        assert_eq!(view.age_ms, 500);
+        // Garbage in the record, or an id no beat could have written: not listed.
+        assert!(instance_of(member, b"x", 1500, Duration::from_secs(3)).is_none());
+        let newline = b"east\x0030\x00000000000001000\x00a\n1";
+        assert!(instance_of(newline, record, 1500, Duration::from_secs(3)).is_none());
+        // Stamped in the future (past a second of clock skew): stale.
+        let future = b"east\x0030\x00000000000009000\x00a1";
+        let view = instance_of(future, record, 1500, Duration::from_secs(3)).unwrap();
+        assert!(view.stale);
+    }
+}

@@ -1,0 +1,395 @@
+//! The fleet at one moment: data centers judged by the rule, failing open together, and
+//! fleet-aware readiness.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Serialize;
+use status_core::{CheckStatus, Error, Readiness};
+
+use crate::{
+    Conditions, DatacenterCounts, HealthRule, InstancePage, InstanceQuery, InstanceSummary,
+    InstanceView,
+};
+
+/// One data center.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct DatacenterView {
+    /// `OK` when healthy (or failing open), `OUTAGE` when not: the field a balancer reads
+    /// first, as in the instance's summary.
+    pub condition: CheckStatus,
+    /// Its name.
+    pub datacenter: String,
+    /// Whether it is healthy by the rule.
+    pub healthy: bool,
+    /// Whether every data center is unhealthy, so this one answers healthy anyway.
+    pub fail_open: bool,
+    /// Whether the fleet view is older than it should be (the store is unreachable).
+    pub stale: bool,
+    /// Fresh instances serving.
+    pub serving: usize,
+    /// Fresh instances.
+    pub fresh: usize,
+    /// Fresh instances, by condition.
+    pub conditions: Conditions,
+    /// Its instances, fresh and stale, when the view was folded from summaries; empty in a
+    /// view folded from counts (list them with the store, a page at a time).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub instances: Vec<InstanceView>,
+}
+
+impl DatacenterView {
+    /// A data center judged by `rule` on its fresh instances' conditions and its serving
+    /// ones; not failing open (the fleet decides that).
+    fn judged(
+        datacenter: String,
+        conditions: Conditions,
+        serving: usize,
+        rule: HealthRule,
+    ) -> Self {
+        let fresh = conditions.total();
+        let healthy = fresh > 0 && serving as f64 >= rule.healthy_share * fresh as f64;
+        Self {
+            condition: CheckStatus::Ok,
+            datacenter,
+            healthy,
+            fail_open: false,
+            stale: false,
+            serving,
+            fresh,
+            conditions,
+            instances: Vec::new(),
+        }
+    }
+
+    /// Whether GSLB should send it traffic: healthy, or every data center failing.
+    #[must_use]
+    pub fn answers_healthy(&self) -> bool {
+        self.healthy || self.fail_open
+    }
+}
+
+/// The fleet at one moment.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct FleetView {
+    /// Whether every data center is unhealthy (each then answers healthy).
+    pub fail_open: bool,
+    /// Whether this view is older than it should be: the store could not be read lately.
+    pub stale: bool,
+    /// The data centers, by name.
+    pub datacenters: Vec<DatacenterView>,
+    /// This instance's own entry as counted (its data center and published condition), so
+    /// that rules about "the others" can leave it out.
+    #[serde(skip)]
+    pub own: Option<(String, CheckStatus)>,
+}
+
+impl FleetView {
+    /// Folds `summaries` (each with its age) by `rule`, an instance counting as fresh while
+    /// younger than `ttl`.
+    #[must_use]
+    pub fn new(
+        summaries: Vec<(InstanceSummary, Duration)>,
+        ttl: Duration,
+        rule: HealthRule,
+    ) -> Self {
+        let mut by_dc: BTreeMap<String, Vec<InstanceView>> = BTreeMap::new();
+        for (summary, age) in summaries {
+            by_dc
+                .entry(summary.datacenter.clone())
+                .or_default()
+                .push(InstanceView {
+                    summary,
+                    age_ms: u64::try_from(age.as_millis()).unwrap_or(u64::MAX),
+                    stale: age >= ttl,
+                });
+        }
+        let datacenters = by_dc
+            .into_iter()
+            .map(|(datacenter, mut instances)| {
+                instances.sort_by(|a, b| a.summary.instance_id.cmp(&b.summary.instance_id));
+                let mut conditions = Conditions::default();
+                let mut serving = 0;
+                for i in instances.iter().filter(|i| !i.stale) {
+                    conditions.add(i.summary.condition);
+                    serving += usize::from(i.summary.serving());
+                }
+                let mut dc = DatacenterView::judged(datacenter, conditions, serving, rule);
+                dc.instances = instances;
+                dc
+            })
+            .collect();
+        Self::folded(datacenters)
+    }
+
+    /// Folds what the store counted of each data center by `rule`.
+    #[must_use]
+    pub fn from_counts(counts: Vec<DatacenterCounts>, rule: HealthRule) -> Self {
+        let mut datacenters: Vec<DatacenterView> = counts
+            .into_iter()
+            .map(|c| DatacenterView::judged(c.datacenter, c.conditions, c.serving, rule))
+            .collect();
+        datacenters.sort_by(|a, b| a.datacenter.cmp(&b.datacenter));
+        Self::folded(datacenters)
+    }
+
+    /// The fleet of judged data centers: failing open when every one is unhealthy.
+    fn folded(mut datacenters: Vec<DatacenterView>) -> Self {
+        let fail_open = !datacenters.is_empty() && datacenters.iter().all(|d| !d.healthy);
+        for dc in &mut datacenters {
+            dc.fail_open = fail_open;
+            dc.condition = if dc.answers_healthy() {
+                CheckStatus::Ok
+            } else {
+                CheckStatus::Outage
+            };
+        }
+        Self {
+            fail_open,
+            stale: false,
+            datacenters,
+            own: None,
+        }
+    }
+
+    /// Fleet-aware readiness: whether a failure of `condition` of instance `me` in
+    /// `datacenter` is its data center's rather than its own, that is, whether more than half
+    /// of the other fresh instances there are no better. A stale view is no information: it
+    /// never says so. Answers how many of how many others fail, when it is shared.
+    #[must_use]
+    pub fn shared_failure(
+        &self,
+        datacenter: &str,
+        me: &str,
+        condition: CheckStatus,
+    ) -> Option<(usize, usize)> {
+        if self.stale {
+            return None;
+        }
+        let dc = self.datacenter(datacenter)?;
+        let (failing, others) = if dc.instances.is_empty() {
+            // From the counts, less this instance's own entry if it is counted here.
+            let (mut failing, mut others) = (dc.conditions.no_better_than(condition), dc.fresh);
+            if let Some((own_dc, own)) = &self.own {
+                if own_dc == datacenter && others > 0 {
+                    others -= 1;
+                    if *own >= condition {
+                        failing = failing.saturating_sub(1);
+                    }
+                }
+            }
+            (failing, others)
+        } else {
+            let others: Vec<_> = dc
+                .instances
+                .iter()
+                .filter(|i| !i.stale && i.summary.instance_id != me)
+                .collect();
+            let failing = others
+                .iter()
+                .filter(|i| i.summary.condition >= condition)
+                .count();
+            (failing, others.len())
+        };
+        (others > 0 && failing * 2 > others).then_some((failing, others))
+    }
+
+    /// Fleet-aware readiness: `own`, the readiness of instance `me` of `datacenter`, judged
+    /// again by the fleet. A failure on the condition alone (startup done, no hold) that more
+    /// than half of the other fresh instances there share (see
+    /// [`shared_failure`](Self::shared_failure)) is the data center's: the instance stays
+    /// ready, and whether the data center gets traffic is left to its endpoint (and GSLB).
+    /// Anything else, a stale view included, is the instance's own rule's answer. The result
+    /// says which rule answered ([`Readiness::rule`]).
+    #[must_use]
+    pub fn readiness(&self, datacenter: &str, me: &str, own: Readiness) -> Readiness {
+        if !own.fails_on_condition_alone() {
+            return own.by_instance();
+        }
+        match self.shared_failure(datacenter, me, own.condition()) {
+            None => own.by_instance(),
+            Some((failing, others)) => {
+                let why = format!(
+                    "{} is shared by {failing} of the {others} other instances of {datacenter}: \
+                     left to the data-center endpoint",
+                    own.condition()
+                );
+                own.by_fleet(why)
+            }
+        }
+    }
+
+    /// A page of the instances this view holds (those it was folded from), by data center
+    /// and id; the cursor is an offset into them.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_invalid`] for a cursor that is not an offset.
+    pub fn page(&self, query: &InstanceQuery) -> Result<InstancePage, Error> {
+        let from = match &query.cursor {
+            Some(cursor) => cursor
+                .parse::<usize>()
+                .map_err(|_| Error::invalid("invalid cursor"))?,
+            None => 0,
+        };
+        let limit = query.limit.max(1);
+        let mut all = self
+            .datacenters
+            .iter()
+            .filter(|dc| query.wants(&dc.datacenter))
+            .flat_map(|dc| dc.instances.iter())
+            .skip(from);
+        let instances: Vec<InstanceView> = all.by_ref().take(limit).cloned().collect();
+        let next_cursor = all.next().is_some().then(|| (from + limit).to_string());
+        Ok(InstancePage {
+            instances,
+            next_cursor,
+        })
+    }
+
+    /// The data center named `name`.
+    #[must_use]
+    pub fn datacenter(&self, name: &str) -> Option<&DatacenterView> {
+        self.datacenters.iter().find(|d| d.datacenter == name)
+    }
+
+    /// This view marked stale: the store could not be read since it was made.
+    #[must_use]
+    pub fn into_stale(mut self) -> Self {
+        self.stale = true;
+        for dc in &mut self.datacenters {
+            dc.stale = true;
+        }
+        self
+    }
+
+    /// The same view, failing open: every data center answers healthy (`failOpen`), as when
+    /// the store has not been read for so long that no verdict of it can be trusted.
+    #[must_use]
+    pub fn into_failed_open(mut self) -> Self {
+        self.fail_open = true;
+        for dc in &mut self.datacenters {
+            dc.fail_open = true;
+            dc.condition = CheckStatus::Ok;
+        }
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TTL: Duration = Duration::from_secs(3);
+
+    fn instance(id: &str, dc: &str, condition: CheckStatus, held: bool) -> InstanceSummary {
+        let holds = if held {
+            vec!["operator".to_owned()]
+        } else {
+            Vec::new()
+        };
+        InstanceSummary::new(id, dc, condition, holds, "1.0")
+    }
+
+    fn view(instances: &[(InstanceSummary, u64)]) -> FleetView {
+        FleetView::new(
+            instances
+                .iter()
+                .map(|(s, age)| (s.clone(), Duration::from_secs(*age)))
+                .collect(),
+            TTL,
+            HealthRule::default(),
+        )
+    }
+
+    #[test]
+    fn a_datacenter_is_healthy_while_half_its_fresh_instances_serve() {
+        let fleet = view(&[
+            (instance("a1", "east", CheckStatus::Ok, false), 0),
+            (instance("a2", "east", CheckStatus::Outage, false), 0),
+            (instance("b1", "west", CheckStatus::Major, true), 0),
+            (instance("b2", "west", CheckStatus::Outage, false), 1),
+            (instance("b3", "west", CheckStatus::Ok, false), 9), // stale: does not count
+        ]);
+        let east = fleet.datacenter("east").unwrap();
+        assert!(east.healthy && !east.fail_open);
+        assert_eq!(
+            (east.serving, east.fresh, east.condition),
+            (1, 2, CheckStatus::Ok)
+        );
+        let west = fleet.datacenter("west").unwrap();
+        assert!(!west.healthy && !west.answers_healthy());
+        assert_eq!((west.serving, west.fresh), (0, 2));
+        assert_eq!(west.condition, CheckStatus::Outage);
+        assert!(west
+            .instances
+            .iter()
+            .any(|i| i.stale && i.summary.instance_id == "b3"));
+        assert!(fleet.datacenter("north").is_none());
+    }
+
+    #[test]
+    fn when_every_datacenter_is_unhealthy_every_one_fails_open() {
+        let fleet = view(&[
+            (instance("a1", "east", CheckStatus::Outage, false), 0),
+            (instance("b1", "west", CheckStatus::Ok, true), 0),
+        ]);
+        assert!(fleet.fail_open);
+        for dc in &fleet.datacenters {
+            assert!(!dc.healthy && dc.fail_open && dc.answers_healthy());
+            assert_eq!(dc.condition, CheckStatus::Ok);
+        }
+        // Only stale instances: unhealthy too.
+        let fleet = view(&[(instance("a1", "east", CheckStatus::Ok, false), 5)]);
+        assert!(fleet.fail_open);
+    }
+
+    #[test]
+    fn a_shared_failure_is_judged_from_counts_less_this_instance_and_never_when_stale() {
+        let counts = |outage: usize| DatacenterCounts {
+            datacenter: "east".into(),
+            conditions: Conditions {
+                ok: 4 - outage,
+                minor: 0,
+                major: 0,
+                outage,
+            },
+            serving: 4 - outage,
+        };
+        // Four fresh instances, this one among them and OUTAGE, two others OUTAGE too: 2 of
+        // the 3 others share it.
+        let mut view = FleetView::from_counts(vec![counts(3)], HealthRule::default());
+        view.own = Some(("east".into(), CheckStatus::Outage));
+        assert_eq!(
+            view.shared_failure("east", "me", CheckStatus::Outage),
+            Some((2, 3))
+        );
+        // Only one other: this instance's own failure.
+        let mut alone = FleetView::from_counts(vec![counts(2)], HealthRule::default());
+        alone.own = Some(("east".into(), CheckStatus::Outage));
+        assert_eq!(
+            alone.shared_failure("east", "me", CheckStatus::Outage),
+            None
+        );
+        // A frozen view is no information, however it reads.
+        assert_eq!(
+            view.clone()
+                .into_stale()
+                .shared_failure("east", "me", CheckStatus::Outage),
+            None
+        );
+        assert_eq!(view.shared_failure("west", "me", CheckStatus::Outage), None);
+    }
+
+    #[test]
+    fn the_condition_comes_first_in_json() {
+        let fleet = view(&[(instance("a1", "east", CheckStatus::Ok, false), 0)]).into_stale();
+        let json = serde_json::to_string(fleet.datacenter("east").unwrap()).unwrap();
+        assert!(json.starts_with(r#"{"condition":"OK","datacenter":"east","healthy":true,"failOpen":false,"stale":true"#), "{json}");
+        assert!(json.contains(r#""instanceId":"a1""#), "{json}");
+    }
+}
