@@ -41,20 +41,24 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use etcd_client::{
-    Compare, CompareOp, GetOptions, LeaseGrantOptions, LeaseKeepAliveStream, LeaseKeeper,
-    PutOptions, Txn, TxnOp,
+    Compare, CompareOp, LeaseGrantOptions, LeaseKeepAliveStream, LeaseKeeper, PutOptions, Txn,
+    TxnOp,
 };
 
+mod lease;
+mod page;
+mod tally;
 mod view;
 
-use self::view::{entry, watch, Claim, Inner};
+use self::lease::{epoch_ms, keep_alive, lease_id};
+use self::view::{watch, Claim, Inner};
 
 use super::{
-    hex, unhex, Beat, BeatError, Boxed, DatacenterCounts, FleetStore, InstancePage, InstanceQuery,
-    InstanceSummary, InstanceView, REJECTIONS,
+    Beat, BeatError, Boxed, DatacenterCounts, FleetStore, InstancePage, InstanceQuery,
+    InstanceSummary, REJECTIONS,
 };
 use crate::sync::lock;
-use status_core::store::{prefix_end, EtcdStore};
+use status_core::store::EtcdStore;
 use status_core::Error;
 
 /// What the mark key of a fleet's prefix holds.
@@ -330,69 +334,6 @@ impl EtcdFleet {
         Ok(Beat::kept(epoch_ms(), datacenters, skipped))
     }
 
-    /// A page of instances: of `query.datacenter` (or all), after `query.cursor`, at most
-    /// `query.limit` (at most 500). A listed instance is fresh: its key lives with its lease
-    /// (etcd keeps no heartbeat time, so its age is 0).
-    async fn page(&self, query: &InstanceQuery) -> Result<InstancePage, Error> {
-        let base = self.inner.instances_key();
-        let mut start = base.clone();
-        if let Some(dc) = &query.datacenter {
-            start.extend_from_slice(dc.as_bytes());
-            start.push(0);
-        }
-        let end = prefix_end(&start);
-        if let Some(cursor) = &query.cursor {
-            let after = unhex(cursor).ok_or_else(|| Error::invalid("invalid cursor"))?;
-            let mut key = base.clone();
-            key.extend_from_slice(&after);
-            if !key.starts_with(&start) {
-                return Err(Error::invalid("invalid cursor: another data center's"));
-            }
-            // The key right after the cursor's.
-            key.push(0);
-            start = key;
-        }
-        let limit = query.limit.clamp(1, super::MAX_PAGE);
-        let mut client = self
-            .inner
-            .store
-            .client()
-            .await
-            .map_err(|e| Error::unavailable(format!("the fleet store failed: {e}")))?;
-        let page = client
-            .get(
-                start,
-                Some(
-                    GetOptions::new()
-                        .with_range(end)
-                        .with_limit(i64::try_from(limit).unwrap_or(READ_PAGE)),
-                ),
-            )
-            .await
-            .map_err(|e| {
-                self.inner.store.failed();
-                Error::unavailable(format!("the fleet store failed: {e}"))
-            })?;
-        let mut instances = Vec::new();
-        for kv in page.kvs() {
-            if let Ok(summary) = entry(&kv.key()[base.len()..], kv.value()) {
-                instances.push(InstanceView {
-                    summary,
-                    age_ms: 0,
-                    stale: false,
-                });
-            }
-        }
-        let next_cursor = page
-            .more()
-            .then(|| page.kvs().last().map(|kv| hex(&kv.key()[base.len()..])))
-            .flatten();
-        Ok(InstancePage {
-            instances,
-            next_cursor,
-        })
-    }
-
     async fn forget_keeper(&self) {
         // A keepalive stream that may hold a late answer is never read again, and a member
         // that did not answer in time is left for the next.
@@ -437,32 +378,6 @@ impl FleetStore for EtcdFleet {
     fn counts(&self) -> Option<Vec<DatacenterCounts>> {
         self.inner.vouched().ok()
     }
-}
-
-/// A lease id of this instance's own: random, positive.
-fn lease_id() -> i64 {
-    let random = status_core::Rng::from_entropy().next_u64() >> 1;
-    i64::try_from(random).unwrap_or(1).max(1)
-}
-
-/// One keepalive on an open stream: the lease's TTL left (0: it expired).
-async fn keep_alive(
-    keeper: &mut LeaseKeeper,
-    stream: &mut LeaseKeepAliveStream,
-) -> Result<i64, etcd_client::Error> {
-    keeper.keep_alive().await?;
-    match stream.message().await? {
-        Some(answer) => Ok(answer.ttl()),
-        None => Err(etcd_client::Error::LeaseKeepAliveError(
-            "the keepalive stream ended".to_owned(),
-        )),
-    }
-}
-
-fn epoch_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]
