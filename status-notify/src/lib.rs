@@ -29,15 +29,16 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod notice;
 mod policy;
 mod run;
 mod sink;
 mod sync;
 
-pub use self::policy::{
-    Notice, NoticePolicy, Notifier, MAX_DIGEST_BYTES, MAX_PENDING, MAX_REFUSED_ACTIONS,
-    MAX_REFUSED_ADDRESSES,
+pub use self::notice::{
+    Notice, MAX_DIGEST_BYTES, MAX_PENDING, MAX_REFUSED_ACTIONS, MAX_REFUSED_ADDRESSES,
 };
+pub use self::policy::{NoticePolicy, Notifier};
 pub use self::run::{Notifications, NotificationsBuilder, SinkStats};
 pub use self::sink::{
     signature, Message, Sink, SinkError, Slack, Webhook, MAX_ANSWER, SCHEMA_VERSION,
