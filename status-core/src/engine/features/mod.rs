@@ -10,6 +10,8 @@ use chrono::{DateTime, Utc};
 use tokio::task::AbortHandle;
 
 use super::{Inner, Registry};
+
+mod api;
 use crate::event::Event;
 use crate::feature::{self, judge};
 use crate::result::iso;
@@ -73,117 +75,6 @@ impl Inner {
             state: Arc::new(update.state),
             flip: update.flip,
         });
-    }
-}
-
-impl Registry {
-    /// Registers `feature` and evaluates it at once.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_duplicate`] if its name is taken; [`Error::is_not_found`] if it requires a
-    /// dependency that is not registered.
-    pub fn add_feature(&self, feature: Feature) -> Result<FeatureHandle, Error> {
-        let inner = &self.inner;
-        for requirement in feature.requirements() {
-            if let Requirement::Dependency { id, .. } = requirement {
-                if !self.contains(id.as_str()) {
-                    return Err(Error::unknown_dependency(id.as_str()));
-                }
-            }
-        }
-        let table = &inner.features;
-        let _serial = lock(&table.evaluating);
-        let requirements = inner.requirement_states(feature.requirements());
-        let mut features = write(&table.features);
-        if features.contains_key(feature.name()) {
-            return Err(Error::duplicate("feature", feature.name().as_str()));
-        }
-        let name = feature.name().clone();
-        let entry = Arc::new(FeatureEntry::new(feature, requirements, inner.clock.wall()));
-        features.insert(name, Arc::clone(&entry));
-        Ok(FeatureHandle { entry })
-    }
-
-    /// The feature `name`.
-    #[must_use]
-    pub fn feature(&self, name: &str) -> Option<FeatureHandle> {
-        let entry = self.inner.features.get(name).ok()?;
-        Some(FeatureHandle { entry })
-    }
-
-    /// Every feature's state, sorted by name.
-    #[must_use]
-    pub fn features(&self) -> Vec<FeatureState> {
-        read(&self.inner.features.features)
-            .values()
-            .map(|f| f.state())
-            .collect()
-    }
-
-    /// The latest flips of the feature `name`, oldest first (at most
-    /// [`FLIPS_KEPT`](crate::FLIPS_KEPT)).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_not_found`] if no such feature is registered.
-    pub fn feature_flips(&self, name: &str) -> Result<Vec<FeatureFlip>, Error> {
-        Ok(self.inner.features.get(name)?.flips())
-    }
-
-    /// Forces the feature `name` on or off until the override's TTL ends, replacing any
-    /// override in force.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_not_found`] if no such feature is registered; [`Error::is_invalid`] if the
-    /// override's actor holds control characters; [`Error::is_no_runtime`] outside a Tokio
-    /// runtime (the expiry needs a timer). Nothing changes on error.
-    pub fn override_feature(
-        &self,
-        name: &str,
-        over: &FeatureOverride,
-    ) -> Result<FeatureState, Error> {
-        let inner = &self.inner;
-        let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::no_runtime())?;
-        let entry = inner.features.get(name)?;
-        crate::text::actor(over.actor.as_deref())?;
-        let deadline = inner.clock.now() + over.ttl;
-        let (update, seq) = entry.set_override(over, inner.clock.wall());
-        let timer = runtime.spawn({
-            let weak = Arc::downgrade(inner);
-            let entry = Arc::clone(&entry);
-            let clock = inner.clock.clone();
-            async move {
-                clock.sleep_until(deadline).await;
-                let Some(inner) = weak.upgrade() else { return };
-                if let Some(update) = entry.clear_override(inner.clock.wall(), Some(seq)) {
-                    inner.emit_feature(update);
-                }
-            }
-        });
-        entry.attach_expiry(seq, timer.abort_handle());
-        let state = update.state.clone();
-        inner.emit_feature(update);
-        Ok(state)
-    }
-
-    /// Ends the override of the feature `name`, if any, and answers with its state.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_not_found`] if no such feature is registered.
-    pub fn clear_override(&self, name: &str) -> Result<FeatureState, Error> {
-        let inner = &self.inner;
-        let entry = inner.features.get(name)?;
-        match entry.clear_override(inner.clock.wall(), None) {
-            Some(update) => {
-                let state = update.state.clone();
-                inner.emit_feature(update);
-                Ok(state)
-            }
-            None => Ok(entry.state()),
-        }
     }
 }
 
