@@ -42,8 +42,10 @@
 
 mod error;
 mod future;
+mod order;
 mod report;
 mod select;
+mod service;
 mod stats;
 
 pub use self::error::{NoCapacity, TimedOut};
@@ -367,65 +369,6 @@ impl<S: Service<R>, R> Shared<S, R> {
 
     pub(crate) fn classify(&self, result: &Result<S::Response, S::Error>) -> Outcome {
         (self.classify)(result)
-    }
-}
-
-impl<S, R> Service<R> for Pool<S, R>
-where
-    S: Service<R> + Clone,
-    S::Error: Into<BoxError>,
-{
-    type Response = S::Response;
-    type Error = BoxError;
-    type Future = ResponseFuture<S, R>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        // Capacity is decided per call, by the nodes' limiters: no capacity fails fast.
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: R) -> Self::Future {
-        let shared = &self.shared;
-        let now = shared.now();
-        let mut state = shared.lock();
-        let State {
-            selector,
-            nodes,
-            rng,
-            ..
-        } = &mut *state;
-        let chosen = selector
-            .cascade(now, rng, |i| {
-                let node = &nodes[i];
-                let lease = node.limiter.try_acquire(now);
-                if lease.is_none() {
-                    node.counts.no_capacity.fetch_add(1, Ordering::Relaxed);
-                }
-                lease
-            })
-            .map(|(i, lease)| {
-                let node = &nodes[i];
-                (
-                    node.id,
-                    node.service.clone(),
-                    lease,
-                    Arc::clone(&node.counts),
-                )
-            });
-        drop(state);
-        match chosen {
-            Some((id, service, lease, counts)) => ResponseFuture::call(
-                Arc::clone(shared),
-                id,
-                Oneshot::new(service, request),
-                lease,
-                counts,
-            ),
-            None => {
-                shared.no_capacity.fetch_add(1, Ordering::Relaxed);
-                ResponseFuture::no_capacity()
-            }
-        }
     }
 }
 
