@@ -14,6 +14,29 @@
 //!   of its fresh instances are in rotation and not OUTAGE; with no fresh instance, it is not;
 //! - when **every** data center is unhealthy, every one answers healthy with `failOpen`:
 //!   some work beats none (Indeed's "failing open").
+//!
+//! # The rooms
+//!
+//! | module | what |
+//! |---|---|
+//! | `model` | what an instance publishes ([`InstanceSummary`]), the [`HealthRule`], counts by condition, pages of instances |
+//! | `view` | [`FleetView`]: data centers judged, failing open together, fleet-aware readiness ([`FleetView::readiness`]) |
+//! | `store` | the [`FleetStore`] contract every store keeps, what a [`Beat`] answers, [`FleetSource`] |
+//! | `tracker` | [`FleetTracker`]: the beat's rules, pure, told the time and the store's answers (status-sim drives it) |
+//! | `run` | [`Fleet`]: the thin Tokio driver of a tracker, its stats, the `fleet` dependency |
+//! | `excuse` | [`FleetExcuse`]: the view as status-core's readiness [`Excuse`](status_core::Excuse) |
+//! | `redis` | [`RedisFleet`] (feature `redis`): two Lua scripts, a constant cost per instance |
+//! | `etcd` | [`EtcdFleet`] (feature `etcd`): leases, a watch counted event by event (a pure tally), transactions |
+//!
+//! # Cargo features
+//!
+//! | feature | what |
+//! |---|---|
+//! | `redis` | [`RedisFleet`]: the fleet in Redis or Redis Cluster (status-core's `store::RedisStore`) |
+//! | `etcd` | [`EtcdFleet`]: the fleet in etcd (status-core's `store::EtcdStore`) |
+//!
+//! No feature is on by default: without one, the model, the tracker and [`Fleet`] over a
+//! store of your own.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

@@ -26,6 +26,17 @@
 //! [`Notifications`] drives the policy from a registry's events
 //! and delivers its notices to [`Sink`]s: a JSON webhook ([`Webhook`]), a Slack incoming
 //! webhook ([`Slack`]), or one of your own.
+//!
+//! # The rooms
+//!
+//! | module | what |
+//! |---|---|
+//! | `notice` | [`Notice`]: what is told, its sentence, and the bounds on what waits ([`MAX_PENDING`], [`MAX_DIGEST_BYTES`]) |
+//! | `policy` | [`Notifier`] and [`NoticePolicy`]: the rules above, pure |
+//! | `run` | [`Notifications`]: the driver, from a registry's events to the sinks, retried, counted ([`SinkStats`]) |
+//! | `sink` | [`Sink`], [`Webhook`] (signed, [`signature`]), [`Slack`]; no redirect followed, answers bounded ([`MAX_ANSWER`]) |
+//!
+//! The crate has no features: adding it is asking for delivery (it brings an HTTP client).
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
