@@ -29,7 +29,9 @@ fn choose(c: &mut Criterion) {
             .iter(|| async { node.oneshot(black_box(1)).await.unwrap() });
     });
     for n in [3, 30, 300] {
-        let pool = Pool::new(Rng::new(1)).limiter(|| Limiter::new(Fixed::new(1_000)));
+        let pool = Pool::builder(Rng::new(1))
+            .limiter(|| Limiter::new(Fixed::new(1_000)))
+            .build();
         for i in 0..n {
             pool.add(format!("node-{i}"), node);
         }
@@ -42,10 +44,11 @@ fn choose(c: &mut Criterion) {
             },
         );
         // The weighted order alone, as every call chose before the fill order and holds.
-        let spread = Pool::new(Rng::new(1))
+        let spread = Pool::builder(Rng::new(1))
             .limiter(|| Limiter::new(Fixed::new(1_000)))
             .spread()
-            .hold(Duration::ZERO, 0.5);
+            .hold(Duration::ZERO, 0.5)
+            .build();
         for i in 0..n {
             spread.add(format!("node-{i}"), node);
         }

@@ -45,9 +45,10 @@ async fn a_slow_call_is_hedged_to_another_node_and_the_loser_is_cut() {
     let cut = Arc::new(AtomicU64::new(0));
     // Idle nodes are filled in order: the first call goes to the front node; make whichever
     // that is slow by giving both the same pool and checking the answer.
-    let pool = Pool::new(Rng::new(1))
+    let pool = Pool::builder(Rng::new(1))
         .limiter(|| Limiter::new(Fixed::new(10)))
-        .hold(Duration::ZERO, 0.5);
+        .hold(Duration::ZERO, 0.5)
+        .build();
     pool.add("slow", node("slow", MS * 500, &cut));
     pool.add("fast", node("fast", MS * 20, &cut));
     let layer = HedgeLayer::new(HedgeSettings {
@@ -153,4 +154,23 @@ async fn a_percentile_delay_hedges_only_the_slowest() {
         "only the slow ones: {stats:?}"
     );
     assert_eq!(cut.load(Ordering::SeqCst), stats.hedges);
+}
+
+/// Setting the clock of a layer already cloned never panics: the layer returned has a policy
+/// of its own, started from the same state, and the clone keeps working.
+#[tokio::test(start_paused = true)]
+async fn a_clock_set_after_a_clone_gives_a_layer_of_its_own() {
+    let layer = HedgeLayer::new(HedgeSettings::default());
+    let clone = layer.clone();
+    let own = layer.clock(status_core::Clock::tokio());
+    let service = clone.layer(tower::service_fn(|x: u32| async move {
+        Ok::<_, std::io::Error>(x)
+    }));
+    assert_eq!(service.oneshot(1).await.unwrap(), 1);
+    assert_eq!(clone.stats().calls, 1);
+    assert_eq!(
+        own.stats().calls,
+        0,
+        "not shared with the clone made before"
+    );
 }

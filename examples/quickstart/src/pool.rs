@@ -92,14 +92,15 @@ impl DemoPool {
     ///
     /// Outside a Tokio runtime.
     pub fn start(registry: &Registry, nodes: usize) -> Result<Self, status_core::Error> {
-        let pool = Pool::new(registry.rng("demo-pool"))
+        let pool = Pool::builder(registry.rng("demo-pool"))
             .clock(registry.clock().clone())
             .limiter(|| Limiter::new(Gradient2::default()))
             .classify(|result: &Result<usize, NodeFailed>| match result {
                 Ok(_) => Outcome::Success,
                 Err(failed) if failed.timed_out => Outcome::Drop,
                 Err(_) => Outcome::Ignore,
-            });
+            })
+            .build();
         let settings: Arc<Vec<Mutex<NodeSetting>>> =
             Arc::new((0..nodes).map(|_| Mutex::default()).collect());
         for node in 0..nodes {

@@ -69,17 +69,24 @@ impl HedgeLayer {
         }
     }
 
-    /// The clock it is told the time by (pass the registry's). Default: a Tokio clock.
-    ///
-    /// # Panics
-    ///
-    /// Once the layer has been cloned: configure it first.
+    /// The same layer told the time by `clock` (pass the registry's). Default: a Tokio
+    /// clock. Never fails: on a layer already cloned, the one returned starts from the same
+    /// policy state but shares it with none of the clones (configure before cloning to share).
     #[must_use]
-    pub fn clock(mut self, clock: Clock) -> Self {
-        Arc::get_mut(&mut self.shared)
-            .expect("configure a hedge layer before cloning it")
-            .clock = clock;
-        self
+    pub fn clock(self, clock: Clock) -> Self {
+        let hedger = match Arc::try_unwrap(self.shared) {
+            Ok(shared) => shared
+                .hedger
+                .into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+            Err(shared) => shared.lock().clone(),
+        };
+        Self {
+            shared: Arc::new(Shared {
+                hedger: Mutex::new(hedger),
+                clock,
+            }),
+        }
     }
 
     /// What it did since it was made: calls, hedges sent, hedges that won, hedges the budget

@@ -40,6 +40,7 @@
 //!
 //! [`Pool`] is a tower `Service` over the nodes' services; nodes come and go at run time.
 
+mod builder;
 mod error;
 mod future;
 mod order;
@@ -48,6 +49,7 @@ mod select;
 mod service;
 mod stats;
 
+pub use self::builder::PoolBuilder;
 pub use self::error::{NoCapacity, TimedOut};
 pub use self::future::ResponseFuture;
 pub use self::report::{verdict, NodeState, HEALTHY_RATE};
@@ -57,7 +59,7 @@ pub use self::stats::{
 };
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -162,8 +164,15 @@ impl<S: Service<R>, R> Pool<S, R> {
     /// [`Gradient2`] limiter; a call counts as a success when it returns `Ok`, as an ignore
     /// when it returns `Err`.
     pub fn new(rng: Rng) -> Self {
-        Self {
-            shared: Arc::new(Shared {
+        Self::builder(rng).build()
+    }
+
+    /// A pool to configure before it exists (limiters, classification, timeout, clock, holds,
+    /// spread), so that no setting can change under a pool in use; as [`new`](Self::new)
+    /// without a setting.
+    pub fn builder(rng: Rng) -> PoolBuilder<S, R> {
+        PoolBuilder {
+            shared: Shared {
                 state: Mutex::new(State {
                     selector: Selector::new(),
                     nodes: Vec::new(),
@@ -178,99 +187,8 @@ impl<S: Service<R>, R> Pool<S, R> {
                 limiter: Box::new(|| Limiter::new(Gradient2::default())),
                 timeout: None,
                 no_capacity: AtomicU64::new(0),
-            }),
+            },
         }
-    }
-
-    /// How each node's limiter is made (for nodes added from now on).
-    ///
-    /// # Panics
-    ///
-    /// Once the pool has been cloned: configure it first.
-    #[must_use]
-    pub fn limiter(mut self, make: impl Fn() -> Limiter + Send + Sync + 'static) -> Self {
-        self.configure().limiter = Box::new(make);
-        self
-    }
-
-    /// How a call's result counts: [`Outcome::Success`], [`Outcome::Drop`] (a timeout or
-    /// overload: the limiter backs off) or [`Outcome::Ignore`] (a failure unrelated to load).
-    /// An HTTP client would count a 5xx as a failure, a timeout as a drop.
-    ///
-    /// # Panics
-    ///
-    /// Once the pool has been cloned: configure it first.
-    #[must_use]
-    pub fn classify(
-        mut self,
-        classify: impl Fn(&Result<S::Response, S::Error>) -> Outcome + Send + Sync + 'static,
-    ) -> Self {
-        self.configure().classify = Arc::new(classify);
-        self
-    }
-
-    /// How long a node may take: a call still in flight then is cut off, answers
-    /// [`TimedOut`], and counts as a drop against its node at once (its limiter backs off,
-    /// its rate falls). Without one, a node that hangs is seen only when its callers give up
-    /// (a dropped call counts as a drop too).
-    ///
-    /// # Panics
-    ///
-    /// Once the pool has been cloned: configure it first.
-    #[must_use]
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.configure().timeout = Some(timeout);
-        self
-    }
-
-    /// The clock it is told the time by: pass [`Registry::clock`](status_core::Registry::clock)
-    /// so that its times lie on the registry's axis with every other mechanism's. Default:
-    /// a Tokio clock of its own.
-    ///
-    /// # Panics
-    ///
-    /// Once the pool has been cloned: configure it first.
-    #[must_use]
-    pub fn clock(mut self, clock: Clock) -> Self {
-        self.configure().clock = clock;
-        self
-    }
-
-    /// A failed call holds its node back for `hold` (zero: never), offered only after every
-    /// other node, while at most `max_share` of the nodes are held at once; past that share a
-    /// failure holds nothing, so a pool-wide failure fails fast instead of emptying the pool.
-    /// Default: [`DEFAULT_HOLD`] (5 s) and [`DEFAULT_MAX_HELD`] (half the nodes).
-    ///
-    /// # Panics
-    ///
-    /// Once the pool has been cloned: configure it first.
-    #[must_use]
-    pub fn hold(mut self, hold: Duration, max_share: f64) -> Self {
-        let state = self
-            .configure()
-            .state
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner);
-        state.selector = std::mem::take(&mut state.selector).hold(hold, max_share);
-        self
-    }
-
-    /// Every call draws its node from the weighted order, idle or not, instead of filling
-    /// idle nodes in a slowly turning rank order first: load spreads evenly at any rate, at
-    /// the price of meeting more failures that come and go (see the [module docs](self)).
-    ///
-    /// # Panics
-    ///
-    /// Once the pool has been cloned: configure it first.
-    #[must_use]
-    pub fn spread(mut self) -> Self {
-        let state = self
-            .configure()
-            .state
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner);
-        state.selector = std::mem::take(&mut state.selector).spread();
-        self
     }
 
     /// Failures that held nothing because half the nodes (or the share set with
@@ -278,10 +196,6 @@ impl<S: Service<R>, R> Pool<S, R> {
     #[must_use]
     pub fn holds_refused(&self) -> u64 {
         self.shared.lock().selector.holds_refused()
-    }
-
-    fn configure(&mut self) -> &mut Shared<S, R> {
-        Arc::get_mut(&mut self.shared).expect("configure a pool before cloning it")
     }
 
     /// Adds a node named `name` without history: it competes as a healthy one. A name

@@ -53,16 +53,19 @@ fn pool(n: usize, limit: usize) -> (Pool<NodeService, ()>, Vec<Node>) {
 /// A pool of the weighted order alone (spread, no holds): what these tests pin is the
 /// weighting's own behaviour. The defaults (fill order, holds) have tests of their own below.
 fn seeded_pool(n: usize, limit: usize, seed: u64) -> (Pool<NodeService, ()>, Vec<Node>) {
-    let pool = Pool::new(Rng::new(seed))
+    let pool = Pool::builder(Rng::new(seed))
         .limiter(move || Limiter::new(Fixed::new(limit)))
         .spread()
-        .hold(Duration::ZERO, 0.5);
+        .hold(Duration::ZERO, 0.5)
+        .build();
     add_nodes(pool, n)
 }
 
 /// A pool with the default selection (fill order and holds), each node limited to `limit`.
 fn default_pool(n: usize, limit: usize, seed: u64) -> (Pool<NodeService, ()>, Vec<Node>) {
-    let pool = Pool::new(Rng::new(seed)).limiter(move || Limiter::new(Fixed::new(limit)));
+    let pool = Pool::builder(Rng::new(seed))
+        .limiter(move || Limiter::new(Fixed::new(limit)))
+        .build();
     add_nodes(pool, n)
 }
 
@@ -233,7 +236,9 @@ async fn when_every_node_fails_traffic_spreads_in_proportion() {
 
 #[tokio::test(start_paused = true)]
 async fn without_capacity_a_call_fails_at_once() {
-    let pool: Pool<_, ()> = Pool::new(Rng::new(1)).limiter(|| Limiter::new(Fixed::new(1)));
+    let pool: Pool<_, ()> = Pool::builder(Rng::new(1))
+        .limiter(|| Limiter::new(Fixed::new(1)))
+        .build();
     let release = Arc::new(tokio::sync::Notify::new());
     for name in ["a", "b"] {
         let release = Arc::clone(&release);
@@ -345,10 +350,11 @@ async fn counters_stay_exact_under_concurrent_calls() {
 /// `timeout`, its verdict graded as the quickstart grades it.
 fn hanging_pool(timeout: Option<Duration>) -> (Pool<NodeService, ()>, Arc<AtomicBool>) {
     let hang = Arc::new(AtomicBool::new(false));
-    let mut pool = Pool::new(Rng::new(3)).limiter(|| Limiter::new(Fixed::new(20)));
+    let mut builder = Pool::builder(Rng::new(3)).limiter(|| Limiter::new(Fixed::new(20)));
     if let Some(timeout) = timeout {
-        pool = pool.timeout(timeout);
+        builder = builder.timeout(timeout);
     }
+    let pool = builder.build();
     for index in 0..3 {
         let hang = Arc::clone(&hang);
         pool.add(
