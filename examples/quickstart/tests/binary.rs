@@ -454,7 +454,7 @@ async fn the_grpc_port_cannot_starve_the_http_probes() {
 /// Through a SIGTERM's delay: liveness and startup hold, readiness fails, on both.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grpc_probe_services_answer_as_their_http_routes() {
-    use status_grpc::pb::{HealthCheckRequest, HealthListRequest};
+    use status_grpc::pb::HealthListRequest;
     use status_grpc::ServingStatus;
 
     let grpc_port = free_port();
@@ -487,14 +487,7 @@ async fn grpc_probe_services_answer_as_their_http_routes() {
         when: &str,
     ) {
         for ((service, path), serving) in PAIRS.iter().zip(expect) {
-            let grpc = client
-                .check(HealthCheckRequest {
-                    service: service.as_bytes().to_vec(),
-                })
-                .await
-                .unwrap()
-                .into_inner()
-                .status();
+            let grpc = agree::check(client, service).await;
             let (code, body) = common::request(addr, "GET", path, None, "").await;
             assert_eq!(
                 code == 200,

@@ -188,13 +188,6 @@ async fn fleet_aware_readiness_leaves_a_shared_failure_to_the_datacenter() {
     let services = agree::services(&mut client).await;
     let found = agree::disagreements(asker, &mut client, &services, "shared outage").await;
     assert!(found.is_empty(), "{found:#?}");
-    let ready = client
-        .check(status_grpc::pb::HealthCheckRequest {
-            service: b"probe/ready".to_vec(),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .status();
+    let ready = agree::check(&mut client, "probe/ready").await;
     assert_eq!(ready, status_grpc::ServingStatus::Serving);
 }

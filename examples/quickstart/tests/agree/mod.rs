@@ -32,6 +32,18 @@ pub(crate) async fn services(client: &mut HealthClient<Channel>) -> Vec<String> 
     names
 }
 
+/// What gRPC `Check` answers for `service`.
+pub(crate) async fn check(client: &mut HealthClient<Channel>, service: &str) -> ServingStatus {
+    client
+        .check(HealthCheckRequest {
+            service: service.as_bytes().to_vec(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .status()
+}
+
 /// The HTTP route answering what `service` answers, and whether it says yes.
 async fn http_says(addr: SocketAddr, service: &str) -> bool {
     let path = match service {
@@ -65,15 +77,7 @@ pub(crate) async fn disagreements(
     for service in services {
         let mut last = None;
         for _ in 0..5 {
-            let grpc = client
-                .check(HealthCheckRequest {
-                    service: service.as_bytes().to_vec(),
-                })
-                .await
-                .unwrap()
-                .into_inner()
-                .status()
-                == ServingStatus::Serving;
+            let grpc = check(client, service).await == ServingStatus::Serving;
             let http = http_says(addr, service).await;
             if grpc == http {
                 last = None;
