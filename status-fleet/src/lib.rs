@@ -57,11 +57,11 @@ pub use self::etcd::{EtcdFleet, FLEET_MARK};
 pub use self::excuse::FleetExcuse;
 pub use self::model::{
     Conditions, DatacenterCounts, HealthRule, InstancePage, InstanceQuery, InstanceSummary,
-    InstanceView,
+    InstanceView, Member,
 };
 #[cfg(feature = "redis")]
 pub use self::redis::{RedisFleet, DEFAULT_MAX_DATACENTERS};
-pub use self::run::{Fleet, Member};
+pub use self::run::Fleet;
 #[cfg(feature = "redis")]
 use self::store::owner_token;
 #[cfg(any(feature = "redis", feature = "etcd"))]

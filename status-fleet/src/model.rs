@@ -164,3 +164,16 @@ pub struct InstanceView {
     /// Whether it is older than the TTL.
     pub stale: bool,
 }
+
+/// This instance in the fleet: who it is, where, and how to reach its dashboard.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    /// Unique in the fleet.
+    pub instance_id: String,
+    /// Its data center.
+    pub datacenter: String,
+    /// Its version.
+    pub version: String,
+    /// Its dashboard's URL, if known.
+    pub url: String,
+}

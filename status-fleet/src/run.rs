@@ -8,26 +8,13 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::{
-    Answer, FleetStats, FleetStore, FleetTracker, FleetView, HealthRule, InstancePage,
-    InstanceQuery, Note, Published, BEAT_BUCKETS, REJECTIONS,
-};
 use crate::sync::lock;
 use crate::sync::{read, write};
+use crate::{
+    Answer, FleetSource, FleetStats, FleetStore, FleetTracker, FleetView, HealthRule, InstancePage,
+    InstanceQuery, Member, Note, Published, BEAT_BUCKETS, REJECTIONS,
+};
 use status_core::{Dependency, Error, Registry, Reporter, Urgency};
-
-/// This instance in the fleet: who it is, where, and how to reach its dashboard.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Member {
-    /// Unique in the fleet.
-    pub instance_id: String,
-    /// Its data center.
-    pub datacenter: String,
-    /// Its version.
-    pub version: String,
-    /// Its dashboard's URL, if known.
-    pub url: String,
-}
 
 #[derive(Debug, Default)]
 struct Stats {
@@ -191,6 +178,20 @@ impl Fleet {
 
     fn lock_pages(&self) -> std::sync::MutexGuard<'_, Pages> {
         lock(&self.pages)
+    }
+}
+
+impl FleetSource for Fleet {
+    fn view(&self) -> Arc<FleetView> {
+        Fleet::view(self)
+    }
+
+    fn instances(&self, query: InstanceQuery) -> crate::Boxed<'_, Result<InstancePage, Error>> {
+        Box::pin(Fleet::instances(self, query))
+    }
+
+    fn stats(&self) -> Option<FleetStats> {
+        Some(Fleet::stats(self))
     }
 }
 
@@ -363,7 +364,7 @@ mod tests {
     use std::sync::atomic::AtomicUsize;
 
     use super::*;
-    use crate::{Beat, BeatError, Boxed, InstanceSummary};
+    use crate::{Beat, BeatError, Boxed, InstanceSummary, Member};
     use status_core::check::CheckOutcome;
     use status_core::CheckStatus;
 

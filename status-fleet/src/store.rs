@@ -9,7 +9,7 @@ use std::time::Duration;
 use status_core::Error;
 
 use crate::{
-    DatacenterCounts, Fleet, FleetView, InstancePage, InstanceQuery, InstanceSummary, BEAT_BUCKETS,
+    DatacenterCounts, FleetView, InstancePage, InstanceQuery, InstanceSummary, BEAT_BUCKETS,
     REJECTIONS,
 };
 
@@ -265,22 +265,5 @@ where
     ) -> Pin<Box<dyn Future<Output = Result<InstancePage, Error>> + Send + '_>> {
         let view = self();
         Box::pin(async move { view.page(&query) })
-    }
-}
-
-impl FleetSource for Fleet {
-    fn view(&self) -> Arc<FleetView> {
-        Fleet::view(self)
-    }
-
-    fn instances(
-        &self,
-        query: InstanceQuery,
-    ) -> Pin<Box<dyn Future<Output = Result<InstancePage, Error>> + Send + '_>> {
-        Box::pin(Fleet::instances(self, query))
-    }
-
-    fn stats(&self) -> Option<FleetStats> {
-        Some(Fleet::stats(self))
     }
 }
