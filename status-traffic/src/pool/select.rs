@@ -13,32 +13,40 @@ use crate::limit::Outcome;
 /// the same code.
 #[derive(Debug, Clone)]
 pub struct Selector<K> {
-    nodes: Vec<(K, NodeStats)>,
-    /// Each node's weight, valid for one bucket period until the node records again.
-    weights: Vec<Option<f64>>,
+    /// The nodes, in the order they were added: one slot each.
+    nodes: Vec<Slot<K>>,
     /// The bucket period the cached weights belong to.
     period: u64,
     /// Nodes not yet tried in the current cascade (scratch).
     untried: Vec<usize>,
-    /// Until when each node is held back after a failure.
-    held_until: Vec<Duration>,
     /// How long a failure holds a node back (zero: never).
     hold: Duration,
     /// The largest share of the nodes held back at once.
     max_held: f64,
     /// Holds not taken because the share was reached.
     holds_refused: u64,
-    /// Calls each node took that have not finished (told by `cascade` and `record`).
-    in_flight: Vec<u32>,
     /// Whether idle nodes are filled in rank order first (the default), or every call draws
     /// from the weighted order ([`spread`](Self::spread)).
     fill: bool,
     /// The nodes in their fill order for the current bucket period.
     by_rank: Vec<usize>,
-    /// Each node's serial number (a count of nodes ever added), whence its rank each period.
-    serial: Vec<u64>,
     /// Nodes ever added.
     added: u64,
+}
+
+/// One node: its key, its history, and what the cascade keeps of it.
+#[derive(Debug, Clone)]
+struct Slot<K> {
+    key: K,
+    stats: NodeStats,
+    /// Its weight, valid for one bucket period until it records again.
+    weight: Option<f64>,
+    /// Until when it is held back after a failure.
+    held_until: Duration,
+    /// Calls it took that have not finished (told by `cascade` and `record`).
+    in_flight: u32,
+    /// Its serial number (a count of nodes ever added), whence its rank each period.
+    serial: u64,
 }
 
 /// How long a failed call holds its node back by default: the study's error hold.
@@ -62,17 +70,13 @@ impl<K: PartialEq + Clone> Selector<K> {
     pub fn new() -> Self {
         Self {
             nodes: Vec::new(),
-            weights: Vec::new(),
             period: 0,
             untried: Vec::new(),
-            held_until: Vec::new(),
             hold: DEFAULT_HOLD,
             max_held: DEFAULT_MAX_HELD,
             holds_refused: 0,
-            in_flight: Vec::new(),
             fill: true,
             by_rank: Vec::new(),
-            serial: Vec::new(),
             added: 0,
         }
     }
@@ -105,41 +109,42 @@ impl<K: PartialEq + Clone> Selector<K> {
 
     /// Whether node `i` is held back at `now`.
     fn held(&self, i: usize, now: Duration) -> bool {
-        self.held_until[i] > now
+        self.nodes[i].held_until > now
     }
 
     /// Adds a node without history (it competes as a healthy one); a key already there is
     /// left as it is.
     pub fn add(&mut self, key: K) {
-        if !self.nodes.iter().any(|(k, _)| *k == key) {
-            self.nodes.push((key, NodeStats::new()));
-            self.held_until.push(Duration::ZERO);
-            self.in_flight.push(0);
+        if !self.nodes.iter().any(|s| s.key == key) {
             self.added += 1;
-            self.serial.push(self.added);
+            self.nodes.push(Slot {
+                key,
+                stats: NodeStats::new(),
+                weight: None,
+                held_until: Duration::ZERO,
+                in_flight: 0,
+                serial: self.added,
+            });
             self.sort_ranks();
             // The sticky floor depends on the number of nodes.
-            self.weights = vec![None; self.nodes.len()];
+            self.forget_weights();
         }
     }
 
     /// Removes a node and its history; whether it was there.
     pub fn remove(&mut self, key: &K) -> bool {
-        let before = self.nodes.len();
-        if let Some(i) = self.nodes.iter().position(|(k, _)| k == key) {
-            self.held_until.remove(i);
-            self.in_flight.remove(i);
-            self.serial.remove(i);
-        }
-        self.nodes.retain(|(k, _)| k != key);
+        let Some(i) = self.nodes.iter().position(|s| s.key == *key) else {
+            return false;
+        };
+        self.nodes.remove(i);
         self.sort_ranks();
-        self.weights = vec![None; self.nodes.len()];
-        self.nodes.len() != before
+        self.forget_weights();
+        true
     }
 
     /// The nodes' keys, in the order they were added.
     pub fn keys(&self) -> impl Iterator<Item = &K> {
-        self.nodes.iter().map(|(k, _)| k)
+        self.nodes.iter().map(|s| &s.key)
     }
 
     /// How many nodes.
@@ -159,7 +164,7 @@ impl<K: PartialEq + Clone> Selector<K> {
         let n = self.nodes.len();
         self.nodes
             .iter_mut()
-            .map(|(k, stats)| (k.clone(), stats.rate(now, n)))
+            .map(|s| (s.key.clone(), s.stats.rate(now, n)))
             .collect()
     }
 
@@ -169,10 +174,10 @@ impl<K: PartialEq + Clone> Selector<K> {
     pub fn order(&mut self, now: Duration, rng: &mut Rng, order: &mut Vec<usize>) {
         self.refresh(now);
         let mut keyed: Vec<(Key, usize)> = self
-            .weights
+            .nodes
             .iter()
             .enumerate()
-            .map(|(i, w)| (Key::draw(w.unwrap_or(0.0), rng), i))
+            .map(|(i, s)| (Key::draw(s.weight.unwrap_or(0.0), rng), i))
             .collect();
         keyed.sort_unstable_by_key(|&(key, _)| std::cmp::Reverse(key));
         order.clear();
@@ -193,17 +198,18 @@ impl<K: PartialEq + Clone> Selector<K> {
     }
 
     fn record_as(&mut self, key: &K, now: Duration, outcome: Outcome, may_hold: bool) {
-        if let Some(i) = self.nodes.iter().position(|(k, _)| k == key) {
-            self.in_flight[i] = self.in_flight[i].saturating_sub(1);
+        if let Some(i) = self.nodes.iter().position(|s| s.key == *key) {
             let success = outcome == Outcome::Success;
-            self.nodes[i].1.record(now, success);
-            self.weights[i] = None;
+            let slot = &mut self.nodes[i];
+            slot.in_flight = slot.in_flight.saturating_sub(1);
+            slot.stats.record(now, success);
+            slot.weight = None;
             if !success && may_hold && !self.hold.is_zero() && !self.held(i, now) {
                 let held = (0..self.nodes.len()).filter(|&j| self.held(j, now)).count();
                 #[allow(clippy::cast_precision_loss)]
                 let cap = (self.max_held * self.nodes.len() as f64).floor() as usize;
                 if held < cap {
-                    self.held_until[i] = now + self.hold;
+                    self.nodes[i].held_until = now + self.hold;
                 } else {
                     self.holds_refused += 1;
                 }
@@ -226,7 +232,7 @@ impl<K: PartialEq + Clone> Selector<K> {
         self.refresh(now);
         let taken = self.cascade_passes(now, rng, &mut take);
         if let Some((i, _)) = &taken {
-            self.in_flight[*i] += 1;
+            self.nodes[*i].in_flight += 1;
         }
         taken
     }
@@ -237,8 +243,9 @@ impl<K: PartialEq + Clone> Selector<K> {
     /// front within 25 periods (about two minutes).
     fn sort_ranks(&mut self) {
         self.by_rank = (0..self.nodes.len()).collect();
-        let serial = &self.serial;
-        self.by_rank.sort_unstable_by_key(|&i| scramble(serial[i]));
+        let nodes = &self.nodes;
+        self.by_rank
+            .sort_unstable_by_key(|&i| scramble(nodes[i].serial));
     }
 
     /// Where the ring of [`sort_ranks`](Self::sort_ranks) starts this period.
@@ -259,10 +266,10 @@ impl<K: PartialEq + Clone> Selector<K> {
         let (n, offset) = (self.by_rank.len(), self.fill_offset());
         for k in 0..if self.fill { n } else { 0 } {
             let i = self.by_rank[(k + offset) % n];
-            if self.in_flight[i] > 0 || self.held(i, now) {
+            if self.nodes[i].in_flight > 0 || self.held(i, now) {
                 continue;
             }
-            let w = self.weights[i].unwrap_or(0.0);
+            let w = self.nodes[i].weight.unwrap_or(0.0);
             if w < 1.0 && rng.next_f64() >= w {
                 continue;
             }
@@ -276,9 +283,9 @@ impl<K: PartialEq + Clone> Selector<K> {
                 break; // nothing is ever held
             }
             self.untried.clear();
-            let held_until = &self.held_until;
+            let nodes = &self.nodes;
             self.untried
-                .extend((0..held_until.len()).filter(|&i| (held_until[i] > now) == held));
+                .extend((0..nodes.len()).filter(|&i| (nodes[i].held_until > now) == held));
             if let Some(taken) = self.cascade_untried(rng, take) {
                 return Some(taken);
             }
@@ -292,18 +299,18 @@ impl<K: PartialEq + Clone> Selector<K> {
         rng: &mut Rng,
         take: &mut impl FnMut(usize) -> Option<T>,
     ) -> Option<(usize, T)> {
-        let weight_of = |weights: &[Option<f64>], i: usize| weights[i].unwrap_or(0.0);
+        let weight_of = |nodes: &[Slot<K>], i: usize| nodes[i].weight.unwrap_or(0.0);
         let mut total: f64 = self
             .untried
             .iter()
-            .map(|&i| weight_of(&self.weights, i))
+            .map(|&i| weight_of(&self.nodes, i))
             .sum();
         while !self.untried.is_empty() {
             let at = if total > 0.0 {
                 let mut target = rng.next_f64() * total;
                 let mut pick = None;
                 for (at, &i) in self.untried.iter().enumerate() {
-                    let w = weight_of(&self.weights, i);
+                    let w = weight_of(&self.nodes, i);
                     if w > 0.0 {
                         pick = Some(at);
                         if target < w {
@@ -323,12 +330,12 @@ impl<K: PartialEq + Clone> Selector<K> {
                 rng.below(self.untried.len() as u64) as usize
             };
             let i = self.untried.swap_remove(at);
-            total = (total - weight_of(&self.weights, i)).max(0.0);
+            total = (total - weight_of(&self.nodes, i)).max(0.0);
             if total < 1e-300 {
                 total = self
                     .untried
                     .iter()
-                    .map(|&j| weight_of(&self.weights, j))
+                    .map(|&j| weight_of(&self.nodes, j))
                     .sum();
             }
             if let Some(taken) = take(i) {
@@ -343,13 +350,20 @@ impl<K: PartialEq + Clone> Selector<K> {
         let period = (now.as_millis() / super::stats::BUCKET_PERIOD.as_millis()) as u64;
         if period != self.period {
             self.period = period;
-            self.weights.iter_mut().for_each(|w| *w = None);
+            self.forget_weights();
         }
         let n = self.nodes.len();
-        for ((_, stats), cached) in self.nodes.iter_mut().zip(&mut self.weights) {
-            if cached.is_none() {
-                *cached = Some(weight(stats.rate(now, n)));
+        for slot in &mut self.nodes {
+            if slot.weight.is_none() {
+                slot.weight = Some(weight(slot.stats.rate(now, n)));
             }
+        }
+    }
+
+    /// Every cached weight, forgotten: recomputed at the next refresh.
+    fn forget_weights(&mut self) {
+        for slot in &mut self.nodes {
+            slot.weight = None;
         }
     }
 }
