@@ -13,7 +13,7 @@ use crate::{
     REJECTIONS,
 };
 
-/// Where a fleet's views and instances come from: a running [`Fleet`], or a
+/// Where a fleet's views and instances come from: a running [`Fleet`](crate::Fleet), or a
 /// closure that hands out views (its instances then listed from the view itself, for tests
 /// and fixed fleets).
 pub trait FleetSource: Send + Sync + 'static {
@@ -152,8 +152,8 @@ pub(crate) fn admit(me: &InstanceSummary) -> Result<String, BeatError> {
 /// A boxed future, as the store's methods return them.
 pub type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Where a [`Fleet`] keeps its instances: Redis ([`RedisFleet`], feature `redis`), etcd
-/// ([`EtcdFleet`], feature `etcd`), or a store of your own. [`Fleet`], the data-center
+/// Where a [`Fleet`](crate::Fleet) keeps its instances: Redis ([`RedisFleet`](crate::RedisFleet), feature `redis`), etcd
+/// ([`EtcdFleet`](crate::EtcdFleet), feature `etcd`), or a store of your own. [`Fleet`](crate::Fleet), the data-center
 /// verdicts and the HTTP routes know no store by name.
 ///
 /// The contract, whatever the store:
@@ -164,7 +164,7 @@ pub type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// - what the store holds is not trusted: what no instance could have written is skipped and
 ///   counted ([`Beat::skipped`]), never counted as an instance;
 /// - a beat that fails says so ([`BeatError`]): the fleet's view then goes stale, then fails
-///   open, by [`Fleet`]'s rules, not the store's;
+///   open, by [`Fleet`](crate::Fleet)'s rules, not the store's;
 /// - a store that learns of changes between beats (etcd's watch) says so
 ///   ([`subscribe`](Self::subscribe), [`counts`](Self::counts)), and the view follows at once.
 pub trait FleetStore: Send + Sync + std::fmt::Debug + 'static {
@@ -195,7 +195,7 @@ pub trait FleetStore: Send + Sync + std::fmt::Debug + 'static {
     fn describe(&self) -> String;
 
     /// Told each time the counts the store keeps may have changed (a watch's event), so that
-    /// [`Fleet`] takes them at once, between its beats; `None` (the default) for a store whose
+    /// [`Fleet`](crate::Fleet) takes them at once, between its beats; `None` (the default) for a store whose
     /// counts come only with a beat (Redis).
     fn subscribe(&self) -> Option<tokio::sync::watch::Receiver<()>> {
         None

@@ -44,7 +44,7 @@ pub enum Notice {
         /// The level it holds now.
         to: CheckStatus,
     },
-    /// An operator's action, from an audit trail ([`Notifier::tell`]).
+    /// An operator's action, from an audit trail ([`Notifier::tell`](crate::Notifier::tell)).
     Audit {
         /// What was called: method and path.
         action: String,

@@ -57,7 +57,7 @@ pub struct MinConn {
 /// `status_traffic::pool::Pool` settings that matter to the choice.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CascadeSettings {
-    /// Draw every call from the weighted order (`Pool::spread`) instead of filling idle
+    /// Draw every call from the weighted order (`PoolBuilder::spread`) instead of filling idle
     /// backends in the turning rank order first.
     pub spread: bool,
     /// How long a failed call holds its backend back, in ms (0: never).

@@ -44,7 +44,7 @@ impl<S: Service<R>, R> PoolBuilder<S, R> {
     }
 
     /// How long a node may take: a call still in flight then is cut off, answers
-    /// [`TimedOut`], and counts as a drop against its node at once (its limiter backs off,
+    /// [`TimedOut`](super::TimedOut), and counts as a drop against its node at once (its limiter backs off,
     /// its rate falls). Without one, a node that hangs is seen only when its callers give up
     /// (a dropped call counts as a drop too).
     #[must_use]
@@ -65,7 +65,7 @@ impl<S: Service<R>, R> PoolBuilder<S, R> {
     /// A failed call holds its node back for `hold` (zero: never), offered only after every
     /// other node, while at most `max_share` of the nodes are held at once; past that share a
     /// failure holds nothing, so a pool-wide failure fails fast instead of emptying the pool.
-    /// Default: [`DEFAULT_HOLD`] (5 s) and [`DEFAULT_MAX_HELD`] (half the nodes).
+    /// Default: [`DEFAULT_HOLD`](super::DEFAULT_HOLD) (5 s) and [`DEFAULT_MAX_HELD`](super::DEFAULT_MAX_HELD) (half the nodes).
     #[must_use]
     pub fn hold(mut self, hold: Duration, max_share: f64) -> Self {
         let state = self
@@ -79,7 +79,7 @@ impl<S: Service<R>, R> PoolBuilder<S, R> {
 
     /// Every call draws its node from the weighted order, idle or not, instead of filling
     /// idle nodes in a slowly turning rank order first: load spreads evenly at any rate, at
-    /// the price of meeting more failures that come and go (see the [module docs](self)).
+    /// the price of meeting more failures that come and go (see the [module docs](super)).
     #[must_use]
     pub fn spread(mut self) -> Self {
         let state = self

@@ -16,7 +16,7 @@ impl fmt::Display for NoCapacity {
 
 impl std::error::Error for NoCapacity {}
 
-/// The node did not answer within the pool's [`timeout`](super::Pool::timeout): the call was
+/// The node did not answer within the pool's [`timeout`](super::PoolBuilder::timeout): the call was
 /// cut off and counted as a drop against the node at that moment. A failure of the node, not
 /// overload of this instance: answer 504.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

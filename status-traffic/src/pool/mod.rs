@@ -21,7 +21,7 @@
 //!   front, as least-connections does with its ties to the lowest index and as Finagle's
 //!   aperture does on purpose: a node that fails for a second while it takes no calls costs
 //!   nothing, and a call never waits behind another on a busy node while one is idle. With
-//!   [`Pool::spread`] every call draws from the weighted order instead.
+//!   [`PoolBuilder::spread`] every call draws from the weighted order instead.
 //! - **A failed call holds its node back** ([`DEFAULT_HOLD`], 5 s): it is offered only after
 //!   every other, as the routing study's error hold does for least-connections. At most
 //!   [`DEFAULT_MAX_HELD`] (half) of the nodes are held at once; past that a failure holds
@@ -34,7 +34,7 @@
 //!   it within a bucket period (weighted), without a circuit breaker.
 //! - How a call ended ([`Outcome`]): a success counts for the node; a drop (timeout,
 //!   overload) and an ignore (an error unrelated to load) count against it, and the limiter
-//!   is told which. A call past the pool's [`timeout`](Pool::timeout), or dropped by its
+//!   is told which. A call past the pool's [`timeout`](PoolBuilder::timeout), or dropped by its
 //!   caller before the node answered, is a drop at that moment: a node that hangs shows at
 //!   once, not when its calls finally end.
 //!
@@ -192,7 +192,7 @@ impl<S: Service<R>, R> Pool<S, R> {
     }
 
     /// Failures that held nothing because half the nodes (or the share set with
-    /// [`hold`](Self::hold)) were held already.
+    /// [`hold`](PoolBuilder::hold)) were held already.
     #[must_use]
     pub fn holds_refused(&self) -> u64 {
         self.shared.lock().selector.holds_refused()
