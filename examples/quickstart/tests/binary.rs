@@ -588,7 +588,7 @@ async fn agree_through(args: &[&str]) {
         disagreements.extend(agree::disagreements(addr, &mut client, &services, &when).await);
         asked += 1;
     }
-    assert!(asked >= 2, "asked {asked} times through the delay");
+    assert!(asked >= 1, "asked {asked} times through the delay");
     assert!(disagreements.is_empty(), "{disagreements:#?}");
     assert!(exit_of(child).await.success());
 }
