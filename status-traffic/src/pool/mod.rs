@@ -109,7 +109,7 @@ impl<S: Service<R>, R> Clone for Pool<S, R> {
 impl<S: Service<R>, R> std::fmt::Debug for Pool<S, R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pool")
-            .field("nodes", &self.shared.lock().nodes.len())
+            .field("nodes", &self.shared.lock().selector.len())
             .finish_non_exhaustive()
     }
 }
@@ -124,8 +124,8 @@ pub(crate) struct Shared<S: Service<R>, R> {
 }
 
 struct State<S> {
-    selector: Selector<u64>,
-    nodes: Vec<Node<S>>,
+    /// The nodes, each with its service, limiter and counts, by id.
+    selector: Selector<u64, Node<S>>,
     rng: Rng,
     next_id: u64,
 }
@@ -174,8 +174,7 @@ impl<S: Service<R>, R> Pool<S, R> {
         PoolBuilder {
             shared: Shared {
                 state: Mutex::new(State {
-                    selector: Selector::new(),
-                    nodes: Vec::new(),
+                    selector: Selector::with_values(),
                     rng,
                     next_id: 0,
                 }),
@@ -203,31 +202,34 @@ impl<S: Service<R>, R> Pool<S, R> {
     pub fn add(&self, name: impl Into<String>, service: S) {
         let name = name.into();
         let mut state = self.shared.lock();
-        if let Some(node) = state.nodes.iter_mut().find(|n| n.name == name) {
+        if let Some(node) = state.selector.values_mut().find(|n| n.name == name) {
             node.service = service;
             return;
         }
         let id = state.next_id;
         state.next_id += 1;
-        state.selector.add(id);
-        state.nodes.push(Node {
+        let node = Node {
             id,
             name,
             service,
             limiter: (self.shared.limiter)(),
             counts: Arc::default(),
-        });
+        };
+        state.selector.insert(id, node);
     }
 
     /// Removes the node named `name`; calls in flight to it finish. Whether it was there.
     pub fn remove(&self, name: &str) -> bool {
         let mut state = self.shared.lock();
-        let Some(at) = state.nodes.iter().position(|n| n.name == name) else {
+        let Some(id) = state
+            .selector
+            .values()
+            .find(|n| n.name == name)
+            .map(|n| n.id)
+        else {
             return false;
         };
-        let node = state.nodes.remove(at);
-        state.selector.remove(&node.id);
-        true
+        state.selector.remove(&id)
     }
 
     /// Each node's state now, in the order they were added.
@@ -237,8 +239,8 @@ impl<S: Service<R>, R> Pool<S, R> {
         let mut state = self.shared.lock();
         let rates = state.selector.rates(now);
         state
-            .nodes
-            .iter()
+            .selector
+            .values()
             .zip(rates)
             .map(|(node, (_, rate))| NodeState {
                 name: node.name.clone(),

@@ -10,11 +10,12 @@ use crate::limit::Outcome;
 
 /// The pool's state machine: each node's stats, by a stable key, told the time, the outcomes
 /// and its random numbers. The tower service ([`Pool`](super::Pool)) and the simulator drive
-/// the same code.
+/// the same code. Each node may carry a value `V` of the driver's (the pool keeps its service
+/// and limiter there), so that nothing outside is kept in step with the nodes' order.
 #[derive(Debug, Clone)]
-pub struct Selector<K> {
+pub struct Selector<K, V = ()> {
     /// The nodes, in the order they were added: one slot each.
-    nodes: Vec<Slot<K>>,
+    nodes: Vec<Slot<K, V>>,
     /// The bucket period the cached weights belong to.
     period: u64,
     /// Nodes not yet tried in the current cascade (scratch).
@@ -36,8 +37,10 @@ pub struct Selector<K> {
 
 /// One node: its key, its history, and what the cascade keeps of it.
 #[derive(Debug, Clone)]
-struct Slot<K> {
+struct Slot<K, V> {
     key: K,
+    /// The driver's own value for the node.
+    value: V,
     stats: NodeStats,
     /// Its weight, valid for one bucket period until it records again.
     weight: Option<f64>,
@@ -58,16 +61,24 @@ const FILL_TURN: usize = 25;
 /// The largest share of the nodes held back at once by default.
 pub const DEFAULT_MAX_HELD: f64 = 0.5;
 
-impl<K: PartialEq + Clone> Default for Selector<K> {
+impl<K: PartialEq + Clone, V> Default for Selector<K, V> {
     fn default() -> Self {
-        Self::new()
+        Self::with_values()
     }
 }
 
 impl<K: PartialEq + Clone> Selector<K> {
-    /// No nodes.
+    /// No nodes, carrying no value.
     #[must_use]
     pub fn new() -> Self {
+        Self::with_values()
+    }
+}
+
+impl<K: PartialEq + Clone, V> Selector<K, V> {
+    /// No nodes; each will carry a value `V` ([`insert`](Self::insert)).
+    #[must_use]
+    pub fn with_values() -> Self {
         Self {
             nodes: Vec::new(),
             period: 0,
@@ -112,23 +123,55 @@ impl<K: PartialEq + Clone> Selector<K> {
         self.nodes[i].held_until > now
     }
 
-    /// Adds a node without history (it competes as a healthy one); a key already there is
-    /// left as it is.
-    pub fn add(&mut self, key: K) {
-        if !self.nodes.iter().any(|s| s.key == key) {
-            self.added += 1;
-            self.nodes.push(Slot {
-                key,
-                stats: NodeStats::new(),
-                weight: None,
-                held_until: Duration::ZERO,
-                in_flight: 0,
-                serial: self.added,
-            });
-            self.sort_ranks();
-            // The sticky floor depends on the number of nodes.
-            self.forget_weights();
+    /// Adds a node without history (it competes as a healthy one) and with the default
+    /// value; a key already there is left as it is.
+    pub fn add(&mut self, key: K)
+    where
+        V: Default,
+    {
+        self.insert(key, V::default());
+    }
+
+    /// Adds a node without history carrying `value`; a key already there is left as it is
+    /// (`false`).
+    pub fn insert(&mut self, key: K, value: V) -> bool {
+        if self.nodes.iter().any(|s| s.key == key) {
+            return false;
         }
+        self.added += 1;
+        self.nodes.push(Slot {
+            key,
+            value,
+            stats: NodeStats::new(),
+            weight: None,
+            held_until: Duration::ZERO,
+            in_flight: 0,
+            serial: self.added,
+        });
+        self.sort_ranks();
+        // The sticky floor depends on the number of nodes.
+        self.forget_weights();
+        true
+    }
+
+    /// The value of node `i` (an index into [`keys`](Self::keys)).
+    ///
+    /// # Panics
+    ///
+    /// When there is no node `i`.
+    #[must_use]
+    pub fn value(&self, i: usize) -> &V {
+        &self.nodes[i].value
+    }
+
+    /// The nodes' values, in the order they were added.
+    pub fn values(&self) -> impl Iterator<Item = &V> {
+        self.nodes.iter().map(|s| &s.value)
+    }
+
+    /// The nodes' values, in the order they were added, to change.
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
+        self.nodes.iter_mut().map(|s| &mut s.value)
     }
 
     /// Removes a node and its history; whether it was there.
@@ -229,6 +272,16 @@ impl<K: PartialEq + Clone> Selector<K> {
         rng: &mut Rng,
         mut take: impl FnMut(usize) -> Option<T>,
     ) -> Option<(usize, T)> {
+        self.cascade_with(now, rng, |i, _| take(i))
+    }
+
+    /// [`cascade`](Self::cascade), `take` told each node's value too.
+    pub fn cascade_with<T>(
+        &mut self,
+        now: Duration,
+        rng: &mut Rng,
+        mut take: impl FnMut(usize, &V) -> Option<T>,
+    ) -> Option<(usize, T)> {
         self.refresh(now);
         let taken = self.cascade_passes(now, rng, &mut take);
         if let Some((i, _)) = &taken {
@@ -261,7 +314,7 @@ impl<K: PartialEq + Clone> Selector<K> {
         &mut self,
         now: Duration,
         rng: &mut Rng,
-        take: &mut impl FnMut(usize) -> Option<T>,
+        take: &mut impl FnMut(usize, &V) -> Option<T>,
     ) -> Option<(usize, T)> {
         let (n, offset) = (self.by_rank.len(), self.fill_offset());
         for k in 0..if self.fill { n } else { 0 } {
@@ -273,7 +326,7 @@ impl<K: PartialEq + Clone> Selector<K> {
             if w < 1.0 && rng.next_f64() >= w {
                 continue;
             }
-            if let Some(taken) = take(i) {
+            if let Some(taken) = take(i, &self.nodes[i].value) {
                 return Some((i, taken));
             }
         }
@@ -297,9 +350,9 @@ impl<K: PartialEq + Clone> Selector<K> {
     fn cascade_untried<T>(
         &mut self,
         rng: &mut Rng,
-        take: &mut impl FnMut(usize) -> Option<T>,
+        take: &mut impl FnMut(usize, &V) -> Option<T>,
     ) -> Option<(usize, T)> {
-        let weight_of = |nodes: &[Slot<K>], i: usize| nodes[i].weight.unwrap_or(0.0);
+        let weight_of = |nodes: &[Slot<K, V>], i: usize| nodes[i].weight.unwrap_or(0.0);
         let mut total: f64 = self
             .untried
             .iter()
@@ -338,7 +391,7 @@ impl<K: PartialEq + Clone> Selector<K> {
                     .map(|&j| weight_of(&self.nodes, j))
                     .sum();
             }
-            if let Some(taken) = take(i) {
+            if let Some(taken) = take(i, &self.nodes[i].value) {
                 return Some((i, taken));
             }
         }

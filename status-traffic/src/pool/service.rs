@@ -23,15 +23,9 @@ where
         let shared = &self.shared;
         let now = shared.now();
         let mut state = shared.lock();
-        let State {
-            selector,
-            nodes,
-            rng,
-            ..
-        } = &mut *state;
+        let State { selector, rng, .. } = &mut *state;
         let chosen = selector
-            .cascade(now, rng, |i| {
-                let node = &nodes[i];
+            .cascade_with(now, rng, |_, node| {
                 let lease = node.limiter.try_acquire(now);
                 if lease.is_none() {
                     node.counts.no_capacity.fetch_add(1, Ordering::Relaxed);
@@ -39,7 +33,7 @@ where
                 lease
             })
             .map(|(i, lease)| {
-                let node = &nodes[i];
+                let node = selector.value(i);
                 (
                     node.id,
                     node.service.clone(),
