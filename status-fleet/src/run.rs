@@ -345,15 +345,15 @@ fn say(fleet: &Fleet, instance: &str, datacenter: &str, note: &Note) {
             fleet.stats.reject(reason, 1);
             tracing::warn!(reason, "the fleet store refused this instance's beat");
         }
-        Note::StoreFailed { error, first, late } => {
+        Note::StoreFailed { cause, first } => {
             fleet.stats.failures.fetch_add(1, Ordering::Relaxed);
-            if *first && *late {
-                tracing::warn!(
+            match cause {
+                _ if !first => {}
+                Some(e) => tracing::warn!("the fleet store failed: {e}"),
+                None => tracing::warn!(
                     timeout_ms = (fleet.ttl / 3).as_millis(),
                     "the fleet store did not answer in time"
-                );
-            } else if *first {
-                tracing::warn!("the fleet {error}");
+                ),
             }
         }
     }

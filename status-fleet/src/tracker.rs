@@ -58,14 +58,12 @@ pub enum Note {
     },
     /// The store refused this instance's beat.
     Rejected(&'static str),
-    /// The store failed, or did not answer in time (`error` says which).
+    /// The store failed, or did not answer in time.
     StoreFailed {
-        /// What to say.
-        error: String,
+        /// Why it failed; `None` when it was late (its connection is to be dropped).
+        cause: Option<String>,
         /// Whether this starts the run.
         first: bool,
-        /// Whether it was late (its connection is to be dropped).
-        late: bool,
     },
 }
 
@@ -131,12 +129,6 @@ impl FleetTracker {
         }
     }
 
-    /// The TTL of the store's records.
-    #[must_use]
-    pub fn ttl(&self) -> Duration {
-        self.ttl
-    }
-
     /// When `now_state` should be published: `None` when it is what was published last;
     /// `now` when nothing was published yet or the last beat is a thirtieth of the TTL old;
     /// else when it will be (a flapping dependency cannot flood the store).
@@ -184,16 +176,14 @@ impl FleetTracker {
                 )
             }
             Answer::Answered(Err(BeatError::Store(e))) => {
-                self.failed(format!("the store failed: {e}"), false, &mut notes)
+                let message = format!("the store failed: {e}");
+                self.failed(message, Some(e), &mut notes)
             }
-            Answer::Late => self.failed(
-                format!(
-                    "the store did not answer within {} ms",
-                    (self.ttl / 3).as_millis()
-                ),
-                true,
-                &mut notes,
-            ),
+            Answer::Late => {
+                let within = (self.ttl / 3).as_millis();
+                let message = format!("the store did not answer within {within} ms");
+                self.failed(message, None, &mut notes)
+            }
         };
         if self.read_at.is_none() {
             // Nothing from the store yet: this data center as this instance sees itself.
@@ -266,14 +256,18 @@ impl FleetTracker {
         .with_value(took.as_secs_f64())
     }
 
-    fn failed(&mut self, error: String, late: bool, notes: &mut Vec<Note>) -> CheckOutcome {
+    fn failed(
+        &mut self,
+        message: String,
+        cause: Option<String>,
+        notes: &mut Vec<Note>,
+    ) -> CheckOutcome {
         notes.push(Note::StoreFailed {
-            error: error.clone(),
+            cause,
             first: !self.failing,
-            late,
         });
         self.failing = true;
-        CheckOutcome::new(CheckStatus::Outage, error)
+        CheckOutcome::new(CheckStatus::Outage, message)
     }
 
     fn set(&mut self, now: Instant, counts: Vec<DatacenterCounts>) {

@@ -133,8 +133,7 @@ fn trouble_is_said_once_per_run_and_its_end_once() {
         &first[..],
         [Note::StoreFailed {
             first: true,
-            late: false,
-            ..
+            cause: Some(_),
         }]
     ));
     let second = beat(&mut tracker, t0 + TTL / 3, Answer::Late);
@@ -142,8 +141,7 @@ fn trouble_is_said_once_per_run_and_its_end_once() {
         &second[..],
         [Note::StoreFailed {
             first: false,
-            late: true,
-            ..
+            cause: None,
         }]
     ));
     let back = beat(&mut tracker, t0 + 2 * TTL / 3, answered(counts(4, 0)));
