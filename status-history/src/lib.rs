@@ -1,0 +1,85 @@
+//! Durable history for `status`: what every dependency, group and the system did over time,
+//! and what operators said, kept across restarts.
+//!
+//! - **Time in each level**, per minute for a day, per hour for a month and per day for
+//!   over a year: milliseconds in OK, MINOR, MAJOR and OUTAGE, muted time apart, checks,
+//!   failures and check durations. Uptime and SLA over any window come from them
+//!   ([`History::uptime`]).
+//! - **Every transition** with its message and causes (`blockedBy`).
+//! - **The audit trail** as a domain record: who, what, on what, why, from which address,
+//!   and how it ended; holds taken from code (a drain, the culler, shutdown) included.
+//! - **Mutes, maintenance windows and feature overrides**, restored at a start while in
+//!   force ([`History::attach`]).
+//! - **State kept for others** ([`History::put_state`]): the notifier's last-told.
+//!
+//! It is kept in one SQLite file (the library is built in: nothing to install). Writes go
+//! through a bounded backlog, off the check and probe paths, in one transaction a second;
+//! a store that fails (a full disk, a locked or unwritable file, a corrupt one) is the
+//! passive dependency `history`, urgency None, which says why, while probes and checks
+//! never wait, and writing resumes when the store does.
+//!
+//! ```no_run
+//! use status_core::Registry;
+//! use status_history::History;
+//!
+//! # #[tokio::main] async fn main() {
+//! let registry = Registry::new();
+//! let history = History::sqlite("status-history.db").open();
+//! let restored = history.attach(&registry);
+//! println!("{} mutes and {} overrides restored", restored.mutes, restored.overrides);
+//! # }
+//! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod error;
+mod model;
+mod run;
+mod sqlite;
+mod tally;
+mod uptime;
+
+use std::time::Duration;
+
+pub use self::error::StoreError;
+pub use self::model::{
+    AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Spent, Tier, TransitionRecord,
+};
+pub use self::run::{History, HistoryBuilder, HistoryStats, QueryError, Restored, HISTORY_ID};
+pub use self::sqlite::{Opened, SqliteStore, Writes};
+pub use self::tally::{Batch, Recorder};
+pub use self::uptime::{DayTile, Durations, UptimeReport, Weights, Window, WindowError};
+
+/// How long each kind of record is kept, and how large the file may grow.
+///
+/// The defaults keep 1,000 dependencies for a year in well under 250 MB (see BENCHMARKS):
+/// minutes 25 hours, hours 31 days, days 400 days, transitions and audit 400 days, and a
+/// bound of 250 MB past which the oldest transitions and audit records go first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Retention {
+    /// Per-minute buckets.
+    pub minutes: Duration,
+    /// Per-hour buckets.
+    pub hours: Duration,
+    /// Per-day buckets.
+    pub days: Duration,
+    /// Transitions.
+    pub transitions: Duration,
+    /// Audit records.
+    pub audit: Duration,
+    /// The file's size bound, in bytes.
+    pub max_bytes: u64,
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        const DAY: u64 = 86_400;
+        Self {
+            minutes: Duration::from_secs(25 * 3600),
+            hours: Duration::from_secs(31 * DAY),
+            days: Duration::from_secs(400 * DAY),
+            transitions: Duration::from_secs(400 * DAY),
+            audit: Duration::from_secs(400 * DAY),
+            max_bytes: 250 * 1024 * 1024,
+        }
+    }
+}

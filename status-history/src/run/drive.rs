@@ -1,0 +1,495 @@
+//! The task that records: it turns the registry's events into the recorder's calls, asks
+//! it for a batch every second, and hands the batch to a blocking writer, one at a time.
+//! What fails to be written is kept (bounded) and written with the next.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use status_core::check::CheckOutcome;
+use status_core::{CheckStatus, Event, HoldSource, Registry, Reporter, RunOutcome, WeakRegistry};
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::{broadcast, mpsc};
+use tokio::time::Instant;
+
+use super::{Msg, Shared};
+use crate::model::{AuditRecord, MuteRecord, OverrideRecord, Series};
+use crate::sqlite::{SqliteStore, Writes};
+use crate::tally::Recorder;
+
+/// How long a failing store may fail before `history` says MAJOR.
+const FAILING_MAJOR_AFTER: Duration = Duration::from_secs(30);
+/// How often a store that could not be opened is tried again.
+const REOPEN_EVERY: Duration = Duration::from_secs(10);
+/// How often old records are pruned.
+const PRUNE_EVERY: Duration = Duration::from_secs(3600);
+/// How long dropped events keep `history` MINOR.
+const DROPS_SAID_FOR: Duration = Duration::from_secs(60);
+
+struct Driver {
+    shared: Arc<Shared>,
+    registry: WeakRegistry,
+    recorder: Recorder,
+    pending: Writes,
+    holds: Vec<(HoldSource, String)>,
+    failing_since: Option<(Instant, String)>,
+    dropped_at: Option<Instant>,
+    last_reopen: Option<Instant>,
+    last_prune: Option<Instant>,
+    last_aggregates: Option<Instant>,
+}
+
+pub(super) async fn run(
+    shared: Arc<Shared>,
+    registry: WeakRegistry,
+    mut events: broadcast::Receiver<Event>,
+    mut rx: mpsc::Receiver<Msg>,
+    reporter: Option<Reporter>,
+) {
+    let Some(clock) = shared.clock.get().cloned() else {
+        return;
+    };
+    let mut d = Driver {
+        shared,
+        registry,
+        recorder: Recorder::new(),
+        pending: Writes::default(),
+        holds: Vec::new(),
+        failing_since: None,
+        dropped_at: None,
+        last_reopen: None,
+        last_prune: None,
+        last_aggregates: None,
+    };
+    d.seed();
+    let every = d.shared.builder.flush_every;
+    let mut next = clock.now() + every;
+    loop {
+        tokio::select! {
+            event = events.recv() => match event {
+                Ok(event) => d.on_event(&event),
+                Err(RecvError::Lagged(n)) => {
+                    tracing::warn!(lost = n, "the history fell behind the registry's events: some were not recorded");
+                    d.dropped(n);
+                }
+                Err(RecvError::Closed) => break,
+            },
+            msg = rx.recv() => match msg {
+                Some(Msg::Audit(record)) => d.pending.audit.push(record),
+                Some(Msg::State(key, value)) => {
+                    d.pending.state.retain(|(k, _)| *k != key);
+                    d.pending.state.push((key, value));
+                }
+                Some(Msg::Flush(done)) => {
+                    d.flush(true).await;
+                    let _ = done.send(());
+                }
+                None => break,
+            },
+            () = tokio::time::sleep_until(next) => {
+                let aggregates = d
+                    .last_aggregates
+                    .is_none_or(|at| at.elapsed() >= d.shared.builder.aggregate_every);
+                d.flush(aggregates).await;
+                if let Some(reporter) = &reporter {
+                    reporter.record(d.health());
+                }
+                next = clock.now() + every;
+            }
+        }
+    }
+    // The registry is gone: write what is left.
+    d.flush(true).await;
+}
+
+fn ms(t: chrono::DateTime<chrono::Utc>) -> i64 {
+    t.timestamp_millis()
+}
+
+impl Driver {
+    fn wall(&self) -> i64 {
+        self.shared
+            .clock
+            .get()
+            .map_or_else(|| chrono::Utc::now().timestamp_millis(), |c| ms(c.wall()))
+    }
+
+    /// Starts every series already checked at its level now (attached after a start).
+    fn seed(&mut self) {
+        let Some(registry) = self.registry.upgrade() else {
+            return;
+        };
+        let now = self.wall();
+        for result in registry.report().results() {
+            if result.checked() {
+                let blocked = result
+                    .blocked_by()
+                    .iter()
+                    .map(|id| id.as_str().to_owned())
+                    .collect();
+                self.recorder.changed(
+                    &Series::dependency(result.id()),
+                    now,
+                    result.status(),
+                    result.message(),
+                    blocked,
+                );
+            }
+        }
+        self.observe(&registry, now);
+        self.pending.mutes = Some(mutes(&registry));
+        self.pending.overrides = Some(overrides(&registry));
+    }
+
+    /// The system's and each group's level now.
+    fn observe(&mut self, registry: &Registry, now: i64) {
+        self.recorder
+            .observe(&Series::System, now, registry.condition());
+        for group in registry.groups() {
+            self.recorder.observe(
+                &Series::Group(group.group().name().as_str().to_owned()),
+                now,
+                group.condition(),
+            );
+        }
+    }
+
+    fn on_event(&mut self, event: &Event) {
+        match event {
+            Event::Checked { result, outcome } => {
+                let failed = matches!(
+                    outcome,
+                    RunOutcome::Outage | RunOutcome::Timeout | RunOutcome::Panic
+                );
+                let us = u64::try_from(result.duration().as_micros()).unwrap_or(u64::MAX);
+                self.recorder.checked(
+                    &Series::dependency(result.id()),
+                    ms(result.timestamp()),
+                    failed,
+                    us,
+                    result.mute().is_some(),
+                );
+            }
+            Event::Changed { current, .. } => {
+                // A change of staleness is dated by the check it ages: date it now.
+                let at = if current.stale() {
+                    self.wall()
+                } else {
+                    ms(current.timestamp())
+                };
+                let blocked = current
+                    .blocked_by()
+                    .iter()
+                    .map(|id| id.as_str().to_owned())
+                    .collect();
+                self.recorder.changed(
+                    &Series::dependency(current.id()),
+                    at,
+                    current.status(),
+                    current.message(),
+                    blocked,
+                );
+                if let Some(registry) = self.registry.upgrade() {
+                    self.observe(&registry, at);
+                }
+            }
+            Event::Removed(id) => {
+                let now = self.wall();
+                self.recorder
+                    .stop(&Series::Dependency(id.as_str().to_owned()), now);
+            }
+            Event::Mutes => {
+                if let Some(registry) = self.registry.upgrade() {
+                    self.pending.mutes = Some(mutes(&registry));
+                }
+            }
+            Event::Feature { state, .. } => {
+                if let Some(registry) = self.registry.upgrade() {
+                    self.pending.overrides = Some(overrides(&registry));
+                } else if state.override_.is_none() {
+                    self.pending.overrides = Some(Vec::new());
+                }
+            }
+            Event::Drain(drain) => self.on_holds(drain.as_ref().map_or(&[][..], |d| &d.holds)),
+            _ => {}
+        }
+    }
+
+    /// Audits each hold taken or released, whoever took it (an operator, the culler,
+    /// shutdown).
+    fn on_holds(&mut self, holds: &[status_core::RotationHold]) {
+        let now = self.wall();
+        let current: Vec<(HoldSource, String)> =
+            holds.iter().map(|h| (h.source, h.reason.clone())).collect();
+        for hold in holds {
+            if !self
+                .holds
+                .iter()
+                .any(|(s, r)| *s == hold.source && *r == hold.reason)
+            {
+                self.pending.audit.push(AuditRecord {
+                    at: now,
+                    actor: Some(hold.actor.clone().unwrap_or_else(|| "code".into())),
+                    action: "hold".into(),
+                    target: hold.source.as_str().into(),
+                    reason: Some(hold.reason.clone()),
+                    address: None,
+                    outcome: "taken".into(),
+                });
+            }
+        }
+        for (source, reason) in &self.holds {
+            if !current.iter().any(|(s, _)| s == source) {
+                self.pending.audit.push(AuditRecord {
+                    at: now,
+                    actor: Some("code".into()),
+                    action: "hold".into(),
+                    target: source.as_str().into(),
+                    reason: Some(reason.clone()),
+                    address: None,
+                    outcome: "released".into(),
+                });
+            }
+        }
+        self.holds = current;
+    }
+
+    fn dropped(&mut self, n: u64) {
+        self.shared.stats.dropped.fetch_add(n, Ordering::Relaxed);
+        self.dropped_at = Some(Instant::now());
+    }
+
+    /// Asks the recorder for a batch and writes it with whatever failed before.
+    async fn flush(&mut self, aggregates: bool) {
+        let now = self.wall();
+        if let Some(registry) = self.registry.upgrade() {
+            self.observe(&registry, now);
+        }
+        let batch = self.recorder.flush(now, aggregates);
+        if aggregates {
+            self.last_aggregates = Some(Instant::now());
+        }
+        let mut writes = std::mem::take(&mut self.pending);
+        writes.batch.absorb(batch);
+        self.bound(&mut writes);
+        let prune = self.last_prune.is_none_or(|at| at.elapsed() >= PRUNE_EVERY);
+        let reopen = self
+            .last_reopen
+            .is_none_or(|at| at.elapsed() >= REOPEN_EVERY);
+        let shared = self.shared.clone();
+        let rows = writes.rows() as u64;
+        let task = tokio::task::spawn_blocking(move || {
+            let mut guard = shared
+                .store
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if guard.is_none() && reopen {
+                *guard = reopen_store(&shared, now);
+            }
+            let Some(store) = guard.as_mut() else {
+                return (writes, Err("the store is not open".to_owned()), false, true);
+            };
+            if writes.is_empty() {
+                return (writes, Ok(()), false, false);
+            }
+            let written = store.write(&writes).map_err(|e| e.to_string());
+            let pruned =
+                prune && written.is_ok() && prune_store(store, now, &shared.builder.retention);
+            (writes, written, pruned, false)
+        });
+        let Ok((writes, written, pruned, closed)) = task.await else {
+            return;
+        };
+        if closed && reopen {
+            self.last_reopen = Some(Instant::now());
+        }
+        if pruned {
+            self.last_prune = Some(Instant::now());
+        }
+        match written {
+            Ok(()) => {
+                self.shared.stats.written.fetch_add(rows, Ordering::Relaxed);
+                if let Some((since, _)) = self.failing_since.take() {
+                    tracing::info!(after = ?since.elapsed(), "the history store writes again");
+                }
+                self.shared.stats.backlog.store(0, Ordering::Relaxed);
+            }
+            Err(e) => {
+                self.shared.stats.failures.fetch_add(1, Ordering::Relaxed);
+                if self.failing_since.is_none() {
+                    tracing::error!(
+                        "the history store fails to write: {e}; rows are kept and retried"
+                    );
+                }
+                let since = self
+                    .failing_since
+                    .as_ref()
+                    .map_or_else(Instant::now, |(s, _)| *s);
+                self.failing_since = Some((since, e));
+                self.shared
+                    .stats
+                    .backlog
+                    .store(writes.rows() as u64, Ordering::Relaxed);
+                // Kept, with what comes next written after it.
+                let later = std::mem::replace(&mut self.pending, writes);
+                self.pending.absorb(later);
+            }
+        }
+    }
+
+    /// Drops the oldest transitions and audit records past the backlog's bound.
+    fn bound(&mut self, writes: &mut Writes) {
+        let cap = self.shared.builder.backlog;
+        let mut over = writes.rows().saturating_sub(cap);
+        if over == 0 {
+            return;
+        }
+        let mut lost = 0u64;
+        for list in [
+            &mut writes.batch.transitions as &mut dyn Trim,
+            &mut writes.audit,
+        ] {
+            let n = over.min(list.count());
+            list.trim_front(n);
+            over -= n;
+            lost += n as u64;
+        }
+        if lost > 0 {
+            tracing::warn!(
+                lost,
+                "the history backlog is full: the oldest rows were dropped"
+            );
+            self.dropped(lost);
+        }
+    }
+
+    /// What the `history` dependency says now.
+    fn health(&self) -> CheckOutcome {
+        let stats = &self.shared.stats;
+        let backlog = stats.backlog.load(Ordering::Relaxed);
+        if let Some((since, e)) = &self.failing_since {
+            let level = if since.elapsed() >= FAILING_MAJOR_AFTER {
+                CheckStatus::Major
+            } else {
+                CheckStatus::Minor
+            };
+            return CheckOutcome::new(
+                level,
+                format!(
+                    "writes failing for {} s: {e}; {backlog} rows held back",
+                    since.elapsed().as_secs()
+                ),
+            );
+        }
+        let opening = self.shared.opened.lock().ok();
+        if let Some(aside) = opening.as_ref().and_then(|o| o.moved_aside.clone()) {
+            return CheckOutcome::new(
+                CheckStatus::Minor,
+                format!(
+                    "the history file was corrupt: moved aside to {}, a fresh one started",
+                    aside.display()
+                ),
+            );
+        }
+        if self
+            .dropped_at
+            .is_some_and(|at| at.elapsed() < DROPS_SAID_FOR)
+        {
+            return CheckOutcome::new(
+                CheckStatus::Minor,
+                format!(
+                    "{} events or rows dropped since start (a full queue)",
+                    stats.dropped.load(Ordering::Relaxed)
+                ),
+            );
+        }
+        CheckOutcome::new(
+            CheckStatus::Ok,
+            format!("{} rows written", stats.written.load(Ordering::Relaxed)),
+        )
+    }
+}
+
+trait Trim {
+    fn count(&self) -> usize;
+    fn trim_front(&mut self, n: usize);
+}
+
+impl<T> Trim for Vec<T> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn trim_front(&mut self, n: usize) {
+        self.drain(..n.min(self.len()));
+    }
+}
+
+fn reopen_store(shared: &Shared, now: i64) -> Option<SqliteStore> {
+    let path = shared.builder.path.as_ref()?;
+    match SqliteStore::open(path, now) {
+        Ok(opened) => {
+            tracing::info!(path = %path.display(), "the history store is open again");
+            if let Ok(mut o) = shared.opened.lock() {
+                o.problem = None;
+                if opened.moved_aside.is_some() {
+                    o.moved_aside = opened.moved_aside;
+                }
+            }
+            Some(opened.store)
+        }
+        Err(e) => {
+            if let Ok(mut o) = shared.opened.lock() {
+                o.problem = Some(e);
+            }
+            None
+        }
+    }
+}
+
+fn prune_store(store: &mut SqliteStore, now: i64, retention: &crate::Retention) -> bool {
+    match store.prune(now, retention) {
+        Ok(n) => {
+            if n > 0 {
+                tracing::debug!(rows = n, "history pruned");
+            }
+            true
+        }
+        Err(e) => {
+            tracing::warn!("the history could not be pruned: {e}");
+            false
+        }
+    }
+}
+
+fn mutes(registry: &Registry) -> Vec<MuteRecord> {
+    registry
+        .mutes()
+        .into_iter()
+        .map(|m| MuteRecord {
+            dependency: m.dependency.as_str().to_owned(),
+            reason: m.reason,
+            actor: m.actor,
+            set_at: m.set_at,
+            start: m.start,
+            until: m.until,
+        })
+        .collect()
+}
+
+fn overrides(registry: &Registry) -> Vec<OverrideRecord> {
+    registry
+        .features()
+        .into_iter()
+        .filter_map(|f| {
+            let o = f.override_?;
+            Some(OverrideRecord {
+                feature: f.name.as_str().to_owned(),
+                enabled: o.enabled,
+                reason: o.reason,
+                actor: o.actor,
+                set_at: o.set_at,
+                expires_at: o.expires_at,
+            })
+        })
+        .collect()
+}
