@@ -45,7 +45,7 @@ pub use self::model::{
     AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Spent, Tier, TransitionRecord,
 };
 pub use self::run::{History, HistoryBuilder, HistoryStats, QueryError, Restored, HISTORY_ID};
-pub use self::sqlite::{Opened, SqliteStore, Writes};
+pub use self::sqlite::{migrations, Opened, SqliteStore, Writes};
 pub use self::tally::{Batch, Recorder};
 pub use self::uptime::{DayTile, Durations, UptimeReport, Weights, Window, WindowError};
 

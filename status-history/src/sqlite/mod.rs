@@ -658,7 +658,7 @@ fn write_all(
     }
     if let Some(until) = w.batch.covered_until {
         tx.execute(
-            "UPDATE runs SET covered_until = max(covered_until, ?1) WHERE id = ?2",
+            "UPDATE runs SET covered_until = ?1 WHERE id = ?2",
             params![until, run],
         )?;
     }
@@ -716,4 +716,12 @@ fn write_all(
         )?;
     }
     Ok(())
+}
+
+/// The schema's migrations, in order (version `i + 1` is the `i`th applied): for tests
+/// that build a file at an earlier version.
+#[doc(hidden)]
+#[must_use]
+pub fn migrations() -> &'static [&'static str] {
+    MIGRATIONS
 }

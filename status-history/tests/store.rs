@@ -1,0 +1,198 @@
+//! The SQLite file: migrated from every earlier version, moved aside when corrupt, refused
+//! when newer, and what it keeps read back as written.
+
+use std::path::PathBuf;
+
+use chrono::{TimeZone, Utc};
+use rusqlite::Connection;
+use status_core::CheckStatus;
+use status_history::{
+    migrations, AuditRecord, MuteRecord, OverrideRecord, Recorder, Retention, Series,
+    SqliteStore, Tier, Writes,
+};
+
+const NOW: i64 = 1_772_323_200_000;
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("status-history-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join("history.db")
+}
+
+fn version(path: &PathBuf) -> i64 {
+    Connection::open(path)
+        .unwrap()
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn every_earlier_version_migrates_and_keeps_its_rows() {
+    let latest = migrations().len() as i64;
+    for at in 0..latest {
+        let path = temp(&format!("v{at}"));
+        {
+            let conn = Connection::open(&path).unwrap();
+            for (i, sql) in migrations().iter().take(at as usize).enumerate() {
+                conn.execute_batch(sql).unwrap();
+                conn.pragma_update(None, "user_version", i as i64 + 1).unwrap();
+            }
+            if at >= 1 {
+                conn.execute(
+                    "INSERT INTO series (kind, name) VALUES ('dependency', 'db')",
+                    [],
+                )
+                .unwrap();
+                conn.execute(
+                    "INSERT INTO transitions (series, run, at, from_level, to_level, message, blocked_by)
+                     VALUES (1, 1, 5, NULL, 3, 'down', '[]')",
+                    [],
+                )
+                .unwrap();
+            }
+            if at >= 2 {
+                conn.execute(
+                    "INSERT INTO audit (at, action, target, outcome) VALUES (7, 'PUT /admin/drain', '/admin/drain', '200')",
+                    [],
+                )
+                .unwrap();
+            }
+        }
+        let opened = SqliteStore::open(&path, NOW).unwrap();
+        assert!(opened.moved_aside.is_none());
+        let store = opened.store;
+        drop(store);
+        assert_eq!(version(&path), latest, "from version {at}");
+        let store = SqliteStore::open(&path, NOW).unwrap().store;
+        let db = Series::Dependency("db".into());
+        let kept = store.transitions(&db, 0, i64::MAX, 10).unwrap();
+        assert_eq!(kept.len(), usize::from(at >= 1), "from version {at}");
+        if at >= 1 {
+            assert_eq!(kept[0].to, CheckStatus::Outage);
+        }
+        assert_eq!(store.audit(None, 10).unwrap().len(), usize::from(at >= 2));
+    }
+}
+
+#[test]
+fn a_file_from_a_newer_version_is_refused_and_left_alone() {
+    let path = temp("newer");
+    {
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch("CREATE TABLE mine (x); PRAGMA user_version = 99;")
+            .unwrap();
+    }
+    let err = SqliteStore::open(&path, NOW).unwrap_err();
+    assert!(err.to_string().contains("newer"), "{err}");
+    assert_eq!(version(&path), 99);
+}
+
+#[test]
+fn a_corrupt_file_is_moved_aside_and_a_fresh_one_started() {
+    let path = temp("corrupt");
+    std::fs::write(&path, vec![0x5a; 64 * 1024]).unwrap();
+    let opened = SqliteStore::open(&path, NOW).unwrap();
+    let aside = opened.moved_aside.expect("moved aside");
+    assert_eq!(std::fs::read(&aside).unwrap(), vec![0x5a; 64 * 1024]);
+    assert_eq!(version(&path), migrations().len() as i64);
+}
+
+#[test]
+fn a_directory_that_does_not_exist_is_an_error_not_a_panic() {
+    let err = SqliteStore::open(&PathBuf::from("/nonexistent/dir/history.db"), NOW).unwrap_err();
+    assert!(!err.is_corrupt());
+}
+
+#[test]
+fn mutes_overrides_audit_and_state_read_back_as_written() {
+    let path = temp("records");
+    let at = |ms: i64| Utc.timestamp_millis_opt(ms).unwrap();
+    let mute = MuteRecord {
+        dependency: "db".into(),
+        reason: "maintenance".into(),
+        actor: Some("alice".into()),
+        set_at: at(NOW),
+        start: at(NOW),
+        until: at(NOW + 3_600_000),
+    };
+    let over = OverrideRecord {
+        feature: "checkout".into(),
+        enabled: false,
+        reason: "vendor down".into(),
+        actor: None,
+        set_at: at(NOW),
+        expires_at: at(NOW + 600_000),
+    };
+    let audit = AuditRecord {
+        at: NOW,
+        actor: Some("bob".into()),
+        action: "PUT /admin/drain".into(),
+        target: "/admin/drain".into(),
+        reason: Some("deploy".into()),
+        address: Some("10.0.0.7:5555".into()),
+        outcome: "200".into(),
+    };
+    {
+        let mut store = SqliteStore::open(&path, NOW).unwrap().store;
+        store
+            .write(&Writes {
+                audit: vec![audit.clone()],
+                mutes: Some(vec![mute.clone()]),
+                overrides: Some(vec![over.clone()]),
+                state: vec![("notify".into(), "{\"told\":1}".into())],
+                ..Writes::default()
+            })
+            .unwrap();
+    }
+    let mut store = SqliteStore::open(&path, NOW + 1).unwrap().store;
+    assert_eq!(store.mutes().unwrap(), vec![mute]);
+    assert_eq!(store.overrides().unwrap(), vec![over]);
+    assert_eq!(store.audit(None, 5).unwrap()[0].1, audit);
+    assert_eq!(store.state("notify").unwrap().as_deref(), Some("{\"told\":1}"));
+    // A later write without mutes leaves them; an empty list clears them.
+    store.write(&Writes::default()).unwrap();
+    assert_eq!(store.mutes().unwrap().len(), 1);
+    store
+        .write(&Writes {
+            mutes: Some(vec![]),
+            ..Writes::default()
+        })
+        .unwrap();
+    assert!(store.mutes().unwrap().is_empty());
+}
+
+#[test]
+fn prune_keeps_each_tier_for_its_retention() {
+    let mut store = SqliteStore::in_memory(NOW).unwrap();
+    let mut recorder = Recorder::new();
+    let db = Series::Dependency("db".into());
+    // Three days of OK, an hour of steps at a time.
+    let start = NOW - 3 * 86_400_000;
+    recorder.changed(&db, start, CheckStatus::Ok, "", vec![]);
+    let mut t = start;
+    while t < NOW {
+        t += 3_600_000;
+        let batch = recorder.flush(t, true);
+        store.write(&Writes { batch, ..Writes::default() }).unwrap();
+    }
+    let count = |store: &SqliteStore, tier: Tier| {
+        store.buckets(&db, tier, 0, i64::MAX).unwrap().len()
+    };
+    assert!(count(&store, Tier::Minute) > 3 * 24 * 60 - 2);
+    let retention = Retention {
+        minutes: std::time::Duration::from_secs(3600),
+        hours: std::time::Duration::from_secs(86_400),
+        ..Retention::default()
+    };
+    let deleted = store.prune(NOW, &retention).unwrap();
+    assert!(deleted > 0);
+    assert!(count(&store, Tier::Minute) <= 61);
+    assert!(count(&store, Tier::Hour) <= 25);
+    // NOW is midnight: exactly three days.
+    assert_eq!(count(&store, Tier::Day), 3);
+    // The days still sum all three days of OK.
+    let days = store.buckets(&db, Tier::Day, 0, i64::MAX).unwrap();
+    let ok: u64 = days.iter().map(|b| b.spent.ok).sum();
+    assert_eq!(ok, 3 * 86_400_000);
+}
