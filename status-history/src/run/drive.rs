@@ -287,7 +287,13 @@ impl Driver {
                 *guard = reopen_store(&shared, now);
             }
             let Some(store) = guard.as_mut() else {
-                return (writes, Err("the store is not open".to_owned()), false, true);
+                let why = shared
+                    .opened
+                    .lock()
+                    .ok()
+                    .and_then(|o| o.problem.as_ref().map(ToString::to_string))
+                    .unwrap_or_else(|| "not open".to_owned());
+                return (writes, Err(format!("cannot open the store: {why}")), false, true);
             };
             if writes.is_empty() {
                 return (writes, Ok(()), false, false);

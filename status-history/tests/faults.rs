@@ -1,0 +1,167 @@
+//! A store that fails: a file locked by another process, a full disk, a directory that
+//! cannot be written. Each time `history` says so, checks and the report never wait, and
+//! writing resumes (with what was held back) when the store does.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use rusqlite::Connection;
+use status_core::{check, CheckStatus, Dependency, Registry};
+use status_history::{History, Series, HISTORY_ID};
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("status-history-faults-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn registry(deps: usize) -> Registry {
+    let registry = Registry::builder().jitter(0.0).build();
+    for i in 0..deps {
+        registry
+            .add(
+                Dependency::builder(
+                    format!("dep-{i}"),
+                    check::tiered(|| async { (CheckStatus::Ok, "fine".to_owned()) }),
+                )
+                .period(Duration::from_secs(1))
+                .build()
+                .unwrap(),
+            )
+            .unwrap();
+    }
+    registry
+}
+
+fn said(registry: &Registry) -> (CheckStatus, String) {
+    let r = registry.result(HISTORY_ID).expect("the history dependency");
+    (r.status(), r.message().to_owned())
+}
+
+/// Runs (paused) time forward by `secs` seconds, a second at a time, asserting that the
+/// report is answered at once meanwhile.
+async fn run_for(registry: &Registry, secs: u64) {
+    for _ in 0..secs * 4 {
+        let asked = std::time::Instant::now();
+        let _ = registry.report();
+        assert!(asked.elapsed() < Duration::from_millis(50), "the report waited on the store");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_locked_file_is_said_and_writing_resumes_when_released() {
+    let dir = temp("locked");
+    let path = dir.join("history.db");
+    let registry = registry(3);
+    let history = History::sqlite(&path)
+        .aggregate_every(Duration::from_secs(1))
+        .open();
+    history.attach(&registry);
+    run_for(&registry, 3).await;
+    assert_eq!(said(&registry).0, CheckStatus::Ok, "{:?}", said(&registry));
+
+    // Another process takes the write lock and keeps it.
+    let other = Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    run_for(&registry, 4).await;
+    let (level, message) = said(&registry);
+    assert_eq!(level, CheckStatus::Minor, "{message}");
+    assert!(message.contains("writes failing") && message.contains("locked"), "{message}");
+    assert!(history.stats().failures > 0);
+    assert!(history.stats().backlog > 0);
+
+    other.execute_batch("ROLLBACK").unwrap();
+    drop(other);
+    run_for(&registry, 3).await;
+    assert_eq!(said(&registry).0, CheckStatus::Ok, "{:?}", said(&registry));
+    assert_eq!(history.stats().backlog, 0);
+    // What was held back was written: no minute of the lock is missing.
+    history.flush().await;
+    let now = registry.clock().wall();
+    let report = history
+        .uptime(Series::Dependency("dep-0".into()), now - chrono::Duration::minutes(5), now)
+        .await
+        .unwrap();
+    assert!(report.spent.ok >= 8_000, "{:?}", report.spent);
+    assert!(report.checks >= 8, "{}", report.checks);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_directory_that_cannot_be_written_is_said_and_opened_when_it_can() {
+    let dir = temp("readonly").join("missing");
+    let path = dir.join("history.db");
+    let registry = registry(1);
+    let history = History::sqlite(&path).open();
+    history.attach(&registry);
+    run_for(&registry, 2).await;
+    let (level, message) = said(&registry);
+    assert_ne!(level, CheckStatus::Ok, "{message}");
+    assert!(message.contains("cannot open the store"), "{message}");
+    // The directory appears: the store opens at the next try (every 10 s).
+    std::fs::create_dir_all(&dir).unwrap();
+    run_for(&registry, 11).await;
+    assert_eq!(said(&registry).0, CheckStatus::Ok, "{:?}", said(&registry));
+    assert!(path.exists());
+}
+
+/// Mounts a tmpfs of `kb` KiB at `at`, if this machine lets the tests (root in a
+/// container that allows it, as CI's does).
+fn mount_tmpfs(at: &Path, kb: u32) -> bool {
+    std::fs::create_dir_all(at).unwrap();
+    Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={kb}k"), "tmpfs"])
+        .arg(at)
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_full_disk_is_said_and_writing_resumes_when_space_is_freed() {
+    let dir = temp("full").join("disk");
+    assert!(
+        mount_tmpfs(&dir, 512),
+        "this test mounts a 512 KiB tmpfs and needs root (as CI runs it)"
+    );
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(dir.clone());
+    let path = dir.join("history.db");
+    let registry = registry(50);
+    let history = History::sqlite(&path)
+        .aggregate_every(Duration::from_secs(1))
+        .open();
+    history.attach(&registry);
+    run_for(&registry, 2).await;
+    assert_eq!(said(&registry).0, CheckStatus::Ok, "{:?}", said(&registry));
+    // Fill the disk with ballast.
+    let ballast = dir.join("ballast");
+    let free = fs_free(&dir);
+    std::fs::write(&ballast, vec![0u8; free as usize]).ok();
+    run_for(&registry, 4).await;
+    let (level, message) = said(&registry);
+    assert_eq!(level, CheckStatus::Minor, "{message}");
+    assert!(message.contains("full"), "{message}");
+    // Checks went on meanwhile.
+    assert!(registry.result("dep-0").unwrap().status() == CheckStatus::Ok);
+
+    std::fs::remove_file(&ballast).unwrap();
+    run_for(&registry, 3).await;
+    assert_eq!(said(&registry).0, CheckStatus::Ok, "{:?}", said(&registry));
+    assert_eq!(history.stats().backlog, 0);
+}
+
+fn fs_free(dir: &Path) -> u64 {
+    let out = Command::new("df").args(["--output=avail", "-B1"]).arg(dir).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .nth(1)
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or(0)
+}
