@@ -8,13 +8,15 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 use status_core::{
-    check, CheckStatus, Clock, Dependency, Feature, FeatureOverride, MuteWindow, Registry,
-    Urgency,
+    check, CheckStatus, Clock, Dependency, Feature, FeatureOverride, MuteWindow, Registry, Urgency,
 };
 use status_history::{History, Series, HISTORY_ID};
 
 fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("status-history-attach-{}-{name}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "status-history-attach-{}-{name}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir.join("history.db")
@@ -38,7 +40,8 @@ fn make(at: DateTime<Utc>, level: &Arc<AtomicU8>) -> Registry {
                 check::tiered(move || {
                     let level = level.clone();
                     async move {
-                        let status = CheckStatus::from_severity(level.load(Ordering::SeqCst)).unwrap();
+                        let status =
+                            CheckStatus::from_severity(level.load(Ordering::SeqCst)).unwrap();
                         (status, format!("db is {status}"))
                     }
                 }),
@@ -51,7 +54,12 @@ fn make(at: DateTime<Utc>, level: &Arc<AtomicU8>) -> Registry {
         )
         .unwrap();
     registry
-        .add_feature(Feature::builder("checkout").requires("db", CheckStatus::Minor).build().unwrap())
+        .add_feature(
+            Feature::builder("checkout")
+                .requires("db", CheckStatus::Minor)
+                .build()
+                .unwrap(),
+        )
         .unwrap();
     registry
 }
@@ -90,7 +98,11 @@ async fn time_in_each_level_and_transitions_are_recorded() {
     assert!((29_000..=31_500).contains(&spent.outage), "{spent:?}");
     assert!((88_000..=91_500).contains(&spent.ok), "{spent:?}");
     assert!(report.checks >= 115, "{}", report.checks);
-    assert!(report.failures >= 29 && report.failures <= 31, "{}", report.failures);
+    assert!(
+        report.failures >= 29 && report.failures <= 31,
+        "{}",
+        report.failures
+    );
     let uptime = report.uptime.unwrap();
     assert!((0.73..0.77).contains(&uptime), "{uptime}");
     // The system follows a Required dependency.
@@ -98,7 +110,11 @@ async fn time_in_each_level_and_transitions_are_recorded() {
         .uptime(Series::System, now - chrono::Duration::hours(1), now)
         .await
         .unwrap();
-    assert!((29_000..=31_500).contains(&system.spent.outage), "{:?}", system.spent);
+    assert!(
+        (29_000..=31_500).contains(&system.spent.outage),
+        "{:?}",
+        system.spent
+    );
 
     let transitions = history.transitions(db, 10).await.unwrap();
     let levels: Vec<_> = transitions.iter().map(|t| (t.from, t.to)).collect();
@@ -115,7 +131,10 @@ async fn time_in_each_level_and_transitions_are_recorded() {
     assert_eq!(tiles.len(), 90);
     assert_eq!(tiles.last().unwrap().worst, Some(CheckStatus::Outage));
     assert!(tiles[..89].iter().all(|t| t.worst.is_none()));
-    assert_eq!(registry.result(HISTORY_ID).unwrap().status(), CheckStatus::Ok);
+    assert_eq!(
+        registry.result(HISTORY_ID).unwrap().status(),
+        CheckStatus::Ok
+    );
     assert_eq!(history.stats().dropped, 0);
 }
 
@@ -128,12 +147,19 @@ async fn a_restart_puts_back_mutes_and_overrides_in_force_and_not_those_ended() 
         let history = History::sqlite(&path).open();
         assert_eq!(history.attach(&registry).mutes, 0);
         registry
-            .mute("db", MuteWindow::For(Duration::from_secs(3600)), "migration", Some("alice"))
+            .mute(
+                "db",
+                MuteWindow::For(Duration::from_secs(3600)),
+                "migration",
+                Some("alice"),
+            )
             .unwrap();
         registry
             .override_feature(
                 "checkout",
-                &FeatureOverride::new(false, Duration::from_secs(120), "vendor down").unwrap().actor("bob"),
+                &FeatureOverride::new(false, Duration::from_secs(120), "vendor down")
+                    .unwrap()
+                    .actor("bob"),
             )
             .unwrap();
         run_for(Duration::from_secs(2)).await;
@@ -146,13 +172,24 @@ async fn a_restart_puts_back_mutes_and_overrides_in_force_and_not_those_ended() 
     let restored = history.attach(&registry);
     assert_eq!((restored.mutes, restored.overrides), (1, 0), "{restored:?}");
     let mute = registry.muted("db").expect("muted again");
-    assert_eq!((mute.reason.as_str(), mute.actor.as_deref()), ("migration", Some("alice")));
+    assert_eq!(
+        (mute.reason.as_str(), mute.actor.as_deref()),
+        ("migration", Some("alice"))
+    );
     assert_eq!(mute.until, start() + chrono::Duration::hours(1));
-    assert!(registry.feature("checkout").unwrap().state().override_.is_none());
+    assert!(registry
+        .feature("checkout")
+        .unwrap()
+        .state()
+        .override_
+        .is_none());
 
     // An override in force comes back with its remaining time.
     registry
-        .override_feature("checkout", &FeatureOverride::new(true, Duration::from_secs(600), "test").unwrap())
+        .override_feature(
+            "checkout",
+            &FeatureOverride::new(true, Duration::from_secs(600), "test").unwrap(),
+        )
         .unwrap();
     run_for(Duration::from_secs(2)).await;
     history.flush().await;
@@ -161,7 +198,12 @@ async fn a_restart_puts_back_mutes_and_overrides_in_force_and_not_those_ended() 
     let history = History::sqlite(&path).open();
     let restored = history.attach(&registry);
     assert_eq!(restored.overrides, 1, "{restored:?}");
-    let o = registry.feature("checkout").unwrap().state().override_.unwrap();
+    let o = registry
+        .feature("checkout")
+        .unwrap()
+        .state()
+        .override_
+        .unwrap();
     assert!(o.enabled);
     let left = o.expires_at - (start() + chrono::Duration::minutes(12));
     // Set at 10 min for ten minutes, read at 12 min: eight left.
@@ -187,6 +229,12 @@ async fn holds_from_code_are_audited() {
         .iter()
         .map(|(_, a)| (a.action.as_str(), a.target.as_str(), a.outcome.as_str()))
         .collect();
-    assert_eq!(said, [("hold", "shutdown", "released"), ("hold", "shutdown", "taken")]);
+    assert_eq!(
+        said,
+        [
+            ("hold", "shutdown", "released"),
+            ("hold", "shutdown", "taken")
+        ]
+    );
     assert_eq!(audit[1].1.reason.as_deref(), Some("SIGTERM"));
 }

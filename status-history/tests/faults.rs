@@ -11,7 +11,10 @@ use status_core::{check, CheckStatus, Dependency, Registry};
 use status_history::{History, Series, HISTORY_ID};
 
 fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("status-history-faults-{}-{name}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "status-history-faults-{}-{name}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -46,7 +49,10 @@ async fn run_for(registry: &Registry, secs: u64) {
     for _ in 0..secs * 4 {
         let asked = std::time::Instant::now();
         let _ = registry.report();
-        assert!(asked.elapsed() < Duration::from_millis(50), "the report waited on the store");
+        assert!(
+            asked.elapsed() < Duration::from_millis(50),
+            "the report waited on the store"
+        );
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }
@@ -69,7 +75,10 @@ async fn a_locked_file_is_said_and_writing_resumes_when_released() {
     run_for(&registry, 4).await;
     let (level, message) = said(&registry);
     assert_eq!(level, CheckStatus::Minor, "{message}");
-    assert!(message.contains("writes failing") && message.contains("locked"), "{message}");
+    assert!(
+        message.contains("writes failing") && message.contains("locked"),
+        "{message}"
+    );
     assert!(history.stats().failures > 0);
     assert!(history.stats().backlog > 0);
 
@@ -82,7 +91,11 @@ async fn a_locked_file_is_said_and_writing_resumes_when_released() {
     history.flush().await;
     let now = registry.clock().wall();
     let report = history
-        .uptime(Series::Dependency("dep-0".into()), now - chrono::Duration::minutes(5), now)
+        .uptime(
+            Series::Dependency("dep-0".into()),
+            now - chrono::Duration::minutes(5),
+            now,
+        )
         .await
         .unwrap();
     assert!(report.spent.ok >= 8_000, "{:?}", report.spent);
@@ -158,7 +171,11 @@ async fn a_full_disk_is_said_and_writing_resumes_when_space_is_freed() {
 }
 
 fn fs_free(dir: &Path) -> u64 {
-    let out = Command::new("df").args(["--output=avail", "-B1"]).arg(dir).output().unwrap();
+    let out = Command::new("df")
+        .args(["--output=avail", "-B1"])
+        .arg(dir)
+        .output()
+        .unwrap();
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .nth(1)

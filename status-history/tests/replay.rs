@@ -6,7 +6,9 @@ use std::time::Duration;
 use chrono::{TimeZone, Utc};
 use proptest::prelude::*;
 use status_core::CheckStatus;
-use status_history::{Recorder, Retention, Series, SqliteStore, Tier, UptimeReport, Weights, Window, Writes};
+use status_history::{
+    Recorder, Retention, Series, SqliteStore, Tier, UptimeReport, Weights, Window, Writes,
+};
 
 /// 2026-03-01 00:00:00 UTC plus a little, in ms: not aligned to anything.
 const T0: i64 = 1_772_323_200_000 + 17_345;
@@ -81,12 +83,22 @@ fn run(steps: &[(i64, Step)], end: i64) -> SqliteStore {
             Step::Check { muted, us } => recorder.checked(&db, *t, false, *us, *muted),
             Step::Flush(aggregates) => {
                 let batch = recorder.flush(*t, *aggregates);
-                store.write(&Writes { batch, ..Writes::default() }).unwrap();
+                store
+                    .write(&Writes {
+                        batch,
+                        ..Writes::default()
+                    })
+                    .unwrap();
             }
         }
     }
     let batch = recorder.flush(end, true);
-    store.write(&Writes { batch, ..Writes::default() }).unwrap();
+    store
+        .write(&Writes {
+            batch,
+            ..Writes::default()
+        })
+        .unwrap();
     store
 }
 
@@ -159,12 +171,27 @@ fn each_tier_is_read_by_the_age_of_the_window() {
     let r = retention();
     let now = Utc.timestamp_millis_opt(T0).unwrap();
     let ago = |h: i64| now - chrono::Duration::hours(h);
-    assert_eq!(Window::new(ago(2), now, now, &r).unwrap().tier, Tier::Minute);
+    assert_eq!(
+        Window::new(ago(2), now, now, &r).unwrap().tier,
+        Tier::Minute
+    );
     assert_eq!(Window::new(ago(30), now, now, &r).unwrap().tier, Tier::Hour);
-    assert_eq!(Window::new(ago(24 * 10), now, now, &r).unwrap().tier, Tier::Day);
+    assert_eq!(
+        Window::new(ago(24 * 10), now, now, &r).unwrap().tier,
+        Tier::Day
+    );
     assert!(Window::new(ago(24 * 500), now, now, &r).is_err());
     assert!(Window::new(now, ago(1), now, &r).is_err(), "reversed");
-    assert!(Window::new(now + chrono::Duration::hours(1), now + chrono::Duration::hours(2), now, &r).is_err(), "future");
+    assert!(
+        Window::new(
+            now + chrono::Duration::hours(1),
+            now + chrono::Duration::hours(2),
+            now,
+            &r
+        )
+        .is_err(),
+        "future"
+    );
     // Widened to whole buckets.
     let w = Window::new(ago(30) + chrono::Duration::minutes(7), now, now, &r).unwrap();
     assert_eq!(w.from, Tier::Hour.floor(ago(30)));

@@ -7,8 +7,8 @@ use chrono::{TimeZone, Utc};
 use rusqlite::Connection;
 use status_core::CheckStatus;
 use status_history::{
-    migrations, AuditRecord, MuteRecord, OverrideRecord, Recorder, Retention, Series,
-    SqliteStore, Tier, Writes,
+    migrations, AuditRecord, MuteRecord, OverrideRecord, Recorder, Retention, Series, SqliteStore,
+    Tier, Writes,
 };
 
 const NOW: i64 = 1_772_323_200_000;
@@ -36,7 +36,8 @@ fn every_earlier_version_migrates_and_keeps_its_rows() {
             let conn = Connection::open(&path).unwrap();
             for (i, sql) in migrations().iter().take(at as usize).enumerate() {
                 conn.execute_batch(sql).unwrap();
-                conn.pragma_update(None, "user_version", i as i64 + 1).unwrap();
+                conn.pragma_update(None, "user_version", i as i64 + 1)
+                    .unwrap();
             }
             if at >= 1 {
                 conn.execute(
@@ -149,7 +150,10 @@ fn mutes_overrides_audit_and_state_read_back_as_written() {
     assert_eq!(store.mutes().unwrap(), vec![mute]);
     assert_eq!(store.overrides().unwrap(), vec![over]);
     assert_eq!(store.audit(None, 5).unwrap()[0].1, audit);
-    assert_eq!(store.state("notify").unwrap().as_deref(), Some("{\"told\":1}"));
+    assert_eq!(
+        store.state("notify").unwrap().as_deref(),
+        Some("{\"told\":1}")
+    );
     // A later write without mutes leaves them; an empty list clears them.
     store.write(&Writes::default()).unwrap();
     assert_eq!(store.mutes().unwrap().len(), 1);
@@ -174,11 +178,15 @@ fn prune_keeps_each_tier_for_its_retention() {
     while t < NOW {
         t += 3_600_000;
         let batch = recorder.flush(t, true);
-        store.write(&Writes { batch, ..Writes::default() }).unwrap();
+        store
+            .write(&Writes {
+                batch,
+                ..Writes::default()
+            })
+            .unwrap();
     }
-    let count = |store: &SqliteStore, tier: Tier| {
-        store.buckets(&db, tier, 0, i64::MAX).unwrap().len()
-    };
+    let count =
+        |store: &SqliteStore, tier: Tier| store.buckets(&db, tier, 0, i64::MAX).unwrap().len();
     assert!(count(&store, Tier::Minute) > 3 * 24 * 60 - 2);
     let retention = Retention {
         minutes: std::time::Duration::from_secs(3600),

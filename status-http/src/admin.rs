@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use status_core::{FeatureFlip, FeatureOverride, FeatureState};
 
-use crate::audit::{AuditActor, AuditLog};
+use crate::audit::{AuditLog, AuditSaid};
 use crate::auth::Admin;
 use crate::body::AdminBody;
 use crate::error::ApiError;
@@ -114,6 +114,7 @@ pub(crate) async fn set_override(
         return Err(ApiError::not_found("feature", &name));
     }
     let request: OverrideRequest = body.parse()?;
+    let reason = request.reason.trim().to_owned();
     let mut over = FeatureOverride::new(
         request.enabled,
         Duration::from_secs(request.ttl_seconds),
@@ -128,6 +129,7 @@ pub(crate) async fn set_override(
     Ok(with_actor(
         json_response(StatusCode::OK, JSON, &feature),
         actor,
+        Some(reason),
     ))
 }
 
@@ -180,6 +182,7 @@ pub(crate) async fn drain(
     Ok(with_actor(
         json_response(StatusCode::OK, JSON, &drain),
         actor,
+        Some(drain.reason.clone()),
     ))
 }
 
@@ -228,10 +231,16 @@ pub(crate) async fn refresh(
     ))
 }
 
-/// `response`, telling the audit trail who made the call, if the call said.
-pub(crate) fn with_actor(mut response: Response, actor: Option<String>) -> Response {
-    if let Some(actor) = actor {
-        response.extensions_mut().insert(AuditActor(actor));
+/// `response`, telling the audit trail who made the call and why, if the call said.
+pub(crate) fn with_actor(
+    mut response: Response,
+    actor: Option<String>,
+    reason: Option<String>,
+) -> Response {
+    if actor.is_some() || reason.is_some() {
+        response
+            .extensions_mut()
+            .insert(AuditSaid { actor, reason });
     }
     response
 }

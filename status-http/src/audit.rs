@@ -49,6 +49,9 @@ pub struct AuditEntry {
     /// Who made it, when the call said (`actor` in its body).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub actor: Option<String>,
+    /// Why, when the call said (`reason` in its body).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// The address it came from, when the server said (`ConnectInfo`; [`crate::serve()`]
     /// always does).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -158,7 +161,10 @@ impl AuditLog {
 /// Who made a call, as its handler read it from the body: a response extension the
 /// [`AuditLayer`] records.
 #[derive(Debug, Clone)]
-pub(crate) struct AuditActor(pub(crate) String);
+pub(crate) struct AuditSaid {
+    pub(crate) actor: Option<String>,
+    pub(crate) reason: Option<String>,
+}
 
 /// Records every call to the routes it wraps in an [`AuditLog`].
 #[derive(Debug, Clone)]
@@ -252,16 +258,15 @@ where
         };
         if let Ok(response) = &result {
             let status = response.status();
+            let said = response.extensions().get::<AuditSaid>();
             this.log.record(AuditEntry {
                 at: Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true),
                 method: this.method.to_string(),
                 path: std::mem::take(this.path),
                 status: status.as_u16(),
                 refused: !status.is_success(),
-                actor: response
-                    .extensions()
-                    .get::<AuditActor>()
-                    .map(|a| a.0.clone()),
+                actor: said.and_then(|s| s.actor.clone()),
+                reason: said.and_then(|s| s.reason.clone()),
                 address: this.address.take(),
             });
         }

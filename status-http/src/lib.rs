@@ -69,9 +69,16 @@ mod dashboard;
 mod error;
 #[cfg(feature = "fleet")]
 mod fleet;
+#[cfg(feature = "history")]
+mod history;
 #[cfg(all(
     feature = "metrics",
-    any(feature = "traffic", feature = "fleet", feature = "notify")
+    any(
+        feature = "traffic",
+        feature = "fleet",
+        feature = "notify",
+        feature = "history"
+    )
 ))]
 mod live;
 #[cfg(feature = "metrics")]

@@ -5,7 +5,9 @@
 
 use std::fmt;
 
-use prometheus_client::encoding::{EncodeMetric, MetricEncoder, NoLabelSet};
+#[cfg(any(feature = "traffic", feature = "fleet", feature = "notify"))]
+use prometheus_client::encoding::NoLabelSet;
+use prometheus_client::encoding::{EncodeMetric, MetricEncoder};
 use prometheus_client::metrics::MetricType;
 
 /// Writes one metric's value(s) into the encoder.
@@ -38,6 +40,7 @@ impl Live {
     }
 
     /// A counter family with one series a label value: `label` = each name `read` answers.
+    #[cfg(any(feature = "traffic", feature = "fleet", feature = "notify"))]
     pub(crate) fn counters(
         label: &'static str,
         read: impl Fn() -> Vec<(String, u64)> + Send + Sync + 'static,

@@ -86,6 +86,7 @@ pub(crate) async fn mute(
     Ok(with_actor(
         json_response(StatusCode::OK, JSON, &mute),
         mute.actor.clone(),
+        Some(mute.reason.clone()),
     ))
 }
 

@@ -75,6 +75,20 @@ struct FleetDoc;
 #[openapi(paths(crate::fleet::page::page))]
 struct FleetPageDoc;
 
+#[cfg(feature = "history")]
+#[derive(OpenApi)]
+#[openapi(
+    paths(
+        crate::history::dependency,
+        crate::history::group,
+        crate::history::system,
+        crate::history::report,
+        crate::history::audit
+    ),
+    tags((name = "history", description = "Uptime and SLA over any window, kept across restarts"))
+)]
+struct HistoryDoc;
+
 /// The document of the routes this build serves: the contract's, and each feature's.
 fn assembled() -> utoipa::openapi::OpenApi {
     #[allow(unused_mut)]
@@ -87,6 +101,8 @@ fn assembled() -> utoipa::openapi::OpenApi {
     doc.merge(FleetDoc::openapi());
     #[cfg(all(feature = "fleet", feature = "dashboard"))]
     doc.merge(FleetPageDoc::openapi());
+    #[cfg(feature = "history")]
+    doc.merge(HistoryDoc::openapi());
     doc
 }
 

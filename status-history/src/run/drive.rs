@@ -293,7 +293,12 @@ impl Driver {
                     .ok()
                     .and_then(|o| o.problem.as_ref().map(ToString::to_string))
                     .unwrap_or_else(|| "not open".to_owned());
-                return (writes, Err(format!("cannot open the store: {why}")), false, true);
+                return (
+                    writes,
+                    Err(format!("cannot open the store: {why}")),
+                    false,
+                    true,
+                );
             };
             if writes.is_empty() {
                 return (writes, Ok(()), false, false);

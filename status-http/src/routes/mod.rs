@@ -61,6 +61,8 @@ pub struct Routes {
     readiness_group: Option<String>,
     probes: Option<status_core::Probes>,
     audit: AuditLog,
+    #[cfg(feature = "history")]
+    history: Option<status_history::History>,
 }
 
 impl std::fmt::Debug for Routes {
@@ -96,6 +98,8 @@ impl Routes {
             readiness_group: None,
             probes: None,
             audit: AuditLog::new(),
+            #[cfg(feature = "history")]
+            history: None,
         }
     }
 
@@ -189,6 +193,26 @@ impl Routes {
     /// built ([`build`](Self::build) panics, [`try_build`](Self::try_build) errs).
     pub fn readiness_group(mut self, name: impl Into<String>) -> Self {
         self.readiness_group = Some(name.into());
+        self
+    }
+
+    /// Serves `history` (attached to the same registry): uptime and SLA over any window
+    /// (`GET /healthcheck/uptime`, `/healthcheck/dependencies/{id}/uptime`,
+    /// `/healthcheck/groups/{name}/uptime`), the monthly report (`GET /healthcheck/report`),
+    /// and the audit trail kept across restarts (`GET /admin/history/audit`): every admin
+    /// call made with the token is recorded there too (calls refused for their credentials
+    /// stay in memory only, so that a flood cannot fill the disk). `/metrics` gains the
+    /// store's counters. Without it these routes answer 404.
+    #[cfg(feature = "history")]
+    pub fn history(mut self, history: status_history::History) -> Self {
+        #[cfg(feature = "metrics")]
+        {
+            let metrics = history.clone();
+            self.metrics.push(Box::new(move |registry| {
+                crate::history::register_metrics(&metrics, registry);
+            }));
+        }
+        self.history = Some(history);
         self
     }
 
@@ -291,6 +315,12 @@ impl Routes {
                 hostname: self.registry.hostname().to_owned(),
                 fleet: self.fleet,
             }),
+            #[cfg(feature = "history")]
+            history: Arc::new(crate::history::HistoryState::new(
+                self.registry.clone(),
+                self.history,
+                &self.audit,
+            )),
         }));
         // The probes a balancer calls many times a second carry no request span: they are
         // the hot path, and a trace of each would drown the others.
@@ -336,8 +366,10 @@ impl Routes {
             .route(
                 "/admin/mutes/{dependency}",
                 put(crate::mutes::mute).delete(crate::mutes::unmute),
-            )
-            .route_layer(self.audit.layer());
+            );
+        #[cfg(feature = "history")]
+        let actions = actions.route("/admin/history/audit", get(crate::history::audit));
+        let actions = actions.route_layer(self.audit.layer());
         let traced = Router::new()
             .route("/healthcheck/dependencies/{id}", get(probes::dependency))
             .route("/features", get(admin::features))
@@ -352,6 +384,18 @@ impl Routes {
             .route("/status/assets/{file}", get(crate::dashboard::asset));
         #[cfg(feature = "openapi")]
         let traced = traced.route("/openapi.json", get(crate::openapi::openapi_json));
+        #[cfg(feature = "history")]
+        let traced = traced
+            .route("/healthcheck/uptime", get(crate::history::system))
+            .route("/healthcheck/report", get(crate::history::report))
+            .route(
+                "/healthcheck/dependencies/{id}/uptime",
+                get(crate::history::dependency),
+            )
+            .route(
+                "/healthcheck/groups/{name}/uptime",
+                get(crate::history::group),
+            );
         #[cfg(feature = "fleet")]
         let traced = traced
             .route("/fleet", get(crate::fleet::fleet))

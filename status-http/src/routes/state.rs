@@ -13,6 +13,8 @@ use crate::auth::AdminAuth;
 use crate::dashboard::DashboardState;
 #[cfg(feature = "fleet")]
 use crate::fleet::FleetState;
+#[cfg(feature = "history")]
+use crate::history::HistoryState;
 #[cfg(feature = "metrics")]
 use crate::metrics::MetricsState;
 use crate::probes::ProbeState;
@@ -35,6 +37,8 @@ pub(super) struct Areas {
     pub(super) metrics: Arc<MetricsState>,
     #[cfg(feature = "fleet")]
     pub(super) fleet: Arc<FleetState>,
+    #[cfg(feature = "history")]
+    pub(super) history: Arc<HistoryState>,
 }
 
 /// `impl FromRef<AppState> for $sub` reading the field `$field`.
@@ -60,4 +64,6 @@ substate! {
     metrics: Arc<MetricsState>,
     #[cfg(feature = "fleet")]
     fleet: Arc<FleetState>,
+    #[cfg(feature = "history")]
+    history: Arc<HistoryState>,
 }

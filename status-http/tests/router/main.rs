@@ -8,6 +8,8 @@ mod dashboard;
 mod fleet;
 mod groups;
 mod hardening;
+#[cfg(feature = "history")]
+mod history;
 mod metrics;
 mod middleware;
 mod mutes;

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::support::{fixture, get};
 
-const ROUTES: [(&str, &str); 27] = [
+const ROUTES: [(&str, &str); 32] = [
     ("get", "/healthcheck"),
     ("get", "/healthcheck/groups/{name}"),
     ("get", "/healthcheck/groups/{name}/summary"),
@@ -33,6 +33,11 @@ const ROUTES: [(&str, &str); 27] = [
     ("get", "/fleet"),
     ("get", "/fleet/datacenters/{dc}"),
     ("get", "/status/fleet"),
+    ("get", "/healthcheck/uptime"),
+    ("get", "/healthcheck/dependencies/{id}/uptime"),
+    ("get", "/healthcheck/groups/{name}/uptime"),
+    ("get", "/healthcheck/report"),
+    ("get", "/admin/history/audit"),
 ];
 
 #[tokio::test(start_paused = true)]
@@ -85,7 +90,7 @@ async fn every_route_is_described_and_answers_within_the_description() {
 /// The codes each route can answer besides the rejections every route shares (the
 /// `default` response: 400, 401, 403, 404, 405, 408, 413, 414, 431), read from its handler:
 /// the documentation must name exactly these, not only those a fixture happens to produce.
-const CODES: [(&str, &str, &[&str]); 24] = [
+const CODES: [(&str, &str, &[&str]); 29] = [
     // A report's condition (503 on OUTAGE), or 304 on a matching ETag.
     ("get", "/healthcheck", &["200", "304", "503"]),
     ("get", "/healthcheck/summary", &["200", "304", "503"]),
@@ -122,6 +127,21 @@ const CODES: [(&str, &str, &[&str]); 24] = [
     ("get", "/fleet", &["200", "400", "404"]),
     ("get", "/fleet/datacenters/{dc}", &["200", "404", "503"]),
     ("get", "/status/fleet", &["200", "400", "404"]),
+    // A window that is not one (400), an unknown name or no history kept (404), the store
+    // not available (503).
+    ("get", "/healthcheck/uptime", &["200", "400", "404", "503"]),
+    (
+        "get",
+        "/healthcheck/dependencies/{id}/uptime",
+        &["200", "400", "404", "503"],
+    ),
+    (
+        "get",
+        "/healthcheck/groups/{name}/uptime",
+        &["200", "400", "404", "503"],
+    ),
+    ("get", "/healthcheck/report", &["200", "400", "404", "503"]),
+    ("get", "/admin/history/audit", &["200", "404", "503"]),
 ];
 
 #[tokio::test(start_paused = true)]

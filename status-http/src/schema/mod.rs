@@ -296,6 +296,9 @@ pub(crate) struct AuditEntry {
     refused: bool,
     #[schema(nullable = false)]
     actor: Option<String>,
+    /// Why, when the call said.
+    #[schema(nullable = false)]
+    reason: Option<String>,
     #[schema(nullable = false)]
     address: Option<String>,
 }
@@ -376,3 +379,8 @@ pub(crate) struct Unmuted {
     /// The mute that ended, if any.
     mute: Option<Mute>,
 }
+
+#[cfg(feature = "history")]
+mod history;
+#[cfg(feature = "history")]
+pub(crate) use history::*;

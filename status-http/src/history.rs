@@ -1,0 +1,338 @@
+//! Durable history over HTTP: uptime and SLA of a dependency, a group or the system over any
+//! window, the monthly report, and the persistent audit trail (admin only). Without a
+//! history ([`Routes::history`](crate::Routes::history)) these routes answer 404.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use chrono::{DateTime, Duration, Utc};
+use serde_json::json;
+use status_core::Registry;
+use status_history::{History, QueryError, Series};
+
+use crate::auth::Admin;
+use crate::error::ApiError;
+use crate::respond::{json_response, JSON};
+
+/// The most audit records one page lists, and how many when not asked.
+const MAX_AUDIT: usize = 500;
+const DEFAULT_AUDIT: usize = 100;
+
+/// What the history routes serve.
+#[derive(Debug)]
+pub(crate) struct HistoryState {
+    pub(crate) registry: Registry,
+    pub(crate) history: Option<History>,
+}
+
+impl HistoryState {
+    fn history(&self) -> Result<&History, ApiError> {
+        self.history.as_ref().ok_or_else(|| {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                "no history is kept here (see status_http::Routes::history)",
+            )
+        })
+    }
+}
+
+/// The query string as names and values; a name given twice, or one not in `known`, is a
+/// 400.
+fn params(raw: Option<&str>, known: &[&str]) -> Result<HashMap<String, String>, ApiError> {
+    let mut out = HashMap::new();
+    for pair in raw.unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let decode = |s: &str| {
+            url_decode(s)
+                .ok_or_else(|| ApiError::bad_request("the query string is not valid UTF-8"))
+        };
+        let (name, value) = (decode(name)?, decode(value)?);
+        if !known.contains(&name.as_str()) {
+            return Err(ApiError::bad_request(format!(
+                "unknown parameter {name:?}: this route takes {}",
+                known.join(", ")
+            )));
+        }
+        if out.insert(name.clone(), value).is_some() {
+            return Err(ApiError::bad_request(format!("{name} is given twice")));
+        }
+    }
+    Ok(out)
+}
+
+fn url_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = s.get(i + 1..i + 3)?;
+                out.push(u8::from_str_radix(hex, 16).ok()?);
+                i += 2;
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).ok()
+}
+
+/// `from` and `to` as RFC 3339 times (`to` now, `from` a day before `to`, when not given).
+fn window(
+    params: &HashMap<String, String>,
+    now: DateTime<Utc>,
+) -> Result<(DateTime<Utc>, DateTime<Utc>), ApiError> {
+    let time = |name: &str| -> Result<Option<DateTime<Utc>>, ApiError> {
+        params
+            .get(name)
+            .map(|v| {
+                DateTime::parse_from_rfc3339(v)
+                    .map(|t| t.with_timezone(&Utc))
+                    .map_err(|_| {
+                        ApiError::bad_request(format!(
+                            "{name} must be an RFC 3339 time, such as 2026-11-01T00:00:00Z, not {v:?}"
+                        ))
+                    })
+            })
+            .transpose()
+    };
+    let to = time("to")?.unwrap_or(now);
+    let from = time("from")?.unwrap_or(to - Duration::days(1));
+    Ok((from, to))
+}
+
+fn answer(result: Result<impl serde::Serialize, QueryError>) -> Result<Response, ApiError> {
+    match result {
+        Ok(body) => Ok(json_response(StatusCode::OK, JSON, &body)),
+        Err(QueryError::Window(e)) => Err(ApiError::bad_request(e.to_string())),
+        Err(e @ QueryError::Store(_)) => Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            e.to_string(),
+        )),
+    }
+}
+
+async fn uptime_of(
+    state: &HistoryState,
+    series: Series,
+    raw: Option<&str>,
+) -> Result<Response, ApiError> {
+    let history = state.history()?;
+    let params = params(raw, &["from", "to"])?;
+    let (from, to) = window(&params, history.now())?;
+    answer(history.uptime(series, from, to).await)
+}
+
+/// GET `/healthcheck/dependencies/{id}/uptime`: time in each level, uptime and SLA over a
+/// window.
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/dependencies/{id}/uptime", tag = "history",
+    params(("id" = String, Path, description = "The dependency"), crate::schema::UptimeParams),
+    responses(
+        (status = 200, description = "Time in each level over the window", body = crate::schema::Uptime),
+        (status = 400, description = "A window that is not one: unparsable, reversed, in the future or older than kept", body = crate::schema::Error),
+        (status = 404, description = "No such dependency, or no history kept", body = crate::schema::Error),
+        (status = 503, description = "The history store is not available", body = crate::schema::Error),
+        (status = "default", description = "A rejected request (405, 408, 413, 414, 431)", body = crate::schema::Error))))]
+pub(crate) async fn dependency(
+    State(state): State<Arc<HistoryState>>,
+    Path(id): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    if !state.registry.contains(&id) {
+        return Err(ApiError::not_found("dependency", &id));
+    }
+    uptime_of(&state, Series::Dependency(id), raw.as_deref()).await
+}
+
+/// GET `/healthcheck/groups/{name}/uptime`: the group's condition over a window.
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/groups/{name}/uptime", tag = "history",
+    params(("name" = String, Path, description = "The group"), crate::schema::UptimeParams),
+    responses(
+        (status = 200, description = "Time in each level over the window", body = crate::schema::Uptime),
+        (status = 400, description = "A window that is not one", body = crate::schema::Error),
+        (status = 404, description = "No such group, or no history kept", body = crate::schema::Error),
+        (status = 503, description = "The history store is not available", body = crate::schema::Error),
+        (status = "default", description = "A rejected request (405, 408, 413, 414, 431)", body = crate::schema::Error))))]
+pub(crate) async fn group(
+    State(state): State<Arc<HistoryState>>,
+    Path(name): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    if state.registry.group(&name).is_none() {
+        return Err(ApiError::not_found("group", &name));
+    }
+    uptime_of(&state, Series::Group(name), raw.as_deref()).await
+}
+
+/// GET `/healthcheck/uptime`: the system's condition over a window.
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/uptime", tag = "history",
+    params(crate::schema::UptimeParams),
+    responses(
+        (status = 200, description = "Time in each level over the window", body = crate::schema::Uptime),
+        (status = 400, description = "A window that is not one", body = crate::schema::Error),
+        (status = 404, description = "No history kept", body = crate::schema::Error),
+        (status = 503, description = "The history store is not available", body = crate::schema::Error),
+        (status = "default", description = "A rejected request (405, 408, 413, 414, 431)", body = crate::schema::Error))))]
+pub(crate) async fn system(
+    State(state): State<Arc<HistoryState>>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    uptime_of(&state, Series::System, raw.as_deref()).await
+}
+
+/// GET `/healthcheck/report?month=YYYY-MM`: a calendar month (UTC) of the system, each
+/// group and each dependency kept.
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck/report", tag = "history",
+    params(crate::schema::ReportParams),
+    responses(
+        (status = 200, description = "The month of every series kept", body = crate::schema::MonthReport),
+        (status = 400, description = "No such month, one not begun, or one older than kept", body = crate::schema::Error),
+        (status = 404, description = "No history kept", body = crate::schema::Error),
+        (status = 503, description = "The history store is not available", body = crate::schema::Error),
+        (status = "default", description = "A rejected request (405, 408, 413, 414, 431)", body = crate::schema::Error))))]
+pub(crate) async fn report(
+    State(state): State<Arc<HistoryState>>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    let history = state.history()?;
+    let params = params(raw.as_deref(), &["month"])?;
+    let now = history.now();
+    let month = params
+        .get("month")
+        .cloned()
+        .unwrap_or_else(|| now.format("%Y-%m").to_string());
+    let bad = || {
+        ApiError::bad_request(format!(
+            "month must be YYYY-MM, such as 2026-11, not {month:?}"
+        ))
+    };
+    let (year, m) = month.split_once('-').ok_or_else(bad)?;
+    if year.len() != 4 || m.len() != 2 {
+        return Err(bad());
+    }
+    let year: i32 = year.parse().map_err(|_| bad())?;
+    let m: u32 = m.parse().map_err(|_| bad())?;
+    if !(1..=12).contains(&m) {
+        return Err(bad());
+    }
+    let reports = history.month(year, m).await;
+    answer(reports.map(|series| json!({ "month": month, "series": series })))
+}
+
+/// GET `/admin/history/audit`: the persistent audit trail, newest first, a page at a time
+/// (`before` the id of the last record seen, `limit` at most 500).
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/admin/history/audit", tag = "admin", security(("bearer" = [])),
+    params(crate::schema::AuditPageParams),
+    responses(
+        (status = 200, description = "A page of the persistent audit trail", body = crate::schema::AuditPage),
+        (status = 404, description = "No history kept", body = crate::schema::Error),
+        (status = 503, description = "The history store is not available", body = crate::schema::Error),
+        (status = "default", description = "A rejected request (400, 401, 403, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
+pub(crate) async fn audit(
+    _: Admin,
+    State(state): State<Arc<HistoryState>>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    let history = state.history()?;
+    let params = params(raw.as_deref(), &["before", "limit"])?;
+    let number = |name: &str| -> Result<Option<i64>, ApiError> {
+        params
+            .get(name)
+            .map(|v| {
+                v.parse::<i64>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    ApiError::bad_request(format!("{name} must be a positive integer, not {v:?}"))
+                })
+            })
+            .transpose()
+    };
+    let before = number("before")?;
+    let limit = number("limit")?
+        .map_or(DEFAULT_AUDIT, |n| usize::try_from(n).unwrap_or(MAX_AUDIT))
+        .min(MAX_AUDIT);
+    answer(history.audit(before, limit).await.map(|page| {
+        let next = (page.len() == limit)
+            .then(|| page.last().map(|(id, _)| *id))
+            .flatten();
+        let records: Vec<_> = page
+            .into_iter()
+            .map(|(id, record)| json!({ "id": id, "record": record }))
+            .collect();
+        json!({ "records": records, "nextBefore": next })
+    }))
+}
+
+/// Registers the history's counters: rows written, dropped, failed writes, and the
+/// backlog.
+#[cfg(feature = "metrics")]
+pub(crate) fn register_metrics(
+    history: &History,
+    metrics: &mut prometheus_client::registry::Registry,
+) {
+    use prometheus_client::metrics::MetricType;
+
+    use crate::live::Live;
+
+    type Read = fn(&status_history::HistoryStats) -> u64;
+    let counters: [(&str, &str, Read); 3] = [
+        ("status_history_rows_written", "Rows the history store wrote", |s| s.written),
+        ("status_history_dropped", "Events and rows the history dropped: a full queue, a lagging event stream, a backlog past its bound", |s| s.dropped),
+        ("status_history_write_failures", "Writes of the history store that failed (each retried)", |s| s.failures),
+    ];
+    for (name, help, read) in counters {
+        let history = history.clone();
+        metrics.register(
+            name,
+            help,
+            Live::new(MetricType::Counter, move |mut encoder| {
+                encoder.encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(
+                    &read(&history.stats()),
+                    None,
+                )
+            }),
+        );
+    }
+    let history = history.clone();
+    metrics.register(
+        "status_history_backlog_rows",
+        "Rows waiting to be written while the history store fails",
+        Live::new(MetricType::Gauge, move |mut encoder| {
+            encoder.encode_gauge(&i64::try_from(history.stats().backlog).unwrap_or(i64::MAX))
+        }),
+    );
+}
+
+impl HistoryState {
+    /// The state, every admin call the trail records kept in `history` too (those refused
+    /// for their credentials excepted: a flood must not fill the disk).
+    pub(crate) fn new(
+        registry: Registry,
+        history: Option<History>,
+        audit: &crate::audit::AuditLog,
+    ) -> Self {
+        if let Some(history) = &history {
+            let history = history.clone();
+            audit.on_record(move |entry| {
+                if entry.unauthenticated() {
+                    return;
+                }
+                let at = DateTime::parse_from_rfc3339(&entry.at)
+                    .map_or_else(|_| Utc::now().timestamp_millis(), |t| t.timestamp_millis());
+                history.record_audit(status_history::AuditRecord {
+                    at,
+                    actor: entry.actor.clone(),
+                    action: format!("{} {}", entry.method, entry.path),
+                    target: entry.path.clone(),
+                    reason: entry.reason.clone(),
+                    address: entry.address.clone(),
+                    outcome: entry.status.to_string(),
+                });
+            });
+        }
+        Self { registry, history }
+    }
+}

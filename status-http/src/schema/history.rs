@@ -1,0 +1,132 @@
+//! The bodies of the history routes.
+
+use utoipa::{IntoParams, ToSchema};
+
+/// A window: RFC 3339 times; `to` defaults to now, `from` to a day before `to`.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct UptimeParams {
+    /// The window's start (RFC 3339), widened down to the buckets read.
+    #[param(nullable = false, format = DateTime)]
+    from: Option<String>,
+    /// The window's end (RFC 3339), widened up to the buckets read.
+    #[param(nullable = false, format = DateTime)]
+    to: Option<String>,
+}
+
+/// A calendar month.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct ReportParams {
+    /// `YYYY-MM` (UTC); this month when not given.
+    #[param(nullable = false, pattern = "^[0-9]{4}-[0-9]{2}$")]
+    month: Option<String>,
+}
+
+/// A page of the persistent audit trail.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct AuditPageParams {
+    /// Records before this id (the previous page's `nextBefore`).
+    #[param(nullable = false, minimum = 1)]
+    before: Option<i64>,
+    /// At most this many (100 when not given, at most 500).
+    #[param(nullable = false, minimum = 1)]
+    limit: Option<i64>,
+}
+
+/// Milliseconds in each level while not muted, and muted.
+#[derive(ToSchema)]
+pub(crate) struct Spent {
+    ok: u64,
+    minor: u64,
+    major: u64,
+    outage: u64,
+    /// Muted or in a maintenance window, whatever the level: left out of uptime and SLA.
+    muted: u64,
+}
+
+/// What a millisecond in each level counts toward the SLA.
+#[derive(ToSchema)]
+pub(crate) struct Weights {
+    ok: f64,
+    minor: f64,
+    major: f64,
+    outage: f64,
+}
+
+/// Check durations, in milliseconds.
+#[derive(ToSchema)]
+pub(crate) struct Durations {
+    min: f64,
+    mean: f64,
+    max: f64,
+}
+
+/// Time in each level over a window, uptime and SLA.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Uptime {
+    /// `system`, `dependency` or `group`.
+    kind: String,
+    /// The dependency or group; empty for the system.
+    name: String,
+    /// The window read (RFC 3339).
+    from: String,
+    to: String,
+    /// `minute`, `hour` or `day`: the buckets read.
+    resolution: String,
+    /// Milliseconds observed and not muted.
+    observed_ms: u64,
+    spent_ms: Spent,
+    /// The share of observed time not in OUTAGE; null with none observed.
+    uptime: Option<f64>,
+    /// The weighted share; null with none observed.
+    sla: Option<f64>,
+    weights: Weights,
+    checks: u64,
+    failures: u64,
+    duration_ms: Option<Durations>,
+}
+
+/// A calendar month of every series kept.
+#[derive(ToSchema)]
+pub(crate) struct MonthReport {
+    /// `YYYY-MM`.
+    month: String,
+    /// The system, each group, each dependency.
+    series: Vec<Uptime>,
+}
+
+/// One record of the persistent audit trail.
+#[derive(ToSchema)]
+pub(crate) struct AuditRecord {
+    /// Milliseconds since the Unix epoch.
+    at: i64,
+    /// Who: the actor named, or `code` for what the application did itself.
+    actor: Option<String>,
+    /// What: the method and path, or `hold`.
+    action: String,
+    /// On what.
+    target: String,
+    reason: Option<String>,
+    address: Option<String>,
+    /// The HTTP status, or `taken` / `released`.
+    outcome: String,
+}
+
+/// A record and its id.
+#[derive(ToSchema)]
+pub(crate) struct AuditItem {
+    id: i64,
+    record: AuditRecord,
+}
+
+/// A page of the persistent audit trail, newest first.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct AuditPage {
+    records: Vec<AuditItem>,
+    /// The `before` of the next page; null on the last.
+    next_before: Option<i64>,
+}

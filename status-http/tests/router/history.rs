@@ -1,0 +1,193 @@
+//! The history routes: uptime over a window for a dependency, a group and the system, the
+//! monthly report, and the persistent audit trail; each bad window a JSON 400.
+
+use std::time::Duration;
+
+use axum::http::{Method, StatusCode};
+use status_core::{CheckStatus, Group};
+use status_history::History;
+
+use crate::support::{admin, fixture, get, Fixture, TOKEN};
+
+async fn app_with_history(f: &Fixture) -> (axum::Router, History) {
+    f.registry
+        .add_group(Group::builder("core").dependency("db").build().unwrap())
+        .unwrap();
+    let history = History::in_memory().open();
+    history.attach(&f.registry);
+    let app = status_http::Routes::new(&f.registry)
+        .admin_token(TOKEN)
+        .history(history.clone())
+        .build();
+    (app, history)
+}
+
+#[tokio::test(start_paused = true)]
+async fn uptime_of_a_dependency_a_group_and_the_system_over_a_window() {
+    let f = fixture().await;
+    let (app, history) = app_with_history(&f).await;
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    f.set(&f.db, CheckStatus::Outage).await;
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    f.set(&f.db, CheckStatus::Ok).await;
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    history.flush().await;
+
+    let a = get(&app, "/healthcheck/dependencies/db/uptime").await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    let body = a.json();
+    assert_eq!(body["kind"], "dependency");
+    assert_eq!(body["resolution"], "minute");
+    assert_eq!(body["spentMs"]["outage"], 10_000, "{body}");
+    assert_eq!(body["observedMs"], 60_000, "{body}");
+    let uptime = body["uptime"].as_f64().unwrap();
+    assert!((uptime - 50.0 / 60.0).abs() < 1e-9, "{uptime}");
+    assert_eq!(body["weights"]["major"], 0.5);
+
+    for (path, kind) in [
+        ("/healthcheck/groups/core/uptime", "group"),
+        ("/healthcheck/uptime", "system"),
+    ] {
+        let a = get(&app, path).await;
+        assert_eq!(a.status, StatusCode::OK, "{path}: {}", a.body);
+        assert_eq!(a.json()["kind"], kind);
+        assert_eq!(a.json()["spentMs"]["outage"], 10_000, "{path}: {}", a.body);
+    }
+
+    // A window asked for explicitly, read from minutes.
+    let a = get(
+        &app,
+        "/healthcheck/dependencies/db/uptime?from=2026-01-01T00:00:00Z&to=2026-01-01T00:00:30Z",
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert_eq!(a.json()["from"], "2026-01-01T00:00:00Z");
+    assert_eq!(a.json()["to"], "2026-01-01T00:01:00Z");
+
+    let month = get(&app, "/healthcheck/report?month=2026-01").await;
+    assert_eq!(month.status, StatusCode::OK, "{}", month.body);
+    let series = month.json()["series"].as_array().unwrap().clone();
+    let names: Vec<_> = series
+        .iter()
+        .map(|s| {
+            format!(
+                "{}:{}",
+                s["kind"].as_str().unwrap(),
+                s["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert!(
+        names.contains(&"system:".to_owned())
+            && names.contains(&"group:core".to_owned())
+            && names.contains(&"dependency:db".to_owned()),
+        "{names:?}"
+    );
+    assert_eq!(series[0]["resolution"], "day");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_bad_window_is_a_json_400_and_an_unknown_name_a_404() {
+    let f = fixture().await;
+    let (app, _history) = app_with_history(&f).await;
+    for query in [
+        "from=yesterday",
+        "from=2026-01-01T00:00:10Z&to=2026-01-01T00:00:00Z",
+        "from=2027-01-01T00:00:00Z",
+        "from=2020-01-01T00:00:00Z",
+        "since=2026-01-01T00:00:00Z",
+        "from=2026-01-01T00:00:00Z&from=2026-01-01T00:00:00Z",
+        "from=%FF",
+    ] {
+        let a = get(
+            &app,
+            &format!("/healthcheck/dependencies/db/uptime?{query}"),
+        )
+        .await;
+        assert_eq!(a.status, StatusCode::BAD_REQUEST, "{query}: {}", a.body);
+        assert!(a.json()["error"].as_str().is_some(), "{query}: {}", a.body);
+    }
+    for month in ["2026-13", "26-01", "2026-1", "2027-01", "2020-01", "x"] {
+        let a = get(&app, &format!("/healthcheck/report?month={month}")).await;
+        assert_eq!(a.status, StatusCode::BAD_REQUEST, "{month}: {}", a.body);
+    }
+    assert_eq!(
+        get(&app, "/healthcheck/dependencies/nope/uptime")
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        get(&app, "/healthcheck/groups/nope/uptime").await.status,
+        StatusCode::NOT_FOUND
+    );
+    // Without a history, the routes say so.
+    let bare = f.app();
+    let a = get(&bare, "/healthcheck/uptime").await;
+    assert_eq!(a.status, StatusCode::NOT_FOUND);
+    assert!(a.body.contains("no history"), "{}", a.body);
+}
+
+#[tokio::test(start_paused = true)]
+async fn admin_calls_are_kept_with_who_and_why_and_refusals_are_not() {
+    let f = fixture().await;
+    let (app, history) = app_with_history(&f).await;
+    let drain = r#"{"ttlSeconds": 60, "reason": "deploy 42", "actor": "alice"}"#;
+    assert_eq!(
+        admin(&app, Method::PUT, "/admin/drain", Some(TOKEN), drain)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    for _ in 0..20 {
+        let a = admin(&app, Method::PUT, "/admin/drain", Some("wrong"), drain).await;
+        assert_eq!(a.status, StatusCode::UNAUTHORIZED);
+    }
+    history.flush().await;
+    assert_eq!(
+        admin(&app, Method::GET, "/admin/history/audit", None, "")
+            .await
+            .status,
+        StatusCode::UNAUTHORIZED
+    );
+    let page = admin(
+        &app,
+        Method::GET,
+        "/admin/history/audit?limit=50",
+        Some(TOKEN),
+        "",
+    )
+    .await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    let records = page.json()["records"].as_array().unwrap().clone();
+    let calls: Vec<_> = records
+        .iter()
+        .filter(|r| r["record"]["action"] == "PUT /admin/drain")
+        .collect();
+    assert_eq!(calls.len(), 1, "{records:?}");
+    let call = &calls[0]["record"];
+    assert_eq!(
+        (
+            call["actor"].as_str(),
+            call["reason"].as_str(),
+            call["outcome"].as_str()
+        ),
+        (Some("alice"), Some("deploy 42"), Some("200"))
+    );
+    // The drain is a hold, audited from the registry too.
+    assert!(
+        records
+            .iter()
+            .any(|r| r["record"]["action"] == "hold" && r["record"]["outcome"] == "taken"),
+        "{records:?}"
+    );
+    let bad = admin(
+        &app,
+        Method::GET,
+        "/admin/history/audit?limit=0",
+        Some(TOKEN),
+        "",
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+}
