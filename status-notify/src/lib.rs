@@ -49,7 +49,7 @@ mod sync;
 pub use self::notice::{
     Notice, MAX_DIGEST_BYTES, MAX_PENDING, MAX_REFUSED_ACTIONS, MAX_REFUSED_ADDRESSES,
 };
-pub use self::policy::{NoticePolicy, Notifier};
+pub use self::policy::{NoticePolicy, Notifier, Told};
 pub use self::run::{Notifications, NotificationsBuilder, SinkStats};
 pub use self::sink::{
     signature, Message, Sink, SinkError, Slack, Webhook, MAX_ANSWER, SCHEMA_VERSION,

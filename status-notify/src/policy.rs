@@ -85,6 +85,18 @@ impl Track {
     }
 }
 
+/// What was last told: the system's level and every dependency's told worse than OK. Kept
+/// across a restart ([`NotificationsBuilder::remember`](crate::NotificationsBuilder::remember)),
+/// it is what makes a restarted notifier neither repeat a notice already told nor lose the
+/// "resolved" of an outage told before the restart.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Told {
+    /// The system's level last told.
+    pub system: Option<CheckStatus>,
+    /// Each dependency's level last told, when worse than OK.
+    pub dependencies: BTreeMap<String, CheckStatus>,
+}
+
 /// The notification policy's state: see the [module docs](super).
 ///
 /// # Example
@@ -142,6 +154,43 @@ impl Notifier {
             told: Vec::new(),
             refused: BTreeMap::new(),
             omitted: 0,
+        }
+    }
+
+    /// What was last told.
+    #[must_use]
+    pub fn told(&self) -> Told {
+        Told {
+            system: Some(self.system.told),
+            dependencies: self
+                .dependencies
+                .iter()
+                .filter(|(_, t)| t.told != CheckStatus::Ok)
+                .map(|(id, t)| (id.as_str().to_owned(), t.told))
+                .collect(),
+        }
+    }
+
+    /// Takes `told` as what was told before a restart, at `now`: a dependency told OUTAGE
+    /// and still failing is not told again; one that recovered meanwhile is told resolved
+    /// once its level holds. Ids that are not valid are skipped.
+    pub fn restore(&mut self, told: &Told, now: Duration) {
+        if let Some(system) = told.system {
+            self.system.told = system;
+            if self.system.level == CheckStatus::Ok {
+                self.system.level = system;
+                self.system.since = now;
+            }
+        }
+        for (id, level) in &told.dependencies {
+            let Ok(id) = DependencyId::new(id) else {
+                continue;
+            };
+            let track = self
+                .dependencies
+                .entry(id)
+                .or_insert_with(|| Track::new(*level, now));
+            track.told = *level;
         }
     }
 
@@ -391,6 +440,55 @@ mod tests {
 
     fn id(s: &str) -> DependencyId {
         DependencyId::new(s).unwrap()
+    }
+
+    #[test]
+    fn a_restart_with_what_was_told_neither_repeats_nor_loses_a_resolved() {
+        // Before: db told OUTAGE, the system told OUTAGE.
+        let mut before = notifier(0);
+        before.see(&result("db", Outage, false, &[]), S);
+        before.see_system(Outage, S);
+        assert_eq!(before.tick(S).len(), 2);
+        let told = before.told();
+        assert_eq!(told.dependencies.get("db"), Some(&Outage));
+        let kept: Told = serde_json::from_str(&serde_json::to_string(&told).unwrap()).unwrap();
+        assert_eq!(kept, told);
+
+        // Restarted while db still fails: nothing is told again.
+        let mut still = notifier(0);
+        still.restore(&kept, Duration::ZERO);
+        still.see(&result("db", Outage, false, &[]), S);
+        still.see_system(Outage, S);
+        assert!(still.tick(S * 2).is_empty());
+
+        // Restarted after db recovered: its resolved, and the system's, are told once.
+        let mut recovered = notifier(0);
+        recovered.restore(&kept, Duration::ZERO);
+        recovered.see(&result("db", Ok, false, &[]), S);
+        recovered.see_system(Ok, S);
+        let notices = recovered.tick(S * 2);
+        assert!(
+            notices.contains(&Notice::Resolved {
+                id: id("db"),
+                from: Outage
+            }),
+            "{notices:?}"
+        );
+        assert!(
+            notices.contains(&Notice::System {
+                from: Outage,
+                to: Ok
+            }),
+            "{notices:?}"
+        );
+        assert!(recovered.tick(S * 3).is_empty());
+        assert_eq!(
+            recovered.told(),
+            Told {
+                system: Some(Ok),
+                ..Told::default()
+            }
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::{Message, Notice, NoticePolicy, Notifier, Sink, SCHEMA_VERSION};
+use super::{Message, Notice, NoticePolicy, Notifier, Sink, Told, SCHEMA_VERSION};
 use crate::sync::lock;
 use status_core::{Error, Event, Registry, Rng, WeakRegistry};
 
@@ -27,7 +27,11 @@ pub struct NotificationsBuilder {
     max_age: Duration,
     retry_after: Duration,
     tick: Duration,
+    remember: Option<(Told, OnTold)>,
 }
+
+/// Called with what was told each time it changes.
+type OnTold = Arc<dyn Fn(&Told) + Send + Sync>;
 
 impl std::fmt::Debug for NotificationsBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -77,6 +81,16 @@ impl NotificationsBuilder {
         self
     }
 
+    /// Starts from `told`, what was told before a restart (kept by the application), and
+    /// calls `on_told` with what was told each time it changes (to keep it): a restarted
+    /// notifier then neither repeats a notice already told nor loses the "resolved" of an
+    /// outage told before. What is told between a change and its keeping (a second with
+    /// `status-history`) may be told again after a crash.
+    pub fn remember(mut self, told: Told, on_told: impl Fn(&Told) + Send + Sync + 'static) -> Self {
+        self.remember = Some((told, Arc::new(on_told)));
+        self
+    }
+
     /// How often the policy is asked what is due. Default: 1 s.
     pub fn tick(mut self, every: Duration) -> Self {
         self.tick = every.max(Duration::from_millis(10));
@@ -104,12 +118,18 @@ impl NotificationsBuilder {
             let rng = self.registry.rng(&format!("notify-{}", queue.name));
             runtime.spawn(deliver(sink, Arc::clone(queue), settings, rng));
         }
+        let mut notifier = Notifier::new(self.policy);
+        let on_told = self.remember.map(|(told, on_told)| {
+            notifier.restore(&told, self.registry.clock().elapsed());
+            on_told
+        });
         let id_prefix = format!("{:016x}", self.registry.rng("notify-ids").next_u64());
         let (tell, told) = tokio::sync::mpsc::channel(TOLD_QUEUE);
         runtime.spawn(drive(
             Driver {
                 registry: self.registry.downgrade(),
-                notifier: Notifier::new(self.policy),
+                notifier,
+                on_told,
                 queues: queues.clone(),
                 tick: self.tick,
                 id_prefix,
@@ -172,6 +192,7 @@ impl Notifications {
             max_age: Duration::from_secs(600),
             retry_after: Duration::from_secs(1),
             tick: Duration::from_secs(1),
+            remember: None,
         }
     }
 
@@ -302,6 +323,7 @@ async fn deliver(sink: Arc<dyn Sink>, queue: Arc<Queue>, settings: Settings, mut
 struct Driver {
     registry: WeakRegistry,
     notifier: Notifier,
+    on_told: Option<OnTold>,
     queues: Vec<Arc<Queue>>,
     tick: Duration,
     id_prefix: String,
@@ -315,11 +337,13 @@ async fn drive(
     let Driver {
         registry,
         mut notifier,
+        on_told,
         queues,
         tick,
         id_prefix,
     } = driver;
     let mut sequence = 0u64;
+    let mut last_told = None;
     if let Some(registry) = registry.upgrade() {
         let now = registry.clock().elapsed();
         for result in registry.report().results() {
@@ -363,6 +387,13 @@ async fn drive(
                     let message = Arc::new(message(&registry, notice, &id_prefix, sequence));
                     for queue in &queues {
                         queue.push(Arc::clone(&message));
+                    }
+                }
+                if let Some(on_told) = &on_told {
+                    let told = notifier.told();
+                    if last_told.as_ref() != Some(&told) {
+                        on_told(&told);
+                        last_told = Some(told);
                     }
                 }
             }

@@ -46,6 +46,9 @@ pub fn app(demo: &Demo) -> Router {
     if let Some(fleet) = demo.fleet.clone() {
         status = status.fleet(fleet);
     }
+    if let Some(history) = demo.history.clone() {
+        status = status.history(history);
+    }
     // One audit trail for the contract's admin calls and the demo's own token-checked ones.
     let audit = status_http::AuditLog::new();
     let status = match &demo.notifications {

@@ -70,6 +70,30 @@ pub struct Config {
     /// Readiness by this probe group (`ready` or `cache`) instead of the system's condition,
     /// over HTTP and gRPC alike.
     pub readiness_group: Option<String>,
+    /// Where history is kept across restarts; `None` keeps none (the default here; the
+    /// binary keeps it in `status-history.db`).
+    pub history: Option<HistoryTarget>,
+}
+
+/// Where history is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HistoryTarget {
+    /// A SQLite file.
+    Sqlite(std::path::PathBuf),
+    /// A PostgreSQL database a fleet shares.
+    Postgres(String),
+}
+
+impl HistoryTarget {
+    /// A `postgres://` or `postgresql://` URL, else a file's path.
+    #[must_use]
+    pub fn parse(target: &str) -> Self {
+        if target.starts_with("postgres://") || target.starts_with("postgresql://") {
+            Self::Postgres(target.to_owned())
+        } else {
+            Self::Sqlite(target.into())
+        }
+    }
 }
 
 /// Where notices go: a JSON webhook, a Slack incoming webhook, or both.
@@ -217,6 +241,7 @@ impl Default for Config {
             fleet: None,
             notify: NotifyConfig::default(),
             readiness_group: None,
+            history: None,
         }
     }
 }

@@ -63,6 +63,8 @@ pub struct Demo {
     pub grpc: status_grpc::HealthService,
     /// What the bounded gRPC server counts (`status_grpc::serve`).
     pub grpc_stats: Arc<status_grpc::ServerStats>,
+    /// History kept across restarts, when `Config::history` is set.
+    pub history: Option<status_history::History>,
 }
 
 impl Demo {
@@ -248,7 +250,14 @@ impl Demo {
                 }
             }
         });
-        let notifications = notifications(&registry, &config.notify)?;
+        let history = match &config.history {
+            Some(HistoryTarget::Sqlite(path)) => Some(status_history::History::sqlite(path).open()),
+            Some(HistoryTarget::Postgres(_)) => anyhow::bail!(
+                "--history postgres://… is not available yet: keep history in a file (--history PATH)"
+            ),
+            None => None,
+        };
+        let notifications = notifications(&registry, &config.notify, history.as_ref())?;
         let mut probes = status_core::Probes::new(&registry);
         if let Some(group) = &config.readiness_group {
             probes = probes.readiness_group(group.clone());
@@ -262,7 +271,17 @@ impl Demo {
                 ));
             }
         }
+        if let Some(history) = &history {
+            // After every dependency, feature and group: what is restored must exist.
+            let restored = history.attach(&registry);
+            tracing::info!(
+                mutes = restored.mutes,
+                overrides = restored.overrides,
+                "history kept"
+            );
+        }
         Ok(Self {
+            history,
             grpc: status_grpc::HealthService::new(&registry).probes(probes.clone()),
             probes,
             grpc_stats: Arc::default(),
@@ -280,10 +299,14 @@ impl Demo {
     }
 }
 
+/// Where the notifier's last-told is kept in the history.
+const TOLD_KEY: &str = "notify.told";
+
 /// Notices of the registry's changes to the sinks `config` names; `None` without any.
 fn notifications(
     registry: &Registry,
     config: &NotifyConfig,
+    history: Option<&status_history::History>,
 ) -> anyhow::Result<Option<Notifications>> {
     if config.webhook.is_none() && config.slack.is_none() {
         return Ok(None);
@@ -292,6 +315,19 @@ fn notifications(
         hold: config.hold,
         ..NoticePolicy::default()
     });
+    if let Some(history) = history {
+        // What was told survives a restart: no notice repeated, no "resolved" lost.
+        let told = history
+            .state(TOLD_KEY)
+            .and_then(|json| serde_json::from_str(&json).ok())
+            .unwrap_or_default();
+        let history = history.clone();
+        builder = builder.remember(told, move |told| {
+            if let Ok(json) = serde_json::to_string(told) {
+                history.put_state(TOLD_KEY, json);
+            }
+        });
+    }
     if let Some(url) = &config.webhook {
         let hook = Webhook::new(url).context("--notify-webhook")?;
         builder = builder.sink(hook.secret(config.secret.as_deref().unwrap_or_default()));

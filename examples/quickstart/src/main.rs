@@ -162,6 +162,19 @@ struct Args {
     /// (default: 256, at most a quarter of the file-descriptor limit).
     #[arg(long)]
     grpc_max_connections: Option<usize>,
+    /// Where history is kept across restarts: a SQLite file (created if missing), or a
+    /// PostgreSQL URL (postgres://…) a fleet shares. Uptime, transitions, the audit trail,
+    /// mutes and overrides survive a restart.
+    #[arg(
+        long,
+        value_name = "PATH|URL",
+        default_value = "status-history.db",
+        conflicts_with = "no_history"
+    )]
+    history: String,
+    /// Keep no history: everything lives in memory and a restart forgets it.
+    #[arg(long)]
+    no_history: bool,
     /// The server: `status` (`status_http::serve`) or `axum` (`axum::serve`: no timeouts, no
     /// connection cap, a shutdown that waits for every connection), for comparisons.
     #[arg(long, value_enum, default_value_t = Server::Status)]
@@ -276,6 +289,7 @@ async fn main() -> anyhow::Result<()> {
             )
         }),
         readiness_group: args.readiness_group.clone(),
+        history: (!args.no_history).then(|| quickstart::HistoryTarget::parse(&args.history)),
         notify: quickstart::NotifyConfig {
             webhook: args.notify_webhook,
             slack: args.notify_slack,
@@ -376,6 +390,10 @@ async fn main() -> anyhow::Result<()> {
                 .with_graceful_shutdown(shutdown)
                 .await?;
         }
+    }
+    if let Some(history) = &demo.history {
+        // What the last second recorded, written before the process ends.
+        history.flush().await;
     }
     tracing::info!("stopped");
     Ok(())

@@ -334,6 +334,15 @@ impl History {
         }
     }
 
+    /// The state kept under `key` ([`put_state`](Self::put_state)), as written by the last
+    /// run; `None` if none, or the store is not open. Reads the store: call it at start,
+    /// not on a hot path.
+    #[must_use]
+    pub fn state(&self, key: &str) -> Option<String> {
+        let store = self.shared.store.lock().ok()?;
+        store.as_ref()?.state(key).ok().flatten()
+    }
+
     /// Writes everything recorded so far now, and waits for it (at shutdown, in tests).
     pub async fn flush(&self) {
         let (tx, rx) = oneshot::channel();

@@ -1,0 +1,372 @@
+//! History across a SIGKILL: the real quickstart binary, killed mid-run, restarted on the same
+//! SQLite file. Its uptime over 1 h, 24 h and 30 d then equals a brute-force replay of the
+//! transitions in the file (read here with SQLite directly, not through status-history), and
+//! the mute and override set before the kill are back.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use rusqlite::Connection;
+use serde_json::Value;
+use tokio::time::Instant;
+
+mod common;
+
+const TOKEN: &str = "t";
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+async fn start(history: &Path) -> (Child, SocketAddr) {
+    let port = free_port();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let child = Command::new(env!("CARGO_BIN_EXE_quickstart"))
+        .args([
+            "--port",
+            &port.to_string(),
+            "--period-ms",
+            "100",
+            "--history",
+        ])
+        .arg(history)
+        .env("STATUS_ADMIN_TOKEN", TOKEN)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if tokio::net::TcpStream::connect(addr).await.is_ok()
+            && common::request(addr, "GET", "/healthcheck/live", None, "")
+                .await
+                .0
+                == 200
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the quickstart never answered");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    (child, addr)
+}
+
+async fn call(addr: SocketAddr, method: &str, path: &str, body: &str) -> Value {
+    let (code, body) = common::request(addr, method, path, Some(TOKEN), body).await;
+    assert_eq!(code, 200, "{method} {path}: {body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+/// Milliseconds of `dependency` in OK, MINOR, MAJOR, OUTAGE between `from` and `to`
+/// (ms), replayed from the transitions of each run up to where that run's time was
+/// accounted (`covered_until`).
+fn replay(db: &Path, dependency: &str, from: i64, to: i64) -> [u64; 4] {
+    let conn = Connection::open(db).unwrap();
+    let runs: Vec<(i64, i64)> = conn
+        .prepare("SELECT id, covered_until FROM runs ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let mut out = [0u64; 4];
+    for (run, covered) in runs {
+        let changes: Vec<(i64, usize)> = conn
+            .prepare(
+                "SELECT t.at, t.to_level FROM transitions t JOIN series s ON s.id = t.series
+                 WHERE s.kind = 'dependency' AND s.name = ?1 AND t.run = ?2 ORDER BY t.at, t.id",
+            )
+            .unwrap()
+            .query_map(rusqlite::params![dependency, run], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        for (i, (at, level)) in changes.iter().enumerate() {
+            let end = changes
+                .get(i + 1)
+                .map_or(covered, |next| next.0)
+                .min(covered);
+            let (a, b) = ((*at).max(from), end.min(to));
+            if b > a {
+                out[*level] += (b - a) as u64;
+            }
+        }
+    }
+    out
+}
+
+fn spent(answer: &Value) -> [u64; 4] {
+    let s = &answer["spentMs"];
+    ["ok", "minor", "major", "outage"].map(|l| s[l].as_u64().unwrap())
+}
+
+fn ms(answer: &Value, field: &str) -> i64 {
+    DateTime::parse_from_rfc3339(answer[field].as_str().unwrap())
+        .unwrap()
+        .with_timezone(&Utc)
+        .timestamp_millis()
+}
+
+fn temp() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("quickstart-history-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join("history.db")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sigkill_loses_nothing_reported_and_a_restart_puts_back_what_was_in_force() {
+    let db = temp();
+    let (mut child, addr) = start(&db).await;
+    // An outage of the primary database, a mute of search for an hour, checkout forced off
+    // for ten minutes, a drain: each durable within a second.
+    call(
+        addr,
+        "PUT",
+        "/demo/chaos/primary-db",
+        r#"{"mode":"outage"}"#,
+    )
+    .await;
+    call(
+        addr,
+        "PUT",
+        "/admin/mutes/search",
+        r#"{"ttlSeconds":3600,"reason":"reindex","actor":"alice"}"#,
+    )
+    .await;
+    call(
+        addr,
+        "PUT",
+        "/features/checkout/override",
+        r#"{"enabled":false,"ttlSeconds":600,"reason":"vendor down","actor":"bob"}"#,
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    call(addr, "PUT", "/demo/chaos/primary-db", r#"{"mode":"ok"}"#).await;
+    // Past the second write of the minute buckets (one at start, then every 10 s), and
+    // between two: the kill lands with time recorded and time not yet written.
+    tokio::time::sleep(Duration::from_millis(11_500)).await;
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+
+    let killed = replay(&db, "primary-db", 0, i64::MAX);
+    assert!(
+        (1_000..=2_500).contains(&killed[3]),
+        "the outage was recorded before the kill: {killed:?}"
+    );
+    assert!(killed[0] > 8_000, "{killed:?}");
+
+    let (mut child, addr) = start(&db).await;
+    // The mute and override set before the kill are in force again.
+    let mutes = call(addr, "GET", "/admin/mutes", "").await;
+    let search = mutes["mutes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["dependency"] == "search")
+        .cloned();
+    let search = search.unwrap_or_else(|| panic!("search is muted again: {mutes}"));
+    assert_eq!(
+        (search["reason"].as_str(), search["actor"].as_str()),
+        (Some("reindex"), Some("alice"))
+    );
+    let checkout = call(addr, "GET", "/features/checkout", "").await;
+    assert_eq!(checkout["enabled"], false, "{checkout}");
+    assert_eq!(checkout["override"]["reason"], "vendor down", "{checkout}");
+    // The admin calls before the kill are in the persistent trail.
+    let audit = call(addr, "GET", "/admin/history/audit", "").await;
+    let actions: Vec<&str> = audit["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["record"]["action"].as_str().unwrap())
+        .collect();
+    assert!(
+        actions.contains(&"PUT /admin/mutes/search")
+            && actions.contains(&"PUT /features/checkout/override"),
+        "{actions:?}"
+    );
+
+    // Over 1 h, 24 h and 30 d, the restarted instance answers what a replay of the file
+    // gives: between the replay just before the question and just after (this run keeps
+    // adding time), and never less than the killed run accounted.
+    for hours in [1, 24, 30 * 24] {
+        let before_ask = Utc::now();
+        let from = (before_ask - chrono::Duration::hours(hours))
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let path = format!("/healthcheck/dependencies/primary-db/uptime?from={from}");
+        let low = |a: &Value| replay(&db, "primary-db", ms(a, "from"), ms(a, "to"));
+        let answer = call(addr, "GET", &path, "").await;
+        let got = spent(&answer);
+        let high = low(&answer);
+        for level in 0..4 {
+            assert!(
+                got[level] <= high[level],
+                "{hours} h: {got:?} > replay {high:?}"
+            );
+            assert!(
+                got[level] >= killed[level],
+                "{hours} h: {got:?} lost some of {killed:?}"
+            );
+        }
+        assert!(
+            answer["uptime"].as_f64().unwrap() < 1.0,
+            "{hours} h: {answer}"
+        );
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Stopped, the file replays to exactly what a last answer would read: compare once more
+    // with nothing running.
+    let conn = Connection::open(&db).unwrap();
+    let (minutes_outage,): (i64,) = conn
+        .query_row(
+            "SELECT coalesce(sum(b.outage), 0) FROM buckets b JOIN series s ON s.id = b.series
+             WHERE s.kind = 'dependency' AND s.name = 'primary-db' AND b.tier = 0",
+            [],
+            |r| Ok((r.get(0)?,)),
+        )
+        .unwrap();
+    let (days_outage,): (i64,) = conn
+        .query_row(
+            "SELECT coalesce(sum(b.outage), 0) FROM buckets b JOIN series s ON s.id = b.series
+             WHERE s.kind = 'dependency' AND s.name = 'primary-db' AND b.tier = 2",
+            [],
+            |r| Ok((r.get(0)?,)),
+        )
+        .unwrap();
+    let replayed = replay(&db, "primary-db", 0, i64::MAX);
+    assert_eq!(minutes_outage as u64, replayed[3]);
+    assert_eq!(days_outage as u64, replayed[3]);
+}
+
+/// Every notice a receiver got, digests opened, as `kind:id`.
+type Received = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
+async fn receiver() -> (String, Received) {
+    let got: Received = Received::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let store = got.clone();
+    let hook = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |body: axum::body::Bytes| async move {
+            let message: Value = serde_json::from_slice(&body).unwrap();
+            let notice = &message["notice"];
+            let notices = match notice["kind"].as_str() {
+                Some("digest") => notice["notices"].as_array().unwrap().clone(),
+                _ => vec![notice.clone()],
+            };
+            let mut got = store.lock().unwrap();
+            for n in notices {
+                got.push(format!(
+                    "{}:{}",
+                    n["kind"].as_str().unwrap(),
+                    n["id"].as_str().unwrap_or("")
+                ));
+            }
+            axum::http::StatusCode::NO_CONTENT
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, hook).await });
+    (url, got)
+}
+
+fn count(got: &Received, what: &str) -> usize {
+    got.lock().unwrap().iter().filter(|n| *n == what).count()
+}
+
+async fn until_received(got: &Received, what: &str) {
+    for _ in 0..300 {
+        if count(got, what) > 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{what} never received: {:?}", got.lock().unwrap());
+}
+
+async fn start_notifying(history: &Path, hook: &str) -> (Child, SocketAddr) {
+    let port = free_port();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let child = Command::new(env!("CARGO_BIN_EXE_quickstart"))
+        .args([
+            "--port",
+            &port.to_string(),
+            "--period-ms",
+            "100",
+            "--notify-hold-s",
+            "0",
+        ])
+        // A Redis nobody listens for: failing before the kill and after it.
+        .args([
+            "--redis",
+            "redis://127.0.0.1:1/",
+            "--notify-webhook",
+            hook,
+            "--history",
+        ])
+        .arg(history)
+        .env("STATUS_ADMIN_TOKEN", TOKEN)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !(tokio::net::TcpStream::connect(addr).await.is_ok()
+        && common::request(addr, "GET", "/healthcheck/live", None, "")
+            .await
+            .0
+            == 200)
+    {
+        assert!(Instant::now() < deadline, "the quickstart never answered");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    (child, addr)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_notifier_neither_repeats_a_notice_nor_loses_a_resolved() {
+    let db = temp().with_file_name("notify.db");
+    let (hook, got) = receiver().await;
+    let (mut child, addr) = start_notifying(&db, &hook).await;
+    until_received(&got, "changed:redis").await;
+    call(
+        addr,
+        "PUT",
+        "/demo/chaos/payments-api",
+        r#"{"mode":"outage"}"#,
+    )
+    .await;
+    until_received(&got, "changed:payments-api").await;
+    // What was told is kept within a second of the tick that told it.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    child.kill().unwrap(); // SIGKILL, payments-api told failing
+    child.wait().unwrap();
+
+    // Restarted, payments-api is OK (chaos lives in the process) and Redis still fails.
+    let (mut child, _) = start_notifying(&db, &hook).await;
+    until_received(&got, "resolved:payments-api").await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let seen = got.lock().unwrap().clone();
+    assert_eq!(
+        count(&got, "changed:redis"),
+        1,
+        "Redis told again after the restart: {seen:?}"
+    );
+    assert_eq!(count(&got, "changed:payments-api"), 1, "{seen:?}");
+    assert_eq!(count(&got, "resolved:payments-api"), 1, "{seen:?}");
+}
