@@ -24,6 +24,7 @@ impl StoreError {
         }
     }
 
+    #[allow(clippy::needless_pass_by_value)] // `map_err(StoreError::sqlite)`
     pub(crate) fn sqlite(e: rusqlite::Error) -> Self {
         let corrupt = matches!(
             e.sqlite_error_code(),

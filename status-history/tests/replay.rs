@@ -47,7 +47,7 @@ fn replay(steps: &[(i64, Step)], end: i64, from: i64, to: i64) -> [u64; 5] {
     let mut state: Option<(CheckStatus, bool)> = None;
     let mut muted = false;
     let mut at = i64::MIN;
-    let mut account = |state: Option<(CheckStatus, bool)>, a: i64, b: i64, out: &mut [u64; 5]| {
+    let account = |state: Option<(CheckStatus, bool)>, a: i64, b: i64, out: &mut [u64; 5]| {
         if let Some((level, muted)) = state {
             let (a, b) = (a.max(from), b.min(to));
             if b > a {
