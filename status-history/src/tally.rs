@@ -62,6 +62,8 @@ struct Track {
     open: Option<Bucket>,
     closed: Vec<Bucket>,
     dirty: bool,
+    /// Stopped (a dependency removed): dropped once its buckets are written.
+    stopped: bool,
 }
 
 impl Track {
@@ -137,6 +139,7 @@ impl Recorder {
         muted: bool,
     ) {
         let track = self.tracks.entry(series.clone()).or_default();
+        track.stopped = false;
         track.accrue(at);
         track.muted = muted;
         track
@@ -157,6 +160,7 @@ impl Recorder {
         blocked_by: Vec<String>,
     ) {
         let track = self.tracks.entry(series.clone()).or_default();
+        track.stopped = false;
         let from = track.level.map(|(level, _)| level);
         if from == Some(to) {
             return;
@@ -185,6 +189,7 @@ impl Recorder {
         if let Some(track) = self.tracks.get_mut(series) {
             track.accrue(at);
             track.level = None;
+            track.stopped = true;
         }
     }
 
@@ -219,9 +224,9 @@ impl Recorder {
                 track.dirty = false;
             }
         }
-        // Series stopped and flushed keep no state.
+        // Series stopped and written keep no state.
         self.tracks
-            .retain(|_, t| t.level.is_some() || !t.closed.is_empty() || t.dirty);
+            .retain(|_, t| !t.stopped || !t.closed.is_empty() || t.dirty);
         batch.covered_until = Some(now);
         batch
     }

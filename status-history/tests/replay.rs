@@ -112,7 +112,7 @@ fn retention() -> Retention {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
     fn uptime_equals_a_brute_force_replay(
