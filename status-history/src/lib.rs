@@ -35,6 +35,7 @@ mod error;
 mod model;
 mod run;
 mod sqlite;
+mod store;
 mod tally;
 mod uptime;
 
@@ -45,7 +46,8 @@ pub use self::model::{
     AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Spent, Tier, TransitionRecord,
 };
 pub use self::run::{History, HistoryBuilder, HistoryStats, QueryError, Restored, HISTORY_ID};
-pub use self::sqlite::{migrations, Opened, SqliteStore, Writes};
+pub use self::sqlite::{migrations, Opened, SqliteHistory, SqliteStore, Writes};
+pub use self::store::{HistoryStore, StoreFuture};
 pub use self::tally::{Batch, Recorder};
 pub use self::uptime::{DayTile, Durations, UptimeReport, Weights, Window, WindowError};
 

@@ -145,7 +145,8 @@ async fn a_restart_puts_back_mutes_and_overrides_in_force_and_not_those_ended() 
     {
         let registry = make(start(), &level);
         let history = History::sqlite(&path).open();
-        assert_eq!(history.attach(&registry).mutes, 0);
+        history.attach(&registry);
+        assert_eq!(history.restored().await.mutes, 0);
         registry
             .mute(
                 "db",
@@ -169,7 +170,8 @@ async fn a_restart_puts_back_mutes_and_overrides_in_force_and_not_those_ended() 
     // has ended.
     let registry = make(start() + chrono::Duration::minutes(10), &level);
     let history = History::sqlite(&path).open();
-    let restored = history.attach(&registry);
+    history.attach(&registry);
+    let restored = history.restored().await;
     assert_eq!((restored.mutes, restored.overrides), (1, 0), "{restored:?}");
     let mute = registry.muted("db").expect("muted again");
     assert_eq!(
@@ -196,7 +198,8 @@ async fn a_restart_puts_back_mutes_and_overrides_in_force_and_not_those_ended() 
     drop(registry);
     let registry = make(start() + chrono::Duration::minutes(12), &level);
     let history = History::sqlite(&path).open();
-    let restored = history.attach(&registry);
+    history.attach(&registry);
+    let restored = history.restored().await;
     assert_eq!(restored.overrides, 1, "{restored:?}");
     let o = registry
         .feature("checkout")

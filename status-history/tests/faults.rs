@@ -112,7 +112,10 @@ async fn a_directory_that_cannot_be_written_is_said_and_opened_when_it_can() {
     run_for(&registry, 2).await;
     let (level, message) = said(&registry);
     assert_ne!(level, CheckStatus::Ok, "{message}");
-    assert!(message.contains("cannot open the store"), "{message}");
+    assert!(
+        message.contains("cannot open the sqlite store"),
+        "{message}"
+    );
     // The directory appears: the store opens at the next try (every 10 s).
     std::fs::create_dir_all(&dir).unwrap();
     run_for(&registry, 11).await;

@@ -27,8 +27,14 @@ pub struct NotificationsBuilder {
     max_age: Duration,
     retry_after: Duration,
     tick: Duration,
-    remember: Option<(Told, OnTold)>,
+    remember: Option<(RecallTold, OnTold)>,
 }
+
+/// What was told before a restart, as the application's store answers it.
+type RecallTold = std::pin::Pin<Box<dyn std::future::Future<Output = Option<Told>> + Send>>;
+
+/// How long the driver waits for what was told before a restart before it starts without.
+const RECALL_PATIENCE: Duration = Duration::from_secs(10);
 
 /// Called with what was told each time it changes.
 type OnTold = Arc<dyn Fn(&Told) + Send + Sync>;
@@ -81,13 +87,18 @@ impl NotificationsBuilder {
         self
     }
 
-    /// Starts from `told`, what was told before a restart (kept by the application), and
-    /// calls `on_told` with what was told each time it changes (to keep it): a restarted
-    /// notifier then neither repeats a notice already told nor loses the "resolved" of an
-    /// outage told before. What is told between a change and its keeping (a second with
-    /// `status-history`) may be told again after a crash.
-    pub fn remember(mut self, told: Told, on_told: impl Fn(&Told) + Send + Sync + 'static) -> Self {
-        self.remember = Some((told, Arc::new(on_told)));
+    /// Starts from what `recall` answers, what was told before a restart (kept by the
+    /// application; waited for at most 10 s before the first notice, then started without),
+    /// and calls `on_told` with what was told each time it changes (to keep it): a
+    /// restarted notifier then neither repeats a notice already told nor loses the
+    /// "resolved" of an outage told before. What is told between a change and its keeping
+    /// (a second with `status-history`) may be told again after a crash.
+    pub fn remember(
+        mut self,
+        recall: impl std::future::Future<Output = Option<Told>> + Send + 'static,
+        on_told: impl Fn(&Told) + Send + Sync + 'static,
+    ) -> Self {
+        self.remember = Some((Box::pin(recall), Arc::new(on_told)));
         self
     }
 
@@ -118,17 +129,18 @@ impl NotificationsBuilder {
             let rng = self.registry.rng(&format!("notify-{}", queue.name));
             runtime.spawn(deliver(sink, Arc::clone(queue), settings, rng));
         }
-        let mut notifier = Notifier::new(self.policy);
-        let on_told = self.remember.map(|(told, on_told)| {
-            notifier.restore(&told, self.registry.clock().elapsed());
-            on_told
-        });
+        let notifier = Notifier::new(self.policy);
+        let (recall, on_told) = match self.remember {
+            Some((recall, on_told)) => (Some(recall), Some(on_told)),
+            None => (None, None),
+        };
         let id_prefix = format!("{:016x}", self.registry.rng("notify-ids").next_u64());
         let (tell, told) = tokio::sync::mpsc::channel(TOLD_QUEUE);
         runtime.spawn(drive(
             Driver {
                 registry: self.registry.downgrade(),
                 notifier,
+                recall,
                 on_told,
                 queues: queues.clone(),
                 tick: self.tick,
@@ -323,6 +335,7 @@ async fn deliver(sink: Arc<dyn Sink>, queue: Arc<Queue>, settings: Settings, mut
 struct Driver {
     registry: WeakRegistry,
     notifier: Notifier,
+    recall: Option<RecallTold>,
     on_told: Option<OnTold>,
     queues: Vec<Arc<Queue>>,
     tick: Duration,
@@ -337,6 +350,7 @@ async fn drive(
     let Driver {
         registry,
         mut notifier,
+        recall,
         on_told,
         queues,
         tick,
@@ -344,6 +358,20 @@ async fn drive(
     } = driver;
     let mut sequence = 0u64;
     let mut last_told = None;
+    if let Some(recall) = recall {
+        match tokio::time::timeout(RECALL_PATIENCE, recall).await {
+            Ok(Some(told)) => {
+                if let Some(registry) = registry.upgrade() {
+                    notifier.restore(&told, registry.clock().elapsed());
+                }
+                last_told = Some(told);
+            }
+            Ok(None) => {}
+            Err(_) => tracing::warn!(
+                "what was told before the restart did not come in time: notices start from nothing told"
+            ),
+        }
+    }
     if let Some(registry) = registry.upgrade() {
         let now = registry.clock().elapsed();
         for result in registry.report().results() {

@@ -273,12 +273,7 @@ impl Demo {
         }
         if let Some(history) = &history {
             // After every dependency, feature and group: what is restored must exist.
-            let restored = history.attach(&registry);
-            tracing::info!(
-                mutes = restored.mutes,
-                overrides = restored.overrides,
-                "history kept"
-            );
+            history.attach(&registry);
         }
         Ok(Self {
             history,
@@ -317,12 +312,15 @@ fn notifications(
     });
     if let Some(history) = history {
         // What was told survives a restart: no notice repeated, no "resolved" lost.
-        let told = history
-            .state(TOLD_KEY)
-            .and_then(|json| serde_json::from_str(&json).ok())
-            .unwrap_or_default();
+        let recall = {
+            let history = history.clone();
+            async move {
+                let json = history.state(TOLD_KEY, Duration::from_secs(10)).await?;
+                serde_json::from_str(&json).ok()
+            }
+        };
         let history = history.clone();
-        builder = builder.remember(told, move |told| {
+        builder = builder.remember(recall, move |told| {
             if let Ok(json) = serde_json::to_string(told) {
                 history.put_state(TOLD_KEY, json);
             }

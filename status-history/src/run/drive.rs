@@ -7,14 +7,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use status_core::check::CheckOutcome;
-use status_core::{CheckStatus, Event, HoldSource, Registry, Reporter, RunOutcome, WeakRegistry};
+use status_core::{
+    CheckStatus, Event, FeatureOverride, HoldSource, MuteWindow, Registry, Reporter, RunOutcome,
+    WeakRegistry,
+};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
 
-use super::{Msg, Shared};
+use super::{Msg, Restored, Shared};
 use crate::model::{AuditRecord, MuteRecord, OverrideRecord, Series};
-use crate::sqlite::{SqliteStore, Writes};
+use crate::sqlite::Writes;
 use crate::tally::Recorder;
 
 /// How long a failing store may fail before `history` says MAJOR.
@@ -34,9 +37,13 @@ struct Driver {
     holds: Vec<(HoldSource, String)>,
     failing_since: Option<(Instant, String)>,
     dropped_at: Option<Instant>,
-    last_reopen: Option<Instant>,
+    last_open: Option<Instant>,
     last_prune: Option<Instant>,
     last_aggregates: Option<Instant>,
+    /// Whether what the last run left in force was put back.
+    restored: bool,
+    /// Why the store did not open, while it does not.
+    open_error: Option<String>,
 }
 
 pub(super) async fn run(
@@ -57,10 +64,14 @@ pub(super) async fn run(
         holds: Vec::new(),
         failing_since: None,
         dropped_at: None,
-        last_reopen: None,
+        last_open: None,
         last_prune: None,
         last_aggregates: None,
+        restored: false,
+        open_error: None,
     };
+    // Open (and restore) before anything is written: the mutes in force come back first.
+    d.open().await;
     d.seed();
     let every = d.shared.builder.flush_every;
     let mut next = clock.now() + every;
@@ -272,58 +283,47 @@ impl Driver {
         let mut writes = std::mem::take(&mut self.pending);
         writes.batch.absorb(batch);
         self.bound(&mut writes);
-        let prune = self.last_prune.is_none_or(|at| at.elapsed() >= PRUNE_EVERY);
-        let reopen = self
-            .last_reopen
-            .is_none_or(|at| at.elapsed() >= REOPEN_EVERY);
-        let shared = self.shared.clone();
         let rows = writes.rows() as u64;
-        let task = tokio::task::spawn_blocking(move || {
-            let mut guard = shared
-                .store
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if guard.is_none() && reopen {
-                *guard = reopen_store(&shared, now);
-            }
-            let Some(store) = guard.as_mut() else {
-                let why = shared
-                    .opened
-                    .lock()
-                    .ok()
-                    .and_then(|o| o.problem.as_ref().map(ToString::to_string))
-                    .unwrap_or_else(|| "not open".to_owned());
-                return (
-                    writes,
-                    Err(format!("cannot open the store: {why}")),
-                    false,
-                    true,
-                );
-            };
-            if writes.is_empty() {
-                return (writes, Ok(()), false, false);
-            }
-            let written = store.write(&writes).map_err(|e| e.to_string());
-            let pruned =
-                prune && written.is_ok() && prune_store(store, now, &shared.builder.retention);
-            (writes, written, pruned, false)
-        });
-        let Ok((writes, written, pruned, closed)) = task.await else {
-            return;
+        if !self.shared.store().is_open() {
+            self.open().await;
+        }
+        let written = if !self.shared.store().is_open() {
+            Err(format!(
+                "cannot open the {} store: {}",
+                self.shared.store().kind(),
+                self.open_error.as_deref().unwrap_or("not open")
+            ))
+        } else if writes.is_empty() {
+            Ok(())
+        } else {
+            self.shared
+                .store()
+                .write(&writes)
+                .await
+                .map_err(|e| e.to_string())
         };
-        if closed && reopen {
-            self.last_reopen = Some(Instant::now());
-        }
-        if pruned {
-            self.last_prune = Some(Instant::now());
-        }
         match written {
             Ok(()) => {
-                self.shared.stats.written.fetch_add(rows, Ordering::Relaxed);
+                if rows > 0 {
+                    self.shared.stats.written.fetch_add(rows, Ordering::Relaxed);
+                }
                 if let Some((since, _)) = self.failing_since.take() {
                     tracing::info!(after = ?since.elapsed(), "the history store writes again");
                 }
                 self.shared.stats.backlog.store(0, Ordering::Relaxed);
+                if self.last_prune.is_none_or(|at| at.elapsed() >= PRUNE_EVERY) {
+                    self.last_prune = Some(Instant::now());
+                    match self
+                        .shared
+                        .store()
+                        .prune(now, &self.shared.builder.retention)
+                        .await
+                    {
+                        Ok(n) if n > 0 => tracing::debug!(rows = n, "history pruned"),
+                        Ok(_) => {}
+                        Err(e) => tracing::warn!("the history could not be pruned: {e}"),
+                    }
+                }
             }
             Err(e) => {
                 self.shared.stats.failures.fetch_add(1, Ordering::Relaxed);
@@ -346,6 +346,86 @@ impl Driver {
                 self.pending.absorb(later);
             }
         }
+    }
+
+    /// Opens the store if it is time to try (at start, then every ten seconds while it
+    /// fails); the first time it opens, puts back what the last run left in force.
+    async fn open(&mut self) {
+        if self.last_open.is_some_and(|at| at.elapsed() < REOPEN_EVERY) {
+            return;
+        }
+        self.last_open = Some(Instant::now());
+        let store = self.shared.store();
+        match store.open(self.wall()).await {
+            Ok(()) => {
+                if self.open_error.take().is_some() {
+                    tracing::info!(store = store.kind(), "the history store is open again");
+                }
+                if !self.restored {
+                    self.restored = true;
+                    let restored = self.restore().await;
+                    self.shared.restored.send_replace(Some(restored));
+                }
+            }
+            Err(e) => {
+                if self.open_error.is_none() {
+                    tracing::error!(
+                        store = store.kind(),
+                        "the history store cannot be opened: {e}; tried again every 10 s"
+                    );
+                }
+                self.open_error = Some(e.to_string());
+            }
+        }
+    }
+
+    /// Puts back the mutes and overrides the last run left in force.
+    async fn restore(&self) -> Restored {
+        let mut restored = Restored::default();
+        let Some(registry) = self.registry.upgrade() else {
+            return restored;
+        };
+        let store = self.shared.store();
+        let mutes = store.mutes().await.unwrap_or_default();
+        let overrides = store.overrides().await.unwrap_or_default();
+        let now = registry.clock().wall();
+        for m in mutes.into_iter().filter(|m| m.until > now) {
+            let window = MuteWindow::Between {
+                start: m.start,
+                end: m.until,
+            };
+            match registry.mute(&m.dependency, window, &m.reason, m.actor.as_deref()) {
+                Ok(_) => restored.mutes += 1,
+                Err(e) => restored
+                    .skipped
+                    .push(format!("the mute of {}: {e}", m.dependency)),
+            }
+        }
+        for o in overrides.into_iter().filter(|o| o.expires_at > now) {
+            let ttl = (o.expires_at - now).to_std().unwrap_or_default();
+            let over = FeatureOverride::new(o.enabled, ttl.max(Duration::from_secs(1)), &o.reason)
+                .map(|over| match &o.actor {
+                    Some(actor) => over.actor(actor),
+                    None => over,
+                });
+            match over.and_then(|over| registry.override_feature(&o.feature, &over)) {
+                Ok(_) => restored.overrides += 1,
+                Err(e) => restored
+                    .skipped
+                    .push(format!("the override of {}: {e}", o.feature)),
+            }
+        }
+        for skipped in &restored.skipped {
+            tracing::warn!("not restored from the history: {skipped}");
+        }
+        if restored.mutes + restored.overrides > 0 {
+            tracing::info!(
+                mutes = restored.mutes,
+                overrides = restored.overrides,
+                "restored from the history"
+            );
+        }
+        restored
     }
 
     /// Drops the oldest transitions and audit records past the backlog's bound.
@@ -392,15 +472,8 @@ impl Driver {
                 ),
             );
         }
-        let opening = self.shared.opened.lock().ok();
-        if let Some(aside) = opening.as_ref().and_then(|o| o.moved_aside.clone()) {
-            return CheckOutcome::new(
-                CheckStatus::Minor,
-                format!(
-                    "the history file was corrupt: moved aside to {}, a fresh one started",
-                    aside.display()
-                ),
-            );
+        if let Some(note) = self.shared.store().note() {
+            return CheckOutcome::new(CheckStatus::Minor, note);
         }
         if self
             .dropped_at
@@ -432,43 +505,6 @@ impl<T> Trim for Vec<T> {
     }
     fn trim_front(&mut self, n: usize) {
         self.drain(..n.min(self.len()));
-    }
-}
-
-fn reopen_store(shared: &Shared, now: i64) -> Option<SqliteStore> {
-    let path = shared.builder.path.as_ref()?;
-    match SqliteStore::open(path, now) {
-        Ok(opened) => {
-            tracing::info!(path = %path.display(), "the history store is open again");
-            if let Ok(mut o) = shared.opened.lock() {
-                o.problem = None;
-                if opened.moved_aside.is_some() {
-                    o.moved_aside = opened.moved_aside;
-                }
-            }
-            Some(opened.store)
-        }
-        Err(e) => {
-            if let Ok(mut o) = shared.opened.lock() {
-                o.problem = Some(e);
-            }
-            None
-        }
-    }
-}
-
-fn prune_store(store: &mut SqliteStore, now: i64, retention: &crate::Retention) -> bool {
-    match store.prune(now, retention) {
-        Ok(n) => {
-            if n > 0 {
-                tracing::debug!(rows = n, "history pruned");
-            }
-            true
-        }
-        Err(e) => {
-            tracing::warn!("the history could not be pruned: {e}");
-            false
-        }
     }
 }
 

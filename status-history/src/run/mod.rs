@@ -7,13 +7,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use chrono::{DateTime, Datelike, TimeZone, Utc};
-use status_core::{Clock, Dependency, FeatureOverride, MuteWindow, Registry, Urgency};
-use tokio::sync::{mpsc, oneshot};
+use status_core::{Clock, Dependency, Registry, Urgency};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::model::{AuditRecord, Series, Tier, TransitionRecord};
-use crate::sqlite::SqliteStore;
+use crate::sqlite::SqliteHistory;
+use crate::store::HistoryStore;
 use crate::uptime::{DayTile, UptimeReport, Weights, Window, WindowError};
-use crate::{Retention, StoreError};
+use crate::Retention;
 
 mod drive;
 
@@ -23,7 +24,7 @@ pub const HISTORY_ID: &str = "history";
 /// How a [`History`] is opened: where, how often it writes, how much it holds back.
 #[derive(Debug, Clone)]
 pub struct HistoryBuilder {
-    path: Option<PathBuf>,
+    store: Arc<dyn HistoryStore>,
     flush_every: Duration,
     aggregate_every: Duration,
     backlog: usize,
@@ -69,51 +70,24 @@ impl HistoryBuilder {
         self
     }
 
-    /// Opens the store (creating, migrating, or moving a corrupt file aside). A store that
-    /// cannot be opened is tried again every ten seconds once attached, and said by the
-    /// `history` dependency meanwhile: opening never fails the application.
+    /// The history, ready to [attach](History::attach). Its store is opened (created,
+    /// migrated, a corrupt file moved aside) by the task `attach` starts; a store that
+    /// cannot be opened is tried again every ten seconds, and said by the `history`
+    /// dependency meanwhile: opening never fails the application.
     #[must_use]
     pub fn open(self) -> History {
-        let now = Utc::now().timestamp_millis();
-        let opened = match &self.path {
-            Some(path) => SqliteStore::open(path, now),
-            None => SqliteStore::in_memory(now).map(|store| crate::sqlite::Opened {
-                store,
-                moved_aside: None,
-            }),
-        };
-        let (store, problem, moved_aside) = match opened {
-            Ok(o) => (Some(o.store), None, o.moved_aside),
-            Err(e) => {
-                tracing::error!(
-                    path = ?self.path,
-                    "the history store cannot be opened: {e}; tried again every 10 s"
-                );
-                (None, Some(e), None)
-            }
-        };
         let (tx, rx) = mpsc::channel(1024);
         History {
             shared: Arc::new(Shared {
-                store: Arc::new(Mutex::new(store)),
                 builder: self,
                 tx,
                 rx: Mutex::new(Some(rx)),
                 clock: OnceLock::new(),
                 stats: Stats::default(),
-                opened: Mutex::new(Opening {
-                    problem,
-                    moved_aside,
-                }),
+                restored: watch::channel(None).0,
             }),
         }
     }
-}
-
-#[derive(Debug)]
-pub(crate) struct Opening {
-    pub(crate) problem: Option<StoreError>,
-    pub(crate) moved_aside: Option<PathBuf>,
 }
 
 #[derive(Debug, Default)]
@@ -146,13 +120,19 @@ pub(crate) enum Msg {
 }
 
 pub(crate) struct Shared {
-    pub(crate) store: Arc<Mutex<Option<SqliteStore>>>,
     pub(crate) builder: HistoryBuilder,
     pub(crate) tx: mpsc::Sender<Msg>,
     rx: Mutex<Option<mpsc::Receiver<Msg>>>,
     pub(crate) clock: OnceLock<Clock>,
     pub(crate) stats: Stats,
-    pub(crate) opened: Mutex<Opening>,
+    /// What the first open restored, once it did.
+    pub(crate) restored: watch::Sender<Option<Restored>>,
+}
+
+impl Shared {
+    pub(crate) fn store(&self) -> &dyn HistoryStore {
+        &*self.builder.store
+    }
 }
 
 /// Durable history: the store, and once [attached](Self::attach) to a registry, the task
@@ -165,7 +145,7 @@ pub struct History {
 impl std::fmt::Debug for History {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("History")
-            .field("path", &self.shared.builder.path)
+            .field("store", &self.shared.builder.store)
             .finish_non_exhaustive()
     }
 }
@@ -205,18 +185,20 @@ impl std::error::Error for QueryError {}
 impl History {
     /// A history kept in the SQLite file at `path` (created if missing).
     pub fn sqlite(path: impl Into<PathBuf>) -> HistoryBuilder {
-        Self::builder(Some(path.into()))
+        Self::builder(SqliteHistory::file(path))
     }
 
     /// A history kept in memory: for tests and demos, gone at exit.
     #[must_use]
     pub fn in_memory() -> HistoryBuilder {
-        Self::builder(None)
+        Self::builder(SqliteHistory::in_memory())
     }
 
-    fn builder(path: Option<PathBuf>) -> HistoryBuilder {
+    /// A history kept in `store`: SQLite, PostgreSQL (`PostgresHistory`, feature
+    /// `postgres`), or one of your own.
+    pub fn builder(store: impl HistoryStore) -> HistoryBuilder {
         HistoryBuilder {
-            path,
+            store: Arc::new(store),
             flush_every: Duration::from_secs(1),
             aggregate_every: Duration::from_secs(10),
             backlog: 100_000,
@@ -225,15 +207,16 @@ impl History {
         }
     }
 
-    /// Puts back the mutes and overrides still in force, registers the passive dependency
-    /// `history` (urgency None), and starts recording `registry` on the current Tokio
-    /// runtime until the registry is dropped. Call it once, after the dependencies and
+    /// Starts recording `registry` on the current Tokio runtime until the registry is
+    /// dropped, registers the passive dependency `history` (urgency None), and, once the
+    /// store is open, puts back the mutes and overrides still in force
+    /// ([`restored`](Self::restored) tells what). Call it once, after the dependencies and
     /// features are registered (what is unknown cannot be restored, and is said so).
     ///
     /// # Panics
     ///
     /// Outside a Tokio runtime, or when called twice.
-    pub fn attach(&self, registry: &Registry) -> Restored {
+    pub fn attach(&self, registry: &Registry) {
         let rx = self
             .shared
             .rx
@@ -242,7 +225,6 @@ impl History {
             .and_then(|mut rx| rx.take())
             .expect("History::attach is called once");
         let _ = self.shared.clock.set(registry.clock().clone());
-        let restored = self.restore(registry);
         let reporter = registry
             .add_passive(
                 Dependency::passive(HISTORY_ID)
@@ -261,58 +243,16 @@ impl History {
             rx,
             reporter,
         ));
-        restored
     }
 
-    fn restore(&self, registry: &Registry) -> Restored {
-        let mut restored = Restored::default();
-        let (mutes, overrides) = {
-            let store = self.shared.store.lock().ok();
-            let Some(store) = store.as_ref().and_then(|s| s.as_ref()) else {
-                return restored;
-            };
-            (
-                store.mutes().unwrap_or_default(),
-                store.overrides().unwrap_or_default(),
-            )
+    /// What the first open of the store put back in force, once it has (at once for a
+    /// file; when a database first answers).
+    pub async fn restored(&self) -> Restored {
+        let mut rx = self.shared.restored.subscribe();
+        let restored = match rx.wait_for(Option::is_some).await {
+            Ok(restored) => restored.clone().unwrap_or_default(),
+            Err(_) => Restored::default(),
         };
-        let now = registry.clock().wall();
-        for m in mutes.into_iter().filter(|m| m.until > now) {
-            let window = MuteWindow::Between {
-                start: m.start,
-                end: m.until,
-            };
-            match registry.mute(&m.dependency, window, &m.reason, m.actor.as_deref()) {
-                Ok(_) => restored.mutes += 1,
-                Err(e) => restored
-                    .skipped
-                    .push(format!("the mute of {}: {e}", m.dependency)),
-            }
-        }
-        for o in overrides.into_iter().filter(|o| o.expires_at > now) {
-            let ttl = (o.expires_at - now).to_std().unwrap_or_default();
-            let over = FeatureOverride::new(o.enabled, ttl.max(Duration::from_secs(1)), &o.reason)
-                .map(|over| match &o.actor {
-                    Some(actor) => over.actor(actor),
-                    None => over,
-                });
-            match over.and_then(|over| registry.override_feature(&o.feature, &over)) {
-                Ok(_) => restored.overrides += 1,
-                Err(e) => restored
-                    .skipped
-                    .push(format!("the override of {}: {e}", o.feature)),
-            }
-        }
-        for skipped in &restored.skipped {
-            tracing::warn!("not restored from the history: {skipped}");
-        }
-        if restored.mutes + restored.overrides > 0 {
-            tracing::info!(
-                mutes = restored.mutes,
-                overrides = restored.overrides,
-                "restored from the history"
-            );
-        }
         restored
     }
 
@@ -334,13 +274,16 @@ impl History {
         }
     }
 
-    /// The state kept under `key` ([`put_state`](Self::put_state)), as written by the last
-    /// run; `None` if none, or the store is not open. Reads the store: call it at start,
-    /// not on a hot path.
-    #[must_use]
-    pub fn state(&self, key: &str) -> Option<String> {
-        let store = self.shared.store.lock().ok()?;
-        store.as_ref()?.state(key).ok().flatten()
+    /// The state kept under `key` ([`put_state`](Self::put_state)) by the last run, once
+    /// the store has opened (waiting for it at most `patience`); `None` if there is none,
+    /// or the store did not open in time.
+    pub async fn state(&self, key: &str, patience: Duration) -> Option<String> {
+        let mut rx = self.shared.restored.subscribe();
+        tokio::time::timeout(patience, rx.wait_for(Option::is_some))
+            .await
+            .ok()?
+            .ok()?;
+        self.shared.store().state(key).await.ok().flatten()
     }
 
     /// Writes everything recorded so far now, and waits for it (at shutdown, in tests).
@@ -375,24 +318,6 @@ impl History {
         self.shared.clock.get().map_or_else(Utc::now, Clock::wall)
     }
 
-    async fn read<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&SqliteStore) -> Result<T, StoreError> + Send + 'static,
-    ) -> Result<T, QueryError> {
-        let store = self.shared.store.clone();
-        tokio::task::spawn_blocking(move || {
-            let guard = store
-                .lock()
-                .map_err(|_| QueryError::Store("poisoned".into()))?;
-            let store = guard
-                .as_ref()
-                .ok_or_else(|| QueryError::Store("not open".into()))?;
-            f(store).map_err(|e| QueryError::Store(e.to_string()))
-        })
-        .await
-        .map_err(|e| QueryError::Store(e.to_string()))?
-    }
-
     /// Time in each level, uptime and SLA of `series` from `from` to `to`, read from the
     /// finest tier still kept at `from` (the window widened to its buckets). What was
     /// recorded in the last ten seconds may not be in it yet.
@@ -409,17 +334,18 @@ impl History {
     ) -> Result<UptimeReport, QueryError> {
         let window = Window::new(from, to, self.now(), &self.shared.builder.retention)
             .map_err(QueryError::Window)?;
-        let weights = self.weights();
-        self.read(move |store| {
-            let buckets = store.buckets(
+        let buckets = self
+            .shared
+            .store()
+            .buckets(
                 &series,
                 window.tier,
                 window.from.timestamp(),
                 window.to.timestamp(),
-            )?;
-            Ok(UptimeReport::of(series, window, &buckets, weights))
-        })
-        .await
+            )
+            .await
+            .map_err(store)?;
+        Ok(UptimeReport::of(series, window, &buckets, self.weights()))
     }
 
     /// The last `days` days of `series` (today included), oldest first, one tile a day
@@ -429,31 +355,53 @@ impl History {
     ///
     /// [`QueryError::Store`] when the store fails.
     pub async fn days(&self, series: Series, days: u32) -> Result<Vec<DayTile>, QueryError> {
+        let (first, end) = self.last_days(days);
+        let buckets = self
+            .shared
+            .store()
+            .buckets(&series, Tier::Day, first.timestamp(), end.timestamp())
+            .await
+            .map_err(store)?;
+        Ok(tiles(first, end, &buckets))
+    }
+
+    /// The last `days` days of every series of `kind` (`dependency`, `group`), by series:
+    /// a page of tiles in one read.
+    ///
+    /// # Errors
+    ///
+    /// [`QueryError::Store`] when the store fails.
+    pub async fn days_of(
+        &self,
+        kind: &str,
+        days: u32,
+    ) -> Result<Vec<(Series, Vec<DayTile>)>, QueryError> {
+        let (first, end) = self.last_days(days);
+        let rows = self
+            .shared
+            .store()
+            .days_of(kind, first.timestamp(), end.timestamp())
+            .await
+            .map_err(store)?;
+        let mut out: Vec<(Series, Vec<DayTile>)> = Vec::new();
+        let mut at = 0;
+        while at < rows.len() {
+            let series = rows[at].0.clone();
+            let run = rows[at..].iter().take_while(|(s, _)| *s == series).count();
+            let buckets: Vec<_> = rows[at..at + run].iter().map(|(_, b)| *b).collect();
+            out.push((series, tiles(first, end, &buckets)));
+            at += run;
+        }
+        Ok(out)
+    }
+
+    /// The first of the last `days` days and the end of today.
+    fn last_days(&self, days: u32) -> (DateTime<Utc>, DateTime<Utc>) {
         let today = Tier::Day.floor(self.now());
-        let first = today - chrono::Duration::days(i64::from(days.max(1)) - 1);
-        self.read(move |store| {
-            let buckets = store.buckets(
-                &series,
-                Tier::Day,
-                first.timestamp(),
-                (today + Tier::Day.length()).timestamp(),
-            )?;
-            let mut tiles = Vec::with_capacity(days as usize);
-            let mut day = first;
-            let mut kept = buckets.iter().peekable();
-            while day <= today {
-                let tile = match kept.peek() {
-                    Some(b) if b.start == day.timestamp() => {
-                        DayTile::of(kept.next().unwrap_or_else(|| unreachable!()))
-                    }
-                    _ => DayTile::of(&crate::model::Bucket::empty(day.timestamp())),
-                };
-                tiles.push(tile);
-                day += Tier::Day.length();
-            }
-            Ok(tiles)
-        })
-        .await
+        (
+            today - chrono::Duration::days(i64::from(days.max(1)) - 1),
+            today + Tier::Day.length(),
+        )
     }
 
     /// The latest `limit` transitions of `series`, oldest first.
@@ -466,8 +414,11 @@ impl History {
         series: Series,
         limit: usize,
     ) -> Result<Vec<TransitionRecord>, QueryError> {
-        self.read(move |store| store.transitions(&series, i64::MIN, i64::MAX, limit))
+        self.shared
+            .store()
+            .transitions(&series, i64::MIN, i64::MAX, limit)
             .await
+            .map_err(store)
     }
 
     /// The latest `limit` audit records before the record `before`, newest first, with
@@ -481,7 +432,11 @@ impl History {
         before: Option<i64>,
         limit: usize,
     ) -> Result<Vec<(i64, AuditRecord)>, QueryError> {
-        self.read(move |store| store.audit(before, limit)).await
+        self.shared
+            .store()
+            .audit(before, limit)
+            .await
+            .map_err(store)
     }
 
     /// The calendar month `year`-`month` (UTC) of the system, every group and every
@@ -507,9 +462,9 @@ impl History {
             .single()
             .ok_or_else(|| bad("no such month"))?;
         let now = self.now();
-        let retention = self.shared.builder.retention.clone();
-        let age = now - from;
-        if age > chrono::Duration::from_std(retention.days).unwrap_or(chrono::Duration::MAX) {
+        let kept = chrono::Duration::from_std(self.shared.builder.retention.days)
+            .unwrap_or(chrono::Duration::MAX);
+        if now - from > kept {
             return Err(bad("the month is older than the days kept"));
         }
         if from > now {
@@ -521,18 +476,41 @@ impl History {
             tier: Tier::Day,
         };
         let weights = self.weights();
-        self.read(move |store| {
-            let mut all = vec![Series::System];
-            all.extend(store.series("group")?);
-            all.extend(store.series("dependency")?);
-            all.into_iter()
-                .map(|series| {
-                    let buckets =
-                        store.buckets(&series, Tier::Day, from.timestamp(), to.timestamp())?;
-                    Ok(UptimeReport::of(series, window, &buckets, weights))
-                })
-                .collect()
-        })
-        .await
+        let store = self.shared.store();
+        let mut all = vec![Series::System];
+        all.extend(store.series("group").await.map_err(self::store)?);
+        all.extend(store.series("dependency").await.map_err(self::store)?);
+        let mut reports = Vec::with_capacity(all.len());
+        for series in all {
+            let buckets = store
+                .buckets(&series, Tier::Day, from.timestamp(), to.timestamp())
+                .await
+                .map_err(self::store)?;
+            reports.push(UptimeReport::of(series, window, &buckets, weights));
+        }
+        Ok(reports)
     }
+}
+
+fn store(e: crate::StoreError) -> QueryError {
+    QueryError::Store(e.to_string())
+}
+
+/// One tile a day from `first` to `end`, from the day buckets kept (oldest first).
+fn tiles(first: DateTime<Utc>, end: DateTime<Utc>, buckets: &[crate::Bucket]) -> Vec<DayTile> {
+    let mut tiles = Vec::new();
+    let mut kept = buckets.iter().peekable();
+    let mut day = first;
+    while day < end {
+        let tile = match kept.peek() {
+            Some(b) if b.start == day.timestamp() => DayTile::of(b),
+            _ => DayTile::of(&crate::Bucket::empty(day.timestamp())),
+        };
+        if kept.peek().is_some_and(|b| b.start <= day.timestamp()) {
+            kept.next();
+        }
+        tiles.push(tile);
+        day += Tier::Day.length();
+    }
+    tiles
 }

@@ -1,7 +1,10 @@
 //! The embedded store: one SQLite file, in WAL mode (a process killed mid-write loses
 //! nothing committed), migrated on open, moved aside when corrupt.
 
+mod adapter;
 mod schema;
+
+pub use adapter::SqliteHistory;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -235,27 +238,48 @@ impl SqliteStore {
         let rows = stmt
             .query_map(
                 params![series.kind(), series.name(), tier.code(), from, to],
-                |r| {
-                    let u = |i: usize| r.get::<_, i64>(i).map(|v| v.max(0).cast_unsigned());
-                    Ok(Bucket {
-                        start: r.get(0)?,
-                        spent: crate::model::Spent {
-                            ok: u(1)?,
-                            minor: u(2)?,
-                            major: u(3)?,
-                            outage: u(4)?,
-                            muted: u(5)?,
-                        },
-                        checks: u(6)?,
-                        failures: u(7)?,
-                        duration_min_us: u(8)?,
-                        duration_sum_us: u(9)?,
-                        duration_max_us: u(10)?,
-                    })
-                },
+                |r| bucket_at(r, 0),
             )
             .map_err(StoreError::sqlite)?;
         rows.collect::<Result<_, _>>().map_err(StoreError::sqlite)
+    }
+
+    /// The day buckets of every series of `kind` from `from` to `to` (Unix seconds), by
+    /// series, oldest first.
+    ///
+    /// # Errors
+    ///
+    /// When SQLite fails.
+    pub fn days_of(
+        &self,
+        kind: &str,
+        from: i64,
+        to: i64,
+    ) -> Result<Vec<(Series, Bucket)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT s.name, b.start, b.ok, b.minor, b.major, b.outage, b.muted, b.checks,
+                        b.failures, b.dmin, b.dsum, b.dmax
+                 FROM buckets b JOIN series s ON s.id = b.series
+                 WHERE s.kind = ?1 AND b.tier = 2 AND b.start >= ?2 AND b.start < ?3
+                 ORDER BY s.name, b.start",
+            )
+            .map_err(StoreError::sqlite)?;
+        let rows = stmt
+            .query_map(params![kind, from, to], |r| {
+                let name: String = r.get(0)?;
+                Ok((name, bucket_at(r, 1)?))
+            })
+            .map_err(StoreError::sqlite)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (name, bucket) = row.map_err(StoreError::sqlite)?;
+            if let Some(series) = Series::from_parts(kind, &name) {
+                out.push((series, bucket));
+            }
+        }
+        Ok(out)
     }
 
     /// The transitions of `series` from `from` to `to` (ms, `to` excluded), the latest
@@ -511,6 +535,27 @@ impl SqliteStore {
         let used = page("page_count")? - page("freelist_count")?;
         Ok((used.max(0) * page("page_size")?).cast_unsigned())
     }
+}
+
+/// The bucket whose columns start at `first` in `r`: start, the five spans, checks,
+/// failures and the three durations.
+fn bucket_at(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Bucket> {
+    let u = |i: usize| r.get::<_, i64>(first + i).map(|v| v.max(0).cast_unsigned());
+    Ok(Bucket {
+        start: r.get(first)?,
+        spent: crate::model::Spent {
+            ok: u(1)?,
+            minor: u(2)?,
+            major: u(3)?,
+            outage: u(4)?,
+            muted: u(5)?,
+        },
+        checks: u(6)?,
+        failures: u(7)?,
+        duration_min_us: u(8)?,
+        duration_sum_us: u(9)?,
+        duration_max_us: u(10)?,
+    })
 }
 
 fn count(r: rusqlite::Result<usize>) -> Result<u64, StoreError> {

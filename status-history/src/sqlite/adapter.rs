@@ -1,0 +1,176 @@
+//! [`SqliteHistory`]: the SQLite file as a [`HistoryStore`], each call on a blocking thread.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::SqliteStore;
+use crate::model::{
+    AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Tier, TransitionRecord,
+};
+use crate::store::{HistoryStore, StoreFuture};
+use crate::{Retention, StoreError, Writes};
+
+/// History in a SQLite file (or in memory): the embedded store, the default. Cheap to
+/// clone: clones share the file.
+#[derive(Debug, Clone)]
+pub struct SqliteHistory {
+    path: Option<PathBuf>,
+    store: Arc<Mutex<Option<SqliteStore>>>,
+    moved_aside: Arc<Mutex<Option<PathBuf>>>,
+}
+
+impl SqliteHistory {
+    /// A store in the file at `path`, created if missing, opened by the driver.
+    pub fn file(path: impl Into<PathBuf>) -> Self {
+        Self {
+            path: Some(path.into()),
+            store: Arc::default(),
+            moved_aside: Arc::default(),
+        }
+    }
+
+    /// A store in memory: for tests and demos, gone at exit.
+    #[must_use]
+    pub fn in_memory() -> Self {
+        Self {
+            path: None,
+            store: Arc::default(),
+            moved_aside: Arc::default(),
+        }
+    }
+
+    /// Runs `f` on the open store, on a blocking thread.
+    fn with<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut SqliteStore) -> Result<T, StoreError> + Send + 'static,
+    ) -> StoreFuture<'static, T> {
+        let store = Arc::clone(&self.store);
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || {
+                let mut guard = store.lock().unwrap_or_else(PoisonError::into_inner);
+                let store = guard
+                    .as_mut()
+                    .ok_or_else(|| StoreError::new("the store is not open"))?;
+                f(store)
+            })
+            .await
+            .map_err(|e| StoreError::new(format!("the store's thread failed: {e}")))?
+        })
+    }
+}
+
+impl HistoryStore for SqliteHistory {
+    fn kind(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn open(&self, now: i64) -> StoreFuture<'_, ()> {
+        let (path, store, aside) = (
+            self.path.clone(),
+            Arc::clone(&self.store),
+            Arc::clone(&self.moved_aside),
+        );
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || {
+                let opened = match &path {
+                    Some(path) => SqliteStore::open(path, now)?,
+                    None => super::Opened {
+                        store: SqliteStore::in_memory(now)?,
+                        moved_aside: None,
+                    },
+                };
+                if opened.moved_aside.is_some() {
+                    *aside.lock().unwrap_or_else(PoisonError::into_inner) = opened.moved_aside;
+                }
+                *store.lock().unwrap_or_else(PoisonError::into_inner) = Some(opened.store);
+                Ok(())
+            })
+            .await
+            .map_err(|e| StoreError::new(format!("the store's thread failed: {e}")))?
+        })
+    }
+
+    fn is_open(&self) -> bool {
+        self.store
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
+
+    fn note(&self) -> Option<String> {
+        let aside = self
+            .moved_aside
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        aside.as_ref().map(|aside| {
+            format!(
+                "the history file was corrupt: moved aside to {}, a fresh one started",
+                aside.display()
+            )
+        })
+    }
+
+    fn write<'a>(&'a self, writes: &'a Writes) -> StoreFuture<'a, ()> {
+        let writes = writes.clone();
+        self.with(move |store| store.write(&writes))
+    }
+
+    fn buckets<'a>(
+        &'a self,
+        series: &'a Series,
+        tier: Tier,
+        from: i64,
+        to: i64,
+    ) -> StoreFuture<'a, Vec<Bucket>> {
+        let series = series.clone();
+        self.with(move |store| store.buckets(&series, tier, from, to))
+    }
+
+    fn days_of<'a>(
+        &'a self,
+        kind: &'a str,
+        from: i64,
+        to: i64,
+    ) -> StoreFuture<'a, Vec<(Series, Bucket)>> {
+        let kind = kind.to_owned();
+        self.with(move |store| store.days_of(&kind, from, to))
+    }
+
+    fn transitions<'a>(
+        &'a self,
+        series: &'a Series,
+        from: i64,
+        to: i64,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<TransitionRecord>> {
+        let series = series.clone();
+        self.with(move |store| store.transitions(&series, from, to, limit))
+    }
+
+    fn audit(&self, before: Option<i64>, limit: usize) -> StoreFuture<'_, Vec<(i64, AuditRecord)>> {
+        self.with(move |store| store.audit(before, limit))
+    }
+
+    fn mutes(&self) -> StoreFuture<'_, Vec<MuteRecord>> {
+        self.with(|store| store.mutes())
+    }
+
+    fn overrides(&self) -> StoreFuture<'_, Vec<OverrideRecord>> {
+        self.with(|store| store.overrides())
+    }
+
+    fn state<'a>(&'a self, key: &'a str) -> StoreFuture<'a, Option<String>> {
+        let key = key.to_owned();
+        self.with(move |store| store.state(&key))
+    }
+
+    fn series<'a>(&'a self, kind: &'a str) -> StoreFuture<'a, Vec<Series>> {
+        let kind = kind.to_owned();
+        self.with(move |store| store.series(&kind))
+    }
+
+    fn prune<'a>(&'a self, now: i64, retention: &'a Retention) -> StoreFuture<'a, u64> {
+        let retention = retention.clone();
+        self.with(move |store| store.prune(now, &retention))
+    }
+}

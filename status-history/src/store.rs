@@ -1,0 +1,87 @@
+//! The contract of a history store: SQLite in a file ([`SqliteHistory`](crate::SqliteHistory)),
+//! or PostgreSQL for a fleet (`PostgresHistory`, feature `postgres`). The driver writes
+//! through it, the routes read through it; neither knows which store it is.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use crate::model::{
+    AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Tier, TransitionRecord,
+};
+use crate::sqlite::Writes;
+use crate::{Retention, StoreError};
+
+/// What a store's calls answer: a boxed future, so that stores can be chosen at run time.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+
+/// A place history is kept. Every call may fail (the store is down, full, locked); none may
+/// hang past a few seconds (a store bounds its own calls). Reads that span a fleet (one
+/// database, many instances) merge what every instance wrote: time in each level summed,
+/// so that a dependency's uptime is the fleet's.
+pub trait HistoryStore: Send + Sync + std::fmt::Debug + 'static {
+    /// `sqlite` or `postgres`: what logs and the `history` dependency name it.
+    fn kind(&self) -> &'static str;
+
+    /// Opens or connects, migrating the schema, and starts a run at `now` (ms): called by
+    /// the driver at start and, while it fails, every ten seconds.
+    fn open(&self, now: i64) -> StoreFuture<'_, ()>;
+
+    /// Whether it is open now (the last call did not find it gone).
+    fn is_open(&self) -> bool;
+
+    /// Something the `history` dependency should say while nothing else is wrong (a corrupt
+    /// file moved aside), if any.
+    fn note(&self) -> Option<String> {
+        None
+    }
+
+    /// Commits `writes` in one transaction: all of it, or nothing.
+    fn write<'a>(&'a self, writes: &'a Writes) -> StoreFuture<'a, ()>;
+
+    /// The buckets of `series` in `tier` from `from` to `to` (Unix seconds, `to`
+    /// excluded), oldest first.
+    fn buckets<'a>(
+        &'a self,
+        series: &'a Series,
+        tier: Tier,
+        from: i64,
+        to: i64,
+    ) -> StoreFuture<'a, Vec<Bucket>>;
+
+    /// The day buckets of every series of `kind` from `from` to `to`, by series, oldest
+    /// first: the tiles of a whole page in one read.
+    fn days_of<'a>(
+        &'a self,
+        kind: &'a str,
+        from: i64,
+        to: i64,
+    ) -> StoreFuture<'a, Vec<(Series, Bucket)>>;
+
+    /// The latest `limit` transitions of `series` from `from` to `to` (ms), oldest first.
+    fn transitions<'a>(
+        &'a self,
+        series: &'a Series,
+        from: i64,
+        to: i64,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<TransitionRecord>>;
+
+    /// The latest `limit` audit records before the record `before`, newest first, with
+    /// their ids.
+    fn audit(&self, before: Option<i64>, limit: usize) -> StoreFuture<'_, Vec<(i64, AuditRecord)>>;
+
+    /// This instance's mutes kept.
+    fn mutes(&self) -> StoreFuture<'_, Vec<MuteRecord>>;
+
+    /// This instance's overrides kept.
+    fn overrides(&self) -> StoreFuture<'_, Vec<OverrideRecord>>;
+
+    /// This instance's state under `key`.
+    fn state<'a>(&'a self, key: &'a str) -> StoreFuture<'a, Option<String>>;
+
+    /// Every series kept of `kind`.
+    fn series<'a>(&'a self, kind: &'a str) -> StoreFuture<'a, Vec<Series>>;
+
+    /// Deletes what `retention` no longer keeps at `now` (ms); answers the rows deleted.
+    fn prune<'a>(&'a self, now: i64, retention: &'a Retention) -> StoreFuture<'a, u64>;
+}
