@@ -33,6 +33,8 @@
 
 mod error;
 mod model;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod run;
 mod sqlite;
 mod store;
@@ -48,6 +50,9 @@ pub use self::model::{
 pub use self::run::{History, HistoryBuilder, HistoryStats, QueryError, Restored, HISTORY_ID};
 pub use self::sqlite::{migrations, Opened, SqliteHistory, SqliteStore, Writes};
 pub use self::store::{HistoryStore, StoreFuture};
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub use self::postgres::PostgresHistory;
 pub use self::tally::{Batch, Recorder};
 pub use self::uptime::{DayTile, Durations, UptimeReport, Weights, Window, WindowError};
 

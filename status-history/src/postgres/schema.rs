@@ -1,0 +1,90 @@
+//! The PostgreSQL schema, as numbered migrations recorded in `sh_schema`; each applied in
+//! one transaction under an advisory lock, so that a fleet starting at once migrates once.
+
+/// Each migration, in order: version `i + 1` is `MIGRATIONS[i]` applied.
+pub(crate) const MIGRATIONS: &[&str] = &[
+    // 1: timelines, every row tagged with the instance and data center that wrote it.
+    "CREATE TABLE sh_series (
+        id BIGSERIAL PRIMARY KEY,
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        UNIQUE (kind, name)
+    );
+    CREATE TABLE sh_buckets (
+        series BIGINT NOT NULL REFERENCES sh_series(id),
+        tier SMALLINT NOT NULL,
+        start BIGINT NOT NULL,
+        instance TEXT NOT NULL,
+        datacenter TEXT NOT NULL,
+        ok BIGINT NOT NULL, minor BIGINT NOT NULL, major BIGINT NOT NULL,
+        outage BIGINT NOT NULL, muted BIGINT NOT NULL,
+        checks BIGINT NOT NULL, failures BIGINT NOT NULL,
+        dmin BIGINT NOT NULL, dsum BIGINT NOT NULL, dmax BIGINT NOT NULL,
+        PRIMARY KEY (series, tier, start, instance)
+    );
+    CREATE TABLE sh_runs (
+        id BIGSERIAL PRIMARY KEY,
+        instance TEXT NOT NULL,
+        datacenter TEXT NOT NULL,
+        started BIGINT NOT NULL,
+        covered_until BIGINT NOT NULL
+    );
+    CREATE TABLE sh_transitions (
+        id BIGSERIAL PRIMARY KEY,
+        series BIGINT NOT NULL REFERENCES sh_series(id),
+        run BIGINT NOT NULL,
+        instance TEXT NOT NULL,
+        datacenter TEXT NOT NULL,
+        at BIGINT NOT NULL,
+        from_level SMALLINT,
+        to_level SMALLINT NOT NULL,
+        message TEXT NOT NULL,
+        blocked_by TEXT NOT NULL
+    );
+    CREATE INDEX sh_transitions_by_series ON sh_transitions (series, at);",
+    // 2: what operators said. Mutes, overrides are each instance's own.
+    "CREATE TABLE sh_audit (
+        id BIGSERIAL PRIMARY KEY,
+        instance TEXT NOT NULL,
+        datacenter TEXT NOT NULL,
+        at BIGINT NOT NULL,
+        actor TEXT,
+        action TEXT NOT NULL,
+        target TEXT NOT NULL,
+        reason TEXT,
+        address TEXT,
+        outcome TEXT NOT NULL
+    );
+    CREATE INDEX sh_audit_by_time ON sh_audit (at);
+    CREATE TABLE sh_mutes (
+        instance TEXT NOT NULL,
+        dependency TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        actor TEXT,
+        set_at BIGINT NOT NULL,
+        start BIGINT NOT NULL,
+        until BIGINT NOT NULL,
+        PRIMARY KEY (instance, dependency)
+    );
+    CREATE TABLE sh_overrides (
+        instance TEXT NOT NULL,
+        feature TEXT NOT NULL,
+        enabled BOOLEAN NOT NULL,
+        reason TEXT NOT NULL,
+        actor TEXT,
+        set_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        PRIMARY KEY (instance, feature)
+    );",
+    // 3: state kept for others, by instance and key.
+    "CREATE TABLE sh_state (
+        instance TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        updated BIGINT NOT NULL,
+        PRIMARY KEY (instance, key)
+    );",
+];
+
+/// Migrations are serialized across the fleet by this advisory lock.
+pub(crate) const MIGRATION_LOCK: i64 = 0x5354_4154_5553_4853; // "STATUSHS"
