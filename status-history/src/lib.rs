@@ -47,12 +47,12 @@ pub use self::error::StoreError;
 pub use self::model::{
     AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Spent, Tier, TransitionRecord,
 };
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub use self::postgres::{postgres_migrations, PostgresHistory};
 pub use self::run::{History, HistoryBuilder, HistoryStats, QueryError, Restored, HISTORY_ID};
 pub use self::sqlite::{migrations, Opened, SqliteHistory, SqliteStore, Writes};
 pub use self::store::{HistoryStore, StoreFuture};
-#[cfg(feature = "postgres")]
-#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-pub use self::postgres::PostgresHistory;
 pub use self::tally::{Batch, Recorder};
 pub use self::uptime::{DayTile, Durations, UptimeReport, Weights, Window, WindowError};
 

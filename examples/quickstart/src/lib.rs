@@ -252,9 +252,16 @@ impl Demo {
         });
         let history = match &config.history {
             Some(HistoryTarget::Sqlite(path)) => Some(status_history::History::sqlite(path).open()),
-            Some(HistoryTarget::Postgres(_)) => anyhow::bail!(
-                "--history postgres://… is not available yet: keep history in a file (--history PATH)"
-            ),
+            Some(HistoryTarget::Postgres(url)) => {
+                let datacenter = config
+                    .fleet
+                    .as_ref()
+                    .map_or("default", |f| f.datacenter.as_str());
+                let store =
+                    status_history::PostgresHistory::new(url, &config.instance_id, datacenter)
+                        .context("--history")?;
+                Some(status_history::History::builder(store).open())
+            }
             None => None,
         };
         let notifications = notifications(&registry, &config.notify, history.as_ref())?;

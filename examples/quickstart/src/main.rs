@@ -164,7 +164,8 @@ struct Args {
     grpc_max_connections: Option<usize>,
     /// Where history is kept across restarts: a SQLite file (created if missing), or a
     /// PostgreSQL URL (postgres://…) a fleet shares. Uptime, transitions, the audit trail,
-    /// mutes and overrides survive a restart.
+    /// mutes, overrides and what was notified survive a restart (with PostgreSQL, give a
+    /// stable --instance-id: an instance gets back its own mutes, overrides and notices).
     #[arg(
         long,
         value_name = "PATH|URL",

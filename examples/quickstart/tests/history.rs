@@ -1,7 +1,9 @@
-//! History across a SIGKILL: the real quickstart binary, killed mid-run, restarted on the same
-//! SQLite file. Its uptime over 1 h, 24 h and 30 d then equals a brute-force replay of the
-//! transitions in the file (read here with SQLite directly, not through status-history), and
-//! the mute and override set before the kill are back.
+//! History across a SIGKILL, in a SQLite file and in a real PostgreSQL: the real quickstart
+//! binary, killed mid-run, restarted on the same store. Its uptime over 1 h, 24 h and 30 d
+//! then agrees with a brute-force replay of the transitions in the store (read here with
+//! SQLite or tokio-postgres directly, not through status-history), the mute and override set
+//! before the kill are back, and a real webhook receiver gets no notice twice and every
+//! "resolved".
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -14,6 +16,9 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 mod common;
+#[allow(dead_code)]
+#[path = "../../../status-core/tests/components/servers.rs"]
+mod servers;
 
 const TOKEN: &str = "t";
 
@@ -25,7 +30,7 @@ fn free_port() -> u16 {
         .port()
 }
 
-async fn start(history: &Path) -> (Child, SocketAddr) {
+async fn start(db: &Db) -> (Child, SocketAddr) {
     let port = free_port();
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let child = Command::new(env!("CARGO_BIN_EXE_quickstart"))
@@ -36,7 +41,8 @@ async fn start(history: &Path) -> (Child, SocketAddr) {
             "100",
             "--history",
         ])
-        .arg(history)
+        .arg(db.target())
+        .args(["--instance-id", "q-1"])
         .env("STATUS_ADMIN_TOKEN", TOKEN)
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
@@ -65,44 +71,93 @@ async fn call(addr: SocketAddr, method: &str, path: &str, body: &str) -> Value {
     serde_json::from_str(&body).unwrap()
 }
 
-/// Milliseconds of `dependency` in OK, MINOR, MAJOR, OUTAGE between `from` and `to`
-/// (ms), replayed from the transitions of each run up to where that run's time was
-/// accounted (`covered_until`).
-fn replay(db: &Path, dependency: &str, from: i64, to: i64) -> [u64; 4] {
-    let conn = Connection::open(db).unwrap();
-    let runs: Vec<(i64, i64)> = conn
-        .prepare("SELECT id, covered_until FROM runs ORDER BY id")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    let mut out = [0u64; 4];
-    for (run, covered) in runs {
-        let changes: Vec<(i64, usize)> = conn
-            .prepare(
-                "SELECT t.at, t.to_level FROM transitions t JOIN series s ON s.id = t.series
-                 WHERE s.kind = 'dependency' AND s.name = ?1 AND t.run = ?2 ORDER BY t.at, t.id",
-            )
-            .unwrap()
-            .query_map(rusqlite::params![dependency, run], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        for (i, (at, level)) in changes.iter().enumerate() {
-            let end = changes
-                .get(i + 1)
-                .map_or(covered, |next| next.0)
-                .min(covered);
-            let (a, b) = ((*at).max(from), end.min(to));
-            if b > a {
-                out[*level] += (b - a) as u64;
+/// Where the quickstart keeps its history, read here directly (not through status-history).
+enum Db {
+    Sqlite(PathBuf),
+    Postgres(servers::PostgresServer),
+}
+
+impl Db {
+    fn target(&self) -> String {
+        match self {
+            Self::Sqlite(path) => path.display().to_string(),
+            Self::Postgres(pg) => format!("postgres://postgres@127.0.0.1:{}/postgres", pg.port),
+        }
+    }
+
+    /// Rows of `sql` (SQLite's dialect and PostgreSQL's agree on these), as integers.
+    async fn rows(&self, sql: &str, dependency: &str) -> Vec<Vec<i64>> {
+        match self {
+            Self::Sqlite(path) => {
+                let conn = Connection::open(path).unwrap();
+                let mut stmt = conn
+                    .prepare(&sql.replace("$1", "?1").replace("sh_", ""))
+                    .unwrap();
+                let n = stmt.column_count();
+                stmt.query_map([dependency], |r| {
+                    (0..n).map(|i| r.get::<_, i64>(i)).collect()
+                })
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+            }
+            Self::Postgres(pg) => {
+                let (client, connection) =
+                    tokio_postgres::connect(&pg.config(), tokio_postgres::NoTls)
+                        .await
+                        .unwrap();
+                tokio::spawn(connection);
+                client
+                    .query(sql, &[&dependency])
+                    .await
+                    .unwrap()
+                    .iter()
+                    .map(|r| (0..r.len()).map(|i| r.get::<_, i64>(i)).collect())
+                    .collect()
             }
         }
     }
-    out
+
+    /// Milliseconds of `dependency` in OK, MINOR, MAJOR, OUTAGE between `from` and `to`
+    /// (ms), replayed from the transitions of each run up to where that run's time was
+    /// accounted (`covered_until`).
+    async fn replay(&self, dependency: &str, from: i64, to: i64) -> [u64; 4] {
+        let runs = self
+            .rows(
+                "SELECT id, covered_until FROM sh_runs WHERE $1 = $1 ORDER BY id",
+                dependency,
+            )
+            .await;
+        let changes = self
+            .rows(
+                "SELECT t.run, t.at, CAST(t.to_level AS BIGINT) FROM sh_transitions t JOIN sh_series s ON s.id = t.series
+                 WHERE s.kind = 'dependency' AND s.name = $1 ORDER BY t.run, t.at, t.id",
+                dependency,
+            )
+            .await;
+        let mut out = [0u64; 4];
+        for run in runs {
+            let (id, covered) = (run[0], run[1]);
+            let mine: Vec<&Vec<i64>> = changes.iter().filter(|c| c[0] == id).collect();
+            for (i, change) in mine.iter().enumerate() {
+                let end = mine.get(i + 1).map_or(covered, |next| next[1]).min(covered);
+                let (a, b) = (change[1].max(from), end.min(to));
+                if b > a {
+                    out[usize::try_from(change[2]).unwrap()] += (b - a) as u64;
+                }
+            }
+        }
+        out
+    }
+
+    /// The outage of `dependency` summed over the buckets of `tier`.
+    async fn outage_in(&self, dependency: &str, tier: i64) -> u64 {
+        let sql = format!(
+            "SELECT CAST(coalesce(sum(b.outage), 0) AS BIGINT) FROM sh_buckets b JOIN sh_series s ON s.id = b.series
+             WHERE s.kind = 'dependency' AND s.name = $1 AND b.tier = {tier}"
+        );
+        self.rows(&sql, dependency).await[0][0] as u64
+    }
 }
 
 fn spent(answer: &Value) -> [u64; 4] {
@@ -125,11 +180,21 @@ fn temp() -> PathBuf {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_sigkill_loses_nothing_reported_and_a_restart_puts_back_what_was_in_force() {
-    let db = temp();
+async fn a_sigkill_loses_nothing_reported_in_sqlite() {
+    a_sigkill_loses_nothing_reported(Db::Sqlite(temp())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sigkill_loses_nothing_reported_in_postgres() {
+    a_sigkill_loses_nothing_reported(Db::Postgres(servers::PostgresServer::start())).await;
+}
+
+/// Kills the quickstart keeping history in `db` mid-run, restarts it on the same store:
+/// nothing reported is lost, and what was in force is back.
+async fn a_sigkill_loses_nothing_reported(db: Db) {
     let (mut child, addr) = start(&db).await;
     // An outage of the primary database, a mute of search for an hour, checkout forced off
-    // for ten minutes, a drain: each durable within a second.
+    // for ten minutes: each durable within a second.
     call(
         addr,
         "PUT",
@@ -159,7 +224,7 @@ async fn a_sigkill_loses_nothing_reported_and_a_restart_puts_back_what_was_in_fo
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
 
-    let killed = replay(&db, "primary-db", 0, i64::MAX);
+    let killed = db.replay("primary-db", 0, i64::MAX).await;
     assert!(
         (1_000..=2_500).contains(&killed[3]),
         "the outage was recorded before the kill: {killed:?}"
@@ -167,15 +232,25 @@ async fn a_sigkill_loses_nothing_reported_and_a_restart_puts_back_what_was_in_fo
     assert!(killed[0] > 8_000, "{killed:?}");
 
     let (mut child, addr) = start(&db).await;
-    // The mute and override set before the kill are in force again.
-    let mutes = call(addr, "GET", "/admin/mutes", "").await;
-    let search = mutes["mutes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["dependency"] == "search")
-        .cloned();
-    let search = search.unwrap_or_else(|| panic!("search is muted again: {mutes}"));
+    // The mute and override set before the kill come back once the store is open.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let search = loop {
+        let mutes = call(addr, "GET", "/admin/mutes", "").await;
+        let search = mutes["mutes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["dependency"] == "search")
+            .cloned();
+        if let Some(search) = search {
+            break search;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "search is not muted again: {mutes}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
     assert_eq!(
         (search["reason"].as_str(), search["actor"].as_str()),
         (Some("reindex"), Some("alice"))
@@ -197,18 +272,18 @@ async fn a_sigkill_loses_nothing_reported_and_a_restart_puts_back_what_was_in_fo
         "{actions:?}"
     );
 
-    // Over 1 h, 24 h and 30 d, the restarted instance answers what a replay of the file
-    // gives: between the replay just before the question and just after (this run keeps
-    // adding time), and never less than the killed run accounted.
+    // Over 1 h, 24 h and 30 d, the restarted instance answers what a replay of the store
+    // gives: no more than the replay just after the question (this run keeps adding time),
+    // and never less than the killed run accounted.
     for hours in [1, 24, 30 * 24] {
-        let before_ask = Utc::now();
-        let from = (before_ask - chrono::Duration::hours(hours))
+        let from = (Utc::now() - chrono::Duration::hours(hours))
             .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
         let path = format!("/healthcheck/dependencies/primary-db/uptime?from={from}");
-        let low = |a: &Value| replay(&db, "primary-db", ms(a, "from"), ms(a, "to"));
         let answer = call(addr, "GET", &path, "").await;
         let got = spent(&answer);
-        let high = low(&answer);
+        let high = db
+            .replay("primary-db", ms(&answer, "from"), ms(&answer, "to"))
+            .await;
         for level in 0..4 {
             assert!(
                 got[level] <= high[level],
@@ -226,28 +301,15 @@ async fn a_sigkill_loses_nothing_reported_and_a_restart_puts_back_what_was_in_fo
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    // Stopped, the file replays to exactly what a last answer would read: compare once more
-    // with nothing running.
-    let conn = Connection::open(&db).unwrap();
-    let (minutes_outage,): (i64,) = conn
-        .query_row(
-            "SELECT coalesce(sum(b.outage), 0) FROM buckets b JOIN series s ON s.id = b.series
-             WHERE s.kind = 'dependency' AND s.name = 'primary-db' AND b.tier = 0",
-            [],
-            |r| Ok((r.get(0)?,)),
-        )
-        .unwrap();
-    let (days_outage,): (i64,) = conn
-        .query_row(
-            "SELECT coalesce(sum(b.outage), 0) FROM buckets b JOIN series s ON s.id = b.series
-             WHERE s.kind = 'dependency' AND s.name = 'primary-db' AND b.tier = 2",
-            [],
-            |r| Ok((r.get(0)?,)),
-        )
-        .unwrap();
-    let replayed = replay(&db, "primary-db", 0, i64::MAX);
-    assert_eq!(minutes_outage as u64, replayed[3]);
-    assert_eq!(days_outage as u64, replayed[3]);
+    // Stopped, every tier replays to exactly the transitions.
+    let replayed = db.replay("primary-db", 0, i64::MAX).await;
+    for tier in 0..3 {
+        assert_eq!(
+            db.outage_in("primary-db", tier).await,
+            replayed[3],
+            "tier {tier}"
+        );
+    }
 }
 
 /// Every notice a receiver got, digests opened, as `kind:id`.
@@ -339,6 +401,7 @@ async fn start_notifying(history: &Path, hook: &str) -> (Child, SocketAddr) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_notifier_neither_repeats_a_notice_nor_loses_a_resolved() {
     let db = temp().with_file_name("notify.db");
+    let _ = std::fs::remove_file(&db);
     let (hook, got) = receiver().await;
     let (mut child, addr) = start_notifying(&db, &hook).await;
     until_received(&got, "changed:redis").await;

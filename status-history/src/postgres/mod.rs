@@ -15,11 +15,18 @@ use tokio_postgres::{Client, NoTls, Row, Transaction};
 
 use self::schema::{MIGRATIONS, MIGRATION_LOCK};
 use crate::model::{
-    millis, AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Spent, Tier,
-    TransitionRecord,
+    millis, AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Spent, Tier, TransitionRecord,
 };
 use crate::store::{HistoryStore, StoreFuture};
 use crate::{Retention, StoreError, Writes};
+
+/// The PostgreSQL schema's migrations, in order: for tests that build a database at an
+/// earlier version (record it in `sh_schema`).
+#[doc(hidden)]
+#[must_use]
+pub fn postgres_migrations() -> &'static [&'static str] {
+    MIGRATIONS
+}
 
 /// How long any one call may take before the connection is dropped and the call fails.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
@@ -82,10 +89,7 @@ impl PostgresHistory {
     /// # Errors
     ///
     /// When the store is not open.
-    pub async fn with_client<T>(
-        &self,
-        f: impl AsyncFnOnce(&Client) -> T,
-    ) -> Result<T, StoreError> {
+    pub async fn with_client<T>(&self, f: impl AsyncFnOnce(&Client) -> T) -> Result<T, StoreError> {
         let guard = self.client.lock().await;
         let client = guard.as_ref().ok_or_else(not_open)?;
         Ok(f(client).await)
@@ -153,7 +157,11 @@ async fn migrate(client: &mut Client) -> Result<(), StoreError> {
              status-history (this one knows up to {latest}); it is left as it is"
         )));
     }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(usize::try_from(version).unwrap_or(0)) {
+    for (i, sql) in MIGRATIONS
+        .iter()
+        .enumerate()
+        .skip(usize::try_from(version).unwrap_or(0))
+    {
         tx.batch_execute(sql)
             .await
             .map_err(|e| StoreError::new(format!("migration to version {}: {}", i + 1, pg(&e))))?;
@@ -211,10 +219,11 @@ impl HistoryStore for PostgresHistory {
             if guard.as_ref().is_some_and(|c| !c.is_closed()) {
                 return Ok(());
             }
-            let (mut client, connection) = tokio::time::timeout(CALL_TIMEOUT, self.config.connect(NoTls))
-                .await
-                .map_err(|_| StoreError::new("PostgreSQL did not answer the connection"))?
-                .map_err(|e| pg(&e))?;
+            let (mut client, connection) =
+                tokio::time::timeout(CALL_TIMEOUT, self.config.connect(NoTls))
+                    .await
+                    .map_err(|_| StoreError::new("PostgreSQL did not answer the connection"))?
+                    .map_err(|e| pg(&e))?;
             tokio::spawn(async move {
                 if let Err(e) = connection.await {
                     tracing::warn!("the history's PostgreSQL connection ended: {e}");
@@ -251,7 +260,11 @@ impl HistoryStore for PostgresHistory {
 
     fn write<'a>(&'a self, writes: &'a Writes) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let known = self.series.lock().unwrap_or_else(PoisonError::into_inner).clone();
+            let known = self
+                .series
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
             let learned = self
                 .call(async |client| {
                     let tx = client.transaction().await?;
@@ -268,7 +281,13 @@ impl HistoryStore for PostgresHistory {
         })
     }
 
-    fn buckets<'a>(&'a self, series: &'a Series, tier: Tier, from: i64, to: i64) -> StoreFuture<'a, Vec<Bucket>> {
+    fn buckets<'a>(
+        &'a self,
+        series: &'a Series,
+        tier: Tier,
+        from: i64,
+        to: i64,
+    ) -> StoreFuture<'a, Vec<Bucket>> {
         Box::pin(self.call(async move |client| {
             let sql = format!(
                 "SELECT b.start, {MERGED} FROM sh_buckets b JOIN sh_series s ON s.id = b.series
@@ -283,7 +302,12 @@ impl HistoryStore for PostgresHistory {
         }))
     }
 
-    fn days_of<'a>(&'a self, kind: &'a str, from: i64, to: i64) -> StoreFuture<'a, Vec<(Series, Bucket)>> {
+    fn days_of<'a>(
+        &'a self,
+        kind: &'a str,
+        from: i64,
+        to: i64,
+    ) -> StoreFuture<'a, Vec<(Series, Bucket)>> {
         Box::pin(self.call(async move |client| {
             let sql = format!(
                 "SELECT s.name, b.start, {MERGED} FROM sh_buckets b JOIN sh_series s ON s.id = b.series
@@ -301,7 +325,13 @@ impl HistoryStore for PostgresHistory {
         }))
     }
 
-    fn transitions<'a>(&'a self, series: &'a Series, from: i64, to: i64, limit: usize) -> StoreFuture<'a, Vec<TransitionRecord>> {
+    fn transitions<'a>(
+        &'a self,
+        series: &'a Series,
+        from: i64,
+        to: i64,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<TransitionRecord>> {
         Box::pin(self.call(async move |client| {
             let limit = i64::try_from(limit).unwrap_or(i64::MAX);
             let rows = client
@@ -423,7 +453,10 @@ impl HistoryStore for PostgresHistory {
     fn series<'a>(&'a self, kind: &'a str) -> StoreFuture<'a, Vec<Series>> {
         Box::pin(self.call(async move |client| {
             let rows = client
-                .query("SELECT name FROM sh_series WHERE kind = $1 ORDER BY name", &[&kind])
+                .query(
+                    "SELECT name FROM sh_series WHERE kind = $1 ORDER BY name",
+                    &[&kind],
+                )
                 .await?;
             Ok(rows
                 .iter()
@@ -436,7 +469,11 @@ impl HistoryStore for PostgresHistory {
         Box::pin(self.call(async move |client| {
             let ms = |d: Duration| now - i64::try_from(d.as_millis()).unwrap_or(i64::MAX / 2);
             let mut deleted = 0;
-            for (tier, kept) in [(0i16, retention.minutes), (1, retention.hours), (2, retention.days)] {
+            for (tier, kept) in [
+                (0i16, retention.minutes),
+                (1, retention.hours),
+                (2, retention.days),
+            ] {
                 deleted += client
                     .execute(
                         "DELETE FROM sh_buckets WHERE tier = $1 AND start < $2",
@@ -445,10 +482,16 @@ impl HistoryStore for PostgresHistory {
                     .await?;
             }
             deleted += client
-                .execute("DELETE FROM sh_transitions WHERE at < $1", &[&ms(retention.transitions)])
+                .execute(
+                    "DELETE FROM sh_transitions WHERE at < $1",
+                    &[&ms(retention.transitions)],
+                )
                 .await?;
             deleted += client
-                .execute("DELETE FROM sh_audit WHERE at < $1", &[&ms(retention.audit)])
+                .execute(
+                    "DELETE FROM sh_audit WHERE at < $1",
+                    &[&ms(retention.audit)],
+                )
                 .await?;
             deleted += client
                 .execute(
@@ -598,8 +641,11 @@ async fn write_all(
         }
     }
     if let Some(until) = w.batch.covered_until {
-        tx.execute("UPDATE sh_runs SET covered_until = $1 WHERE id = $2", &[&until, &run])
-            .await?;
+        tx.execute(
+            "UPDATE sh_runs SET covered_until = $1 WHERE id = $2",
+            &[&until, &run],
+        )
+        .await?;
     }
     for a in &w.audit {
         tx.execute(

@@ -178,7 +178,12 @@ impl Driver {
                     ms(result.timestamp()),
                     failed,
                     us,
-                    result.mute().is_some(),
+                    // Events carry the result as checked; the mute is the registry's.
+                    result.mute().is_some()
+                        || self
+                            .registry
+                            .upgrade()
+                            .is_some_and(|r| r.muted(result.id().as_str()).is_some()),
                 );
             }
             Event::Changed { current, .. } => {

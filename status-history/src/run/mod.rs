@@ -492,6 +492,7 @@ impl History {
     }
 }
 
+#[allow(clippy::needless_pass_by_value)] // `map_err(store)`
 fn store(e: crate::StoreError) -> QueryError {
     QueryError::Store(e.to_string())
 }

@@ -1,0 +1,308 @@
+//! PostgreSQL for a fleet, against a real server started by the test: what one instance
+//! writes reads back as a replay says, instances merge, every earlier schema migrates, ten
+//! instances open and write at once, and a server stopped mid-run is said by `history` and
+//! written through once it is back.
+#![cfg(feature = "postgres")]
+
+#[allow(dead_code)]
+#[path = "../../status-core/tests/components/servers.rs"]
+mod servers;
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use servers::PostgresServer;
+use status_core::{check, CheckStatus, Dependency, MuteWindow, Registry};
+use status_history::{
+    postgres_migrations, History, HistoryStore, PostgresHistory, Recorder, Series, Tier, Writes,
+    HISTORY_ID,
+};
+
+const T0: i64 = 1_772_323_200_000;
+
+fn store(pg: &PostgresServer, instance: &str) -> PostgresHistory {
+    PostgresHistory::new(&pg.config(), instance, "dc-1").unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_merge_and_each_reads_back_what_it_wrote() {
+    let pg = PostgresServer::start();
+    let db = Series::Dependency("db".into());
+    let (a, b) = (store(&pg, "a"), store(&pg, "b"));
+    a.open(T0).await.unwrap();
+    b.open(T0).await.unwrap();
+    // a: 90 s OK then 30 s OUTAGE; b: 120 s MAJOR.
+    let mut ra = Recorder::new();
+    ra.changed(&db, T0, CheckStatus::Ok, "up", vec![]);
+    ra.checked(&db, T0, false, 2_000, false);
+    ra.changed(
+        &db,
+        T0 + 90_000,
+        CheckStatus::Outage,
+        "down",
+        vec!["net".into()],
+    );
+    ra.checked(&db, T0 + 90_000, true, 8_000, false);
+    let mut rb = Recorder::new();
+    rb.changed(&db, T0, CheckStatus::Major, "slow", vec![]);
+    for (store, recorder) in [(&a, &mut ra), (&b, &mut rb)] {
+        let batch = recorder.flush(T0 + 120_000, true);
+        store
+            .write(&Writes {
+                batch,
+                ..Writes::default()
+            })
+            .await
+            .unwrap();
+    }
+    let minutes = a.buckets(&db, Tier::Minute, 0, i64::MAX).await.unwrap();
+    let total = async |tier| {
+        let b = a.buckets(&db, tier, 0, i64::MAX).await.unwrap();
+        b.iter().fold((0, 0, 0, 0), |acc, b| {
+            (
+                acc.0 + b.spent.ok,
+                acc.1 + b.spent.major,
+                acc.2 + b.spent.outage,
+                acc.3 + b.checks,
+            )
+        })
+    };
+    assert_eq!(minutes.len(), 2);
+    for tier in Tier::ALL {
+        // Merged: both instances' time, whatever the tier.
+        assert_eq!(total(tier).await, (90_000, 120_000, 30_000, 2), "{tier:?}");
+    }
+    let merged = &minutes[1];
+    assert_eq!(
+        (merged.duration_min_us, merged.duration_max_us),
+        (8_000, 8_000)
+    );
+    let transitions = b.transitions(&db, 0, i64::MAX, 10).await.unwrap();
+    assert_eq!(transitions.len(), 3);
+    assert_eq!(transitions.last().unwrap().blocked_by, ["net"]);
+    let days = a.days_of("dependency", 0, i64::MAX).await.unwrap();
+    assert_eq!(days.len(), 1);
+    assert_eq!(days[0].1.spent.outage, 30_000);
+    // A second write of the same minutes replaces them (totals, not increments).
+    let batch = ra.flush(T0 + 120_000, true);
+    a.write(&Writes {
+        batch,
+        ..Writes::default()
+    })
+    .await
+    .unwrap();
+    assert_eq!(total(Tier::Day).await, (90_000, 120_000, 30_000, 2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_earlier_schema_migrates_and_a_newer_one_is_refused() {
+    let pg = PostgresServer::start();
+    let admin = store(&pg, "admin");
+    admin.open(T0).await.unwrap();
+    let latest = postgres_migrations().len();
+    for at in 0..latest {
+        let name = format!("v{at}");
+        admin
+            .with_client(async |c| {
+                c.batch_execute(&format!("CREATE DATABASE {name}"))
+                    .await
+                    .unwrap();
+            })
+            .await
+            .unwrap();
+        let config = format!(
+            "{} dbname={name}",
+            pg.config().replace("dbname=postgres", "")
+        );
+        {
+            let (client, connection) = tokio_postgres::connect(&config, tokio_postgres::NoTls)
+                .await
+                .unwrap();
+            tokio::spawn(connection);
+            client
+                .batch_execute("CREATE TABLE sh_schema (version INTEGER NOT NULL)")
+                .await
+                .unwrap();
+            for sql in &postgres_migrations()[..at] {
+                client.batch_execute(sql).await.unwrap();
+            }
+            client
+                .execute("INSERT INTO sh_schema VALUES ($1)", &[&(at as i32)])
+                .await
+                .unwrap();
+            if at >= 1 {
+                client
+                    .batch_execute(
+                        "INSERT INTO sh_series (kind, name) VALUES ('dependency', 'kept')",
+                    )
+                    .await
+                    .unwrap();
+            }
+        }
+        let s = PostgresHistory::new(&config, "x", "dc").unwrap();
+        s.open(T0)
+            .await
+            .unwrap_or_else(|e| panic!("from version {at}: {e}"));
+        let kept = s.series("dependency").await.unwrap();
+        assert_eq!(kept.len(), usize::from(at >= 1), "from version {at}");
+        assert!(s.mutes().await.unwrap().is_empty());
+    }
+    admin
+        .with_client(async |c| {
+            c.batch_execute("UPDATE sh_schema SET version = 99")
+                .await
+                .unwrap();
+        })
+        .await
+        .unwrap();
+    let newer = store(&pg, "late");
+    let err = newer.open(T0).await.unwrap_err();
+    assert!(err.to_string().contains("newer"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_instances_open_and_write_at_once() {
+    let pg = PostgresServer::start();
+    let db = Series::Dependency("db".into());
+    let mut tasks = Vec::new();
+    for i in 0..10 {
+        let s = store(&pg, &format!("i{i}"));
+        tasks.push(tokio::spawn(async move {
+            s.open(T0).await.unwrap();
+            let mut r = Recorder::new();
+            r.changed(
+                &Series::Dependency("db".into()),
+                T0,
+                CheckStatus::Ok,
+                "",
+                vec![],
+            );
+            for step in 1..=30 {
+                let batch = r.flush(T0 + step * 2_000, true);
+                s.write(&Writes {
+                    batch,
+                    ..Writes::default()
+                })
+                .await
+                .unwrap();
+            }
+            s
+        }));
+    }
+    let mut stores = Vec::new();
+    for t in tasks {
+        stores.push(t.await.unwrap());
+    }
+    let days = stores[0]
+        .buckets(&db, Tier::Day, 0, i64::MAX)
+        .await
+        .unwrap();
+    assert_eq!(days.len(), 1);
+    assert_eq!(days[0].spent.ok, 10 * 60_000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_stopped_mid_run_is_said_and_written_through_when_it_is_back() {
+    let mut pg = PostgresServer::start();
+    let registry = Registry::builder().jitter(0.0).build();
+    let level = Arc::new(AtomicU8::new(0));
+    let l = level.clone();
+    registry
+        .add(
+            Dependency::builder(
+                "db",
+                check::tiered(move || {
+                    let status = CheckStatus::from_severity(l.load(Ordering::SeqCst)).unwrap();
+                    async move { (status, "db".to_owned()) }
+                }),
+            )
+            .period(Duration::from_millis(100))
+            .build()
+            .unwrap(),
+        )
+        .unwrap();
+    let history = History::builder(store(&pg, "me"))
+        .flush_every(Duration::from_millis(200))
+        .aggregate_every(Duration::from_millis(200))
+        .open();
+    history.attach(&registry);
+    registry
+        .mute(
+            "db",
+            MuteWindow::For(Duration::from_secs(600)),
+            "migration",
+            None,
+        )
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let said = || {
+        registry
+            .result(HISTORY_ID)
+            .map(|r| (r.status(), r.message().to_owned()))
+    };
+    assert_eq!(said().unwrap().0, CheckStatus::Ok, "{:?}", said());
+
+    pg.stop();
+    level.store(3, Ordering::SeqCst);
+    let stopped = std::time::Instant::now();
+    let mut seen = None;
+    while stopped.elapsed() < Duration::from_secs(15) {
+        let asked = std::time::Instant::now();
+        let _ = registry.report();
+        assert!(
+            asked.elapsed() < Duration::from_millis(100),
+            "the report waited on the store"
+        );
+        if let Some((level, message)) = said() {
+            if level != CheckStatus::Ok {
+                seen = Some(message);
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let message = seen.expect("history said the store was down");
+    assert!(
+        message.contains("writes failing") || message.contains("cannot open"),
+        "{message}"
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    level.store(0, Ordering::SeqCst);
+    pg.restart();
+    // Reconnected within the ten-second retry, the backlog written, OK again.
+    let back = std::time::Instant::now();
+    while said().unwrap().0 != CheckStatus::Ok {
+        assert!(
+            back.elapsed() < Duration::from_secs(20),
+            "not back: {:?}",
+            said()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    history.flush().await;
+    assert_eq!(history.stats().backlog, 0);
+    let now = registry.clock().wall();
+    let report = history
+        .uptime(
+            Series::Dependency("db".into()),
+            now - chrono::Duration::minutes(10),
+            now,
+        )
+        .await
+        .unwrap();
+    // Muted the whole time: the outage while the server was down was recorded, muted.
+    assert!(report.spent.muted >= 2_000, "{:?}", report.spent);
+    let transitions = history
+        .transitions(Series::Dependency("db".into()), 10)
+        .await
+        .unwrap();
+    assert!(
+        transitions.iter().any(|t| t.to == CheckStatus::Outage),
+        "{transitions:?}"
+    );
+    // The mute is kept for this instance.
+    let again = store(&pg, "me");
+    again.open(0).await.unwrap();
+    assert_eq!(again.mutes().await.unwrap().len(), 1);
+}
