@@ -89,6 +89,11 @@ struct FleetPageDoc;
 )]
 struct HistoryDoc;
 
+#[cfg(all(feature = "history", feature = "dashboard"))]
+#[derive(OpenApi)]
+#[openapi(paths(crate::history::page::overview, crate::history::page::dependency))]
+struct HistoryPageDoc;
+
 /// The document of the routes this build serves: the contract's, and each feature's.
 fn assembled() -> utoipa::openapi::OpenApi {
     #[allow(unused_mut)]
@@ -103,6 +108,8 @@ fn assembled() -> utoipa::openapi::OpenApi {
     doc.merge(FleetPageDoc::openapi());
     #[cfg(feature = "history")]
     doc.merge(HistoryDoc::openapi());
+    #[cfg(all(feature = "history", feature = "dashboard"))]
+    doc.merge(HistoryPageDoc::openapi());
     doc
 }
 

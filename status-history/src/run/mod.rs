@@ -348,6 +348,31 @@ impl History {
         Ok(UptimeReport::of(series, window, &buckets, self.weights()))
     }
 
+    /// The buckets of `series` in `tier` from `from` to `to`, oldest first (buckets with
+    /// nothing in them are absent).
+    ///
+    /// # Errors
+    ///
+    /// [`QueryError::Store`] when the store fails.
+    pub async fn buckets(
+        &self,
+        series: Series,
+        tier: Tier,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<crate::Bucket>, QueryError> {
+        self.shared
+            .store()
+            .buckets(
+                &series,
+                tier,
+                tier.floor(from).timestamp(),
+                tier.ceil(to).timestamp(),
+            )
+            .await
+            .map_err(store)
+    }
+
     /// The last `days` days of `series` (today included), oldest first, one tile a day
     /// (days with nothing observed included).
     ///

@@ -48,6 +48,8 @@ pub(crate) struct DashboardState {
     pub(crate) feed: Arc<LiveFeed>,
     /// Event streams open now.
     pub(crate) event_streams: AtomicUsize,
+    /// Whether `/status/history` is served: the page links to it.
+    pub(crate) history: bool,
 }
 
 impl DashboardState {
@@ -62,6 +64,7 @@ impl DashboardState {
             panels,
             feed: Arc::new(LiveFeed::new()),
             event_streams: AtomicUsize::new(0),
+            history: false,
         }
     }
 }
@@ -78,6 +81,7 @@ pub(crate) const MAX_EVENT_STREAMS: usize = 64;
 #[template(path = "dashboard.html")]
 struct Page<'a> {
     view: &'a View,
+    history: bool,
 }
 
 #[derive(Template)]
@@ -112,7 +116,10 @@ pub(crate) async fn page(
 ) -> Result<Response, ApiError> {
     let Query(filter) = filter.map_err(|e| ApiError::bad_request(e.body_text()))?;
     let view = view::build(&state.registry, filter, &state.present, &state.panels);
-    let html = render(&Page { view: &view })?;
+    let html = render(&Page {
+        view: &view,
+        history: state.history,
+    })?;
     let mut response = Html(html).into_response();
     let headers = response.headers_mut();
     headers.insert(CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
@@ -198,6 +205,10 @@ pub(crate) async fn asset(Path(file): Path<String>) -> Response {
         ),
         "dashboard.js" => (
             include_str!("../../../web/static/dashboard.js"),
+            "text/javascript; charset=utf-8",
+        ),
+        "history.js" => (
+            include_str!("../../../web/static/history.js"),
             "text/javascript; charset=utf-8",
         ),
         "logo.svg" => (

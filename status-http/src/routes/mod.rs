@@ -299,11 +299,19 @@ impl Routes {
             auth: AdminAuth::new(self.admin_token.as_deref().unwrap_or_default()),
             audit: self.audit.clone(),
             #[cfg(feature = "dashboard")]
-            dashboard: Arc::new(crate::dashboard::DashboardState::new(
-                self.registry.clone(),
-                present,
-                self.panels,
-            )),
+            dashboard: Arc::new({
+                #[allow(unused_mut)]
+                let mut dashboard = crate::dashboard::DashboardState::new(
+                    self.registry.clone(),
+                    present,
+                    self.panels,
+                );
+                #[cfg(feature = "history")]
+                {
+                    dashboard.history = self.history.is_some();
+                }
+                dashboard
+            }),
             #[cfg(feature = "metrics")]
             metrics: Arc::new(MetricsState {
                 metrics: Metrics::new(&self.registry, self.metrics),
@@ -320,6 +328,7 @@ impl Routes {
                 self.registry.clone(),
                 self.history,
                 &self.audit,
+                self.public_view,
             )),
         }));
         // The probes a balancer calls many times a second carry no request span: they are
@@ -395,6 +404,13 @@ impl Routes {
             .route(
                 "/healthcheck/groups/{name}/uptime",
                 get(crate::history::group),
+            );
+        #[cfg(all(feature = "history", feature = "dashboard"))]
+        let traced = traced
+            .route("/status/history", get(crate::history::page::overview))
+            .route(
+                "/status/history/{id}",
+                get(crate::history::page::dependency),
             );
         #[cfg(feature = "fleet")]
         let traced = traced

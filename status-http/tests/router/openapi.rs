@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::support::{fixture, get};
 
-const ROUTES: [(&str, &str); 32] = [
+const ROUTES: [(&str, &str); 34] = [
     ("get", "/healthcheck"),
     ("get", "/healthcheck/groups/{name}"),
     ("get", "/healthcheck/groups/{name}/summary"),
@@ -38,6 +38,8 @@ const ROUTES: [(&str, &str); 32] = [
     ("get", "/healthcheck/groups/{name}/uptime"),
     ("get", "/healthcheck/report"),
     ("get", "/admin/history/audit"),
+    ("get", "/status/history"),
+    ("get", "/status/history/{id}"),
 ];
 
 #[tokio::test(start_paused = true)]
@@ -90,7 +92,7 @@ async fn every_route_is_described_and_answers_within_the_description() {
 /// The codes each route can answer besides the rejections every route shares (the
 /// `default` response: 400, 401, 403, 404, 405, 408, 413, 414, 431), read from its handler:
 /// the documentation must name exactly these, not only those a fixture happens to produce.
-const CODES: [(&str, &str, &[&str]); 29] = [
+const CODES: [(&str, &str, &[&str]); 31] = [
     // A report's condition (503 on OUTAGE), or 304 on a matching ETag.
     ("get", "/healthcheck", &["200", "304", "503"]),
     ("get", "/healthcheck/summary", &["200", "304", "503"]),
@@ -142,6 +144,8 @@ const CODES: [(&str, &str, &[&str]); 29] = [
     ),
     ("get", "/healthcheck/report", &["200", "400", "404", "503"]),
     ("get", "/admin/history/audit", &["200", "404", "503"]),
+    ("get", "/status/history", &["200", "400", "404"]),
+    ("get", "/status/history/{id}", &["200", "400", "404"]),
 ];
 
 #[tokio::test(start_paused = true)]

@@ -13,6 +13,9 @@ use serde_json::json;
 use status_core::Registry;
 use status_history::{History, QueryError, Series};
 
+#[cfg(feature = "dashboard")]
+pub(crate) mod page;
+
 use crate::auth::Admin;
 use crate::error::ApiError;
 use crate::respond::{json_response, JSON};
@@ -26,10 +29,13 @@ const DEFAULT_AUDIT: usize = 100;
 pub(crate) struct HistoryState {
     pub(crate) registry: Registry,
     pub(crate) history: Option<History>,
+    /// The public view: transitions' messages are not shown.
+    #[cfg_attr(not(feature = "dashboard"), allow(dead_code))]
+    pub(crate) public: bool,
 }
 
 impl HistoryState {
-    fn history(&self) -> Result<&History, ApiError> {
+    pub(crate) fn history(&self) -> Result<&History, ApiError> {
         self.history.as_ref().ok_or_else(|| {
             ApiError::new(
                 StatusCode::NOT_FOUND,
@@ -41,7 +47,10 @@ impl HistoryState {
 
 /// The query string as names and values; a name given twice, or one not in `known`, is a
 /// 400.
-fn params(raw: Option<&str>, known: &[&str]) -> Result<HashMap<String, String>, ApiError> {
+pub(crate) fn params(
+    raw: Option<&str>,
+    known: &[&str],
+) -> Result<HashMap<String, String>, ApiError> {
     let mut out = HashMap::new();
     for pair in raw.unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
@@ -313,6 +322,7 @@ impl HistoryState {
         registry: Registry,
         history: Option<History>,
         audit: &crate::audit::AuditLog,
+        public: bool,
     ) -> Self {
         if let Some(history) = &history {
             let history = history.clone();
@@ -333,6 +343,10 @@ impl HistoryState {
                 });
             });
         }
-        Self { registry, history }
+        Self {
+            registry,
+            history,
+            public,
+        }
     }
 }

@@ -1,0 +1,418 @@
+//! The dashboard's memory: `GET /status/history` (90 day tiles for the system, each group
+//! and each dependency, a page at a time) and `GET /status/history/{id}` (one dependency:
+//! its tiles, uptime over 1 h to 90 days, a 24-hour chart of check duration, and its
+//! transitions). Both render whole without JavaScript; the audit trail, admin only, is
+//! fetched with the operator's token by the page's script.
+
+use std::sync::Arc;
+
+use askama::Template;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::header::{CONTENT_SECURITY_POLICY, X_CONTENT_TYPE_OPTIONS};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+use chrono::{DateTime, Duration, Utc};
+use status_core::CheckStatus;
+use status_history::{DayTile, Series, Tier};
+
+use super::{params, HistoryState};
+use crate::error::ApiError;
+
+/// Days of tiles when not asked, and at most.
+const DAYS: u32 = 90;
+const MAX_DAYS: u32 = 400;
+/// Rows of a page when not asked, and at most.
+const LIMIT: usize = 100;
+const MAX_LIMIT: usize = 1000;
+
+/// One day's tile: its colour and what hovering says.
+pub(crate) struct Tile {
+    class: &'static str,
+    title: String,
+}
+
+/// A row of tiles.
+pub(crate) struct Row {
+    kind: &'static str,
+    name: String,
+    link: Option<String>,
+    uptime: String,
+    tiles: Vec<Tile>,
+}
+
+#[derive(Template)]
+#[template(path = "history.html")]
+struct HistoryPage {
+    days: u32,
+    rows: Vec<Row>,
+    shown: usize,
+    total: usize,
+    next: Option<String>,
+    unavailable: Option<String>,
+}
+
+/// A line on the duration chart.
+struct Line {
+    class: &'static str,
+    name: &'static str,
+    points: String,
+    last: String,
+}
+
+#[derive(Template)]
+#[template(path = "history_dependency.html")]
+struct DependencyPage {
+    id: String,
+    days: u32,
+    row: Row,
+    figures: Vec<(&'static str, String)>,
+    chart_top: String,
+    lines: Vec<Line>,
+    transitions: Vec<[String; 4]>,
+    unavailable: Option<String>,
+}
+
+fn class(level: Option<CheckStatus>) -> &'static str {
+    match level {
+        Some(CheckStatus::Ok) => "ok",
+        Some(CheckStatus::Minor) => "minor",
+        Some(CheckStatus::Major) => "major",
+        Some(CheckStatus::Outage) => "outage",
+        None => "none",
+    }
+}
+
+fn percent(share: Option<f64>) -> String {
+    share.map_or_else(|| "no data".to_owned(), |s| format!("{:.3} %", s * 100.0))
+}
+
+fn tiles(days: &[DayTile]) -> Vec<Tile> {
+    days.iter()
+        .map(|d| Tile {
+            class: class(d.worst),
+            title: match (d.worst, d.uptime) {
+                (Some(worst), Some(up)) => format!(
+                    "{}: {} up, {} at worst",
+                    d.day.format("%Y-%m-%d"),
+                    percent(Some(up)),
+                    worst
+                ),
+                _ => format!("{}: no data", d.day.format("%Y-%m-%d")),
+            },
+        })
+        .collect()
+}
+
+/// The share of the tiles' observed time not in OUTAGE (weighting each day by its data).
+fn overall(days: &[DayTile]) -> String {
+    let known: Vec<f64> = days.iter().filter_map(|d| d.uptime).collect();
+    if known.is_empty() {
+        return "no data".to_owned();
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let mean = known.iter().sum::<f64>() / known.len() as f64;
+    percent(Some(mean))
+}
+
+fn html(page: &impl Template) -> Result<Response, ApiError> {
+    let body = page.render().map_err(|e| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot render the page: {e}"),
+        )
+    })?;
+    let mut response = Html(body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(crate::dashboard::CSP),
+    );
+    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    Ok(response)
+}
+
+fn number<T: std::str::FromStr + PartialOrd>(
+    params: &std::collections::HashMap<String, String>,
+    name: &str,
+    default: T,
+    min: T,
+    max: T,
+) -> Result<T, ApiError>
+where
+    T: std::fmt::Display,
+{
+    match params.get(name) {
+        None => Ok(default),
+        Some(v) => v
+            .parse::<T>()
+            .ok()
+            .filter(|n| *n >= min && *n <= max)
+            .ok_or_else(|| {
+                ApiError::bad_request(format!("{name} must be from {min} to {max}, not {v:?}"))
+            }),
+    }
+}
+
+/// GET `/status/history`: a page of tiles.
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/status/history", tag = "history",
+    params(
+        ("days" = Option<u32>, Query, nullable = false, minimum = 1, maximum = 400, description = "Days of tiles (90)"),
+        ("offset" = Option<usize>, Query, nullable = false, description = "Dependencies to skip"),
+        ("limit" = Option<usize>, Query, nullable = false, minimum = 1, maximum = 1000, description = "Dependencies on the page (100)"),
+    ),
+    responses(
+        (status = 200, description = "Day tiles of the system, each group and a page of dependencies", content_type = "text/html", body = String),
+        (status = 400, description = "A parameter out of range", body = crate::schema::Error),
+        (status = 404, description = "No history kept", body = crate::schema::Error),
+        (status = "default", description = "A rejected request (405, 408, 413, 414, 431)", body = crate::schema::Error))))]
+pub(crate) async fn overview(
+    State(state): State<Arc<HistoryState>>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    let history = state.history()?;
+    let params = params(raw.as_deref(), &["days", "offset", "limit"])?;
+    let days = number(&params, "days", DAYS, 1, MAX_DAYS)?;
+    let offset = number(&params, "offset", 0usize, 0, usize::MAX)?;
+    let limit = number(&params, "limit", LIMIT, 1, MAX_LIMIT)?;
+    let mut rows = Vec::new();
+    let mut unavailable = None;
+    let mut total = 0;
+    match history.days(Series::System, days).await {
+        Ok(system) => rows.push(Row {
+            kind: "system",
+            name: "system".to_owned(),
+            link: None,
+            uptime: overall(&system),
+            tiles: tiles(&system),
+        }),
+        Err(e) => unavailable = Some(e.to_string()),
+    }
+    if unavailable.is_none() {
+        for kind in ["group", "dependency"] {
+            match history.days_of(kind, days).await {
+                Ok(series) => {
+                    let mut kept: std::collections::BTreeMap<String, Vec<DayTile>> = series
+                        .into_iter()
+                        .map(|(s, d)| (s.name().to_owned(), d))
+                        .collect();
+                    // Every registered member is shown, with or without data yet.
+                    let names: Vec<String> = if kind == "group" {
+                        state
+                            .registry
+                            .groups()
+                            .iter()
+                            .map(|g| g.group().name().as_str().to_owned())
+                            .collect()
+                    } else {
+                        let mut ids: Vec<String> = state
+                            .registry
+                            .dependencies()
+                            .iter()
+                            .map(|d| d.id().as_str().to_owned())
+                            .collect();
+                        ids.sort();
+                        total = ids.len();
+                        ids.into_iter().skip(offset).take(limit).collect()
+                    };
+                    for name in names {
+                        let days_of = kept
+                            .remove(&name)
+                            .unwrap_or_else(|| empty(days, history.now()));
+                        rows.push(Row {
+                            kind: if kind == "group" {
+                                "group"
+                            } else {
+                                "dependency"
+                            },
+                            link: (kind == "dependency").then(|| format!("history/{name}")),
+                            uptime: overall(&days_of),
+                            tiles: tiles(&days_of),
+                            name,
+                        });
+                    }
+                }
+                Err(e) => unavailable = Some(e.to_string()),
+            }
+        }
+    }
+    let shown = rows.iter().filter(|r| r.kind == "dependency").count();
+    let next = (offset + shown < total).then(|| {
+        format!(
+            "history?days={days}&offset={}&limit={limit}",
+            offset + shown
+        )
+    });
+    html(&HistoryPage {
+        days,
+        rows,
+        shown,
+        total,
+        next,
+        unavailable,
+    })
+}
+
+/// `days` tiles with nothing observed, ending today.
+fn empty(days: u32, now: DateTime<Utc>) -> Vec<DayTile> {
+    let today = Tier::Day.floor(now);
+    (0..days)
+        .rev()
+        .map(|back| DayTile {
+            day: today - Duration::days(i64::from(back)),
+            worst: None,
+            uptime: None,
+            muted_ms: 0,
+        })
+        .collect()
+}
+
+/// GET `/status/history/{id}`: one dependency's memory.
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/status/history/{id}", tag = "history",
+    params(
+        ("id" = String, Path, description = "The dependency"),
+        ("days" = Option<u32>, Query, nullable = false, minimum = 1, maximum = 400, description = "Days of tiles (90)"),
+    ),
+    responses(
+        (status = 200, description = "The dependency's tiles, uptime, check durations over 24 hours and transitions", content_type = "text/html", body = String),
+        (status = 400, description = "A parameter out of range", body = crate::schema::Error),
+        (status = 404, description = "No such dependency, or no history kept", body = crate::schema::Error),
+        (status = "default", description = "A rejected request (405, 408, 413, 414, 431)", body = crate::schema::Error))))]
+pub(crate) async fn dependency(
+    State(state): State<Arc<HistoryState>>,
+    Path(id): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    let history = state.history()?;
+    if !state.registry.contains(&id) {
+        return Err(ApiError::not_found("dependency", &id));
+    }
+    let params = params(raw.as_deref(), &["days"])?;
+    let days = number(&params, "days", DAYS, 1, MAX_DAYS)?;
+    let series = Series::Dependency(id.clone());
+    let now = history.now();
+    let mut unavailable = None;
+    let tiles_of = match history.days(series.clone(), days).await {
+        Ok(d) => d,
+        Err(e) => {
+            unavailable = Some(e.to_string());
+            empty(days, now)
+        }
+    };
+    let mut figures = Vec::new();
+    for (label, back) in [
+        ("Uptime 1 h", Duration::hours(1)),
+        ("Uptime 24 h", Duration::hours(24)),
+        ("Uptime 30 d", Duration::days(30)),
+        ("Uptime 90 d", Duration::days(90)),
+    ] {
+        let answer = history.uptime(series.clone(), now - back, now).await;
+        figures.push((
+            label,
+            answer.map_or_else(
+                |e| e.to_string(),
+                |r| format!("{} (SLA {})", percent(r.uptime), percent(r.sla)),
+            ),
+        ));
+    }
+    let (chart_top, lines) = duration_chart(history, &series, now).await;
+    let transitions = history
+        .transitions(series, 50)
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .rev()
+        .map(|t| {
+            let message = if state.public {
+                String::new()
+            } else {
+                t.message
+            };
+            [
+                chrono::TimeZone::timestamp_millis_opt(&Utc, t.at)
+                    .single()
+                    .map_or_else(String::new, |at| {
+                        at.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+                    }),
+                t.from.map_or_else(|| "—".to_owned(), |l| l.to_string()),
+                t.to.to_string(),
+                message,
+            ]
+        })
+        .collect();
+    html(&DependencyPage {
+        row: Row {
+            kind: "dependency",
+            name: id.clone(),
+            link: None,
+            uptime: overall(&tiles_of),
+            tiles: tiles(&tiles_of),
+        },
+        id,
+        days,
+        figures,
+        chart_top,
+        lines,
+        transitions,
+        unavailable,
+    })
+}
+
+/// The last 24 hours of check durations, a point a minute: the mean and the slowest.
+async fn duration_chart(
+    history: &status_history::History,
+    series: &Series,
+    now: DateTime<Utc>,
+) -> (String, Vec<Line>) {
+    let from = now - Duration::hours(24);
+    let Ok(report) = history
+        .buckets(series.clone(), Tier::Minute, from, now)
+        .await
+    else {
+        return (String::new(), Vec::new());
+    };
+    let checked: Vec<_> = report.iter().filter(|b| b.checks > 0).collect();
+    #[allow(clippy::cast_precision_loss)]
+    let mean = |b: &status_history::Bucket| b.duration_sum_us as f64 / b.checks as f64 / 1000.0;
+    #[allow(clippy::cast_precision_loss)]
+    let max = |b: &status_history::Bucket| b.duration_max_us as f64 / 1000.0;
+    let top = checked
+        .iter()
+        .map(|b| max(b))
+        .fold(0.0f64, f64::max)
+        .max(1.0);
+    let start = from.timestamp();
+    #[allow(clippy::cast_precision_loss)]
+    let points = |value: &dyn Fn(&status_history::Bucket) -> f64| -> String {
+        checked
+            .iter()
+            .map(|b| {
+                let x = (b.start - start) as f64 / 86_400.0 * 300.0;
+                let y = 78.0 - value(b) / top * 76.0;
+                format!("{x:.1},{y:.1}")
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let last = |value: &dyn Fn(&status_history::Bucket) -> f64| {
+        checked
+            .last()
+            .map_or_else(|| "—".to_owned(), |b| format!("{:.1} ms", value(b)))
+    };
+    (
+        format!("{top:.0} ms"),
+        vec![
+            Line {
+                class: "series-0",
+                name: "mean",
+                points: points(&mean),
+                last: last(&mean),
+            },
+            Line {
+                class: "series-1",
+                name: "slowest",
+                points: points(&max),
+                last: last(&max),
+            },
+        ],
+    )
+}
