@@ -572,3 +572,122 @@ async fn hostile_names_and_messages_stay_text() {
     );
     client.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_history_page_shows_tiles_and_with_a_token_the_audit_trail() {
+    let dir = std::env::temp_dir().join(format!("status-dashboard-history-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let demo = Demo::start(Config {
+        period: Duration::from_millis(100),
+        timeout: Duration::from_millis(500),
+        admin_token: TOKEN.to_owned(),
+        history: Some(quickstart::HistoryTarget::Sqlite(dir.join("history.db"))),
+        ..Config::default()
+    })
+    .unwrap();
+    demo.registry.refresh_all().await;
+    let addr = serve(app(&demo)).await;
+    let (code, _) = http(
+        "PUT",
+        addr,
+        "/demo/chaos/payments-api",
+        r#"{"mode":"outage"}"#,
+    )
+    .await;
+    assert_eq!(code, 200);
+    let (code, _) = http(
+        "PUT",
+        addr,
+        "/admin/mutes/search",
+        r#"{"ttlSeconds":600,"reason":"reindex","actor":"carol"}"#,
+    )
+    .await;
+    assert_eq!(code, 200);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    demo.history.as_ref().unwrap().flush().await;
+
+    let (_driver, client) = browser().await;
+    open(&client, addr).await;
+    element(&client, "#history-link")
+        .await
+        .click()
+        .await
+        .unwrap();
+    until(
+        &client,
+        "the history page",
+        "return location.pathname === '/status/history'",
+    )
+    .await;
+    // Without the token: tiles, no audit.
+    let today = js(
+        &client,
+        "const row = document.querySelector('[data-series=\"dependency:payments-api\"]');
+         const tiles = row.querySelectorAll('ol.tiles li');
+         return [tiles.length, tiles[tiles.length - 1].className, tiles[tiles.length - 1].title]",
+    )
+    .await;
+    assert_eq!(today[0], json!(90), "{today}");
+    assert_eq!(today[1], json!("outage"), "{today}");
+    assert!(today[2].as_str().unwrap().contains("% up"), "{today}");
+    assert_eq!(
+        js(
+            &client,
+            "return document.getElementById('audit-table').hidden"
+        )
+        .await,
+        json!(true)
+    );
+    // The tiles fit a row at a readable size.
+    let width = js(
+        &client,
+        "return document.querySelector('[data-series=\"system:system\"] ol.tiles').getBoundingClientRect().width",
+    )
+    .await;
+    assert!(width.as_f64().unwrap() > 300.0, "{width}");
+
+    // With the token (kept for the tab on the dashboard), the audit trail fills in.
+    client.goto(&format!("http://{addr}/status")).await.unwrap();
+    element(&client, "#token")
+        .await
+        .send_keys(TOKEN)
+        .await
+        .unwrap();
+    element(&client, "#token-form button[type=submit]")
+        .await
+        .click()
+        .await
+        .unwrap();
+    until(
+        &client,
+        "token kept",
+        "return document.body.classList.contains('has-token')",
+    )
+    .await;
+    client
+        .goto(&format!("http://{addr}/status/history"))
+        .await
+        .unwrap();
+    until(
+        &client,
+        "the audit trail with the mute",
+        "const t = document.getElementById('audit-table');
+         return !t.hidden && [...t.tBodies[0].rows].some(r => r.textContent.includes('/admin/mutes/search') && r.textContent.includes('carol') && r.textContent.includes('reindex'))",
+    )
+    .await;
+    // One dependency's page: tiles, chart, transitions.
+    element(&client, "a[href='history/payments-api']")
+        .await
+        .click()
+        .await
+        .unwrap();
+    until(
+        &client,
+        "the dependency's page",
+        "return document.querySelectorAll('#tiles li').length === 90 && document.querySelectorAll('#transitions tbody tr').length > 0",
+    )
+    .await;
+    assert_eq!(console_errors(&client).await, Vec::<String>::new());
+    client.close().await.unwrap();
+}

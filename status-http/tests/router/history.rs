@@ -205,26 +205,53 @@ async fn the_history_pages_render_tiles_a_chart_and_transitions_without_javascri
 
     let page = get(&app, "/status/history").await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.body);
-    assert!(page.header("content-security-policy").contains("default-src 'none'"));
-    for series in ["system:system", "group:core", "dependency:db", "dependency:search", "dependency:cache"] {
-        assert!(page.body.contains(&format!("data-series=\"{series}\"")), "{series}");
+    assert!(page
+        .header("content-security-policy")
+        .contains("default-src 'none'"));
+    for series in [
+        "system:system",
+        "group:core",
+        "dependency:db",
+        "dependency:search",
+        "dependency:cache",
+    ] {
+        assert!(
+            page.body.contains(&format!("data-series=\"{series}\"")),
+            "{series}"
+        );
     }
     // 90 tiles a row; today's for db and the system is an outage, search's OK.
     let row = |series: &str| {
-        let at = page.body.find(&format!("data-series=\"{series}\"")).unwrap();
+        let at = page
+            .body
+            .find(&format!("data-series=\"{series}\""))
+            .unwrap();
         let rest = &page.body[at..];
         rest[..rest.find("</tr>").unwrap()].to_owned()
     };
-    for (series, today) in [("dependency:db", "outage"), ("system:system", "outage"), ("dependency:search", "ok")] {
+    for (series, today) in [
+        ("dependency:db", "outage"),
+        ("system:system", "outage"),
+        ("dependency:search", "ok"),
+    ] {
         let r = row(series);
         assert_eq!(r.matches("<li ").count(), 90, "{series}");
         let last = &r[r.rfind("<li ").unwrap()..];
-        assert!(last.contains(&format!("class=\"{today}\"")), "{series}: {last}");
+        assert!(
+            last.contains(&format!("class=\"{today}\"")),
+            "{series}: {last}"
+        );
         assert!(last.contains("2026-01-01: "), "{last}");
     }
     assert!(row("dependency:db").contains("history/db"));
-    assert_eq!(get(&app, "/status/history?days=0").await.status, StatusCode::BAD_REQUEST);
-    assert_eq!(get(&app, "/status/history?limit=5000").await.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        get(&app, "/status/history?days=0").await.status,
+        StatusCode::BAD_REQUEST
+    );
+    assert_eq!(
+        get(&app, "/status/history?limit=5000").await.status,
+        StatusCode::BAD_REQUEST
+    );
     let one = get(&app, "/status/history?limit=1&days=7").await;
     assert_eq!(one.body.matches("data-series=\"dependency:").count(), 1);
     assert!(one.body.contains("id=\"history-next\""), "a next page");
@@ -232,9 +259,15 @@ async fn the_history_pages_render_tiles_a_chart_and_transitions_without_javascri
     let dep = get(&app, "/status/history/db").await;
     assert_eq!(dep.status, StatusCode::OK, "{}", dep.body);
     assert!(dep.body.contains("says OUTAGE"), "the transition's message");
-    assert!(dep.body.contains("<polyline class=\"series-0\" points=\""), "the duration chart");
+    assert!(
+        dep.body.contains("<polyline class=\"series-0\" points=\""),
+        "the duration chart"
+    );
     assert!(dep.body.contains("Uptime 1 h"));
-    assert_eq!(get(&app, "/status/history/nope").await.status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        get(&app, "/status/history/nope").await.status,
+        StatusCode::NOT_FOUND
+    );
 
     // The public view shows no message.
     let public = status_http::Routes::new(&f.registry)
@@ -245,6 +278,12 @@ async fn the_history_pages_render_tiles_a_chart_and_transitions_without_javascri
     assert_eq!(dep.status, StatusCode::OK);
     assert!(!dep.body.contains("says OUTAGE"), "{}", dep.body);
     // The dashboard links to it.
-    assert!(get(&app, "/status").await.body.contains("id=\"history-link\""));
-    assert!(!get(&f.app(), "/status").await.body.contains("id=\"history-link\""));
+    assert!(get(&app, "/status")
+        .await
+        .body
+        .contains("id=\"history-link\""));
+    assert!(!get(&f.app(), "/status")
+        .await
+        .body
+        .contains("id=\"history-link\""));
 }
