@@ -40,6 +40,7 @@ mod sqlite;
 mod store;
 mod tally;
 mod uptime;
+mod writes;
 
 use std::time::Duration;
 
@@ -51,16 +52,18 @@ pub use self::model::{
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use self::postgres::{postgres_migrations, PostgresHistory};
 pub use self::run::{History, HistoryBuilder, HistoryStats, QueryError, Restored, HISTORY_ID};
-pub use self::sqlite::{migrations, Opened, SqliteHistory, SqliteStore, Writes};
+pub use self::sqlite::{migrations, Opened, SqliteHistory, SqliteStore};
 pub use self::store::{HistoryStore, StoreFuture};
 pub use self::tally::{Batch, Recorder};
 pub use self::uptime::{DayTile, Durations, UptimeReport, Weights, Window, WindowError};
+pub use self::writes::Writes;
 
 /// How long each kind of record is kept, and how large the file may grow.
 ///
-/// The defaults keep 1,000 dependencies for a year in well under 250 MB (see BENCHMARKS):
-/// minutes 25 hours, hours 31 days, days 400 days, transitions and audit 400 days, and a
-/// bound of 250 MB past which the oldest transitions and audit records go first.
+/// The defaults keep 1,000 dependencies for a year under 250 MB (see BENCHMARKS): minutes 25
+/// hours, hours 31 days, days 400 days, transitions 90 days (each with its message: they are
+/// most of the file), audit records 400 days, and a bound of 250 MB past which the oldest
+/// transitions and audit records go first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Retention {
     /// Per-minute buckets.
@@ -84,7 +87,7 @@ impl Default for Retention {
             minutes: Duration::from_secs(25 * 3600),
             hours: Duration::from_secs(31 * DAY),
             days: Duration::from_secs(400 * DAY),
-            transitions: Duration::from_secs(400 * DAY),
+            transitions: Duration::from_secs(90 * DAY),
             audit: Duration::from_secs(400 * DAY),
             max_bytes: 250 * 1024 * 1024,
         }

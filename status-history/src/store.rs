@@ -8,7 +8,7 @@ use std::pin::Pin;
 use crate::model::{
     AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Tier, TransitionRecord,
 };
-use crate::sqlite::Writes;
+use crate::Writes;
 use crate::{Retention, StoreError};
 
 /// What a store's calls answer: a boxed future, so that stores can be chosen at run time.

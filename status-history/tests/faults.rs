@@ -185,3 +185,37 @@ fn fs_free(dir: &Path) -> u64 {
         .and_then(|l| l.trim().parse().ok())
         .unwrap_or(0)
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_corrupt_file_is_moved_aside_said_and_replaced() {
+    let dir = temp("corrupt");
+    let path = dir.join("history.db");
+    std::fs::write(&path, b"not a database, whatever it was".repeat(1000)).unwrap();
+    let registry = registry(1);
+    let history = History::sqlite(&path).open();
+    history.attach(&registry);
+    run_for(&registry, 2).await;
+    let (level, message) = said(&registry);
+    assert_eq!(level, CheckStatus::Minor, "{message}");
+    assert!(
+        message.contains("corrupt") && message.contains("moved aside"),
+        "{message}"
+    );
+    let aside: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|n| n.contains(".corrupt-"))
+        .collect();
+    assert_eq!(aside.len(), 1, "{aside:?}");
+    // The fresh file takes what is recorded.
+    history.flush().await;
+    assert!(history.stats().written > 0);
+    assert!(
+        Connection::open(&path)
+            .unwrap()
+            .query_row("SELECT count(*) FROM transitions", [], |r| r
+                .get::<_, i64>(0))
+            .unwrap()
+            > 0
+    );
+}

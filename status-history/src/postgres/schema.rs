@@ -86,5 +86,52 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     );",
 ];
 
+use tokio_postgres::Client;
+
+use super::pg;
+use crate::StoreError;
+
 /// Migrations are serialized across the fleet by this advisory lock.
 pub(crate) const MIGRATION_LOCK: i64 = 0x5354_4154_5553_4853; // "STATUSHS"
+
+/// Applies what is missing of the schema, under the fleet-wide advisory lock.
+pub(super) async fn migrate(client: &mut Client) -> Result<(), StoreError> {
+    let tx = client.transaction().await.map_err(|e| pg(&e))?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .await
+        .map_err(|e| pg(&e))?;
+    tx.batch_execute("CREATE TABLE IF NOT EXISTS sh_schema (version INTEGER NOT NULL)")
+        .await
+        .map_err(|e| pg(&e))?;
+    let version: i32 = tx
+        .query_opt("SELECT version FROM sh_schema", &[])
+        .await
+        .map_err(|e| pg(&e))?
+        .map_or(0, |r| r.get(0));
+    let latest = i32::try_from(MIGRATIONS.len()).unwrap_or(i32::MAX);
+    if version > latest {
+        return Err(StoreError::new(format!(
+            "the history database is at schema version {version}, written by a newer \
+             status-history (this one knows up to {latest}); it is left as it is"
+        )));
+    }
+    for (i, sql) in MIGRATIONS
+        .iter()
+        .enumerate()
+        .skip(usize::try_from(version).unwrap_or(0))
+    {
+        tx.batch_execute(sql)
+            .await
+            .map_err(|e| StoreError::new(format!("migration to version {}: {}", i + 1, pg(&e))))?;
+    }
+    if version == 0 {
+        tx.execute("INSERT INTO sh_schema (version) VALUES ($1)", &[&latest])
+            .await
+            .map_err(|e| pg(&e))?;
+    } else if version < latest {
+        tx.execute("UPDATE sh_schema SET version = $1", &[&latest])
+            .await
+            .map_err(|e| pg(&e))?;
+    }
+    tx.commit().await.map_err(|e| pg(&e))
+}

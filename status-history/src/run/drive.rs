@@ -1,5 +1,5 @@
 //! The task that records: it turns the registry's events into the recorder's calls, asks
-//! it for a batch every second, and hands the batch to a blocking writer, one at a time.
+//! it for a batch every second, and writes the batch through the store, one at a time.
 //! What fails to be written is kept (bounded) and written with the next.
 
 use std::sync::atomic::Ordering;
@@ -7,27 +7,21 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use status_core::check::CheckOutcome;
-use status_core::{
-    CheckStatus, Event, FeatureOverride, HoldSource, MuteWindow, Registry, Reporter, RunOutcome,
-    WeakRegistry,
-};
+use status_core::{Event, HoldSource, Registry, Reporter, RunOutcome, WeakRegistry};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
 
-use super::{Msg, Restored, Shared};
-use crate::model::{AuditRecord, MuteRecord, OverrideRecord, Series};
-use crate::sqlite::Writes;
+use super::health::health;
+use super::{kept, Msg, Restored, Shared};
+use crate::model::Series;
 use crate::tally::Recorder;
+use crate::Writes;
 
-/// How long a failing store may fail before `history` says MAJOR.
-const FAILING_MAJOR_AFTER: Duration = Duration::from_secs(30);
 /// How often a store that could not be opened is tried again.
 const REOPEN_EVERY: Duration = Duration::from_secs(10);
 /// How often old records are pruned.
 const PRUNE_EVERY: Duration = Duration::from_secs(3600);
-/// How long dropped events keep `history` MINOR.
-const DROPS_SAID_FOR: Duration = Duration::from_secs(60);
 
 struct Driver {
     shared: Arc<Shared>,
@@ -148,8 +142,8 @@ impl Driver {
             }
         }
         self.observe(&registry, now);
-        self.pending.mutes = Some(mutes(&registry));
-        self.pending.overrides = Some(overrides(&registry));
+        self.pending.mutes = Some(kept::mutes(&registry));
+        self.pending.overrides = Some(kept::overrides(&registry));
     }
 
     /// The system's and each group's level now.
@@ -216,12 +210,12 @@ impl Driver {
             }
             Event::Mutes => {
                 if let Some(registry) = self.registry.upgrade() {
-                    self.pending.mutes = Some(mutes(&registry));
+                    self.pending.mutes = Some(kept::mutes(&registry));
                 }
             }
             Event::Feature { state, .. } => {
                 if let Some(registry) = self.registry.upgrade() {
-                    self.pending.overrides = Some(overrides(&registry));
+                    self.pending.overrides = Some(kept::overrides(&registry));
                 } else if state.override_.is_none() {
                     self.pending.overrides = Some(Vec::new());
                 }
@@ -235,38 +229,8 @@ impl Driver {
     /// shutdown).
     fn on_holds(&mut self, holds: &[status_core::RotationHold]) {
         let now = self.wall();
-        let current: Vec<(HoldSource, String)> =
-            holds.iter().map(|h| (h.source, h.reason.clone())).collect();
-        for hold in holds {
-            if !self
-                .holds
-                .iter()
-                .any(|(s, r)| *s == hold.source && *r == hold.reason)
-            {
-                self.pending.audit.push(AuditRecord {
-                    at: now,
-                    actor: Some(hold.actor.clone().unwrap_or_else(|| "code".into())),
-                    action: "hold".into(),
-                    target: hold.source.as_str().into(),
-                    reason: Some(hold.reason.clone()),
-                    address: None,
-                    outcome: "taken".into(),
-                });
-            }
-        }
-        for (source, reason) in &self.holds {
-            if !current.iter().any(|(s, _)| s == source) {
-                self.pending.audit.push(AuditRecord {
-                    at: now,
-                    actor: Some("code".into()),
-                    action: "hold".into(),
-                    target: source.as_str().into(),
-                    reason: Some(reason.clone()),
-                    address: None,
-                    outcome: "released".into(),
-                });
-            }
-        }
+        let (records, current) = kept::hold_changes(&self.holds, holds, now);
+        self.pending.audit.extend(records);
         self.holds = current;
     }
 
@@ -368,7 +332,10 @@ impl Driver {
                 }
                 if !self.restored {
                     self.restored = true;
-                    let restored = self.restore().await;
+                    let restored = match self.registry.upgrade() {
+                        Some(registry) => kept::restore(store, &registry).await,
+                        None => Restored::default(),
+                    };
                     self.shared.restored.send_replace(Some(restored));
                 }
             }
@@ -384,72 +351,9 @@ impl Driver {
         }
     }
 
-    /// Puts back the mutes and overrides the last run left in force.
-    async fn restore(&self) -> Restored {
-        let mut restored = Restored::default();
-        let Some(registry) = self.registry.upgrade() else {
-            return restored;
-        };
-        let store = self.shared.store();
-        let mutes = store.mutes().await.unwrap_or_default();
-        let overrides = store.overrides().await.unwrap_or_default();
-        let now = registry.clock().wall();
-        for m in mutes.into_iter().filter(|m| m.until > now) {
-            let window = MuteWindow::Between {
-                start: m.start,
-                end: m.until,
-            };
-            match registry.mute(&m.dependency, window, &m.reason, m.actor.as_deref()) {
-                Ok(_) => restored.mutes += 1,
-                Err(e) => restored
-                    .skipped
-                    .push(format!("the mute of {}: {e}", m.dependency)),
-            }
-        }
-        for o in overrides.into_iter().filter(|o| o.expires_at > now) {
-            let ttl = (o.expires_at - now).to_std().unwrap_or_default();
-            let over = FeatureOverride::new(o.enabled, ttl.max(Duration::from_secs(1)), &o.reason)
-                .map(|over| match &o.actor {
-                    Some(actor) => over.actor(actor),
-                    None => over,
-                });
-            match over.and_then(|over| registry.override_feature(&o.feature, &over)) {
-                Ok(_) => restored.overrides += 1,
-                Err(e) => restored
-                    .skipped
-                    .push(format!("the override of {}: {e}", o.feature)),
-            }
-        }
-        for skipped in &restored.skipped {
-            tracing::warn!("not restored from the history: {skipped}");
-        }
-        if restored.mutes + restored.overrides > 0 {
-            tracing::info!(
-                mutes = restored.mutes,
-                overrides = restored.overrides,
-                "restored from the history"
-            );
-        }
-        restored
-    }
-
-    /// Drops the oldest transitions and audit records past the backlog's bound.
+    /// Drops the oldest rows past the backlog's bound, and counts them.
     fn bound(&mut self, writes: &mut Writes) {
-        let cap = self.shared.builder.backlog;
-        let mut over = writes.rows().saturating_sub(cap);
-        if over == 0 {
-            return;
-        }
-        let mut lost = 0u64;
-        for list in [
-            &mut writes.batch.transitions as &mut dyn Trim,
-            &mut writes.audit,
-        ] {
-            let n = over.min(list.count());
-            list.trim_front(n);
-            over -= n;
-            lost += n as u64;
-        }
+        let lost = writes.bound(self.shared.builder.backlog);
         if lost > 0 {
             tracing::warn!(
                 lost,
@@ -461,87 +365,11 @@ impl Driver {
 
     /// What the `history` dependency says now.
     fn health(&self) -> CheckOutcome {
-        let stats = &self.shared.stats;
-        let backlog = stats.backlog.load(Ordering::Relaxed);
-        if let Some((since, e)) = &self.failing_since {
-            let level = if since.elapsed() >= FAILING_MAJOR_AFTER {
-                CheckStatus::Major
-            } else {
-                CheckStatus::Minor
-            };
-            return CheckOutcome::new(
-                level,
-                format!(
-                    "writes failing for {} s: {e}; {backlog} rows held back",
-                    since.elapsed().as_secs()
-                ),
-            );
-        }
-        if let Some(note) = self.shared.store().note() {
-            return CheckOutcome::new(CheckStatus::Minor, note);
-        }
-        if self
-            .dropped_at
-            .is_some_and(|at| at.elapsed() < DROPS_SAID_FOR)
-        {
-            return CheckOutcome::new(
-                CheckStatus::Minor,
-                format!(
-                    "{} events or rows dropped since start (a full queue)",
-                    stats.dropped.load(Ordering::Relaxed)
-                ),
-            );
-        }
-        CheckOutcome::new(
-            CheckStatus::Ok,
-            format!("{} rows written", stats.written.load(Ordering::Relaxed)),
+        health(
+            &self.shared.stats,
+            self.failing_since.as_ref(),
+            self.shared.store().note(),
+            self.dropped_at,
         )
     }
-}
-
-trait Trim {
-    fn count(&self) -> usize;
-    fn trim_front(&mut self, n: usize);
-}
-
-impl<T> Trim for Vec<T> {
-    fn count(&self) -> usize {
-        self.len()
-    }
-    fn trim_front(&mut self, n: usize) {
-        self.drain(..n.min(self.len()));
-    }
-}
-
-fn mutes(registry: &Registry) -> Vec<MuteRecord> {
-    registry
-        .mutes()
-        .into_iter()
-        .map(|m| MuteRecord {
-            dependency: m.dependency.as_str().to_owned(),
-            reason: m.reason,
-            actor: m.actor,
-            set_at: m.set_at,
-            start: m.start,
-            until: m.until,
-        })
-        .collect()
-}
-
-fn overrides(registry: &Registry) -> Vec<OverrideRecord> {
-    registry
-        .features()
-        .into_iter()
-        .filter_map(|f| {
-            let o = f.override_?;
-            Some(OverrideRecord {
-                feature: f.name.as_str().to_owned(),
-                enabled: o.enabled,
-                reason: o.reason,
-                actor: o.actor,
-                set_at: o.set_at,
-                expires_at: o.expires_at,
-            })
-        })
-        .collect()
 }

@@ -6,17 +6,20 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use chrono::{DateTime, Datelike, TimeZone, Utc};
+use chrono::{DateTime, Utc};
 use status_core::{Clock, Dependency, Registry, Urgency};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::model::{AuditRecord, Series, Tier, TransitionRecord};
+use crate::model::AuditRecord;
 use crate::sqlite::SqliteHistory;
 use crate::store::HistoryStore;
-use crate::uptime::{DayTile, UptimeReport, Weights, Window, WindowError};
+use crate::uptime::{Weights, WindowError};
 use crate::Retention;
 
 mod drive;
+mod health;
+mod kept;
+mod read;
 
 /// The id of the passive dependency that says how the store fares.
 pub const HISTORY_ID: &str = "history";
@@ -317,226 +320,4 @@ impl History {
     pub fn now(&self) -> DateTime<Utc> {
         self.shared.clock.get().map_or_else(Utc::now, Clock::wall)
     }
-
-    /// Time in each level, uptime and SLA of `series` from `from` to `to`, read from the
-    /// finest tier still kept at `from` (the window widened to its buckets). What was
-    /// recorded in the last ten seconds may not be in it yet.
-    ///
-    /// # Errors
-    ///
-    /// [`QueryError::Window`] for a window that is not one; [`QueryError::Store`] when the
-    /// store fails.
-    pub async fn uptime(
-        &self,
-        series: Series,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
-    ) -> Result<UptimeReport, QueryError> {
-        let window = Window::new(from, to, self.now(), &self.shared.builder.retention)
-            .map_err(QueryError::Window)?;
-        let buckets = self
-            .shared
-            .store()
-            .buckets(
-                &series,
-                window.tier,
-                window.from.timestamp(),
-                window.to.timestamp(),
-            )
-            .await
-            .map_err(store)?;
-        Ok(UptimeReport::of(series, window, &buckets, self.weights()))
-    }
-
-    /// The buckets of `series` in `tier` from `from` to `to`, oldest first (buckets with
-    /// nothing in them are absent).
-    ///
-    /// # Errors
-    ///
-    /// [`QueryError::Store`] when the store fails.
-    pub async fn buckets(
-        &self,
-        series: Series,
-        tier: Tier,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
-    ) -> Result<Vec<crate::Bucket>, QueryError> {
-        self.shared
-            .store()
-            .buckets(
-                &series,
-                tier,
-                tier.floor(from).timestamp(),
-                tier.ceil(to).timestamp(),
-            )
-            .await
-            .map_err(store)
-    }
-
-    /// The last `days` days of `series` (today included), oldest first, one tile a day
-    /// (days with nothing observed included).
-    ///
-    /// # Errors
-    ///
-    /// [`QueryError::Store`] when the store fails.
-    pub async fn days(&self, series: Series, days: u32) -> Result<Vec<DayTile>, QueryError> {
-        let (first, end) = self.last_days(days);
-        let buckets = self
-            .shared
-            .store()
-            .buckets(&series, Tier::Day, first.timestamp(), end.timestamp())
-            .await
-            .map_err(store)?;
-        Ok(tiles(first, end, &buckets))
-    }
-
-    /// The last `days` days of every series of `kind` (`dependency`, `group`), by series:
-    /// a page of tiles in one read.
-    ///
-    /// # Errors
-    ///
-    /// [`QueryError::Store`] when the store fails.
-    pub async fn days_of(
-        &self,
-        kind: &str,
-        days: u32,
-    ) -> Result<Vec<(Series, Vec<DayTile>)>, QueryError> {
-        let (first, end) = self.last_days(days);
-        let rows = self
-            .shared
-            .store()
-            .days_of(kind, first.timestamp(), end.timestamp())
-            .await
-            .map_err(store)?;
-        let mut out: Vec<(Series, Vec<DayTile>)> = Vec::new();
-        let mut at = 0;
-        while at < rows.len() {
-            let series = rows[at].0.clone();
-            let run = rows[at..].iter().take_while(|(s, _)| *s == series).count();
-            let buckets: Vec<_> = rows[at..at + run].iter().map(|(_, b)| *b).collect();
-            out.push((series, tiles(first, end, &buckets)));
-            at += run;
-        }
-        Ok(out)
-    }
-
-    /// The first of the last `days` days and the end of today.
-    fn last_days(&self, days: u32) -> (DateTime<Utc>, DateTime<Utc>) {
-        let today = Tier::Day.floor(self.now());
-        (
-            today - chrono::Duration::days(i64::from(days.max(1)) - 1),
-            today + Tier::Day.length(),
-        )
-    }
-
-    /// The latest `limit` transitions of `series`, oldest first.
-    ///
-    /// # Errors
-    ///
-    /// [`QueryError::Store`] when the store fails.
-    pub async fn transitions(
-        &self,
-        series: Series,
-        limit: usize,
-    ) -> Result<Vec<TransitionRecord>, QueryError> {
-        self.shared
-            .store()
-            .transitions(&series, i64::MIN, i64::MAX, limit)
-            .await
-            .map_err(store)
-    }
-
-    /// The latest `limit` audit records before the record `before`, newest first, with
-    /// their ids (to page on).
-    ///
-    /// # Errors
-    ///
-    /// [`QueryError::Store`] when the store fails.
-    pub async fn audit(
-        &self,
-        before: Option<i64>,
-        limit: usize,
-    ) -> Result<Vec<(i64, AuditRecord)>, QueryError> {
-        self.shared
-            .store()
-            .audit(before, limit)
-            .await
-            .map_err(store)
-    }
-
-    /// The calendar month `year`-`month` (UTC) of the system, every group and every
-    /// dependency kept, from day buckets.
-    ///
-    /// # Errors
-    ///
-    /// [`QueryError::Window`] for a month that does not exist, is in the future or is
-    /// older than the days kept; [`QueryError::Store`] when the store fails.
-    pub async fn month(&self, year: i32, month: u32) -> Result<Vec<UptimeReport>, QueryError> {
-        let bad = |m: &str| QueryError::Window(WindowError(m.into()));
-        let from = Utc
-            .with_ymd_and_hms(year, month, 1, 0, 0, 0)
-            .single()
-            .ok_or_else(|| bad("no such month: give it as YYYY-MM"))?;
-        let (ny, nm) = if from.month() == 12 {
-            (year + 1, 1)
-        } else {
-            (year, month + 1)
-        };
-        let to = Utc
-            .with_ymd_and_hms(ny, nm, 1, 0, 0, 0)
-            .single()
-            .ok_or_else(|| bad("no such month"))?;
-        let now = self.now();
-        let kept = chrono::Duration::from_std(self.shared.builder.retention.days)
-            .unwrap_or(chrono::Duration::MAX);
-        if now - from > kept {
-            return Err(bad("the month is older than the days kept"));
-        }
-        if from > now {
-            return Err(bad("the month has not begun"));
-        }
-        let window = Window {
-            from,
-            to,
-            tier: Tier::Day,
-        };
-        let weights = self.weights();
-        let store = self.shared.store();
-        let mut all = vec![Series::System];
-        all.extend(store.series("group").await.map_err(self::store)?);
-        all.extend(store.series("dependency").await.map_err(self::store)?);
-        let mut reports = Vec::with_capacity(all.len());
-        for series in all {
-            let buckets = store
-                .buckets(&series, Tier::Day, from.timestamp(), to.timestamp())
-                .await
-                .map_err(self::store)?;
-            reports.push(UptimeReport::of(series, window, &buckets, weights));
-        }
-        Ok(reports)
-    }
-}
-
-#[allow(clippy::needless_pass_by_value)] // `map_err(store)`
-fn store(e: crate::StoreError) -> QueryError {
-    QueryError::Store(e.to_string())
-}
-
-/// One tile a day from `first` to `end`, from the day buckets kept (oldest first).
-fn tiles(first: DateTime<Utc>, end: DateTime<Utc>, buckets: &[crate::Bucket]) -> Vec<DayTile> {
-    let mut tiles = Vec::new();
-    let mut kept = buckets.iter().peekable();
-    let mut day = first;
-    while day < end {
-        let tile = match kept.peek() {
-            Some(b) if b.start == day.timestamp() => DayTile::of(b),
-            _ => DayTile::of(&crate::Bucket::empty(day.timestamp())),
-        };
-        if kept.peek().is_some_and(|b| b.start <= day.timestamp()) {
-            kept.next();
-        }
-        tiles.push(tile);
-        day += Tier::Day.length();
-    }
-    tiles
 }

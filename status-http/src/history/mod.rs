@@ -14,6 +14,8 @@ use status_core::Registry;
 use status_history::{History, QueryError, Series};
 
 #[cfg(feature = "dashboard")]
+mod chart;
+#[cfg(feature = "dashboard")]
 pub(crate) mod page;
 
 use crate::auth::Admin;

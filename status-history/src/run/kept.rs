@@ -1,0 +1,132 @@
+//! What operators set, kept: mutes and overrides put back at start and snapshotted when
+//! they change; the holds taken and released, audited.
+
+use std::time::Duration;
+
+use status_core::{FeatureOverride, HoldSource, MuteWindow, Registry, RotationHold};
+
+use super::Restored;
+use crate::model::{AuditRecord, MuteRecord, OverrideRecord};
+use crate::store::HistoryStore;
+
+/// Puts back the mutes and overrides the last run left in force.
+pub(super) async fn restore(store: &dyn HistoryStore, registry: &Registry) -> Restored {
+    let mut restored = Restored::default();
+    let mutes = store.mutes().await.unwrap_or_default();
+    let overrides = store.overrides().await.unwrap_or_default();
+    let now = registry.clock().wall();
+    for m in mutes.into_iter().filter(|m| m.until > now) {
+        let window = MuteWindow::Between {
+            start: m.start,
+            end: m.until,
+        };
+        match registry.mute(&m.dependency, window, &m.reason, m.actor.as_deref()) {
+            Ok(_) => restored.mutes += 1,
+            Err(e) => restored
+                .skipped
+                .push(format!("the mute of {}: {e}", m.dependency)),
+        }
+    }
+    for o in overrides.into_iter().filter(|o| o.expires_at > now) {
+        let ttl = (o.expires_at - now).to_std().unwrap_or_default();
+        let over = FeatureOverride::new(o.enabled, ttl.max(Duration::from_secs(1)), &o.reason).map(
+            |over| match &o.actor {
+                Some(actor) => over.actor(actor),
+                None => over,
+            },
+        );
+        match over.and_then(|over| registry.override_feature(&o.feature, &over)) {
+            Ok(_) => restored.overrides += 1,
+            Err(e) => restored
+                .skipped
+                .push(format!("the override of {}: {e}", o.feature)),
+        }
+    }
+    for skipped in &restored.skipped {
+        tracing::warn!("not restored from the history: {skipped}");
+    }
+    if restored.mutes + restored.overrides > 0 {
+        tracing::info!(
+            mutes = restored.mutes,
+            overrides = restored.overrides,
+            "restored from the history"
+        );
+    }
+    restored
+}
+
+/// The audit records of the holds taken and released since `previous`, at `now`, and the
+/// holds as they stand.
+pub(super) fn hold_changes(
+    previous: &[(HoldSource, String)],
+    holds: &[RotationHold],
+    now: i64,
+) -> (Vec<AuditRecord>, Vec<(HoldSource, String)>) {
+    let current: Vec<(HoldSource, String)> =
+        holds.iter().map(|h| (h.source, h.reason.clone())).collect();
+    let record =
+        |actor: Option<String>, source: HoldSource, reason: &str, outcome: &str| AuditRecord {
+            at: now,
+            actor: Some(actor.unwrap_or_else(|| "code".into())),
+            action: "hold".into(),
+            target: source.as_str().into(),
+            reason: Some(reason.to_owned()),
+            address: None,
+            outcome: outcome.into(),
+        };
+    let mut records = Vec::new();
+    for hold in holds {
+        if !previous
+            .iter()
+            .any(|(s, r)| *s == hold.source && *r == hold.reason)
+        {
+            records.push(record(
+                hold.actor.clone(),
+                hold.source,
+                &hold.reason,
+                "taken",
+            ));
+        }
+    }
+    for (source, reason) in previous {
+        if !current.iter().any(|(s, _)| s == source) {
+            records.push(record(None, *source, reason, "released"));
+        }
+    }
+    (records, current)
+}
+
+/// Every mute kept, as stored.
+pub(super) fn mutes(registry: &Registry) -> Vec<MuteRecord> {
+    registry
+        .mutes()
+        .into_iter()
+        .map(|m| MuteRecord {
+            dependency: m.dependency.as_str().to_owned(),
+            reason: m.reason,
+            actor: m.actor,
+            set_at: m.set_at,
+            start: m.start,
+            until: m.until,
+        })
+        .collect()
+}
+
+/// Every override in force, as stored.
+pub(super) fn overrides(registry: &Registry) -> Vec<OverrideRecord> {
+    registry
+        .features()
+        .into_iter()
+        .filter_map(|f| {
+            let o = f.override_?;
+            Some(OverrideRecord {
+                feature: f.name.as_str().to_owned(),
+                enabled: o.enabled,
+                reason: o.reason,
+                actor: o.actor,
+                set_at: o.set_at,
+                expires_at: o.expires_at,
+            })
+        })
+        .collect()
+}

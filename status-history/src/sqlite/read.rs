@@ -1,0 +1,298 @@
+//! The reads of [`SqliteStore`]: buckets, tiles, transitions, audit, what the last run left
+//! in force.
+
+use rusqlite::{params, OptionalExtension};
+use status_core::CheckStatus;
+
+use super::SqliteStore;
+use crate::model::{
+    millis, AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Tier, TransitionRecord,
+};
+use crate::StoreError;
+
+impl SqliteStore {
+    /// The buckets of `series` in `tier` from `from` to `to` (Unix seconds, `to` excluded),
+    /// oldest first.
+    ///
+    /// # Errors
+    ///
+    /// When SQLite fails.
+    pub fn buckets(
+        &self,
+        series: &Series,
+        tier: Tier,
+        from: i64,
+        to: i64,
+    ) -> Result<Vec<Bucket>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT b.start, b.ok, b.minor, b.major, b.outage, b.muted, b.checks,
+                        b.failures, b.dmin, b.dsum, b.dmax
+                 FROM buckets b JOIN series s ON s.id = b.series
+                 WHERE s.kind = ?1 AND s.name = ?2 AND b.tier = ?3
+                   AND b.start >= ?4 AND b.start < ?5
+                 ORDER BY b.start",
+            )
+            .map_err(StoreError::sqlite)?;
+        let rows = stmt
+            .query_map(
+                params![series.kind(), series.name(), tier.code(), from, to],
+                |r| bucket_at(r, 0),
+            )
+            .map_err(StoreError::sqlite)?;
+        rows.collect::<Result<_, _>>().map_err(StoreError::sqlite)
+    }
+
+    /// The day buckets of every series of `kind` from `from` to `to` (Unix seconds), by
+    /// series, oldest first.
+    ///
+    /// # Errors
+    ///
+    /// When SQLite fails.
+    pub fn days_of(
+        &self,
+        kind: &str,
+        from: i64,
+        to: i64,
+    ) -> Result<Vec<(Series, Bucket)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT s.name, b.start, b.ok, b.minor, b.major, b.outage, b.muted, b.checks,
+                        b.failures, b.dmin, b.dsum, b.dmax
+                 FROM buckets b JOIN series s ON s.id = b.series
+                 WHERE s.kind = ?1 AND b.tier = 2 AND b.start >= ?2 AND b.start < ?3
+                 ORDER BY s.name, b.start",
+            )
+            .map_err(StoreError::sqlite)?;
+        let rows = stmt
+            .query_map(params![kind, from, to], |r| {
+                let name: String = r.get(0)?;
+                Ok((name, bucket_at(r, 1)?))
+            })
+            .map_err(StoreError::sqlite)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (name, bucket) = row.map_err(StoreError::sqlite)?;
+            if let Some(series) = Series::from_parts(kind, &name) {
+                out.push((series, bucket));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The transitions of `series` from `from` to `to` (ms, `to` excluded), the latest
+    /// `limit`, oldest first.
+    ///
+    /// # Errors
+    ///
+    /// When SQLite fails.
+    pub fn transitions(
+        &self,
+        series: &Series,
+        from: i64,
+        to: i64,
+        limit: usize,
+    ) -> Result<Vec<TransitionRecord>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT t.at, t.from_level, t.to_level, t.message, t.blocked_by
+                 FROM transitions t JOIN series s ON s.id = t.series
+                 WHERE s.kind = ?1 AND s.name = ?2 AND t.at >= ?3 AND t.at < ?4
+                 ORDER BY t.at DESC, t.id DESC LIMIT ?5",
+            )
+            .map_err(StoreError::sqlite)?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut rows: Vec<TransitionRecord> = stmt
+            .query_map(
+                params![series.kind(), series.name(), from, to, limit],
+                |r| {
+                    let level = |v: Option<i64>| {
+                        v.and_then(|v| u8::try_from(v).ok())
+                            .and_then(CheckStatus::from_severity)
+                    };
+                    let blocked: String = r.get(4)?;
+                    Ok(TransitionRecord {
+                        series: series.clone(),
+                        at: r.get(0)?,
+                        from: level(r.get(1)?),
+                        to: level(r.get(2)?).unwrap_or(CheckStatus::Outage),
+                        message: r.get(3)?,
+                        blocked_by: serde_json::from_str(&blocked).unwrap_or_default(),
+                    })
+                },
+            )
+            .map_err(StoreError::sqlite)?
+            .collect::<Result<_, _>>()
+            .map_err(StoreError::sqlite)?;
+        rows.reverse();
+        Ok(rows)
+    }
+
+    /// The latest `limit` audit records before the record `before` (all with `None`),
+    /// newest first, with their ids.
+    ///
+    /// # Errors
+    ///
+    /// When SQLite fails.
+    pub fn audit(
+        &self,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<(i64, AuditRecord)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, at, actor, action, target, reason, address, outcome FROM audit
+                 WHERE id < ?1 ORDER BY id DESC LIMIT ?2",
+            )
+            .map_err(StoreError::sqlite)?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = stmt
+            .query_map(params![before.unwrap_or(i64::MAX), limit], |r| {
+                Ok((
+                    r.get(0)?,
+                    AuditRecord {
+                        at: r.get(1)?,
+                        actor: r.get(2)?,
+                        action: r.get(3)?,
+                        target: r.get(4)?,
+                        reason: r.get(5)?,
+                        address: r.get(6)?,
+                        outcome: r.get(7)?,
+                    },
+                ))
+            })
+            .map_err(StoreError::sqlite)?;
+        rows.collect::<Result<_, _>>().map_err(StoreError::sqlite)
+    }
+
+    /// The mutes kept.
+    ///
+    /// # Errors
+    ///
+    /// When SQLite fails.
+    pub fn mutes(&self) -> Result<Vec<MuteRecord>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT dependency, reason, actor, set_at, start, until FROM mutes
+                 ORDER BY dependency",
+            )
+            .map_err(StoreError::sqlite)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(MuteRecord {
+                    dependency: r.get(0)?,
+                    reason: r.get(1)?,
+                    actor: r.get(2)?,
+                    set_at: millis(r.get(3)?),
+                    start: millis(r.get(4)?),
+                    until: millis(r.get(5)?),
+                })
+            })
+            .map_err(StoreError::sqlite)?;
+        rows.collect::<Result<_, _>>().map_err(StoreError::sqlite)
+    }
+
+    /// The overrides kept.
+    ///
+    /// # Errors
+    ///
+    /// When SQLite fails.
+    pub fn overrides(&self) -> Result<Vec<OverrideRecord>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT feature, enabled, reason, actor, set_at, expires_at FROM overrides
+                 ORDER BY feature",
+            )
+            .map_err(StoreError::sqlite)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(OverrideRecord {
+                    feature: r.get(0)?,
+                    enabled: r.get(1)?,
+                    reason: r.get(2)?,
+                    actor: r.get(3)?,
+                    set_at: millis(r.get(4)?),
+                    expires_at: millis(r.get(5)?),
+                })
+            })
+            .map_err(StoreError::sqlite)?;
+        rows.collect::<Result<_, _>>().map_err(StoreError::sqlite)
+    }
+
+    /// The state kept under `key`, as JSON.
+    ///
+    /// # Errors
+    ///
+    /// When SQLite fails.
+    pub fn state(&self, key: &str) -> Result<Option<String>, StoreError> {
+        self.conn
+            .query_row("SELECT value FROM state WHERE key = ?1", [key], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(StoreError::sqlite)
+    }
+
+    /// Every series kept, of `kind` (`dependency`, `group`, `system`).
+    ///
+    /// # Errors
+    ///
+    /// When SQLite fails.
+    pub fn series(&self, kind: &str) -> Result<Vec<Series>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT kind, name FROM series WHERE kind = ?1 ORDER BY name")
+            .map_err(StoreError::sqlite)?;
+        let rows = stmt
+            .query_map([kind], |r| {
+                let (kind, name): (String, String) = (r.get(0)?, r.get(1)?);
+                Ok(Series::from_parts(&kind, &name))
+            })
+            .map_err(StoreError::sqlite)?;
+        let all: Vec<Option<Series>> =
+            rows.collect::<Result<_, _>>().map_err(StoreError::sqlite)?;
+        Ok(all.into_iter().flatten().collect())
+    }
+
+    /// The file's size in bytes, free pages excluded.
+    ///
+    /// # Errors
+    ///
+    /// When SQLite fails.
+    pub fn size(&self) -> Result<u64, StoreError> {
+        let page = |p: &str| -> Result<i64, StoreError> {
+            self.conn
+                .pragma_query_value(None, p, |r| r.get(0))
+                .map_err(StoreError::sqlite)
+        };
+        let used = page("page_count")? - page("freelist_count")?;
+        Ok((used.max(0) * page("page_size")?).cast_unsigned())
+    }
+}
+
+/// The bucket whose columns start at `first` in `r`: start, the five spans, checks,
+/// failures and the three durations.
+fn bucket_at(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Bucket> {
+    let u = |i: usize| r.get::<_, i64>(first + i).map(|v| v.max(0).cast_unsigned());
+    Ok(Bucket {
+        start: r.get(first)?,
+        spent: crate::model::Spent {
+            ok: u(1)?,
+            minor: u(2)?,
+            major: u(3)?,
+            outage: u(4)?,
+            muted: u(5)?,
+        },
+        checks: u(6)?,
+        failures: u(7)?,
+        duration_min_us: u(8)?,
+        duration_sum_us: u(9)?,
+        duration_max_us: u(10)?,
+    })
+}
