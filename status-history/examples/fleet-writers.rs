@@ -40,7 +40,7 @@ async fn main() {
                 let at = t0 + second * 1000;
                 for (d, s) in names.iter().enumerate() {
                     recorder.checked(s, at, false, 1_500, false);
-                    if (second as usize + d + i) % 97 == 0 {
+                    if (second as usize + d + i).is_multiple_of(97) {
                         let to = if second % 2 == 0 {
                             CheckStatus::Ok
                         } else {

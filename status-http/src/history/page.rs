@@ -123,7 +123,7 @@ fn html(page: &impl Template) -> Result<Response, ApiError> {
     Ok(response)
 }
 
-fn number<T: std::str::FromStr + PartialOrd>(
+fn number<T>(
     params: &std::collections::HashMap<String, String>,
     name: &str,
     default: T,
@@ -131,7 +131,7 @@ fn number<T: std::str::FromStr + PartialOrd>(
     max: T,
 ) -> Result<T, ApiError>
 where
-    T: std::fmt::Display,
+    T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy,
 {
     match params.get(name) {
         None => Ok(default),
