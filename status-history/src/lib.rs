@@ -25,7 +25,8 @@
 //! # #[tokio::main] async fn main() {
 //! let registry = Registry::new();
 //! let history = History::sqlite("status-history.db").open();
-//! let restored = history.attach(&registry);
+//! history.attach(&registry);
+//! let restored = history.restored().await;
 //! println!("{} mutes and {} overrides restored", restored.mutes, restored.overrides);
 //! # }
 //! ```

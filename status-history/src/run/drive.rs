@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use status_core::check::CheckOutcome;
 use status_core::{Event, HoldSource, Registry, Reporter, RunOutcome, WeakRegistry};
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
 
@@ -86,6 +86,8 @@ pub(super) async fn run(
                     d.pending.state.push((key, value));
                 }
                 Some(Msg::Flush(done)) => {
+                    // Everything the registry said before the flush was asked goes in it.
+                    d.drain(&mut events);
                     d.flush(true).await;
                     let _ = done.send(());
                 }
@@ -232,6 +234,17 @@ impl Driver {
         let (records, current) = kept::hold_changes(&self.holds, holds, now);
         self.pending.audit.extend(records);
         self.holds = current;
+    }
+
+    /// Takes in every event already queued.
+    fn drain(&mut self, events: &mut broadcast::Receiver<Event>) {
+        loop {
+            match events.try_recv() {
+                Ok(event) => self.on_event(&event),
+                Err(TryRecvError::Lagged(n)) => self.dropped(n),
+                Err(TryRecvError::Empty | TryRecvError::Closed) => break,
+            }
+        }
     }
 
     fn dropped(&mut self, n: u64) {

@@ -287,3 +287,30 @@ async fn the_history_pages_render_tiles_a_chart_and_transitions_without_javascri
         .body
         .contains("id=\"history-link\""));
 }
+
+#[tokio::test(start_paused = true)]
+async fn metrics_count_what_the_store_wrote_dropped_and_holds_back() {
+    let f = fixture().await;
+    let (app, history) = app_with_history(&f).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    history.flush().await;
+    let metrics = get(&app, "/metrics").await;
+    assert_eq!(metrics.status, StatusCode::OK);
+    let value = |name: &str| -> f64 {
+        let line = metrics
+            .body
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{name} missing:\n{}", metrics.body));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    assert!(value("status_history_rows_written_total") > 0.0);
+    assert_eq!(value("status_history_dropped_total"), 0.0);
+    assert_eq!(value("status_history_write_failures_total"), 0.0);
+    assert_eq!(value("status_history_backlog_rows"), 0.0);
+    // Without a history there are none.
+    assert!(!get(&f.app(), "/metrics")
+        .await
+        .body
+        .contains("status_history_"));
+}
