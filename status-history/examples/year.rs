@@ -1,6 +1,7 @@
 //! A simulated year of history at 1,000 dependencies, written through the real store (the
 //! recorder's minute buckets, rolled up to hours and days, pruned by the default retention):
-//! how large the file grows, and how long the reads the routes make take on it.
+//! how large the file grows, and how long the uptime reads the routes make take on it (the
+//! history page's tiles are measured by `cargo bench -p status-http --bench history_page`).
 //!
 //! ```sh
 //! cargo run --release -p status-history --example year -- [DEPS] [DAYS] [SVG]
@@ -16,8 +17,8 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, TimeZone, Utc};
 use status_core::CheckStatus;
 use status_history::{
-    Bucket, Retention, Series, Spent, SqliteStore, Tier, TransitionRecord, UptimeReport, Weights,
-    Window, Writes,
+    Bucket, Retention, Series, Spent, SqliteStore, TransitionRecord, UptimeReport, Weights, Window,
+    Writes,
 };
 
 /// A small deterministic generator (xorshift): the same year every run.
@@ -202,27 +203,6 @@ fn main() {
     timings("24 h", chrono::Duration::hours(24));
     timings("30 days", chrono::Duration::days(30));
     timings("365 days", chrono::Duration::days(365));
-    let mut took: Vec<Duration> = (0..20)
-        .map(|_| {
-            let asked = Instant::now();
-            let today = Tier::Day.floor(now);
-            let tiles = store
-                .days_of(
-                    "dependency",
-                    (today - chrono::Duration::days(89)).timestamp(),
-                    (today + chrono::Duration::days(1)).timestamp(),
-                )
-                .unwrap();
-            assert!(tiles.len() >= deps * (days.min(90) as usize - 1));
-            asked.elapsed()
-        })
-        .collect();
-    took.sort();
-    println!(
-        "| 90 day tiles of all {deps} dependencies (one read) | p50 {:.1} ms, max {:.1} ms |",
-        took[took.len() / 2].as_secs_f64() * 1e3,
-        took[took.len() - 1].as_secs_f64() * 1e3
-    );
     if let Some(svg) = svg {
         std::fs::write(&svg, chart(&sizes, deps)).unwrap();
         println!("\nchart: {svg}");

@@ -55,7 +55,7 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug + 'static {
         kind: &'a str,
         from: i64,
         to: i64,
-    ) -> StoreFuture<'a, Vec<(Series, Bucket)>>;
+    ) -> StoreFuture<'a, Vec<(Series, Vec<Bucket>)>>;
 
     /// The latest `limit` transitions of `series` from `from` to `to` (ms), oldest first.
     fn transitions<'a>(

@@ -225,7 +225,7 @@ impl HistoryStore for PostgresHistory {
         kind: &'a str,
         from: i64,
         to: i64,
-    ) -> StoreFuture<'a, Vec<(Series, Bucket)>> {
+    ) -> StoreFuture<'a, Vec<(Series, Vec<Bucket>)>> {
         Box::pin(self.days_of_of(kind, from, to))
     }
 

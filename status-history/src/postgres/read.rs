@@ -69,23 +69,45 @@ impl PostgresHistory {
         kind: &str,
         from: i64,
         to: i64,
-    ) -> Result<Vec<(Series, Bucket)>, StoreError> {
+    ) -> Result<Vec<(Series, Vec<Bucket>)>, StoreError> {
         self.call(async move |client| {
-            let sql = format!(
-                "SELECT s.name, b.start, {MERGED} FROM sh_buckets b JOIN sh_series s ON s.id = b.series
-                 WHERE s.kind = $1 AND b.tier = 2 AND b.start >= $2 AND b.start < $3
-                 GROUP BY s.name, b.start ORDER BY s.name, b.start"
-            );
-            let rows = client.query(&sql, &[&kind, &from, &to]).await?;
-            Ok(rows
-                .iter()
-                .filter_map(|r| {
-                    let name: String = r.get(0);
-                    Series::from_parts(kind, &name).map(|s| (s, bucket(r, 1)))
-                })
-                .collect())
+            let rows = client
+                .query(
+                    "SELECT s.name, b.start, sum(b.ok)::BIGINT, sum(b.minor)::BIGINT,
+                            sum(b.major)::BIGINT, sum(b.outage)::BIGINT, sum(b.muted)::BIGINT
+                     FROM sh_buckets b JOIN sh_series s ON s.id = b.series
+                     WHERE s.kind = $1 AND b.tier = 2 AND b.start >= $2 AND b.start < $3
+                     GROUP BY s.name, b.start ORDER BY s.name, b.start",
+                    &[&kind, &from, &to],
+                )
+                .await?;
+            let mut out: Vec<(Series, Vec<Bucket>)> = Vec::new();
+            for r in &rows {
+                let name: &str = r.get(0);
+                let u = |i: usize| r.get::<_, i64>(i).max(0).cast_unsigned();
+                let bucket = Bucket {
+                    start: r.get(1),
+                    spent: Spent {
+                        ok: u(2),
+                        minor: u(3),
+                        major: u(4),
+                        outage: u(5),
+                        muted: u(6),
+                    },
+                    ..Bucket::default()
+                };
+                match out.last_mut() {
+                    Some((series, buckets)) if series.name() == name => buckets.push(bucket),
+                    _ => {
+                        if let Some(series) = Series::from_parts(kind, name) {
+                            out.push((series, vec![bucket]));
+                        }
+                    }
+                }
+            }
+            Ok(out)
         })
-            .await
+        .await
     }
 
     pub(super) async fn transitions_of(

@@ -97,16 +97,10 @@ impl History {
             .days_of(kind, first.timestamp(), end.timestamp())
             .await
             .map_err(store)?;
-        let mut out: Vec<(Series, Vec<DayTile>)> = Vec::new();
-        let mut at = 0;
-        while at < rows.len() {
-            let series = rows[at].0.clone();
-            let run = rows[at..].iter().take_while(|(s, _)| *s == series).count();
-            let buckets: Vec<_> = rows[at..at + run].iter().map(|(_, b)| *b).collect();
-            out.push((series, tiles(first, end, &buckets)));
-            at += run;
-        }
-        Ok(out)
+        Ok(rows
+            .into_iter()
+            .map(|(series, buckets)| (series, tiles(first, end, &buckets)))
+            .collect())
     }
 
     /// The first of the last `days` days and the end of today.

@@ -131,7 +131,7 @@ impl HistoryStore for SqliteHistory {
         kind: &'a str,
         from: i64,
         to: i64,
-    ) -> StoreFuture<'a, Vec<(Series, Bucket)>> {
+    ) -> StoreFuture<'a, Vec<(Series, Vec<Bucket>)>> {
         let kind = kind.to_owned();
         self.with(move |store| store.days_of(&kind, from, to))
     }

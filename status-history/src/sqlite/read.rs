@@ -45,7 +45,7 @@ impl SqliteStore {
     }
 
     /// The day buckets of every series of `kind` from `from` to `to` (Unix seconds), by
-    /// series, oldest first.
+    /// series (in name order), oldest first: time in each level only (what tiles show).
     ///
     /// # Errors
     ///
@@ -55,31 +55,59 @@ impl SqliteStore {
         kind: &str,
         from: i64,
         to: i64,
-    ) -> Result<Vec<(Series, Bucket)>, StoreError> {
+    ) -> Result<Vec<(Series, Vec<Bucket>)>, StoreError> {
+        let mut names = self
+            .conn
+            .prepare_cached("SELECT id, name FROM series WHERE kind = ?1")
+            .map_err(StoreError::sqlite)?;
+        let names: std::collections::HashMap<i64, String> = names
+            .query_map([kind], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(StoreError::sqlite)?
+            .collect::<Result<_, _>>()
+            .map_err(StoreError::sqlite)?;
+        // In the primary key's order: no sort, five columns.
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT s.name, b.start, b.ok, b.minor, b.major, b.outage, b.muted, b.checks,
-                        b.failures, b.dmin, b.dsum, b.dmax
-                 FROM buckets b JOIN series s ON s.id = b.series
-                 WHERE s.kind = ?1 AND b.tier = 2 AND b.start >= ?2 AND b.start < ?3
-                 ORDER BY s.name, b.start",
+                "SELECT b.series, b.start, b.ok, b.minor, b.major, b.outage, b.muted
+                 FROM buckets b
+                 WHERE b.series IN (SELECT id FROM series WHERE kind = ?1)
+                   AND b.tier = 2 AND b.start >= ?2 AND b.start < ?3
+                 ORDER BY b.series, b.start",
             )
             .map_err(StoreError::sqlite)?;
-        let rows = stmt
-            .query_map(params![kind, from, to], |r| {
-                let name: String = r.get(0)?;
-                Ok((name, bucket_at(r, 1)?))
-            })
+        let mut rows = stmt
+            .query(params![kind, from, to])
             .map_err(StoreError::sqlite)?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (name, bucket) = row.map_err(StoreError::sqlite)?;
-            if let Some(series) = Series::from_parts(kind, &name) {
-                out.push((series, bucket));
+        let mut out: Vec<(i64, Vec<Bucket>)> = Vec::new();
+        while let Some(r) = rows.next().map_err(StoreError::sqlite)? {
+            let u = |i: usize| r.get::<_, i64>(i).map(|v| v.max(0).cast_unsigned());
+            let id: i64 = r.get(0).map_err(StoreError::sqlite)?;
+            let bucket = Bucket {
+                start: r.get(1).map_err(StoreError::sqlite)?,
+                spent: crate::model::Spent {
+                    ok: u(2).map_err(StoreError::sqlite)?,
+                    minor: u(3).map_err(StoreError::sqlite)?,
+                    major: u(4).map_err(StoreError::sqlite)?,
+                    outage: u(5).map_err(StoreError::sqlite)?,
+                    muted: u(6).map_err(StoreError::sqlite)?,
+                },
+                ..Bucket::default()
+            };
+            match out.last_mut() {
+                Some((last, buckets)) if *last == id => buckets.push(bucket),
+                _ => out.push((id, vec![bucket])),
             }
         }
-        Ok(out)
+        let mut named: Vec<(Series, Vec<Bucket>)> = out
+            .into_iter()
+            .filter_map(|(id, buckets)| {
+                let series = Series::from_parts(kind, names.get(&id)?)?;
+                Some((series, buckets))
+            })
+            .collect();
+        named.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(named)
     }
 
     /// The transitions of `series` from `from` to `to` (ms, `to` excluded), the latest

@@ -17,6 +17,8 @@ use status_history::{History, QueryError, Series};
 mod chart;
 #[cfg(feature = "dashboard")]
 pub(crate) mod page;
+#[cfg(feature = "dashboard")]
+mod tiles;
 
 use crate::auth::Admin;
 use crate::error::ApiError;
@@ -34,6 +36,9 @@ pub(crate) struct HistoryState {
     /// The public view: transitions' messages are not shown.
     #[cfg_attr(not(feature = "dashboard"), allow(dead_code))]
     pub(crate) public: bool,
+    /// The overview's past days, drawn.
+    #[cfg(feature = "dashboard")]
+    pub(crate) tiles: tiles::TileCache,
 }
 
 impl HistoryState {
@@ -349,6 +354,8 @@ impl HistoryState {
             registry,
             history,
             public,
+            #[cfg(feature = "dashboard")]
+            tiles: tiles::TileCache::default(),
         }
     }
 }

@@ -11,10 +11,10 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::header::{CONTENT_SECURITY_POLICY, X_CONTENT_TYPE_OPTIONS};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
-use chrono::{DateTime, Duration, Utc};
-use status_core::CheckStatus;
-use status_history::{DayTile, Series, Tier};
+use chrono::{Duration, Utc};
+use status_history::Series;
 
+use super::tiles::{blank, overall, percent, tiles};
 use super::{params, HistoryState};
 use crate::error::ApiError;
 
@@ -25,19 +25,14 @@ const MAX_DAYS: u32 = 400;
 const LIMIT: usize = 100;
 const MAX_LIMIT: usize = 1000;
 
-/// One day's tile: its colour and what hovering says.
-pub(crate) struct Tile {
-    class: &'static str,
-    title: String,
-}
-
 /// A row of tiles.
 pub(crate) struct Row {
     kind: &'static str,
     name: String,
     link: Option<String>,
     uptime: String,
-    tiles: Vec<Tile>,
+    /// The row's tiles, as HTML ([`tiles`]).
+    tiles: String,
 }
 
 #[derive(Template)]
@@ -62,48 +57,6 @@ struct DependencyPage {
     lines: Vec<super::chart::Line>,
     transitions: Vec<[String; 4]>,
     unavailable: Option<String>,
-}
-
-fn class(level: Option<CheckStatus>) -> &'static str {
-    match level {
-        Some(CheckStatus::Ok) => "ok",
-        Some(CheckStatus::Minor) => "minor",
-        Some(CheckStatus::Major) => "major",
-        Some(CheckStatus::Outage) => "outage",
-        None => "none",
-    }
-}
-
-fn percent(share: Option<f64>) -> String {
-    share.map_or_else(|| "no data".to_owned(), |s| format!("{:.3} %", s * 100.0))
-}
-
-fn tiles(days: &[DayTile]) -> Vec<Tile> {
-    days.iter()
-        .map(|d| Tile {
-            class: class(d.worst),
-            title: match (d.worst, d.uptime) {
-                (Some(worst), Some(up)) => format!(
-                    "{}: {} up, {} at worst",
-                    d.day.format("%Y-%m-%d"),
-                    percent(Some(up)),
-                    worst
-                ),
-                _ => format!("{}: no data", d.day.format("%Y-%m-%d")),
-            },
-        })
-        .collect()
-}
-
-/// The share of the tiles' observed time not in OUTAGE (weighting each day by its data).
-fn overall(days: &[DayTile]) -> String {
-    let known: Vec<f64> = days.iter().filter_map(|d| d.uptime).collect();
-    if known.is_empty() {
-        return "no data".to_owned();
-    }
-    #[allow(clippy::cast_precision_loss)]
-    let mean = known.iter().sum::<f64>() / known.len() as f64;
-    percent(Some(mean))
 }
 
 fn html(page: &impl Template) -> Result<Response, ApiError> {
@@ -181,44 +134,33 @@ pub(crate) async fn overview(
     }
     if unavailable.is_none() {
         for kind in ["group", "dependency"] {
-            match history.days_of(kind, days).await {
-                Ok(series) => {
-                    let mut kept: std::collections::BTreeMap<String, Vec<DayTile>> = series
-                        .into_iter()
-                        .map(|(s, d)| (s.name().to_owned(), d))
-                        .collect();
-                    // Every registered member is shown, with or without data yet.
-                    let names: Vec<String> = if kind == "group" {
-                        state
-                            .registry
-                            .groups()
-                            .iter()
-                            .map(|g| g.group().name().as_str().to_owned())
-                            .collect()
-                    } else {
-                        let mut ids: Vec<String> = state
-                            .registry
-                            .dependencies()
-                            .iter()
-                            .map(|d| d.id().as_str().to_owned())
-                            .collect();
-                        ids.sort();
-                        total = ids.len();
-                        ids.into_iter().skip(offset).take(limit).collect()
-                    };
-                    for name in names {
-                        let days_of = kept
-                            .remove(&name)
-                            .unwrap_or_else(|| empty(days, history.now()));
+            // Every registered member is shown, with or without data yet.
+            let names: Vec<String> = if kind == "group" {
+                state
+                    .registry
+                    .groups()
+                    .iter()
+                    .map(|g| g.group().name().as_str().to_owned())
+                    .collect()
+            } else {
+                let mut ids: Vec<String> = state
+                    .registry
+                    .dependencies()
+                    .iter()
+                    .map(|d| d.id().as_str().to_owned())
+                    .collect();
+                ids.sort();
+                total = ids.len();
+                ids.into_iter().skip(offset).take(limit).collect()
+            };
+            match state.tiles.rows(history, kind, days, DAYS, &names).await {
+                Ok(drawn) => {
+                    for (name, (tiles, uptime)) in names.into_iter().zip(drawn) {
                         rows.push(Row {
-                            kind: if kind == "group" {
-                                "group"
-                            } else {
-                                "dependency"
-                            },
+                            kind,
                             link: (kind == "dependency").then(|| format!("history/{name}")),
-                            uptime: overall(&days_of),
-                            tiles: tiles(&days_of),
+                            uptime,
+                            tiles,
                             name,
                         });
                     }
@@ -242,20 +184,6 @@ pub(crate) async fn overview(
         next,
         unavailable,
     })
-}
-
-/// `days` tiles with nothing observed, ending today.
-fn empty(days: u32, now: DateTime<Utc>) -> Vec<DayTile> {
-    let today = Tier::Day.floor(now);
-    (0..days)
-        .rev()
-        .map(|back| DayTile {
-            day: today - Duration::days(i64::from(back)),
-            worst: None,
-            uptime: None,
-            muted_ms: 0,
-        })
-        .collect()
 }
 
 /// GET `/status/history/{id}`: one dependency's memory.
@@ -287,7 +215,7 @@ pub(crate) async fn dependency(
         Ok(d) => d,
         Err(e) => {
             unavailable = Some(e.to_string());
-            empty(days, now)
+            blank(history, days)
         }
     };
     let mut figures = Vec::new();

@@ -244,6 +244,19 @@ async fn the_history_pages_render_tiles_a_chart_and_transitions_without_javascri
         assert!(last.contains("2026-01-01: "), "{last}");
     }
     assert!(row("dependency:db").contains("history/db"));
+    // The past days are kept between two views; today's tile is read every time.
+    f.set(&f.search, CheckStatus::Outage).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    history.flush().await;
+    let again = get(&app, "/status/history").await;
+    let at = again
+        .body
+        .find("data-series=\"dependency:search\"")
+        .unwrap();
+    let search = &again.body[at..];
+    let search = &search[..search.find("</tr>").unwrap()];
+    let last = &search[search.rfind("<li ").unwrap()..];
+    assert!(last.contains("class=\"outage\""), "{last}");
     assert_eq!(
         get(&app, "/status/history?days=0").await.status,
         StatusCode::BAD_REQUEST
