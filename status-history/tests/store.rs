@@ -204,3 +204,45 @@ fn prune_keeps_each_tier_for_its_retention() {
     let ok: u64 = days.iter().map(|b| b.spent.ok).sum();
     assert_eq!(ok, 3 * 86_400_000);
 }
+
+#[test]
+fn past_its_size_bound_the_oldest_transitions_and_audit_records_go_first() {
+    let mut store = SqliteStore::in_memory(NOW).unwrap();
+    let db = Series::Dependency("db".into());
+    let mut writes = Writes::default();
+    for i in 0..20_000 {
+        writes.batch.transitions.push(status_history::TransitionRecord {
+            series: db.clone(),
+            at: NOW + i,
+            from: Some(CheckStatus::Ok),
+            to: CheckStatus::Major,
+            message: format!("{i:05} a message long enough to fill pages quickly, as real ones do"),
+            blocked_by: vec![],
+        });
+        writes.audit.push(AuditRecord {
+            at: NOW + i,
+            actor: None,
+            action: "hold".into(),
+            target: "cull".into(),
+            reason: Some(format!("{i:05}")),
+            address: None,
+            outcome: "taken".into(),
+        });
+    }
+    store.write(&writes).unwrap();
+    let before = store.size().unwrap();
+    let bound = Retention {
+        max_bytes: before / 2,
+        ..Retention::default()
+    };
+    assert!(store.prune(NOW + 30_000, &bound).unwrap() > 0);
+    assert!(store.size().unwrap() <= before / 2, "{} > {}", store.size().unwrap(), before / 2);
+    let kept = store.transitions(&db, 0, i64::MAX, 100_000).unwrap();
+    assert!(kept.len() < 20_000 && !kept.is_empty());
+    // The newest stay, the oldest went.
+    assert!(kept.last().unwrap().message.starts_with("19999"));
+    assert!(!kept[0].message.starts_with("00000"));
+    let audit = store.audit(None, 100_000).unwrap();
+    assert!(audit.len() < 20_000);
+    assert_eq!(audit[0].1.reason.as_deref(), Some("19999"));
+}
