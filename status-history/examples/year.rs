@@ -213,7 +213,7 @@ fn main() {
 /// The database's size over the simulated year, against the 250 MB bound.
 fn chart(sizes: &[(f64, f64)], deps: usize) -> String {
     use std::fmt::Write as _;
-    let (w, h, left, top, plot_w, plot_h) = (760.0, 360.0, 70.0, 50.0, 650.0, 250.0);
+    let (w, h, left, top, plot_w, plot_h) = (760.0, 380.0, 70.0, 50.0, 650.0, 250.0);
     let max_day = sizes.iter().map(|p| p.0).fold(1.0, f64::max);
     let top_mb = 260.0;
     let x = |d: f64| left + d / max_day * plot_w;

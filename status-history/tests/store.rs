@@ -211,14 +211,19 @@ fn past_its_size_bound_the_oldest_transitions_and_audit_records_go_first() {
     let db = Series::Dependency("db".into());
     let mut writes = Writes::default();
     for i in 0..20_000 {
-        writes.batch.transitions.push(status_history::TransitionRecord {
-            series: db.clone(),
-            at: NOW + i,
-            from: Some(CheckStatus::Ok),
-            to: CheckStatus::Major,
-            message: format!("{i:05} a message long enough to fill pages quickly, as real ones do"),
-            blocked_by: vec![],
-        });
+        writes
+            .batch
+            .transitions
+            .push(status_history::TransitionRecord {
+                series: db.clone(),
+                at: NOW + i,
+                from: Some(CheckStatus::Ok),
+                to: CheckStatus::Major,
+                message: format!(
+                    "{i:05} a message long enough to fill pages quickly, as real ones do"
+                ),
+                blocked_by: vec![],
+            });
         writes.audit.push(AuditRecord {
             at: NOW + i,
             actor: None,
@@ -236,7 +241,12 @@ fn past_its_size_bound_the_oldest_transitions_and_audit_records_go_first() {
         ..Retention::default()
     };
     assert!(store.prune(NOW + 30_000, &bound).unwrap() > 0);
-    assert!(store.size().unwrap() <= before / 2, "{} > {}", store.size().unwrap(), before / 2);
+    assert!(
+        store.size().unwrap() <= before / 2,
+        "{} > {}",
+        store.size().unwrap(),
+        before / 2
+    );
     let kept = store.transitions(&db, 0, i64::MAX, 100_000).unwrap();
     assert!(kept.len() < 20_000 && !kept.is_empty());
     // The newest stay, the oldest went.

@@ -15,6 +15,7 @@ use crate::{Retention, StoreError, Writes};
 #[derive(Debug, Clone)]
 pub struct SqliteHistory {
     path: Option<PathBuf>,
+    max_pages: Option<u32>,
     store: Arc<Mutex<Option<SqliteStore>>>,
     moved_aside: Arc<Mutex<Option<PathBuf>>>,
 }
@@ -24,6 +25,7 @@ impl SqliteHistory {
     pub fn file(path: impl Into<PathBuf>) -> Self {
         Self {
             path: Some(path.into()),
+            max_pages: None,
             store: Arc::default(),
             moved_aside: Arc::default(),
         }
@@ -34,9 +36,20 @@ impl SqliteHistory {
     pub fn in_memory() -> Self {
         Self {
             path: None,
+            max_pages: None,
             store: Arc::default(),
             moved_aside: Arc::default(),
         }
+    }
+
+    /// A hard cap on the file: at most `pages` pages (SQLite's `max_page_count`; a page is
+    /// 4 KiB), past which writes fail as on a full disk (and are said, held back and retried
+    /// as on one), until pages are freed. The retention's size bound is the soft one, this
+    /// the hard one.
+    #[must_use]
+    pub fn max_pages(mut self, pages: u32) -> Self {
+        self.max_pages = Some(pages);
+        self
     }
 
     /// Runs `f` on the open store, on a blocking thread.
@@ -65,10 +78,11 @@ impl HistoryStore for SqliteHistory {
     }
 
     fn open(&self, now: i64) -> StoreFuture<'_, ()> {
-        let (path, store, aside) = (
+        let (path, store, aside, max_pages) = (
             self.path.clone(),
             Arc::clone(&self.store),
             Arc::clone(&self.moved_aside),
+            self.max_pages,
         );
         Box::pin(async move {
             tokio::task::spawn_blocking(move || {
@@ -79,6 +93,13 @@ impl HistoryStore for SqliteHistory {
                         moved_aside: None,
                     },
                 };
+                if let Some(pages) = max_pages {
+                    opened
+                        .store
+                        .connection()
+                        .pragma_update(None, "max_page_count", pages)
+                        .map_err(StoreError::sqlite)?;
+                }
                 if opened.moved_aside.is_some() {
                     *aside.lock().unwrap_or_else(PoisonError::into_inner) = opened.moved_aside;
                 }
