@@ -228,6 +228,10 @@ fn chart(sizes: &[(f64, f64)], deps: usize) -> String {
         s,
         r##"<text x="{left}" y="24" font-size="15" font-weight="bold">History database size over a simulated year, {deps} dependencies (SQLite)</text>"##
     );
+    let _ = writeln!(
+        s,
+        r##"<text x="{left}" y="40" fill="#555">cargo run --release -p status-history --example year -- {deps} 365 docs/history-year.svg</text>"##
+    );
     for mb in [0.0, 50.0, 100.0, 150.0, 200.0, 250.0] {
         let _ = writeln!(
             s,
@@ -276,8 +280,13 @@ fn chart(sizes: &[(f64, f64)], deps: usize) -> String {
     }
     let _ = writeln!(
         s,
-        r##"<text x="{left}" y="{}" fill="#555">Minutes kept 25 h, hours 31 days, days 400 days, transitions 90 days (four changes a day a dependency). cargo run --release -p status-history --example year</text>"##,
-        h - 12.0
+        r##"<text x="{left}" y="{}" fill="#555">Kept: minutes 25 h, hours 31 days, days 400 days, transitions 90 days (four changes a day a dependency).</text>"##,
+        h - 30.0
+    );
+    let _ = writeln!(
+        s,
+        r##"<text x="{left}" y="{}" fill="#555">Before its last day the simulation writes an hour at a time: the last day's minute buckets (about 60 MB) come at the end.</text>"##,
+        h - 14.0
     );
     s.push_str("</svg>\n");
     s
