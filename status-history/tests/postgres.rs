@@ -83,7 +83,8 @@ async fn two_instances_merge_and_each_reads_back_what_it_wrote() {
     assert_eq!(transitions.last().unwrap().blocked_by, ["net"]);
     let days = a.days_of("dependency", 0, i64::MAX).await.unwrap();
     assert_eq!(days.len(), 1);
-    assert_eq!(days[0].1.spent.outage, 30_000);
+    assert_eq!(days[0].1.len(), 1);
+    assert_eq!(days[0].1[0].spent.outage, 30_000);
     // A second write of the same minutes replaces them (totals, not increments).
     let batch = ra.flush(T0 + 120_000, true);
     a.write(&Writes {
