@@ -73,12 +73,25 @@ async fn browser() -> (Driver, Client) {
     );
     capabilities.insert("goog:loggingPrefs".into(), json!({ "browser": "ALL" }));
     // Plain HTTP to the local chromedriver: no TLS stack needed.
-    let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-    let client = ClientBuilder::new(connector)
-        .capabilities(capabilities)
-        .connect(&format!("http://127.0.0.1:{}", driver.port))
-        .await
-        .expect("a Chromium session");
+    // A chromedriver that listens may still reset its first session request while it
+    // starts (seen with six browsers starting at once on two cores): asked again.
+    let mut attempt = 0;
+    let client = loop {
+        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        match ClientBuilder::new(connector)
+            .capabilities(capabilities.clone())
+            .connect(&format!("http://127.0.0.1:{}", driver.port))
+            .await
+        {
+            Ok(client) => break client,
+            Err(e) if attempt < 5 => {
+                attempt += 1;
+                eprintln!("a Chromium session, attempt {attempt}: {e}");
+                tokio::time::sleep(Duration::from_millis(500 * attempt)).await;
+            }
+            Err(e) => panic!("a Chromium session: {e}"),
+        }
+    };
     (driver, client)
 }
 
