@@ -19,7 +19,7 @@ pub(crate) struct UptimeParams {
 #[into_params(parameter_in = Query)]
 pub(crate) struct ReportParams {
     /// `YYYY-MM` (UTC); this month when not given.
-    #[param(nullable = false, pattern = "^[0-9]{4}-[0-9]{2}$")]
+    #[param(nullable = false, pattern = "^[0-9]{4}-(0[1-9]|1[0-2])$")]
     month: Option<String>,
 }
 
