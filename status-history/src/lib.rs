@@ -32,6 +32,17 @@
 //! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+/// The `SET` of a bucket's upsert, in both stores' SQL: every total replaced by the row
+/// written (buckets are totals, never increments).
+macro_rules! replace_totals {
+    () => {
+        "ok = excluded.ok, minor = excluded.minor, major = excluded.major, \
+         outage = excluded.outage, muted = excluded.muted, checks = excluded.checks, \
+         failures = excluded.failures, dmin = excluded.dmin, dsum = excluded.dsum, \
+         dmax = excluded.dmax"
+    };
+}
+
 mod error;
 mod model;
 #[cfg(feature = "postgres")]

@@ -30,19 +30,14 @@ fn free_port() -> u16 {
         .port()
 }
 
-async fn start(db: &Db) -> (Child, SocketAddr) {
+/// The quickstart keeping history in `history`, with `args` more, answering.
+async fn launch(history: &str, args: &[&str]) -> (Child, SocketAddr) {
     let port = free_port();
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let child = Command::new(env!("CARGO_BIN_EXE_quickstart"))
-        .args([
-            "--port",
-            &port.to_string(),
-            "--period-ms",
-            "100",
-            "--history",
-        ])
-        .arg(db.target())
-        .args(["--instance-id", "q-1"])
+        .args(["--port", &port.to_string(), "--period-ms", "100"])
+        .args(["--history", history])
+        .args(args)
         .env("STATUS_ADMIN_TOKEN", TOKEN)
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
@@ -50,19 +45,20 @@ async fn start(db: &Db) -> (Child, SocketAddr) {
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if tokio::net::TcpStream::connect(addr).await.is_ok()
-            && common::request(addr, "GET", "/healthcheck/live", None, "")
-                .await
-                .0
-                == 200
-        {
-            break;
-        }
+    while !(tokio::net::TcpStream::connect(addr).await.is_ok()
+        && common::request(addr, "GET", "/healthcheck/live", None, "")
+            .await
+            .0
+            == 200)
+    {
         assert!(Instant::now() < deadline, "the quickstart never answered");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     (child, addr)
+}
+
+async fn start(db: &Db) -> (Child, SocketAddr) {
+    launch(&db.target(), &["--instance-id", "q-1"]).await
 }
 
 async fn call(addr: SocketAddr, method: &str, path: &str, body: &str) -> Value {
@@ -359,43 +355,10 @@ async fn until_received(got: &Received, what: &str) {
 }
 
 async fn start_notifying(history: &Path, hook: &str) -> (Child, SocketAddr) {
-    let port = free_port();
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    let child = Command::new(env!("CARGO_BIN_EXE_quickstart"))
-        .args([
-            "--port",
-            &port.to_string(),
-            "--period-ms",
-            "100",
-            "--notify-hold-s",
-            "0",
-        ])
-        // A Redis nobody listens for: failing before the kill and after it.
-        .args([
-            "--redis",
-            "redis://127.0.0.1:1/",
-            "--notify-webhook",
-            hook,
-            "--history",
-        ])
-        .arg(history)
-        .env("STATUS_ADMIN_TOKEN", TOKEN)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !(tokio::net::TcpStream::connect(addr).await.is_ok()
-        && common::request(addr, "GET", "/healthcheck/live", None, "")
-            .await
-            .0
-            == 200)
-    {
-        assert!(Instant::now() < deadline, "the quickstart never answered");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    (child, addr)
+    // A Redis nobody listens for: failing before the kill and after it.
+    let args = ["--notify-hold-s", "0", "--redis", "redis://127.0.0.1:1/"];
+    let history = history.display().to_string();
+    launch(&history, &[&args[..], &["--notify-webhook", hook]].concat()).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -83,6 +83,7 @@ pub(super) async fn write_all(
         let series: Vec<i64> = w.batch.minutes.iter().map(|(s, _)| id(s)).collect();
         let starts: Vec<i64> = w.batch.minutes.iter().map(|(_, b)| b.start).collect();
         tx.execute(
+            concat!(
             "INSERT INTO sh_buckets (series, tier, start, instance, datacenter, ok, minor, major,
                                      outage, muted, checks, failures, dmin, dsum, dmax)
              SELECT t.s, 0, t.st, $1, $2, t.ok, t.mi, t.ma, t.ou, t.mu, t.ch, t.fa, t.dn, t.ds, t.dx
@@ -90,11 +91,9 @@ pub(super) async fn write_all(
                          $8::BIGINT[], $9::BIGINT[], $10::BIGINT[], $11::BIGINT[], $12::BIGINT[],
                          $13::BIGINT[], $14::BIGINT[])
                AS t(s, st, ok, mi, ma, ou, mu, ch, fa, dn, ds, dx)
-             ON CONFLICT (series, tier, start, instance) DO UPDATE SET
-               ok = EXCLUDED.ok, minor = EXCLUDED.minor, major = EXCLUDED.major,
-               outage = EXCLUDED.outage, muted = EXCLUDED.muted, checks = EXCLUDED.checks,
-               failures = EXCLUDED.failures, dmin = EXCLUDED.dmin, dsum = EXCLUDED.dsum,
-               dmax = EXCLUDED.dmax",
+             ON CONFLICT (series, tier, start, instance) DO UPDATE SET ",
+            replace_totals!()
+        ),
             &[
                 instance,
                 dc,
@@ -123,18 +122,18 @@ pub(super) async fn write_all(
             let (ks, kt): (Vec<i64>, Vec<i64>) = keys.into_iter().unzip();
             tx.execute(
                 &format!(
+                    concat!(
                     "INSERT INTO sh_buckets (series, tier, start, instance, datacenter, ok, minor,
                                              major, outage, muted, checks, failures, dmin, dsum, dmax)
-                     SELECT k.series, $1, k.start, $2, $3, {MERGED}
+                     SELECT k.series, $1, k.start, $2, $3, {merged}
                      FROM UNNEST($4::BIGINT[], $5::BIGINT[]) AS k(series, start)
                      JOIN sh_buckets b ON b.series = k.series AND b.tier = $6 AND b.instance = $2
                        AND b.start >= k.start AND b.start < k.start + $7
                      GROUP BY k.series, k.start
-                     ON CONFLICT (series, tier, start, instance) DO UPDATE SET
-                       ok = EXCLUDED.ok, minor = EXCLUDED.minor, major = EXCLUDED.major,
-                       outage = EXCLUDED.outage, muted = EXCLUDED.muted, checks = EXCLUDED.checks,
-                       failures = EXCLUDED.failures, dmin = EXCLUDED.dmin, dsum = EXCLUDED.dsum,
-                       dmax = EXCLUDED.dmax"
+                     ON CONFLICT (series, tier, start, instance) DO UPDATE SET ",
+                    replace_totals!()
+                    ),
+                    merged = MERGED
                 ),
                 &[&tier, instance, dc, &ks, &kt, &finer, &length],
             )

@@ -99,18 +99,17 @@ fn series_id(
 }
 
 /// Recomputes the bucket of `tier` starting at `start` from the finer tier's buckets.
-const ROLL_UP: &str = "INSERT INTO buckets
+const ROLL_UP: &str = concat!(
+    "INSERT INTO buckets
       (series, tier, start, ok, minor, major, outage, muted, checks, failures, dmin, dsum, dmax)
     SELECT ?1, ?2, ?3, sum(ok), sum(minor), sum(major), sum(outage), sum(muted), sum(checks),
            sum(failures), coalesce(min(CASE WHEN checks > 0 THEN dmin END), 0), sum(dsum),
            max(dmax)
     FROM buckets WHERE series = ?1 AND tier = ?4 AND start >= ?3 AND start < ?5
     GROUP BY series
-    ON CONFLICT (series, tier, start) DO UPDATE SET
-      ok = excluded.ok, minor = excluded.minor, major = excluded.major,
-      outage = excluded.outage, muted = excluded.muted, checks = excluded.checks,
-      failures = excluded.failures, dmin = excluded.dmin, dsum = excluded.dsum,
-      dmax = excluded.dmax";
+    ON CONFLICT (series, tier, start) DO UPDATE SET ",
+    replace_totals!()
+);
 
 #[allow(clippy::cast_possible_wrap)] // counts and ms far below 2^63
 pub(super) fn write_all(
@@ -139,17 +138,14 @@ pub(super) fn write_all(
     }
     let mut touched: BTreeSet<(i64, Tier, i64)> = BTreeSet::new();
     {
-        let mut upsert = tx.prepare_cached(
+        let mut upsert = tx.prepare_cached(concat!(
             "INSERT INTO buckets
                (series, tier, start, ok, minor, major, outage, muted, checks, failures,
                 dmin, dsum, dmax)
              VALUES (?1, 0, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
-             ON CONFLICT (series, tier, start) DO UPDATE SET
-               ok = excluded.ok, minor = excluded.minor, major = excluded.major,
-               outage = excluded.outage, muted = excluded.muted, checks = excluded.checks,
-               failures = excluded.failures, dmin = excluded.dmin, dsum = excluded.dsum,
-               dmax = excluded.dmax",
-        )?;
+             ON CONFLICT (series, tier, start) DO UPDATE SET ",
+            replace_totals!()
+        ))?;
         for (series, b) in &w.batch.minutes {
             let id = series_id(tx, known, series)?;
             let s = b.spent;
