@@ -44,6 +44,7 @@ macro_rules! replace_totals {
 }
 
 mod error;
+pub mod incident;
 mod model;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -63,7 +64,10 @@ pub use self::model::{
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use self::postgres::{postgres_migrations, PostgresHistory};
-pub use self::run::{History, HistoryBuilder, HistoryStats, QueryError, Restored, HISTORY_ID};
+pub use self::run::{
+    History, HistoryBuilder, HistoryStats, QueryError, Restored, UpdateError, HISTORY_ID,
+    MAX_UPDATE_MESSAGE,
+};
 pub use self::sqlite::{migrations, Opened, SqliteHistory, SqliteStore};
 pub use self::store::{HistoryStore, StoreFuture};
 pub use self::tally::{Batch, Recorder};

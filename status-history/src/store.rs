@@ -5,6 +5,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use crate::incident::{Incident, IncidentUpdate, NewUpdate};
 use crate::model::{
     AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Tier, TransitionRecord,
 };
@@ -81,6 +82,17 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug + 'static {
 
     /// Every series kept of `kind`.
     fn series<'a>(&'a self, kind: &'a str) -> StoreFuture<'a, Vec<Series>>;
+
+    /// The incidents open, and those resolved at or after `since` (ms), the latest started
+    /// first, at most `limit`, each with its updates.
+    fn incidents(&self, since: i64, limit: usize) -> StoreFuture<'_, Vec<Incident>>;
+
+    /// The incident `id`, if kept.
+    fn incident(&self, id: i64) -> StoreFuture<'_, Option<Incident>>;
+
+    /// Posts an operator's update (`resolved` resolves the incident); answers it, or `None`
+    /// when there is no such incident, and then writes nothing.
+    fn post_update<'a>(&'a self, update: &'a NewUpdate) -> StoreFuture<'a, Option<IncidentUpdate>>;
 
     /// Deletes what `retention` no longer keeps at `now` (ms); answers the rows deleted.
     fn prune<'a>(&'a self, now: i64, retention: &'a Retention) -> StoreFuture<'a, u64>;

@@ -1,5 +1,6 @@
 //! What one write commits: the unit both stores take.
 
+use crate::incident::IncidentFact;
 use crate::model::{AuditRecord, MuteRecord, OverrideRecord};
 use crate::tally::Batch;
 
@@ -16,6 +17,12 @@ pub struct Writes {
     pub overrides: Option<Vec<OverrideRecord>>,
     /// Keyed state, as JSON.
     pub state: Vec<(String, String)>,
+    /// What the incident tracker said, oldest first, merged by the store into the
+    /// incidents it keeps.
+    pub incidents: Vec<IncidentFact>,
+    /// The tracker's quiet time (ms): how long after it resolved a failure reopens an
+    /// incident rather than opening another.
+    pub incident_quiet: i64,
 }
 
 impl Writes {
@@ -27,6 +34,7 @@ impl Writes {
             && self.mutes.is_none()
             && self.overrides.is_none()
             && self.state.is_empty()
+            && self.incidents.is_empty()
     }
 
     /// Folds later writes in (after a failed write, so that nothing is lost or reordered).
@@ -39,6 +47,8 @@ impl Writes {
         if later.overrides.is_some() {
             self.overrides = later.overrides;
         }
+        self.incidents.extend(later.incidents);
+        self.incident_quiet = self.incident_quiet.max(later.incident_quiet);
         for (key, value) in later.state {
             self.state.retain(|(k, _)| *k != key);
             self.state.push((key, value));
@@ -52,6 +62,7 @@ impl Writes {
             + self.batch.minutes.len()
             + self.audit.len()
             + self.state.len()
+            + self.incidents.len()
     }
 
     /// Drops rows past `cap`, the oldest first: transitions, then audit records, then

@@ -307,3 +307,119 @@ async fn a_server_stopped_mid_run_is_said_and_written_through_when_it_is_back() 
     again.open(0).await.unwrap();
     assert_eq!(again.mutes().await.unwrap().len(), 1);
 }
+
+fn fact(
+    roots: &[&str],
+    at: i64,
+    phase: status_history::incident::Phase,
+) -> status_history::incident::IncidentFact {
+    status_history::incident::IncidentFact {
+        roots: roots.iter().map(|s| (*s).to_owned()).collect(),
+        affected: roots
+            .iter()
+            .map(|s| ((*s).to_owned(), CheckStatus::Outage))
+            .collect(),
+        impact: status_history::incident::Impact::Critical,
+        started: at,
+        at,
+        phase,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_instances_failing_for_one_root_at_once_share_one_incident_until_all_recover() {
+    use status_history::incident::{Phase, UpdateStatus};
+    let pg = PostgresServer::start();
+    let quiet = 300_000;
+    let stores: Vec<_> = (0..10)
+        .map(|i| Arc::new(store(&pg, &format!("i-{i}"))))
+        .collect();
+    for s in &stores {
+        s.open(T0).await.unwrap();
+    }
+    let write = move |s: &Arc<PostgresHistory>, f| write_fact(Arc::clone(s), f, quiet);
+    // All at once: the advisory lock makes one incident of them.
+    let opened = stores
+        .iter()
+        .enumerate()
+        .map(|(i, s)| write(s, fact(&["db"], T0 + i as i64, Phase::Open)));
+    futures_join_all(opened).await;
+    let open = stores[0].incidents(i64::MAX, 10).await.unwrap();
+    assert_eq!(open.len(), 1, "{open:#?}");
+    let id = open[0].id;
+    assert_eq!(open[0].started, T0, "the first to see it");
+
+    // Nine recover: the one still failing keeps it open.
+    for (i, s) in stores.iter().enumerate().take(9) {
+        let at = T0 + 600_000;
+        write(
+            s,
+            fact(
+                &["db"],
+                at,
+                Phase::Resolved {
+                    at: T0 + 100_000 + i as i64,
+                },
+            ),
+        )
+        .await;
+    }
+    assert_eq!(
+        stores[3].incident(id).await.unwrap().unwrap().resolved,
+        None
+    );
+    // An operator's word, seen by every instance.
+    stores[5]
+        .post_update(&status_history::incident::NewUpdate {
+            incident: id,
+            at: T0 + 610_000,
+            status: UpdateStatus::Monitoring,
+            message: "failover done".into(),
+            actor: Some("ana".into()),
+        })
+        .await
+        .unwrap()
+        .unwrap();
+    write(
+        &stores[9],
+        fact(&["db"], T0 + 700_000, Phase::Resolved { at: T0 + 400_000 }),
+    )
+    .await;
+    let incident = stores[0].incident(id).await.unwrap().unwrap();
+    assert_eq!(
+        incident.resolved,
+        Some(T0 + 400_000),
+        "dated by the last to recover"
+    );
+    let words: Vec<_> = incident.updates.iter().map(|u| u.status).collect();
+    assert_eq!(
+        words,
+        [
+            UpdateStatus::Investigating,
+            UpdateStatus::Monitoring,
+            UpdateStatus::Resolved
+        ]
+    );
+}
+
+async fn write_fact(
+    s: Arc<PostgresHistory>,
+    f: status_history::incident::IncidentFact,
+    quiet: i64,
+) {
+    let writes = Writes {
+        incidents: vec![f],
+        incident_quiet: quiet,
+        ..Writes::default()
+    };
+    s.write(&writes).await.unwrap();
+}
+
+async fn futures_join_all<F: std::future::Future<Output = ()> + Send + 'static>(
+    futures: impl Iterator<Item = F>,
+) {
+    let handles: Vec<_> = futures.map(tokio::spawn).collect();
+    for h in handles {
+        h.await.unwrap();
+    }
+}

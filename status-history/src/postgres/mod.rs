@@ -3,6 +3,7 @@
 //! dependency's time in each level is the fleet's), mutes, overrides and state are each
 //! instance's own.
 
+mod incidents;
 mod read;
 mod schema;
 mod write;
@@ -15,6 +16,7 @@ use std::time::Duration;
 use tokio_postgres::{Client, NoTls};
 
 use self::schema::{migrate, MIGRATIONS};
+use crate::incident::{Incident, IncidentUpdate, NewUpdate};
 use crate::model::{
     AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Tier, TransitionRecord,
 };
@@ -257,6 +259,18 @@ impl HistoryStore for PostgresHistory {
 
     fn series<'a>(&'a self, kind: &'a str) -> StoreFuture<'a, Vec<Series>> {
         Box::pin(self.series_of(kind))
+    }
+
+    fn incidents(&self, since: i64, limit: usize) -> StoreFuture<'_, Vec<Incident>> {
+        Box::pin(self.incidents_of(since, limit))
+    }
+
+    fn incident(&self, id: i64) -> StoreFuture<'_, Option<Incident>> {
+        Box::pin(self.incident_of(id))
+    }
+
+    fn post_update<'a>(&'a self, update: &'a NewUpdate) -> StoreFuture<'a, Option<IncidentUpdate>> {
+        Box::pin(self.post_update_of(update))
     }
 
     fn prune<'a>(&'a self, now: i64, retention: &'a Retention) -> StoreFuture<'a, u64> {

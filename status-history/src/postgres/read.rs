@@ -292,6 +292,20 @@ impl PostgresHistory {
                     &[&ms(retention.audit)],
                 )
                 .await?;
+            // Incidents are kept as long as the audit trail that speaks of them.
+            deleted += client
+                .execute(
+                    "DELETE FROM sh_incident_updates WHERE incident IN
+                       (SELECT id FROM sh_incidents WHERE resolved < $1)",
+                    &[&ms(retention.audit)],
+                )
+                .await?;
+            deleted += client
+                .execute(
+                    "DELETE FROM sh_incidents WHERE resolved < $1",
+                    &[&ms(retention.audit)],
+                )
+                .await?;
             deleted += client
                 .execute(
                     "DELETE FROM sh_mutes WHERE instance = $1 AND until < $2",

@@ -84,6 +84,29 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         updated BIGINT NOT NULL,
         PRIMARY KEY (instance, key)
     );",
+    // 4: incidents, shared by the fleet: keyed by root causes (JSON lists), with the
+    // instances that joined each (JSON: instance to when it saw it resolve), and updates.
+    "CREATE TABLE sh_incidents (
+        id BIGSERIAL PRIMARY KEY,
+        title TEXT NOT NULL,
+        roots TEXT NOT NULL,
+        affected TEXT NOT NULL,
+        impact TEXT NOT NULL,
+        started BIGINT NOT NULL,
+        resolved BIGINT,
+        updated BIGINT NOT NULL,
+        members TEXT NOT NULL
+    );
+    CREATE INDEX sh_incidents_by_resolution ON sh_incidents (resolved);
+    CREATE TABLE sh_incident_updates (
+        id BIGSERIAL PRIMARY KEY,
+        incident BIGINT NOT NULL REFERENCES sh_incidents(id),
+        at BIGINT NOT NULL,
+        status TEXT NOT NULL,
+        message TEXT NOT NULL,
+        actor TEXT
+    );
+    CREATE INDEX sh_incident_updates_by_incident ON sh_incident_updates (incident, at);",
 ];
 
 use tokio_postgres::Client;
@@ -93,6 +116,9 @@ use crate::StoreError;
 
 /// Migrations are serialized across the fleet by this advisory lock.
 pub(crate) const MIGRATION_LOCK: i64 = 0x5354_4154_5553_4853; // "STATUSHS"
+/// The advisory lock incidents are merged under: one instance at a time, so that two that
+/// see one root fail together open one incident.
+pub(crate) const INCIDENT_LOCK: i64 = 0x5354_4154_5553_4943; // "STATUSIC"
 
 /// Applies what is missing of the schema, under the fleet-wide advisory lock.
 pub(super) async fn migrate(client: &mut Client) -> Result<(), StoreError> {

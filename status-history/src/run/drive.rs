@@ -14,6 +14,7 @@ use tokio::time::Instant;
 
 use super::health::health;
 use super::{kept, Msg, Restored, Shared};
+use crate::incident::IncidentTracker;
 use crate::model::Series;
 use crate::tally::Recorder;
 use crate::Writes;
@@ -27,6 +28,7 @@ struct Driver {
     shared: Arc<Shared>,
     registry: WeakRegistry,
     recorder: Recorder,
+    incidents: IncidentTracker,
     pending: Writes,
     holds: Vec<(HoldSource, String)>,
     failing_since: Option<(Instant, String)>,
@@ -50,10 +52,12 @@ pub(super) async fn run(
     let Some(clock) = shared.clock.get().cloned() else {
         return;
     };
+    let incidents = IncidentTracker::new(shared.builder.incident_quiet);
     let mut d = Driver {
         shared,
         registry,
         recorder: Recorder::new(),
+        incidents,
         pending: Writes::default(),
         holds: Vec::new(),
         failing_since: None,
@@ -257,6 +261,11 @@ impl Driver {
         let now = self.wall();
         if let Some(registry) = self.registry.upgrade() {
             self.observe(&registry, now);
+            let facts = self
+                .incidents
+                .observe(now, &super::incidents::scene(&registry));
+            self.pending.incidents.extend(facts);
+            self.pending.incident_quiet = self.incidents.quiet_ms();
         }
         let batch = self.recorder.flush(now, aggregates);
         if aggregates {
@@ -345,6 +354,7 @@ impl Driver {
                 }
                 if !self.restored {
                     self.restored = true;
+                    super::incidents::restore(store, &mut self.incidents).await;
                     let restored = match self.registry.upgrade() {
                         Some(registry) => kept::restore(store, &registry).await,
                         None => Restored::default(),

@@ -18,11 +18,14 @@ use crate::Retention;
 
 mod drive;
 mod health;
+mod incidents;
 mod kept;
 mod read;
 
 /// The id of the passive dependency that says how the store fares.
 pub const HISTORY_ID: &str = "history";
+
+pub use self::incidents::{UpdateError, MAX_UPDATE_MESSAGE};
 
 /// How a [`History`] is opened: where, how often it writes, how much it holds back.
 #[derive(Debug, Clone)]
@@ -33,6 +36,7 @@ pub struct HistoryBuilder {
     backlog: usize,
     retention: Retention,
     weights: Weights,
+    incident_quiet: Duration,
 }
 
 impl HistoryBuilder {
@@ -63,6 +67,14 @@ impl HistoryBuilder {
     #[must_use]
     pub fn retention(mut self, retention: Retention) -> Self {
         self.retention = retention;
+        self
+    }
+
+    /// Resolves an incident once everything it covers has been healthy for `quiet` (5
+    /// minutes); a failure within `quiet` after that reopens it.
+    #[must_use]
+    pub fn incident_quiet(mut self, quiet: Duration) -> Self {
+        self.incident_quiet = quiet;
         self
     }
 
@@ -207,6 +219,7 @@ impl History {
             backlog: 100_000,
             retention: Retention::default(),
             weights: Weights::DEFAULT,
+            incident_quiet: crate::incident::DEFAULT_QUIET,
         }
     }
 

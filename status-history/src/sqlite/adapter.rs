@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::SqliteStore;
+use crate::incident::{Incident, IncidentUpdate, NewUpdate};
 use crate::model::{
     AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Tier, TransitionRecord,
 };
@@ -188,6 +189,19 @@ impl HistoryStore for SqliteHistory {
     fn series<'a>(&'a self, kind: &'a str) -> StoreFuture<'a, Vec<Series>> {
         let kind = kind.to_owned();
         self.with(move |store| store.series(&kind))
+    }
+
+    fn incidents(&self, since: i64, limit: usize) -> StoreFuture<'_, Vec<Incident>> {
+        self.with(move |store| store.incidents(since, limit))
+    }
+
+    fn incident(&self, id: i64) -> StoreFuture<'_, Option<Incident>> {
+        self.with(move |store| store.incident(id))
+    }
+
+    fn post_update<'a>(&'a self, update: &'a NewUpdate) -> StoreFuture<'a, Option<IncidentUpdate>> {
+        let update = update.clone();
+        self.with(move |store| store.post_update(&update))
     }
 
     fn prune<'a>(&'a self, now: i64, retention: &'a Retention) -> StoreFuture<'a, u64> {

@@ -2,6 +2,7 @@
 //! nothing committed), migrated on open, moved aside when corrupt.
 
 mod adapter;
+mod incidents;
 mod read;
 mod schema;
 mod write;

@@ -73,6 +73,29 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         value TEXT NOT NULL,
         updated INTEGER NOT NULL
     );",
+    // 4: incidents, keyed by their root causes (JSON lists), with the instances that joined
+    // each (JSON: instance to when it saw it resolve), and their updates.
+    "CREATE TABLE incidents (
+        id INTEGER PRIMARY KEY,
+        title TEXT NOT NULL,
+        roots TEXT NOT NULL,
+        affected TEXT NOT NULL,
+        impact TEXT NOT NULL,
+        started INTEGER NOT NULL,
+        resolved INTEGER,
+        updated INTEGER NOT NULL,
+        members TEXT NOT NULL
+    );
+    CREATE INDEX incidents_by_resolution ON incidents (resolved);
+    CREATE TABLE incident_updates (
+        id INTEGER PRIMARY KEY,
+        incident INTEGER NOT NULL REFERENCES incidents(id),
+        at INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        message TEXT NOT NULL,
+        actor TEXT
+    );
+    CREATE INDEX incident_updates_by_incident ON incident_updates (incident, at);",
 ];
 
 /// The version a file is at once migrated.

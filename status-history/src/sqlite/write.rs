@@ -37,6 +37,16 @@ impl SqliteStore {
             [ms(retention.transitions)],
         ))?;
         deleted += count(tx.execute("DELETE FROM audit WHERE at < ?1", [ms(retention.audit)]))?;
+        // Incidents are kept as long as the audit trail that speaks of them.
+        deleted += count(tx.execute(
+            "DELETE FROM incident_updates WHERE incident IN
+               (SELECT id FROM incidents WHERE resolved < ?1)",
+            [ms(retention.audit)],
+        ))?;
+        deleted += count(tx.execute(
+            "DELETE FROM incidents WHERE resolved < ?1",
+            [ms(retention.audit)],
+        ))?;
         deleted += count(tx.execute(
             "DELETE FROM runs WHERE covered_until < ?1 AND id <> ?2",
             params![ms(retention.transitions), self.run],
@@ -136,6 +146,7 @@ pub(super) fn write_all(
             ])?;
         }
     }
+    super::incidents::write_facts(tx, &w.incidents, w.incident_quiet)?;
     let mut touched: BTreeSet<(i64, Tier, i64)> = BTreeSet::new();
     {
         let mut upsert = tx.prepare_cached(concat!(

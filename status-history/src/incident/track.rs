@@ -1,0 +1,289 @@
+//! [`IncidentTracker`]: when an incident opens, what it covers, when it resolves. Pure: told
+//! the time and what the registry says, it answers what changed.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use status_core::{CheckStatus, Urgency};
+
+use super::{Impact, IncidentFact, Phase};
+
+/// How long everything an incident covers must stay healthy before it resolves: 5 minutes.
+pub const DEFAULT_QUIET: Duration = Duration::from_secs(300);
+
+/// One dependency as the registry reports it now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SceneDependency {
+    /// Its id.
+    pub id: String,
+    /// Its level.
+    pub status: CheckStatus,
+    /// Its urgency.
+    pub urgency: Urgency,
+    /// The root causes its failure is attributed to (`blockedBy`), empty when it is its own.
+    pub blocked_by: Vec<String>,
+    /// Whether it belongs to a group whose rule fails now.
+    pub in_failing_group: bool,
+    /// Whether it is muted (a maintenance window): it opens no incident, though one opened
+    /// for its root lists it.
+    pub muted: bool,
+}
+
+/// What the registry says now: each dependency, and whether the system fails its rule.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scene {
+    /// Every dependency.
+    pub dependencies: Vec<SceneDependency>,
+    /// Whether the system's level fails readiness by itself (OUTAGE).
+    pub system_failing: bool,
+}
+
+impl SceneDependency {
+    /// Whether its level opens an incident: a Required or Strong dependency at MAJOR or
+    /// worse, or any dependency that counts and is not OK while the system or one of its
+    /// groups fails.
+    fn triggers(&self) -> bool {
+        if self.status == CheckStatus::Ok || self.muted {
+            return false;
+        }
+        let strong = matches!(self.urgency, Urgency::Required | Urgency::Strong);
+        (strong && self.status >= CheckStatus::Major) || self.in_failing_group
+    }
+
+    fn roots(&self) -> BTreeSet<String> {
+        if self.blocked_by.is_empty() {
+            BTreeSet::from([self.id.clone()])
+        } else {
+            self.blocked_by.iter().cloned().collect()
+        }
+    }
+
+    fn impact(&self) -> Impact {
+        match self.urgency.cap(self.status) {
+            CheckStatus::Ok => Impact::None,
+            CheckStatus::Minor => Impact::Minor,
+            CheckStatus::Major => Impact::Major,
+            CheckStatus::Outage => Impact::Critical,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Tracked {
+    roots: BTreeSet<String>,
+    affected: BTreeMap<String, CheckStatus>,
+    impact: Impact,
+    started: i64,
+    /// Since when nothing it covers fails, while that holds.
+    clear_since: Option<i64>,
+    resolved: Option<i64>,
+    /// When it was found resolved (the quiet time after `resolved`): the time it may
+    /// reopen is counted from here.
+    declared: Option<i64>,
+    /// What was last said of it, to say only changes.
+    said: Option<IncidentFact>,
+}
+
+impl Tracked {
+    fn fact(&self, at: i64) -> IncidentFact {
+        IncidentFact {
+            roots: self.roots.iter().cloned().collect(),
+            affected: self.affected.clone(),
+            impact: self.impact,
+            started: self.started,
+            at,
+            phase: self
+                .resolved
+                .map_or(Phase::Open, |at| Phase::Resolved { at }),
+        }
+    }
+}
+
+/// Decides incidents from what the registry says.
+///
+/// - **Opens** one when a Required or Strong dependency reaches MAJOR, or a dependency
+///   that counts fails while the system (OUTAGE) or one of its groups fails its rule; a
+///   muted one opens none.
+/// - **Keys** it by root causes (`blockedBy`): a failing database and the dependencies it
+///   blocks are one incident, which lists them all as affected (any level, any urgency).
+/// - **Resolves** it once everything it covers has been OK for the quiet time, dated when
+///   they recovered; a failure within the quiet time keeps it open, and one within the
+///   quiet time after it resolved reopens it.
+///
+/// ```
+/// use status_core::{CheckStatus, Urgency};
+/// use status_history::incident::{IncidentTracker, Phase, Scene, SceneDependency};
+///
+/// let mut tracker = IncidentTracker::new(std::time::Duration::from_secs(300));
+/// let dep = |id: &str, status, blocked_by: &[&str]| SceneDependency {
+///     id: id.into(),
+///     status,
+///     urgency: Urgency::Required,
+///     blocked_by: blocked_by.iter().map(|s| s.to_string()).collect(),
+///     in_failing_group: false,
+///     muted: false,
+/// };
+/// let down = Scene {
+///     dependencies: vec![dep("db", CheckStatus::Outage, &[]), dep("api", CheckStatus::Major, &["db"])],
+///     system_failing: true,
+/// };
+/// let facts = tracker.observe(0, &down);
+/// assert_eq!(facts.len(), 1, "one incident, keyed by the root");
+/// assert_eq!(facts[0].roots, ["db"]);
+/// assert_eq!(facts[0].affected.len(), 2);
+///
+/// let up = Scene {
+///     dependencies: vec![dep("db", CheckStatus::Ok, &[]), dep("api", CheckStatus::Ok, &[])],
+///     system_failing: false,
+/// };
+/// assert!(tracker.observe(60_000, &up).is_empty(), "quiet for less than 5 minutes");
+/// let facts = tracker.observe(360_000, &up);
+/// assert_eq!(facts[0].phase, Phase::Resolved { at: 60_000 });
+/// ```
+#[derive(Debug, Clone)]
+pub struct IncidentTracker {
+    quiet: i64,
+    incidents: Vec<Tracked>,
+}
+
+impl Default for IncidentTracker {
+    fn default() -> Self {
+        Self::new(DEFAULT_QUIET)
+    }
+}
+
+impl IncidentTracker {
+    /// A tracker resolving incidents after `quiet` of health.
+    #[must_use]
+    pub fn new(quiet: Duration) -> Self {
+        Self {
+            quiet: i64::try_from(quiet.as_millis()).unwrap_or(i64::MAX),
+            incidents: Vec::new(),
+        }
+    }
+
+    /// The quiet time, in ms.
+    #[must_use]
+    pub fn quiet_ms(&self) -> i64 {
+        self.quiet
+    }
+
+    /// How many incidents it sees open.
+    #[must_use]
+    pub fn open(&self) -> usize {
+        self.incidents
+            .iter()
+            .filter(|t| t.resolved.is_none())
+            .count()
+    }
+
+    /// Takes back the incidents a store kept open across a restart, so that they resolve
+    /// (or go on) rather than open again.
+    pub fn restore(&mut self, open: impl IntoIterator<Item = IncidentFact>) {
+        for fact in open {
+            if fact.phase != Phase::Open
+                || self
+                    .incidents
+                    .iter()
+                    .any(|t| fact.roots.iter().any(|r| t.roots.contains(r)))
+            {
+                continue;
+            }
+            let tracked = Tracked {
+                roots: fact.roots.iter().cloned().collect(),
+                affected: fact.affected.clone(),
+                impact: fact.impact,
+                started: fact.started,
+                clear_since: None,
+                resolved: None,
+                declared: None,
+                said: Some(fact),
+            };
+            self.incidents.push(tracked);
+        }
+    }
+
+    /// Takes in what the registry says at `now` (ms); answers each incident that changed,
+    /// whole.
+    pub fn observe(&mut self, now: i64, scene: &Scene) -> Vec<IncidentFact> {
+        // Open or join, by root cause.
+        for dep in &scene.dependencies {
+            let counts = dep.triggers()
+                || (scene.system_failing
+                    && !dep.muted
+                    && dep.status != CheckStatus::Ok
+                    && dep.urgency != Urgency::None);
+            if !counts {
+                continue;
+            }
+            let roots = dep.roots();
+            let quiet = self.quiet;
+            let found = self.incidents.iter_mut().find(|t| {
+                t.declared.is_none_or(|at| now - at < quiet)
+                    && t.roots.iter().any(|r| roots.contains(r))
+            });
+            match found {
+                Some(t) => {
+                    t.roots.extend(roots);
+                    t.resolved = None;
+                    t.declared = None;
+                }
+                None => self.incidents.push(Tracked {
+                    roots,
+                    affected: BTreeMap::new(),
+                    impact: Impact::None,
+                    started: now,
+                    clear_since: None,
+                    resolved: None,
+                    declared: None,
+                    said: None,
+                }),
+            }
+        }
+        // What each covers: every dependency failing for one of its roots.
+        for t in self.incidents.iter_mut().filter(|t| t.resolved.is_none()) {
+            let mut failing = false;
+            for dep in &scene.dependencies {
+                if dep.status == CheckStatus::Ok {
+                    continue;
+                }
+                let covered =
+                    t.roots.contains(&dep.id) || dep.blocked_by.iter().any(|r| t.roots.contains(r));
+                if covered {
+                    failing = true;
+                    let worst = t.affected.entry(dep.id.clone()).or_insert(dep.status);
+                    *worst = (*worst).max(dep.status);
+                    t.impact = t.impact.max(dep.impact());
+                }
+            }
+            if failing {
+                t.clear_since = None;
+            } else {
+                let since = *t.clear_since.get_or_insert(now);
+                if now - since >= self.quiet {
+                    t.resolved = Some(since);
+                    t.declared = Some(now);
+                }
+            }
+        }
+        let mut changed = Vec::new();
+        for t in &mut self.incidents {
+            let fact = t.fact(now);
+            let same = t.said.as_ref().is_some_and(|said| {
+                said.roots == fact.roots
+                    && said.affected == fact.affected
+                    && said.impact == fact.impact
+                    && said.phase == fact.phase
+            });
+            if !same {
+                t.said = Some(fact.clone());
+                changed.push(fact);
+            }
+        }
+        // Forgotten once past the time they could reopen.
+        let quiet = self.quiet;
+        self.incidents
+            .retain(|t| t.declared.is_none_or(|at| now - at < quiet));
+        changed
+    }
+}

@@ -1,0 +1,168 @@
+//! Incidents on the handle: what the driver tells the tracker, what it restores at a
+//! start, and the reads and updates the routes serve.
+
+use chrono::{DateTime, Utc};
+use status_core::{CheckStatus, Registry};
+
+use super::{History, QueryError};
+use crate::incident::{
+    Incident, IncidentFact, IncidentTracker, IncidentUpdate, NewUpdate, Phase, Scene,
+    SceneDependency, UpdateStatus,
+};
+use crate::store::HistoryStore;
+
+/// What the registry says now, as the tracker reads it.
+pub(super) fn scene(registry: &Registry) -> Scene {
+    let failing: Vec<_> = registry
+        .groups()
+        .into_iter()
+        .filter(status_core::GroupState::failing)
+        .collect();
+    let report = registry.report();
+    let dependencies = report
+        .results()
+        .iter()
+        .filter(|r| r.checked())
+        .map(|r| SceneDependency {
+            id: r.id().as_str().to_owned(),
+            status: r.status(),
+            urgency: r.urgency(),
+            blocked_by: r
+                .blocked_by()
+                .iter()
+                .map(|id| id.as_str().to_owned())
+                .collect(),
+            in_failing_group: failing.iter().any(|g| g.group().selects(r.info())),
+            muted: r.mute().is_some() || registry.muted(r.id().as_str()).is_some(),
+        })
+        .collect();
+    Scene {
+        dependencies,
+        system_failing: registry.condition() == CheckStatus::Outage,
+    }
+}
+
+/// Gives the tracker back the incidents the store keeps open.
+pub(super) async fn restore(store: &dyn HistoryStore, tracker: &mut IncidentTracker) {
+    match store.incidents(i64::MAX, 1000).await {
+        Ok(open) => tracker.restore(open.into_iter().map(|i| IncidentFact {
+            roots: i.roots,
+            affected: i.affected,
+            impact: i.impact,
+            started: i.started,
+            at: i.updated,
+            phase: Phase::Open,
+        })),
+        Err(e) => tracing::warn!("the open incidents could not be read back: {e}"),
+    }
+}
+
+/// Why an update was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UpdateError {
+    /// There is no such incident (a 404).
+    NotFound,
+    /// The message is blank, too long or not printable (a 400).
+    Invalid(String),
+    /// The store failed (a 503).
+    Store(String),
+}
+
+impl std::fmt::Display for UpdateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotFound => f.write_str("no such incident"),
+            Self::Invalid(why) => f.write_str(why),
+            Self::Store(e) => write!(f, "the history store is not available: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for UpdateError {}
+
+/// The longest message an update may carry, in characters.
+pub const MAX_UPDATE_MESSAGE: usize = 4096;
+
+impl History {
+    /// The incidents open, and those resolved since `since`, the latest started first, at
+    /// most `limit`, each with its updates.
+    ///
+    /// # Errors
+    ///
+    /// [`QueryError::Store`] when the store fails.
+    pub async fn incidents(
+        &self,
+        since: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<Incident>, QueryError> {
+        self.shared
+            .store()
+            .incidents(since.timestamp_millis(), limit)
+            .await
+            .map_err(|e| QueryError::Store(e.to_string()))
+    }
+
+    /// The incident `id`, if kept.
+    ///
+    /// # Errors
+    ///
+    /// [`QueryError::Store`] when the store fails.
+    pub async fn incident(&self, id: i64) -> Result<Option<Incident>, QueryError> {
+        self.shared
+            .store()
+            .incident(id)
+            .await
+            .map_err(|e| QueryError::Store(e.to_string()))
+    }
+
+    /// Posts an operator's update to incident `id` now, durable when it answers:
+    /// `resolved` resolves it (a later failure of its roots reopens it within the quiet
+    /// time, or opens another).
+    ///
+    /// # Errors
+    ///
+    /// [`UpdateError::Invalid`] for a blank message, one over [`MAX_UPDATE_MESSAGE`]
+    /// characters or with control characters (nothing is written);
+    /// [`UpdateError::NotFound`]; [`UpdateError::Store`].
+    pub async fn post_update(
+        &self,
+        id: i64,
+        status: UpdateStatus,
+        message: &str,
+        actor: Option<&str>,
+    ) -> Result<IncidentUpdate, UpdateError> {
+        let message = message.trim();
+        if message.is_empty() {
+            return Err(UpdateError::Invalid("the message is blank".into()));
+        }
+        if message.chars().count() > MAX_UPDATE_MESSAGE {
+            return Err(UpdateError::Invalid(format!(
+                "the message is longer than {MAX_UPDATE_MESSAGE} characters"
+            )));
+        }
+        if message.chars().any(|c| c.is_control() && c != '\n') {
+            return Err(UpdateError::Invalid(
+                "the message holds control characters".into(),
+            ));
+        }
+        let update = NewUpdate {
+            incident: id,
+            at: self.now().timestamp_millis(),
+            status,
+            message: message.to_owned(),
+            actor: actor.map(str::to_owned),
+        };
+        self.shared
+            .store()
+            .post_update(&update)
+            .await
+            .map_err(|e| UpdateError::Store(e.to_string()))?
+            .ok_or(UpdateError::NotFound)
+    }
+
+    /// The quiet time after which an incident resolves.
+    #[must_use]
+    pub fn incident_quiet(&self) -> std::time::Duration {
+        self.shared.builder.incident_quiet
+    }
+}

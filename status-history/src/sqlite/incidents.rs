@@ -1,0 +1,213 @@
+//! Incidents in the SQLite file: the tracker's facts merged in, operators' updates, reads.
+
+use rusqlite::{params, OptionalExtension, Transaction};
+
+use super::SqliteStore;
+use crate::incident::codec::{self, Row};
+use crate::incident::{merge, Incident, IncidentFact, IncidentUpdate, Merged, NewUpdate};
+use crate::StoreError;
+
+/// The one instance a file is written by.
+const INSTANCE: &str = "local";
+
+const COLUMNS: &str = "id, title, roots, affected, impact, started, resolved, updated, members";
+
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
+    Ok(Row {
+        id: r.get(0)?,
+        title: r.get(1)?,
+        roots: r.get(2)?,
+        affected: r.get(3)?,
+        impact: r.get(4)?,
+        started: r.get(5)?,
+        resolved: r.get(6)?,
+        updated: r.get(7)?,
+        members: r.get(8)?,
+    })
+}
+
+/// Merges each fact into the incidents kept (see [`merge`]).
+pub(super) fn write_facts(
+    tx: &Transaction<'_>,
+    facts: &[IncidentFact],
+    quiet: i64,
+) -> rusqlite::Result<()> {
+    for fact in facts {
+        let candidates: Vec<_> = tx
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM incidents WHERE resolved IS NULL OR updated >= ?1"
+            ))?
+            .query_map([fact.at.saturating_sub(quiet)], row)?
+            .map(|r| r.map(|r| r.stored()))
+            .collect::<Result<_, _>>()?;
+        match merge(&candidates, fact, INSTANCE, quiet) {
+            Merged::Insert(incident, status, message) => {
+                let r = Row::of(&incident);
+                tx.execute(
+                    "INSERT INTO incidents
+                       (title, roots, affected, impact, started, resolved, updated, members)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    params![
+                        r.title, r.roots, r.affected, r.impact, r.started, r.resolved, r.updated,
+                        r.members
+                    ],
+                )?;
+                let id = tx.last_insert_rowid();
+                insert_update(tx, id, fact.at, status.as_str(), &message, None)?;
+            }
+            Merged::Update(incident, update) => {
+                let r = Row::of(&incident);
+                tx.execute(
+                    "UPDATE incidents SET title = ?2, roots = ?3, affected = ?4, impact = ?5,
+                       started = ?6, resolved = ?7, updated = ?8, members = ?9 WHERE id = ?1",
+                    params![
+                        r.id, r.title, r.roots, r.affected, r.impact, r.started, r.resolved,
+                        r.updated, r.members
+                    ],
+                )?;
+                if let Some((status, message)) = update {
+                    insert_update(tx, r.id, fact.at, status.as_str(), &message, None)?;
+                }
+            }
+            Merged::Nothing => {}
+        }
+    }
+    Ok(())
+}
+
+fn insert_update(
+    tx: &Transaction<'_>,
+    incident: i64,
+    at: i64,
+    status: &str,
+    message: &str,
+    actor: Option<&str>,
+) -> rusqlite::Result<i64> {
+    tx.execute(
+        "INSERT INTO incident_updates (incident, at, status, message, actor)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![incident, at, status, message, actor],
+    )?;
+    Ok(tx.last_insert_rowid())
+}
+
+impl SqliteStore {
+    /// The incidents open, and those that resolved at or after `since` (ms), the latest
+    /// started first, at most `limit`, each with its updates.
+    ///
+    /// # Errors
+    ///
+    /// When SQLite fails.
+    pub fn incidents(&self, since: i64, limit: usize) -> Result<Vec<Incident>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows: Vec<Row> = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM incidents WHERE resolved IS NULL OR resolved >= ?1
+                 ORDER BY started DESC, id DESC LIMIT ?2"
+            ))
+            .and_then(|mut s| {
+                s.query_map(params![since, limit], row)?
+                    .collect::<Result<_, _>>()
+            })
+            .map_err(StoreError::sqlite)?;
+        rows.into_iter()
+            .map(|r| {
+                let updates = self.updates(r.id)?;
+                Ok(r.incident(updates))
+            })
+            .collect()
+    }
+
+    /// The incident `id`, if kept.
+    ///
+    /// # Errors
+    ///
+    /// When SQLite fails.
+    pub fn incident(&self, id: i64) -> Result<Option<Incident>, StoreError> {
+        let found = self
+            .conn
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM incidents WHERE id = ?1"),
+                [id],
+                row,
+            )
+            .optional()
+            .map_err(StoreError::sqlite)?;
+        found
+            .map(|r| Ok(r.incident(self.updates(r.id)?)))
+            .transpose()
+    }
+
+    fn updates(&self, incident: i64) -> Result<Vec<IncidentUpdate>, StoreError> {
+        self.conn
+            .prepare_cached(
+                "SELECT id, at, status, message, actor FROM incident_updates
+                 WHERE incident = ?1 ORDER BY at, id",
+            )
+            .and_then(|mut s| {
+                s.query_map([incident], |r| {
+                    Ok(IncidentUpdate {
+                        id: r.get(0)?,
+                        at: r.get(1)?,
+                        status: codec::status(&r.get::<_, String>(2)?),
+                        message: r.get(3)?,
+                        actor: r.get(4)?,
+                    })
+                })?
+                .collect()
+            })
+            .map_err(StoreError::sqlite)
+    }
+
+    /// Posts an operator's update; `resolved` resolves the incident (and a later failure of
+    /// its roots opens a new one, or reopens it within the quiet time). Answers the update,
+    /// or `None` when there is no such incident (nothing is written then).
+    ///
+    /// # Errors
+    ///
+    /// When SQLite fails; nothing is written then.
+    pub fn post_update(
+        &mut self,
+        update: &NewUpdate,
+    ) -> Result<Option<IncidentUpdate>, StoreError> {
+        let tx = self.conn.transaction().map_err(StoreError::sqlite)?;
+        let posted = post(&tx, update).map_err(StoreError::sqlite)?;
+        tx.commit().map_err(StoreError::sqlite)?;
+        Ok(posted)
+    }
+}
+
+fn post(tx: &Transaction<'_>, u: &NewUpdate) -> rusqlite::Result<Option<IncidentUpdate>> {
+    let exists: Option<Option<i64>> = tx
+        .query_row(
+            "SELECT resolved FROM incidents WHERE id = ?1",
+            [u.incident],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let Some(resolved) = exists else {
+        return Ok(None);
+    };
+    let resolves = u.status == crate::incident::UpdateStatus::Resolved && resolved.is_none();
+    tx.execute(
+        "UPDATE incidents SET updated = ?2, resolved = CASE WHEN ?3 THEN ?2 ELSE resolved END
+         WHERE id = ?1",
+        params![u.incident, u.at, resolves],
+    )?;
+    let id = insert_update(
+        tx,
+        u.incident,
+        u.at,
+        u.status.as_str(),
+        &u.message,
+        u.actor.as_deref(),
+    )?;
+    Ok(Some(IncidentUpdate {
+        id,
+        at: u.at,
+        status: u.status,
+        message: u.message.clone(),
+        actor: u.actor.clone(),
+    }))
+}
