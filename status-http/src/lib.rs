@@ -96,6 +96,8 @@ mod respond;
 mod routes;
 #[cfg(feature = "openapi")]
 mod schema;
+#[cfg(feature = "history")]
+mod statuspage;
 mod sync;
 
 pub mod middleware;
@@ -119,6 +121,9 @@ pub use self::notify::notify_metrics;
 pub use self::routes::Routes;
 #[cfg(feature = "serve")]
 pub use self::serve::serve;
+#[cfg(feature = "history")]
+#[cfg_attr(docsrs, doc(cfg(feature = "history")))]
+pub use self::statuspage::PUBLIC_TAG;
 
 /// The metrics library `/metrics` is written with, for [`Routes::register_metrics`].
 #[cfg(feature = "metrics")]

@@ -94,6 +94,32 @@ struct HistoryDoc;
 #[openapi(paths(crate::history::page::overview, crate::history::page::dependency))]
 struct HistoryPageDoc;
 
+#[cfg(feature = "history")]
+#[derive(OpenApi)]
+#[openapi(
+    paths(
+        crate::statuspage::json::status,
+        crate::statuspage::json::summary,
+        crate::statuspage::json::components,
+        crate::statuspage::json::incidents,
+        crate::statuspage::json::unresolved,
+        crate::statuspage::json::maintenances,
+        crate::statuspage::json::upcoming,
+        crate::statuspage::json::active,
+        crate::statuspage::badge::level,
+        crate::statuspage::badge::uptime,
+        crate::statuspage::admin::list,
+        crate::statuspage::admin::post
+    ),
+    tags((name = "status page", description = "What the people who depend on the service read: Statuspage v2 JSON, badges, the public page"))
+)]
+struct StatusPageDoc;
+
+#[cfg(all(feature = "history", feature = "dashboard"))]
+#[derive(OpenApi)]
+#[openapi(paths(crate::statuspage::page::page, crate::statuspage::page::events))]
+struct StatusPagePageDoc;
+
 /// The document of the routes this build serves: the contract's, and each feature's.
 fn assembled() -> utoipa::openapi::OpenApi {
     #[allow(unused_mut)]
@@ -110,6 +136,10 @@ fn assembled() -> utoipa::openapi::OpenApi {
     doc.merge(HistoryDoc::openapi());
     #[cfg(all(feature = "history", feature = "dashboard"))]
     doc.merge(HistoryPageDoc::openapi());
+    #[cfg(feature = "history")]
+    doc.merge(StatusPageDoc::openapi());
+    #[cfg(all(feature = "history", feature = "dashboard"))]
+    doc.merge(StatusPagePageDoc::openapi());
     doc
 }
 

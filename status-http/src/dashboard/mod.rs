@@ -211,6 +211,10 @@ pub(crate) async fn asset(Path(file): Path<String>) -> Response {
             include_str!("../../../web/static/history.js"),
             "text/javascript; charset=utf-8",
         ),
+        "statuspage.js" => (
+            include_str!("../../../web/static/statuspage.js"),
+            "text/javascript; charset=utf-8",
+        ),
         "logo.svg" => (
             include_str!("../../../web/static/logo.svg"),
             "image/svg+xml",

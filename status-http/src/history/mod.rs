@@ -18,7 +18,7 @@ mod chart;
 #[cfg(feature = "dashboard")]
 pub(crate) mod page;
 #[cfg(feature = "dashboard")]
-mod tiles;
+pub(crate) mod tiles;
 
 use crate::auth::Admin;
 use crate::error::ApiError;

@@ -34,7 +34,7 @@ pub(super) fn percent(share: Option<f64>) -> String {
 /// dependencies is 90,000 elements, and a template's per-element work would take most of
 /// the page's time. What it writes is only fixed class names, dates and numbers: nothing
 /// from outside needs escaping.
-pub(super) fn tiles(days: &[DayTile]) -> String {
+pub(crate) fn tiles(days: &[DayTile]) -> String {
     let mut html = String::with_capacity(days.len() * 64);
     for d in days {
         let day = d.day.date_naive();
@@ -62,7 +62,7 @@ pub(super) fn tiles(days: &[DayTile]) -> String {
 }
 
 /// The mean of the days' uptimes (days with data only), in words.
-pub(super) fn overall(days: &[DayTile]) -> String {
+pub(crate) fn overall(days: &[DayTile]) -> String {
     let (sum, n) = sums(days);
     mean(sum, n)
 }

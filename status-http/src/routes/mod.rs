@@ -63,6 +63,8 @@ pub struct Routes {
     audit: AuditLog,
     #[cfg(feature = "history")]
     history: Option<status_history::History>,
+    #[cfg(feature = "history")]
+    status_page_url: Option<String>,
 }
 
 impl std::fmt::Debug for Routes {
@@ -100,6 +102,8 @@ impl Routes {
             audit: AuditLog::new(),
             #[cfg(feature = "history")]
             history: None,
+            #[cfg(feature = "history")]
+            status_page_url: None,
         }
     }
 
@@ -216,6 +220,20 @@ impl Routes {
         self
     }
 
+    /// Where the public status page is read from outside (`https://status.example.com`): the
+    /// `url` and incidents' `shortlink` of the Statuspage JSON say it.
+    ///
+    /// The public page (`GET /status/page`, feature `dashboard`), Statuspage v2 JSON
+    /// (`GET /api/v2/summary.json` and the rest) and badges (`GET /badge/{name}.svg`,
+    /// `/badge/{name}/uptime.svg`) are served with any history, and without one, all but
+    /// incidents and uptime. Their components are the groups and the dependencies tagged
+    /// `public`; they show the public view whatever [`public_view`](Self::public_view) says.
+    #[cfg(feature = "history")]
+    pub fn status_page_url(mut self, url: impl Into<String>) -> Self {
+        self.status_page_url = Some(url.into());
+        self
+    }
+
     /// Keeps the audit trail in `log` (a new one by default): share it with the layer of
     /// your own admin routes ([`AuditLog::layer`]) to keep one trail at `GET /admin/audit`.
     pub fn audit(mut self, log: AuditLog) -> Self {
@@ -290,6 +308,11 @@ impl Routes {
         }
         verdicts.check()?;
         probes.verdicts = verdicts;
+        #[cfg(feature = "history")]
+        let page_name = present
+            .appname
+            .clone()
+            .unwrap_or_else(|| self.registry.appname().to_owned());
         let state = AppState(Arc::new(Areas {
             probes: Arc::new(probes),
             admin: Arc::new(AdminState {
@@ -323,6 +346,13 @@ impl Routes {
                 hostname: self.registry.hostname().to_owned(),
                 fleet: self.fleet,
             }),
+            #[cfg(feature = "history")]
+            statuspage: Arc::new(crate::statuspage::StatusPageState::new(
+                self.registry.clone(),
+                self.history.clone(),
+                page_name,
+                self.status_page_url,
+            )),
             #[cfg(feature = "history")]
             history: Arc::new(crate::history::HistoryState::new(
                 self.registry.clone(),
@@ -377,7 +407,13 @@ impl Routes {
                 put(crate::mutes::mute).delete(crate::mutes::unmute),
             );
         #[cfg(feature = "history")]
-        let actions = actions.route("/admin/history/audit", get(crate::history::audit));
+        let actions = actions
+            .route("/admin/history/audit", get(crate::history::audit))
+            .route("/admin/incidents", get(crate::statuspage::admin::list))
+            .route(
+                "/admin/incidents/{id}/updates",
+                post(crate::statuspage::admin::post),
+            );
         let actions = actions.route_layer(self.audit.layer());
         let traced = Router::new()
             .route("/healthcheck/dependencies/{id}", get(probes::dependency))
@@ -405,6 +441,8 @@ impl Routes {
                 "/healthcheck/groups/{name}/uptime",
                 get(crate::history::group),
             );
+        #[cfg(feature = "history")]
+        let traced = crate::statuspage::routes(traced);
         #[cfg(all(feature = "history", feature = "dashboard"))]
         let traced = traced
             .route("/status/history", get(crate::history::page::overview))

@@ -18,6 +18,8 @@ use crate::history::HistoryState;
 #[cfg(feature = "metrics")]
 use crate::metrics::MetricsState;
 use crate::probes::ProbeState;
+#[cfg(feature = "history")]
+use crate::statuspage::StatusPageState;
 
 /// Every area's state, each behind its own `Arc`, the whole behind one more: the router
 /// clones its state for every request, and one count is cheaper than seven.
@@ -39,6 +41,8 @@ pub(super) struct Areas {
     pub(super) fleet: Arc<FleetState>,
     #[cfg(feature = "history")]
     pub(super) history: Arc<HistoryState>,
+    #[cfg(feature = "history")]
+    pub(super) statuspage: Arc<StatusPageState>,
 }
 
 /// `impl FromRef<AppState> for $sub` reading the field `$field`.
@@ -66,4 +70,6 @@ substate! {
     fleet: Arc<FleetState>,
     #[cfg(feature = "history")]
     history: Arc<HistoryState>,
+    #[cfg(feature = "history")]
+    statuspage: Arc<StatusPageState>,
 }

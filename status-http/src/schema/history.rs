@@ -130,3 +130,65 @@ pub(crate) struct AuditPage {
     /// The `before` of the next page; null on the last.
     next_before: Option<i64>,
 }
+
+/// Where an incident stands.
+#[derive(ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)] // a schema only
+pub(crate) enum IncidentStatus {
+    Investigating,
+    Identified,
+    Monitoring,
+    Resolved,
+}
+
+/// An operator's update: a status and a message (at most 4,096 characters, not blank).
+#[derive(ToSchema)]
+pub(crate) struct IncidentUpdateRequest {
+    status: IncidentStatus,
+    #[schema(min_length = 1, max_length = 4096, pattern = "\\S")]
+    message: String,
+    /// Who says it (at most 128 printable characters).
+    #[schema(max_length = 128, nullable = false)]
+    actor: Option<String>,
+}
+
+/// An update of an incident, as kept.
+#[derive(ToSchema)]
+pub(crate) struct IncidentUpdate {
+    id: i64,
+    #[schema(format = DateTime)]
+    at: String,
+    status: IncidentStatus,
+    message: String,
+    /// Who said it; null for the engine.
+    actor: Option<String>,
+}
+
+/// An incident as operators read it.
+#[derive(ToSchema)]
+pub(crate) struct Incident {
+    id: i64,
+    /// Its root causes and how bad.
+    title: String,
+    status: IncidentStatus,
+    /// `none`, `minor`, `major` or `critical`.
+    impact: String,
+    /// The dependencies it is keyed by.
+    roots: Vec<String>,
+    /// Every dependency it covered, with the worst level each reached.
+    affected: std::collections::BTreeMap<String, String>,
+    #[schema(format = DateTime)]
+    started: String,
+    #[schema(format = DateTime)]
+    resolved: Option<String>,
+    #[schema(format = DateTime)]
+    updated: String,
+    updates: Vec<IncidentUpdate>,
+}
+
+/// Incidents open and of the last days, the latest started first.
+#[derive(ToSchema)]
+pub(crate) struct IncidentList {
+    incidents: Vec<Incident>,
+}

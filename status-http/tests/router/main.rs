@@ -18,4 +18,5 @@ mod presentation;
 mod probes;
 mod shapes;
 mod shutdown;
+mod statuspage;
 mod traffic;

@@ -1,0 +1,173 @@
+//! The incidents' admin API: `GET /admin/incidents` (every detail, for operators) and
+//! `POST /admin/incidents/{id}/updates` (an operator's word, audited). Without a history
+//! they answer 404.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde::Deserialize;
+use serde_json::json;
+use status_history::incident::{Incident, IncidentUpdate, UpdateStatus};
+use status_history::UpdateError;
+
+use super::StatusPageState;
+use crate::admin::with_actor;
+use crate::auth::Admin;
+use crate::body::AdminBody;
+use crate::error::ApiError;
+use crate::respond::{json_response, JSON};
+
+/// The body of a POST: a status, a message, maybe an actor.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UpdateRequest {
+    status: String,
+    message: String,
+    #[serde(default)]
+    actor: Option<String>,
+}
+
+fn history(state: &StatusPageState) -> Result<&status_history::History, ApiError> {
+    state.history.as_ref().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "no history is kept here, so no incidents (see status_http::Routes::history)",
+        )
+    })
+}
+
+fn time(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+fn update_json(u: &IncidentUpdate) -> serde_json::Value {
+    json!({
+        "id": u.id,
+        "at": time(u.at),
+        "status": u.status,
+        "message": u.message,
+        "actor": u.actor,
+    })
+}
+
+/// An incident as operators read it: root causes, every dependency it covered and its worst
+/// level, every update as written.
+fn incident_json(i: &Incident) -> serde_json::Value {
+    json!({
+        "id": i.id,
+        "title": i.title,
+        "status": i.status(),
+        "impact": i.impact,
+        "roots": i.roots,
+        "affected": i.affected,
+        "started": time(i.started),
+        "resolved": i.resolved.map(time),
+        "updated": time(i.updated),
+        "updates": i.updates.iter().map(update_json).collect::<Vec<_>>(),
+    })
+}
+
+fn incident_id(text: &str) -> Result<i64, ApiError> {
+    text.parse::<i64>()
+        .ok()
+        .filter(|id| *id > 0)
+        .ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "{text:?} is not an incident id (a positive integer)"
+            ))
+        })
+}
+
+/// GET `/admin/incidents`: incidents open and of the last `days` days (14; at most 400), with
+/// what they cover, their root causes and every update: what the public page says, and what
+/// it does not.
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/admin/incidents", tag = "admin", security(("bearer" = [])),
+    params(("days" = Option<i64>, Query, nullable = false, minimum = 1, maximum = 400, description = "How far back resolved incidents go (14)")),
+    responses(
+        (status = 200, description = "Incidents, the latest started first", body = crate::schema::IncidentList),
+        (status = 400, description = "days out of 1 to 400", body = crate::schema::Error),
+        (status = 404, description = "No history kept", body = crate::schema::Error),
+        (status = 503, description = "The history store is not available", body = crate::schema::Error),
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
+pub(crate) async fn list(
+    _: Admin,
+    State(state): State<Arc<StatusPageState>>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    let params = crate::history::params(raw.as_deref(), &["days"])?;
+    let days = match params.get("days") {
+        None => 14,
+        Some(d) => d
+            .parse::<i64>()
+            .ok()
+            .filter(|d| (1..=400).contains(d))
+            .ok_or_else(|| ApiError::bad_request(format!("days must be 1 to 400, not {d:?}")))?,
+    };
+    let history = history(&state)?;
+    let since = history.now() - chrono::Duration::days(days);
+    let incidents = history
+        .incidents(since, 500)
+        .await
+        .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?;
+    let incidents: Vec<_> = incidents.iter().map(incident_json).collect();
+    Ok(json_response(
+        StatusCode::OK,
+        JSON,
+        &json!({ "incidents": incidents }),
+    ))
+}
+
+/// POST `/admin/incidents/{id}/updates`: posts an update (`investigating`, `identified`,
+/// `monitoring`, `resolved`) with a message, shown on the page and in the JSON at once;
+/// `resolved` resolves the incident.
+#[cfg_attr(feature = "openapi", utoipa::path(post, path = "/admin/incidents/{id}/updates", tag = "admin", security(("bearer" = [])),
+    params(("id" = i64, Path, minimum = 1, description = "The incident")),
+    request_body = crate::schema::IncidentUpdateRequest,
+    responses(
+        (status = 201, description = "The update, kept", body = crate::schema::IncidentUpdate),
+        (status = 400, description = "A malformed update, or an id that is not one: nothing is kept", body = crate::schema::Error),
+        (status = 404, description = "No such incident, or no history kept", body = crate::schema::Error),
+        (status = 503, description = "The history store is not available: nothing is kept", body = crate::schema::Error),
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
+pub(crate) async fn post(
+    _: Admin,
+    State(state): State<Arc<StatusPageState>>,
+    Path(id): Path<String>,
+    body: AdminBody,
+) -> Result<Response, ApiError> {
+    let id = incident_id(&id)?;
+    let history = history(&state)?;
+    let request: UpdateRequest = body.parse()?;
+    let status = UpdateStatus::parse(&request.status).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "status must be investigating, identified, monitoring or resolved, not {:?}",
+            request.status
+        ))
+    })?;
+    if let Some(actor) = &request.actor {
+        if actor.chars().count() > 128 || actor.chars().any(char::is_control) {
+            return Err(ApiError::bad_request(
+                "actor must be at most 128 printable characters",
+            ));
+        }
+    }
+    let update = history
+        .post_update(id, status, &request.message, request.actor.as_deref())
+        .await
+        .map_err(|e| match e {
+            UpdateError::NotFound => ApiError::not_found("incident", &id.to_string()),
+            UpdateError::Invalid(why) => ApiError::bad_request(why),
+            e @ UpdateError::Store(_) => {
+                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
+            }
+        })?;
+    Ok(with_actor(
+        json_response(StatusCode::CREATED, JSON, &update_json(&update)),
+        update.actor.clone(),
+        Some(format!("{}: {}", status.as_str(), update.message)),
+    ))
+}

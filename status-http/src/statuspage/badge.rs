@@ -1,0 +1,262 @@
+//! Shields-style SVG badges: `/badge/{name}.svg` (a component's level) and
+//! `/badge/{name}/uptime.svg?window=30d`. Public-view safe: only components (groups and
+//! dependencies tagged `public`, or `system`) have one, and a badge says a level or a
+//! percentage, nothing else. Each carries an ETag of its body: a client that has it gets a
+//! 304.
+
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+
+use super::{components, Component, StatusPageState};
+use crate::error::ApiError;
+
+/// The longest window an uptime badge covers: 400 days (what the day tier keeps).
+const MAX_WINDOW_DAYS: i64 = 400;
+
+/// A two-part flat badge, as shields.io draws them: `label` on grey, `value` on `color`.
+pub(crate) fn svg(label: &str, value: &str, color: &str) -> String {
+    // Verdana 11 px is about 6.5 px a character on average; shields measures, we estimate.
+    let width = |s: &str| 10 + (s.chars().count() as u32 * 65).div_ceil(10);
+    let (lw, vw) = (width(label), width(value));
+    let total = lw + vw;
+    let (label, value) = (escape(label), escape(value));
+    format!(
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{total}" height="20" role="img" aria-label="{label}: {value}"><title>{label}: {value}</title><linearGradient id="s" x2="0" y2="100%"><stop offset="0" stop-color="#bbb" stop-opacity=".1"/><stop offset="1" stop-opacity=".1"/></linearGradient><clipPath id="r"><rect width="{total}" height="20" rx="3" fill="#fff"/></clipPath><g clip-path="url(#r)"><rect width="{lw}" height="20" fill="#555"/><rect x="{lw}" width="{vw}" height="20" fill="{color}"/><rect width="{total}" height="20" fill="url(#s)"/></g><g fill="#fff" text-anchor="middle" font-family="Verdana,Geneva,DejaVu Sans,sans-serif" font-size="11"><text x="{lx}" y="15" fill="#010101" fill-opacity=".3">{label}</text><text x="{lx}" y="14">{label}</text><text x="{vx}" y="15" fill="#010101" fill-opacity=".3">{value}</text><text x="{vx}" y="14">{value}</text></g></svg>"##,
+        lx = lw / 2,
+        vx = lw + vw / 2,
+    )
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The component a badge names: a group, a dependency tagged `public`, or `system`.
+fn find(state: &StatusPageState, name: &str) -> Result<Component, ApiError> {
+    let all = components(&state.registry);
+    if name == "system" {
+        return Ok(Component {
+            id: "system".into(),
+            name: "system".into(),
+            level: state.registry.condition(),
+            maintenance: false,
+            members: Vec::new(),
+            series: status_history::Series::System,
+        });
+    }
+    all.into_iter()
+        .find(|c| {
+            c.id.strip_prefix("group-")
+                .or_else(|| c.id.strip_prefix("dependency-"))
+                == Some(name)
+        })
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                format!(
+                    "no badge named {name:?}: badges are for groups, dependencies tagged \
+                     \"public\", and \"system\""
+                ),
+            )
+        })
+}
+
+fn answer(headers: &HeaderMap, body: String) -> Response {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    body.hash(&mut h);
+    let etag = format!("\"{:016x}\"", h.finish());
+    let cached = headers
+        .get(IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
+    let etag = HeaderValue::from_str(&etag).unwrap_or_else(|_| HeaderValue::from_static("\"0\""));
+    let common = [
+        (ETAG, etag),
+        (CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+    ];
+    if cached {
+        return (StatusCode::NOT_MODIFIED, common).into_response();
+    }
+    (
+        common,
+        [(CONTENT_TYPE, HeaderValue::from_static("image/svg+xml"))],
+        body,
+    )
+        .into_response()
+}
+
+/// GET `/badge/{file}`: `{name}.svg`, the component's level.
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/badge/{file}", tag = "status page",
+    params(("file" = String, Path, description = "`{name}.svg`: a group, a dependency tagged `public`, or `system`")),
+    responses(
+        (status = 200, description = "A shields-style badge of its level", content_type = "image/svg+xml", body = String),
+        (status = 304, description = "Not modified since the ETag given"),
+        (status = 404, description = "No such component", body = crate::schema::Error),
+        (status = "default", description = "A rejected request (400, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
+pub(crate) async fn level(
+    State(state): State<Arc<StatusPageState>>,
+    Path(file): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let name = file.strip_suffix(".svg").ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("no badge {file:?}: badges end in .svg"),
+        )
+    })?;
+    let c = find(&state, name)?;
+    let (value, color) = if c.maintenance {
+        ("maintenance", "#007ec6")
+    } else {
+        match c.level {
+            status_core::CheckStatus::Ok => ("operational", "#4c1"),
+            status_core::CheckStatus::Minor => ("degraded", "#dfb317"),
+            status_core::CheckStatus::Major => ("partial outage", "#fe7d37"),
+            status_core::CheckStatus::Outage => ("major outage", "#e05d44"),
+        }
+    };
+    Ok(answer(&headers, svg(name, value, color)))
+}
+
+/// A window such as `30d`, `24h` or `90m`, up to 400 days.
+fn window(raw: Option<&str>) -> Result<chrono::Duration, ApiError> {
+    let params = crate::history::params(raw, &["window"])?;
+    let Some(text) = params.get("window") else {
+        return Ok(chrono::Duration::days(30));
+    };
+    let bad = || {
+        ApiError::bad_request(format!(
+            "window must be a number of days, hours or minutes, such as 30d, 24h or 90m, up to \
+             {MAX_WINDOW_DAYS}d; not {text:?}"
+        ))
+    };
+    let (n, unit) = text.split_at(text.len().saturating_sub(1));
+    let n: i64 = n.parse().map_err(|_| bad())?;
+    let d = match unit {
+        "d" => chrono::Duration::try_days(n),
+        "h" => chrono::Duration::try_hours(n),
+        "m" => chrono::Duration::try_minutes(n),
+        _ => None,
+    }
+    .ok_or_else(bad)?;
+    if n <= 0 || d > chrono::Duration::days(MAX_WINDOW_DAYS) {
+        return Err(bad());
+    }
+    Ok(d)
+}
+
+/// GET `/badge/{name}/uptime.svg`: the component's uptime over `window` (30 days).
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/badge/{name}/uptime.svg", tag = "status page",
+    params(
+        ("name" = String, Path, description = "A group, a dependency tagged `public`, or `system`"),
+        ("window" = Option<String>, Query, nullable = false, pattern = "^[1-9][0-9]{0,2}[dhm]$", description = "`30d` when not given; days, hours or minutes, up to 400 days")),
+    responses(
+        (status = 200, description = "A shields-style badge of its uptime", content_type = "image/svg+xml", body = String),
+        (status = 304, description = "Not modified since the ETag given"),
+        (status = 400, description = "A window that is not one", body = crate::schema::Error),
+        (status = 404, description = "No such component, or no history kept", body = crate::schema::Error),
+        (status = 503, description = "The history store is not available", body = crate::schema::Error),
+        (status = "default", description = "A rejected request (400, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
+pub(crate) async fn uptime(
+    State(state): State<Arc<StatusPageState>>,
+    Path(name): Path<String>,
+    RawQuery(raw): RawQuery,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let span = window(raw.as_deref())?;
+    let c = find(&state, &name)?;
+    let history = state.history.as_ref().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "no history is kept here (see status_http::Routes::history)",
+        )
+    })?;
+    let now = history.now();
+    let report = history
+        .uptime(c.series.clone(), now - span, now)
+        .await
+        .map_err(|e| match e {
+            status_history::QueryError::Window(e) => ApiError::bad_request(e.to_string()),
+            e @ status_history::QueryError::Store(_) => {
+                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
+            }
+        })?;
+    let label = format!("uptime {}", raw_window(raw.as_deref()));
+    let (value, color) = match report.uptime {
+        None => ("no data".to_owned(), "#9f9f9f"),
+        Some(u) => {
+            let pct = u * 100.0;
+            let color = if pct >= 99.9 {
+                "#4c1"
+            } else if pct >= 99.0 {
+                "#97ca00"
+            } else if pct >= 95.0 {
+                "#dfb317"
+            } else {
+                "#e05d44"
+            };
+            (format!("{}%", trim(pct)), color)
+        }
+    };
+    Ok(answer(&headers, svg(&label, &value, color)))
+}
+
+fn raw_window(raw: Option<&str>) -> String {
+    crate::history::params(raw, &["window"])
+        .ok()
+        .and_then(|p| p.get("window").cloned())
+        .unwrap_or_else(|| "30d".into())
+}
+
+/// 99.95 → `99.95`, 100 → `100`, 97.123 → `97.12`: two decimals at most, never rounded up to
+/// 100 when it is not.
+fn trim(pct: f64) -> String {
+    let floored = (pct * 100.0).floor() / 100.0;
+    let s = format!("{floored:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_percentage_is_never_rounded_up_to_a_hundred() {
+        assert_eq!(trim(100.0), "100");
+        assert_eq!(trim(99.999), "99.99");
+        assert_eq!(trim(97.1), "97.1");
+    }
+
+    #[test]
+    fn windows_are_days_hours_or_minutes_up_to_400_days() {
+        assert_eq!(
+            window(Some("window=24h")).unwrap(),
+            chrono::Duration::hours(24)
+        );
+        assert_eq!(window(None).unwrap(), chrono::Duration::days(30));
+        for bad in [
+            "window=0d",
+            "window=401d",
+            "window=3w",
+            "window=d",
+            "window=-1d",
+            "x=1",
+        ] {
+            assert!(window(Some(bad)).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn labels_are_escaped() {
+        let s = svg("<a>", "b&c", "#fff");
+        assert!(s.contains("&lt;a&gt;") && s.contains("b&amp;c") && !s.contains("<a>"));
+    }
+}

@@ -1,0 +1,436 @@
+//! Statuspage v2 JSON (`/api/v2/…`), shaped field for field as Atlassian's public page API,
+//! so that the clients, widgets and monitors written for it read ours unchanged. Each body
+//! is made once per change of what it shows.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::http::HeaderValue;
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
+use serde::Serialize;
+
+use super::{indicator, Component, Maintenance, PublicIncident, Snapshot, StatusPageState};
+
+fn time(ms: i64) -> String {
+    Utc.timestamp_millis_opt(ms)
+        .single()
+        .unwrap_or_default()
+        .to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+fn at(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// `page`: which page this is.
+#[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct Page {
+    /// The page's id: the application's name.
+    id: String,
+    /// Its name.
+    name: String,
+    /// Where it is read (`Routes::status_page_url`, or empty).
+    url: String,
+    /// Always `Etc/UTC`.
+    time_zone: &'static str,
+    /// When what it shows last changed.
+    updated_at: String,
+}
+
+/// `status`: the page's one word.
+#[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct Status {
+    /// `none`, `minor`, `major` or `critical`.
+    indicator: &'static str,
+    /// `All Systems Operational`, `Minor Service Outage`, `Partial System Outage` or
+    /// `Major Service Outage`.
+    description: &'static str,
+}
+
+/// A component: a group, a dependency tagged `public`, or the system.
+#[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct ComponentBody {
+    id: String,
+    name: String,
+    /// `operational`, `degraded_performance`, `partial_outage`, `major_outage` or
+    /// `under_maintenance`.
+    status: &'static str,
+    created_at: String,
+    updated_at: String,
+    position: usize,
+    description: Option<String>,
+    showcase: bool,
+    start_date: Option<String>,
+    group_id: Option<String>,
+    page_id: String,
+    group: bool,
+    only_show_if_degraded: bool,
+}
+
+/// An update of an incident or a maintenance.
+#[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct UpdateBody {
+    id: String,
+    /// `investigating`, `identified`, `monitoring`, `resolved`; for a maintenance
+    /// `scheduled`, `in_progress`, `completed`.
+    status: &'static str,
+    body: String,
+    incident_id: String,
+    created_at: String,
+    updated_at: String,
+    display_at: String,
+    affected_components: Vec<AffectedBody>,
+    deliver_notifications: bool,
+    custom_tweet: Option<String>,
+    tweet_id: Option<String>,
+}
+
+/// A component an update touched.
+#[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct AffectedBody {
+    code: String,
+    name: String,
+    old_status: &'static str,
+    new_status: &'static str,
+}
+
+/// An incident, or a scheduled maintenance (with `scheduled_for` and `scheduled_until`).
+#[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct IncidentBody {
+    id: String,
+    name: String,
+    /// `investigating`, `identified`, `monitoring`, `resolved`, `postmortem`; for a
+    /// maintenance `scheduled`, `in_progress`, `verifying`, `completed`.
+    status: &'static str,
+    created_at: String,
+    updated_at: String,
+    monitoring_at: Option<String>,
+    resolved_at: Option<String>,
+    /// `none`, `minor`, `major`, `critical`; `maintenance` for a maintenance.
+    impact: &'static str,
+    shortlink: String,
+    started_at: String,
+    page_id: String,
+    incident_updates: Vec<UpdateBody>,
+    components: Vec<ComponentBody>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scheduled_for: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scheduled_until: Option<String>,
+}
+
+/// `/api/v2/status.json`.
+#[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct StatusDoc {
+    page: Page,
+    status: Status,
+}
+
+/// `/api/v2/summary.json`.
+#[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct SummaryDoc {
+    page: Page,
+    components: Vec<ComponentBody>,
+    incidents: Vec<IncidentBody>,
+    scheduled_maintenances: Vec<IncidentBody>,
+    status: Status,
+}
+
+/// `/api/v2/components.json`.
+#[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct ComponentsDoc {
+    page: Page,
+    components: Vec<ComponentBody>,
+}
+
+/// `/api/v2/incidents.json` and `/api/v2/incidents/unresolved.json`.
+#[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct IncidentsDoc {
+    page: Page,
+    incidents: Vec<IncidentBody>,
+}
+
+/// `/api/v2/scheduled-maintenances.json` and its `upcoming` and `active` lists.
+#[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub(crate) struct MaintenancesDoc {
+    page: Page,
+    scheduled_maintenances: Vec<IncidentBody>,
+}
+
+struct Render<'a> {
+    state: &'a StatusPageState,
+    s: &'a Snapshot,
+}
+
+impl Render<'_> {
+    fn page_id(&self) -> String {
+        self.state.name.clone()
+    }
+
+    fn updated(&self) -> String {
+        let latest = self.s.incidents.iter().map(|i| i.updated).max();
+        latest.map_or_else(|| at(self.s.now), time)
+    }
+
+    fn page(&self) -> Page {
+        Page {
+            id: self.page_id(),
+            name: self.state.name.clone(),
+            url: self.state.url.clone().unwrap_or_default(),
+            time_zone: "Etc/UTC",
+            updated_at: self.updated(),
+        }
+    }
+
+    fn status(&self) -> Status {
+        let (indicator, description) = indicator(self.s.condition);
+        Status {
+            indicator,
+            description,
+        }
+    }
+
+    fn component(&self, position: usize, c: &Component) -> ComponentBody {
+        ComponentBody {
+            id: c.id.clone(),
+            name: c.name.clone(),
+            status: c.status(),
+            created_at: at(self.s.now),
+            updated_at: at(self.s.now),
+            position: position + 1,
+            description: None,
+            showcase: true,
+            start_date: None,
+            group_id: None,
+            page_id: self.page_id(),
+            group: false,
+            only_show_if_degraded: false,
+        }
+    }
+
+    fn components(&self) -> Vec<ComponentBody> {
+        self.s
+            .components
+            .iter()
+            .enumerate()
+            .map(|(i, c)| self.component(i, c))
+            .collect()
+    }
+
+    fn touched(&self, ids: &[(String, String)]) -> Vec<ComponentBody> {
+        self.s
+            .components
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| ids.iter().any(|(id, _)| *id == c.id))
+            .map(|(i, c)| self.component(i, c))
+            .collect()
+    }
+
+    fn incident(&self, i: &PublicIncident) -> IncidentBody {
+        let id = i.id.to_string();
+        let shortlink = format!(
+            "{}/status/page#incident-{id}",
+            self.state.url.as_deref().unwrap_or_default()
+        );
+        IncidentBody {
+            incident_updates: i
+                .updates
+                .iter()
+                .map(|u| UpdateBody {
+                    id: format!("{id}-{}", u.id),
+                    status: u.status.as_str(),
+                    body: u.body.clone(),
+                    incident_id: id.clone(),
+                    created_at: time(u.at),
+                    updated_at: time(u.at),
+                    display_at: time(u.at),
+                    affected_components: Vec::new(),
+                    deliver_notifications: true,
+                    custom_tweet: None,
+                    tweet_id: None,
+                })
+                .collect(),
+            components: self.touched(&i.components),
+            id,
+            name: i.name.clone(),
+            status: i.status.as_str(),
+            created_at: time(i.started),
+            updated_at: time(i.updated),
+            monitoring_at: i.monitoring.map(time),
+            resolved_at: i.resolved.map(time),
+            impact: i.impact,
+            shortlink,
+            started_at: time(i.started),
+            page_id: self.page_id(),
+            scheduled_for: None,
+            scheduled_until: None,
+        }
+    }
+
+    fn incidents(&self, open_only: bool) -> Vec<IncidentBody> {
+        self.s
+            .incidents
+            .iter()
+            .filter(|i| !open_only || i.resolved.is_none())
+            .map(|i| self.incident(i))
+            .collect()
+    }
+
+    fn maintenance(&self, m: &Maintenance) -> IncidentBody {
+        let status = if m.active { "in_progress" } else { "scheduled" };
+        IncidentBody {
+            id: m.id.clone(),
+            name: m.name.clone(),
+            status,
+            created_at: at(m.set_at),
+            updated_at: at(m.set_at),
+            monitoring_at: None,
+            resolved_at: None,
+            impact: "maintenance",
+            shortlink: String::new(),
+            started_at: at(m.start),
+            page_id: self.page_id(),
+            incident_updates: vec![UpdateBody {
+                id: format!("{}-0", m.id),
+                status,
+                body: format!("{}, until {}.", m.name, at(m.until)),
+                incident_id: m.id.clone(),
+                created_at: at(m.set_at),
+                updated_at: at(m.set_at),
+                display_at: at(m.set_at),
+                affected_components: Vec::new(),
+                deliver_notifications: true,
+                custom_tweet: None,
+                tweet_id: None,
+            }],
+            components: self.touched(&m.components),
+            scheduled_for: Some(at(m.start)),
+            scheduled_until: Some(at(m.until)),
+        }
+    }
+
+    fn maintenances(&self, which: Which) -> Vec<IncidentBody> {
+        self.s
+            .maintenances
+            .iter()
+            .filter(|m| match which {
+                Which::All => true,
+                Which::Upcoming => !m.active,
+                Which::Active => m.active,
+            })
+            .map(|m| self.maintenance(m))
+            .collect()
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Which {
+    All,
+    Upcoming,
+    Active,
+}
+
+fn respond(body: Bytes) -> Response {
+    (
+        [
+            (CONTENT_TYPE, HeaderValue::from_static("application/json")),
+            // Public, for widgets on other origins, as Statuspage serves it.
+            (
+                axum::http::header::ACCESS_CONTROL_ALLOW_ORIGIN,
+                HeaderValue::from_static("*"),
+            ),
+            (CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+async fn serve<T: Serialize>(
+    state: &StatusPageState,
+    kind: &'static str,
+    doc: impl FnOnce(&Render<'_>) -> T,
+) -> Response {
+    let snapshot = state.snapshot().await;
+    let body = state.cached(kind, &snapshot, |s| {
+        let r = Render { state, s };
+        serde_json::to_vec(&doc(&r)).unwrap_or_default()
+    });
+    respond(body)
+}
+
+/// Declares a Statuspage route: its handler and its OpenAPI entry.
+macro_rules! v2 {
+    ($(#[$doc:meta])* $name:ident, $path:literal, $body:ty, |$r:ident| $make:expr) => {
+        $(#[$doc])*
+        #[cfg_attr(feature = "openapi", utoipa::path(get, path = $path, tag = "status page",
+            responses(
+                (status = 200, description = "As Atlassian Statuspage's public API answers", body = $body),
+                (status = "default", description = "A rejected request (400, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
+        pub(crate) async fn $name(State(state): State<Arc<StatusPageState>>) -> Response {
+            serve(&state, $path, |$r| $make).await
+        }
+    };
+}
+
+v2!(
+    /// GET `/api/v2/status.json`: the page's indicator.
+    status, "/api/v2/status.json", StatusDoc,
+    |r| StatusDoc { page: r.page(), status: r.status() }
+);
+v2!(
+    /// GET `/api/v2/summary.json`: components, unresolved incidents, maintenances, status.
+    summary, "/api/v2/summary.json", SummaryDoc,
+    |r| SummaryDoc {
+        page: r.page(),
+        components: r.components(),
+        incidents: r.incidents(true),
+        scheduled_maintenances: r.maintenances(Which::All),
+        status: r.status(),
+    }
+);
+v2!(
+    /// GET `/api/v2/components.json`.
+    components, "/api/v2/components.json", ComponentsDoc,
+    |r| ComponentsDoc { page: r.page(), components: r.components() }
+);
+v2!(
+    /// GET `/api/v2/incidents.json`: open incidents and those of the last 14 days.
+    incidents, "/api/v2/incidents.json", IncidentsDoc,
+    |r| IncidentsDoc { page: r.page(), incidents: r.incidents(false) }
+);
+v2!(
+    /// GET `/api/v2/incidents/unresolved.json`.
+    unresolved, "/api/v2/incidents/unresolved.json", IncidentsDoc,
+    |r| IncidentsDoc { page: r.page(), incidents: r.incidents(true) }
+);
+v2!(
+    /// GET `/api/v2/scheduled-maintenances.json`: maintenance windows in force or ahead.
+    maintenances, "/api/v2/scheduled-maintenances.json", MaintenancesDoc,
+    |r| MaintenancesDoc { page: r.page(), scheduled_maintenances: r.maintenances(Which::All) }
+);
+v2!(
+    /// GET `/api/v2/scheduled-maintenances/upcoming.json`.
+    upcoming, "/api/v2/scheduled-maintenances/upcoming.json", MaintenancesDoc,
+    |r| MaintenancesDoc { page: r.page(), scheduled_maintenances: r.maintenances(Which::Upcoming) }
+);
+v2!(
+    /// GET `/api/v2/scheduled-maintenances/active.json`.
+    active, "/api/v2/scheduled-maintenances/active.json", MaintenancesDoc,
+    |r| MaintenancesDoc { page: r.page(), scheduled_maintenances: r.maintenances(Which::Active) }
+);

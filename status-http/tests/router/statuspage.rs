@@ -1,0 +1,311 @@
+//! The public status page, Statuspage v2 JSON, badges and the incidents' admin API: an
+//! outage opens one incident, an operator's word shows at once, recovery resolves it after
+//! the quiet time, and nothing internal reaches the public routes.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode};
+use status_core::{CheckStatus, Group};
+use status_history::History;
+
+use crate::support::{admin, call, fixture, get, Fixture, TOKEN};
+
+async fn app(f: &Fixture) -> (axum::Router, History) {
+    f.registry
+        .add_group(Group::builder("core").dependency("db").build().unwrap())
+        .unwrap();
+    f.registry
+        .add_group(
+            Group::builder("search")
+                .dependency("search")
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    let history = History::in_memory()
+        .incident_quiet(Duration::from_secs(60))
+        .open();
+    history.attach(&f.registry);
+    let app = status_http::Routes::new(&f.registry)
+        .admin_token(TOKEN)
+        .history(history.clone())
+        .status_page_url("https://status.shop.example")
+        .build();
+    (app, history)
+}
+
+/// Lets the history see what the registry says, and the page's incidents go stale.
+async fn settle(history: &History) {
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    history.flush().await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_outage_is_one_incident_an_update_shows_at_once_and_recovery_resolves_it() {
+    let f = fixture().await;
+    let (app, history) = app(&f).await;
+    settle(&history).await;
+    let a = get(&app, "/api/v2/status.json").await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert_eq!(a.json()["status"]["indicator"], "none");
+    assert_eq!(a.json()["status"]["description"], "All Systems Operational");
+    assert_eq!(a.json()["page"]["url"], "https://status.shop.example");
+    assert_eq!(a.headers["access-control-allow-origin"], "*");
+    let a = get(&app, "/api/v2/components.json").await;
+    let components = a.json()["components"].clone();
+    let names: Vec<_> = components
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap().to_owned(), c["status"].clone()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("core".to_owned(), "operational".into()),
+            ("search".to_owned(), "operational".into())
+        ]
+    );
+    assert_eq!(
+        get(&app, "/api/v2/incidents.json").await.json()["incidents"],
+        serde_json::json!([])
+    );
+
+    f.set(&f.db, CheckStatus::Outage).await;
+    settle(&history).await;
+    let a = get(&app, "/api/v2/summary.json").await;
+    let summary = a.json();
+    assert_eq!(summary["status"]["indicator"], "critical", "{summary}");
+    assert_eq!(summary["components"][0]["status"], "major_outage");
+    assert_eq!(summary["components"][1]["status"], "operational");
+    let incidents = summary["incidents"].as_array().unwrap();
+    assert_eq!(incidents.len(), 1, "{summary}");
+    let incident = &incidents[0];
+    assert_eq!(incident["name"], "Outage of core");
+    assert_eq!(incident["status"], "investigating");
+    assert_eq!(incident["impact"], "critical");
+    assert_eq!(incident["components"][0]["name"], "core");
+    assert!(incident["shortlink"]
+        .as_str()
+        .unwrap()
+        .starts_with("https://status.shop.example/status/page#incident-"));
+    // The public view: no dependency id, no check message.
+    assert!(
+        !a.body.contains("\"db\"") && !a.body.contains("says"),
+        "{}",
+        a.body
+    );
+    let id = incident["id"].as_str().unwrap().to_owned();
+
+    // Operators see the internals.
+    let a = admin(
+        &app,
+        Method::GET,
+        "/admin/incidents",
+        Some(TOKEN),
+        Body::empty(),
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert_eq!(a.json()["incidents"][0]["roots"], serde_json::json!(["db"]));
+    assert_eq!(a.json()["incidents"][0]["affected"]["db"], "OUTAGE");
+
+    // Malformed updates change nothing.
+    let uri = format!("/admin/incidents/{id}/updates");
+    for (body, code) in [
+        ("{", StatusCode::BAD_REQUEST),
+        (
+            r#"{"status":"fixed","message":"x"}"#,
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            r#"{"status":"identified","message":"   "}"#,
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            r#"{"status":"identified","message":"x","extra":1}"#,
+            StatusCode::BAD_REQUEST,
+        ),
+        (r#"{"status":"identified"}"#, StatusCode::BAD_REQUEST),
+    ] {
+        let a = admin(&app, Method::POST, &uri, Some(TOKEN), body).await;
+        assert_eq!(a.status, code, "{body}: {}", a.body);
+        assert!(a.json()["error"].is_string(), "{}", a.body);
+    }
+    let ok = r#"{"status":"identified","message":"The primary lost its disk.","actor":"ana"}"#;
+    let a = admin(&app, Method::POST, &uri, None, ok).await;
+    assert_eq!(a.status, StatusCode::UNAUTHORIZED);
+    let a = admin(
+        &app,
+        Method::POST,
+        "/admin/incidents/999/updates",
+        Some(TOKEN),
+        ok,
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::NOT_FOUND, "{}", a.body);
+    let a = admin(
+        &app,
+        Method::POST,
+        "/admin/incidents/x/updates",
+        Some(TOKEN),
+        ok,
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST, "{}", a.body);
+    let a = history
+        .incident(id.parse().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(a.updates.len(), 1, "nothing was added: {a:?}");
+
+    let a = admin(&app, Method::POST, &uri, Some(TOKEN), ok).await;
+    assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
+    assert_eq!(a.json()["actor"], "ana");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let a = get(&app, "/api/v2/incidents/unresolved.json").await;
+    let incident = &a.json()["incidents"][0];
+    assert_eq!(incident["status"], "identified");
+    assert_eq!(
+        incident["incident_updates"][0]["body"],
+        "The primary lost its disk."
+    );
+    assert_eq!(incident["incident_updates"].as_array().unwrap().len(), 2);
+    let audit = admin(
+        &app,
+        Method::GET,
+        "/admin/audit",
+        Some(TOKEN),
+        Body::empty(),
+    )
+    .await;
+    assert!(
+        audit
+            .body
+            .contains("identified: The primary lost its disk."),
+        "{}",
+        audit.body
+    );
+
+    // Recovery, then the quiet time: resolved, and past.
+    f.set(&f.db, CheckStatus::Ok).await;
+    settle(&history).await;
+    assert_eq!(
+        get(&app, "/api/v2/incidents/unresolved.json").await.json()["incidents"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1,
+        "still open within the quiet time"
+    );
+    tokio::time::sleep(Duration::from_secs(61)).await;
+    settle(&history).await;
+    let a = get(&app, "/api/v2/incidents/unresolved.json").await;
+    assert_eq!(a.json()["incidents"], serde_json::json!([]), "{}", a.body);
+    let a = get(&app, "/api/v2/incidents.json").await;
+    let incident = &a.json()["incidents"][0];
+    assert_eq!(incident["status"], "resolved");
+    assert!(incident["resolved_at"].is_string());
+    assert_eq!(
+        get(&app, "/api/v2/status.json").await.json()["status"]["indicator"],
+        "none"
+    );
+
+    // The page, without JavaScript: the incident, past, in outsiders' words.
+    let a = get(&app, "/status/page").await;
+    assert_eq!(a.status, StatusCode::OK);
+    assert!(a.body.contains("Outage of core"), "{}", a.body);
+    assert!(a.body.contains("The primary lost its disk."));
+    assert!(a.body.contains("All Systems Operational"));
+    assert!(!a.body.contains("says"), "no check message");
+    assert!(a.headers["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .contains("default-src 'none'"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn badges_say_a_level_or_an_uptime_carry_an_etag_and_only_components_have_one() {
+    let f = fixture().await;
+    let (app, history) = app(&f).await;
+    f.set(&f.db, CheckStatus::Outage).await;
+    settle(&history).await;
+    let a = get(&app, "/badge/core.svg").await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert_eq!(a.headers["content-type"], "image/svg+xml");
+    assert!(
+        a.body.starts_with("<svg") && a.body.contains("major outage"),
+        "{}",
+        a.body
+    );
+    let etag = a.headers["etag"].clone();
+    let again = call(
+        &app,
+        Request::get("/badge/core.svg")
+            .header("if-none-match", etag.clone())
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(again.status, StatusCode::NOT_MODIFIED);
+    assert!(again.body.is_empty());
+    f.set(&f.db, CheckStatus::Ok).await;
+    let changed = call(
+        &app,
+        Request::get("/badge/core.svg")
+            .header("if-none-match", etag)
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(changed.status, StatusCode::OK, "a change, a new body");
+    assert!(changed.body.contains("operational"));
+
+    assert!(get(&app, "/badge/system.svg")
+        .await
+        .body
+        .contains("operational"));
+    for path in ["/badge/db.svg", "/badge/core", "/badge/nope.svg"] {
+        let a = get(&app, path).await;
+        assert_eq!(a.status, StatusCode::NOT_FOUND, "{path}: {}", a.body);
+        assert!(a.json()["error"].is_string());
+    }
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    history.flush().await;
+    let a = get(&app, "/badge/core/uptime.svg?window=1d").await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert!(
+        a.body.contains("uptime 1d") && a.body.contains('%'),
+        "{}",
+        a.body
+    );
+    for bad in ["window=0d", "window=401d", "window=1w", "other=1"] {
+        let a = get(&app, &format!("/badge/core/uptime.svg?{bad}")).await;
+        assert_eq!(a.status, StatusCode::BAD_REQUEST, "{bad}: {}", a.body);
+        assert!(a.json()["error"].is_string());
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_groups_or_public_dependencies_the_system_is_the_one_component() {
+    let f = fixture().await;
+    let history = History::in_memory().open();
+    history.attach(&f.registry);
+    let app = status_http::Routes::new(&f.registry)
+        .history(history.clone())
+        .build();
+    let a = get(&app, "/api/v2/components.json").await;
+    let components = a.json()["components"].as_array().unwrap().clone();
+    assert_eq!(components.len(), 1, "{}", a.body);
+    assert_eq!(components[0]["id"], "system");
+    // A scheduled maintenance of no component is not shown (a mute is internal).
+    assert_eq!(
+        get(&app, "/api/v2/scheduled-maintenances.json")
+            .await
+            .json()["scheduled_maintenances"],
+        serde_json::json!([])
+    );
+}
