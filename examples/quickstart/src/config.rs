@@ -73,6 +73,8 @@ pub struct Config {
     /// Where history is kept across restarts; `None` keeps none (the default here; the
     /// binary keeps it in `status-history.db`).
     pub history: Option<HistoryTarget>,
+    /// How long an incident's dependencies stay healthy before it resolves (5 minutes).
+    pub incident_quiet: Duration,
 }
 
 /// Where history is kept.
@@ -242,6 +244,7 @@ impl Default for Config {
             notify: NotifyConfig::default(),
             readiness_group: None,
             history: None,
+            incident_quiet: status_history::incident::DEFAULT_QUIET,
         }
     }
 }

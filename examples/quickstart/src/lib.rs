@@ -99,6 +99,10 @@ impl Demo {
             if id == "cache" {
                 dependency = dependency.tag("cache");
             }
+            // What the public status page shows beside the groups.
+            if matches!(id, "search" | "payments-api") {
+                dependency = dependency.tag(status_http::PUBLIC_TAG);
+            }
             registry.add(
                 dependency
                     .period(config.period)
@@ -251,7 +255,11 @@ impl Demo {
             }
         });
         let history = match &config.history {
-            Some(HistoryTarget::Sqlite(path)) => Some(status_history::History::sqlite(path).open()),
+            Some(HistoryTarget::Sqlite(path)) => Some(
+                status_history::History::sqlite(path)
+                    .incident_quiet(config.incident_quiet)
+                    .open(),
+            ),
             Some(HistoryTarget::Postgres(url)) => {
                 let datacenter = config
                     .fleet
@@ -260,7 +268,11 @@ impl Demo {
                 let store =
                     status_history::PostgresHistory::new(url, &config.instance_id, datacenter)
                         .context("--history")?;
-                Some(status_history::History::builder(store).open())
+                Some(
+                    status_history::History::builder(store)
+                        .incident_quiet(config.incident_quiet)
+                        .open(),
+                )
             }
             None => None,
         };

@@ -176,6 +176,9 @@ struct Args {
     /// Keep no history: everything lives in memory and a restart forgets it.
     #[arg(long)]
     no_history: bool,
+    /// How long everything an incident covers must stay healthy before it resolves.
+    #[arg(long, default_value_t = 300)]
+    incident_quiet_secs: u64,
     /// The server: `status` (`status_http::serve`) or `axum` (`axum::serve`: no timeouts, no
     /// connection cap, a shutdown that waits for every connection), for comparisons.
     #[arg(long, value_enum, default_value_t = Server::Status)]
@@ -291,6 +294,7 @@ async fn main() -> anyhow::Result<()> {
         }),
         readiness_group: args.readiness_group.clone(),
         history: (!args.no_history).then(|| quickstart::HistoryTarget::parse(&args.history)),
+        incident_quiet: Duration::from_secs(args.incident_quiet_secs),
         notify: quickstart::NotifyConfig {
             webhook: args.notify_webhook,
             slack: args.notify_slack,
