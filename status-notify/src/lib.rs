@@ -52,5 +52,5 @@ pub use self::notice::{
 pub use self::policy::{NoticePolicy, Notifier, Told};
 pub use self::run::{Notifications, NotificationsBuilder, SinkStats};
 pub use self::sink::{
-    signature, Message, Sink, SinkError, Slack, Webhook, MAX_ANSWER, SCHEMA_VERSION,
+    signature, IncidentLink, Message, Sink, SinkError, Slack, Webhook, MAX_ANSWER, SCHEMA_VERSION,
 };

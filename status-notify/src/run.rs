@@ -12,7 +12,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::{Message, Notice, NoticePolicy, Notifier, Sink, Told, SCHEMA_VERSION};
+use super::{IncidentLink, Message, Notice, NoticePolicy, Notifier, Sink, Told, SCHEMA_VERSION};
 use crate::sync::lock;
 use status_core::{Error, Event, Registry, Rng, WeakRegistry};
 
@@ -28,7 +28,21 @@ pub struct NotificationsBuilder {
     retry_after: Duration,
     tick: Duration,
     remember: Option<(RecallTold, OnTold)>,
+    incidents: Option<IncidentOf>,
 }
+
+/// Finds the incident a notice belongs to.
+type IncidentOf = Arc<
+    dyn Fn(
+            &Notice,
+        )
+            -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<IncidentLink>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// How long a message waits for its incident before it goes without.
+const INCIDENT_PATIENCE: Duration = Duration::from_secs(3);
 
 /// What was told before a restart, as the application's store answers it.
 type RecallTold = std::pin::Pin<Box<dyn std::future::Future<Output = Option<Told>> + Send>>;
@@ -102,6 +116,21 @@ impl NotificationsBuilder {
         self
     }
 
+    /// Asks `incident_of` which incident each notice belongs to (an incident store, such as
+    /// `status_history::History::incident_link`), and says it in the message's `incident`
+    /// (and Slack's text). A lookup that takes over 3 s, or finds none, sends the message
+    /// without one.
+    pub fn incidents<F>(
+        mut self,
+        incident_of: impl Fn(&Notice) -> F + Send + Sync + 'static,
+    ) -> Self
+    where
+        F: std::future::Future<Output = Option<IncidentLink>> + Send + 'static,
+    {
+        self.incidents = Some(Arc::new(move |notice| Box::pin(incident_of(notice))));
+        self
+    }
+
     /// How often the policy is asked what is due. Default: 1 s.
     pub fn tick(mut self, every: Duration) -> Self {
         self.tick = every.max(Duration::from_millis(10));
@@ -145,6 +174,7 @@ impl NotificationsBuilder {
                 queues: queues.clone(),
                 tick: self.tick,
                 id_prefix,
+                incidents: self.incidents,
             },
             self.registry.subscribe(),
             told,
@@ -205,6 +235,7 @@ impl Notifications {
             retry_after: Duration::from_secs(1),
             tick: Duration::from_secs(1),
             remember: None,
+            incidents: None,
         }
     }
 
@@ -340,6 +371,7 @@ struct Driver {
     queues: Vec<Arc<Queue>>,
     tick: Duration,
     id_prefix: String,
+    incidents: Option<IncidentOf>,
 }
 
 async fn drive(
@@ -355,6 +387,7 @@ async fn drive(
         queues,
         tick,
         id_prefix,
+        incidents,
     } = driver;
     let mut sequence = 0u64;
     let mut last_told = None;
@@ -412,7 +445,15 @@ async fn drive(
                 notifier.see_system(registry.condition(), now);
                 for notice in notifier.tick(now) {
                     sequence += 1;
-                    let message = Arc::new(message(&registry, notice, &id_prefix, sequence));
+                    let mut message = message(&registry, notice, &id_prefix, sequence);
+                    if let Some(incident_of) = &incidents {
+                        message.incident =
+                            tokio::time::timeout(INCIDENT_PATIENCE, incident_of(&message.notice))
+                                .await
+                                .ok()
+                                .flatten();
+                    }
+                    let message = Arc::new(message);
                     for queue in &queues {
                         queue.push(Arc::clone(&message));
                     }
@@ -441,6 +482,7 @@ fn message(registry: &Registry, notice: Notice, prefix: &str, sequence: u64) -> 
         hostname: registry.hostname().to_owned(),
         text: notice.text(),
         notice,
+        incident: None,
     }
 }
 

@@ -42,6 +42,20 @@ pub struct Message {
     pub text: String,
     /// The notice.
     pub notice: Notice,
+    /// The incident it belongs to, when the application keeps incidents
+    /// ([`NotificationsBuilder::incidents`](crate::NotificationsBuilder::incidents)).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub incident: Option<IncidentLink>,
+}
+
+/// The incident a message belongs to: its id, and where people read it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IncidentLink {
+    /// The incident's id (as the status page's JSON gives it).
+    pub id: String,
+    /// Where it is read (the public status page), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 /// Why a delivery failed (it is retried).
@@ -278,12 +292,19 @@ impl Sink for Slack {
         timeout: Duration,
     ) -> BoxFuture<'a, Result<(), SinkError>> {
         Box::pin(async move {
-            let text = format!(
+            let mut text = format!(
                 "*{}* on {}: {}",
                 slack_escape(&message.appname),
                 slack_escape(&message.hostname),
                 slack_escape(&message.text)
             );
+            if let Some(incident) = &message.incident {
+                text.push_str(&format!(" (incident {}", slack_escape(&incident.id)));
+                if let Some(url) = &incident.url {
+                    text.push_str(&format!(": {}", slack_escape(url)));
+                }
+                text.push(')');
+            }
             let body = serde_json::to_vec(&serde_json::json!({ "text": text }))
                 .map_err(|e| SinkError(e.to_string()))?;
             post(&self.client, &self.url, body, None, timeout).await

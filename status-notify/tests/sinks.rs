@@ -140,6 +140,7 @@ fn message() -> Message {
             to: CheckStatus::Outage,
             also_affected: Vec::new(),
         },
+        incident: None,
     }
 }
 

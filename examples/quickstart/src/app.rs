@@ -49,6 +49,9 @@ pub fn app(demo: &Demo) -> Router {
     if let Some(history) = demo.history.clone() {
         status = status.history(history);
     }
+    if let Some(url) = &demo.config.public_url {
+        status = status.status_page_url(url.trim_end_matches('/'));
+    }
     // One audit trail for the contract's admin calls and the demo's own token-checked ones.
     let audit = status_http::AuditLog::new();
     let status = match &demo.notifications {

@@ -75,6 +75,9 @@ pub struct Config {
     pub history: Option<HistoryTarget>,
     /// How long an incident's dependencies stay healthy before it resolves (5 minutes).
     pub incident_quiet: Duration,
+    /// Where the demo is read from outside (`https://status.example.com`): the status
+    /// page's JSON and the notifications' incident links say it.
+    pub public_url: Option<String>,
 }
 
 /// Where history is kept.
@@ -245,6 +248,7 @@ impl Default for Config {
             readiness_group: None,
             history: None,
             incident_quiet: status_history::incident::DEFAULT_QUIET,
+            public_url: None,
         }
     }
 }

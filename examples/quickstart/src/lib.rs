@@ -276,7 +276,7 @@ impl Demo {
             }
             None => None,
         };
-        let notifications = notifications(&registry, &config.notify, history.as_ref())?;
+        let notifications = notifications(&registry, &config, history.as_ref())?;
         let mut probes = status_core::Probes::new(&registry);
         if let Some(group) = &config.readiness_group {
             probes = probes.readiness_group(group.clone());
@@ -319,9 +319,10 @@ const TOLD_KEY: &str = "notify.told";
 /// Notices of the registry's changes to the sinks `config` names; `None` without any.
 fn notifications(
     registry: &Registry,
-    config: &NotifyConfig,
+    whole: &Config,
     history: Option<&status_history::History>,
 ) -> anyhow::Result<Option<Notifications>> {
+    let config = &whole.notify;
     if config.webhook.is_none() && config.slack.is_none() {
         return Ok(None);
     }
@@ -338,10 +339,35 @@ fn notifications(
                 serde_json::from_str(&json).ok()
             }
         };
-        let history = history.clone();
+        let kept = history.clone();
         builder = builder.remember(recall, move |told| {
             if let Ok(json) = serde_json::to_string(told) {
-                history.put_state(TOLD_KEY, json);
+                kept.put_state(TOLD_KEY, json);
+            }
+        });
+        // Each notice says the incident it belongs to, and where the page tells it.
+        let history = history.clone();
+        let page = whole
+            .public_url
+            .as_ref()
+            .map(|url| format!("{}/status/page", url.trim_end_matches('/')));
+        builder = builder.incidents(move |notice| {
+            let history = history.clone();
+            let page = page.clone();
+            let dependency = match notice {
+                status_notify::Notice::Changed { id, .. }
+                | status_notify::Notice::Resolved { id, .. }
+                | status_notify::Notice::Flapping { id } => Some(id.as_str().to_owned()),
+                _ => None,
+            };
+            async move {
+                let incident = history
+                    .incident_of(dependency.as_deref(), Duration::from_secs(2))
+                    .await?;
+                Some(status_notify::IncidentLink {
+                    id: incident.id.to_string(),
+                    url: page.map(|page| format!("{page}#incident-{}", incident.id)),
+                })
             }
         });
     }

@@ -179,6 +179,10 @@ struct Args {
     /// How long everything an incident covers must stay healthy before it resolves.
     #[arg(long, default_value_t = 300)]
     incident_quiet_secs: u64,
+    /// Where the demo is read from outside (https://status.example.com): the status page's
+    /// JSON and the notifications' incident links say it.
+    #[arg(long, value_name = "URL")]
+    public_url: Option<String>,
     /// The server: `status` (`status_http::serve`) or `axum` (`axum::serve`: no timeouts, no
     /// connection cap, a shutdown that waits for every connection), for comparisons.
     #[arg(long, value_enum, default_value_t = Server::Status)]
@@ -295,6 +299,7 @@ async fn main() -> anyhow::Result<()> {
         readiness_group: args.readiness_group.clone(),
         history: (!args.no_history).then(|| quickstart::HistoryTarget::parse(&args.history)),
         incident_quiet: Duration::from_secs(args.incident_quiet_secs),
+        public_url: args.public_url.clone(),
         notify: quickstart::NotifyConfig {
             webhook: args.notify_webhook,
             slack: args.notify_slack,

@@ -124,3 +124,65 @@ async fn a_chaos_outage_and_the_admin_calls_are_told() {
     assert!(metrics.contains("status_notify_queued{"), "{metrics}");
     assert!(!metrics.contains("127.0.0.1"), "no sink address in metrics");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notice_names_its_incident_and_where_the_page_tells_it() {
+    let (url, got) = receiver().await;
+    let dir = std::env::temp_dir().join(format!("quickstart-incident-link-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let demo = Demo::start(Config {
+        period: Duration::from_millis(100),
+        timeout: Duration::from_millis(500),
+        admin_token: TOKEN.to_owned(),
+        history: Some(quickstart::HistoryTarget::Sqlite(dir.join("history.db"))),
+        public_url: Some("https://status.shop.example/".to_owned()),
+        notify: NotifyConfig {
+            webhook: Some(url),
+            hold: Duration::ZERO,
+            ..NotifyConfig::default()
+        },
+        ..Config::default()
+    })
+    .unwrap();
+    demo.registry.refresh_all().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let router = app(&demo);
+    tokio::spawn(async move { axum::serve(listener, router).await });
+
+    let (code, _) = common::request(
+        addr,
+        "PUT",
+        "/demo/chaos/primary-db",
+        Some(TOKEN),
+        r#"{"mode":"outage"}"#,
+    )
+    .await;
+    assert_eq!(code, 200);
+    wait_for(&got, "the outage", |m| {
+        m["notice"]["kind"] == "changed" && m["notice"]["id"] == "primary-db"
+    })
+    .await;
+    let told = got
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|m| m["notice"]["kind"] == "changed" && m["notice"]["id"] == "primary-db")
+        .cloned()
+        .unwrap();
+    let id = told["incident"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no incident in {told}"))
+        .to_owned();
+    assert_eq!(
+        told["incident"]["url"],
+        format!("https://status.shop.example/status/page#incident-{id}")
+    );
+    let (code, body) =
+        common::request(addr, "GET", "/api/v2/incidents/unresolved.json", None, "").await;
+    assert_eq!(code, 200);
+    let page: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(page["incidents"][0]["id"], id.as_str(), "{page}");
+    assert_eq!(page["page"]["url"], "https://status.shop.example");
+}

@@ -240,11 +240,21 @@ mod tests {
     fn another_root_opens_another_incident_and_a_repeated_fact_changes_nothing() {
         let db = stored(merge(&[], &fact(&["db"], 0, Phase::Open), "a", 1), 1);
         assert!(matches!(
-            merge(std::slice::from_ref(&db), &fact(&["cache"], 5, Phase::Open), "a", 1),
+            merge(
+                std::slice::from_ref(&db),
+                &fact(&["cache"], 5, Phase::Open),
+                "a",
+                1
+            ),
             Merged::Insert(..)
         ));
         assert_eq!(
-            merge(std::slice::from_ref(&db), &fact(&["db"], 0, Phase::Open), "a", 1),
+            merge(
+                std::slice::from_ref(&db),
+                &fact(&["db"], 0, Phase::Open),
+                "a",
+                1
+            ),
             Merged::Nothing
         );
         assert_eq!(

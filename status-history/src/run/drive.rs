@@ -13,7 +13,7 @@ use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
 
 use super::health::health;
-use super::{kept, Msg, Restored, Shared};
+use super::{kept, Flushed, Msg, Restored, Shared};
 use crate::incident::IncidentTracker;
 use crate::model::Series;
 use crate::tally::Recorder;
@@ -271,6 +271,7 @@ impl Driver {
         if aggregates {
             self.last_aggregates = Some(Instant::now());
         }
+        let _flushed = Flushed(Arc::clone(&self.shared));
         let mut writes = std::mem::take(&mut self.pending);
         writes.batch.absorb(batch);
         self.bound(&mut writes);

@@ -160,6 +160,24 @@ impl History {
             .ok_or(UpdateError::NotFound)
     }
 
+    /// The open incident `dependency` belongs to (a root of it, or covered by it), or with
+    /// `None` the latest open; after waiting (at most `patience`) for the next write, so that
+    /// an incident opened by the change being told is found: what a notifier asks to say which
+    /// incident a notice belongs to. `None` when there is none, or the store fails.
+    pub async fn incident_of(
+        &self,
+        dependency: Option<&str>,
+        patience: std::time::Duration,
+    ) -> Option<Incident> {
+        let mut flushed = self.shared.flushed.subscribe();
+        flushed.borrow_and_update();
+        let _ = tokio::time::timeout(patience, flushed.changed()).await;
+        let open = self.shared.store().incidents(i64::MAX, 100).await.ok()?;
+        open.into_iter().find(|i| {
+            dependency.is_none_or(|d| i.affected.contains_key(d) || i.roots.iter().any(|r| r == d))
+        })
+    }
+
     /// The quiet time after which an incident resolves.
     #[must_use]
     pub fn incident_quiet(&self) -> std::time::Duration {

@@ -100,6 +100,7 @@ impl HistoryBuilder {
                 clock: OnceLock::new(),
                 stats: Stats::default(),
                 restored: watch::channel(None).0,
+                flushed: watch::channel(0).0,
             }),
         }
     }
@@ -142,6 +143,17 @@ pub(crate) struct Shared {
     pub(crate) stats: Stats,
     /// What the first open restored, once it did.
     pub(crate) restored: watch::Sender<Option<Restored>>,
+    /// Counts the driver's writes (tried), so that a reader can wait for the next.
+    pub(crate) flushed: watch::Sender<u64>,
+}
+
+/// Counts a flush once it is over, whichever way it ended.
+pub(crate) struct Flushed(pub(crate) Arc<Shared>);
+
+impl Drop for Flushed {
+    fn drop(&mut self) {
+        self.0.flushed.send_modify(|n| *n += 1);
+    }
 }
 
 impl Shared {
