@@ -66,7 +66,7 @@ pub use self::model::{
 pub use self::postgres::{postgres_migrations, PostgresHistory};
 pub use self::run::{
     History, HistoryBuilder, HistoryStats, QueryError, Restored, UpdateError, HISTORY_ID,
-    MAX_UPDATE_MESSAGE,
+    MAX_UPDATE_MESSAGE, OPERATOR,
 };
 pub use self::sqlite::{migrations, Opened, SqliteHistory, SqliteStore};
 pub use self::store::{HistoryStore, StoreFuture};

@@ -704,3 +704,119 @@ async fn the_history_page_shows_tiles_and_with_a_token_the_audit_trail() {
     assert_eq!(console_errors(&client).await, Vec::<String>::new());
     client.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_public_status_page_shows_an_incident_and_its_recovery_without_a_reload() {
+    let dir = std::env::temp_dir().join(format!("status-page-chromium-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let demo = Demo::start(Config {
+        period: Duration::from_millis(100),
+        timeout: Duration::from_millis(500),
+        admin_token: TOKEN.to_owned(),
+        history: Some(quickstart::HistoryTarget::Sqlite(dir.join("history.db"))),
+        incident_quiet: Duration::from_secs(2),
+        ..Config::default()
+    })
+    .unwrap();
+    demo.registry.refresh_all().await;
+    let addr = serve(app(&demo)).await;
+    let history = demo.history.clone().unwrap();
+    let (code, _) = http(
+        "PUT",
+        addr,
+        "/demo/chaos/primary-db",
+        r#"{"mode":"outage"}"#,
+    )
+    .await;
+    assert_eq!(code, 200);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    history.flush().await;
+    let (code, incidents) = http("GET", addr, "/admin/incidents", "").await;
+    assert_eq!(code, 200);
+    let id = incidents["incidents"][0]["id"]
+        .as_i64()
+        .expect("an incident");
+    let (code, _) = http(
+        "POST",
+        addr,
+        &format!("/admin/incidents/{id}/updates"),
+        r#"{"status":"identified","message":"The primary database lost its disk; failing over."}"#,
+    )
+    .await;
+    assert_eq!(code, 201);
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+
+    let (_driver, client) = browser().await;
+    client
+        .goto(&format!("http://{addr}/status/page"))
+        .await
+        .unwrap();
+    until(
+        &client,
+        "the outage on the page",
+        "return document.getElementById('indicator').dataset.indicator === 'critical'",
+    )
+    .await;
+    let open = js(
+        &client,
+        "return document.getElementById('open-incidents').textContent",
+    )
+    .await;
+    let open = open.as_str().unwrap();
+    assert!(open.contains("Outage of"), "{open}");
+    assert!(
+        open.contains("The primary database lost its disk"),
+        "{open}"
+    );
+    assert!(
+        !open.contains("primary-db"),
+        "no dependency id on the public page: {open}"
+    );
+    let tiles = js(
+        &client,
+        "return [...document.querySelectorAll('#components ol.tiles')].map(o => o.children.length)",
+    )
+    .await;
+    assert!(
+        tiles.as_array().unwrap().iter().all(|n| *n == json!(90)),
+        "{tiles}"
+    );
+    let origins = js(
+        &client,
+        "return performance.getEntriesByType('resource').map(e => new URL(e.name).origin)",
+    )
+    .await;
+    let here = format!("http://{addr}");
+    assert!(
+        origins
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|o| *o == json!(here)),
+        "outside requests: {origins}"
+    );
+    assert_eq!(console_errors(&client).await, Vec::<String>::new());
+    client.set_window_size(1100, 720).await.unwrap();
+    let png = client.screenshot().await.unwrap();
+    let shot = screenshot_path().with_file_name("status-page.png");
+    std::fs::write(&shot, png).unwrap();
+
+    // Recovery and the quiet time: the page follows without reloading.
+    js(&client, "window.__notReloaded = true; return true").await;
+    let (code, _) = http("PUT", addr, "/demo/chaos/primary-db", r#"{"mode":"ok"}"#).await;
+    assert_eq!(code, 200);
+    until(
+        &client,
+        "the incident resolved, past",
+        "return document.getElementById('indicator').dataset.indicator === 'none'
+           && !document.getElementById('open-incidents')
+           && document.getElementById('past-incidents').textContent.includes('Outage of')",
+    )
+    .await;
+    assert_eq!(
+        js(&client, "return window.__notReloaded === true").await,
+        json!(true)
+    );
+    assert_eq!(console_errors(&client).await, Vec::<String>::new());
+}

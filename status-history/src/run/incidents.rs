@@ -80,6 +80,9 @@ impl std::fmt::Display for UpdateError {
 
 impl std::error::Error for UpdateError {}
 
+/// Who an operator's update without a named actor is kept as said by.
+pub const OPERATOR: &str = "operator";
+
 /// The longest message an update may carry, in characters.
 pub const MAX_UPDATE_MESSAGE: usize = 4096;
 
@@ -115,7 +118,8 @@ impl History {
             .map_err(|e| QueryError::Store(e.to_string()))
     }
 
-    /// Posts an operator's update to incident `id` now, durable when it answers:
+    /// Posts an operator's update to incident `id` now, durable when it answers (said by
+    /// `actor`, or by [`OPERATOR`] when none is named):
     /// `resolved` resolves it (a later failure of its roots reopens it within the quiet
     /// time, or opens another).
     ///
@@ -150,7 +154,8 @@ impl History {
             at: self.now().timestamp_millis(),
             status,
             message: message.to_owned(),
-            actor: actor.map(str::to_owned),
+            // The engine's updates have no actor: an operator's always has one.
+            actor: Some(actor.unwrap_or(OPERATOR).to_owned()),
         };
         self.shared
             .store()

@@ -25,7 +25,7 @@ mod read;
 /// The id of the passive dependency that says how the store fares.
 pub const HISTORY_ID: &str = "history";
 
-pub use self::incidents::{UpdateError, MAX_UPDATE_MESSAGE};
+pub use self::incidents::{UpdateError, MAX_UPDATE_MESSAGE, OPERATOR};
 
 /// How a [`History`] is opened: where, how often it writes, how much it holds back.
 #[derive(Debug, Clone)]
