@@ -133,7 +133,7 @@ mod result;
 mod rotation;
 mod status;
 mod sync;
-mod text;
+pub mod text;
 mod urgency;
 
 pub mod check;

@@ -8,7 +8,7 @@
 use crate::Error;
 
 /// The longest actor kept, in characters; longer ones are cut.
-pub(crate) const MAX_ACTOR_CHARS: usize = 128;
+pub const MAX_ACTOR_CHARS: usize = 128;
 
 /// Characters that show nothing: whitespace, zero-width and joiner characters, fillers.
 fn is_invisible(c: char) -> bool {
@@ -44,7 +44,7 @@ fn is_forbidden(c: char) -> bool {
 }
 
 /// Whether `text` shows nothing.
-pub(crate) fn is_blank(text: &str) -> bool {
+pub fn is_blank(text: &str) -> bool {
     text.chars().all(is_invisible)
 }
 
@@ -53,7 +53,7 @@ pub(crate) fn is_blank(text: &str) -> bool {
 /// # Errors
 ///
 /// [`Error::is_invalid`] if it holds a forbidden character, or shows nothing.
-pub(crate) fn printable<'a>(what: &str, text: &'a str) -> Result<&'a str, Error> {
+pub fn printable<'a>(what: &str, text: &'a str) -> Result<&'a str, Error> {
     if text.chars().any(is_forbidden) {
         return Err(Error::invalid(format!(
             "the {what} must not contain control characters (line breaks, tabs, escapes, \
@@ -71,7 +71,7 @@ pub(crate) fn printable<'a>(what: &str, text: &'a str) -> Result<&'a str, Error>
 /// # Errors
 ///
 /// [`Error::is_invalid`] if it holds a forbidden character.
-pub(crate) fn actor(actor: Option<&str>) -> Result<Option<String>, Error> {
+pub fn actor(actor: Option<&str>) -> Result<Option<String>, Error> {
     match actor {
         Some(a) if !is_blank(a) => Ok(Some(
             printable("actor", a)?

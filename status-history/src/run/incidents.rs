@@ -126,7 +126,8 @@ impl History {
     /// # Errors
     ///
     /// [`UpdateError::Invalid`] for a blank message, one over [`MAX_UPDATE_MESSAGE`]
-    /// characters or with control characters (nothing is written);
+    /// characters, or a message or actor with control characters (line breaks included:
+    /// what operators say reaches logs), as `status_core::text` says (nothing is written);
     /// [`UpdateError::NotFound`]; [`UpdateError::Store`].
     pub async fn post_update(
         &self,
@@ -135,27 +136,21 @@ impl History {
         message: &str,
         actor: Option<&str>,
     ) -> Result<IncidentUpdate, UpdateError> {
-        let message = message.trim();
-        if message.is_empty() {
-            return Err(UpdateError::Invalid("the message is blank".into()));
-        }
+        let invalid = |e: status_core::Error| UpdateError::Invalid(e.to_string());
+        let message = status_core::text::printable("message", message).map_err(invalid)?;
         if message.chars().count() > MAX_UPDATE_MESSAGE {
             return Err(UpdateError::Invalid(format!(
                 "the message is longer than {MAX_UPDATE_MESSAGE} characters"
             )));
         }
-        if message.chars().any(|c| c.is_control() && c != '\n') {
-            return Err(UpdateError::Invalid(
-                "the message holds control characters".into(),
-            ));
-        }
+        let actor = status_core::text::actor(actor).map_err(invalid)?;
         let update = NewUpdate {
             incident: id,
             at: self.now().timestamp_millis(),
             status,
             message: message.to_owned(),
             // The engine's updates have no actor: an operator's always has one.
-            actor: Some(actor.unwrap_or(OPERATOR).to_owned()),
+            actor: Some(actor.unwrap_or_else(|| OPERATOR.to_owned())),
         };
         self.shared
             .store()

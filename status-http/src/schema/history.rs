@@ -146,10 +146,18 @@ pub(crate) enum IncidentStatus {
 #[derive(ToSchema)]
 pub(crate) struct IncidentUpdateRequest {
     status: IncidentStatus,
-    #[schema(min_length = 1, max_length = 4096, pattern = "\\S")]
+    /// Not blank, no control characters (line breaks included), at most 4,096 characters.
+    #[schema(
+        min_length = 1,
+        max_length = 4096,
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]*[^\\s\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u2060-\\u2064\\u206a-\\u206f\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0][^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]*$"
+    )]
     message: String,
-    /// Who says it (at most 128 printable characters).
-    #[schema(max_length = 128, nullable = false)]
+    /// Who says it; cut to 128 characters (`operator` when not given).
+    #[schema(
+        nullable = false,
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]*$"
+    )]
     actor: Option<String>,
 }
 

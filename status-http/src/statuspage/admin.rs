@@ -21,7 +21,6 @@ use crate::respond::{json_response, JSON};
 
 /// The body of a POST: a status, a message, maybe an actor.
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct UpdateRequest {
     status: String,
     message: String,
@@ -148,13 +147,6 @@ pub(crate) async fn post(
             request.status
         ))
     })?;
-    if let Some(actor) = &request.actor {
-        if actor.chars().count() > 128 || actor.chars().any(char::is_control) {
-            return Err(ApiError::bad_request(
-                "actor must be at most 128 printable characters",
-            ));
-        }
-    }
     let update = history
         .post_update(id, status, &request.message, request.actor.as_deref())
         .await

@@ -138,12 +138,14 @@ fn window(raw: Option<&str>) -> Result<chrono::Duration, ApiError> {
              {MAX_WINDOW_DAYS}d; not {text:?}"
         ))
     };
-    let (n, unit) = text.split_at(text.len().saturating_sub(1));
-    let n: i64 = n.parse().map_err(|_| bad())?;
+    let unit = text.chars().last().ok_or_else(bad)?;
+    let n: i64 = text[..text.len() - unit.len_utf8()]
+        .parse()
+        .map_err(|_| bad())?;
     let d = match unit {
-        "d" => chrono::Duration::try_days(n),
-        "h" => chrono::Duration::try_hours(n),
-        "m" => chrono::Duration::try_minutes(n),
+        'd' => chrono::Duration::try_days(n),
+        'h' => chrono::Duration::try_hours(n),
+        'm' => chrono::Duration::try_minutes(n),
         _ => None,
     }
     .ok_or_else(bad)?;
@@ -157,7 +159,7 @@ fn window(raw: Option<&str>) -> Result<chrono::Duration, ApiError> {
 #[cfg_attr(feature = "openapi", utoipa::path(get, path = "/badge/{name}/uptime.svg", tag = "status page",
     params(
         ("name" = String, Path, description = "A group, a dependency tagged `public`, or `system`"),
-        ("window" = Option<String>, Query, nullable = false, pattern = "^[1-9][0-9]{0,2}[dhm]$", description = "`30d` when not given; days, hours or minutes, up to 400 days")),
+        ("window" = Option<String>, Query, nullable = false, pattern = "^(([1-9][0-9]?|[1-3][0-9]{2}|400)d|([1-9][0-9]{0,2}|[1-8][0-9]{3}|9[0-5][0-9]{2}|9600)h|[1-9][0-9]{0,4}m)$", description = "`30d` when not given; days, hours or minutes, up to 400 days")),
     responses(
         (status = 200, description = "A shields-style badge of its uptime", content_type = "image/svg+xml", body = String),
         (status = 304, description = "Not modified since the ETag given"),

@@ -28,7 +28,7 @@ fn at(t: DateTime<Utc>) -> String {
 /// `page`: which page this is.
 #[derive(Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub(crate) struct Page {
+pub(crate) struct PageInfo {
     /// The page's id: the application's name.
     id: String,
     /// Its name.
@@ -44,7 +44,7 @@ pub(crate) struct Page {
 /// `status`: the page's one word.
 #[derive(Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub(crate) struct Status {
+pub(crate) struct PageStatus {
     /// `none`, `minor`, `major` or `critical`.
     indicator: &'static str,
     /// `All Systems Operational`, `Minor Service Outage`, `Partial System Outage` or
@@ -132,26 +132,26 @@ pub(crate) struct IncidentBody {
 #[derive(Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub(crate) struct StatusDoc {
-    page: Page,
-    status: Status,
+    page: PageInfo,
+    status: PageStatus,
 }
 
 /// `/api/v2/summary.json`.
 #[derive(Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub(crate) struct SummaryDoc {
-    page: Page,
+    page: PageInfo,
     components: Vec<ComponentBody>,
     incidents: Vec<IncidentBody>,
     scheduled_maintenances: Vec<IncidentBody>,
-    status: Status,
+    status: PageStatus,
 }
 
 /// `/api/v2/components.json`.
 #[derive(Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub(crate) struct ComponentsDoc {
-    page: Page,
+    page: PageInfo,
     components: Vec<ComponentBody>,
 }
 
@@ -159,7 +159,7 @@ pub(crate) struct ComponentsDoc {
 #[derive(Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub(crate) struct IncidentsDoc {
-    page: Page,
+    page: PageInfo,
     incidents: Vec<IncidentBody>,
 }
 
@@ -167,7 +167,7 @@ pub(crate) struct IncidentsDoc {
 #[derive(Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub(crate) struct MaintenancesDoc {
-    page: Page,
+    page: PageInfo,
     scheduled_maintenances: Vec<IncidentBody>,
 }
 
@@ -186,8 +186,8 @@ impl Render<'_> {
         latest.map_or_else(|| at(self.s.now), time)
     }
 
-    fn page(&self) -> Page {
-        Page {
+    fn page(&self) -> PageInfo {
+        PageInfo {
             id: self.page_id(),
             name: self.state.name.clone(),
             url: self.state.url.clone().unwrap_or_default(),
@@ -196,9 +196,9 @@ impl Render<'_> {
         }
     }
 
-    fn status(&self) -> Status {
+    fn status(&self) -> PageStatus {
         let (indicator, description) = indicator(self.s.condition);
-        Status {
+        PageStatus {
             indicator,
             description,
         }

@@ -125,7 +125,7 @@ async fn an_outage_is_one_incident_an_update_shows_at_once_and_recovery_resolves
             StatusCode::BAD_REQUEST,
         ),
         (
-            r#"{"status":"identified","message":"x","extra":1}"#,
+            r#"{"status":"identified","message":"two\nlines"}"#,
             StatusCode::BAD_REQUEST,
         ),
         (r#"{"status":"identified"}"#, StatusCode::BAD_REQUEST),
