@@ -12,7 +12,7 @@ use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
-use super::{components, Component, StatusPageState};
+use super::{Component, StatusPageState};
 use crate::error::ApiError;
 
 /// The longest window an uptime badge covers: 400 days (what the day tier keeps).
@@ -40,24 +40,27 @@ fn escape(s: &str) -> String {
 }
 
 /// The component a badge names: a group, a dependency tagged `public`, or `system`.
-fn find(state: &StatusPageState, name: &str) -> Result<Component, ApiError> {
-    let all = components(&state.registry);
+async fn find(state: &StatusPageState, name: &str) -> Result<Component, ApiError> {
+    let snapshot = state.snapshot().await;
     if name == "system" {
         return Ok(Component {
             id: "system".into(),
             name: "system".into(),
-            level: state.registry.condition(),
+            level: snapshot.condition,
             maintenance: false,
             members: Vec::new(),
             series: status_history::Series::System,
         });
     }
-    all.into_iter()
+    snapshot
+        .components
+        .iter()
         .find(|c| {
             c.id.strip_prefix("group-")
                 .or_else(|| c.id.strip_prefix("dependency-"))
                 == Some(name)
         })
+        .cloned()
         .ok_or_else(|| {
             ApiError::new(
                 StatusCode::NOT_FOUND,
@@ -112,7 +115,7 @@ pub(crate) async fn level(
             format!("no badge {file:?}: badges end in .svg"),
         )
     })?;
-    let c = find(&state, name)?;
+    let c = find(&state, name).await?;
     let (value, color) = if c.maintenance {
         ("maintenance", "#007ec6")
     } else {
@@ -174,7 +177,7 @@ pub(crate) async fn uptime(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let span = window(raw.as_deref())?;
-    let c = find(&state, &name)?;
+    let c = find(&state, &name).await?;
     let history = state.history.as_ref().ok_or_else(|| {
         ApiError::new(
             StatusCode::NOT_FOUND,

@@ -367,8 +367,11 @@ async fn serve<T: Serialize>(
     doc: impl FnOnce(&Render<'_>) -> T,
 ) -> Response {
     let snapshot = state.snapshot().await;
-    let body = state.cached(kind, &snapshot, |s| {
-        let r = Render { state, s };
+    let body = state.cached(kind, snapshot.fingerprint, || {
+        let r = Render {
+            state,
+            s: &snapshot,
+        };
         serde_json::to_vec(&doc(&r)).unwrap_or_default()
     });
     respond(body)

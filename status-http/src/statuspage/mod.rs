@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use chrono::{DateTime, Utc};
-use status_core::{CheckStatus, Registry};
+use status_core::{CheckStatus, Registry, SystemReport};
 use status_history::incident::{Incident, UpdateStatus};
 use status_history::History;
 use tokio::time::Instant;
@@ -93,9 +93,8 @@ pub(crate) fn indicator(level: CheckStatus) -> (&'static str, &'static str) {
     }
 }
 
-/// Every component now, in order: groups by name, then public dependencies by id.
-pub(crate) fn components(registry: &Registry) -> Vec<Component> {
-    let report = registry.report();
+/// Every component of `report`, in order: groups by name, then public dependencies by id.
+fn components_of(registry: &Registry, report: &SystemReport) -> Vec<Component> {
     let mutes: Vec<String> = registry
         .mutes()
         .into_iter()
@@ -250,6 +249,8 @@ pub(crate) struct StatusPageState {
     pub(crate) name: String,
     pub(crate) url: Option<String>,
     incidents: tokio::sync::Mutex<Option<(Instant, Arc<Vec<Incident>>)>>,
+    /// The last snapshot, and the report and incidents it was made of.
+    last: Mutex<Option<(Arc<SystemReport>, Arc<Vec<Incident>>, Arc<Snapshot>)>>,
     bodies: Mutex<HashMap<&'static str, (u64, Bytes)>>,
     #[cfg(feature = "dashboard")]
     pub(crate) streams: std::sync::atomic::AtomicUsize,
@@ -292,6 +293,7 @@ impl StatusPageState {
             name,
             url,
             incidents: tokio::sync::Mutex::new(None),
+            last: Mutex::new(None),
             bodies: Mutex::new(HashMap::new()),
             #[cfg(feature = "dashboard")]
             streams: std::sync::atomic::AtomicUsize::new(0),
@@ -324,16 +326,31 @@ impl StatusPageState {
         list
     }
 
-    pub(crate) async fn snapshot(&self) -> Snapshot {
-        let components = components(&self.registry);
-        let incidents: Vec<PublicIncident> = self
-            .incidents()
-            .await
+    /// What the page shows now: made again only when the registry's report (a new one at
+    /// most a second apart, or on a change) or the incidents read are new, as the probes'
+    /// bodies are.
+    pub(crate) async fn snapshot(&self) -> Arc<Snapshot> {
+        let kept = self.incidents().await;
+        let report = self.registry.report();
+        if let Some((r, i, snapshot)) = &*self.last.lock().unwrap_or_else(PoisonError::into_inner) {
+            if Arc::ptr_eq(r, &report) && Arc::ptr_eq(i, &kept) {
+                return Arc::clone(snapshot);
+            }
+        }
+        let snapshot = Arc::new(self.make(&report, &kept));
+        *self.last.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some((report, kept, Arc::clone(&snapshot)));
+        snapshot
+    }
+
+    fn make(&self, report: &SystemReport, kept: &[Incident]) -> Snapshot {
+        let components = components_of(&self.registry, report);
+        let incidents: Vec<PublicIncident> = kept
             .iter()
             .map(|i| PublicIncident::of(i, &components))
             .collect();
         let maintenances = maintenances(&self.registry, &components);
-        let condition = self.registry.condition();
+        let condition = report.condition();
         let mut h = std::collections::hash_map::DefaultHasher::new();
         (&components, &incidents, &maintenances, condition).hash(&mut h);
         Snapshot {
@@ -349,21 +366,32 @@ impl StatusPageState {
         }
     }
 
-    /// The body `render` makes of the snapshot, made once per change of what it shows.
+    /// The body of `kind` made of a snapshot with this fingerprint, if there is one.
+    pub(crate) fn peek(&self, kind: &'static str, fingerprint: u64) -> Option<Bytes> {
+        let bodies = self.bodies.lock().unwrap_or_else(PoisonError::into_inner);
+        bodies
+            .get(kind)
+            .filter(|(f, _)| *f == fingerprint)
+            .map(|(_, body)| body.clone())
+    }
+
+    /// The body of `kind` for a snapshot with this fingerprint: the one kept, or the one
+    /// `render` makes (once per change of what it shows).
     pub(crate) fn cached(
         &self,
         kind: &'static str,
-        snapshot: &Snapshot,
-        render: impl FnOnce(&Snapshot) -> Vec<u8>,
+        fingerprint: u64,
+        render: impl FnOnce() -> Vec<u8>,
     ) -> Bytes {
-        let mut bodies = self.bodies.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((fingerprint, body)) = bodies.get(kind) {
-            if *fingerprint == snapshot.fingerprint {
-                return body.clone();
-            }
+        if let Some(body) = self.peek(kind, fingerprint) {
+            return body;
         }
-        let body = Bytes::from(render(snapshot));
-        bodies.insert(kind, (snapshot.fingerprint, body.clone()));
+        // Rendered outside the lock: another request may render the same; one is kept.
+        let body = Bytes::from(render());
+        self.bodies
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(kind, (fingerprint, body.clone()));
         body
     }
 }

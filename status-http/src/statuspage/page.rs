@@ -143,10 +143,12 @@ async fn rows(state: &StatusPageState, s: &Snapshot) -> Vec<ComponentRow> {
 pub(crate) async fn page(State(state): State<Arc<StatusPageState>>) -> Result<Response, ApiError> {
     let s = state.snapshot().await;
     // The tiles change with the day, and today's with the hour: a render a minute at most.
-    let mut keyed = s.clone();
-    keyed.fingerprint ^= u64::try_from(s.now.timestamp() / 60).unwrap_or_default();
+    let fingerprint = s.fingerprint ^ u64::try_from(s.now.timestamp() / 60).unwrap_or_default();
+    if let Some(html) = state.peek("page", fingerprint) {
+        return Ok(html_response(html));
+    }
     let components = rows(&state, &s).await;
-    let html = state.cached("page", &keyed, |s| {
+    let html = state.cached("page", fingerprint, || {
         let (indicator, description) = indicator(s.condition);
         let template = PageTemplate {
             name: &state.name,
@@ -183,7 +185,11 @@ pub(crate) async fn page(State(state): State<Arc<StatusPageState>>) -> Result<Re
             .unwrap_or_else(|e| format!("cannot render the status page: {e}"))
             .into_bytes()
     });
-    Ok((
+    Ok(html_response(html))
+}
+
+fn html_response(html: axum::body::Bytes) -> Response {
+    (
         [
             (
                 CONTENT_TYPE,
@@ -194,7 +200,7 @@ pub(crate) async fn page(State(state): State<Arc<StatusPageState>>) -> Result<Re
         ],
         html,
     )
-        .into_response())
+        .into_response()
 }
 
 /// One open event stream, counted until dropped.
