@@ -241,6 +241,9 @@ impl PublicIncident {
     }
 }
 
+/// A snapshot, with the report and incidents it was made of.
+type Made = (Arc<SystemReport>, Arc<Vec<Incident>>, Arc<Snapshot>);
+
 /// The routes' state: the registry, the history, and the bodies cached per change.
 #[derive(Debug)]
 pub(crate) struct StatusPageState {
@@ -250,7 +253,7 @@ pub(crate) struct StatusPageState {
     pub(crate) url: Option<String>,
     incidents: tokio::sync::Mutex<Option<(Instant, Arc<Vec<Incident>>)>>,
     /// The last snapshot, and the report and incidents it was made of.
-    last: Mutex<Option<(Arc<SystemReport>, Arc<Vec<Incident>>, Arc<Snapshot>)>>,
+    last: Mutex<Option<Made>>,
     bodies: Mutex<HashMap<&'static str, (u64, Bytes)>>,
     #[cfg(feature = "dashboard")]
     pub(crate) streams: std::sync::atomic::AtomicUsize,
