@@ -12,6 +12,10 @@ use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
 use serde::Serialize;
 
+use super::wire::{
+    ComponentBody, ComponentsDoc, IncidentBody, IncidentsDoc, MaintenancesDoc, PageInfo,
+    PageStatus, StatusDoc, SummaryDoc, UpdateBody,
+};
 use super::{indicator, Component, Maintenance, PublicIncident, Snapshot, StatusPageState};
 
 fn time(ms: i64) -> String {
@@ -23,152 +27,6 @@ fn time(ms: i64) -> String {
 
 fn at(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)
-}
-
-/// `page`: which page this is.
-#[derive(Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub(crate) struct PageInfo {
-    /// The page's id: the application's name.
-    id: String,
-    /// Its name.
-    name: String,
-    /// Where it is read (`Routes::status_page_url`, or empty).
-    url: String,
-    /// Always `Etc/UTC`.
-    time_zone: &'static str,
-    /// When what it shows last changed.
-    updated_at: String,
-}
-
-/// `status`: the page's one word.
-#[derive(Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub(crate) struct PageStatus {
-    /// `none`, `minor`, `major` or `critical`.
-    indicator: &'static str,
-    /// `All Systems Operational`, `Minor Service Outage`, `Partial System Outage` or
-    /// `Major Service Outage`.
-    description: &'static str,
-}
-
-/// A component: a group, a dependency tagged `public`, or the system.
-#[derive(Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub(crate) struct ComponentBody {
-    id: String,
-    name: String,
-    /// `operational`, `degraded_performance`, `partial_outage`, `major_outage` or
-    /// `under_maintenance`.
-    status: &'static str,
-    created_at: String,
-    updated_at: String,
-    position: usize,
-    description: Option<String>,
-    showcase: bool,
-    start_date: Option<String>,
-    group_id: Option<String>,
-    page_id: String,
-    group: bool,
-    only_show_if_degraded: bool,
-}
-
-/// An update of an incident or a maintenance.
-#[derive(Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub(crate) struct UpdateBody {
-    id: String,
-    /// `investigating`, `identified`, `monitoring`, `resolved`; for a maintenance
-    /// `scheduled`, `in_progress`, `completed`.
-    status: &'static str,
-    body: String,
-    incident_id: String,
-    created_at: String,
-    updated_at: String,
-    display_at: String,
-    affected_components: Vec<AffectedBody>,
-    deliver_notifications: bool,
-    custom_tweet: Option<String>,
-    tweet_id: Option<String>,
-}
-
-/// A component an update touched.
-#[derive(Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub(crate) struct AffectedBody {
-    code: String,
-    name: String,
-    old_status: &'static str,
-    new_status: &'static str,
-}
-
-/// An incident, or a scheduled maintenance (with `scheduled_for` and `scheduled_until`).
-#[derive(Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub(crate) struct IncidentBody {
-    id: String,
-    name: String,
-    /// `investigating`, `identified`, `monitoring`, `resolved`, `postmortem`; for a
-    /// maintenance `scheduled`, `in_progress`, `verifying`, `completed`.
-    status: &'static str,
-    created_at: String,
-    updated_at: String,
-    monitoring_at: Option<String>,
-    resolved_at: Option<String>,
-    /// `none`, `minor`, `major`, `critical`; `maintenance` for a maintenance.
-    impact: &'static str,
-    shortlink: String,
-    started_at: String,
-    page_id: String,
-    incident_updates: Vec<UpdateBody>,
-    components: Vec<ComponentBody>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    scheduled_for: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    scheduled_until: Option<String>,
-}
-
-/// `/api/v2/status.json`.
-#[derive(Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub(crate) struct StatusDoc {
-    page: PageInfo,
-    status: PageStatus,
-}
-
-/// `/api/v2/summary.json`.
-#[derive(Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub(crate) struct SummaryDoc {
-    page: PageInfo,
-    components: Vec<ComponentBody>,
-    incidents: Vec<IncidentBody>,
-    scheduled_maintenances: Vec<IncidentBody>,
-    status: PageStatus,
-}
-
-/// `/api/v2/components.json`.
-#[derive(Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub(crate) struct ComponentsDoc {
-    page: PageInfo,
-    components: Vec<ComponentBody>,
-}
-
-/// `/api/v2/incidents.json` and `/api/v2/incidents/unresolved.json`.
-#[derive(Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub(crate) struct IncidentsDoc {
-    page: PageInfo,
-    incidents: Vec<IncidentBody>,
-}
-
-/// `/api/v2/scheduled-maintenances.json` and its `upcoming` and `active` lists.
-#[derive(Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub(crate) struct MaintenancesDoc {
-    page: PageInfo,
-    scheduled_maintenances: Vec<IncidentBody>,
 }
 
 struct Render<'a> {
