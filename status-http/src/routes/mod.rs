@@ -10,6 +10,7 @@ use axum::http::HeaderValue;
 use axum::routing::{get, get_service, post, put};
 use axum::Router;
 use status_core::Registry;
+use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::{DefaultOnFailure, TraceLayer};
 
@@ -458,6 +459,8 @@ impl Routes {
         let traced = traced.route("/status/fleet", get(crate::fleet::page::page));
         let traced = traced
             .layer(DefaultBodyLimit::max(BODY_LIMIT))
+            // A handler's bug answers 500 and is logged; the connection lives on.
+            .layer(CatchPanicLayer::custom(crate::error::panicked))
             // A 503 is a probe's expected answer during an outage, not a server failure.
             .layer(
                 TraceLayer::new_for_http()
