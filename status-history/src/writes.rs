@@ -23,6 +23,9 @@ pub struct Writes {
     /// The tracker's quiet time (ms): how long after it resolved a failure reopens an
     /// incident rather than opening another.
     pub incident_quiet: i64,
+    /// When it is written (ms; 0 when not said): open incidents whose every instance has
+    /// recovered or gone silent are resolved then ([`sweep`](crate::incident::sweep)).
+    pub now: i64,
 }
 
 impl Writes {
@@ -49,6 +52,7 @@ impl Writes {
         }
         self.incidents.extend(later.incidents);
         self.incident_quiet = self.incident_quiet.max(later.incident_quiet);
+        self.now = self.now.max(later.now);
         for (key, value) in later.state {
             self.state.retain(|(k, _)| *k != key);
             self.state.push((key, value));

@@ -351,7 +351,7 @@ async fn ten_instances_failing_for_one_root_at_once_share_one_incident_until_all
 
     // Nine recover: the one still failing keeps it open.
     for (i, s) in stores.iter().enumerate().take(9) {
-        let at = T0 + 600_000;
+        let at = T0 + 200_000;
         write(
             s,
             fact(
@@ -372,7 +372,7 @@ async fn ten_instances_failing_for_one_root_at_once_share_one_incident_until_all
     stores[5]
         .post_update(&status_history::incident::NewUpdate {
             incident: id,
-            at: T0 + 610_000,
+            at: T0 + 210_000,
             status: UpdateStatus::Monitoring,
             message: "failover done".into(),
             actor: Some("ana".into()),
@@ -382,13 +382,13 @@ async fn ten_instances_failing_for_one_root_at_once_share_one_incident_until_all
         .unwrap();
     write(
         &stores[9],
-        fact(&["db"], T0 + 700_000, Phase::Resolved { at: T0 + 400_000 }),
+        fact(&["db"], T0 + 280_000, Phase::Resolved { at: T0 + 250_000 }),
     )
     .await;
     let incident = stores[0].incident(id).await.unwrap().unwrap();
     assert_eq!(
         incident.resolved,
-        Some(T0 + 400_000),
+        Some(T0 + 250_000),
         "dated by the last to recover"
     );
     let words: Vec<_> = incident.updates.iter().map(|u| u.status).collect();
@@ -422,4 +422,55 @@ async fn futures_join_all<F: std::future::Future<Output = ()> + Send + 'static>(
     for h in handles {
         h.await.unwrap();
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_that_dies_mid_incident_does_not_hold_it_open() {
+    use status_history::incident::{Phase, UpdateStatus, GONE_AFTER};
+    let pg = PostgresServer::start();
+    let (a, b) = (Arc::new(store(&pg, "a")), Arc::new(store(&pg, "b")));
+    a.open(T0).await.unwrap();
+    b.open(T0).await.unwrap();
+    write_fact(Arc::clone(&a), fact(&["cache"], T0, Phase::Open), 300_000).await;
+    write_fact(
+        Arc::clone(&b),
+        fact(&["cache"], T0 + 1, Phase::Open),
+        300_000,
+    )
+    .await;
+    // b dies; a recovers, and goes on writing (nothing more to say of the incident).
+    write_fact(
+        Arc::clone(&a),
+        fact(
+            &["cache"],
+            T0 + 120_000,
+            Phase::Resolved { at: T0 + 60_000 },
+        ),
+        300_000,
+    )
+    .await;
+    let id = a.incidents(T0 - 1, 10).await.unwrap()[0].id;
+    assert_eq!(a.incident(id).await.unwrap().unwrap().resolved, None);
+    let later = |now| Writes {
+        incident_quiet: 300_000,
+        now,
+        ..Writes::default()
+    };
+    a.write(&later(T0 + 200_000)).await.unwrap();
+    assert_eq!(
+        a.incident(id).await.unwrap().unwrap().resolved,
+        None,
+        "b may be slow"
+    );
+    a.write(&later(T0 + 1 + GONE_AFTER)).await.unwrap();
+    let incident = a.incident(id).await.unwrap().unwrap();
+    assert_eq!(
+        incident.resolved,
+        Some(T0 + 60_000),
+        "dated by the one that recovered"
+    );
+    assert_eq!(
+        incident.updates.last().unwrap().status,
+        UpdateStatus::Resolved
+    );
 }

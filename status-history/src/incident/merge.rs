@@ -4,9 +4,32 @@
 
 use std::collections::BTreeMap;
 
+use serde::{Deserialize, Serialize};
 use status_core::CheckStatus;
 
 use super::{Impact, IncidentFact, Phase, UpdateStatus};
+
+/// How long an instance that joined an incident may say nothing of it (a tracker says an
+/// open incident again every minute) before it is not waited for: 5 minutes. An instance that
+/// died, or was scaled away, then cannot hold a fleet's incident open.
+pub const GONE_AFTER: i64 = 300_000;
+
+/// One instance that joined an incident.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemberState {
+    /// When it saw the incident resolve (ms); `None` while it fails.
+    pub clear: Option<i64>,
+    /// When it last said anything of the incident (ms).
+    pub seen: i64,
+}
+
+impl MemberState {
+    /// Whether it no longer holds the incident open at `now`: it saw it resolve, or has not
+    /// been heard from for [`GONE_AFTER`].
+    fn done(&self, now: i64) -> bool {
+        self.clear.is_some() || now - self.seen >= GONE_AFTER
+    }
+}
 
 /// An incident as a store keeps it, with the instances that joined it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,8 +50,8 @@ pub struct StoredIncident {
     pub resolved: Option<i64>,
     /// When it last changed (ms).
     pub updated: i64,
-    /// Each instance that joined it, with when it saw it resolve (`None` while it fails).
-    pub members: BTreeMap<String, Option<i64>>,
+    /// Each instance that joined it.
+    pub members: BTreeMap<String, MemberState>,
 }
 
 /// What a merge asks the store to do.
@@ -72,7 +95,13 @@ pub fn merge(
             started: fact.started,
             resolved: None,
             updated: fact.at,
-            members: BTreeMap::from([(instance.to_owned(), None)]),
+            members: BTreeMap::from([(
+                instance.to_owned(),
+                MemberState {
+                    clear: None,
+                    seen: fact.at,
+                },
+            )]),
         };
         let message = opened_message(&incident);
         return Merged::Insert(incident, UpdateStatus::Investigating, message);
@@ -90,11 +119,16 @@ pub fn merge(
     }
     next.impact = next.impact.max(fact.impact);
     next.started = next.started.min(fact.started);
-    next.updated = fact.at;
     let was_resolved = next.resolved.is_some();
     let update = match fact.phase {
         Phase::Open => {
-            next.members.insert(instance.to_owned(), None);
+            next.members.insert(
+                instance.to_owned(),
+                MemberState {
+                    clear: None,
+                    seen: fact.at,
+                },
+            );
             next.resolved = None;
             was_resolved.then(|| {
                 (
@@ -104,21 +138,26 @@ pub fn merge(
             })
         }
         Phase::Resolved { at } => {
-            next.members.insert(instance.to_owned(), Some(at));
-            let all = next.members.values().all(Option::is_some);
-            if all && !was_resolved {
-                next.resolved = next.members.values().flatten().max().copied();
-                Some((
-                    UpdateStatus::Resolved,
-                    "Everything it covers has been healthy for the quiet time.".to_owned(),
-                ))
-            } else {
+            next.members.insert(
+                instance.to_owned(),
+                MemberState {
+                    clear: Some(at),
+                    seen: fact.at,
+                },
+            );
+            if was_resolved {
                 None
+            } else {
+                settle(&mut next, fact.at)
             }
         }
     };
     if next == *found && update.is_none() {
         return Merged::Nothing;
+    }
+    // Only what is shown dates a change: an instance saying an incident again does not.
+    if update.is_some() || !same_but_seen(&next, found) {
+        next.updated = fact.at;
     }
     next.title = IncidentFact {
         roots: next.roots.clone(),
@@ -130,6 +169,64 @@ pub fn merge(
     }
     .title();
     Merged::Update(next, update)
+}
+
+/// Whether `a` and `b` differ only in when their members were last heard.
+fn same_but_seen(a: &StoredIncident, b: &StoredIncident) -> bool {
+    let clears = |i: &StoredIncident| -> Vec<(String, Option<i64>)> {
+        i.members
+            .iter()
+            .map(|(k, m)| (k.clone(), m.clear))
+            .collect()
+    };
+    StoredIncident {
+        members: BTreeMap::new(),
+        ..a.clone()
+    } == StoredIncident {
+        members: BTreeMap::new(),
+        ..b.clone()
+    } && clears(a) == clears(b)
+}
+
+/// Resolves `incident` at `now` if no member holds it open any more: dated by the last to
+/// recover (or, when none said it recovered, the last heard from); answers the engine's word.
+fn settle(incident: &mut StoredIncident, now: i64) -> Option<(UpdateStatus, String)> {
+    if incident.resolved.is_some() || !incident.members.values().all(|m| m.done(now)) {
+        return None;
+    }
+    let recovered = incident.members.values().filter_map(|m| m.clear).max();
+    incident.resolved = Some(recovered.unwrap_or_else(|| {
+        incident
+            .members
+            .values()
+            .map(|m| m.seen)
+            .max()
+            .unwrap_or(now)
+    }));
+    let silent = incident.members.values().any(|m| m.clear.is_none());
+    let message = match (recovered, silent) {
+        (Some(_), false) => "Everything it covers has been healthy for the quiet time.",
+        (Some(_), true) => {
+            "Everything it covers has been healthy for the quiet time (instances not heard \
+             from for 5 minutes were not waited for)."
+        }
+        (None, _) => "No instance that saw it has been heard from for 5 minutes: closed.",
+    };
+    Some((UpdateStatus::Resolved, message.to_owned()))
+}
+
+/// Resolves `incident` at `now` if every instance that joined it has seen it resolve or gone
+/// silent (see [`GONE_AFTER`]): what a store asks of its open incidents at each write, so
+/// that the last living instance need not be the one to say it.
+#[must_use]
+pub fn sweep(
+    incident: &StoredIncident,
+    now: i64,
+) -> Option<(StoredIncident, UpdateStatus, String)> {
+    let mut next = incident.clone();
+    let (status, message) = settle(&mut next, now)?;
+    next.updated = now;
+    Some((next, status, message))
 }
 
 fn opened_message(incident: &StoredIncident) -> String {
@@ -201,7 +298,7 @@ mod tests {
         let a_clear = stored(
             merge(
                 &[joined],
-                &fact(&["db"], 400_000, Phase::Resolved { at: 100_000 }),
+                &fact(&["db"], 250_000, Phase::Resolved { at: 100_000 }),
                 "a",
                 300_000,
             ),
@@ -210,7 +307,7 @@ mod tests {
         assert_eq!(a_clear.resolved, None, "b still fails");
         let Merged::Update(both, Some((UpdateStatus::Resolved, _))) = merge(
             &[a_clear],
-            &fact(&["db"], 500_000, Phase::Resolved { at: 200_000 }),
+            &fact(&["db"], 290_000, Phase::Resolved { at: 200_000 }),
             "b",
             300_000,
         ) else {
@@ -220,7 +317,7 @@ mod tests {
 
         let Merged::Update(reopened, Some((UpdateStatus::Investigating, _))) = merge(
             std::slice::from_ref(&both),
-            &fact(&["db"], 600_000, Phase::Open),
+            &fact(&["db"], 500_000, Phase::Open),
             "a",
             300_000,
         ) else {
@@ -234,6 +331,56 @@ mod tests {
             ),
             "a failure long after is a new incident"
         );
+    }
+
+    #[test]
+    fn an_instance_gone_silent_does_not_hold_a_fleet_incident_open() {
+        let a = stored(merge(&[], &fact(&["db"], 0, Phase::Open), "a", 300_000), 1);
+        let both = stored(
+            merge(
+                std::slice::from_ref(&a),
+                &fact(&["db"], 1_000, Phase::Open),
+                "b",
+                300_000,
+            ),
+            1,
+        );
+        // a says it again a minute later: only when it was heard changes, not the incident.
+        let again = stored(
+            merge(
+                std::slice::from_ref(&both),
+                &fact(&["db"], 60_000, Phase::Open),
+                "a",
+                300_000,
+            ),
+            1,
+        );
+        assert_eq!(again.updated, both.updated, "said again, not changed");
+        assert_eq!(again.members["a"].seen, 60_000);
+        // b recovers; a (still failing when last heard) is silent for less than GONE_AFTER.
+        let b_clear = stored(
+            merge(
+                std::slice::from_ref(&again),
+                &fact(&["db"], 200_000, Phase::Resolved { at: 100_000 }),
+                "b",
+                300_000,
+            ),
+            1,
+        );
+        assert_eq!(b_clear.resolved, None);
+        assert_eq!(sweep(&b_clear, 200_000), None, "a was heard 140 s ago");
+        let (swept, status, message) = sweep(&b_clear, 60_000 + GONE_AFTER).unwrap();
+        assert_eq!(status, UpdateStatus::Resolved);
+        assert_eq!(
+            swept.resolved,
+            Some(100_000),
+            "dated by the one that recovered"
+        );
+        assert!(message.contains("not waited for"), "{message}");
+        // Every member silent: closed, dated when last heard.
+        let (closed, _, message) = sweep(&again, 60_000 + GONE_AFTER).unwrap();
+        assert_eq!(closed.resolved, Some(60_000));
+        assert!(message.contains("closed"), "{message}");
     }
 
     #[test]

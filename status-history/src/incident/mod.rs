@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use status_core::CheckStatus;
 
-pub use self::merge::{merge, Merged, StoredIncident};
-pub use self::track::{IncidentTracker, Scene, SceneDependency, DEFAULT_QUIET};
+pub use self::merge::{merge, sweep, MemberState, Merged, StoredIncident, GONE_AFTER};
+pub use self::track::{IncidentTracker, Scene, SceneDependency, DEFAULT_QUIET, REAFFIRM_EVERY};
 
 /// How bad an incident is, in the words of Statuspage's `impact`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -11,6 +11,10 @@ use super::{Impact, IncidentFact, Phase};
 /// How long everything an incident covers must stay healthy before it resolves: 5 minutes.
 pub const DEFAULT_QUIET: Duration = Duration::from_secs(300);
 
+/// How often an open incident is said again though nothing changed (ms): a fleet's store
+/// then knows the instance is still there (see [`GONE_AFTER`](super::GONE_AFTER)).
+pub const REAFFIRM_EVERY: i64 = 60_000;
+
 /// One dependency as the registry reports it now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SceneDependency {
@@ -80,7 +84,7 @@ struct Tracked {
     /// When it was found resolved (the quiet time after `resolved`): the time it may
     /// reopen is counted from here.
     declared: Option<i64>,
-    /// What was last said of it, to say only changes.
+    /// What was last said of it, to say only changes (and, while open, again every minute).
     said: Option<IncidentFact>,
 }
 
@@ -136,9 +140,9 @@ impl Tracked {
 ///     dependencies: vec![dep("db", CheckStatus::Ok, &[]), dep("api", CheckStatus::Ok, &[])],
 ///     system_failing: false,
 /// };
-/// assert!(tracker.observe(60_000, &up).is_empty(), "quiet for less than 5 minutes");
-/// let facts = tracker.observe(360_000, &up);
-/// assert_eq!(facts[0].phase, Phase::Resolved { at: 60_000 });
+/// assert!(tracker.observe(30_000, &up).is_empty(), "quiet for less than 5 minutes");
+/// let facts = tracker.observe(330_000, &up);
+/// assert_eq!(facts[0].phase, Phase::Resolved { at: 30_000 });
 /// ```
 #[derive(Debug, Clone)]
 pub struct IncidentTracker {
@@ -274,6 +278,7 @@ impl IncidentTracker {
                     && said.affected == fact.affected
                     && said.impact == fact.impact
                     && said.phase == fact.phase
+                    && (fact.phase != Phase::Open || now - said.at < REAFFIRM_EVERY)
             });
             if !same {
                 t.said = Some(fact.clone());
@@ -285,5 +290,49 @@ impl IncidentTracker {
         self.incidents
             .retain(|t| t.declared.is_none_or(|at| now - at < quiet));
         changed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn db(status: CheckStatus) -> Scene {
+        Scene {
+            dependencies: vec![SceneDependency {
+                id: "db".into(),
+                status,
+                urgency: Urgency::Required,
+                blocked_by: Vec::new(),
+                in_failing_group: false,
+                muted: false,
+            }],
+            system_failing: status == CheckStatus::Outage,
+        }
+    }
+
+    #[test]
+    fn an_open_incident_is_said_again_every_minute_and_a_resolved_one_is_not() {
+        let mut tracker = IncidentTracker::new(Duration::from_secs(60));
+        assert_eq!(tracker.observe(0, &db(CheckStatus::Outage)).len(), 1);
+        assert!(tracker.observe(30_000, &db(CheckStatus::Outage)).is_empty());
+        let again = tracker.observe(60_000, &db(CheckStatus::Outage));
+        assert_eq!(again.len(), 1, "a minute on, said again");
+        assert_eq!(again[0].phase, Phase::Open);
+        assert!(tracker.observe(90_000, &db(CheckStatus::Outage)).is_empty());
+        assert!(tracker.observe(100_000, &db(CheckStatus::Ok)).is_empty());
+        let resolved = tracker.observe(160_000, &db(CheckStatus::Ok));
+        assert_eq!(resolved[0].phase, Phase::Resolved { at: 100_000 });
+        assert!(tracker.observe(200_000, &db(CheckStatus::Ok)).is_empty());
+        assert_eq!(tracker.open(), 0);
+    }
+
+    #[test]
+    fn a_muted_dependency_opens_nothing() {
+        let mut tracker = IncidentTracker::default();
+        let mut scene = db(CheckStatus::Outage);
+        scene.dependencies[0].muted = true;
+        scene.system_failing = false;
+        assert!(tracker.observe(0, &scene).is_empty());
     }
 }

@@ -7,7 +7,7 @@ use super::schema::INCIDENT_LOCK;
 use super::PostgresHistory;
 use crate::incident::codec::{self, Row};
 use crate::incident::{
-    merge, Incident, IncidentFact, IncidentUpdate, Merged, NewUpdate, UpdateStatus,
+    merge, sweep, Incident, IncidentFact, IncidentUpdate, Merged, NewUpdate, UpdateStatus,
 };
 use crate::StoreError;
 
@@ -33,9 +33,21 @@ pub(super) async fn write_facts(
     facts: &[IncidentFact],
     instance: &str,
     quiet: i64,
+    now: i64,
 ) -> Result<(), tokio_postgres::Error> {
     if facts.is_empty() {
-        return Ok(());
+        // Nothing said: a sweep, under the lock only while some incident is open.
+        let open = now > 0
+            && tx
+                .query_opt(
+                    "SELECT 1 FROM sh_incidents WHERE resolved IS NULL LIMIT 1",
+                    &[],
+                )
+                .await?
+                .is_some();
+        if !open {
+            return Ok(());
+        }
     }
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&INCIDENT_LOCK])
         .await?;
@@ -97,6 +109,28 @@ pub(super) async fn write_facts(
                 }
             }
             Merged::Nothing => {}
+        }
+    }
+    if now > 0 {
+        let open: Vec<_> = tx
+            .query(
+                &format!("SELECT {COLUMNS} FROM sh_incidents WHERE resolved IS NULL"),
+                &[],
+            )
+            .await?
+            .iter()
+            .map(|r| row(r).stored())
+            .collect();
+        for incident in &open {
+            if let Some((next, status, message)) = sweep(incident, now) {
+                let r = Row::of(&next);
+                tx.execute(
+                    "UPDATE sh_incidents SET resolved = $2, updated = $3 WHERE id = $1",
+                    &[&r.id, &r.resolved, &r.updated],
+                )
+                .await?;
+                insert_update(tx, r.id, now, status.as_str(), &message, None).await?;
+            }
         }
     }
     Ok(())

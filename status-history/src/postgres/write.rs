@@ -48,7 +48,7 @@ pub(super) async fn write_all(
         known.insert(series.clone(), id);
         learned.insert(series.clone(), id);
     }
-    super::incidents::write_facts(tx, &w.incidents, instance, w.incident_quiet).await?;
+    super::incidents::write_facts(tx, &w.incidents, instance, w.incident_quiet, w.now).await?;
     let id = |s: &Series| known.get(s).copied().unwrap_or_default();
     if !w.batch.transitions.is_empty() {
         let insert = tx

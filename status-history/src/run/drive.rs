@@ -266,6 +266,7 @@ impl Driver {
                 .observe(now, &super::incidents::scene(&registry));
             self.pending.incidents.extend(facts);
             self.pending.incident_quiet = self.incidents.quiet_ms();
+            self.pending.now = now;
         }
         let batch = self.recorder.flush(now, aggregates);
         if aggregates {

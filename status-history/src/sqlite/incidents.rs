@@ -4,7 +4,7 @@ use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::SqliteStore;
 use crate::incident::codec::{self, Row};
-use crate::incident::{merge, Incident, IncidentFact, IncidentUpdate, Merged, NewUpdate};
+use crate::incident::{merge, sweep, Incident, IncidentFact, IncidentUpdate, Merged, NewUpdate};
 use crate::StoreError;
 
 /// The one instance a file is written by.
@@ -31,6 +31,7 @@ pub(super) fn write_facts(
     tx: &Transaction<'_>,
     facts: &[IncidentFact],
     quiet: i64,
+    now: i64,
 ) -> rusqlite::Result<()> {
     for fact in facts {
         let candidates: Vec<_> = tx
@@ -70,6 +71,25 @@ pub(super) fn write_facts(
                 }
             }
             Merged::Nothing => {}
+        }
+    }
+    if now > 0 {
+        let open: Vec<_> = tx
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM incidents WHERE resolved IS NULL"
+            ))?
+            .query_map([], row)?
+            .map(|r| r.map(|r| r.stored()))
+            .collect::<Result<_, _>>()?;
+        for incident in &open {
+            if let Some((next, status, message)) = sweep(incident, now) {
+                let r = Row::of(&next);
+                tx.execute(
+                    "UPDATE incidents SET resolved = ?2, updated = ?3 WHERE id = ?1",
+                    params![r.id, r.resolved, r.updated],
+                )?;
+                insert_update(tx, r.id, now, status.as_str(), &message, None)?;
+            }
         }
     }
     Ok(())

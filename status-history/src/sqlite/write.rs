@@ -146,7 +146,7 @@ pub(super) fn write_all(
             ])?;
         }
     }
-    super::incidents::write_facts(tx, &w.incidents, w.incident_quiet)?;
+    super::incidents::write_facts(tx, &w.incidents, w.incident_quiet, w.now)?;
     let mut touched: BTreeSet<(i64, Tier, i64)> = BTreeSet::new();
     {
         let mut upsert = tx.prepare_cached(concat!(
