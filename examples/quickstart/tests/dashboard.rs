@@ -588,9 +588,7 @@ async fn hostile_names_and_messages_stay_text() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_history_page_shows_tiles_and_with_a_token_the_audit_trail() {
-    let dir = std::env::temp_dir().join(format!("status-dashboard-history-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::fresh_dir("status-dashboard-history");
     let demo = Demo::start(Config {
         period: Duration::from_millis(100),
         timeout: Duration::from_millis(500),
@@ -707,9 +705,7 @@ async fn the_history_page_shows_tiles_and_with_a_token_the_audit_trail() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_public_status_page_shows_an_incident_and_its_recovery_without_a_reload() {
-    let dir = std::env::temp_dir().join(format!("status-page-chromium-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::fresh_dir("status-page-chromium");
     let demo = Demo::start(Config {
         period: Duration::from_millis(100),
         timeout: Duration::from_millis(500),

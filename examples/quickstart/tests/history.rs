@@ -169,9 +169,7 @@ fn ms(answer: &Value, field: &str) -> i64 {
 }
 
 fn temp() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("quickstart-history-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::fresh_dir("quickstart-history");
     dir.join("history.db")
 }
 

@@ -128,9 +128,7 @@ async fn a_chaos_outage_and_the_admin_calls_are_told() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_notice_names_its_incident_and_where_the_page_tells_it() {
     let (url, got) = receiver().await;
-    let dir = std::env::temp_dir().join(format!("quickstart-incident-link-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::fresh_dir("quickstart-incident-link");
     let demo = Demo::start(Config {
         period: Duration::from_millis(100),
         timeout: Duration::from_millis(500),

@@ -43,12 +43,25 @@ pub(crate) struct HistoryState {
 
 impl HistoryState {
     pub(crate) fn history(&self) -> Result<&History, ApiError> {
-        self.history.as_ref().ok_or_else(|| {
-            ApiError::new(
-                StatusCode::NOT_FOUND,
-                "no history is kept here (see status_http::Routes::history)",
-            )
-        })
+        kept(self.history.as_ref())
+    }
+}
+
+/// The history, or the 404 of a router that keeps none.
+pub(crate) fn kept(history: Option<&History>) -> Result<&History, ApiError> {
+    history.ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "no history is kept here (see status_http::Routes::history)",
+        )
+    })
+}
+
+/// A read refused or failed: a window that is not one is a 400, a store not available a 503.
+pub(crate) fn rejection(e: QueryError) -> ApiError {
+    match e {
+        QueryError::Window(e) => ApiError::bad_request(e.to_string()),
+        e @ QueryError::Store(_) => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
     }
 }
 
@@ -123,14 +136,9 @@ fn window(
 }
 
 fn answer(result: Result<impl serde::Serialize, QueryError>) -> Result<Response, ApiError> {
-    match result {
-        Ok(body) => Ok(json_response(StatusCode::OK, JSON, &body)),
-        Err(QueryError::Window(e)) => Err(ApiError::bad_request(e.to_string())),
-        Err(e @ QueryError::Store(_)) => Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            e.to_string(),
-        )),
-    }
+    result
+        .map(|body| json_response(StatusCode::OK, JSON, &body))
+        .map_err(rejection)
 }
 
 async fn uptime_of(

@@ -12,11 +12,13 @@ use serde_json::json;
 use status_history::incident::{Incident, IncidentUpdate, UpdateStatus};
 use status_history::UpdateError;
 
+use super::json::time;
 use super::StatusPageState;
 use crate::admin::with_actor;
 use crate::auth::Admin;
 use crate::body::AdminBody;
 use crate::error::ApiError;
+use crate::history::{kept, rejection};
 use crate::respond::{json_response, JSON};
 
 /// The body of a POST: a status, a message, maybe an actor.
@@ -26,21 +28,6 @@ struct UpdateRequest {
     message: String,
     #[serde(default)]
     actor: Option<String>,
-}
-
-fn history(state: &StatusPageState) -> Result<&status_history::History, ApiError> {
-    state.history.as_ref().ok_or_else(|| {
-        ApiError::new(
-            StatusCode::NOT_FOUND,
-            "no history is kept here, so no incidents (see status_http::Routes::history)",
-        )
-    })
-}
-
-fn time(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .unwrap_or_default()
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 fn update_json(u: &IncidentUpdate) -> serde_json::Value {
@@ -106,12 +93,9 @@ pub(crate) async fn list(
             .filter(|d| (1..=400).contains(d))
             .ok_or_else(|| ApiError::bad_request(format!("days must be 1 to 400, not {d:?}")))?,
     };
-    let history = history(&state)?;
+    let history = kept(state.history.as_ref())?;
     let since = history.now() - chrono::Duration::days(days);
-    let incidents = history
-        .incidents(since, 500)
-        .await
-        .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?;
+    let incidents = history.incidents(since, 500).await.map_err(rejection)?;
     let incidents: Vec<_> = incidents.iter().map(incident_json).collect();
     Ok(json_response(
         StatusCode::OK,
@@ -139,7 +123,7 @@ pub(crate) async fn post(
     body: AdminBody,
 ) -> Result<Response, ApiError> {
     let id = incident_id(&id)?;
-    let history = history(&state)?;
+    let history = kept(state.history.as_ref())?;
     let request: UpdateRequest = body.parse()?;
     let status = UpdateStatus::parse(&request.status).ok_or_else(|| {
         ApiError::bad_request(format!(

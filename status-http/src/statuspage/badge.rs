@@ -178,22 +178,12 @@ pub(crate) async fn uptime(
 ) -> Result<Response, ApiError> {
     let span = window(raw.as_deref())?;
     let c = find(&state, &name).await?;
-    let history = state.history.as_ref().ok_or_else(|| {
-        ApiError::new(
-            StatusCode::NOT_FOUND,
-            "no history is kept here (see status_http::Routes::history)",
-        )
-    })?;
+    let history = crate::history::kept(state.history.as_ref())?;
     let now = history.now();
     let report = history
         .uptime(c.series.clone(), now - span, now)
         .await
-        .map_err(|e| match e {
-            status_history::QueryError::Window(e) => ApiError::bad_request(e.to_string()),
-            e @ status_history::QueryError::Store(_) => {
-                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
-            }
-        })?;
+        .map_err(crate::history::rejection)?;
     let label = format!("uptime {}", raw_window(raw.as_deref()));
     let (value, color) = match report.uptime {
         None => ("no data".to_owned(), "#9f9f9f"),

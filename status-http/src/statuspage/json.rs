@@ -18,7 +18,8 @@ use super::wire::{
 };
 use super::{indicator, Component, Maintenance, PublicIncident, Snapshot, StatusPageState};
 
-fn time(ms: i64) -> String {
+/// A time in ms as RFC 3339 with milliseconds, as Statuspage writes them.
+pub(super) fn time(ms: i64) -> String {
     Utc.timestamp_millis_opt(ms)
         .single()
         .unwrap_or_default()

@@ -58,6 +58,8 @@ pub(crate) struct StatusPageState {
     pub(crate) name: String,
     pub(crate) url: Option<String>,
     incidents: tokio::sync::Mutex<Option<(Instant, Arc<Vec<Incident>>)>>,
+    /// The incidents of a router without a history, or before the first read.
+    none: Arc<Vec<Incident>>,
     /// The last snapshot, and the report and incidents it was made of.
     last: Mutex<Option<Made>>,
     bodies: Mutex<HashMap<&'static str, (u64, Bytes)>>,
@@ -90,6 +92,7 @@ impl StatusPageState {
             name,
             url,
             incidents: tokio::sync::Mutex::new(None),
+            none: Arc::default(),
             last: Mutex::new(None),
             bodies: Mutex::new(HashMap::new()),
             #[cfg(feature = "dashboard")]
@@ -101,7 +104,8 @@ impl StatusPageState {
     /// store that fails serves the last read (none before the first).
     async fn incidents(&self) -> Arc<Vec<Incident>> {
         let Some(history) = &self.history else {
-            return Arc::default();
+            // One list for every request: the snapshot it keys stays the same.
+            return Arc::clone(&self.none);
         };
         let mut cached = self.incidents.lock().await;
         if let Some((at, list)) = &*cached {
@@ -110,13 +114,16 @@ impl StatusPageState {
             }
         }
         let since = history.now() - PAST;
+        let last = cached
+            .as_ref()
+            .map_or_else(|| Arc::clone(&self.none), |(_, list)| Arc::clone(list));
         let list = match history.incidents(since, MAX_INCIDENTS).await {
+            // The same incidents as the last read keep its list, and so the snapshot.
+            Ok(list) if *last == list => last,
             Ok(list) => Arc::new(list),
             Err(e) => {
                 tracing::warn!("the status page could not read incidents: {e}");
-                cached
-                    .as_ref()
-                    .map_or_else(Arc::default, |(_, list)| Arc::clone(list))
+                last
             }
         };
         *cached = Some((Instant::now(), Arc::clone(&list)));

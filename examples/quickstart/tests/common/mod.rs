@@ -60,3 +60,13 @@ pub(crate) async fn until(addr: SocketAddr, what: &str, ok: impl AsyncFn() -> bo
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
+
+/// An empty directory of this test process's own under the system's temporary one, named
+/// `name`: where a test keeps its history file.
+#[allow(dead_code)] // Not every test binary keeps a history.
+pub(crate) fn fresh_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
