@@ -175,7 +175,7 @@ impl EtcdBudget {
         // The fixed window's grants go under its lease, compared in each grant's transaction
         // (a grant never outlives the window it was counted in); a sliding grant under a lease
         // of its own.
-        let (scope, window) = match self.kind {
+        let (scope, mut window) = match self.kind {
             BudgetWindow::Sliding => (format!("{}/sliding/", self.key), None),
             BudgetWindow::Fixed => (
                 format!("{}/fixed/slots/", self.key),
@@ -222,6 +222,16 @@ impl EtcdBudget {
                 .map_err(unreachable)?;
             if answer.succeeded() {
                 return Ok(Grant::Token { used: used + 1 });
+            }
+            if let Some(counted) = window {
+                // The window may have ended as it was asked (its lease expired, its slots
+                // with it): ask in the one there is now, rather than spend every try
+                // comparing against a lease that is gone.
+                let now = self.fixed_window(&mut client).await?;
+                if now != counted {
+                    window = Some(now);
+                    lease = window;
+                }
             }
         }
         Err(BudgetError::Unreachable(
