@@ -30,6 +30,7 @@ pub struct Readiness {
     ready: bool,
     condition: CheckStatus,
     condition_fails: bool,
+    fails_from: CheckStatus,
     startup_complete: bool,
     drain: Option<DrainState>,
     reasons: Vec<String>,
@@ -78,10 +79,15 @@ impl Readiness {
         failing: impl FnOnce() -> Vec<String>,
     ) -> Self {
         let fails = Self::fails_on(condition, strict);
+        let fails_from = if strict {
+            CheckStatus::Minor
+        } else {
+            CheckStatus::Outage
+        };
         Self::judge_with(
             || "system".to_owned(),
             condition,
-            fails,
+            (fails, fails_from),
             startup_complete,
             drain,
             failing,
@@ -89,11 +95,12 @@ impl Readiness {
     }
 
     /// As [`judge`](Self::judge), with whether the condition fails already decided (by a
-    /// group's rule, say), for `subject` (`system`, `group cache`).
+    /// group's rule, say) and the lowest status that fails, for `subject` (`system`,
+    /// `group cache`).
     pub(crate) fn judge_with(
         subject: impl FnOnce() -> String,
         condition: CheckStatus,
-        fails: bool,
+        (fails, fails_from): (bool, CheckStatus),
         startup_complete: bool,
         drain: Option<DrainState>,
         failing: impl FnOnce() -> Vec<String>,
@@ -116,6 +123,7 @@ impl Readiness {
             ready: reasons.is_empty(),
             condition,
             condition_fails: fails,
+            fails_from,
             startup_complete,
             drain,
             reasons,
@@ -149,6 +157,14 @@ impl Readiness {
     #[must_use]
     pub fn condition_fails(&self) -> bool {
         self.condition_fails
+    }
+
+    /// Whether a condition of `level` would fail readiness by the rule this answer was judged
+    /// on (OUTAGE; with `strict` readiness, anything but OK; a group's own status): what an
+    /// excuse asks of the failures it cannot excuse.
+    #[must_use]
+    pub fn fails_at(&self, level: CheckStatus) -> bool {
+        level != CheckStatus::Ok && level >= self.fails_from
     }
 
     /// Whether every polled dependency has been checked once.

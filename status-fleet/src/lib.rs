@@ -20,7 +20,8 @@
 //! | module | what |
 //! |---|---|
 //! | `model` | what an instance publishes ([`InstanceSummary`]), the [`HealthRule`], counts by condition, pages of instances |
-//! | `view` | [`FleetView`]: data centers judged, failing open together, fleet-aware readiness ([`FleetView::readiness`]) |
+//! | `view` | [`FleetView`]: data centers judged, failing open together |
+//! | `shared` | "mine or shared" per dependency: what fails across a data center ([`DependencyFailure`]), fleet-aware readiness ([`FleetView::readiness`]) |
 //! | `store` | the [`FleetStore`] contract every store keeps, what a [`Beat`] answers, [`FleetSource`] |
 //! | `tracker` | [`FleetTracker`]: the beat's rules, pure, told the time and the store's answers (status-sim drives it) |
 //! | `run` | [`Fleet`]: the thin Tokio driver of a tracker, its stats, the `fleet` dependency |
@@ -47,6 +48,7 @@ mod model;
 #[cfg(feature = "redis")]
 mod redis;
 mod run;
+mod shared;
 mod store;
 mod sync;
 mod tracker;
@@ -56,12 +58,14 @@ mod view;
 pub use self::etcd::{EtcdFleet, FLEET_MARK};
 pub use self::excuse::FleetExcuse;
 pub use self::model::{
-    Conditions, DatacenterCounts, HealthRule, InstancePage, InstanceQuery, InstanceSummary,
-    InstanceView, Member,
+    counted_failing, Conditions, DatacenterCounts, DependencyCount, FailingDependency, HealthRule,
+    InstancePage, InstanceQuery, InstanceSummary, InstanceView, Member, Own, OwnFailure,
+    MAX_FAILING, MAX_FAILING_ROWS,
 };
 #[cfg(feature = "redis")]
 pub use self::redis::{RedisFleet, DEFAULT_MAX_DATACENTERS};
 pub use self::run::Fleet;
+pub use self::shared::DependencyFailure;
 #[cfg(feature = "redis")]
 use self::store::owner_token;
 #[cfg(any(feature = "redis", feature = "etcd"))]
@@ -78,7 +82,7 @@ pub const MAX_PAGE: usize = 500;
 /// The upper bounds of the beat-duration histogram, in seconds.
 pub const BEAT_BUCKETS: [f64; 10] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0];
 /// Why the store refused or healed something, as counted.
-pub const REJECTIONS: [&str; 7] = [
+pub const REJECTIONS: [&str; 9] = [
     "wrong_type",
     "too_large",
     "bad_id",
@@ -86,4 +90,6 @@ pub const REJECTIONS: [&str; 7] = [
     "bad_state",
     "id_taken",
     "too_many_datacenters",
+    "bad_failing",
+    "forged_count",
 ];

@@ -22,6 +22,64 @@ pub struct InstanceSummary {
     /// Where its dashboard is, if it says.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub url: String,
+    /// Its failing dependencies that weigh on its condition, the worst first, at most
+    /// [`MAX_FAILING`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failing: Vec<FailingDependency>,
+}
+
+/// The most failing dependencies one instance publishes, and any store counts of it.
+pub const MAX_FAILING: usize = 32;
+
+/// One of an instance's failing dependencies, as it publishes it: `{"id": "primary-db",
+/// "level": "OUTAGE"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct FailingDependency {
+    /// The dependency's id (a status-core id: `[a-z0-9][a-z0-9._-]*`, at most 128 bytes).
+    pub id: String,
+    /// Its status: MINOR, MAJOR or OUTAGE.
+    pub level: CheckStatus,
+}
+
+impl FailingDependency {
+    /// `id` failing at `level`.
+    #[must_use]
+    pub fn new(id: impl Into<String>, level: CheckStatus) -> Self {
+        Self {
+            id: id.into(),
+            level,
+        }
+    }
+
+    /// Whether a store may count it: a valid id and a failing level.
+    #[must_use]
+    pub fn valid(&self) -> bool {
+        self.level != CheckStatus::Ok && status_core::DependencyId::new(&self.id).is_ok()
+    }
+}
+
+/// `failing` as a store counts it: the valid entries, each dependency once at its worst
+/// level, at most [`MAX_FAILING`]; and whether anything was dropped (garbage, duplicates or
+/// entries past the cap), which a store counts as `bad_failing`.
+#[must_use]
+pub fn counted_failing(failing: &[FailingDependency]) -> (Vec<FailingDependency>, bool) {
+    let mut kept: Vec<FailingDependency> = Vec::new();
+    let mut dropped = failing.len() > MAX_FAILING;
+    for entry in failing.iter().take(MAX_FAILING) {
+        if !entry.valid() {
+            dropped = true;
+            continue;
+        }
+        match kept.iter_mut().find(|k| k.id == entry.id) {
+            Some(k) => {
+                dropped = true;
+                k.level = k.level.max(entry.level);
+            }
+            None => kept.push(entry.clone()),
+        }
+    }
+    (kept, dropped)
 }
 
 impl InstanceSummary {
@@ -41,7 +99,16 @@ impl InstanceSummary {
             holds,
             version: version.into(),
             url: String::new(),
+            failing: Vec::new(),
         }
+    }
+
+    /// The same, failing `failing` (the worst first; a store keeps the first
+    /// [`MAX_FAILING`]).
+    #[must_use]
+    pub fn with_failing(mut self, failing: Vec<FailingDependency>) -> Self {
+        self.failing = failing;
+        self
     }
 
     /// Whether it counts for its data center: in rotation and not OUTAGE.
@@ -51,16 +118,36 @@ impl InstanceSummary {
     }
 }
 
-/// When a data center is healthy.
+/// When a data center is healthy, and when a dependency's failure is shared there.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HealthRule {
     /// The share of a data center's fresh instances that must be serving.
     pub healthy_share: f64,
+    /// A dependency failing at a level on more than this share of a data center's other
+    /// fresh instances (default 0.5: more than half) is failing there for everyone: shared.
+    pub shared_share: f64,
+    /// ... and on at least this many of them (default 2): one other instance is never a
+    /// quorum, and a lone forged entry can never make a failure shared.
+    pub shared_min: usize,
 }
 
 impl Default for HealthRule {
     fn default() -> Self {
-        Self { healthy_share: 0.5 }
+        Self {
+            healthy_share: 0.5,
+            shared_share: 0.5,
+            shared_min: 2,
+        }
+    }
+}
+
+impl HealthRule {
+    /// Whether `failing` of `others` instances is a shared failure by this rule.
+    #[must_use]
+    pub fn shared(&self, failing: usize, others: usize) -> bool {
+        failing >= self.shared_min.max(1)
+            && failing <= others
+            && failing as f64 > self.shared_share * others as f64
     }
 }
 
@@ -107,8 +194,9 @@ impl Conditions {
     }
 }
 
-/// What the store counted of one data center: its fresh instances by condition, and those of
-/// them serving (in rotation and not OUTAGE).
+/// What the store counted of one data center: its fresh instances by condition, those of
+/// them serving (in rotation and not OUTAGE), and its fresh instances by failing dependency
+/// and level.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DatacenterCounts {
     /// Its name.
@@ -117,6 +205,89 @@ pub struct DatacenterCounts {
     pub conditions: Conditions,
     /// Of them, those serving.
     pub serving: usize,
+    /// Of them, those failing each dependency, by level (exactly that level); by dependency,
+    /// then level.
+    pub failing: Vec<DependencyCount>,
+}
+
+impl DatacenterCounts {
+    /// A data center's counts, no dependency failing.
+    #[must_use]
+    pub fn new(datacenter: impl Into<String>, conditions: Conditions, serving: usize) -> Self {
+        Self {
+            datacenter: datacenter.into(),
+            conditions,
+            serving,
+            failing: Vec::new(),
+        }
+    }
+
+    /// Drops what no store could have counted: a row with a bad id or level, a count above
+    /// the data center's fresh instances, rows past [`MAX_FAILING_ROWS`]; answers how many
+    /// went (counted as `forged_count`). Such a row is never trusted to excuse anyone.
+    pub fn sanitize(&mut self) -> u64 {
+        let fresh = self.conditions.total();
+        let before = self.failing.len();
+        self.failing.retain(|c| {
+            c.instances > 0
+                && c.instances <= fresh
+                && c.level != CheckStatus::Ok
+                && status_core::DependencyId::new(&c.dependency).is_ok()
+        });
+        self.failing.sort_by(|a, b| {
+            (a.dependency.as_str(), a.level).cmp(&(b.dependency.as_str(), b.level))
+        });
+        self.failing
+            .dedup_by(|a, b| a.dependency == b.dependency && a.level == b.level);
+        // A dependency failing on more instances, over its levels, than are fresh: forged.
+        let mut over = std::collections::BTreeSet::new();
+        for chunk in self.failing.chunk_by(|a, b| a.dependency == b.dependency) {
+            if chunk.iter().map(|c| c.instances).sum::<usize>() > fresh {
+                over.insert(chunk[0].dependency.clone());
+            }
+        }
+        self.failing.retain(|c| !over.contains(&c.dependency));
+        self.failing.truncate(MAX_FAILING_ROWS);
+        (before - self.failing.len()) as u64
+    }
+}
+
+/// One of this instance's own failing dependencies: as it publishes it, and what it weighs
+/// on its condition (its urgency's cap of its level), which fleet-aware readiness asks of the
+/// failures it cannot excuse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnFailure {
+    /// As published.
+    pub dependency: FailingDependency,
+    /// What it weighs on the instance's condition.
+    pub impact: CheckStatus,
+}
+
+/// This instance as the store counts it (its last beat): so that rules about "the others"
+/// can leave it out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Own {
+    /// Its data center.
+    pub datacenter: String,
+    /// Its condition, as published.
+    pub condition: CheckStatus,
+    /// Its failing dependencies, as published, each with its weight.
+    pub failing: Vec<OwnFailure>,
+}
+
+/// The most rows of failing dependencies kept for one data center.
+pub const MAX_FAILING_ROWS: usize = 1024;
+
+/// How many fresh instances of a data center fail one dependency at one level.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DependencyCount {
+    /// The dependency's id.
+    pub dependency: String,
+    /// The level.
+    pub level: CheckStatus,
+    /// Fresh instances failing it at exactly that level.
+    pub instances: usize,
 }
 
 /// Which instances to list: of one data center or all, after a cursor, at most `limit`.

@@ -14,7 +14,8 @@ use crate::{
     Answer, FleetSource, FleetStats, FleetStore, FleetTracker, FleetView, HealthRule, InstancePage,
     InstanceQuery, Member, Note, Published, BEAT_BUCKETS, REJECTIONS,
 };
-use status_core::{Dependency, Error, Registry, Reporter, Urgency};
+use crate::{FailingDependency, OwnFailure};
+use status_core::{CheckStatus, Dependency, Error, Registry, Reporter, Urgency};
 
 #[derive(Debug, Default)]
 struct Stats {
@@ -214,9 +215,26 @@ fn published(registry: &Registry) -> Published {
         .iter()
         .map(|h| h.source.as_str().to_owned())
         .collect();
+    let report = registry.report();
+    let mut failing: Vec<OwnFailure> = report
+        .results()
+        .iter()
+        .filter(|r| r.status() != CheckStatus::Ok && r.urgency().cap(r.status()) != CheckStatus::Ok)
+        .map(|r| OwnFailure {
+            dependency: FailingDependency::new(r.id().as_str(), r.status()),
+            impact: r.urgency().cap(r.status()),
+        })
+        .collect();
+    // The worst first: what weighs most on the condition, then the worst level, then by id.
+    failing.sort_by(|a, b| {
+        (b.impact, b.dependency.level)
+            .cmp(&(a.impact, a.dependency.level))
+            .then_with(|| a.dependency.id.cmp(&b.dependency.id))
+    });
     Published {
         condition: registry.condition(),
         holds,
+        failing,
     }
 }
 

@@ -8,16 +8,65 @@ use std::time::{Duration, Instant};
 use status_core::check::CheckOutcome;
 use status_core::CheckStatus;
 
-use crate::{Beat, BeatError, DatacenterCounts, FleetView, HealthRule, InstanceSummary, Member};
+use crate::{
+    Beat, BeatError, DatacenterCounts, FleetView, HealthRule, InstanceSummary, Member, Own,
+    OwnFailure, MAX_FAILING,
+};
 
-/// What an instance tells the store of itself: its condition and the sources of its rotation
-/// holds (`operator`, `shutdown`, `cull`).
+/// What an instance tells the store of itself: its condition, the sources of its rotation
+/// holds (`operator`, `shutdown`, `cull`), and its failing dependencies (the worst first; the
+/// first [`MAX_FAILING`] are published).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Published {
     /// Its system condition.
     pub condition: CheckStatus,
     /// The sources of the holds in force.
     pub holds: Vec<String>,
+    /// Its failing dependencies that weigh on its condition, the worst first.
+    pub failing: Vec<OwnFailure>,
+}
+
+impl Published {
+    /// A state with no failing dependency.
+    #[must_use]
+    pub fn new(condition: CheckStatus, holds: Vec<String>) -> Self {
+        Self {
+            condition,
+            holds,
+            failing: Vec::new(),
+        }
+    }
+
+    /// What the store is told of the failing dependencies: the first [`MAX_FAILING`].
+    fn published_failing(&self) -> Vec<crate::FailingDependency> {
+        self.failing
+            .iter()
+            .take(MAX_FAILING)
+            .map(|f| f.dependency.clone())
+            .collect()
+    }
+
+    /// This instance as the store will count it.
+    fn own(&self, datacenter: &str) -> Own {
+        Own {
+            datacenter: datacenter.to_owned(),
+            condition: self.condition,
+            // What the store does not hold is never counted, here either: past the cap, a
+            // failure is this instance's own.
+            failing: self
+                .failing
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    let mut f = f.clone();
+                    if i >= MAX_FAILING {
+                        f.dependency.level = CheckStatus::Ok;
+                    }
+                    f
+                })
+                .collect(),
+        }
+    }
 }
 
 /// What the store made of a beat, as the driver saw it.
@@ -111,10 +160,7 @@ impl FleetTracker {
         now: Instant,
         condition: CheckStatus,
     ) -> Self {
-        let own = Published {
-            condition,
-            holds: Vec::new(),
-        };
+        let own = Published::new(condition, Vec::new());
         let view = Arc::new(own_view(&member, &own, rule));
         Self {
             member,
@@ -151,6 +197,7 @@ impl FleetTracker {
             &self.member.version,
         );
         me.url.clone_from(&self.member.url);
+        me.failing = state.published_failing();
         self.last = Some((now, state));
         me
     }
@@ -196,7 +243,9 @@ impl FleetTracker {
 
     /// The store says its counts moved, at `now`: they are the view, no beat needed.
     pub fn counts_moved(&mut self, now: Instant, counts: Vec<DatacenterCounts>) {
-        self.set(now, counts);
+        // A store that keeps its counts as they change counts each summary's failing
+        // dependencies through `counted_failing`: nothing here to forge.
+        let _ = self.set(now, counts);
     }
 
     /// The fleet at `now`: the last view read while younger than the TTL (the same `Arc`,
@@ -234,7 +283,13 @@ impl FleetTracker {
         if beat.settling {
             notes.push(Note::Settling);
         } else {
-            self.set(now, beat.datacenters);
+            let forged = self.set(now, beat.datacenters);
+            if forged > 0 {
+                notes.push(Note::Skipped {
+                    reason: "forged_count",
+                    entries: forged,
+                });
+            }
         }
         if std::mem::take(&mut self.failing) {
             notes.push(Note::StoreBack);
@@ -270,15 +325,19 @@ impl FleetTracker {
         CheckOutcome::new(CheckStatus::Outage, message)
     }
 
-    fn set(&mut self, now: Instant, counts: Vec<DatacenterCounts>) {
-        let condition = self
-            .last
-            .as_ref()
-            .map_or(CheckStatus::Ok, |(_, p)| p.condition);
+    /// The counts become the view, less what no store could have counted; answers how many
+    /// rows went.
+    fn set(&mut self, now: Instant, mut counts: Vec<DatacenterCounts>) -> u64 {
+        let forged = counts.iter_mut().map(DatacenterCounts::sanitize).sum();
+        let own = self.last.as_ref().map_or_else(
+            || Published::new(CheckStatus::Ok, Vec::new()),
+            |(_, p)| p.clone(),
+        );
         let mut view = FleetView::from_counts(counts, self.rule);
-        view.own = Some((self.member.datacenter.clone(), condition));
+        view.own = Some(own.own(&self.member.datacenter));
         self.view = Arc::new(view);
         self.read_at = Some(now);
+        forged
     }
 }
 
@@ -295,13 +354,13 @@ fn own_view(member: &Member, own: &Published, rule: HealthRule) -> FleetView {
     let mut conditions = crate::Conditions::default();
     conditions.add(own.condition);
     let mut view = FleetView::from_counts(
-        vec![DatacenterCounts {
-            datacenter: member.datacenter.clone(),
+        vec![DatacenterCounts::new(
+            member.datacenter.clone(),
             conditions,
-            serving: usize::from(me.serving()),
-        }],
+            usize::from(me.serving()),
+        )],
         rule,
     );
-    view.own = Some((member.datacenter.clone(), own.condition));
+    view.own = Some(own.own(&member.datacenter));
     view.into_stale()
 }

@@ -5,11 +5,12 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::Serialize;
-use status_core::{CheckStatus, Error, Readiness};
+use status_core::{CheckStatus, Error};
 
+use crate::shared::{failures_of, DependencyFailure};
 use crate::{
-    Conditions, DatacenterCounts, HealthRule, InstancePage, InstanceQuery, InstanceSummary,
-    InstanceView,
+    Conditions, DatacenterCounts, DependencyCount, HealthRule, InstancePage, InstanceQuery,
+    InstanceSummary, InstanceView, Own,
 };
 
 /// One data center.
@@ -34,6 +35,13 @@ pub struct DatacenterView {
     pub fresh: usize,
     /// Fresh instances, by condition.
     pub conditions: Conditions,
+    /// What fails across it: each dependency its fresh instances fail, at each level (the
+    /// instances at that level or worse), shared failures first, then the worst.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failing: Vec<DependencyFailure>,
+    /// The store's counts of failing dependencies, by dependency and exact level.
+    #[serde(skip)]
+    pub counted: Vec<DependencyCount>,
     /// Its instances, fresh and stale, when the view was folded from summaries; empty in a
     /// view folded from counts (list them with the store, a page at a time).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -43,15 +51,18 @@ pub struct DatacenterView {
 impl DatacenterView {
     /// A data center judged by `rule` on its fresh instances' conditions and its serving
     /// ones; not failing open (the fleet decides that).
-    fn judged(
-        datacenter: String,
-        conditions: Conditions,
-        serving: usize,
-        rule: HealthRule,
-    ) -> Self {
+    fn judged(counts: DatacenterCounts, rule: HealthRule) -> Self {
+        let DatacenterCounts {
+            datacenter,
+            conditions,
+            serving,
+            failing: counted,
+        } = counts;
         let fresh = conditions.total();
         let healthy = fresh > 0 && serving as f64 >= rule.healthy_share * fresh as f64;
         Self {
+            failing: failures_of(&datacenter, &counted, fresh, rule),
+            counted,
             condition: CheckStatus::Ok,
             datacenter,
             healthy,
@@ -82,10 +93,13 @@ pub struct FleetView {
     pub stale: bool,
     /// The data centers, by name.
     pub datacenters: Vec<DatacenterView>,
-    /// This instance's own entry as counted (its data center and published condition), so
-    /// that rules about "the others" can leave it out.
+    /// This instance's own entry as counted (its data center, published condition and
+    /// failing dependencies), so that rules about "the others" can leave it out.
     #[serde(skip)]
-    pub own: Option<(String, CheckStatus)>,
+    pub own: Option<Own>,
+    /// The rule it was judged by.
+    #[serde(skip)]
+    pub rule: HealthRule,
 }
 
 impl FleetView {
@@ -112,18 +126,29 @@ impl FleetView {
             .into_iter()
             .map(|(datacenter, mut instances)| {
                 instances.sort_by(|a, b| a.summary.instance_id.cmp(&b.summary.instance_id));
-                let mut conditions = Conditions::default();
-                let mut serving = 0;
+                let mut counts = DatacenterCounts::new(datacenter, Conditions::default(), 0);
+                let mut failing = std::collections::BTreeMap::new();
                 for i in instances.iter().filter(|i| !i.stale) {
-                    conditions.add(i.summary.condition);
-                    serving += usize::from(i.summary.serving());
+                    counts.conditions.add(i.summary.condition);
+                    counts.serving += usize::from(i.summary.serving());
+                    for f in crate::counted_failing(&i.summary.failing).0 {
+                        *failing.entry((f.id, f.level)).or_insert(0) += 1;
+                    }
                 }
-                let mut dc = DatacenterView::judged(datacenter, conditions, serving, rule);
+                counts.failing = failing
+                    .into_iter()
+                    .map(|((dependency, level), instances)| DependencyCount {
+                        dependency,
+                        level,
+                        instances,
+                    })
+                    .collect();
+                let mut dc = DatacenterView::judged(counts, rule);
                 dc.instances = instances;
                 dc
             })
             .collect();
-        Self::folded(datacenters)
+        Self::folded(datacenters, rule)
     }
 
     /// Folds what the store counted of each data center by `rule`.
@@ -131,14 +156,14 @@ impl FleetView {
     pub fn from_counts(counts: Vec<DatacenterCounts>, rule: HealthRule) -> Self {
         let mut datacenters: Vec<DatacenterView> = counts
             .into_iter()
-            .map(|c| DatacenterView::judged(c.datacenter, c.conditions, c.serving, rule))
+            .map(|c| DatacenterView::judged(c, rule))
             .collect();
         datacenters.sort_by(|a, b| a.datacenter.cmp(&b.datacenter));
-        Self::folded(datacenters)
+        Self::folded(datacenters, rule)
     }
 
     /// The fleet of judged data centers: failing open when every one is unhealthy.
-    fn folded(mut datacenters: Vec<DatacenterView>) -> Self {
+    fn folded(mut datacenters: Vec<DatacenterView>, rule: HealthRule) -> Self {
         let fail_open = !datacenters.is_empty() && datacenters.iter().all(|d| !d.healthy);
         for dc in &mut datacenters {
             dc.fail_open = fail_open;
@@ -153,73 +178,7 @@ impl FleetView {
             stale: false,
             datacenters,
             own: None,
-        }
-    }
-
-    /// Fleet-aware readiness: whether a failure of `condition` of instance `me` in
-    /// `datacenter` is its data center's rather than its own, that is, whether more than half
-    /// of the other fresh instances there are no better. A stale view is no information: it
-    /// never says so. Answers how many of how many others fail, when it is shared.
-    #[must_use]
-    pub fn shared_failure(
-        &self,
-        datacenter: &str,
-        me: &str,
-        condition: CheckStatus,
-    ) -> Option<(usize, usize)> {
-        if self.stale {
-            return None;
-        }
-        let dc = self.datacenter(datacenter)?;
-        let (failing, others) = if dc.instances.is_empty() {
-            // From the counts, less this instance's own entry if it is counted here.
-            let (mut failing, mut others) = (dc.conditions.no_better_than(condition), dc.fresh);
-            if let Some((own_dc, own)) = &self.own {
-                if own_dc == datacenter && others > 0 {
-                    others -= 1;
-                    if *own >= condition {
-                        failing = failing.saturating_sub(1);
-                    }
-                }
-            }
-            (failing, others)
-        } else {
-            let others: Vec<_> = dc
-                .instances
-                .iter()
-                .filter(|i| !i.stale && i.summary.instance_id != me)
-                .collect();
-            let failing = others
-                .iter()
-                .filter(|i| i.summary.condition >= condition)
-                .count();
-            (failing, others.len())
-        };
-        (others > 0 && failing * 2 > others).then_some((failing, others))
-    }
-
-    /// Fleet-aware readiness: `own`, the readiness of instance `me` of `datacenter`, judged
-    /// again by the fleet. A failure on the condition alone (startup done, no hold) that more
-    /// than half of the other fresh instances there share (see
-    /// [`shared_failure`](Self::shared_failure)) is the data center's: the instance stays
-    /// ready, and whether the data center gets traffic is left to its endpoint (and GSLB).
-    /// Anything else, a stale view included, is the instance's own rule's answer. The result
-    /// says which rule answered ([`Readiness::rule`]).
-    #[must_use]
-    pub fn readiness(&self, datacenter: &str, me: &str, own: Readiness) -> Readiness {
-        if !own.fails_on_condition_alone() {
-            return own.by_instance();
-        }
-        match self.shared_failure(datacenter, me, own.condition()) {
-            None => own.by_instance(),
-            Some((failing, others)) => {
-                let why = format!(
-                    "{} is shared by {failing} of the {others} other instances of {datacenter}: \
-                     left to the data-center endpoint",
-                    own.condition()
-                );
-                own.by_fleet(why)
-            }
+            rule,
         }
     }
 
@@ -346,43 +305,6 @@ mod tests {
         // Only stale instances: unhealthy too.
         let fleet = view(&[(instance("a1", "east", CheckStatus::Ok, false), 5)]);
         assert!(fleet.fail_open);
-    }
-
-    #[test]
-    fn a_shared_failure_is_judged_from_counts_less_this_instance_and_never_when_stale() {
-        let counts = |outage: usize| DatacenterCounts {
-            datacenter: "east".into(),
-            conditions: Conditions {
-                ok: 4 - outage,
-                minor: 0,
-                major: 0,
-                outage,
-            },
-            serving: 4 - outage,
-        };
-        // Four fresh instances, this one among them and OUTAGE, two others OUTAGE too: 2 of
-        // the 3 others share it.
-        let mut view = FleetView::from_counts(vec![counts(3)], HealthRule::default());
-        view.own = Some(("east".into(), CheckStatus::Outage));
-        assert_eq!(
-            view.shared_failure("east", "me", CheckStatus::Outage),
-            Some((2, 3))
-        );
-        // Only one other: this instance's own failure.
-        let mut alone = FleetView::from_counts(vec![counts(2)], HealthRule::default());
-        alone.own = Some(("east".into(), CheckStatus::Outage));
-        assert_eq!(
-            alone.shared_failure("east", "me", CheckStatus::Outage),
-            None
-        );
-        // A frozen view is no information, however it reads.
-        assert_eq!(
-            view.clone()
-                .into_stale()
-                .shared_failure("east", "me", CheckStatus::Outage),
-            None
-        );
-        assert_eq!(view.shared_failure("west", "me", CheckStatus::Outage), None);
     }
 
     #[test]

@@ -20,10 +20,7 @@ fn member() -> Member {
 }
 
 fn ok() -> Published {
-    Published {
-        condition: CheckStatus::Ok,
-        holds: Vec::new(),
-    }
+    Published::new(CheckStatus::Ok, Vec::new())
 }
 
 /// Counts of `east` with `ok` instances OK and `out` in OUTAGE, and of `west` all OK.
@@ -38,16 +35,8 @@ fn counts(ok: usize, out: usize) -> Vec<DatacenterCounts> {
         ..Conditions::default()
     };
     vec![
-        DatacenterCounts {
-            datacenter: "east".into(),
-            conditions: east,
-            serving: ok,
-        },
-        DatacenterCounts {
-            datacenter: "west".into(),
-            conditions: west,
-            serving: 4,
-        },
+        DatacenterCounts::new("east", east, ok),
+        DatacenterCounts::new("west", west, 4),
     ]
 }
 
@@ -197,10 +186,7 @@ fn a_change_is_published_at_once_but_never_within_a_thirtieth_of_the_ttl_of_the_
     );
     tracker.beating(t0, ok());
     assert_eq!(tracker.publish_at(t0, &ok()), None, "unchanged");
-    let down = Published {
-        condition: CheckStatus::Outage,
-        holds: Vec::new(),
-    };
+    let down = Published::new(CheckStatus::Outage, Vec::new());
     let soon = t0 + Duration::from_millis(10);
     assert_eq!(tracker.publish_at(soon, &down), Some(t0 + TTL / 30));
     let later = t0 + TTL;

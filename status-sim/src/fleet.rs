@@ -97,11 +97,7 @@ struct Store {
 impl Store {
     fn counts(&self, now: Ms, ttl: Ms, datacenters: usize) -> Vec<DatacenterCounts> {
         let mut counts: Vec<DatacenterCounts> = (0..datacenters)
-            .map(|dc| DatacenterCounts {
-                datacenter: format!("dc-{dc}"),
-                conditions: Conditions::default(),
-                serving: 0,
-            })
+            .map(|dc| DatacenterCounts::new(format!("dc-{dc}"), Conditions::default(), 0))
             .collect();
         for &(at, dc, condition, serving) in self.records.values() {
             if now.saturating_sub(at) < ttl {
@@ -238,10 +234,7 @@ pub fn run(scenario: &FleetScenario) -> Vec<Sample> {
 }
 
 fn published(condition: CheckStatus) -> Published {
-    Published {
-        condition,
-        holds: Vec::new(),
-    }
+    Published::new(condition, Vec::new())
 }
 
 fn sample(trackers: &[FleetTracker], now: Instant, at: Ms) -> Sample {

@@ -69,15 +69,15 @@ impl Registry {
         let entry = self.inner.deps.group(name)?;
         let group = &entry.group;
         let condition = entry.condition();
-        let fails = if strict {
-            condition != CheckStatus::Ok
+        let (fails, fails_from) = if strict {
+            (condition != CheckStatus::Ok, CheckStatus::Minor)
         } else {
-            group.fails(condition)
+            (group.fails(condition), group.fails_on())
         };
         Some(Readiness::judge_with(
             || format!("group {name}"),
             condition,
-            fails,
+            (fails, fails_from),
             !group.startup() || entry.startup_complete(),
             group.rotation().then(|| self.drain_state()).flatten(),
             || self.group_report_of(&entry).culprit_sentences().collect(),

@@ -12,7 +12,7 @@ use etcd_client::{
 };
 use tokio::time::Instant;
 
-use super::tally::{tally, Counts};
+use super::tally::{counted, tally, Counts};
 use super::{FLEET_MARK, READ_PAGE};
 use crate::sync::lock;
 use crate::{DatacenterCounts, REJECTIONS};
@@ -98,15 +98,7 @@ impl Inner {
         if !watched.synced || !heard {
             return Err("the watch on the fleet is not caught up".to_owned());
         }
-        Ok(watched
-            .counts
-            .iter()
-            .map(|(name, (conditions, serving))| DatacenterCounts {
-                datacenter: name.clone(),
-                conditions: *conditions,
-                serving: *serving,
-            })
-            .collect())
+        Ok(counted(&watched.counts))
     }
 
     pub(super) fn mark_key(&self) -> Vec<u8> {
@@ -236,13 +228,20 @@ impl Inner {
     /// goes). Answers false when the counts would go below zero: they are not this store's.
     pub(super) fn count(&self, counts: &mut Counts, kv: &KeyValue, by: i8) -> bool {
         let base = self.prefix.len() + 2;
+        let mut bad = false;
         match tally(
             counts,
             &kv.key()[base.min(kv.key().len())..],
             kv.value(),
             by,
+            &mut bad,
         ) {
-            Ok(consistent) => consistent,
+            Ok(consistent) => {
+                if bad && by > 0 {
+                    self.skip("bad_failing");
+                }
+                consistent
+            }
             Err(reason) => {
                 self.skip(reason);
                 true

@@ -4,6 +4,14 @@ if not string.find(cond, '^[0-3]$') or not string.find(serving, '^[01]$') then
   return {'bad_state'}
 end
 if #json > limit then return {'too_large'} end
+-- The failing dependencies: one line each, `dependency \t level` (1 MINOR … 3 OUTAGE), at
+-- most 32, ids as status-core's.
+local fails = {}
+for line in string.gmatch(ARGV[14] or '', '[^\n]+') do
+  local dep, lvl = string.match(line, '^([a-z0-9][a-z0-9%._%-]*)\t([1-3])$')
+  if not dep or #dep > 128 or #fails >= 32 then return {'bad_failing'} end
+  table.insert(fails, {dep, lvl})
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local keep = ttl * 10
@@ -20,14 +28,14 @@ local fresh = type(cache) == 'table' and not cache.err and cache[1]
   and tonumber(cache[1]) > now - every and tonumber(cache[1]) <= now
 local healed = 0
 if not fresh then
-  local types = {'hash', 'zset', 'hash', 'hash'}
-  for i = 1, 4 do
+  local types = {'hash', 'zset', 'hash', 'hash', 'zset', 'hash'}
+  for i = 1, 6 do
     local kind = redis.call('TYPE', KEYS[i])['ok']
     if kind ~= 'none' and kind ~= types[i] then healed = healed + 1 end
   end
   -- A key of the wrong type: every key goes (members without records would count twice),
   -- and the instances rebuild them at their next beat.
-  if healed > 0 then redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4]) end
+  if healed > 0 then redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]) end
   -- A store found empty (new, flushed, restarted, healed), or not counted for half a TTL
   -- (no beat reached it for longer than one beat period and its jitter: a replica just
   -- promoted, a store unreachable), is settling for a TTL: the instances that beat
@@ -42,7 +50,7 @@ end
 -- counts every data center) stays bounded whatever names the beats bring.
 if redis.call('HEXISTS', KEYS[3], dc) == 0 then
   local known = redis.call('HLEN', KEYS[3])
-  for _, special in ipairs({'\0at', '\0counts', '\0settling'}) do
+  for _, special in ipairs({'\0at', '\0counts', '\0failing', '\0settling'}) do
     known = known - redis.call('HEXISTS', KEYS[3], special)
   end
   if known >= tonumber(ARGV[13]) then return {'too_many_datacenters'} end
@@ -61,7 +69,25 @@ redis.call('HSET', KEYS[4], id, owner)
 if previous then
   local old = member_of(previous, id)
   if old then redis.call('ZREM', KEYS[2], old) end
+  -- Its failing members of the last beat go (at most 32, whatever the list holds).
+  local pdc, pbeat = string.match(previous, '^([^\n]*)\n[0-3]\n[01]\n(%d+)\n')
+  local listed = redis.call('HGET', KEYS[6], id)
+  if pdc and listed then
+    local n = 0
+    for line in string.gmatch(listed, '[^\n]+') do
+      n = n + 1
+      if n > 32 then break end
+      local dep, lvl = string.match(line, '^([^\t%z]+)\t([1-3])$')
+      if dep then
+        redis.call('ZREM', KEYS[5], pdc .. '\0' .. dep .. '\0' .. lvl .. '\0' .. pad(tonumber(pbeat)) .. '\0' .. id)
+      end
+    end
+  end
 end
+for _, f in ipairs(fails) do
+  redis.call('ZADD', KEYS[5], 0, dc .. '\0' .. f[1] .. '\0' .. f[2] .. '\0' .. pad(now) .. '\0' .. id)
+end
+if #fails > 0 then redis.call('HSET', KEYS[6], id, ARGV[14]) else redis.call('HDEL', KEYS[6], id) end
 redis.call('HSET', KEYS[1], id, dc .. '\n' .. cond .. '\n' .. serving .. '\n' .. now .. '\n' .. json)
 redis.call('ZADD', KEYS[2], 0, dc .. '\0' .. cond .. serving .. '\0' .. pad(now) .. '\0' .. id)
 -- A data center the counts do not know yet is known from now on (the client says whether
@@ -70,9 +96,12 @@ if not fresh or ARGV[11] ~= '1' then redis.call('HSET', KEYS[3], dc, '') end
 
 if fresh then
   -- The counts, unless the client holds these already.
-  local counts = false
-  if cache[1] ~= ARGV[10] then counts = redis.call('HGET', KEYS[3], '\0counts') end
-  return {cache[2] and 'settling' or 'ok', now, 0, 0, cache[1], counts}
+  local counts, failing = false, false
+  if cache[1] ~= ARGV[10] then
+    local both = redis.call('HMGET', KEYS[3], '\0counts', '\0failing')
+    counts, failing = both[1], both[2] or ''
+  end
+  return {cache[2] and 'settling' or 'ok', now, 0, 0, cache[1], counts, failing}
 end
 
 -- The upkeep.
@@ -86,6 +115,7 @@ local function retire_members(members)
     if record and member_of(record, rid) == member then
       redis.call('HDEL', KEYS[1], rid)
       redis.call('HDEL', KEYS[4], rid)
+      redis.call('HDEL', KEYS[6], rid)
     end
     retired = retired + 1
   end
@@ -115,10 +145,37 @@ for _, name in ipairs(names) do
   end
 end
 local counts = table.concat(rows, '\n')
+
+-- What fails: each (data center, dependency, level) in the failing set, found by skipping
+-- from one to the next (O(F log N) for F of them), its members too old or in the future
+-- retired, its fresh ones counted. At most ARGV[15] rows; a member no beat wrote goes.
+local frows = {}
+local cursor = '-'
+for _ = 1, tonumber(ARGV[15]) * 2 do
+  local first = redis.call('ZRANGEBYLEX', KEYS[5], cursor, '+', 'LIMIT', 0, 1)[1]
+  if not first or #frows >= tonumber(ARGV[15]) then break end
+  local fdc, dep, lvl = string.match(first, '^([^%z]*)%z([^%z]+)%z([1-3])%z%d+%z')
+  if not fdc then
+    redis.call('ZREM', KEYS[5], first)
+    retired = retired + 1
+  else
+    local p = fdc .. '\0' .. dep .. '\0' .. lvl .. '\0'
+    for _, m in ipairs(redis.call('ZRANGEBYLEX', KEYS[5], '[' .. p, '(' .. p .. pad(now - keep), 'LIMIT', 0, retire)) do
+      redis.call('ZREM', KEYS[5], m)
+    end
+    for _, m in ipairs(redis.call('ZRANGEBYLEX', KEYS[5], '(' .. p .. pad(now + keep), '[' .. p .. '\255', 'LIMIT', 0, retire)) do
+      redis.call('ZREM', KEYS[5], m)
+    end
+    local n = redis.call('ZLEXCOUNT', KEYS[5], '[' .. p .. from, '(' .. p .. to)
+    if n > 0 then table.insert(frows, fdc .. '\t' .. dep .. '\t' .. lvl .. '\t' .. n) end
+    cursor = '(' .. p .. '\255'
+  end
+end
+local failing = table.concat(frows, '\n')
 local settling = tonumber(redis.call('HGET', KEYS[3], '\0settling'))
 if settling and settling <= now - ttl then
   redis.call('HDEL', KEYS[3], '\0settling')
   settling = nil
 end
-redis.call('HSET', KEYS[3], '\0at', now, '\0counts', counts)
-return {settling and 'settling' or 'ok', now, healed, retired, now, counts}
+redis.call('HSET', KEYS[3], '\0at', now, '\0counts', counts, '\0failing', failing)
+return {settling and 'settling' or 'ok', now, healed, retired, now, counts, failing}

@@ -13,6 +13,15 @@
 //! | `{K}:live` | sorted set, by lex | `dc \0 condition serving \0 beat \0 id`: one member an instance |
 //! | `{K}:dcs` | hash | each data center (its value unused); the cached counts and when they were made; the settling mark |
 //! | `{K}:own` | hash | instance id → the token of the process that holds it |
+//! | `{K}:fail` | sorted set, by lex | `dc \0 dependency \0 level \0 beat \0 id`: one member a failing dependency of an instance |
+//! | `{K}:fails` | hash | instance id → its failing dependencies of its last beat, `dependency \t level` a line |
+//!
+//! **What fails.** A beat moves its instance's failing members (at most
+//! [`MAX_FAILING`](crate::MAX_FAILING), ids validated by the script) to the new beat, as it
+//! moves its member of `{K}:live`: O(log N) each. The upkeep skips through `{K}:fail` from one
+//! (data center, dependency, level) to the next and counts each one's fresh members, so that
+//! reading what fails across the fleet costs O(F log N) for F failing dependencies, whatever
+//! the number of instances; at most [`MAX_FAILING_ROWS`](crate::MAX_FAILING_ROWS) of them.
 //!
 //! **One id, one process.** Each [`RedisFleet`] draws a random token; the first process to
 //! beat under an id holds it, and a beat under that id with another token is refused
@@ -45,7 +54,7 @@ use crate::{
 };
 mod parse;
 
-use self::parse::{condition_digit, page_bounds, parse_beat, parse_page};
+use self::parse::{condition_digit, failing_lines, page_bounds, parse_beat, parse_page};
 use crate::sync::lock;
 use status_core::Error;
 
@@ -76,7 +85,7 @@ pub struct RedisFleet {
     store: RedisStore,
     /// The last counts read, and when the store made them: sent again only when newer.
     last: std::sync::Mutex<Option<(u64, Vec<DatacenterCounts>)>>,
-    keys: [String; 4],
+    keys: [String; 6],
     /// This process's token: the id it beats under is its own while it beats.
     owner: String,
     /// The most data centers the fleet accepts.
@@ -104,6 +113,8 @@ impl RedisFleet {
             RedisStore::tagged(&key, "live")?,
             RedisStore::tagged(&key, "dcs")?,
             RedisStore::tagged(&key, "own")?,
+            RedisStore::tagged(&key, "fail")?,
+            RedisStore::tagged(&key, "fails")?,
         ];
         Ok(Self {
             store,
@@ -192,6 +203,8 @@ impl RedisFleet {
             .arg(u8::from(knows_me))
             .arg(&self.owner)
             .arg(self.max_datacenters)
+            .arg(failing_lines(me))
+            .arg(crate::MAX_FAILING_ROWS)
             .invoke_async(&mut connection)
             .await;
         let answer = match answer {

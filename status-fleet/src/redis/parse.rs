@@ -5,8 +5,8 @@ use std::time::Duration;
 use status_core::{CheckStatus, Error};
 
 use crate::{
-    hex, unhex, Beat, BeatError, Conditions, DatacenterCounts, InstancePage, InstanceQuery,
-    InstanceSummary, InstanceView, REJECTIONS,
+    hex, unhex, Beat, BeatError, Conditions, DatacenterCounts, DependencyCount, InstancePage,
+    InstanceQuery, InstanceSummary, InstanceView, REJECTIONS,
 };
 
 /// A condition as the digit the store keeps: 0 OK … 3 OUTAGE.
@@ -27,6 +27,17 @@ fn condition_of(digit: u8) -> Option<CheckStatus> {
         b'3' => CheckStatus::Outage,
         _ => return None,
     })
+}
+
+/// `me`'s failing dependencies as the beat script takes them: `dependency \t level` a line
+/// (1 MINOR … 3 OUTAGE), the valid ones, at most [`MAX_FAILING`](crate::MAX_FAILING).
+pub(super) fn failing_lines(me: &InstanceSummary) -> String {
+    crate::counted_failing(&me.failing)
+        .0
+        .iter()
+        .map(|f| format!("{}\t{}", f.id, condition_digit(f.level)))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 pub(super) fn integer(value: &redis::Value) -> Option<u64> {
@@ -63,6 +74,7 @@ pub(super) fn parse_beat(answer: &[redis::Value]) -> Result<(Beat, bool), BeatEr
             "bad_state" => "bad_state",
             "too_large" => "too_large",
             "too_many_datacenters" => "too_many_datacenters",
+            "bad_failing" => "bad_failing",
             _ => return Err(garbage()),
         }));
     }
@@ -78,18 +90,50 @@ pub(super) fn parse_beat(answer: &[redis::Value]) -> Result<(Beat, bool), BeatEr
             return Err(garbage());
         };
         let count = |v: &str| v.parse::<usize>().map_err(|_| garbage());
-        datacenters.push(DatacenterCounts {
-            datacenter: name.to_owned(),
-            conditions: Conditions {
-                ok: count(ok)?,
-                minor: count(minor)?,
-                major: count(major)?,
-                outage: count(outage)?,
-            },
-            serving: count(serving)?,
-        });
+        let conditions = Conditions {
+            ok: count(ok)?,
+            minor: count(minor)?,
+            major: count(major)?,
+            outage: count(outage)?,
+        };
+        datacenters.push(DatacenterCounts::new(name, conditions, count(serving)?));
     }
     datacenters.sort_by(|a, b| a.datacenter.cmp(&b.datacenter));
+    let mut skipped = [0; REJECTIONS.len()];
+    let forged = REJECTIONS.iter().position(|r| *r == "forged_count");
+    let failing = answer.get(6).and_then(text).unwrap_or_default();
+    for line in failing.lines().filter(|l| !l.is_empty()) {
+        let row = match line.split('\t').collect::<Vec<_>>()[..] {
+            [dc, dependency, level, instances] => level
+                .bytes()
+                .next()
+                .and_then(condition_of)
+                .zip(instances.parse::<usize>().ok())
+                .map(|(level, instances)| (dc, dependency, level, instances)),
+            _ => None,
+        };
+        let at = row.and_then(|(dc, ..)| {
+            datacenters
+                .binary_search_by(|c| c.datacenter.as_str().cmp(dc))
+                .ok()
+        });
+        match (row, at) {
+            (Some((_, dependency, level, instances)), Some(at)) => {
+                datacenters[at].failing.push(DependencyCount {
+                    dependency: dependency.to_owned(),
+                    level,
+                    instances,
+                });
+            }
+            // A row no upkeep could have written, or of a data center with no fresh
+            // instance: never counted.
+            _ => {
+                if let Some(i) = forged {
+                    skipped[i] += 1;
+                }
+            }
+        }
+    }
     Ok((
         Beat {
             now_ms,
@@ -98,7 +142,7 @@ pub(super) fn parse_beat(answer: &[redis::Value]) -> Result<(Beat, bool), BeatEr
             counted_ms,
             datacenters,
             settling,
-            skipped: [0; REJECTIONS.len()],
+            skipped,
         },
         sent,
     ))

@@ -1,0 +1,198 @@
+//! "Mine or shared", per dependency: what fails across a data center, and fleet-aware
+//! readiness that excuses exactly the failures the data center shares.
+
+use serde::Serialize;
+use status_core::{CheckStatus, Readiness};
+
+use crate::{DatacenterView, DependencyCount, FleetView, HealthRule, OwnFailure};
+
+/// One dependency failing across a data center at a level or worse: `primary-db OUTAGE on
+/// 47 of 50 in dc-1, shared`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct DependencyFailure {
+    /// The data center.
+    pub datacenter: String,
+    /// The dependency's id.
+    pub dependency: String,
+    /// The level.
+    pub level: CheckStatus,
+    /// Its fresh instances failing the dependency at that level or worse.
+    pub instances: usize,
+    /// Its fresh instances.
+    pub fresh: usize,
+    /// Whether the failure is the data center's by the rule ([`HealthRule::shared`]): more
+    /// than the share of its fresh instances, and at least the minimum.
+    pub shared: bool,
+}
+
+impl std::fmt::Display for DependencyFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {} on {} of {} in {}",
+            self.dependency, self.level, self.instances, self.fresh, self.datacenter
+        )?;
+        if self.shared {
+            f.write_str(", shared")?;
+        }
+        Ok(())
+    }
+}
+
+/// What fails across a data center of `fresh` instances, from the store's counts by exact
+/// level: a row a dependency and level, counting the instances at that level or worse; shared
+/// first, then the worst, the most widespread, by name.
+pub(crate) fn failures_of(
+    datacenter: &str,
+    counted: &[DependencyCount],
+    fresh: usize,
+    rule: HealthRule,
+) -> Vec<DependencyFailure> {
+    let mut rows: Vec<DependencyFailure> = counted
+        .iter()
+        .map(|c| {
+            let instances = at_least(counted, &c.dependency, c.level).min(fresh);
+            DependencyFailure {
+                datacenter: datacenter.to_owned(),
+                dependency: c.dependency.clone(),
+                level: c.level,
+                instances,
+                fresh,
+                shared: rule.shared(instances, fresh),
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        (b.shared, b.level, b.instances)
+            .cmp(&(a.shared, a.level, a.instances))
+            .then_with(|| a.dependency.cmp(&b.dependency))
+    });
+    rows
+}
+
+/// The instances of `counted` failing `dependency` at `level` or worse.
+fn at_least(counted: &[DependencyCount], dependency: &str, level: CheckStatus) -> usize {
+    counted
+        .iter()
+        .filter(|c| c.dependency == dependency && c.level >= level)
+        .map(|c| c.instances)
+        .sum()
+}
+
+impl DatacenterView {
+    /// Its fresh instances failing `dependency` at `level` or worse (at most its fresh ones).
+    #[must_use]
+    pub fn failing_at_least(&self, dependency: &str, level: CheckStatus) -> usize {
+        at_least(&self.counted, dependency, level).min(self.fresh)
+    }
+}
+
+impl FleetView {
+    /// Whether `dependency` failing at `level` on instance `me` of `datacenter` is shared
+    /// there: failing at that level or worse on the other fresh instances by the rule
+    /// ([`HealthRule::shared`]). Answers how many of how many others fail it; `None` when it
+    /// is not shared, and always from a stale view, which is no information.
+    #[must_use]
+    pub fn shared(
+        &self,
+        datacenter: &str,
+        me: &str,
+        dependency: &str,
+        level: CheckStatus,
+    ) -> Option<(usize, usize)> {
+        if self.stale {
+            return None;
+        }
+        let dc = self.datacenter(datacenter)?;
+        let mut failing = dc.failing_at_least(dependency, level);
+        let mut others = dc.fresh;
+        // This instance's own entry, if counted here, is not an other.
+        let own = if dc.instances.is_empty() {
+            self.own
+                .as_ref()
+                .filter(|own| own.datacenter == datacenter)
+                .map(|own| {
+                    own.failing
+                        .iter()
+                        .any(|f| f.dependency.id == dependency && f.dependency.level >= level)
+                })
+        } else {
+            dc.instances
+                .iter()
+                .find(|i| !i.stale && i.summary.instance_id == me)
+                .map(|i| {
+                    crate::counted_failing(&i.summary.failing)
+                        .0
+                        .iter()
+                        .any(|f| f.id == dependency && f.level >= level)
+                })
+        };
+        if let Some(fails) = own {
+            others = others.saturating_sub(1);
+            if fails {
+                failing = failing.saturating_sub(1);
+            }
+        }
+        let failing = failing.min(others);
+        self.rule
+            .shared(failing, others)
+            .then_some((failing, others))
+    }
+
+    /// Fleet-aware readiness: `own`, the readiness of instance `me` of `datacenter`, judged
+    /// again by the fleet, one failing dependency at a time. A failure on the condition alone
+    /// (startup done, no hold) whose failing dependencies are each either shared by the data
+    /// center ([`shared`](Self::shared)) or too light to fail readiness by themselves is the
+    /// data center's: the instance stays ready, and the reason names each shared failure with
+    /// its count; whether the data center gets traffic is left to its endpoint (and GSLB). A
+    /// failure of its own that fails readiness, whatever the others' conditions, is the
+    /// instance's rule's answer, as is anything from a stale view, and anything before this
+    /// instance's failing dependencies reached the store.
+    #[must_use]
+    pub fn readiness(&self, datacenter: &str, me: &str, own: Readiness) -> Readiness {
+        if !own.fails_on_condition_alone() || self.stale {
+            return own.by_instance();
+        }
+        let mine = self.failing_of(datacenter, me);
+        let mut shared = Vec::new();
+        let mut worst_own = CheckStatus::Ok;
+        for failure in mine.iter().filter(|f| f.impact != CheckStatus::Ok) {
+            let (id, level) = (&failure.dependency.id, failure.dependency.level);
+            match self.shared(datacenter, me, id, level) {
+                Some((failing, others)) => shared.push(format!(
+                    "{id} {level} is shared: {failing} of the {others} other instances of \
+                     {datacenter} fail it too"
+                )),
+                None => worst_own = worst_own.max(failure.impact),
+            }
+        }
+        if shared.is_empty() || own.fails_at(worst_own) {
+            return own.by_instance();
+        }
+        let why = format!("{}; left to the data-center endpoint", shared.join("; "));
+        own.by_fleet(why)
+    }
+
+    /// This instance's failing dependencies as counted: its own entry, or its summary in a
+    /// view folded from summaries (each weighing its level, not knowing its urgency).
+    fn failing_of(&self, datacenter: &str, me: &str) -> Vec<OwnFailure> {
+        if let Some(own) = self.own.as_ref().filter(|o| o.datacenter == datacenter) {
+            return own.failing.clone();
+        }
+        self.datacenter(datacenter)
+            .and_then(|dc| dc.instances.iter().find(|i| i.summary.instance_id == me))
+            .map(|i| {
+                crate::counted_failing(&i.summary.failing)
+                    .0
+                    .into_iter()
+                    .map(|dependency| OwnFailure {
+                        impact: dependency.level,
+                        dependency,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
