@@ -7,7 +7,8 @@ use std::time::Duration;
 use proptest::prelude::*;
 use status_core::{CheckStatus, HoldSource, Registry};
 use status_fleet::{
-    Fleet, HealthRule, InstanceQuery, InstanceSummary, Member, RedisFleet, MAX_SUMMARY,
+    FailingDependency, Fleet, HealthRule, InstanceQuery, InstanceSummary, Member, RedisFleet,
+    MAX_SUMMARY,
 };
 use tokio::time::Instant;
 
@@ -51,11 +52,36 @@ for dc, want in pairs(full) do
   end
   if serving ~= want[5] then table.insert(bad, dc .. ' serving: ' .. serving .. ' counted, ' .. want[5] .. ' recounted') end
 end
+-- What fails: from each fresh record's summary, against the failing set's fresh members.
+local fails = {}
+for i = 1, #records, 2 do
+  local dc, beat, json = string.match(records[i + 1], '^([^\n]*)\n[0-3]\n[01]\n(%d+)\n(.*)$')
+  beat = tonumber(beat)
+  if beat > now - ttl and beat <= now + ttl then
+    local summary = cjson.decode(json)
+    if type(summary.failing) == 'table' then
+      for _, f in ipairs(summary.failing) do
+        local level = ({MINOR = '1', MAJOR = '2', OUTAGE = '3'})[f.level]
+        local p = dc .. '\0' .. f.id .. '\0' .. level .. '\0'
+        fails[p] = (fails[p] or 0) + 1
+      end
+    end
+  end
+end
+local members = redis.call('ZRANGEBYLEX', KEYS[4], '-', '+')
+for _, m in ipairs(members) do
+  local p = string.match(m, '^([^%z]*%z[^%z]*%z[1-3]%z)')
+  if p and fails[p] == nil then fails[p] = 0 end
+end
+for p, want in pairs(fails) do
+  local got = redis.call('ZLEXCOUNT', KEYS[4], '[' .. p .. from, '(' .. p .. to)
+  if got ~= want then table.insert(bad, string.gsub(p, '%z', '/') .. ': ' .. got .. ' counted, ' .. want .. ' recounted') end
+end
 return bad
 ";
 
 fn keys(key: &str) -> Vec<String> {
-    ["inst", "live", "dcs"]
+    ["inst", "live", "dcs", "fail"]
         .iter()
         .map(|k| format!("{{{key}}}:{k}"))
         .collect()
@@ -72,12 +98,14 @@ async fn connection(redis: &RedisServer) -> redis::aio::MultiplexedConnection {
 /// What happens to one instance of the fleet.
 #[derive(Debug, Clone)]
 enum Step {
-    /// Instance `i` beats from data center `dc` with `condition`, held or not.
+    /// Instance `i` beats from data center `dc` with `condition`, held or not, failing
+    /// the dependencies of `failing` (a bit each).
     Beat {
         i: usize,
         dc: usize,
         condition: usize,
         held: bool,
+        failing: u8,
     },
     /// Time passes (the store's own clock).
     Wait(u64),
@@ -85,10 +113,31 @@ enum Step {
 
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
-        4 => (0..6usize, 0..3usize, 0..4usize, any::<bool>())
-            .prop_map(|(i, dc, condition, held)| Step::Beat { i, dc, condition, held }),
+        4 => (0..6usize, 0..3usize, 0..4usize, any::<bool>(), 0..16u8)
+            .prop_map(|(i, dc, condition, held, failing)| Step::Beat { i, dc, condition, held, failing }),
         1 => (5..40u64).prop_map(Step::Wait),
     ]
+}
+
+/// The failing dependencies of a bit set: `db` (bit 0 MAJOR, or with bit 1 OUTAGE), `cache`
+/// (bit 2, MINOR), `search` (bit 3, OUTAGE).
+fn failing_of(bits: u8) -> Vec<FailingDependency> {
+    let mut failing = Vec::new();
+    if bits & 1 != 0 {
+        let level = if bits & 2 != 0 {
+            CheckStatus::Outage
+        } else {
+            CheckStatus::Major
+        };
+        failing.push(FailingDependency::new("db", level));
+    }
+    if bits & 4 != 0 {
+        failing.push(FailingDependency::new("cache", CheckStatus::Minor));
+    }
+    if bits & 8 != 0 {
+        failing.push(FailingDependency::new("search", CheckStatus::Outage));
+    }
+    failing
 }
 
 const CONDITIONS: [CheckStatus; 4] = [
@@ -116,9 +165,10 @@ fn the_counts_always_equal_a_full_recount() {
             let mut redis_connection = connection(&redis).await;
             for step in &steps {
                 match step {
-                    Step::Beat { i, dc, condition, held } => {
+                    Step::Beat { i, dc, condition, held, failing } => {
                         let holds = if *held { vec!["operator".to_owned()] } else { Vec::new() };
-                        let me = InstanceSummary::new(format!("i{i}"), format!("dc{dc}"), CONDITIONS[*condition], holds, "1");
+                        let me = InstanceSummary::new(format!("i{i}"), format!("dc{dc}"), CONDITIONS[*condition], holds, "1")
+                            .with_failing(failing_of(*failing));
                         let beat = store.beat(&me).await.unwrap();
                         prop_assert_eq!(beat.healed, 0);
                     }
@@ -126,7 +176,7 @@ fn the_counts_always_equal_a_full_recount() {
                 }
                 let bad: Vec<String> = redis::cmd("EVAL")
                     .arg(RECOUNT)
-                    .arg(3)
+                    .arg(4)
                     .arg(keys(&key))
                     .arg(ttl.as_millis() as u64)
                     .query_async(&mut redis_connection)

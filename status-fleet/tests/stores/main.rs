@@ -12,3 +12,4 @@ mod servers;
 
 mod fleet;
 mod fleet_store;
+mod shared;
