@@ -55,7 +55,7 @@
 //! | `metrics` | `GET /metrics` and [`Routes::register_metrics`] (prometheus-client) |
 //! | `serve` | [`serve()`]: slow-client timeouts, a connection cap, a shutdown that ends (hyper) |
 //! | `traffic` | [`traffic`]: status-traffic's refusals as answers, panels and metrics |
-//! | `fleet` | `GET /fleet`, `/fleet/datacenters/{dc}`, `/status/fleet`, fleet-aware readiness (brings status-fleet) |
+//! | `fleet` | `GET /fleet`, `/fleet/datacenters/{dc}`, `/fleet/dependencies`, `/status/fleet`, fleet-aware readiness (brings status-fleet) |
 //! | `notify` (off by default) | [`notify_metrics`]: each notification sink's deliveries, failures, drops and queue in `/metrics` (brings `metrics`, and status-notify with its HTTP client) |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

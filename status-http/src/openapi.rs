@@ -67,7 +67,11 @@ struct DashboardDoc;
 
 #[cfg(feature = "fleet")]
 #[derive(OpenApi)]
-#[openapi(paths(crate::fleet::fleet, crate::fleet::datacenter))]
+#[openapi(paths(
+    crate::fleet::fleet,
+    crate::fleet::datacenter,
+    crate::fleet::dependencies
+))]
 struct FleetDoc;
 
 #[cfg(all(feature = "fleet", feature = "dashboard"))]

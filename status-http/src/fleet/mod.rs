@@ -213,6 +213,62 @@ pub(crate) async fn fleet(
         .into_response())
 }
 
+/// The JSON of `/fleet/dependencies`.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DependenciesAnswer<'a> {
+    /// Whether the view is older than it should be (readiness then excuses nothing).
+    stale: bool,
+    /// What fails, every data center's, in the order [`what_fails`] gives.
+    dependencies: Vec<&'a status_fleet::DependencyFailure>,
+}
+
+/// What fails across the fleet: every data center's failing dependencies, shared failures
+/// first, then the worst level, the most instances, by data center and dependency.
+pub(crate) fn what_fails(view: &FleetView) -> Vec<&status_fleet::DependencyFailure> {
+    let mut rows: Vec<_> = view.datacenters.iter().flat_map(|d| &d.failing).collect();
+    rows.sort_by(|a, b| {
+        (b.shared, b.level, b.instances)
+            .cmp(&(a.shared, a.level, a.instances))
+            .then_with(|| {
+                (a.datacenter.as_str(), a.dependency.as_str())
+                    .cmp(&(b.datacenter.as_str(), b.dependency.as_str()))
+            })
+    });
+    rows
+}
+
+/// GET `/fleet/dependencies`: what fails across the fleet, from memory: each data center's
+/// failing dependencies, a row a dependency and level (`instances` fail it at that level or
+/// worse, of `fresh`), `shared` when more than half of the data center's fresh instances
+/// (and at least two) fail it. Shared failures first, then the worst. With the store
+/// unreachable, the last view's rows, marked `stale` (fleet-aware readiness then excuses
+/// nothing).
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/fleet/dependencies", tag = "fleet",
+    responses(
+        (status = 200, description = "What fails across the fleet, by data center, dependency and level", content_type = "application/json", body = Object),
+        (status = 404, description = "This instance has no fleet view", body = crate::schema::Error),
+        (status = "default", description = "A rejected request (404 without a fleet view, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
+pub(crate) async fn dependencies(
+    State(state): State<Arc<FleetState>>,
+) -> Result<Response, ApiError> {
+    let fleet = source(&state)?;
+    let view = fleet.view();
+    let rows = what_fails(&view);
+    let body = json(&DependenciesAnswer {
+        stale: view.stale,
+        dependencies: rows,
+    });
+    Ok((
+        [(
+            axum::http::header::CONTENT_TYPE,
+            axum::http::HeaderValue::from_static(crate::respond::JSON),
+        )],
+        body,
+    )
+        .into_response())
+}
+
 /// GET `/fleet/datacenters/{dc}`: for GSLB: 200 healthy, 503 unhealthy, 200 with
 /// `failOpen: true` when every data center is unhealthy; 404 for a data center a fresh view
 /// does not know. A data center unknown to a stale view (the store not reached, since the

@@ -5,6 +5,8 @@ use std::sync::Arc;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use status_core::CheckStatus;
+use status_fleet::{DatacenterView, InstanceView};
 
 use super::{list, params, Params};
 use crate::error::ApiError;
@@ -20,8 +22,16 @@ struct FleetPage {
     unlisted: Option<String>,
     /// The next page's query string.
     next: Option<String>,
+    /// What fails across the fleet, shared first, then the worst (at most [`FAILING_SHOWN`]).
+    failing: Vec<FailingRow>,
+    /// How many more failing rows there are.
+    failing_more: usize,
+    /// The data centers, worst first.
     datacenters: Vec<DcRow>,
 }
+
+/// The most rows of what fails shown, fleet-wide and per data center.
+const FAILING_SHOWN: usize = 12;
 
 struct DcRow {
     name: String,
@@ -30,13 +40,54 @@ struct DcRow {
     label: &'static str,
     serving: usize,
     fresh: usize,
-    instances: Vec<InstanceRow>,
+    failing: Vec<FailingRow>,
+    failing_more: usize,
+    /// Instances in trouble (not OK, held, or stale), listed.
+    troubled: Vec<InstanceRow>,
+    /// Healthy instances on this page (OK, in rotation, fresh), collapsed to a count.
+    healthy_rows: Vec<InstanceRow>,
+}
+
+struct FailingRow {
+    text: String,
+    class: &'static str,
+    dependency: String,
+    level: &'static str,
+    shared: bool,
+}
+
+impl FailingRow {
+    fn of(failure: &status_fleet::DependencyFailure, with_datacenter: bool) -> Self {
+        let text = if with_datacenter {
+            failure.to_string()
+        } else {
+            let shared = if failure.shared { ", shared" } else { "" };
+            format!(
+                "{} {} on {} of {}{shared}",
+                failure.dependency, failure.level, failure.instances, failure.fresh
+            )
+        };
+        Self {
+            text,
+            class: match failure.level {
+                CheckStatus::Ok => "ok",
+                CheckStatus::Minor => "minor",
+                CheckStatus::Major => "major",
+                CheckStatus::Outage => "outage",
+            },
+            dependency: failure.dependency.clone(),
+            level: failure.level.as_str(),
+            shared: failure.shared,
+        }
+    }
 }
 
 struct InstanceRow {
     id: String,
     url: String,
     condition: &'static str,
+    /// Its failing dependencies (the first few), as it published them.
+    failing: String,
     holds: String,
     version: String,
     age: String,
@@ -83,48 +134,37 @@ pub(crate) async fn page(
         }
         link
     });
+    let all_failing = super::what_fails(&view);
+    let mut datacenters: Vec<&DatacenterView> = view
+        .datacenters
+        .iter()
+        .filter(|dc| query.wants(&dc.datacenter))
+        .collect();
+    // The worst first: unhealthy, then failing open, then healthy; within each, the least
+    // share serving, then by name.
+    datacenters.sort_by(|a, b| {
+        let rank = |d: &DatacenterView| (d.healthy, !d.fail_open);
+        let share = |d: &DatacenterView| d.serving as f64 / d.fresh.max(1) as f64;
+        rank(a)
+            .cmp(&rank(b))
+            .then(share(a).total_cmp(&share(b)))
+            .then_with(|| a.datacenter.cmp(&b.datacenter))
+    });
     let page = FleetPage {
         hostname: state.hostname.clone(),
         stale: view.stale,
         fail_open: view.fail_open,
         unlisted,
         next,
-        datacenters: view
-            .datacenters
+        failing_more: all_failing.len().saturating_sub(FAILING_SHOWN),
+        failing: all_failing
             .iter()
-            .filter(|dc| query.wants(&dc.datacenter))
-            .map(|dc| {
-                let (class, label) = match (dc.healthy, dc.fail_open) {
-                    (true, _) => ("ok", "✔ healthy"),
-                    (false, true) => ("minor", "▲ failing open"),
-                    (false, false) => ("outage", "✖ unhealthy"),
-                };
-                DcRow {
-                    name: dc.datacenter.clone(),
-                    healthy: dc.healthy,
-                    class,
-                    label,
-                    serving: dc.serving,
-                    fresh: dc.fresh,
-                    instances: instances
-                        .iter()
-                        .filter(|i| i.summary.datacenter == dc.datacenter)
-                        .map(|i| InstanceRow {
-                            id: i.summary.instance_id.clone(),
-                            url: i.summary.url.clone(),
-                            condition: i.summary.condition.as_str(),
-                            holds: if i.summary.holds.is_empty() {
-                                "in rotation".to_owned()
-                            } else {
-                                i.summary.holds.join(", ")
-                            },
-                            version: i.summary.version.clone(),
-                            age: format!("{:.1} s ago", i.age_ms as f64 / 1000.0),
-                            stale: i.stale,
-                        })
-                        .collect(),
-                }
-            })
+            .take(FAILING_SHOWN)
+            .map(|f| FailingRow::of(f, true))
+            .collect(),
+        datacenters: datacenters
+            .into_iter()
+            .map(|dc| datacenter_row(dc, &instances))
             .collect(),
     };
     let html = page.render().map_err(|e| {
@@ -139,6 +179,78 @@ pub(crate) async fn page(
         axum::http::HeaderValue::from_static(crate::dashboard::CSP),
     );
     Ok(response)
+}
+
+/// A data center's panel: its verdict, what fails across it, its instances on this page in
+/// trouble listed first, its healthy ones collapsed.
+fn datacenter_row(dc: &DatacenterView, instances: &[InstanceView]) -> DcRow {
+    let (class, label) = match (dc.healthy, dc.fail_open) {
+        (true, _) => ("ok", "✔ healthy"),
+        (false, true) => ("minor", "▲ failing open"),
+        (false, false) => ("outage", "✖ unhealthy"),
+    };
+    let mut mine: Vec<&InstanceView> = instances
+        .iter()
+        .filter(|i| i.summary.datacenter == dc.datacenter)
+        .collect();
+    // The worst condition first, then held, then stale, then by id.
+    mine.sort_by(|a, b| {
+        let rank = |i: &InstanceView| {
+            (
+                std::cmp::Reverse(i.summary.condition),
+                i.summary.holds.is_empty(),
+                !i.stale,
+            )
+        };
+        rank(a)
+            .cmp(&rank(b))
+            .then_with(|| a.summary.instance_id.cmp(&b.summary.instance_id))
+    });
+    let (healthy, troubled): (Vec<&InstanceView>, Vec<&InstanceView>) =
+        mine.into_iter().partition(|i| {
+            !i.stale && i.summary.holds.is_empty() && i.summary.condition == CheckStatus::Ok
+        });
+    DcRow {
+        name: dc.datacenter.clone(),
+        healthy: dc.healthy,
+        class,
+        label,
+        serving: dc.serving,
+        fresh: dc.fresh,
+        failing_more: dc.failing.len().saturating_sub(FAILING_SHOWN),
+        failing: dc
+            .failing
+            .iter()
+            .take(FAILING_SHOWN)
+            .map(|f| FailingRow::of(f, false))
+            .collect(),
+        troubled: troubled.into_iter().map(instance_row).collect(),
+        healthy_rows: healthy.into_iter().map(instance_row).collect(),
+    }
+}
+
+fn instance_row(i: &InstanceView) -> InstanceRow {
+    let failing: Vec<String> = i
+        .summary
+        .failing
+        .iter()
+        .take(4)
+        .map(|f| format!("{} {}", f.id, f.level))
+        .collect();
+    InstanceRow {
+        id: i.summary.instance_id.clone(),
+        url: i.summary.url.clone(),
+        condition: i.summary.condition.as_str(),
+        failing: failing.join(", "),
+        holds: if i.summary.holds.is_empty() {
+            "in rotation".to_owned()
+        } else {
+            i.summary.holds.join(", ")
+        },
+        version: i.summary.version.clone(),
+        age: format!("{:.1} s ago", i.age_ms as f64 / 1000.0),
+        stale: i.stale,
+    }
 }
 
 /// The fleet page of an instance without a fleet view: what to configure.

@@ -454,7 +454,8 @@ impl Routes {
         #[cfg(feature = "fleet")]
         let traced = traced
             .route("/fleet", get(crate::fleet::fleet))
-            .route("/fleet/datacenters/{dc}", get(crate::fleet::datacenter));
+            .route("/fleet/datacenters/{dc}", get(crate::fleet::datacenter))
+            .route("/fleet/dependencies", get(crate::fleet::dependencies));
         #[cfg(all(feature = "fleet", feature = "dashboard"))]
         let traced = traced.route("/status/fleet", get(crate::fleet::page::page));
         let traced = traced

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use status_core::CheckStatus;
-use status_fleet::{FleetView, HealthRule, InstanceSummary};
+use status_fleet::{FailingDependency, FleetView, HealthRule, InstanceSummary};
 
 use crate::support::{fixture, get};
 
@@ -110,9 +110,15 @@ async fn fleet_aware_readiness_leaves_a_shared_failure_to_the_datacenter() {
     f.set(&f.db, CheckStatus::Outage).await;
     let dc = |others: CheckStatus| {
         move || {
+            // Each instance in OUTAGE publishes why: db.
             let i = |id: &str, c| {
+                let failing = if c == CheckStatus::Outage {
+                    vec![FailingDependency::new("db", CheckStatus::Outage)]
+                } else {
+                    Vec::new()
+                };
                 (
-                    InstanceSummary::new(id, "east", c, Vec::new(), "1.0"),
+                    InstanceSummary::new(id, "east", c, Vec::new(), "1.0").with_failing(failing),
                     Duration::ZERO,
                 )
             };
@@ -146,14 +152,14 @@ async fn fleet_aware_readiness_leaves_a_shared_failure_to_the_datacenter() {
     assert!(ready.json()["reasons"][0]
         .as_str()
         .unwrap()
-        .contains("shared by 2 of the 2 other instances of east"));
+        .contains("db OUTAGE is shared: 2 of the 2 other instances of east fail it too"));
     assert_eq!(
         get(&shared, "/fleet/datacenters/east").await.status,
         StatusCode::OK,
         "failing open: the only one"
     );
     let text = get(&shared, "/healthcheck/ready?verbose").await.body;
-    assert!(text.contains("[+]fleet ok: OUTAGE is shared"), "{text}");
+    assert!(text.contains("[+]fleet ok: db OUTAGE is shared"), "{text}");
     // A hold still fails it.
     f.registry.drain("deploy", None, None).unwrap();
     assert_eq!(
@@ -292,4 +298,87 @@ async fn a_store_down_serves_the_last_view_and_unknown_datacenters_fail_open() {
         get(&fresh, "/fleet/datacenters/north").await.status,
         StatusCode::NOT_FOUND
     );
+}
+
+/// dc-0: three healthy instances; dc-1: `primary-db` OUTAGE on two of three (shared), and
+/// `cache` MINOR on one (its own).
+fn troubled_fleet() -> FleetView {
+    let db = || FailingDependency::new("primary-db", CheckStatus::Outage);
+    let i = |id: &str, dc: &str, c, failing: Vec<FailingDependency>| {
+        (
+            InstanceSummary::new(id, dc, c, Vec::new(), "1.0").with_failing(failing),
+            Duration::ZERO,
+        )
+    };
+    FleetView::new(
+        vec![
+            i("a1", "dc-0", CheckStatus::Ok, Vec::new()),
+            i("a2", "dc-0", CheckStatus::Ok, Vec::new()),
+            i("a3", "dc-0", CheckStatus::Ok, Vec::new()),
+            i("b1", "dc-1", CheckStatus::Outage, vec![db()]),
+            i(
+                "b2",
+                "dc-1",
+                CheckStatus::Outage,
+                vec![db(), FailingDependency::new("cache", CheckStatus::Minor)],
+            ),
+            i("b3", "dc-1", CheckStatus::Ok, Vec::new()),
+        ],
+        Duration::from_secs(3),
+        HealthRule::default(),
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn what_fails_leads_the_fleet_page_and_has_its_own_route() {
+    let f = fixture().await;
+    let app = status_http::Routes::new(&f.registry)
+        .fleet(|| Arc::new(troubled_fleet()))
+        .build();
+    let answer = get(&app, "/fleet/dependencies").await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let json = answer.json();
+    assert_eq!(json["stale"], false);
+    assert_eq!(
+        json["dependencies"][0],
+        serde_json::json!({"datacenter": "dc-1", "dependency": "primary-db", "level": "OUTAGE",
+            "instances": 2, "fresh": 3, "shared": true}),
+        "{json}"
+    );
+    assert_eq!(json["dependencies"][1]["dependency"], "cache");
+    assert_eq!(json["dependencies"][1]["shared"], false);
+    assert_eq!(json["dependencies"].as_array().unwrap().len(), 2);
+    // Also in the data center's own answer.
+    let dc1 = get(&app, "/fleet/datacenters/dc-1").await.json();
+    assert_eq!(dc1["failing"][0]["dependency"], "primary-db", "{dc1}");
+
+    let page = get(&app, "/status/fleet").await.body;
+    let at = |needle: &str| {
+        page.find(needle)
+            .unwrap_or_else(|| panic!("no {needle} in {page}"))
+    };
+    // What fails first, then the worst data center, then the healthy one.
+    assert!(at(r#"id="fleet-failing""#) < at(r#"id="dc-dc-1""#));
+    assert!(at(r#"id="dc-dc-1""#) < at(r#"id="dc-dc-0""#));
+    assert!(page.contains("primary-db OUTAGE on 2 of 3 in dc-1, shared"));
+    // In dc-1, the instances in trouble are listed, with what they fail; the healthy one is
+    // collapsed to a count, as are dc-0's three.
+    assert!(page.contains("primary-db OUTAGE, cache MINOR"), "{page}");
+    assert!(at(r#"<tr data-instance="b2""#) < at(r#"data-count="1""#));
+    assert!(page.contains(r#"data-count="3""#), "{page}");
+    assert!(page.contains("3 healthy instances on this page"));
+
+    // Without a fleet view: 404 with a JSON error.
+    let without = status_http::Routes::new(&f.registry).build();
+    assert_eq!(
+        get(&without, "/fleet/dependencies").await.status,
+        StatusCode::NOT_FOUND
+    );
+    // A stale view still answers its last rows, marked stale.
+    let stale = status_http::Routes::new(&f.registry)
+        .fleet(|| Arc::new(troubled_fleet().into_stale()))
+        .build();
+    let json = get(&stale, "/fleet/dependencies").await.json();
+    assert_eq!(json["stale"], true);
+    assert_eq!(json["dependencies"].as_array().unwrap().len(), 2);
 }

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::support::{fixture, get};
 
-const ROUTES: [(&str, &str); 48] = [
+const ROUTES: [(&str, &str); 49] = [
     ("get", "/healthcheck"),
     ("get", "/healthcheck/groups/{name}"),
     ("get", "/healthcheck/groups/{name}/summary"),
@@ -32,6 +32,7 @@ const ROUTES: [(&str, &str); 48] = [
     ("get", "/openapi.json"),
     ("get", "/fleet"),
     ("get", "/fleet/datacenters/{dc}"),
+    ("get", "/fleet/dependencies"),
     ("get", "/status/fleet"),
     ("get", "/healthcheck/uptime"),
     ("get", "/healthcheck/dependencies/{id}/uptime"),
@@ -106,7 +107,7 @@ async fn every_route_is_described_and_answers_within_the_description() {
 /// The codes each route can answer besides the rejections every route shares (the
 /// `default` response: 400, 401, 403, 404, 405, 408, 413, 414, 431), read from its handler:
 /// the documentation must name exactly these, not only those a fixture happens to produce.
-const CODES: [(&str, &str, &[&str]); 45] = [
+const CODES: [(&str, &str, &[&str]); 46] = [
     // A report's condition (503 on OUTAGE), or 304 on a matching ETag.
     ("get", "/healthcheck", &["200", "304", "503"]),
     ("get", "/healthcheck/summary", &["200", "304", "503"]),
@@ -142,6 +143,7 @@ const CODES: [(&str, &str, &[&str]); 45] = [
     // A bad page (400), no fleet view (404), a store that cannot list (503).
     ("get", "/fleet", &["200", "400", "404"]),
     ("get", "/fleet/datacenters/{dc}", &["200", "404", "503"]),
+    ("get", "/fleet/dependencies", &["200", "404"]),
     ("get", "/status/fleet", &["200", "400", "404"]),
     // A window that is not one (400), an unknown name or no history kept (404), the store
     // not available (503).
