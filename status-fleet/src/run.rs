@@ -164,6 +164,15 @@ impl Fleet {
         Ok(page)
     }
 
+    /// A failure of this instance's own that most of its data center shares, said with the
+    /// counts, among `dependencies` (those its traffic depends on; any failing dependency
+    /// when empty): for status-traffic's `Culler::shared`, so that a shared
+    /// outage culls no one. See [`FleetView::own_shared_failure`].
+    #[must_use]
+    pub fn shared_failure(&self, dependencies: &[String]) -> Option<String> {
+        self.view().own_shared_failure(dependencies)
+    }
+
     /// What the beats amounted to.
     #[must_use]
     pub fn stats(&self) -> FleetStats {

@@ -72,6 +72,11 @@ pub(crate) fn failures_of(
     rows
 }
 
+/// `primary-db OUTAGE is shared: 46 of the 49 other instances of dc-1 fail it too`.
+fn sentence(id: &str, level: CheckStatus, failing: usize, others: usize, dc: &str) -> String {
+    format!("{id} {level} is shared: {failing} of the {others} other instances of {dc} fail it too")
+}
+
 /// The instances of `counted` failing `dependency` at `level` or worse.
 fn at_least(counted: &[DependencyCount], dependency: &str, level: CheckStatus) -> usize {
     counted
@@ -161,10 +166,9 @@ impl FleetView {
         for failure in mine.iter().filter(|f| f.impact != CheckStatus::Ok) {
             let (id, level) = (&failure.dependency.id, failure.dependency.level);
             match self.shared(datacenter, me, id, level) {
-                Some((failing, others)) => shared.push(format!(
-                    "{id} {level} is shared: {failing} of the {others} other instances of \
-                     {datacenter} fail it too"
-                )),
+                Some((failing, others)) => {
+                    shared.push(sentence(id, level, failing, others, datacenter));
+                }
                 None => worst_own = worst_own.max(failure.impact),
             }
         }
@@ -173,6 +177,24 @@ impl FleetView {
         }
         let why = format!("{}; left to the data-center endpoint", shared.join("; "));
         own.by_fleet(why)
+    }
+
+    /// The first failure of this instance's own (as it published it, among `dependencies`,
+    /// or any when empty) that its data center shares, said with the counts: what the culler
+    /// asks before it asks the budget. `None` from a stale view, or before this instance's
+    /// failing dependencies reached the store.
+    #[must_use]
+    pub fn own_shared_failure(&self, dependencies: &[String]) -> Option<String> {
+        let own = self.own.as_ref()?;
+        own.failing
+            .iter()
+            .filter(|f| f.impact != CheckStatus::Ok)
+            .filter(|f| dependencies.is_empty() || dependencies.contains(&f.dependency.id))
+            .find_map(|f| {
+                let (id, level) = (&f.dependency.id, f.dependency.level);
+                self.shared(&own.datacenter, "", id, level)
+                    .map(|(failing, others)| sentence(id, level, failing, others, &own.datacenter))
+            })
     }
 
     /// This instance's failing dependencies as counted: its own entry, or its summary in a

@@ -185,13 +185,11 @@ impl Demo {
         // Probe groups: `ready`, the dependencies the instance cannot serve without (its
         // readiness, seen alone); `cache`, whatever is tagged so. The cache is Weak, which caps
         // its failures at MINOR, in a group as in the system: that group fails on MINOR.
-        registry.add_group(
-            Group::builder("ready")
-                .dependency("primary-db")
-                .dependency("search")
-                .dependency("payments-api")
-                .build()?,
-        )?;
+        let mut ready = Group::builder("ready");
+        for dependency in WORK_NEEDS {
+            ready = ready.dependency(dependency);
+        }
+        registry.add_group(ready.build()?)?;
         registry.add_group(
             Group::builder("cache")
                 .tag("cache")
@@ -214,7 +212,6 @@ impl Demo {
         )?;
         shed.report_to(shedding, Duration::from_secs(1));
         let pool = pool::DemoPool::start(&registry, config.pool_nodes.max(1))?;
-        let (failures, culler) = start_culler(&registry, &config)?;
         let fleet = match &config.fleet {
             Some(f) => {
                 let member = status_fleet::Member {
@@ -241,6 +238,7 @@ impl Demo {
             }
             None => None,
         };
+        let (failures, culler) = start_culler(&registry, &config, fleet.as_ref())?;
         let alive_tasks = Gauge::default();
         tokio::spawn({
             let gauge = alive_tasks.clone();
@@ -381,8 +379,16 @@ fn notifications(
     Ok(Some(builder.start()?))
 }
 
-/// The failure counter of `/demo/work` and the culler judging by it, with its budget.
-fn start_culler(registry: &Registry, config: &Config) -> anyhow::Result<(Failures, CullerHandle)> {
+/// What `/demo/work` stands for depends on: the `ready` group's dependencies.
+const WORK_NEEDS: [&str; 3] = ["primary-db", "search", "payments-api"];
+
+/// The failure counter of `/demo/work` and the culler judging by it, with its budget; with
+/// a fleet, a failure the data center shares culls no one.
+fn start_culler(
+    registry: &Registry,
+    config: &Config,
+    fleet: Option<&status_fleet::Fleet>,
+) -> anyhow::Result<(Failures, CullerHandle)> {
     let cull = &config.cull;
     let failures = Failures::new(cull.window).clock(registry.clock().clone());
     let errors = registry.add_passive(
@@ -436,12 +442,20 @@ fn start_culler(registry: &Registry, config: &Config) -> anyhow::Result<(Failure
             .description("Self-culling on the failures of /demo/work, within the fleet's budget")
             .build_info()?,
     )?;
-    let culler = Culler::new(registry, failures.clone(), budget)
+    let mut culler = Culler::new(registry, failures.clone(), budget)
         .threshold(cull.threshold)
         .interval(cull.interval)
         .min_uptime(cull.min_uptime)
-        .report_to(reporter)
-        .start();
+        .report_to(reporter);
+    if let Some(fleet) = fleet {
+        // The failures of /demo/work are attributed first: while a dependency the work
+        // depends on (those of the `ready` group) fails for most of the data center too, a
+        // restart would mend nothing, and no one asks the budget.
+        let fleet = fleet.clone();
+        let work_needs = WORK_NEEDS.map(str::to_owned);
+        culler = culler.shared(move || fleet.shared_failure(&work_needs));
+    }
+    let culler = culler.start();
     Ok((failures, culler))
 }
 

@@ -129,7 +129,8 @@ impl Sim {
                     Look::Spent { .. } | Look::Unreachable(_) => {
                         self.counts[node.index()].denied += 1;
                     }
-                    Look::Healthy | Look::Leaving | Look::TooYoung => {}
+                    // The simulator's nodes have no fleet to share a failure with.
+                    Look::Healthy | Look::Leaving | Look::TooYoung | Look::Shared(_) => {}
                 }
                 self.schedule(next_look, Event::Timer(node, Timer::Look));
             }

@@ -33,6 +33,9 @@ pub struct CullerState {
     pub denied_spent: u64,
     /// Asks that could not reach the budget (a refusal too).
     pub denied_unreachable: u64,
+    /// Looks over the threshold that did not ask the budget because the failure was shared
+    /// ([`Culler::shared`]).
+    pub excused_shared: u64,
     /// The last decision and why, with its time.
     pub last: Option<(DateTime<Utc>, String)>,
 }
@@ -69,6 +72,17 @@ pub struct Culler {
     policy: CullPolicy,
     interval: Duration,
     reporter: Option<Reporter>,
+    shared: Option<Shared>,
+}
+
+/// Whether the instance's failures are a failure its data center shares, and which.
+#[derive(Clone)]
+struct Shared(Arc<dyn Fn() -> Option<String> + Send + Sync>);
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Shared")
+    }
 }
 
 impl Culler {
@@ -85,7 +99,19 @@ impl Culler {
             },
             interval: Duration::from_secs(10),
             reporter: None,
+            shared: None,
         }
+    }
+
+    /// Attributes the failures before the budget is asked: while `shared` names a failure
+    /// the instance's data center shares (status-fleet's `Fleet::shared_failure`: a
+    /// dependency its traffic depends on, failing on most of the others too), the culler
+    /// does not ask the budget and says why on its dependency (MINOR): a restart would not
+    /// mend it, and `capacity` healthy instances would restart for nothing. An instance
+    /// failing alone is culled as before. Asked from memory at each look over the threshold.
+    pub fn shared(mut self, shared: impl Fn() -> Option<String> + Send + Sync + 'static) -> Self {
+        self.shared = Some(Shared(Arc::new(shared)));
+        self
     }
 
     /// Failures in the window at which the instance counts as broken.
@@ -129,6 +155,7 @@ impl Culler {
             culled: false,
             denied_spent: 0,
             denied_unreachable: 0,
+            excused_shared: 0,
             last: None,
         }));
         let (tx, rx) = watch::channel(false);
@@ -153,6 +180,7 @@ impl Culler {
             policy,
             interval,
             reporter,
+            shared,
         } = self;
         drop(registry);
         let set = |f: &dyn Fn(&mut CullerState)| {
@@ -171,7 +199,10 @@ impl Culler {
             let seen = format!("{seen_failures} failures in {window} s (threshold {threshold})");
             let look = match Look::of(decision) {
                 Some(look) => look,
-                None => Look::granted(budget.take().await),
+                None => match shared.as_ref().and_then(|shared| (shared.0)()) {
+                    Some(why) => Look::Shared(why),
+                    None => Look::granted(budget.take().await),
+                },
             };
             let mut why = look.message(&seen);
             let mut status = look.status();
@@ -196,6 +227,7 @@ impl Culler {
                 }
                 Look::Spent { .. } => set(&|s| s.denied_spent += 1),
                 Look::Unreachable(_) => set(&|s| s.denied_unreachable += 1),
+                Look::Shared(_) => set(&|s| s.excused_shared += 1),
                 Look::Healthy | Look::Leaving | Look::TooYoung => {}
             }
             let at = registry.clock().wall();
@@ -280,6 +312,55 @@ mod tests {
                 assert!(state.last.unwrap().1.contains("the budget is spent"));
             }
         }
+    }
+
+    /// A budget that counts its asks, and grants every one.
+    #[derive(Debug, Default)]
+    struct Counting(std::sync::atomic::AtomicU64);
+
+    impl Budget for Counting {
+        fn take(&self) -> Asking<'_> {
+            let used = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            Box::pin(async move { Ok(super::super::Grant::Token { used }) })
+        }
+        fn describe(&self) -> String {
+            "counting".into()
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_shared_failure_never_asks_the_budget_and_a_lone_one_is_culled() {
+        let budget = Arc::new(Counting::default());
+        let shared = Arc::new(std::sync::Mutex::new(Some(
+            "primary-db OUTAGE is shared: 8 of the 9 other instances of dc-1 fail it too"
+                .to_owned(),
+        )));
+        let registry = Registry::builder().seed(7).build();
+        let failures = Failures::new(60 * S);
+        let handle = Culler::new(&registry, failures.clone(), budget.clone())
+            .threshold(10)
+            .interval(10 * S)
+            .shared({
+                let shared = Arc::clone(&shared);
+                move || shared.lock().unwrap().clone()
+            })
+            .start();
+        fail(&failures, 20);
+        tokio::time::sleep(40 * S).await; // three looks at least
+        let state = handle.state();
+        assert!(!state.culled && registry.cull_hold().is_none());
+        assert!(state.excused_shared >= 3, "{state:?}");
+        assert_eq!(budget.0.load(std::sync::atomic::Ordering::SeqCst), 0);
+        assert!(state
+            .last
+            .unwrap()
+            .1
+            .contains("not culling, the failure is shared: primary-db OUTAGE"));
+        // The failure is this instance's alone now: culled at the next look.
+        *shared.lock().unwrap() = None;
+        tokio::time::sleep(13 * S).await;
+        assert!(handle.state().culled && registry.cull_hold().is_some());
+        assert_eq!(budget.0.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 
     #[tokio::test(start_paused = true)]

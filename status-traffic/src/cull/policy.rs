@@ -37,6 +37,10 @@ pub enum Look {
     },
     /// Over it, the budget could not be asked: never cull without coordination.
     Unreachable(String),
+    /// Over it, while a dependency the instance's traffic depends on fails for most of its
+    /// data center too: the failures are the fleet's, not this instance's, and a restart
+    /// would not mend them. The budget is not asked.
+    Shared(String),
 }
 
 impl Look {
@@ -86,6 +90,7 @@ impl Look {
                 format!("{seen}; not culling: the budget is spent ({used} used)")
             }
             Self::Unreachable(e) => format!("{seen}; not culling: {e}"),
+            Self::Shared(why) => format!("{seen}; not culling, the failure is shared: {why}"),
         }
     }
 }
