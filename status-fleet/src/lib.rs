@@ -28,6 +28,7 @@
 //! | `excuse` | [`FleetExcuse`]: the view as status-core's readiness [`Excuse`](status_core::Excuse) |
 //! | `redis` | [`RedisFleet`] (feature `redis`): two Lua scripts, a constant cost per instance |
 //! | `etcd` | [`EtcdFleet`] (feature `etcd`): leases, a watch counted event by event (a pure tally), transactions |
+//! | `chorus` | [`FleetChorus`] (feature `notify`): one voice for a shared failure, a lease in the store |
 //!
 //! # Cargo features
 //!
@@ -35,12 +36,15 @@
 //! |---|---|
 //! | `redis` | [`RedisFleet`]: the fleet in Redis or Redis Cluster (status-core's `store::RedisStore`) |
 //! | `etcd` | [`EtcdFleet`]: the fleet in etcd (status-core's `store::EtcdStore`) |
+//! | `notify` | [`FleetChorus`]: one notification per shared failure (status-notify's `Chorus`; Redis keeps the leases) |
 //!
 //! No feature is on by default: without one, the model, the tracker and [`Fleet`] over a
 //! store of your own.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "notify")]
+mod chorus;
 #[cfg(feature = "etcd")]
 mod etcd;
 mod excuse;
@@ -54,6 +58,8 @@ mod sync;
 mod tracker;
 mod view;
 
+#[cfg(feature = "notify")]
+pub use self::chorus::FleetChorus;
 #[cfg(feature = "etcd")]
 pub use self::etcd::{EtcdFleet, FLEET_MARK};
 pub use self::excuse::FleetExcuse;
@@ -70,7 +76,9 @@ pub use self::shared::DependencyFailure;
 use self::store::owner_token;
 #[cfg(any(feature = "redis", feature = "etcd"))]
 use self::store::{hex, unhex};
-pub use self::store::{Beat, BeatError, Boxed, FleetSource, FleetStats, FleetStore};
+pub use self::store::{
+    Beat, BeatError, Boxed, FleetSource, FleetStats, FleetStore, VoiceAsk, VoiceLease,
+};
 pub use self::tracker::{Answer, FleetTracker, Note, Published, Told};
 pub use self::view::{DatacenterView, FleetView};
 

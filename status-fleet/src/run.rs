@@ -173,6 +173,24 @@ impl Fleet {
         self.view().own_shared_failure(dependencies)
     }
 
+    /// This instance in the fleet.
+    #[must_use]
+    pub fn member(&self) -> Member {
+        read(&self.tracker).member().clone()
+    }
+
+    /// The store it beats into.
+    #[must_use]
+    pub fn store(&self) -> &Arc<dyn FleetStore> {
+        &self.store
+    }
+
+    /// The store's TTL.
+    #[must_use]
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
     /// What the beats amounted to.
     #[must_use]
     pub fn stats(&self) -> FleetStats {

@@ -206,6 +206,52 @@ pub trait FleetStore: Send + Sync + std::fmt::Debug + 'static {
     fn counts(&self) -> Option<Vec<DatacenterCounts>> {
         None
     }
+
+    /// Asks the fleet's voice lease `name` (one a failing dependency) `ask` for `holder`,
+    /// lasting `ttl` when taken: who holds it after. One instance speaks for the fleet
+    /// while it holds it ([`FleetChorus`](crate::FleetChorus)). By default a store keeps
+    /// none (an unavailable error): every instance then tells its own notices.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_unavailable`]: the store keeps no leases, or cannot be reached.
+    fn voice<'a>(
+        &'a self,
+        name: &'a str,
+        holder: &'a str,
+        ask: VoiceAsk,
+        ttl: Duration,
+    ) -> Boxed<'a, Result<VoiceLease, Error>> {
+        let _ = (name, holder, ask, ttl);
+        Box::pin(std::future::ready(Err(Error::unavailable(
+            "this fleet store keeps no voice leases",
+        ))))
+    }
+}
+
+/// What is asked of a voice lease ([`FleetStore::voice`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VoiceAsk {
+    /// Take it unless another holds it open (a resolved one is taken: a new failure); renew
+    /// it when held already.
+    Claim,
+    /// Take it only if free (its holder gone) or held already: a silent instance taking over.
+    TakeOver,
+    /// Mark it resolved, if held: the fleet was told its recovery.
+    Resolve,
+    /// Only read it.
+    Peek,
+}
+
+/// A voice lease as the store answers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VoiceLease {
+    /// No one holds it (never taken, or its holder stopped renewing it).
+    Free,
+    /// Held by this instance: it speaks for the fleet.
+    Open(String),
+    /// Its holder told the fleet's recovery.
+    Resolved(String),
 }
 
 /// A store's cursor: bytes (a key, a member) in hex.

@@ -264,6 +264,12 @@ impl FleetTracker {
         Arc::new(stale)
     }
 
+    /// This instance in the fleet.
+    #[must_use]
+    pub fn member(&self) -> &Member {
+        &self.member
+    }
+
     /// When the store was last read.
     #[must_use]
     pub fn read_at(&self) -> Option<Instant> {

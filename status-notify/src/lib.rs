@@ -34,18 +34,21 @@
 //! | `notice` | [`Notice`]: what is told, its sentence, and the bounds on what waits ([`MAX_PENDING`], [`MAX_DIGEST_BYTES`]) |
 //! | `policy` | [`Notifier`] and [`NoticePolicy`]: the rules above, pure |
 //! | `run` | [`Notifications`]: the driver, from a registry's events to the sinks, retried, counted ([`SinkStats`]) |
+//! | `chorus` | [`Chorus`]: one instance tells a failure the fleet shares, for all ([`Voice`], [`FleetVoice`]) |
 //! | `sink` | [`Sink`], [`Webhook`] (signed, [`signature`]), [`Slack`]; no redirect followed, answers bounded ([`MAX_ANSWER`]) |
 //!
 //! The crate has no features: adding it is asking for delivery (it brings an HTTP client).
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod chorus;
 mod notice;
 mod policy;
 mod run;
 mod sink;
 mod sync;
 
+pub use self::chorus::{Chorus, FleetVoice, Recovered, Voice};
 pub use self::notice::{
     Notice, MAX_DIGEST_BYTES, MAX_PENDING, MAX_REFUSED_ACTIONS, MAX_REFUSED_ADDRESSES,
 };

@@ -12,7 +12,11 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::{IncidentLink, Message, Notice, NoticePolicy, Notifier, Sink, Told, SCHEMA_VERSION};
+use super::{
+    Chorus, FleetVoice, IncidentLink, Message, Notice, NoticePolicy, Notifier, Sink, Told,
+    SCHEMA_VERSION,
+};
+use crate::chorus::Voiced;
 use crate::sync::lock;
 use status_core::{Error, Event, Registry, Rng, WeakRegistry};
 
@@ -29,6 +33,7 @@ pub struct NotificationsBuilder {
     tick: Duration,
     remember: Option<(RecallTold, OnTold)>,
     incidents: Option<IncidentOf>,
+    chorus: Option<Arc<dyn Chorus>>,
 }
 
 /// Finds the incident a notice belongs to.
@@ -131,6 +136,16 @@ impl NotificationsBuilder {
         self
     }
 
+    /// Asks `chorus` who tells each dependency's change: with a fleet (status-fleet's
+    /// `FleetChorus`), one instance tells a failure the data center shares, for all, with
+    /// the fleet's figures in the message's `fleet`; the others stay silent about it and its
+    /// recovery, which the speaker tells when the fleet recovers. Their own failures they
+    /// still tell.
+    pub fn chorus(mut self, chorus: impl Chorus) -> Self {
+        self.chorus = Some(Arc::new(chorus));
+        self
+    }
+
     /// How often the policy is asked what is due. Default: 1 s.
     pub fn tick(mut self, every: Duration) -> Self {
         self.tick = every.max(Duration::from_millis(10));
@@ -175,6 +190,7 @@ impl NotificationsBuilder {
                 tick: self.tick,
                 id_prefix,
                 incidents: self.incidents,
+                chorus: self.chorus,
             },
             self.registry.subscribe(),
             told,
@@ -236,6 +252,7 @@ impl Notifications {
             tick: Duration::from_secs(1),
             remember: None,
             incidents: None,
+            chorus: None,
         }
     }
 
@@ -372,6 +389,7 @@ struct Driver {
     tick: Duration,
     id_prefix: String,
     incidents: Option<IncidentOf>,
+    chorus: Option<Arc<dyn Chorus>>,
 }
 
 async fn drive(
@@ -388,7 +406,9 @@ async fn drive(
         tick,
         id_prefix,
         incidents,
+        chorus,
     } = driver;
+    let mut voiced = Voiced::default();
     let mut sequence = 0u64;
     let mut last_told = None;
     if let Some(recall) = recall {
@@ -443,9 +463,22 @@ async fn drive(
                     notifier.see(result, now);
                 }
                 notifier.see_system(registry.condition(), now);
+                let mut due: Vec<(Notice, Option<FleetVoice>)> = Vec::new();
                 for notice in notifier.tick(now) {
+                    match &chorus {
+                        Some(chorus) => due.extend(voiced.judge(chorus.as_ref(), notice).await),
+                        None => due.push((notice, None)),
+                    }
+                }
+                if let Some(chorus) = &chorus {
+                    for (notice, voice) in voiced.recovered(chorus.as_ref()).await {
+                        due.push((notice, Some(voice)));
+                    }
+                }
+                for (notice, fleet) in due {
                     sequence += 1;
                     let mut message = message(&registry, notice, &id_prefix, sequence);
+                    message.fleet = fleet;
                     if let Some(incident_of) = &incidents {
                         message.incident =
                             tokio::time::timeout(INCIDENT_PATIENCE, incident_of(&message.notice))
@@ -483,6 +516,7 @@ fn message(registry: &Registry, notice: Notice, prefix: &str, sequence: u64) -> 
         text: notice.text(),
         notice,
         incident: None,
+        fleet: None,
     }
 }
 

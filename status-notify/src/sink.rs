@@ -46,6 +46,11 @@ pub struct Message {
     /// ([`NotificationsBuilder::incidents`](crate::NotificationsBuilder::incidents)).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub incident: Option<IncidentLink>,
+    /// When this instance tells the notice for the fleet that shares the failure
+    /// ([`NotificationsBuilder::chorus`](crate::NotificationsBuilder::chorus)): the figures
+    /// and who speaks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<crate::FleetVoice>,
 }
 
 /// The incident a message belongs to: its id, and where people read it.
@@ -298,6 +303,12 @@ impl Sink for Slack {
                 slack_escape(&message.hostname),
                 slack_escape(&message.text)
             );
+            if let Some(fleet) = &message.fleet {
+                text.push_str(&format!(
+                    " (for the fleet: {})",
+                    slack_escape(&fleet.figures)
+                ));
+            }
             if let Some(incident) = &message.incident {
                 text.push_str(&format!(" (incident {}", slack_escape(&incident.id)));
                 if let Some(url) = &incident.url {

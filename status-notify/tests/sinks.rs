@@ -141,6 +141,7 @@ fn message() -> Message {
             also_affected: Vec::new(),
         },
         incident: None,
+        fleet: None,
     }
 }
 

@@ -274,7 +274,7 @@ impl Demo {
             }
             None => None,
         };
-        let notifications = notifications(&registry, &config, history.as_ref())?;
+        let notifications = notifications(&registry, &config, history.as_ref(), fleet.as_ref())?;
         let mut probes = status_core::Probes::new(&registry);
         if let Some(group) = &config.readiness_group {
             probes = probes.readiness_group(group.clone());
@@ -319,6 +319,7 @@ fn notifications(
     registry: &Registry,
     whole: &Config,
     history: Option<&status_history::History>,
+    fleet: Option<&status_fleet::Fleet>,
 ) -> anyhow::Result<Option<Notifications>> {
     let config = &whole.notify;
     if config.webhook.is_none() && config.slack.is_none() {
@@ -375,6 +376,11 @@ fn notifications(
     }
     if let Some(url) = &config.slack {
         builder = builder.sink(Slack::new(url).context("--notify-slack")?);
+    }
+    if let Some(fleet) = fleet {
+        // One notice per shared failure: whoever takes the fleet's voice lease first tells
+        // it for all (only Redis keeps the leases; with etcd, each instance tells its own).
+        builder = builder.chorus(status_fleet::FleetChorus::new(fleet.clone()));
     }
     Ok(Some(builder.start()?))
 }

@@ -15,6 +15,7 @@
 //! | `{K}:own` | hash | instance id → the token of the process that holds it |
 //! | `{K}:fail` | sorted set, by lex | `dc \0 dependency \0 level \0 beat \0 id`: one member a failing dependency of an instance |
 //! | `{K}:fails` | hash | instance id → its failing dependencies of its last beat, `dependency \t level` a line |
+//! | `{K}:voice` | hash | failing dependency → its voice lease, `state \n holder \n expiry` ([`FleetStore::voice`](crate::FleetStore::voice)) |
 //!
 //! **What fails.** A beat moves its instance's failing members (at most
 //! [`MAX_FAILING`](crate::MAX_FAILING), ids validated by the script) to the new beat, as it
@@ -50,7 +51,7 @@ use status_core::store::{Connection, RedisStore};
 
 use crate::{
     Beat, BeatError, Boxed, DatacenterCounts, FleetStore, InstancePage, InstanceQuery,
-    InstanceSummary, MAX_PAGE, MAX_SUMMARY,
+    InstanceSummary, VoiceAsk, VoiceLease, MAX_PAGE, MAX_SUMMARY,
 };
 mod parse;
 
@@ -79,6 +80,9 @@ const BEAT: &str = include_str!("beat.lua");
 /// each member and its record (empty when missing, or larger than `ARGV[4]`).
 const LIST: &str = include_str!("list.lua");
 
+/// A voice lease asked (claim, takeover, resolve, peek): the state after and its holder.
+const VOICE: &str = include_str!("voice.lua");
+
 /// A fleet kept in Redis (one server, or a cluster: every key under one hash tag).
 #[derive(Debug)]
 pub struct RedisFleet {
@@ -86,6 +90,7 @@ pub struct RedisFleet {
     /// The last counts read, and when the store made them: sent again only when newer.
     last: std::sync::Mutex<Option<(u64, Vec<DatacenterCounts>)>>,
     keys: [String; 6],
+    voice_key: String,
     /// This process's token: the id it beats under is its own while it beats.
     owner: String,
     /// The most data centers the fleet accepts.
@@ -94,6 +99,7 @@ pub struct RedisFleet {
     // Sent by their SHA1 (EVALSHA), the body only when the server does not have it.
     beat: redis::Script,
     list: redis::Script,
+    voice: redis::Script,
 }
 
 impl RedisFleet {
@@ -116,15 +122,18 @@ impl RedisFleet {
             RedisStore::tagged(&key, "fail")?,
             RedisStore::tagged(&key, "fails")?,
         ];
+        let voice_key = RedisStore::tagged(&key, "voice")?;
         Ok(Self {
             store,
             last: std::sync::Mutex::new(None),
             keys,
+            voice_key,
             owner: super::owner_token(),
             max_datacenters: DEFAULT_MAX_DATACENTERS,
             ttl,
             beat: redis::Script::new(BEAT),
             list: redis::Script::new(LIST),
+            voice: redis::Script::new(VOICE),
         })
     }
 
@@ -263,7 +272,65 @@ impl RedisFleet {
     }
 }
 
+impl RedisFleet {
+    /// The voice lease `name`: see [`FleetStore::voice`].
+    ///
+    /// # Errors
+    ///
+    /// Redis unreachable, or an answer this client cannot read.
+    pub async fn voice(
+        &self,
+        name: &str,
+        holder: &str,
+        ask: VoiceAsk,
+        ttl: Duration,
+    ) -> Result<VoiceLease, Error> {
+        let op = match ask {
+            VoiceAsk::Claim => "claim",
+            VoiceAsk::TakeOver => "takeover",
+            VoiceAsk::Resolve => "resolve",
+            VoiceAsk::Peek => "peek",
+        };
+        let mut connection = self
+            .connection()
+            .await
+            .map_err(|e| Error::unavailable(e.to_string()))?;
+        let answer: Result<Vec<String>, _> = self
+            .voice
+            .key(&self.voice_key)
+            .arg(op)
+            .arg(name)
+            .arg(holder)
+            .arg(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1))
+            .invoke_async(&mut connection)
+            .await;
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(e) => {
+                self.reset().await;
+                return Err(Error::unavailable(format!("the fleet store failed: {e}")));
+            }
+        };
+        match answer.as_slice() {
+            [state, _] if state == "free" => Ok(VoiceLease::Free),
+            [state, who] if state == "open" => Ok(VoiceLease::Open(who.clone())),
+            [state, who] if state == "resolved" => Ok(VoiceLease::Resolved(who.clone())),
+            _ => Err(Error::unavailable("an answer this client cannot read")),
+        }
+    }
+}
+
 impl FleetStore for RedisFleet {
+    fn voice<'a>(
+        &'a self,
+        name: &'a str,
+        holder: &'a str,
+        ask: VoiceAsk,
+        ttl: Duration,
+    ) -> Boxed<'a, Result<VoiceLease, Error>> {
+        Box::pin(RedisFleet::voice(self, name, holder, ask, ttl))
+    }
+
     fn ttl(&self) -> Duration {
         self.ttl
     }

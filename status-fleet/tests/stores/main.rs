@@ -10,6 +10,8 @@ mod etcd_server;
 #[path = "../../../status-core/tests/components/servers.rs"]
 mod servers;
 
+#[cfg(feature = "notify")]
+mod chorus;
 mod fleet;
 mod fleet_store;
 mod shared;

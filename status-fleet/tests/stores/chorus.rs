@@ -1,0 +1,194 @@
+//! One notification per shared failure: twenty instances (logical ones, through the library)
+//! share one real `redis-server`, each with its notifier and a real webhook sink to one
+//! receiver. One shared outage is one notice, from one instance, with the fleet's figures,
+//! and one recovery; a failure of one instance's own is still told by it.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::routing::post;
+use status_core::check::CheckOutcome;
+use status_core::{CheckStatus, Dependency, Registry, Reporter, Urgency};
+use status_fleet::{Fleet, FleetChorus, HealthRule, Member, RedisFleet};
+use status_notify::{NoticePolicy, Notifications, Webhook};
+use tokio::time::Instant;
+
+use crate::servers::RedisServer;
+
+/// Every message the receiver got, as JSON.
+type Received = Arc<Mutex<Vec<serde_json::Value>>>;
+
+async fn receiver() -> (String, Received) {
+    let received: Received = Arc::default();
+    let app = axum::Router::new().route(
+        "/hook",
+        post({
+            let received = Arc::clone(&received);
+            move |body: axum::body::Bytes| async move {
+                received
+                    .lock()
+                    .unwrap()
+                    .push(serde_json::from_slice(&body).unwrap());
+                axum::http::StatusCode::OK
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, received)
+}
+
+struct Instance {
+    _registry: Registry,
+    db: Reporter,
+    disk: Reporter,
+    _fleet: Fleet,
+    _notifications: Notifications,
+}
+
+fn instance(url: &str, hook: &str, id: usize, ttl: Duration) -> Instance {
+    let registry = Registry::new();
+    let dependency = |name: &str| {
+        let reporter = registry
+            .add_passive(
+                Dependency::passive(name)
+                    .urgency(Urgency::Required)
+                    .failures_before_outage(1)
+                    .successes_before_recovery(1)
+                    .build_info()
+                    .unwrap(),
+            )
+            .unwrap();
+        reporter.record(CheckOutcome::new(CheckStatus::Ok, "up"));
+        reporter
+    };
+    let (db, disk) = (dependency("db"), dependency("disk"));
+    let fleet = Fleet::start(
+        &registry,
+        RedisFleet::new(url, "chorus", ttl).unwrap(),
+        Member {
+            instance_id: format!("i{id:02}"),
+            datacenter: "east".into(),
+            version: "1".into(),
+            url: String::new(),
+        },
+        HealthRule::default(),
+    );
+    let notifications = Notifications::builder(&registry)
+        .policy(NoticePolicy {
+            hold: Duration::ZERO,
+            ..NoticePolicy::default()
+        })
+        .tick(Duration::from_millis(100))
+        .sink(Webhook::new(hook).unwrap())
+        .chorus(FleetChorus::new(fleet.clone()))
+        .start()
+        .unwrap();
+    Instance {
+        _registry: registry,
+        db,
+        disk,
+        _fleet: fleet,
+        _notifications: notifications,
+    }
+}
+
+/// The messages about `dependency` of `kind` received so far.
+fn about(received: &Received, dependency: &str, kind: &str) -> Vec<serde_json::Value> {
+    received
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|m| m["notice"]["id"] == dependency && m["notice"]["kind"] == kind)
+        .cloned()
+        .collect()
+}
+
+async fn settle(what: &str, received: &Received, ok: impl Fn(&Received) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !ok(received) {
+        assert!(
+            Instant::now() < deadline,
+            "never: {what}: {:#?}",
+            received.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Whatever else would come comes within a few ticks and beats.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_shared_outage_is_one_notice_and_one_recovery() {
+    let redis = RedisServer::start();
+    let (hook, received) = receiver().await;
+    let ttl = Duration::from_millis(900);
+    let mut fleet: Vec<Instance> = (0..20)
+        .map(|i| instance(&redis.url(), &hook, i, ttl))
+        .collect();
+    tokio::time::sleep(ttl).await;
+
+    // The database fails for every instance: one notice, for the fleet.
+    for instance in &fleet {
+        instance
+            .db
+            .record(CheckOutcome::new(CheckStatus::Outage, "down"));
+    }
+    settle("the outage told", &received, |r| {
+        !about(r, "db", "changed").is_empty()
+    })
+    .await;
+    let told = about(&received, "db", "changed");
+    assert_eq!(told.len(), 1, "{told:#?}");
+    let figures = told[0]["fleet"]["figures"].as_str().unwrap().to_owned();
+    assert!(
+        figures.starts_with("db OUTAGE on ") && figures.ends_with(" of 20 in east"),
+        "{figures}"
+    );
+    let speaker = told[0]["fleet"]["speaker"].as_str().unwrap().to_owned();
+    assert!(speaker.starts_with('i'), "{speaker}");
+
+    // One instance's own disk: told by it, as its own.
+    fleet[7]
+        .disk
+        .record(CheckOutcome::new(CheckStatus::Outage, "full"));
+    settle("the disk told", &received, |r| {
+        !about(r, "disk", "changed").is_empty()
+    })
+    .await;
+    let disk = about(&received, "disk", "changed");
+    assert_eq!(disk.len(), 1, "{disk:#?}");
+    assert!(disk[0].get("fleet").is_none(), "{disk:#?}");
+
+    // The speaker goes mid-outage: its lease lapses (three TTLs), a silent one takes over.
+    let at: usize = speaker[1..].parse().unwrap();
+    drop(fleet.remove(at));
+    tokio::time::sleep(ttl * 4).await;
+    assert_eq!(
+        about(&received, "db", "changed").len(),
+        1,
+        "no second notice"
+    );
+
+    // The database recovers everywhere: one recovery, from the new speaker.
+    for instance in &fleet {
+        instance.db.record(CheckOutcome::new(CheckStatus::Ok, "up"));
+    }
+    settle("the recovery told", &received, |r| {
+        !about(r, "db", "resolved").is_empty()
+    })
+    .await;
+    let resolved = about(&received, "db", "resolved");
+    assert_eq!(resolved.len(), 1, "{resolved:#?}");
+    let new_speaker = resolved[0]["fleet"]["speaker"].as_str().unwrap();
+    assert_ne!(new_speaker, speaker, "{resolved:#?}");
+    assert!(
+        resolved[0]["fleet"]["figures"]
+            .as_str()
+            .unwrap()
+            .starts_with("db recovered: "),
+        "{resolved:#?}"
+    );
+    assert_eq!(about(&received, "db", "changed").len(), 1);
+}
