@@ -51,6 +51,7 @@ mod excuse;
 mod model;
 #[cfg(feature = "redis")]
 mod redis;
+mod rule;
 mod run;
 mod shared;
 mod store;
@@ -64,12 +65,13 @@ pub use self::chorus::FleetChorus;
 pub use self::etcd::{EtcdFleet, FLEET_MARK};
 pub use self::excuse::FleetExcuse;
 pub use self::model::{
-    counted_failing, Conditions, DatacenterCounts, DependencyCount, FailingDependency, HealthRule,
+    counted_failing, Conditions, DatacenterCounts, DependencyCount, FailingDependency,
     InstancePage, InstanceQuery, InstanceSummary, InstanceView, Member, Own, OwnFailure,
     MAX_FAILING, MAX_FAILING_ROWS,
 };
 #[cfg(feature = "redis")]
 pub use self::redis::{RedisFleet, DEFAULT_MAX_DATACENTERS};
+pub use self::rule::HealthRule;
 pub use self::run::Fleet;
 pub use self::shared::DependencyFailure;
 #[cfg(feature = "redis")]

