@@ -147,7 +147,7 @@ impl FleetConfig {
 }
 
 /// The fleet view: where this instance publishes its summary and reads the others'.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FleetConfig {
     /// The store the fleet shares.
     pub store: Store,
@@ -162,6 +162,9 @@ pub struct FleetConfig {
     /// Fleet-aware readiness: a failure most of the data center shares leaves this instance
     /// ready, the data-center endpoint deciding.
     pub aware_readiness: bool,
+    /// When a data center is healthy, when readiness fails open in it, when a failure is
+    /// shared.
+    pub rule: status_fleet::HealthRule,
 }
 
 /// Self-culling: the culler's settings and its budget.

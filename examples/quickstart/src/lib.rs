@@ -220,7 +220,7 @@ impl Demo {
                     version: env!("CARGO_PKG_VERSION").to_owned(),
                     url: f.url.clone(),
                 };
-                let rule = status_fleet::HealthRule::default();
+                let rule = f.rule;
                 Some(match &f.store {
                     Store::Redis(url) => status_fleet::Fleet::start(
                         &registry,

@@ -126,6 +126,24 @@ struct Args {
     /// ready, and the data-center endpoint decides.
     #[arg(long)]
     fleet_aware_readiness: bool,
+    /// A data center is removed from GSLB below this share of its fresh instances serving.
+    #[arg(long, default_value_t = 0.5)]
+    fleet_healthy_share: f64,
+    /// ... or below this many serving instances.
+    #[arg(long, default_value_t = 1)]
+    fleet_min_serving: usize,
+    /// Below this share of a data center's fresh instances serving, every instance of it
+    /// stays ready (readiness fails open; with --fleet-aware-readiness). At or below
+    /// --fleet-healthy-share. Default 0: never.
+    #[arg(long, default_value_t = 0.0)]
+    ready_fail_open_share: f64,
+    /// A dependency failing on more than this share of a data center's other instances is
+    /// shared there.
+    #[arg(long, default_value_t = 0.5)]
+    fleet_shared_share: f64,
+    /// ... and on at least this many of them.
+    #[arg(long, default_value_t = 2)]
+    fleet_shared_min: usize,
     /// Readiness by this probe group (`ready` or `cache`) instead of the system's condition,
     /// over HTTP and gRPC alike.
     #[arg(long)]
@@ -249,6 +267,14 @@ async fn main() -> anyhow::Result<()> {
         .filter(|t| !t.trim().is_empty());
     let generated = configured.is_none();
     let admin_token = configured.unwrap_or_else(random_token);
+    let rule = status_fleet::HealthRule {
+        healthy_share: args.fleet_healthy_share,
+        min_serving: args.fleet_min_serving,
+        ready_fail_open_share: args.ready_fail_open_share,
+        shared_share: args.fleet_shared_share,
+        shared_min: args.fleet_shared_min,
+    };
+    rule.check().context("the fleet's rule")?;
     let fleet_store = args
         .fleet_redis
         .clone()
@@ -284,6 +310,7 @@ async fn main() -> anyhow::Result<()> {
             ttl: Duration::from_millis(args.fleet_ttl_ms.max(300)),
             url: format!("http://{}/status", SocketAddr::new(args.bind, args.port)),
             aware_readiness: args.fleet_aware_readiness,
+            rule,
         }),
         // Host name and pid alone collide across data centers (every StatefulSet's `web-0`
         // runs as pid 1): a random part makes the default unique. The store refuses a second
