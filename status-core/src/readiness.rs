@@ -43,8 +43,8 @@ pub struct Readiness {
 pub enum ReadinessRule {
     /// The instance's own: its condition, startup and holds.
     Instance,
-    /// The fleet's: the instance fails on its condition alone, and more than half of the
-    /// other fresh instances of its data center fail the same way. The failure is the data
+    /// The fleet's: the instance fails on its condition alone, and its failing dependencies
+    /// are shared by its data center (or readiness fails open there). The failure is the data
     /// center's; the instance stays ready and whether the data center gets traffic is left to
     /// its endpoint. The sentence says so, with the counts.
     Fleet(String),

@@ -7,10 +7,12 @@ use status_core::{Excuse, Readiness};
 use crate::FleetSource;
 
 /// Fleet-aware readiness, for [`Probes::excuse`](status_core::Probes::excuse): instance
-/// `instance_id` of `datacenter` fails readiness on its condition only while it is worse
-/// than most of its data center (see [`FleetView::readiness`](crate::FleetView::readiness));
-/// a failure most of it shares is left to the data center's endpoint. Holds and startup
-/// still fail readiness, and a stale view excuses nothing.
+/// `instance_id` of `datacenter` stays ready while each of its failing dependencies is
+/// shared by its data center (more than half of the others fail it too, and at least two),
+/// and fails by its own rule on a failure of its own (see
+/// [`FleetView::readiness`](crate::FleetView::readiness)); a shared failure is left to the
+/// data center's endpoint. Holds and startup still fail readiness, and a stale view excuses
+/// nothing.
 ///
 /// # Example
 ///

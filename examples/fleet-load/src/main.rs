@@ -8,6 +8,13 @@
 //!     --instances 10000 --datacenters 10 --outage dc-1=0.6 --seconds 20
 //! ```
 //!
+//! `--failing SHARE` makes that share of the instances fail one to three dependencies (of an
+//! application's 20, at MINOR, MAJOR or OUTAGE; the instances in `--outage` fail `primary-db`), so
+//! that the store keeps per-dependency counts; halfway through the measured span, 60 % of
+//! `dc-0` start failing `payments-api` at once (each publishing at once, as `Fleet` does), and
+//! the run says how long until another instance's view (an observer beating as `Fleet` does,
+//! or with etcd a watcher's counts) finds it shared.
+//!
 //! `--store exchange` runs the fleet's previous design instead, the baseline: one script that
 //! publishes a summary and reads every summary back, so that each exchange costs O(N).
 //!
@@ -30,7 +37,9 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::Parser;
 use status_core::CheckStatus;
-use status_fleet::{EtcdFleet, FleetStore, FleetView, HealthRule, InstanceSummary, RedisFleet};
+use status_fleet::{
+    EtcdFleet, FailingDependency, FleetStore, FleetView, HealthRule, InstanceSummary, RedisFleet,
+};
 use tokio::time::Instant;
 
 #[derive(Debug, Parser)]
@@ -73,6 +82,42 @@ struct Args {
     /// Connections to the store (Redis, or each etcd member), shared by the instances.
     #[arg(long, default_value_t = 8)]
     connections: usize,
+    /// That share of the instances fail one to three dependencies; and, halfway through, a
+    /// failure shared by 60 % of dc-0 (timed until another instance sees it shared).
+    #[arg(long, default_value_t = 0.0)]
+    failing: f64,
+    /// With --failing: no shared failure halfway through (the steady cost alone).
+    #[arg(long)]
+    no_shared: bool,
+}
+
+/// A cheap hash of an instance's index, in 0..1.
+fn unit(i: usize, salt: u64) -> f64 {
+    let mut x = (i as u64 ^ salt.wrapping_mul(0xD6E8_FEB8_6659_FD93)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    x ^= x >> 31;
+    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x ^= x >> 29;
+    (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// What instance `i` fails: `primary-db` in an outage; with `--failing`, one to three of an
+/// application's 20 dependencies for that share of the others.
+fn failing_of(i: usize, outage: bool, share: f64) -> Vec<FailingDependency> {
+    if outage {
+        return vec![FailingDependency::new("primary-db", CheckStatus::Outage)];
+    }
+    if unit(i, 1) >= share {
+        return Vec::new();
+    }
+    let levels = [CheckStatus::Minor, CheckStatus::Major, CheckStatus::Outage];
+    let n = 1 + (unit(i, 2) * 3.0) as usize % 3;
+    let first = (unit(i, 3) * 20.0) as usize % 20;
+    (0..n)
+        .map(|k| {
+            let level = levels[(unit(i, 10 + k as u64) * 3.0) as usize % 3];
+            FailingDependency::new(format!("dep-{:02}", (first + 7 * k) % 20), level)
+        })
+        .collect()
 }
 
 fn outage(text: &str) -> Result<(String, f64), String> {
@@ -239,7 +284,11 @@ async fn main() -> anyhow::Result<()> {
         } else {
             CheckStatus::Ok
         };
-        let mut me = InstanceSummary::new(format!("i-{i}"), dc, condition, Vec::new(), "1.0");
+        let shared_member =
+            args.failing > 0.0 && !args.no_shared && dc == "dc-0" && (rank as f64) < 0.6 * per_dc as f64;
+        let mut me = InstanceSummary::new(format!("i-{i}"), dc, condition, Vec::new(), "1.0")
+            .with_failing(failing_of(i, outage, args.failing));
+        let shared_at = measure_from + Duration::from_secs(args.seconds) / 2;
         let store = Arc::clone(&store);
         let key = args.key.clone();
         let ttl_ms = ttl.as_millis().to_string();
@@ -256,8 +305,23 @@ async fn main() -> anyhow::Result<()> {
             };
             let mut at = start + period.mul_f64(next_random());
             let json = serde_json::to_string(&me).expect("a summary serializes");
+            let mut joined = false;
             while at < end {
+                // A member of the shared failure publishes it the moment it starts.
+                if shared_member && !joined && at > shared_at {
+                    at = shared_at;
+                }
                 tokio::time::sleep_until(at).await;
+                if shared_member && !joined && Instant::now() >= shared_at {
+                    joined = true;
+                    me.failing.insert(
+                        0,
+                        FailingDependency::new("payments-api", CheckStatus::Outage),
+                    );
+                    me.failing.truncate(status_fleet::MAX_FAILING);
+                    // When it changed, for the watch-delivery latency.
+                    me.version = format!("t={}", epoch_ms());
+                }
                 let began = Instant::now();
                 let measured = began >= measure_from && began < end;
                 if measured {
@@ -298,6 +362,55 @@ async fn main() -> anyhow::Result<()> {
         }));
     }
     drop(answers);
+    // Another instance of dc-0, watching for the shared failure halfway through: with Redis it
+    // beats every period as `Fleet` does (its counts come with its beats); with etcd it reads
+    // a watcher's counts as they move.
+    let shared_at = measure_from + Duration::from_secs(args.seconds) / 2;
+    let observer = (args.failing > 0.0 && !args.no_shared).then(|| {
+        let store = Arc::clone(&store);
+        let redis_url = redis_url.clone();
+        let key = args.key.clone();
+        tokio::spawn(async move {
+            let shared = |counts: Vec<status_fleet::DatacenterCounts>| {
+                FleetView::from_counts(counts, HealthRule::default())
+                    .datacenter("dc-0")
+                    .is_some_and(|d| {
+                        d.failing
+                            .iter()
+                            .any(|f| f.dependency == "payments-api" && f.shared)
+                    })
+            };
+            let me =
+                InstanceSummary::new("shared-observer", "dc-0", CheckStatus::Ok, Vec::new(), "1");
+            match &*store {
+                Store::Etcd(_, watchers) => loop {
+                    if Instant::now() >= shared_at
+                        && watchers[0].counts().is_some_and(shared)
+                    {
+                        return Some(Instant::now() - shared_at);
+                    }
+                    if Instant::now() > end + Duration::from_secs(5) {
+                        return None;
+                    }
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                },
+                _ => {
+                    let fleet = RedisFleet::new(&redis_url, key, ttl).ok()?;
+                    let mut tick = tokio::time::interval(period);
+                    loop {
+                        tick.tick().await;
+                        let counts = fleet.beat(&me).await.ok()?.datacenters;
+                        if Instant::now() >= shared_at && shared(counts) {
+                            return Some(Instant::now() - shared_at);
+                        }
+                        if Instant::now() > end + Duration::from_secs(5) {
+                            return None;
+                        }
+                    }
+                }
+            }
+        })
+    });
     // Watchers beat on their own schedule, as instances of the fleet would.
     let watching = if let Store::Etcd(_, _) = &*store {
         let store = Arc::clone(&store);
@@ -434,6 +547,16 @@ async fn main() -> anyhow::Result<()> {
             format!("{:.2} MiB/s", out / seconds / (1 << 20) as f64)
         },
     );
+    if let Some(observer) = observer {
+        match observer.await.ok().flatten() {
+            Some(took) => eprintln!(
+                "a shared failure reached another instance's view in {:.0} ms (a beat every {} ms)",
+                took.as_secs_f64() * 1e3,
+                period.as_millis()
+            ),
+            None => eprintln!("a shared failure never reached another instance's view"),
+        }
+    }
     if let Some(delivery) = delivery {
         delivery.abort();
         let mut delays = delivered.lock().unwrap().clone();

@@ -50,7 +50,8 @@ end
 -- counts every data center) stays bounded whatever names the beats bring.
 if redis.call('HEXISTS', KEYS[3], dc) == 0 then
   local known = redis.call('HLEN', KEYS[3])
-  for _, special in ipairs({'\0at', '\0counts', '\0failing', '\0settling'}) do
+  for _, special in ipairs({'\0at', '\0counts', '\0failing', '\0failing_at', '\0failing_cursor',
+      '\0failing_partial', '\0failing_stale', '\0failing_fresh', '\0failing_rows', '\0settling'}) do
     known = known - redis.call('HEXISTS', KEYS[3], special)
   end
   if known >= tonumber(ARGV[13]) then return {'too_many_datacenters'} end
@@ -69,9 +70,10 @@ redis.call('HSET', KEYS[4], id, owner)
 if previous then
   local old = member_of(previous, id)
   if old then redis.call('ZREM', KEYS[2], old) end
-  -- Its failing members of the last beat go (at most 32, whatever the list holds).
+  -- Its failing members of the last beat go (at most 32, whatever the list holds); looked
+  -- up only if its last summary said it failed some.
   local pdc, pbeat = string.match(previous, '^([^\n]*)\n[0-3]\n[01]\n(%d+)\n')
-  local listed = redis.call('HGET', KEYS[6], id)
+  local listed = string.find(previous, '"failing":', 1, true) and redis.call('HGET', KEYS[6], id)
   if pdc and listed then
     local n = 0
     for line in string.gmatch(listed, '[^\n]+') do
@@ -87,7 +89,11 @@ end
 for _, f in ipairs(fails) do
   redis.call('ZADD', KEYS[5], 0, dc .. '\0' .. f[1] .. '\0' .. f[2] .. '\0' .. pad(now) .. '\0' .. id)
 end
-if #fails > 0 then redis.call('HSET', KEYS[6], id, ARGV[14]) else redis.call('HDEL', KEYS[6], id) end
+if #fails > 0 then
+  redis.call('HSET', KEYS[6], id, ARGV[14])
+elseif previous and string.find(previous, '"failing":', 1, true) then
+  redis.call('HDEL', KEYS[6], id)
+end
 redis.call('HSET', KEYS[1], id, dc .. '\n' .. cond .. '\n' .. serving .. '\n' .. now .. '\n' .. json)
 redis.call('ZADD', KEYS[2], 0, dc .. '\0' .. cond .. serving .. '\0' .. pad(now) .. '\0' .. id)
 -- A data center the counts do not know yet is known from now on (the client says whether
@@ -96,12 +102,15 @@ if not fresh or ARGV[11] ~= '1' then redis.call('HSET', KEYS[3], dc, '') end
 
 if fresh then
   -- The counts, unless the client holds these already.
+  -- The counts, unless the client holds these already; what fails, likewise, by when it
+  -- last changed (it is sent again only then: it grows with the failing dependencies).
   local counts, failing = false, false
-  if cache[1] ~= ARGV[10] then
-    local both = redis.call('HMGET', KEYS[3], '\0counts', '\0failing')
-    counts, failing = both[1], both[2] or ''
-  end
-  return {cache[2] and 'settling' or 'ok', now, 0, 0, cache[1], counts, failing}
+  -- (Read only when sent: it may be kilobytes, and every beat comes here.)
+  local kept = redis.call('HMGET', KEYS[3], '\0counts', '\0failing_at')
+  if cache[1] ~= ARGV[10] then counts = kept[1] end
+  local failing_at = kept[2] or '0'
+  if failing_at ~= ARGV[16] then failing = redis.call('HGET', KEYS[3], '\0failing') or '' end
+  return {cache[2] and 'settling' or 'ok', now, 0, 0, cache[1], counts, failing, failing_at}
 end
 
 -- The upkeep.
@@ -147,35 +156,60 @@ end
 local counts = table.concat(rows, '\n')
 
 -- What fails: each (data center, dependency, level) in the failing set, found by skipping
--- from one to the next (O(F log N) for F of them), its members too old or in the future
--- retired, its fresh ones counted. At most ARGV[15] rows; a member no beat wrote goes.
-local frows = {}
-local cursor = '-'
-for _ = 1, tonumber(ARGV[15]) * 2 do
+-- from one to the next, its fresh members counted: O(F log N) for F of them, spread over the
+-- upkeeps (at most ARGV[17] each, from where the last stopped), so that no upkeep holds the
+-- server long; a pass done, its rows are what fails. At most ARGV[15] rows; a member no beat
+-- wrote goes; members not fresh (stale, or stamped in the future) are retired in the pass
+-- after one that found the set holding more than its fresh members.
+local pass = redis.call('HMGET', KEYS[3], '\0failing', '\0failing_at', '\0failing_cursor',
+  '\0failing_partial', '\0failing_stale', '\0failing_fresh', '\0failing_rows')
+local failing, failing_at = pass[1] or '', pass[2] or '0'
+local cursor, partial = pass[3] or '-', pass[4] or ''
+local sweep, fresh_members, nrows = pass[5] == '1', tonumber(pass[6] or '0') or 0, tonumber(pass[7] or '0') or 0
+local done = false
+for _ = 1, tonumber(ARGV[17]) do
   local first = redis.call('ZRANGEBYLEX', KEYS[5], cursor, '+', 'LIMIT', 0, 1)[1]
-  if not first or #frows >= tonumber(ARGV[15]) then break end
+  if not first or nrows >= tonumber(ARGV[15]) then done = true break end
   local fdc, dep, lvl = string.match(first, '^([^%z]*)%z([^%z]+)%z([1-3])%z%d+%z')
   if not fdc then
     redis.call('ZREM', KEYS[5], first)
     retired = retired + 1
   else
     local p = fdc .. '\0' .. dep .. '\0' .. lvl .. '\0'
-    for _, m in ipairs(redis.call('ZRANGEBYLEX', KEYS[5], '[' .. p, '(' .. p .. pad(now - keep), 'LIMIT', 0, retire)) do
-      redis.call('ZREM', KEYS[5], m)
-    end
-    for _, m in ipairs(redis.call('ZRANGEBYLEX', KEYS[5], '(' .. p .. pad(now + keep), '[' .. p .. '\255', 'LIMIT', 0, retire)) do
-      redis.call('ZREM', KEYS[5], m)
-    end
     local n = redis.call('ZLEXCOUNT', KEYS[5], '[' .. p .. from, '(' .. p .. to)
-    if n > 0 then table.insert(frows, fdc .. '\t' .. dep .. '\t' .. lvl .. '\t' .. n) end
+    fresh_members = fresh_members + n
+    if sweep then
+      for _, m in ipairs(redis.call('ZRANGEBYLEX', KEYS[5], '[' .. p, '(' .. p .. pad(now - keep), 'LIMIT', 0, retire)) do
+        redis.call('ZREM', KEYS[5], m)
+      end
+      for _, m in ipairs(redis.call('ZRANGEBYLEX', KEYS[5], '(' .. p .. pad(now + keep), '[' .. p .. '\255', 'LIMIT', 0, retire)) do
+        redis.call('ZREM', KEYS[5], m)
+      end
+    end
+    if n > 0 then
+      partial = partial .. (nrows > 0 and '\n' or '') .. fdc .. '\t' .. dep .. '\t' .. lvl .. '\t' .. n
+      nrows = nrows + 1
+    end
     cursor = '(' .. p .. '\255'
   end
 end
-local failing = table.concat(frows, '\n')
+if done then
+  local stale = redis.call('ZCARD', KEYS[5]) > fresh_members and '1' or '0'
+  if partial ~= failing or failing_at == '0' then
+    failing, failing_at = partial, tostring(now)
+  end
+  redis.call('HSET', KEYS[3], '\0failing', failing, '\0failing_at', failing_at, '\0failing_stale', stale,
+    '\0failing_cursor', '-', '\0failing_partial', '', '\0failing_fresh', 0, '\0failing_rows', 0)
+else
+  redis.call('HSET', KEYS[3], '\0failing_cursor', cursor, '\0failing_partial', partial,
+    '\0failing_fresh', fresh_members, '\0failing_rows', nrows)
+end
 local settling = tonumber(redis.call('HGET', KEYS[3], '\0settling'))
 if settling and settling <= now - ttl then
   redis.call('HDEL', KEYS[3], '\0settling')
   settling = nil
 end
-redis.call('HSET', KEYS[3], '\0at', now, '\0counts', counts, '\0failing', failing)
-return {settling and 'settling' or 'ok', now, healed, retired, now, counts, failing}
+redis.call('HSET', KEYS[3], '\0at', now, '\0counts', counts)
+local sent = false
+if failing_at ~= ARGV[16] then sent = failing end
+return {settling and 'settling' or 'ok', now, healed, retired, now, counts, sent, failing_at}

@@ -19,10 +19,12 @@
 //!
 //! **What fails.** A beat moves its instance's failing members (at most
 //! [`MAX_FAILING`](crate::MAX_FAILING), ids validated by the script) to the new beat, as it
-//! moves its member of `{K}:live`: O(log N) each. The upkeep skips through `{K}:fail` from one
-//! (data center, dependency, level) to the next and counts each one's fresh members, so that
-//! reading what fails across the fleet costs O(F log N) for F failing dependencies, whatever
-//! the number of instances; at most [`MAX_FAILING_ROWS`](crate::MAX_FAILING_ROWS) of them.
+//! moves its member of `{K}:live`: O(log N) each. The upkeeps skip through `{K}:fail` from
+//! one (data center, dependency, level) to the next and count each one's fresh members, at
+//! most 128 an upkeep, so that counting what fails across the fleet costs O(F log N) for F
+//! failing dependencies, whatever the number of instances, spread over F / 128 upkeeps; at
+//! most [`MAX_FAILING_ROWS`](crate::MAX_FAILING_ROWS) of them. What fails is sent to an
+//! instance only when it changed since the copy it holds.
 //!
 //! **One id, one process.** Each [`RedisFleet`] draws a random token; the first process to
 //! beat under an id holds it, and a beat under that id with another token is refused
@@ -51,16 +53,26 @@ use status_core::store::{Connection, RedisStore};
 
 use crate::{
     Beat, BeatError, Boxed, DatacenterCounts, FleetStore, InstancePage, InstanceQuery,
-    InstanceSummary, VoiceAsk, VoiceLease, MAX_PAGE, MAX_SUMMARY,
+    InstanceSummary, VoiceAsk, VoiceLease, MAX_PAGE, MAX_SUMMARY, REJECTIONS,
 };
 mod parse;
 
-use self::parse::{condition_digit, failing_lines, page_bounds, parse_beat, parse_page};
+use self::parse::{
+    attach, condition_digit, failing_lines, page_bounds, parse_beat, parse_failing, parse_page,
+};
+
+/// What fails across the fleet, a row a data center, dependency and level.
+type FailingRows = std::sync::Arc<Vec<(String, crate::DependencyCount)>>;
 use crate::sync::lock;
 use status_core::Error;
 
 /// The most instances one upkeep retires (ten upkeeps a second with a TTL of 3 s).
 const RETIRE: u32 = 64;
+
+/// The most (data center, dependency, level) one upkeep counts: a pass over F of them takes
+/// F / 128 upkeeps (a tenth of a second each with a TTL of 3 s), and no upkeep holds the
+/// server for more than about half a millisecond counting them.
+const FAILING_PER_UPKEEP: u32 = 128;
 
 /// The most data centers a fleet in Redis accepts, by default.
 pub const DEFAULT_MAX_DATACENTERS: usize = 64;
@@ -89,6 +101,9 @@ pub struct RedisFleet {
     store: RedisStore,
     /// The last counts read, and when the store made them: sent again only when newer.
     last: std::sync::Mutex<Option<(u64, Vec<DatacenterCounts>)>>,
+    /// What fails across the fleet, as last read, and when the store last changed it: sent
+    /// again only when it changes.
+    last_failing: std::sync::Mutex<Option<(u64, FailingRows)>>,
     keys: [String; 6],
     voice_key: String,
     /// This process's token: the id it beats under is its own while it beats.
@@ -126,6 +141,7 @@ impl RedisFleet {
         Ok(Self {
             store,
             last: std::sync::Mutex::new(None),
+            last_failing: std::sync::Mutex::new(None),
             keys,
             voice_key,
             owner: super::owner_token(),
@@ -195,6 +211,10 @@ impl RedisFleet {
         let (held_at, knows_me) = held.as_ref().map_or((0, false), |(at, counts)| {
             (*at, counts.iter().any(|c| c.datacenter == me.datacenter))
         });
+        let held_failing = lock(&self.last_failing).clone();
+        let held_failing_at = held_failing
+            .as_ref()
+            .map_or_else(String::new, |(at, _)| at.to_string());
         let mut connection = self.connection().await?;
         let answer: Result<Vec<redis::Value>, _> = self
             .beat
@@ -214,6 +234,8 @@ impl RedisFleet {
             .arg(self.max_datacenters)
             .arg(failing_lines(me))
             .arg(crate::MAX_FAILING_ROWS)
+            .arg(held_failing_at)
+            .arg(FAILING_PER_UPKEEP)
             .invoke_async(&mut connection)
             .await;
         let answer = match answer {
@@ -223,7 +245,7 @@ impl RedisFleet {
                 return Err(BeatError::Store(e.to_string()));
             }
         };
-        let (mut beat, sent) = parse_beat(&answer)?;
+        let (mut beat, sent, (failing_at, failing)) = parse_beat(&answer)?;
         if sent {
             let mut last = lock(&self.last);
             if last.as_ref().is_none_or(|(at, _)| *at <= beat.counted_ms) {
@@ -235,6 +257,29 @@ impl RedisFleet {
                 _ => return Err(BeatError::Store("counts neither sent nor held".into())),
             }
         }
+        let forged_at = REJECTIONS.iter().position(|r| *r == "forged_count");
+        let rows = match failing {
+            Some(text) => {
+                let (rows, mut forged) = parse_failing(&text);
+                let rows: FailingRows = std::sync::Arc::new(rows);
+                let mut datacenters = beat.datacenters.clone();
+                forged += attach(&mut datacenters, &rows);
+                // Said once, when it comes: rows no upkeep could have written.
+                if let Some(at) = forged_at {
+                    beat.skipped[at] += forged;
+                }
+                let mut last = lock(&self.last_failing);
+                if last.as_ref().is_none_or(|(at, _)| *at <= failing_at) {
+                    *last = Some((failing_at, std::sync::Arc::clone(&rows)));
+                }
+                rows
+            }
+            None => match held_failing {
+                Some((at, rows)) if at == failing_at => rows,
+                _ => return Err(BeatError::Store("what fails neither sent nor held".into())),
+            },
+        };
+        attach(&mut beat.datacenters, &rows);
         Ok(beat)
     }
 

@@ -57,8 +57,15 @@ fn text(value: &redis::Value) -> Option<String> {
     }
 }
 
-/// The beat, and whether the counts came with it (they do not when the client holds them).
-pub(super) fn parse_beat(answer: &[redis::Value]) -> Result<(Beat, bool), BeatError> {
+/// What fails across the fleet as the store last counted it: when that changed, and the
+/// text when it came with the answer (it does not when the client holds it).
+pub(super) type FailingAnswer = (u64, Option<String>);
+
+/// The beat (its data centers' failing rows not attached), whether the counts came with it
+/// (they do not when the client holds them), and what fails.
+pub(super) fn parse_beat(
+    answer: &[redis::Value],
+) -> Result<(Beat, bool, FailingAnswer), BeatError> {
     let garbage = || BeatError::Store("an answer this client cannot read".to_owned());
     let status = answer.first().and_then(text).ok_or_else(garbage)?;
     if status == "id_taken" {
@@ -99,41 +106,8 @@ pub(super) fn parse_beat(answer: &[redis::Value]) -> Result<(Beat, bool), BeatEr
         datacenters.push(DatacenterCounts::new(name, conditions, count(serving)?));
     }
     datacenters.sort_by(|a, b| a.datacenter.cmp(&b.datacenter));
-    let mut skipped = [0; REJECTIONS.len()];
-    let forged = REJECTIONS.iter().position(|r| *r == "forged_count");
-    let failing = answer.get(6).and_then(text).unwrap_or_default();
-    for line in failing.lines().filter(|l| !l.is_empty()) {
-        let row = match line.split('\t').collect::<Vec<_>>()[..] {
-            [dc, dependency, level, instances] => level
-                .bytes()
-                .next()
-                .and_then(condition_of)
-                .zip(instances.parse::<usize>().ok())
-                .map(|(level, instances)| (dc, dependency, level, instances)),
-            _ => None,
-        };
-        let at = row.and_then(|(dc, ..)| {
-            datacenters
-                .binary_search_by(|c| c.datacenter.as_str().cmp(dc))
-                .ok()
-        });
-        match (row, at) {
-            (Some((_, dependency, level, instances)), Some(at)) => {
-                datacenters[at].failing.push(DependencyCount {
-                    dependency: dependency.to_owned(),
-                    level,
-                    instances,
-                });
-            }
-            // A row no upkeep could have written, or of a data center with no fresh
-            // instance: never counted.
-            _ => {
-                if let Some(i) = forged {
-                    skipped[i] += 1;
-                }
-            }
-        }
-    }
+    let failing = answer.get(6).and_then(text);
+    let failing_at = answer.get(7).and_then(integer).unwrap_or(0);
     Ok((
         Beat {
             now_ms,
@@ -142,10 +116,56 @@ pub(super) fn parse_beat(answer: &[redis::Value]) -> Result<(Beat, bool), BeatEr
             counted_ms,
             datacenters,
             settling,
-            skipped,
+            skipped: [0; REJECTIONS.len()],
         },
         sent,
+        (failing_at, failing),
     ))
+}
+
+/// The rows of what fails (`dc \t dependency \t level \t instances` a line), and how many
+/// lines no upkeep could have written.
+pub(super) fn parse_failing(text: &str) -> (Vec<(String, DependencyCount)>, u64) {
+    let mut rows = Vec::new();
+    let mut forged = 0;
+    for line in text.lines().filter(|l| !l.is_empty()) {
+        let row = match line.split('\t').collect::<Vec<_>>()[..] {
+            [dc, dependency, level, instances] => level
+                .bytes()
+                .next()
+                .and_then(condition_of)
+                .zip(instances.parse::<usize>().ok())
+                .map(|(level, instances)| {
+                    (
+                        dc.to_owned(),
+                        DependencyCount {
+                            dependency: dependency.to_owned(),
+                            level,
+                            instances,
+                        },
+                    )
+                }),
+            _ => None,
+        };
+        match row {
+            Some(row) => rows.push(row),
+            None => forged += 1,
+        }
+    }
+    (rows, forged)
+}
+
+/// Attaches `rows` to their data centers (sorted by name); answers how many name a data
+/// center with no fresh instance counted, and so are not trusted.
+pub(super) fn attach(datacenters: &mut [DatacenterCounts], rows: &[(String, DependencyCount)]) -> u64 {
+    let mut forged = 0;
+    for (dc, row) in rows {
+        match datacenters.binary_search_by(|c| c.datacenter.as_str().cmp(dc)) {
+            Ok(at) => datacenters[at].failing.push(row.clone()),
+            Err(_) => forged += 1,
+        }
+    }
+    forged
 }
 
 /// The lex range of a page: after the cursor (a member, in hex), within the data center.

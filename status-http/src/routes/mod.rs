@@ -167,10 +167,11 @@ impl Routes {
     }
 
     /// Fleet-aware readiness, opt-in (needs [`fleet`](Self::fleet)): `instance_id` of
-    /// `datacenter` fails readiness on its condition only while it is worse than most of its
-    /// data center. When more than half of the other fresh instances there fail the same way,
-    /// the failure is the data center's: the instance stays ready, and whether the data center
-    /// gets traffic is left to `/fleet/datacenters/{dc}` (and GSLB). Holds and startup still
+    /// `datacenter` is excused a failure its data center shares, per dependency: when each of
+    /// its failing dependencies fails on more than half of the other fresh instances there
+    /// (and at least two), the failure is the data center's: the instance stays ready, the
+    /// reason names each with its count, and whether the data center gets traffic is left to
+    /// `/fleet/datacenters/{dc}` (and GSLB). A failure of its own fails readiness. Holds and startup still
     /// fail readiness. The readiness body then says which rule answered: `"rule": "instance"`
     /// or `"fleet"`.
     #[cfg(feature = "fleet")]
