@@ -20,7 +20,7 @@ use crate::{Fleet, FleetView, VoiceAsk, VoiceLease};
 /// tells the recovery once the failure is no longer shared and its own dependency is OK; if
 /// it goes, its lease lapses (three TTLs) and a silent instance takes over.
 ///
-/// Fails toward telling: a failure not (yet) shared after a third of the TTL, a stale view,
+/// Fails toward telling: a failure not (yet) shared after two beat periods, a stale view,
 /// or a store that keeps no leases or cannot be reached, and the instance tells its own
 /// notice, as without a fleet. Its own failures it always tells.
 ///
@@ -96,9 +96,10 @@ fn figures(view: &FleetView, dc: &str, id: &DependencyId, level: CheckStatus) ->
 impl Chorus for FleetChorus {
     fn changed<'a>(&'a self, id: &'a DependencyId, level: CheckStatus) -> BoxFuture<'a, Voice> {
         Box::pin(async move {
-            // The others fail together, give or take a beat: wait up to a third of the TTL
-            // for the fleet to say the failure is shared.
-            let deadline = tokio::time::Instant::now() + self.fleet.ttl() / 3;
+            // The others fail together, give or take a beat, and their failure reaches this
+            // instance's counts at one of its next beats: wait up to two beat periods (two
+            // thirds of the TTL) for the fleet to say the failure is shared.
+            let deadline = tokio::time::Instant::now() + self.fleet.ttl() * 2 / 3;
             let figures = loop {
                 if let Some(figures) = self.shared(&self.fleet.view(), id, level) {
                     break Some(figures);

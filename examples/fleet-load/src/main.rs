@@ -93,7 +93,8 @@ struct Args {
 
 /// A cheap hash of an instance's index, in 0..1.
 fn unit(i: usize, salt: u64) -> f64 {
-    let mut x = (i as u64 ^ salt.wrapping_mul(0xD6E8_FEB8_6659_FD93)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mut x =
+        (i as u64 ^ salt.wrapping_mul(0xD6E8_FEB8_6659_FD93)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     x ^= x >> 31;
     x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x ^= x >> 29;
@@ -284,8 +285,10 @@ async fn main() -> anyhow::Result<()> {
         } else {
             CheckStatus::Ok
         };
-        let shared_member =
-            args.failing > 0.0 && !args.no_shared && dc == "dc-0" && (rank as f64) < 0.6 * per_dc as f64;
+        let shared_member = args.failing > 0.0
+            && !args.no_shared
+            && dc == "dc-0"
+            && (rank as f64) < 0.6 * per_dc as f64;
         let mut me = InstanceSummary::new(format!("i-{i}"), dc, condition, Vec::new(), "1.0")
             .with_failing(failing_of(i, outage, args.failing));
         let shared_at = measure_from + Duration::from_secs(args.seconds) / 2;
@@ -384,9 +387,7 @@ async fn main() -> anyhow::Result<()> {
                 InstanceSummary::new("shared-observer", "dc-0", CheckStatus::Ok, Vec::new(), "1");
             match &*store {
                 Store::Etcd(_, watchers) => loop {
-                    if Instant::now() >= shared_at
-                        && watchers[0].counts().is_some_and(shared)
-                    {
+                    if Instant::now() >= shared_at && watchers[0].counts().is_some_and(shared) {
                         return Some(Instant::now() - shared_at);
                     }
                     if Instant::now() > end + Duration::from_secs(5) {

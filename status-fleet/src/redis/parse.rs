@@ -157,7 +157,10 @@ pub(super) fn parse_failing(text: &str) -> (Vec<(String, DependencyCount)>, u64)
 
 /// Attaches `rows` to their data centers (sorted by name); answers how many name a data
 /// center with no fresh instance counted, and so are not trusted.
-pub(super) fn attach(datacenters: &mut [DatacenterCounts], rows: &[(String, DependencyCount)]) -> u64 {
+pub(super) fn attach(
+    datacenters: &mut [DatacenterCounts],
+    rows: &[(String, DependencyCount)],
+) -> u64 {
     let mut forged = 0;
     for (dc, row) in rows {
         match datacenters.binary_search_by(|c| c.datacenter.as_str().cmp(dc)) {
