@@ -54,7 +54,7 @@ impl Stats {
 /// - **lost or slow** (a beat may take a third of the TTL; a late one's connection is
 ///   dropped, never reused): the last view is kept, marked stale, for three TTLs; then every
 ///   data center answers healthy with `failOpen`. A stale view counts for nothing in
-///   fleet-aware readiness ([`FleetView::shared_failure`]).
+///   fleet-aware readiness ([`FleetView::shared`]).
 /// - **unreachable from the start**: this instance's own data center is judged on its own
 ///   summary until the store answers, then fails open with the rest after three TTLs.
 /// - **full of garbage**: the store heals what it can and refuses what it must; each is
