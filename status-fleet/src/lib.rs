@@ -36,7 +36,7 @@
 //! |---|---|
 //! | `redis` | [`RedisFleet`]: the fleet in Redis or Redis Cluster (status-core's `store::RedisStore`) |
 //! | `etcd` | [`EtcdFleet`]: the fleet in etcd (status-core's `store::EtcdStore`) |
-//! | `notify` | [`FleetChorus`]: one notification per shared failure (status-notify's `Chorus`; Redis keeps the leases) |
+//! | `notify` | [`FleetChorus`]: one notification per shared failure (status-notify's `Chorus`; a lease in the store) |
 //!
 //! No feature is on by default: without one, the model, the tracker and [`Fleet`] over a
 //! store of your own.

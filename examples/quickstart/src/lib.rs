@@ -379,7 +379,7 @@ fn notifications(
     }
     if let Some(fleet) = fleet {
         // One notice per shared failure: whoever takes the fleet's voice lease first tells
-        // it for all (only Redis keeps the leases; with etcd, each instance tells its own).
+        // it for all (a lease in the fleet's store, Redis or etcd).
         builder = builder.chorus(status_fleet::FleetChorus::new(fleet.clone()));
     }
     Ok(Some(builder.start()?))

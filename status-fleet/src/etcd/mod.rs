@@ -14,6 +14,7 @@
 //! |---|---|
 //! | `{prefix}mark` | [`FLEET_MARK`]: this prefix is a fleet's (written by the first instance) |
 //! | `{prefix}i/{dc}\0{id}` | the instance's summary (JSON), under its lease |
+//! | `{prefix}v/{dependency}` | the fleet's voice lease of a shared failure: `open` or `resolved`, and its holder, under an etcd lease of its own ([`FleetStore::voice`](super::FleetStore::voice)) |
 //!
 //! **One id, one process.** An instance is keyed by its data center and id, and its summary
 //! is written only under its own lease or where no key is: a second process given the same
@@ -49,6 +50,7 @@ mod lease;
 mod page;
 mod tally;
 mod view;
+mod voice;
 
 use self::lease::{epoch_ms, keep_alive, lease_id};
 use self::view::{watch, Claim, Inner};
@@ -377,6 +379,16 @@ impl FleetStore for EtcdFleet {
 
     fn counts(&self) -> Option<Vec<DatacenterCounts>> {
         self.inner.vouched().ok()
+    }
+
+    fn voice<'a>(
+        &'a self,
+        name: &'a str,
+        holder: &'a str,
+        ask: crate::VoiceAsk,
+        ttl: Duration,
+    ) -> Boxed<'a, Result<crate::VoiceLease, Error>> {
+        Box::pin(EtcdFleet::voice(self, name, holder, ask, ttl))
     }
 }
 

@@ -1,5 +1,5 @@
 //! One notification per shared failure: twenty instances (logical ones, through the library)
-//! share one real `redis-server`, each with its notifier and a real webhook sink to one
+//! share one real `redis-server`, or one real etcd, each with its notifier and a real webhook sink to one
 //! receiver. One shared outage is one notice, from one instance, with the fleet's figures,
 //! and one recovery; a failure of one instance's own is still told by it.
 
@@ -9,10 +9,11 @@ use std::time::Duration;
 use axum::routing::post;
 use status_core::check::CheckOutcome;
 use status_core::{CheckStatus, Dependency, Registry, Reporter, Urgency};
-use status_fleet::{Fleet, FleetChorus, HealthRule, Member, RedisFleet};
+use status_fleet::{EtcdFleet, Fleet, FleetChorus, FleetStore, HealthRule, Member, RedisFleet};
 use status_notify::{NoticePolicy, Notifications, Webhook};
 use tokio::time::Instant;
 
+use crate::etcd_server::EtcdCluster;
 use crate::servers::RedisServer;
 
 /// Every message the receiver got, as JSON.
@@ -47,7 +48,7 @@ struct Instance {
     _notifications: Notifications,
 }
 
-fn instance(url: &str, hook: &str, id: usize, ttl: Duration) -> Instance {
+fn instance(store: impl FleetStore, hook: &str, id: usize) -> Instance {
     let registry = Registry::new();
     let dependency = |name: &str| {
         let reporter = registry
@@ -66,7 +67,7 @@ fn instance(url: &str, hook: &str, id: usize, ttl: Duration) -> Instance {
     let (db, disk) = (dependency("db"), dependency("disk"));
     let fleet = Fleet::start(
         &registry,
-        RedisFleet::new(url, "chorus", ttl).unwrap(),
+        store,
         Member {
             instance_id: format!("i{id:02}"),
             datacenter: "east".into(),
@@ -106,7 +107,7 @@ fn about(received: &Received, dependency: &str, kind: &str) -> Vec<serde_json::V
 }
 
 async fn settle(what: &str, received: &Received, ok: impl Fn(&Received) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(15);
+    let deadline = Instant::now() + Duration::from_secs(30);
     while !ok(received) {
         assert!(
             Instant::now() < deadline,
@@ -116,17 +117,31 @@ async fn settle(what: &str, received: &Received, ok: impl Fn(&Received) -> bool)
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     // Whatever else would come comes within a few ticks and beats.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_shared_outage_is_one_notice_and_one_recovery() {
+async fn one_shared_outage_is_one_notice_and_one_recovery_in_redis() {
     let redis = RedisServer::start();
-    let (hook, received) = receiver().await;
+    let url = redis.url();
     let ttl = Duration::from_millis(900);
-    let mut fleet: Vec<Instance> = (0..20)
-        .map(|i| instance(&redis.url(), &hook, i, ttl))
-        .collect();
+    one_voice(|| RedisFleet::new(&url, "chorus", ttl).unwrap(), ttl).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_shared_outage_is_one_notice_and_one_recovery_in_etcd() {
+    let etcd = EtcdCluster::start(1);
+    let urls = etcd.urls();
+    // etcd's shortest lease is about 2 s.
+    let ttl = Duration::from_secs(2);
+    one_voice(|| EtcdFleet::new(&urls, "chorus", ttl).unwrap(), ttl).await;
+}
+
+/// Twenty instances over `store`: one shared outage, one instance's own failure, the speaker
+/// gone mid-outage, the recovery.
+async fn one_voice<S: FleetStore>(store: impl Fn() -> S, ttl: Duration) {
+    let (hook, received) = receiver().await;
+    let mut fleet: Vec<Instance> = (0..20).map(|i| instance(store(), &hook, i)).collect();
     tokio::time::sleep(ttl).await;
 
     // The database fails for every instance: one notice, for the fleet.
