@@ -25,6 +25,10 @@ pub struct DependencyFailure {
     /// Whether the failure is the data center's by the rule ([`HealthRule::shared`]): more
     /// than the share of its fresh instances, and at least the minimum.
     pub shared: bool,
+    /// When this instance first read it failing (at this level), as long as it has since:
+    /// set by [`FleetTracker`](crate::FleetTracker) (a view folded by hand has none).
+    #[serde(skip)]
+    pub since: Option<std::time::Instant>,
 }
 
 impl std::fmt::Display for DependencyFailure {
@@ -61,6 +65,7 @@ pub(crate) fn failures_of(
                 instances,
                 fresh,
                 shared: rule.shared(instances, fresh),
+                since: None,
             }
         })
         .collect();

@@ -147,6 +147,8 @@ pub struct FleetTracker {
     last: Option<(Instant, Published)>,
     failing: bool,
     id_taken: bool,
+    /// When each failing (data center, dependency, level) was first read, while it lasts.
+    since: std::collections::HashMap<(String, String, CheckStatus), Instant>,
 }
 
 impl FleetTracker {
@@ -172,6 +174,7 @@ impl FleetTracker {
             last: None,
             failing: false,
             id_taken: false,
+            since: std::collections::HashMap::new(),
         }
     }
 
@@ -341,6 +344,17 @@ impl FleetTracker {
         );
         let mut view = FleetView::from_counts(counts, self.rule);
         view.own = Some(own.own(&self.member.datacenter));
+        // Each failing row's first sight, kept while the row lasts.
+        let mut since = std::collections::HashMap::new();
+        for dc in &mut view.datacenters {
+            for row in &mut dc.failing {
+                let key = (row.datacenter.clone(), row.dependency.clone(), row.level);
+                let first = self.since.get(&key).copied().unwrap_or(now);
+                row.since = Some(first);
+                since.insert(key, first);
+            }
+        }
+        self.since = since;
         self.view = Arc::new(view);
         self.read_at = Some(now);
         forged

@@ -206,3 +206,40 @@ fn counts_the_store_pushes_are_the_view_without_a_beat() {
     assert!(!view.datacenter("east").unwrap().healthy);
     assert_eq!(tracker.read_at(), Some(at));
 }
+
+#[test]
+fn a_failing_row_keeps_the_time_it_was_first_read_while_it_lasts() {
+    let failing = |on: bool| {
+        let mut counts = counts(1, 3);
+        if on {
+            counts[0].failing = vec![status_fleet::DependencyCount {
+                dependency: "db".into(),
+                level: CheckStatus::Outage,
+                instances: 3,
+            }];
+        }
+        answered(counts)
+    };
+    let since = |tracker: &FleetTracker, at: Instant| {
+        tracker
+            .view(at)
+            .datacenter("east")
+            .and_then(|d| d.failing.first().and_then(|f| f.since))
+    };
+    let t0 = Instant::now();
+    let mut tracker = FleetTracker::new(member(), HealthRule::default(), TTL, t0, CheckStatus::Ok);
+    beat(&mut tracker, t0, failing(true));
+    let first = t0 + Duration::from_millis(5);
+    assert_eq!(since(&tracker, first), Some(first));
+    // Read again a beat later: the same first sight.
+    let t1 = t0 + TTL / 3;
+    beat(&mut tracker, t1, failing(true));
+    assert_eq!(since(&tracker, t1), Some(first));
+    // Gone, then back: a new first sight.
+    let t2 = t1 + TTL / 3;
+    beat(&mut tracker, t2, failing(false));
+    assert_eq!(since(&tracker, t2), None);
+    let t3 = t2 + TTL / 3;
+    beat(&mut tracker, t3, failing(true));
+    assert_eq!(since(&tracker, t3), Some(t3 + Duration::from_millis(5)));
+}

@@ -118,6 +118,15 @@ async fn a_shared_outage_culls_no_one_and_a_lone_one_is_culled() {
         })
         .await;
     }
+    // Since when, as this instance has seen it (RFC 3339, UTC), for the operator.
+    let (_, rows) = get(addrs[1], "/fleet/dependencies").await;
+    let since = rows["dependencies"][0]["since"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        since.len() == 20 && since.ends_with('Z') && since.contains('T'),
+        "{rows}"
+    );
     for addr in &addrs[1..] {
         failing_traffic(*addr).await;
     }

@@ -220,7 +220,23 @@ struct DependenciesAnswer<'a> {
     /// Whether the view is older than it should be (readiness then excuses nothing).
     stale: bool,
     /// What fails, every data center's, in the order [`what_fails`] gives.
-    dependencies: Vec<&'a status_fleet::DependencyFailure>,
+    dependencies: Vec<DependencyRow<'a>>,
+}
+
+/// A failing dependency of a data center, and since when this instance has seen it.
+#[derive(serde::Serialize)]
+struct DependencyRow<'a> {
+    #[serde(flatten)]
+    failure: &'a status_fleet::DependencyFailure,
+    /// When this instance first read it failing at this level (RFC 3339, UTC).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    since: Option<String>,
+}
+
+/// When `first`, an instant of this process, was on the wall clock.
+pub(crate) fn wall(first: std::time::Instant) -> chrono::DateTime<chrono::Utc> {
+    let ago = std::time::Instant::now().saturating_duration_since(first);
+    chrono::Utc::now() - chrono::Duration::from_std(ago).unwrap_or_default()
 }
 
 /// What fails across the fleet: every data center's failing dependencies, shared failures
@@ -241,7 +257,8 @@ pub(crate) fn what_fails(view: &FleetView) -> Vec<&status_fleet::DependencyFailu
 /// GET `/fleet/dependencies`: what fails across the fleet, from memory: each data center's
 /// failing dependencies, a row a dependency and level (`instances` fail it at that level or
 /// worse, of `fresh`), `shared` when more than half of the data center's fresh instances
-/// (and at least two) fail it. Shared failures first, then the worst. With the store
+/// (and at least two) fail it, `since` when this instance first saw it. Shared failures
+/// first, then the worst. With the store
 /// unreachable, the last view's rows, marked `stale` (fleet-aware readiness then excuses
 /// nothing).
 #[cfg_attr(feature = "openapi", utoipa::path(get, path = "/fleet/dependencies", tag = "fleet",
@@ -254,7 +271,15 @@ pub(crate) async fn dependencies(
 ) -> Result<Response, ApiError> {
     let fleet = source(&state)?;
     let view = fleet.view();
-    let rows = what_fails(&view);
+    let rows = what_fails(&view)
+        .into_iter()
+        .map(|failure| DependencyRow {
+            failure,
+            since: failure
+                .since
+                .map(|first| wall(first).to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+        })
+        .collect();
     let body = json(&DependenciesAnswer {
         stale: view.stale,
         dependencies: rows,

@@ -58,7 +58,7 @@ struct FailingRow {
 
 impl FailingRow {
     fn of(failure: &status_fleet::DependencyFailure, with_datacenter: bool) -> Self {
-        let text = if with_datacenter {
+        let mut text = if with_datacenter {
             failure.to_string()
         } else {
             let shared = if failure.shared { ", shared" } else { "" };
@@ -67,6 +67,9 @@ impl FailingRow {
                 failure.dependency, failure.level, failure.instances, failure.fresh
             )
         };
+        if let Some(first) = failure.since {
+            text += &super::wall(first).format(", since %H:%M UTC").to_string();
+        }
         Self {
             text,
             class: match failure.level {
