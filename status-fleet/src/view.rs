@@ -187,7 +187,8 @@ impl FleetView {
     }
 
     /// A page of the instances this view holds (those it was folded from), by data center
-    /// and id; the cursor is an offset into them.
+    /// and id (with [`InstanceQuery::worst_first`], the worst condition first); the cursor is
+    /// an offset into them.
     ///
     /// # Errors
     ///
@@ -200,12 +201,18 @@ impl FleetView {
             None => 0,
         };
         let limit = query.limit.max(1);
-        let mut all = self
+        let mut all: Vec<&InstanceView> = self
             .datacenters
             .iter()
             .filter(|dc| query.wants(&dc.datacenter))
             .flat_map(|dc| dc.instances.iter())
-            .skip(from);
+            .collect();
+        if query.worst_first {
+            // As Redis lists them: the worst condition first (a stable sort keeps the ids'
+            // order within one).
+            all.sort_by_key(|i| std::cmp::Reverse(i.summary.condition));
+        }
+        let mut all = all.into_iter().skip(from);
         let instances: Vec<InstanceView> = all.by_ref().take(limit).cloned().collect();
         let next_cursor = all.next().is_some().then(|| (from + limit).to_string());
         Ok(InstancePage {

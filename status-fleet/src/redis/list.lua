@@ -1,6 +1,8 @@
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local ok, members = pcall(redis.call, 'ZRANGEBYLEX', KEYS[1], ARGV[1], ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
+-- ARGV[5] = 'rev': the worst first (ZREVRANGEBYLEX, ARGV[1] the upper bound).
+local order = ARGV[5] == 'rev' and 'ZREVRANGEBYLEX' or 'ZRANGEBYLEX'
+local ok, members = pcall(redis.call, order, KEYS[1], ARGV[1], ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
 if not ok then return {tostring(now)} end
 local out = {tostring(now)}
 for _, member in ipairs(members) do

@@ -290,7 +290,7 @@ impl RedisFleet {
     ///
     /// Redis unreachable, or a cursor this store did not hand out.
     pub async fn instances(&self, query: &InstanceQuery) -> Result<InstancePage, Error> {
-        let (min, max) = page_bounds(query)?;
+        let (from, to) = page_bounds(query)?;
         let limit = query.limit.clamp(1, MAX_PAGE);
         let mut connection = self
             .connection()
@@ -300,10 +300,11 @@ impl RedisFleet {
             .list
             .key(&self.keys[1])
             .key(&self.keys[0])
-            .arg(min)
-            .arg(max)
+            .arg(from)
+            .arg(to)
             .arg(limit)
             .arg(MAX_SUMMARY + 256)
+            .arg(if query.worst_first { "rev" } else { "fwd" })
             .invoke_async(&mut connection)
             .await;
         let answer = match answer {

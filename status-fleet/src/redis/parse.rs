@@ -171,18 +171,18 @@ pub(super) fn attach(
     forged
 }
 
-/// The lex range of a page: after the cursor (a member, in hex), within the data center.
+/// The lex range of a page: after the cursor (a member, in hex), within the data center; the
+/// bounds as `ZRANGEBYLEX` takes them (min, max), or for the worst first as `ZREVRANGEBYLEX`
+/// takes them (max, min).
 pub(super) fn page_bounds(query: &InstanceQuery) -> Result<(Vec<u8>, Vec<u8>), Error> {
-    let (mut min, max) = match &query.datacenter {
-        Some(dc) => {
-            let mut min = b"[".to_vec();
-            min.extend_from_slice(dc.as_bytes());
-            min.push(0);
-            let mut max = b"(".to_vec();
-            max.extend_from_slice(dc.as_bytes());
-            max.push(1);
-            (min, max)
-        }
+    let bound = |mark: u8, dc: &str, end: u8| {
+        let mut b = vec![mark];
+        b.extend_from_slice(dc.as_bytes());
+        b.push(end);
+        b
+    };
+    let (mut low, mut high) = match &query.datacenter {
+        Some(dc) => (bound(b'[', dc, 0), bound(b'(', dc, 1)),
         None => (b"-".to_vec(), b"+".to_vec()),
     };
     if let Some(cursor) = &query.cursor {
@@ -192,10 +192,19 @@ pub(super) fn page_bounds(query: &InstanceQuery) -> Result<(Vec<u8>, Vec<u8>), E
                 return Err(Error::invalid("invalid cursor: another data center's"));
             }
         }
-        min = b"(".to_vec();
-        min.extend_from_slice(&member);
+        let mut after = b"(".to_vec();
+        after.extend_from_slice(&member);
+        if query.worst_first {
+            high = after;
+        } else {
+            low = after;
+        }
     }
-    Ok((min, max))
+    Ok(if query.worst_first {
+        (high, low)
+    } else {
+        (low, high)
+    })
 }
 
 pub(super) fn parse_page(answer: &[Vec<u8>], ttl: Duration, limit: usize) -> InstancePage {
@@ -263,6 +272,7 @@ mod tests {
             datacenter: Some("west".into()),
             cursor: Some(hex(b"east\x00")),
             limit: 10,
+            worst_first: false,
         };
         assert!(page_bounds(&query).is_err());
     }

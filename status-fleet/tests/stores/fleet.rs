@@ -191,6 +191,7 @@ async fn degrade_fail_open_and_recover<S: FleetStore>(
                 datacenter: Some("west".into()),
                 cursor: cursor.clone(),
                 limit: 1,
+                worst_first: false,
             })
             .await
             .unwrap();

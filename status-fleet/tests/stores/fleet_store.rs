@@ -356,6 +356,7 @@ async fn what_the_store_holds_is_never_trusted_as_written() {
             datacenter: None,
             cursor: None,
             limit: 500,
+            worst_first: false,
         })
         .await
         .unwrap();
@@ -390,6 +391,7 @@ async fn what_the_store_holds_is_never_trusted_as_written() {
             datacenter: None,
             cursor: Some("zz".into()),
             limit: 5,
+            worst_first: false,
         })
         .await;
     assert!(bad.is_err());
@@ -599,6 +601,7 @@ async fn what_etcd_holds_is_never_trusted_as_written() {
             datacenter: Some("west".into()),
             cursor: None,
             limit: 10,
+            worst_first: false,
         })
         .await
         .unwrap();
@@ -609,7 +612,8 @@ async fn what_etcd_holds_is_never_trusted_as_written() {
         .instances(&InstanceQuery {
             datacenter: None,
             cursor: Some("zz".into()),
-            limit: 10
+            limit: 10,
+            worst_first: false,
         })
         .await
         .unwrap_err()

@@ -260,3 +260,70 @@ async fn readiness_excuses_exactly_what_east_shares_in_etcd() {
     let east = mine_or_shared(|| EtcdFleet::new(&urls, "shared", ttl).unwrap(), ttl).await;
     drop(east);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instances_in_trouble_are_listed_first_in_redis() {
+    let redis = RedisServer::start();
+    let store = RedisFleet::new(&redis.url(), "worst", Duration::from_secs(3)).unwrap();
+    let conditions = [
+        CheckStatus::Ok,
+        CheckStatus::Outage,
+        CheckStatus::Minor,
+        CheckStatus::Ok,
+        CheckStatus::Major,
+        CheckStatus::Outage,
+        CheckStatus::Ok,
+    ];
+    for (i, condition) in conditions.iter().enumerate() {
+        let me = status_fleet::InstanceSummary::new(
+            format!("e{i}"),
+            "east",
+            *condition,
+            Vec::new(),
+            "1",
+        );
+        store.beat(&me).await.unwrap();
+    }
+    let other =
+        status_fleet::InstanceSummary::new("w0", "west", CheckStatus::Outage, Vec::new(), "1");
+    store.beat(&other).await.unwrap();
+    // East, the worst first, three at a time: every instance once, in order of condition.
+    let mut seen = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = store
+            .instances(&status_fleet::InstanceQuery {
+                datacenter: Some("east".into()),
+                cursor: cursor.clone(),
+                limit: 3,
+                worst_first: true,
+            })
+            .await
+            .unwrap();
+        seen.extend(
+            page.instances
+                .iter()
+                .map(|i| (i.summary.condition, i.summary.instance_id.clone())),
+        );
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    let levels: Vec<CheckStatus> = seen.iter().map(|(c, _)| *c).collect();
+    let mut sorted = levels.clone();
+    sorted.sort_by(|a, b| b.cmp(a));
+    assert_eq!(levels, sorted, "{seen:?}");
+    assert_eq!(seen.len(), conditions.len(), "{seen:?}");
+    assert!(seen.iter().all(|(_, id)| id.starts_with('e')), "{seen:?}");
+    // A cursor of another data center is refused, worst first as in order.
+    let bad = store
+        .instances(&status_fleet::InstanceQuery {
+            datacenter: Some("west".into()),
+            cursor: cursor.or(Some("6561737400".into())),
+            limit: 3,
+            worst_first: true,
+        })
+        .await;
+    assert!(bad.unwrap_err().is_invalid());
+}

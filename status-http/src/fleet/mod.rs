@@ -136,6 +136,7 @@ impl Params {
             datacenter: self.datacenter.filter(|d| !d.is_empty()),
             cursor: self.cursor.filter(|c| !c.is_empty()),
             limit,
+            worst_first: false,
         })
     }
 }

@@ -6,7 +6,7 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use status_core::CheckStatus;
-use status_fleet::{DatacenterView, InstanceView};
+use status_fleet::{DatacenterView, InstanceQuery, InstanceView};
 
 use super::{list, params, Params};
 use crate::error::ApiError;
@@ -46,6 +46,13 @@ struct DcRow {
     troubled: Vec<InstanceRow>,
     /// Healthy instances on this page (OK, in rotation, fresh), collapsed to a count.
     healthy_rows: Vec<InstanceRow>,
+    /// Whether its instances were listed on this page (the landing page lists only the data
+    /// centers in trouble).
+    listed: bool,
+    /// The link to more of its instances, when there are.
+    more: Option<String>,
+    /// The link to its instances.
+    list: String,
 }
 
 struct FailingRow {
@@ -123,36 +130,75 @@ pub(crate) async fn page(
         );
         return Ok(response);
     };
-    let query = params(query)?;
+    let mut query = params(query)?;
     let view = fleet.view();
-    let (instances, next, unlisted) = match list(fleet, query.clone()).await {
-        Ok(page) => (page.instances, page.next_cursor, None),
-        Err(e) if e.status() == StatusCode::BAD_REQUEST => return Err(e),
-        Err(e) => (Vec::new(), None, Some(e.message().to_owned())),
+    // The landing page lists the data centers in trouble, each a page of its instances worst
+    // first; a data center asked for by name is listed worst first, a page at a time; a cursor
+    // over every data center pages through them all, in the store's order.
+    let landing = query.datacenter.is_none() && query.cursor.is_none();
+    query.worst_first = query.datacenter.is_some();
+    let mut instances = Vec::new();
+    let mut next = None;
+    let mut unlisted = None;
+    // The data centers listed, each with the link to more of its instances.
+    let mut listed: std::collections::BTreeMap<String, Option<String>> = Default::default();
+    let queries: Vec<InstanceQuery> = if landing {
+        let mut troubled: Vec<&DatacenterView> =
+            view.datacenters.iter().filter(|d| in_trouble(d)).collect();
+        troubled.sort_by(|a, b| severity(a).cmp(&severity(b)));
+        troubled
+            .into_iter()
+            .take(LISTED_DATACENTERS)
+            .map(|d| InstanceQuery {
+                datacenter: Some(d.datacenter.clone()),
+                cursor: None,
+                limit: query.limit.min(LISTED_PER_DATACENTER),
+                worst_first: true,
+            })
+            .collect()
+    } else {
+        vec![query.clone()]
     };
-    let next = next.map(|cursor| {
-        let mut link = format!("?cursor={}&limit={}", encode(&cursor), query.limit);
-        if let Some(dc) = &query.datacenter {
-            link += &format!("&datacenter={}", encode(dc));
+    for asked in queries {
+        match list(fleet, asked.clone()).await {
+            Ok(page) => {
+                instances.extend(page.instances);
+                let link = page.next_cursor.map(|cursor| {
+                    let mut link = format!("?cursor={}&limit={}", encode(&cursor), query.limit);
+                    if let Some(dc) = &asked.datacenter {
+                        link += &format!("&datacenter={}", encode(dc));
+                    }
+                    link
+                });
+                match (&asked.datacenter, landing) {
+                    // The landing page: more of that data center is its own page.
+                    (Some(dc), true) => {
+                        listed.insert(dc.clone(), link);
+                    }
+                    _ => next = link,
+                }
+            }
+            Err(e) if e.status() == StatusCode::BAD_REQUEST => return Err(e),
+            Err(e) => {
+                unlisted = Some(e.message().to_owned());
+                break;
+            }
         }
-        link
-    });
+    }
+    if !landing {
+        listed = view
+            .datacenters
+            .iter()
+            .map(|d| (d.datacenter.clone(), None))
+            .collect();
+    }
     let all_failing = super::what_fails(&view);
     let mut datacenters: Vec<&DatacenterView> = view
         .datacenters
         .iter()
         .filter(|dc| query.wants(&dc.datacenter))
         .collect();
-    // The worst first: unhealthy, then failing open, then healthy; within each, the least
-    // share serving, then by name.
-    datacenters.sort_by(|a, b| {
-        let rank = |d: &DatacenterView| (d.healthy, !d.fail_open);
-        let share = |d: &DatacenterView| d.serving as f64 / d.fresh.max(1) as f64;
-        rank(a)
-            .cmp(&rank(b))
-            .then(share(a).total_cmp(&share(b)))
-            .then_with(|| a.datacenter.cmp(&b.datacenter))
-    });
+    datacenters.sort_by(|a, b| severity(a).cmp(&severity(b)));
     let page = FleetPage {
         hostname: state.hostname.clone(),
         stale: view.stale,
@@ -167,7 +213,12 @@ pub(crate) async fn page(
             .collect(),
         datacenters: datacenters
             .into_iter()
-            .map(|dc| datacenter_row(dc, &instances))
+            .map(|dc| {
+                let mut row = datacenter_row(dc, &instances);
+                row.listed = listed.contains_key(&dc.datacenter);
+                row.more = listed.get(&dc.datacenter).cloned().flatten();
+                row
+            })
             .collect(),
     };
     let html = page.render().map_err(|e| {
@@ -182,6 +233,30 @@ pub(crate) async fn page(
         axum::http::HeaderValue::from_static(crate::dashboard::CSP),
     );
     Ok(response)
+}
+
+/// Data centers whose instances the landing page lists, at most.
+const LISTED_DATACENTERS: usize = 8;
+/// Instances of each the landing page lists, at most.
+const LISTED_PER_DATACENTER: usize = 50;
+
+/// Whether a data center has anything an operator should see: an instance not OK or not
+/// serving, or a failing dependency.
+fn in_trouble(dc: &DatacenterView) -> bool {
+    dc.conditions.ok < dc.fresh || dc.serving < dc.fresh || !dc.failing.is_empty() || !dc.healthy
+}
+
+/// The worst first: unhealthy, then failing open, then healthy; within each, the least share
+/// serving, then the most failing rows, then by name.
+fn severity(dc: &DatacenterView) -> impl Ord + '_ {
+    let share = (dc.serving * 1000).checked_div(dc.fresh).unwrap_or(0);
+    (
+        dc.healthy,
+        !dc.fail_open,
+        share,
+        std::cmp::Reverse(dc.failing.len()),
+        dc.datacenter.as_str(),
+    )
 }
 
 /// A data center's panel: its verdict, what fails across it, its instances on this page in
@@ -229,6 +304,9 @@ fn datacenter_row(dc: &DatacenterView, instances: &[InstanceView]) -> DcRow {
             .collect(),
         troubled: troubled.into_iter().map(instance_row).collect(),
         healthy_rows: healthy.into_iter().map(instance_row).collect(),
+        listed: false,
+        more: None,
+        list: format!("?datacenter={}", encode(&dc.datacenter)),
     }
 }
 

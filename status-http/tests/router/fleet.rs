@@ -226,7 +226,17 @@ async fn instances_are_listed_a_page_at_a_time_and_bad_pages_refused() {
         );
         assert!(answer.json()["error"].is_string(), "{bad}");
     }
+    // The landing page lists the data centers in trouble (east), not the healthy ones
+    // (west: a count and a link).
     let page = get(&app, "/status/fleet?limit=1").await.body;
+    assert!(page.contains(r#"data-instance="e1""#) && !page.contains(r#"data-instance="w1""#));
+    assert!(
+        page.contains(r#"class="fleet-unlisted-dc" data-fresh="1""#)
+            && page.contains(r#"href="?datacenter=west""#),
+        "{page}"
+    );
+    // A cursor pages through every data center, a page at a time.
+    let page = get(&app, "/status/fleet?limit=1&cursor=0").await.body;
     assert!(
         page.contains(r#"id="fleet-next" href="?cursor=1&#38;limit=1""#),
         "{page}"
@@ -365,8 +375,13 @@ async fn what_fails_leads_the_fleet_page_and_has_its_own_route() {
     // collapsed to a count, as are dc-0's three.
     assert!(page.contains("primary-db OUTAGE, cache MINOR"), "{page}");
     assert!(at(r#"<tr data-instance="b2""#) < at(r#"data-count="1""#));
-    assert!(page.contains(r#"data-count="3""#), "{page}");
-    assert!(page.contains("3 healthy instances on this page"));
+    // dc-0, healthy, is not listed on the landing page: a count and a link.
+    assert!(page.contains(r#"data-fresh="3""#), "{page}");
+    assert!(page.contains(r#"href="?datacenter=dc-0""#), "{page}");
+    // Asked for, it is listed, its healthy instances collapsed to a count.
+    let dc0 = get(&app, "/status/fleet?datacenter=dc-0").await.body;
+    assert!(dc0.contains(r#"data-count="3""#), "{dc0}");
+    assert!(dc0.contains("3 healthy instances on this page"));
 
     // Without a fleet view: 404 with a JSON error.
     let without = status_http::Routes::new(&f.registry).build();
