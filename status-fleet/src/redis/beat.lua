@@ -16,6 +16,12 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local keep = ttl * 10
 local function pad(ms) return string.format('%015d', ms) end
+-- What fails, counted: `{K}:fcount` holds, per `dc \t dependency \t level`, the members of
+-- `{K}:fail`; every member that comes or goes moves it, in this script.
+local function count(fdc, dep, lvl, by)
+  local field = fdc .. '\t' .. dep .. '\t' .. lvl
+  if redis.call('HINCRBY', KEYS[7], field, by) <= 0 then redis.call('HDEL', KEYS[7], field) end
+end
 local function member_of(record, rid)
   local pdc, pcond, pserv, pbeat =
     string.match(record, '^([^\n]*)\n([0-3])\n([01])\n(%d+)\n')
@@ -28,14 +34,14 @@ local fresh = type(cache) == 'table' and not cache.err and cache[1]
   and tonumber(cache[1]) > now - every and tonumber(cache[1]) <= now
 local healed = 0
 if not fresh then
-  local types = {'hash', 'zset', 'hash', 'hash', 'zset', 'hash'}
-  for i = 1, 6 do
+  local types = {'hash', 'zset', 'hash', 'hash', 'zset', 'hash', 'hash'}
+  for i = 1, 7 do
     local kind = redis.call('TYPE', KEYS[i])['ok']
     if kind ~= 'none' and kind ~= types[i] then healed = healed + 1 end
   end
   -- A key of the wrong type: every key goes (members without records would count twice),
   -- and the instances rebuild them at their next beat.
-  if healed > 0 then redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]) end
+  if healed > 0 then redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]) end
   -- A store found empty (new, flushed, restarted, healed), or not counted for half a TTL
   -- (no beat reached it for longer than one beat period and its jitter: a replica just
   -- promoted, a store unreachable), is settling for a TTL: the instances that beat
@@ -50,8 +56,8 @@ end
 -- counts every data center) stays bounded whatever names the beats bring.
 if redis.call('HEXISTS', KEYS[3], dc) == 0 then
   local known = redis.call('HLEN', KEYS[3])
-  for _, special in ipairs({'\0at', '\0counts', '\0failing', '\0failing_at', '\0failing_cursor',
-      '\0failing_partial', '\0failing_stale', '\0failing_fresh', '\0failing_rows', '\0settling'}) do
+  for _, special in ipairs({'\0at', '\0counts', '\0failing', '\0failing_at', '\0failing_moved',
+      '\0failing_built', '\0settling'}) do
     known = known - redis.call('HEXISTS', KEYS[3], special)
   end
   if known >= tonumber(ARGV[13]) then return {'too_many_datacenters'} end
@@ -70,28 +76,41 @@ redis.call('HSET', KEYS[4], id, owner)
 if previous then
   local old = member_of(previous, id)
   if old then redis.call('ZREM', KEYS[2], old) end
-  -- Its failing members of the last beat go (at most 32, whatever the list holds); looked
-  -- up only if its last summary said it failed some.
-  local pdc, pbeat = string.match(previous, '^([^\n]*)\n[0-3]\n[01]\n(%d+)\n')
-  local listed = string.find(previous, '"failing":', 1, true) and redis.call('HGET', KEYS[6], id)
-  if pdc and listed then
-    local n = 0
-    for line in string.gmatch(listed, '[^\n]+') do
-      n = n + 1
-      if n > 32 then break end
-      local dep, lvl = string.match(line, '^([^\t%z]+)\t([1-3])$')
-      if dep then
-        redis.call('ZREM', KEYS[5], pdc .. '\0' .. dep .. '\0' .. lvl .. '\0' .. pad(tonumber(pbeat)) .. '\0' .. id)
+end
+-- Its failing dependencies: a member of `{K}:fail` each (`dc \0 dependency \0 level \0 id`,
+-- scored by its beat). A beat moves their scores; what it no longer fails (or fails from
+-- another data center) goes. Each member that comes or goes is counted (`{K}:fcount`).
+local want = {}
+for _, f in ipairs(fails) do want[dc .. '\0' .. f[1] .. '\0' .. f[2] .. '\0' .. id] = f end
+local moved = false
+local pdc = previous and string.match(previous, '^([^\n]*)\n')
+-- Looked up only if its last summary said it failed some.
+local listed = pdc and string.find(previous, '"failing":', 1, true) and redis.call('HGET', KEYS[6], id)
+if listed then
+  local n = 0
+  for line in string.gmatch(listed, '[^\n]+') do
+    n = n + 1
+    if n > 32 then break end
+    local dep, lvl = string.match(line, '^([^\t%z]+)\t([1-3])$')
+    if dep then
+      local m = pdc .. '\0' .. dep .. '\0' .. lvl .. '\0' .. id
+      if not want[m] and redis.call('ZREM', KEYS[5], m) == 1 then
+        count(pdc, dep, lvl, -1)
+        moved = true
       end
     end
   end
 end
-for _, f in ipairs(fails) do
-  redis.call('ZADD', KEYS[5], 0, dc .. '\0' .. f[1] .. '\0' .. f[2] .. '\0' .. pad(now) .. '\0' .. id)
+for m, f in pairs(want) do
+  if redis.call('ZADD', KEYS[5], now, m) == 1 then
+    count(dc, f[1], f[2], 1)
+    moved = true
+  end
 end
+if moved then redis.call('HSET', KEYS[3], '\0failing_moved', now) end
 if #fails > 0 then
-  redis.call('HSET', KEYS[6], id, ARGV[14])
-elseif previous and string.find(previous, '"failing":', 1, true) then
+  if listed ~= ARGV[14] then redis.call('HSET', KEYS[6], id, ARGV[14]) end
+elseif listed then
   redis.call('HDEL', KEYS[6], id)
 end
 redis.call('HSET', KEYS[1], id, dc .. '\n' .. cond .. '\n' .. serving .. '\n' .. now .. '\n' .. json)
@@ -155,54 +174,34 @@ for _, name in ipairs(names) do
 end
 local counts = table.concat(rows, '\n')
 
--- What fails: each (data center, dependency, level) in the failing set, found by skipping
--- from one to the next, its fresh members counted: O(F log N) for F of them, spread over the
--- upkeeps (at most ARGV[17] each, from where the last stopped), so that no upkeep holds the
--- server long; a pass done, its rows are what fails. At most ARGV[15] rows; a member no beat
--- wrote goes; members not fresh (stale, or stamped in the future) are retired in the pass
--- after one that found the set holding more than its fresh members.
-local pass = redis.call('HMGET', KEYS[3], '\0failing', '\0failing_at', '\0failing_cursor',
-  '\0failing_partial', '\0failing_stale', '\0failing_fresh', '\0failing_rows')
-local failing, failing_at = pass[1] or '', pass[2] or '0'
-local cursor, partial = pass[3] or '-', pass[4] or ''
-local sweep, fresh_members, nrows = pass[5] == '1', tonumber(pass[6] or '0') or 0, tonumber(pass[7] or '0') or 0
-local done = false
-for _ = 1, tonumber(ARGV[17]) do
-  local first = redis.call('ZRANGEBYLEX', KEYS[5], cursor, '+', 'LIMIT', 0, 1)[1]
-  if not first or nrows >= tonumber(ARGV[15]) then done = true break end
-  local fdc, dep, lvl = string.match(first, '^([^%z]*)%z([^%z]+)%z([1-3])%z%d+%z')
-  if not fdc then
-    redis.call('ZREM', KEYS[5], first)
-    retired = retired + 1
-  else
-    local p = fdc .. '\0' .. dep .. '\0' .. lvl .. '\0'
-    local n = redis.call('ZLEXCOUNT', KEYS[5], '[' .. p .. from, '(' .. p .. to)
-    fresh_members = fresh_members + n
-    if sweep then
-      for _, m in ipairs(redis.call('ZRANGEBYLEX', KEYS[5], '[' .. p, '(' .. p .. pad(now - keep), 'LIMIT', 0, retire)) do
-        redis.call('ZREM', KEYS[5], m)
-      end
-      for _, m in ipairs(redis.call('ZRANGEBYLEX', KEYS[5], '(' .. p .. pad(now + keep), '[' .. p .. '\255', 'LIMIT', 0, retire)) do
-        redis.call('ZREM', KEYS[5], m)
-      end
-    end
-    if n > 0 then
-      partial = partial .. (nrows > 0 and '\n' or '') .. fdc .. '\t' .. dep .. '\t' .. lvl .. '\t' .. n
-      nrows = nrows + 1
-    end
-    cursor = '(' .. p .. '\255'
-  end
+-- What fails: members not beaten for a TTL (or stamped in the future) go, counted down, and
+-- when the counts moved since they were last read out, they are read out again: O(F) for F
+-- failing (data center, dependency, level), at most ARGV[15] rows, only when they moved.
+local gone = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now - ttl, 'LIMIT', 0, retire * 4)
+for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '(' .. (now + ttl), '+inf', 'LIMIT', 0, retire)) do
+  table.insert(gone, m)
 end
-if done then
-  local stale = redis.call('ZCARD', KEYS[5]) > fresh_members and '1' or '0'
-  if partial ~= failing or failing_at == '0' then
-    failing, failing_at = partial, tostring(now)
+for _, m in ipairs(gone) do
+  redis.call('ZREM', KEYS[5], m)
+  local fdc, dep, lvl = string.match(m, '^([^%z]*)%z([^%z]+)%z([1-3])%z')
+  if fdc then count(fdc, dep, lvl, -1) end
+  retired = retired + 1
+end
+local pass = redis.call('HMGET', KEYS[3], '\0failing', '\0failing_at', '\0failing_moved', '\0failing_built')
+local failing, failing_at = pass[1] or '', pass[2] or '0'
+if #gone > 0 or not pass[4] or (pass[3] and tonumber(pass[3]) >= tonumber(pass[4])) then
+  local frows = {}
+  local all = redis.call('HGETALL', KEYS[7])
+  for i = 1, #all, 2 do
+    local n = tonumber(all[i + 1])
+    if #frows < tonumber(ARGV[15]) and n and n > 0 and string.find(all[i], '^[^\t]*\t[^\t]+\t[1-3]$') then
+      table.insert(frows, all[i] .. '\t' .. n)
+    end
   end
-  redis.call('HSET', KEYS[3], '\0failing', failing, '\0failing_at', failing_at, '\0failing_stale', stale,
-    '\0failing_cursor', '-', '\0failing_partial', '', '\0failing_fresh', 0, '\0failing_rows', 0)
-else
-  redis.call('HSET', KEYS[3], '\0failing_cursor', cursor, '\0failing_partial', partial,
-    '\0failing_fresh', fresh_members, '\0failing_rows', nrows)
+  table.sort(frows)
+  local text = table.concat(frows, '\n')
+  if text ~= failing or failing_at == '0' then failing, failing_at = text, tostring(now) end
+  redis.call('HSET', KEYS[3], '\0failing', failing, '\0failing_at', failing_at, '\0failing_built', now)
 end
 local settling = tonumber(redis.call('HGET', KEYS[3], '\0settling'))
 if settling and settling <= now - ttl then

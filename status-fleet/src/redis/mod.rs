@@ -13,18 +13,19 @@
 //! | `{K}:live` | sorted set, by lex | `dc \0 condition serving \0 beat \0 id`: one member an instance |
 //! | `{K}:dcs` | hash | each data center (its value unused); the cached counts and when they were made; the settling mark |
 //! | `{K}:own` | hash | instance id → the token of the process that holds it |
-//! | `{K}:fail` | sorted set, by lex | `dc \0 dependency \0 level \0 beat \0 id`: one member a failing dependency of an instance |
+//! | `{K}:fail` | sorted set, by beat | `dc \0 dependency \0 level \0 id`: one member a failing dependency of an instance, scored by its last beat |
 //! | `{K}:fails` | hash | instance id → its failing dependencies of its last beat, `dependency \t level` a line |
+//! | `{K}:fcount` | hash | `dc \t dependency \t level` → how many members of `{K}:fail` it has |
 //! | `{K}:voice` | hash | failing dependency → its voice lease, `state \n holder \n expiry` ([`FleetStore::voice`](crate::FleetStore::voice)) |
 //!
-//! **What fails.** A beat moves its instance's failing members (at most
-//! [`MAX_FAILING`](crate::MAX_FAILING), ids validated by the script) to the new beat, as it
-//! moves its member of `{K}:live`: O(log N) each. The upkeeps skip through `{K}:fail` from
-//! one (data center, dependency, level) to the next and count each one's fresh members, at
-//! most 128 an upkeep, so that counting what fails across the fleet costs O(F log N) for F
-//! failing dependencies, whatever the number of instances, spread over F / 128 upkeeps; at
-//! most [`MAX_FAILING_ROWS`](crate::MAX_FAILING_ROWS) of them. What fails is sent to an
-//! instance only when it changed since the copy it holds.
+//! **What fails.** A beat moves the scores of its instance's failing members (at most
+//! [`MAX_FAILING`](crate::MAX_FAILING), ids validated by the script) to its beat, O(log N)
+//! each; a member that comes or goes (a new failure, a recovery, a move to another data
+//! center) moves `{K}:fcount` in the same script, so the counts cannot drift. The upkeep
+//! retires members not beaten for a TTL, counting them down, and reads the counts out only
+//! when they moved: O(F) for F failing (data center, dependency, level), whatever the number
+//! of instances; at most [`MAX_FAILING_ROWS`](crate::MAX_FAILING_ROWS) of them. What fails is
+//! sent to an instance only when it changed since the copy it holds.
 //!
 //! **One id, one process.** Each [`RedisFleet`] draws a random token; the first process to
 //! beat under an id holds it, and a beat under that id with another token is refused
@@ -69,10 +70,6 @@ use status_core::Error;
 /// The most instances one upkeep retires (ten upkeeps a second with a TTL of 3 s).
 const RETIRE: u32 = 64;
 
-/// The most (data center, dependency, level) one upkeep counts: a pass over F of them takes
-/// F / 128 upkeeps (a tenth of a second each with a TTL of 3 s), and no upkeep holds the
-/// server for more than about half a millisecond counting them.
-const FAILING_PER_UPKEEP: u32 = 128;
 
 /// The most data centers a fleet in Redis accepts, by default.
 pub const DEFAULT_MAX_DATACENTERS: usize = 64;
@@ -104,7 +101,7 @@ pub struct RedisFleet {
     /// What fails across the fleet, as last read, and when the store last changed it: sent
     /// again only when it changes.
     last_failing: std::sync::Mutex<Option<(u64, FailingRows)>>,
-    keys: [String; 6],
+    keys: [String; 7],
     voice_key: String,
     /// This process's token: the id it beats under is its own while it beats.
     owner: String,
@@ -136,6 +133,7 @@ impl RedisFleet {
             RedisStore::tagged(&key, "own")?,
             RedisStore::tagged(&key, "fail")?,
             RedisStore::tagged(&key, "fails")?,
+            RedisStore::tagged(&key, "fcount")?,
         ];
         let voice_key = RedisStore::tagged(&key, "voice")?;
         Ok(Self {
@@ -235,7 +233,6 @@ impl RedisFleet {
             .arg(failing_lines(me))
             .arg(crate::MAX_FAILING_ROWS)
             .arg(held_failing_at)
-            .arg(FAILING_PER_UPKEEP)
             .invoke_async(&mut connection)
             .await;
         let answer = match answer {

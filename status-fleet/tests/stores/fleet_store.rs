@@ -52,36 +52,56 @@ for dc, want in pairs(full) do
   end
   if serving ~= want[5] then table.insert(bad, dc .. ' serving: ' .. serving .. ' counted, ' .. want[5] .. ' recounted') end
 end
--- What fails: from each fresh record's summary, against the failing set's fresh members.
-local fails = {}
+-- What fails. Each fresh record's failing entries are members scored by its beat; every
+-- member is its record's, at its beat; and the counts are the members, grouped.
+local levels = {MINOR = '1', MAJOR = '2', OUTAGE = '3'}
 for i = 1, #records, 2 do
   local dc, beat, json = string.match(records[i + 1], '^([^\n]*)\n[0-3]\n[01]\n(%d+)\n(.*)$')
-  beat = tonumber(beat)
-  if beat > now - ttl and beat <= now + ttl then
+  if tonumber(beat) > now - ttl and tonumber(beat) <= now + ttl then
     local summary = cjson.decode(json)
     if type(summary.failing) == 'table' then
       for _, f in ipairs(summary.failing) do
-        local level = ({MINOR = '1', MAJOR = '2', OUTAGE = '3'})[f.level]
-        local p = dc .. '\0' .. f.id .. '\0' .. level .. '\0'
-        fails[p] = (fails[p] or 0) + 1
+        local m = dc .. '\0' .. f.id .. '\0' .. levels[f.level] .. '\0' .. records[i]
+        local score = redis.call('ZSCORE', KEYS[4], m)
+        if tonumber(score) ~= tonumber(beat) then
+          table.insert(bad, records[i] .. ' ' .. f.id .. ': member scored ' .. tostring(score) .. ', beat ' .. beat)
+        end
       end
     end
   end
 end
-local members = redis.call('ZRANGEBYLEX', KEYS[4], '-', '+')
-for _, m in ipairs(members) do
-  local p = string.match(m, '^([^%z]*%z[^%z]*%z[1-3]%z)')
-  if p and fails[p] == nil then fails[p] = 0 end
+local grouped = {}
+local members = redis.call('ZRANGE', KEYS[4], 0, -1, 'WITHSCORES')
+for i = 1, #members, 2 do
+  local dc, dep, lvl, id = string.match(members[i], '^([^%z]*)%z([^%z]+)%z([1-3])%z(.*)$')
+  local key = dc .. '\t' .. dep .. '\t' .. lvl
+  grouped[key] = (grouped[key] or 0) + 1
+  local record = redis.call('HGET', KEYS[1], id)
+  local rdc, rbeat, json = string.match(record or '', '^([^\n]*)\n[0-3]\n[01]\n(%d+)\n(.*)$')
+  local listed = false
+  if rdc == dc and tonumber(rbeat) == tonumber(members[i + 1]) then
+    for _, f in ipairs(cjson.decode(json).failing or {}) do
+      if f.id == dep and levels[f.level] == lvl then listed = true end
+    end
+  end
+  if not listed then table.insert(bad, 'member ' .. string.gsub(members[i], '%z', '/') .. ' is no record\'s') end
 end
-for p, want in pairs(fails) do
-  local got = redis.call('ZLEXCOUNT', KEYS[4], '[' .. p .. from, '(' .. p .. to)
-  if got ~= want then table.insert(bad, string.gsub(p, '%z', '/') .. ': ' .. got .. ' counted, ' .. want .. ' recounted') end
+local counted = redis.call('HGETALL', KEYS[5])
+local seen = {}
+for i = 1, #counted, 2 do
+  seen[counted[i]] = true
+  if tonumber(counted[i + 1]) ~= grouped[counted[i]] then
+    table.insert(bad, counted[i] .. ': ' .. counted[i + 1] .. ' counted, ' .. tostring(grouped[counted[i]]) .. ' members')
+  end
+end
+for key, n in pairs(grouped) do
+  if not seen[key] then table.insert(bad, key .. ': not counted, ' .. n .. ' members') end
 end
 return bad
 ";
 
 fn keys(key: &str) -> Vec<String> {
-    ["inst", "live", "dcs", "fail"]
+    ["inst", "live", "dcs", "fail", "fcount"]
         .iter()
         .map(|k| format!("{{{key}}}:{k}"))
         .collect()
@@ -176,7 +196,7 @@ fn the_counts_always_equal_a_full_recount() {
                 }
                 let bad: Vec<String> = redis::cmd("EVAL")
                     .arg(RECOUNT)
-                    .arg(4)
+                    .arg(5)
                     .arg(keys(&key))
                     .arg(ttl.as_millis() as u64)
                     .query_async(&mut redis_connection)

@@ -189,9 +189,9 @@ async fn readiness_excuses_exactly_what_east_shares_in_redis() {
     let ttl = Duration::from_millis(600);
     let east = mine_or_shared(|| RedisFleet::new(&url, "shared", ttl).unwrap(), ttl).await;
 
-    // Forged: members of the failing set no beat wrote. Past the fresh instances, the
-    // counts are not trusted: dropped and counted, and e4's own disk failure (forged as
-    // everyone's) is never excused.
+    // Forged: a count no beat made (twenty instances failing e4's disk), read out at the
+    // next upkeep. Past the fresh instances, the counts are not trusted: dropped and
+    // counted, and e4's own disk failure (forged as everyone's) is never excused.
     let mut c = redis::Client::open(url.as_str())
         .unwrap()
         .get_multiplexed_async_connection()
@@ -199,16 +199,20 @@ async fn readiness_excuses_exactly_what_east_shares_in_redis() {
         .unwrap();
     let now: (u64, u64) = redis::cmd("TIME").query_async(&mut c).await.unwrap();
     let ms = now.0 * 1000 + now.1 / 1000 + 100;
-    for i in 0..20 {
-        let member = format!("east\0disk\03\0{ms:015}\0forged-{i}");
-        let _: () = redis::cmd("ZADD")
-            .arg("{shared}:fail")
-            .arg(0)
-            .arg(member)
-            .query_async(&mut c)
-            .await
-            .unwrap();
-    }
+    let _: () = redis::cmd("HINCRBY")
+        .arg("{shared}:fcount")
+        .arg("east\tdisk\t3")
+        .arg(20)
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    let _: () = redis::cmd("HSET")
+        .arg("{shared}:dcs")
+        .arg("\0failing_moved")
+        .arg(ms)
+        .query_async(&mut c)
+        .await
+        .unwrap();
     let forged = REJECTIONS
         .iter()
         .position(|r| *r == "forged_count")
@@ -226,7 +230,7 @@ async fn readiness_excuses_exactly_what_east_shares_in_redis() {
         0,
         "{view:?}"
     );
-    // A member no beat could have written (no level) is retired by the next upkeep.
+    // A member no beat could have written (scored long ago) is retired by the next upkeep.
     let _: () = redis::cmd("ZADD")
         .arg("{shared}:fail")
         .arg(0)
