@@ -70,7 +70,6 @@ use status_core::Error;
 /// The most instances one upkeep retires (ten upkeeps a second with a TTL of 3 s).
 const RETIRE: u32 = 64;
 
-
 /// The most data centers a fleet in Redis accepts, by default.
 pub const DEFAULT_MAX_DATACENTERS: usize = 64;
 
