@@ -816,3 +816,103 @@ async fn the_public_status_page_shows_an_incident_and_its_recovery_without_a_rel
     );
     assert_eq!(console_errors(&client).await, Vec::<String>::new());
 }
+
+/// A fleet of three data centers as an operator meets it during an incident: dc-1 mostly
+/// down for `primary-db` (shared), one instance of dc-0 failing its own `disk`, dc-2 healthy.
+fn incident_fleet() -> status_fleet::FleetView {
+    use status_core::CheckStatus;
+    use status_fleet::{FailingDependency, FleetView, HealthRule, InstanceSummary};
+    let mut summaries = Vec::new();
+    let mut add = |id: String, dc: &str, condition, failing: Vec<FailingDependency>| {
+        summaries.push((
+            InstanceSummary::new(id, dc, condition, Vec::new(), "1.4.2").with_failing(failing),
+            Duration::from_millis(400),
+        ));
+    };
+    for i in 0..12 {
+        let down = i < 9;
+        let (condition, failing) = if down {
+            (
+                CheckStatus::Outage,
+                vec![FailingDependency::new("primary-db", CheckStatus::Outage)],
+            )
+        } else {
+            (CheckStatus::Ok, Vec::new())
+        };
+        add(format!("web-1-{i:02}"), "dc-1", condition, failing);
+    }
+    for i in 0..10 {
+        let (condition, failing) = if i == 3 {
+            (
+                CheckStatus::Outage,
+                vec![FailingDependency::new("disk", CheckStatus::Outage)],
+            )
+        } else {
+            (CheckStatus::Ok, Vec::new())
+        };
+        add(format!("web-0-{i:02}"), "dc-0", condition, failing);
+    }
+    for i in 0..10 {
+        add(format!("web-2-{i:02}"), "dc-2", CheckStatus::Ok, Vec::new());
+    }
+    FleetView::new(summaries, Duration::from_secs(3), HealthRule::default())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fleet_page_leads_with_what_fails() {
+    let registry = status_core::Registry::new();
+    let view = std::sync::Arc::new(incident_fleet());
+    let router = status_http::Routes::new(&registry)
+        .fleet(move || std::sync::Arc::clone(&view))
+        .build();
+    let addr = serve(router).await;
+    let (_driver, client) = browser().await;
+    client.set_window_size(1100, 900).await.unwrap();
+    client
+        .goto(&format!("http://{addr}/status/fleet"))
+        .await
+        .unwrap();
+    // What fails first: dc-1's shared outage, then dc-0's own disk.
+    let first = js(
+        &client,
+        "return [...document.querySelectorAll('#fleet-failing li')].map(l => l.textContent.trim())",
+    )
+    .await;
+    let first = first.as_array().unwrap();
+    assert!(
+        first[0]
+            .as_str()
+            .unwrap()
+            .contains("primary-db OUTAGE on 9 of 12 in dc-1, shared"),
+        "{first:?}"
+    );
+    assert!(first[1]
+        .as_str()
+        .unwrap()
+        .contains("disk OUTAGE on 1 of 10 in dc-0"));
+    // The data centers, the worst first; the healthy one a count and a link.
+    let order = js(
+        &client,
+        "return [...document.querySelectorAll('section.fleet-dc')].map(s => s.id)",
+    )
+    .await;
+    assert_eq!(order, json!(["dc-dc-1", "dc-dc-0", "dc-dc-2"]));
+    let healthy = element(&client, "#dc-dc-2 .fleet-unlisted-dc").await;
+    assert!(healthy.text().await.unwrap().contains("10 fresh instances"));
+    // dc-1's troubled instances listed, its healthy three collapsed.
+    let troubled = js(
+        &client,
+        "return document.querySelectorAll('#dc-dc-1 table.panel-table tbody tr[data-instance]').length",
+    )
+    .await;
+    assert!(troubled.as_u64().unwrap() >= 9, "{troubled}");
+    let collapsed = element(&client, "#dc-dc-1 details.fleet-healthy").await;
+    assert_eq!(
+        collapsed.attr("data-count").await.unwrap().as_deref(),
+        Some("3")
+    );
+    assert_eq!(console_errors(&client).await, Vec::<String>::new());
+    let png = client.screenshot().await.unwrap();
+    let shot = screenshot_path().with_file_name("fleet-page.png");
+    std::fs::write(&shot, png).unwrap();
+}
