@@ -1,0 +1,91 @@
+//! The admin API's bodies from outside: whatever is sent to a mute, a drain or an override,
+//! with the token or without, the answer is never a 5xx; a refusal is a JSON error and
+//! changes nothing (the mutes, the holds and the features read the same after).
+#![no_main]
+
+use std::sync::OnceLock;
+
+use axum::body::Body;
+use http_body_util::BodyExt;
+use libfuzzer_sys::fuzz_target;
+use status_core::{CheckStatus, Dependency, Feature, Registry};
+use tower::ServiceExt;
+
+const TOKEN: &str = "fuzz-token";
+
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime")
+    })
+}
+
+fn state(registry: &Registry) -> String {
+    format!(
+        "{:?}|{}|{:?}",
+        registry.mutes(),
+        registry.holds().len(),
+        registry.features()
+    )
+}
+
+fuzz_target!(|input: (u8, bool, &[u8])| {
+    let (route, with_token, body) = input;
+    let (method, path) = match route % 5 {
+        0 => ("PUT", "/admin/mutes/db"),
+        1 => ("PUT", "/admin/drain"),
+        2 => ("PUT", "/features/writes/override"),
+        3 => ("DELETE", "/admin/drain"),
+        _ => ("PUT", "/admin/mutes/unknown"),
+    };
+    runtime().block_on(async {
+        let registry = Registry::new();
+        registry
+            .add_passive(Dependency::passive("db").build_info().expect("valid"))
+            .expect("registered");
+        registry
+            .add_feature(
+                Feature::builder("writes")
+                    .requires("db", CheckStatus::Minor)
+                    .build()
+                    .expect("valid"),
+            )
+            .expect("added");
+        let app = status_http::Routes::new(&registry)
+            .admin_token(TOKEN)
+            .build();
+        let before = state(&registry);
+        let mut request = axum::http::Request::builder()
+            .method(method)
+            .uri(path)
+            .header("content-type", "application/json");
+        if with_token {
+            request = request.header("authorization", format!("Bearer {TOKEN}"));
+        }
+        let answer = app
+            .oneshot(request.body(Body::from(body.to_vec())).expect("a request"))
+            .await
+            .expect("infallible");
+        let status = answer.status();
+        let bytes = answer
+            .into_body()
+            .collect()
+            .await
+            .expect("a body")
+            .to_bytes();
+        assert!(
+            !status.is_server_error(),
+            "{method} {path} {body:?}: {status} {}",
+            String::from_utf8_lossy(&bytes)
+        );
+        if status.is_client_error() {
+            let json: serde_json::Value =
+                serde_json::from_slice(&bytes).expect("a refusal is JSON");
+            assert!(json["error"].is_string(), "{json}");
+            assert_eq!(state(&registry), before, "a refusal changed something");
+        }
+    });
+});
