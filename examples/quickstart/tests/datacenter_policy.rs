@@ -4,13 +4,13 @@
 //! combination, and a rule whose thresholds cross refused at start.
 
 use std::net::SocketAddr;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 mod common;
 mod processes;
 
-use common::{get_json as get, until};
-use processes::{free_port, redis_server, Process};
+use common::{chaos, get_json as get, until};
+use processes::{free_port, quickstart, redis_server, Process};
 
 /// The policy under test: removed below 3 serving or half; readiness fails open below 30 %;
 /// no failure is shared (at least 10 others), so only the thresholds excuse anyone.
@@ -27,44 +27,22 @@ const POLICY: [&str; 9] = [
 ];
 
 async fn instance(redis: u16, id: &str, dc: &str) -> (Process, SocketAddr) {
-    let port = free_port();
-    let child = Command::new(env!("CARGO_BIN_EXE_quickstart"))
-        .args(["--port", &port.to_string(), "--period-ms", "100"])
-        .args(["--fleet-redis", &format!("redis://127.0.0.1:{redis}/")])
-        .args([
-            "--datacenter",
-            dc,
-            "--instance-id",
-            id,
-            "--fleet-ttl-ms",
-            "600",
-        ])
-        .args(POLICY)
-        .env("STATUS_ADMIN_TOKEN", "t")
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    until(addr, "ready", async || {
-        tokio::net::TcpStream::connect(addr).await.is_ok()
-            && get(addr, "/healthcheck/ready").await.0 == 200
-    })
-    .await;
-    (Process(child), addr)
+    let redis_url = format!("redis://127.0.0.1:{redis}/");
+    let mut args = vec![
+        "--fleet-redis",
+        &redis_url,
+        "--datacenter",
+        dc,
+        "--instance-id",
+        id,
+    ];
+    args.extend(["--fleet-ttl-ms", "600"]);
+    args.extend(POLICY);
+    quickstart(&args).await
 }
 
 async fn outage(addr: SocketAddr, mode: &str) {
-    let (status, body) = common::request(
-        addr,
-        "PUT",
-        "/demo/chaos/primary-db",
-        Some("t"),
-        &format!(r#"{{"mode":"{mode}"}}"#),
-    )
-    .await;
-    assert_eq!(status, 200, "{body}");
+    chaos(addr, "primary-db", mode).await;
 }
 
 /// dc-1 as GSLB sees it: the code, and whether readiness fails open inside it.

@@ -2,13 +2,12 @@
 //! `redis-server`; the chaos API breaks a data center, then both.
 
 use std::net::SocketAddr;
-use std::process::{Command, Stdio};
 
 mod agree;
 mod common;
 mod processes;
 
-use processes::{free_port, redis_server, Process};
+use processes::{free_port, quickstart, redis_server, Process};
 
 use common::{get_json as get, until};
 
@@ -17,44 +16,22 @@ async fn instance(redis: u16, id: &str, dc: &str) -> (Process, SocketAddr) {
 }
 
 async fn instance_with(redis: u16, id: &str, dc: &str, extra: &[&str]) -> (Process, SocketAddr) {
-    let port = free_port();
-    let child = Command::new(env!("CARGO_BIN_EXE_quickstart"))
-        .args(["--port", &port.to_string(), "--period-ms", "100"])
-        .args(["--fleet-redis", &format!("redis://127.0.0.1:{redis}/")])
-        .args([
-            "--datacenter",
-            dc,
-            "--instance-id",
-            id,
-            "--fleet-ttl-ms",
-            "600",
-        ])
-        .args(extra)
-        .env("STATUS_ADMIN_TOKEN", "t")
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    until(addr, "ready", async || {
-        tokio::net::TcpStream::connect(addr).await.is_ok()
-            && get(addr, "/healthcheck/ready").await.0 == 200
-    })
-    .await;
-    (Process(child), addr)
+    let redis_url = format!("redis://127.0.0.1:{redis}/");
+    let mut args = vec![
+        "--fleet-redis",
+        &redis_url,
+        "--datacenter",
+        dc,
+        "--instance-id",
+        id,
+    ];
+    args.extend(["--fleet-ttl-ms", "600"]);
+    args.extend(extra);
+    quickstart(&args).await
 }
 
 async fn chaos(addr: SocketAddr, mode: &str) {
-    let (status, body) = common::request(
-        addr,
-        "PUT",
-        "/demo/chaos/primary-db",
-        Some("t"),
-        &format!(r#"{{"mode":"{mode}"}}"#),
-    )
-    .await;
-    assert_eq!(status, 200, "{body}");
+    common::chaos(addr, "primary-db", mode).await;
 }
 
 /// The data-center endpoint `dc` as `addr` answers it: code and `failOpen`.

@@ -5,51 +5,44 @@
 //! data center and never asks the budget, which would have let them all go.
 
 use std::net::SocketAddr;
-use std::process::{Command, Stdio};
 
 mod common;
 mod processes;
 
-use common::{get_json as get, until};
-use processes::{free_port, redis_server, Process};
+use common::{chaos, get_json as get, until};
+use processes::{quickstart, redis_server, Process};
 
 async fn instance(redis: u16, id: usize) -> (Process, SocketAddr) {
-    let port = free_port();
     let redis_url = format!("redis://127.0.0.1:{redis}/");
-    let child = Command::new(env!("CARGO_BIN_EXE_quickstart"))
-        .args(["--port", &port.to_string(), "--period-ms", "100"])
-        .args(["--fleet-redis", &redis_url, "--datacenter", "dc-1"])
-        .args(["--instance-id", &format!("i{id}"), "--fleet-ttl-ms", "600"])
-        .args(["--cull-redis", &redis_url, "--cull-threshold", "5"])
-        .args(["--cull-interval-ms", "300", "--cull-window-s", "60"])
+    let id = format!("i{id}");
+    quickstart(&[
+        "--fleet-redis",
+        &redis_url,
+        "--datacenter",
+        "dc-1",
+        "--instance-id",
+        &id,
+        "--fleet-ttl-ms",
+        "600",
+        "--cull-redis",
+        &redis_url,
+        "--cull-threshold",
+        "5",
+        "--cull-interval-ms",
+        "300",
+        "--cull-window-s",
+        "60",
         // A budget that would let every instance go: only the attribution saves them.
-        .args(["--cull-capacity", "20", "--cull-budget-window-s", "600"])
-        .args(["--cull-budget", "sliding", "--cull-min-uptime-s", "0"])
-        .env("STATUS_ADMIN_TOKEN", "t")
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    until(addr, "ready", async || {
-        tokio::net::TcpStream::connect(addr).await.is_ok()
-            && get(addr, "/healthcheck/ready").await.0 == 200
-    })
-    .await;
-    (Process(child), addr)
-}
-
-async fn primary_db(addr: SocketAddr, mode: &str) {
-    let (status, body) = common::request(
-        addr,
-        "PUT",
-        "/demo/chaos/primary-db",
-        Some("t"),
-        &format!(r#"{{"mode":"{mode}"}}"#),
-    )
-    .await;
-    assert_eq!(status, 200, "{body}");
+        "--cull-capacity",
+        "20",
+        "--cull-budget-window-s",
+        "600",
+        "--cull-budget",
+        "sliding",
+        "--cull-min-uptime-s",
+        "0",
+    ])
+    .await
 }
 
 /// Failing traffic: ten requests to `/demo/work` that fail, over the culler's threshold.
@@ -98,7 +91,7 @@ async fn a_shared_outage_culls_no_one_and_a_lone_one_is_culled() {
 
     // One instance's own failure, with failing traffic: it is culled (its own, not shared).
     let lone = addrs[0];
-    primary_db(lone, "outage").await;
+    chaos(lone, "primary-db", "outage").await;
     until(lone, "its failure published", async || {
         seen(addrs[1]).await == (1, false)
     })
@@ -109,7 +102,7 @@ async fn a_shared_outage_culls_no_one_and_a_lone_one_is_culled() {
     // The same failure on the nine others: shared (10 of 10 in dc-1), and the culler of each
     // sees it before the traffic fails.
     for addr in &addrs[1..] {
-        primary_db(*addr, "outage").await;
+        chaos(*addr, "primary-db", "outage").await;
     }
     for addr in &addrs[1..] {
         let addr = *addr;

@@ -70,3 +70,18 @@ pub(crate) fn fresh_dir(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// Sets the chaos of the demo dependency `dependency` of the quickstart at `addr` (`ok`,
+/// `outage`, …) with the admin token `t`.
+#[allow(dead_code)] // Not every test binary drives chaos.
+pub(crate) async fn chaos(addr: SocketAddr, dependency: &str, mode: &str) {
+    let (status, body) = request(
+        addr,
+        "PUT",
+        &format!("/demo/chaos/{dependency}"),
+        Some("t"),
+        &format!(r#"{{"mode":"{mode}"}}"#),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+}
