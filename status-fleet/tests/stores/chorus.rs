@@ -8,13 +8,14 @@ use std::time::Duration;
 
 use axum::routing::post;
 use status_core::check::CheckOutcome;
-use status_core::{CheckStatus, Dependency, Registry, Reporter, Urgency};
+use status_core::{CheckStatus, Registry, Reporter};
 use status_fleet::{EtcdFleet, Fleet, FleetChorus, FleetStore, HealthRule, Member, RedisFleet};
 use status_notify::{NoticePolicy, Notifications, Webhook};
 use tokio::time::Instant;
 
 use crate::etcd_server::EtcdCluster;
 use crate::servers::RedisServer;
+use crate::shared::required;
 
 /// Every message the receiver got, as JSON.
 type Received = Arc<Mutex<Vec<serde_json::Value>>>;
@@ -50,21 +51,7 @@ struct Instance {
 
 fn instance(store: impl FleetStore, hook: &str, id: usize) -> Instance {
     let registry = Registry::new();
-    let dependency = |name: &str| {
-        let reporter = registry
-            .add_passive(
-                Dependency::passive(name)
-                    .urgency(Urgency::Required)
-                    .failures_before_outage(1)
-                    .successes_before_recovery(1)
-                    .build_info()
-                    .unwrap(),
-            )
-            .unwrap();
-        reporter.record(CheckOutcome::new(CheckStatus::Ok, "up"));
-        reporter
-    };
-    let (db, disk) = (dependency("db"), dependency("disk"));
+    let (db, disk) = (required(&registry, "db"), required(&registry, "disk"));
     let fleet = Fleet::start(
         &registry,
         store,

@@ -29,21 +29,7 @@ struct Node {
 impl Node {
     fn start(store: impl FleetStore, id: &str, dc: &str) -> Self {
         let registry = Registry::new();
-        let dependency = |id: &str| {
-            let reporter = registry
-                .add_passive(
-                    Dependency::passive(id)
-                        .urgency(Urgency::Required)
-                        .failures_before_outage(1)
-                        .successes_before_recovery(1)
-                        .build_info()
-                        .unwrap(),
-                )
-                .unwrap();
-            reporter.record(CheckOutcome::new(CheckStatus::Ok, "up"));
-            reporter
-        };
-        let (db, disk) = (dependency("db"), dependency("disk"));
+        let (db, disk) = (required(&registry, "db"), required(&registry, "disk"));
         let member = Member {
             instance_id: id.to_owned(),
             datacenter: dc.to_owned(),
@@ -88,6 +74,22 @@ async fn until(what: &str, within: Duration, mut ok: impl FnMut() -> bool) {
         assert!(Instant::now() < deadline, "never: {what}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// A Required dependency `id` of `registry`, reported passively without hysteresis, OK.
+pub(crate) fn required(registry: &Registry, id: &str) -> Reporter {
+    let reporter = registry
+        .add_passive(
+            Dependency::passive(id)
+                .urgency(Urgency::Required)
+                .failures_before_outage(1)
+                .successes_before_recovery(1)
+                .build_info()
+                .unwrap(),
+        )
+        .unwrap();
+    reporter.record(CheckOutcome::new(CheckStatus::Ok, "up"));
+    reporter
 }
 
 /// Four instances of `east` and one of `west`: a failure on three of east's is shared there
