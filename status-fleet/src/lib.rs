@@ -92,7 +92,7 @@ pub const MAX_PAGE: usize = 500;
 /// The upper bounds of the beat-duration histogram, in seconds.
 pub const BEAT_BUCKETS: [f64; 10] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0];
 /// Why the store refused or healed something, as counted.
-pub const REJECTIONS: [&str; 9] = [
+pub const REJECTIONS: [&str; 10] = [
     "wrong_type",
     "too_large",
     "bad_id",
@@ -102,4 +102,5 @@ pub const REJECTIONS: [&str; 9] = [
     "too_many_datacenters",
     "bad_failing",
     "forged_count",
+    "late",
 ];

@@ -4,6 +4,19 @@ if not string.find(cond, '^[0-3]$') or not string.find(serving, '^[01]$') then
   return {'bad_state'}
 end
 if #json > limit then return {'too_large'} end
+-- A beat older than one this process already had taken (sent, given up as late, its
+-- connection dropped, then delivered after a newer one: a packet retransmitted for seconds)
+-- changes nothing: it would write a past condition, stamped now, as fresh. `{K}:own` holds
+-- `owner \t sequence` per id (a bare owner, from before: no sequence to compare).
+local seq = tonumber(ARGV[17] or '')
+local held = redis.pcall('HGET', KEYS[4], id)
+if type(held) ~= 'string' then held = nil end
+local holder, held_seq = held, nil
+if held then
+  local o, n = string.match(held, '^(.*)\t(%d+)$')
+  if o then holder, held_seq = o, tonumber(n) end
+end
+if seq and held_seq and holder == owner and seq <= held_seq then return {'late'} end
 -- The failing dependencies: one line each, `dependency \t level` (1 MINOR … 3 OUTAGE), at
 -- most 32, ids as status-core's.
 local fails = {}
@@ -14,6 +27,10 @@ for line in string.gmatch(ARGV[14] or '', '[^\n]+') do
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- A beat run after its deadline (the client gave up on it; the network delivered it late)
+-- changes nothing: it would write a condition of seconds ago, stamped now, as fresh.
+local deadline = tonumber(ARGV[18] or '') or 0
+if deadline > 0 and now > deadline then return {'late', now} end
 local keep = ttl * 10
 local function pad(ms) return string.format('%015d', ms) end
 -- What fails, counted: `{K}:fcount` holds, per `dc \t dependency \t level`, the members of
@@ -64,7 +81,6 @@ if redis.call('HEXISTS', KEYS[3], dc) == 0 then
 end
 local previous = redis.call('HGET', KEYS[1], id)
 -- One id, one process: another's fresh record is never replaced.
-local holder = redis.call('HGET', KEYS[4], id)
 if holder and holder ~= owner and previous then
   local pdc, pbeat = string.match(previous, '^([^\n]*)\n[0-3]\n[01]\n(%d+)\n')
   pbeat = tonumber(pbeat)
@@ -72,7 +88,7 @@ if holder and holder ~= owner and previous then
     return {'id_taken', now, pdc}
   end
 end
-redis.call('HSET', KEYS[4], id, owner)
+redis.call('HSET', KEYS[4], id, owner .. '\t' .. (seq or 0))
 if previous then
   local old = member_of(previous, id)
   if old then redis.call('ZREM', KEYS[2], old) end

@@ -56,6 +56,7 @@ use crate::{
     Beat, BeatError, Boxed, DatacenterCounts, FleetStore, InstancePage, InstanceQuery,
     InstanceSummary, VoiceAsk, VoiceLease, MAX_PAGE, MAX_SUMMARY, REJECTIONS,
 };
+mod clock;
 mod parse;
 
 use self::parse::{
@@ -81,7 +82,11 @@ pub const DEFAULT_MAX_DATACENTERS: usize = 64;
 /// center counted into a cache the other beats hand out. Answers `ok` (or `settling`), the
 /// server's time, what it healed and retired, when the counts were made, and the counts: one
 /// line a data center, `dc \t ok \t minor \t major \t outage \t serving`; nil instead of
-/// counts the client says it holds (`ARGV[10]`: when its counts were made).
+/// counts the client says it holds (`ARGV[10]`: when its counts were made). A beat numbered
+/// (`ARGV[17]`) at or below the last one this process had taken answers `late` and changes
+/// nothing: delivered after a newer one, it would write a past condition as fresh. So does
+/// one run after its deadline on the server's clock (`ARGV[18]`, 0: none), answering `late`
+/// and the server's time.
 const BEAT: &str = include_str!("beat.lua");
 
 /// One page of instances in lex order of `{K}:live` after the cursor: the server's time, then
@@ -104,6 +109,11 @@ pub struct RedisFleet {
     voice_key: String,
     /// This process's token: the id it beats under is its own while it beats.
     owner: String,
+    /// The last beat's number: the store ignores a beat older than one it took (delivered
+    /// late, after its connection was given up).
+    sequence: std::sync::atomic::AtomicU64,
+    /// The server's clock, for each beat's deadline: one delivered later is ignored.
+    clock: clock::ServerClock,
     /// The most data centers the fleet accepts.
     max_datacenters: usize,
     ttl: Duration,
@@ -142,6 +152,8 @@ impl RedisFleet {
             keys,
             voice_key,
             owner: super::owner_token(),
+            sequence: std::sync::atomic::AtomicU64::new(0),
+            clock: clock::ServerClock::default(),
             max_datacenters: DEFAULT_MAX_DATACENTERS,
             ttl,
             beat: redis::Script::new(BEAT),
@@ -213,35 +225,54 @@ impl RedisFleet {
             .as_ref()
             .map_or_else(String::new, |(at, _)| at.to_string());
         let mut connection = self.connection().await?;
-        let answer: Result<Vec<redis::Value>, _> = self
-            .beat
-            .key(&self.keys[..])
-            .arg(&me.instance_id)
-            .arg(&me.datacenter)
-            .arg(condition_digit(me.condition))
-            .arg(u8::from(me.serving()))
-            .arg(json)
-            .arg(u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX))
-            .arg(RETIRE)
-            .arg(MAX_SUMMARY)
-            .arg(u64::try_from(self.counted_every().as_millis()).unwrap_or(u64::MAX))
-            .arg(held_at)
-            .arg(u8::from(knows_me))
-            .arg(&self.owner)
-            .arg(self.max_datacenters)
-            .arg(failing_lines(me))
-            .arg(crate::MAX_FAILING_ROWS)
-            .arg(held_failing_at)
-            .invoke_async(&mut connection)
-            .await;
-        let answer = match answer {
-            Ok(answer) => answer,
-            Err(e) => {
-                self.reset().await;
-                return Err(BeatError::Store(e.to_string()));
+        // Sent again, once, if the server said it came too late by a clock this process had
+        // wrong (another server, after a failover): its answer set the clock right.
+        let mut tries = 0;
+        let answer = loop {
+            let answer: Result<Vec<redis::Value>, _> = self
+                .beat
+                .key(&self.keys[..])
+                .arg(&me.instance_id)
+                .arg(&me.datacenter)
+                .arg(condition_digit(me.condition))
+                .arg(u8::from(me.serving()))
+                .arg(&json)
+                .arg(u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX))
+                .arg(RETIRE)
+                .arg(MAX_SUMMARY)
+                .arg(u64::try_from(self.counted_every().as_millis()).unwrap_or(u64::MAX))
+                .arg(held_at)
+                .arg(u8::from(knows_me))
+                .arg(&self.owner)
+                .arg(self.max_datacenters)
+                .arg(failing_lines(me))
+                .arg(crate::MAX_FAILING_ROWS)
+                .arg(&held_failing_at)
+                .arg(
+                    self.sequence
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                        + 1,
+                )
+                .arg(self.clock.deadline(self.ttl / 3))
+                .invoke_async(&mut connection)
+                .await;
+            let answer = match answer {
+                Ok(answer) => answer,
+                Err(e) => {
+                    self.reset().await;
+                    return Err(BeatError::Store(e.to_string()));
+                }
+            };
+            match parse::late_at(&answer) {
+                Some(now) if tries == 0 => {
+                    self.clock.heard(now);
+                    tries += 1;
+                }
+                _ => break answer,
             }
         };
         let (mut beat, sent, (failing_at, failing)) = parse_beat(&answer)?;
+        self.clock.heard(beat.now_ms);
         if sent {
             let mut last = lock(&self.last);
             if last.as_ref().is_none_or(|(at, _)| *at <= beat.counted_ms) {

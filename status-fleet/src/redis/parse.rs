@@ -61,6 +61,13 @@ fn text(value: &redis::Value) -> Option<String> {
 /// text when it came with the answer (it does not when the client holds it).
 pub(super) type FailingAnswer = (u64, Option<String>);
 
+/// The server's time, if the answer says the beat came after its deadline (`late`).
+pub(super) fn late_at(answer: &[redis::Value]) -> Option<u64> {
+    (answer.first().and_then(text)? == "late")
+        .then(|| answer.get(1).and_then(integer))
+        .flatten()
+}
+
 /// The beat (its data centers' failing rows not attached), whether the counts came with it
 /// (they do not when the client holds them), and what fails.
 pub(super) fn parse_beat(
@@ -82,6 +89,7 @@ pub(super) fn parse_beat(
             "too_large" => "too_large",
             "too_many_datacenters" => "too_many_datacenters",
             "bad_failing" => "bad_failing",
+            "late" => "late",
             _ => return Err(garbage()),
         }));
     }
