@@ -89,8 +89,8 @@ class History:
 
     def spans(self, ident):
         """When `ident` surely could not beat (`hard`: not started or gone, partitioned from
-        the store, paused, the store cut or down), and when it may not have (`soft`: a lossy
-        store, an etcd leader cut, whose followers still answer)."""
+        the store, paused, the one Redis cut or down), and when it may not have (`soft`: a
+        lossy store, the leader of etcd or a master of a Redis Cluster cut, which fail over)."""
         life = self.lives.get(ident)
         if life is None:
             return [(0, self.end)], []
@@ -98,13 +98,14 @@ class History:
         # it is killed, just after the cull was seen.
         hard, soft = [(-1, life[0] - SLACK), (life[1] + SLACK, self.end + 1)], []
         slot = life[2]
-        etcd = self.config["store"] == "etcd"
+        # A store of several members fails over: a cut leader is replaced.
+        alone = self.config["store"] == "redis"
         for fault in self.faults:
             kind, span = fault["kind"], (fault["t"], fault["healed"])
             if kind in ("partition-one", "partition-minority", "pause"):
                 if slot in fault["targets"]:
                     hard.append(span)
-            elif kind == "store-restart" or (kind == "partition-store" and not etcd):
+            elif kind == "store-restart" or (kind == "partition-store" and alone):
                 hard.append(span)
             elif kind in ("lossy", "partition-store"):
                 soft.append(span)

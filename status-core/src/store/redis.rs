@@ -100,7 +100,7 @@ impl RedisStore {
             [one] => Kind::Single(redis::Client::open(one).map_err(invalid)?),
             _ => Kind::Cluster(
                 redis::cluster::ClusterClientBuilder::new(seeds.clone())
-                    .connection_timeout(std::time::Duration::from_secs(1))
+                    .connection_timeout(std::time::Duration::from_millis(250))
                     .response_timeout(std::time::Duration::from_secs(1))
                     .retries(2)
                     .build()
