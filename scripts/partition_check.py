@@ -6,7 +6,7 @@ The invariants, with TTL the fleet's, a beat a third of it, and δ the recorder'
 100 ms period and the time its requests take):
   I1 records   a record the store hands out as fresh says the condition its instance had
                when it beat: its own summary, read by the recorder, within one beat of the
-               record's age.
+               record's age (etcd keeps no age: within its lease, twice across a new leader).
   I2 counts    a view that says it is fresh counts, in each data center, every instance that
                could beat throughout the last two TTLs (the view is at most a TTL old, and
                counts records at most a TTL old), and none that could not.
@@ -186,7 +186,12 @@ def check(h):
                         f"{t:.1f}s {ident} failed open {t - since:.1f}s after "
                         f"{'its last fresh view' if last_fresh is not None else 'its start'}")
 
-    # I1: every fresh record says what its instance said of itself when it beat.
+    # I1: every fresh record says what its instance said of itself when it beat. etcd keeps
+    # no beat time (its age is 0): a record lives while its lease does, up to the TTL in whole
+    # seconds after the last keep-alive, and twice that across a new leader (which extends
+    # every lease), so it may say what its instance said that long ago.
+    lease = -(-h.config["ttl_ms"] // 1000)
+    ageless = 2 * lease if h.config["store"] == "etcd" else 0
     for page in h.pages:
         asked, t = page["tf"]
         for rid, condition, age_ms, stale in page["records"]:
@@ -195,7 +200,7 @@ def check(h):
             stats["records"] += 1
             # Written `age_ms` before the page was read (by the store's clock), and the page
             # may be cached for a beat.
-            said = h.wrong(rid, condition, asked - age_ms / 1000 - beat - SLACK,
+            said = h.wrong(rid, condition, asked - age_ms / 1000 - beat - ageless - SLACK,
                            t - age_ms / 1000 + SLACK)
             if said is not None:
                 violations["I1 records"].append(
@@ -220,9 +225,9 @@ def check(h):
     # granted by up to the recorder's period, so the window is shortened by the slack).
     by_server = bool(h.grants) and all(g["server_ms"] is not None for g in h.grants)
     stamped = sorted((g["server_ms"] / 1000 if by_server else g["t"], g["t"]) for g in h.grants)
-    span = window if by_server else window - SLACK
+    within = window if by_server else window - SLACK
     for k, (at, seen) in enumerate(stamped):
-        inside = [x for x in stamped[k:] if x[0] < at + span]
+        inside = [x for x in stamped[k:] if x[0] < at + within]
         if len(inside) > capacity:
             span = (seen, inside[-1][1])
             if any(span[0] - 0.5 <= r <= span[1] + 0.5 for r in restarts):
