@@ -256,6 +256,15 @@ pub(super) async fn watch(inner: Arc<Inner>) {
     let mut pause = Duration::from_millis(100);
     let mut needs_read = true;
     loop {
+        // Cut for longer than a TTL: read again in full. A resumed watch's first answer (its
+        // creation) comes before the events it replays, and so does a progress report on
+        // etcd before 3.4.24 and 3.5.8: neither says the counts caught up, and counts a TTL
+        // behind would be served as fresh until the replay arrives (found by
+        // scripts/partition: a view fresh after a partition healed, counting an instance
+        // gone for five seconds). A shorter cut resumes: its counts lag less than a TTL.
+        if inner.lock().heard.is_none_or(|at| at.elapsed() > inner.ttl) {
+            needs_read = true;
+        }
         match watch_once(&inner, &mut needs_read).await {
             Ok(()) => pause = Duration::from_millis(100),
             Err(e) => {
