@@ -59,6 +59,42 @@ mod sync;
 mod tracker;
 mod view;
 
+/// Hooks for the fuzz targets of `fuzz/`: the parsers of what the stores hand back, private
+/// otherwise. Built only by `cargo fuzz` (`--cfg fuzzing`); not part of the API.
+#[cfg(all(fuzzing, any(feature = "redis", feature = "etcd")))]
+#[doc(hidden)]
+pub mod fuzzing {
+    use std::time::Duration;
+
+    /// A page of instances from the answer of Redis's list script.
+    #[cfg(feature = "redis")]
+    pub fn redis_page(answer: &[Vec<u8>], ttl: Duration, limit: usize) -> crate::InstancePage {
+        crate::redis::fuzzing::page(answer, ttl, limit)
+    }
+
+    /// What fails, from the text Redis's upkeep keeps: the rows, and how many were dropped.
+    #[cfg(feature = "redis")]
+    pub fn redis_failing(text: &str) -> (Vec<(String, crate::DependencyCount)>, u64) {
+        crate::redis::fuzzing::failing(text)
+    }
+
+    /// An instance from an etcd key and value, or the reason it is skipped.
+    #[cfg(feature = "etcd")]
+    pub fn etcd_entry(key: &[u8], value: &[u8]) -> Result<crate::InstanceSummary, &'static str> {
+        crate::etcd::fuzzing::entry(key, value)
+    }
+
+    /// Why `id` in `datacenter` is refused, if it is.
+    pub fn refusal(id: &str, datacenter: &str) -> Option<&'static str> {
+        crate::store::refusal(id, datacenter)
+    }
+
+    /// A cursor's bytes.
+    pub fn unhex(text: &str) -> Option<Vec<u8>> {
+        crate::store::unhex(text)
+    }
+}
+
 #[cfg(feature = "notify")]
 pub use self::chorus::FleetChorus;
 #[cfg(feature = "etcd")]

@@ -755,7 +755,10 @@ async fn a_watch_cut_for_longer_than_a_ttl_never_answers_the_counts_from_before(
             }
             Err(_) => watcher.reset().await,
         }
-        assert!(Instant::now() < deadline, "the watcher never answered again");
+        assert!(
+            Instant::now() < deadline,
+            "the watcher never answered again"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     beating.abort();

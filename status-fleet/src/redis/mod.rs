@@ -59,6 +59,22 @@ use crate::{
 mod clock;
 mod parse;
 
+/// The parsers of what Redis hands back, for the fuzz targets (`cargo fuzz` only).
+#[cfg(fuzzing)]
+pub(crate) mod fuzzing {
+    use std::time::Duration;
+
+    use crate::{DependencyCount, InstancePage};
+
+    pub(crate) fn page(answer: &[Vec<u8>], ttl: Duration, limit: usize) -> InstancePage {
+        super::parse::parse_page(answer, ttl, limit)
+    }
+
+    pub(crate) fn failing(text: &str) -> (Vec<(String, DependencyCount)>, u64) {
+        super::parse::parse_failing(text)
+    }
+}
+
 use self::parse::{
     attach, condition_digit, failing_lines, page_bounds, parse_beat, parse_failing, parse_page,
 };
