@@ -116,6 +116,12 @@ class History:
     def could_not(self, ident, start, end):
         """Whether `ident` surely could not beat at any time in [start, end]."""
         hard, _ = self.spans(ident)
+        # A fault is recorded as the nemesis starts applying it and healed as it is done
+        # healing: it may bite later and let go earlier than recorded (a beat can go through
+        # within milliseconds of a heal). Narrower, so that "could not" is sure.
+        life = self.lives.get(ident)
+        lived = set(((-1, life[0] - SLACK), (life[1] + SLACK, self.end + 1))) if life else set()
+        hard = [span if span in lived else (span[0] + 0.15, span[1] - 0.15) for span in hard]
         reach = start
         for a, b in sorted(hard):
             if a <= reach + 0.05:
