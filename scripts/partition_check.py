@@ -340,12 +340,21 @@ def draw(h, outcomes, path):
         for ident, (a, b, s, dc) in h.lives.items():
             if s != slot:
                 continue
+            # Runs of samples in one state, one rectangle each.
+            runs = []
             for sample in h.samples.get(ident, []):
                 view = sample.get("view")
                 state = ("none" if view is None else "fresh" if not view["stale"]
                          else "open" if view["failOpen"] else "stale")
-                x = left + sample["t0"] * scale
-                out.append(f'<rect x="{x:.1f}" y="{y + 4}" width="{max(scale * 0.1, 1):.1f}" '
+                at = sample["t0"]
+                if runs and runs[-1][0] == state and at - runs[-1][2] < 0.35:
+                    runs[-1][2] = at
+                else:
+                    runs.append([state, at, at])
+            for state, a, b in runs:
+                x = left + a * scale
+                w = max((b - a + 0.1) * scale, 1)
+                out.append(f'<rect x="{x:.1f}" y="{y + 4}" width="{w:.1f}" '
                            f'height="{row - 10}" fill="{colours[state]}"/>')
         for t, ident in h.culls:
             if h.lives.get(ident, [0, 0, None])[2] == slot:
