@@ -11,12 +11,12 @@ use status_fleet::{MAX_SUMMARY, REJECTIONS};
 
 const TTL: Duration = Duration::from_secs(3);
 
-fuzz_target!(|input: (Vec<Vec<u8>>, u8, &[u8], &[u8], &str)| {
-    let (answer, limit, key, value, failing) = input;
+fuzz_target!(|input: (Vec<Vec<u8>>, u8, bool, &[u8], &[u8], &str)| {
+    let (answer, limit, forward, key, value, failing) = input;
 
     // Redis's list script: the server's time, then members and records in pairs.
     let limit = usize::from(limit).max(1);
-    let page = redis_page(&answer, TTL, limit);
+    let page = redis_page(&answer, TTL, limit, forward);
     let pairs = answer.len().saturating_sub(1) / 2;
     assert!(page.instances.len() <= pairs);
     for listed in &page.instances {
@@ -42,8 +42,19 @@ fuzz_target!(|input: (Vec<Vec<u8>>, u8, &[u8], &[u8], &str)| {
             .chunks(2)
             .filter(|p| p.len() == 2)
             .last()
-            .map(|p| p[0].clone());
-        assert_eq!(unhex(cursor), last, "the cursor is the last member");
+            .map(|p| p[0].clone())
+            .expect("a full page has a last member");
+        // The store takes its cursor back, and the next page goes on from the last member:
+        // the member itself, or past (before, backward) a member too long for a cursor.
+        let decoded = unhex(cursor).expect("a cursor this store takes back");
+        if decoded != last {
+            assert!(last.len() > 512, "a cursor not the last member");
+            assert_eq!(
+                decoded > last,
+                forward,
+                "the next page does not go on past it"
+            );
+        }
     }
 
     // What fails, as the upkeep keeps it: each line a row, or counted forged.

@@ -68,8 +68,13 @@ pub mod fuzzing {
 
     /// A page of instances from the answer of Redis's list script.
     #[cfg(feature = "redis")]
-    pub fn redis_page(answer: &[Vec<u8>], ttl: Duration, limit: usize) -> crate::InstancePage {
-        crate::redis::fuzzing::page(answer, ttl, limit)
+    pub fn redis_page(
+        answer: &[Vec<u8>],
+        ttl: Duration,
+        limit: usize,
+        forward: bool,
+    ) -> crate::InstancePage {
+        crate::redis::fuzzing::page(answer, ttl, limit, forward)
     }
 
     /// What fails, from the text Redis's upkeep keeps: the rows, and how many were dropped.
@@ -110,10 +115,12 @@ pub use self::redis::{RedisFleet, DEFAULT_MAX_DATACENTERS};
 pub use self::rule::HealthRule;
 pub use self::run::Fleet;
 pub use self::shared::DependencyFailure;
+#[cfg(all(test, any(feature = "redis", feature = "etcd")))]
+use self::store::hex;
 #[cfg(feature = "redis")]
 use self::store::owner_token;
 #[cfg(any(feature = "redis", feature = "etcd"))]
-use self::store::{hex, unhex};
+use self::store::unhex;
 pub use self::store::{
     Beat, BeatError, Boxed, FleetSource, FleetStats, FleetStore, VoiceAsk, VoiceLease,
 };

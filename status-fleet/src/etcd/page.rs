@@ -6,7 +6,7 @@ use status_core::Error;
 
 use super::tally::entry;
 use super::{EtcdFleet, READ_PAGE};
-use crate::{hex, unhex, InstancePage, InstanceQuery, InstanceView, MAX_PAGE};
+use crate::{unhex, InstancePage, InstanceQuery, InstanceView, MAX_PAGE};
 
 impl EtcdFleet {
     /// A page of instances: of `query.datacenter` (or all), after `query.cursor`, at most
@@ -64,7 +64,11 @@ impl EtcdFleet {
         }
         let next_cursor = page
             .more()
-            .then(|| page.kvs().last().map(|kv| hex(&kv.key()[base.len()..])))
+            .then(|| {
+                page.kvs()
+                    .last()
+                    .and_then(|kv| crate::store::cursor_after(&kv.key()[base.len()..], true))
+            })
             .flatten();
         Ok(InstancePage {
             instances,

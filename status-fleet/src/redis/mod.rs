@@ -66,8 +66,13 @@ pub(crate) mod fuzzing {
 
     use crate::{DependencyCount, InstancePage};
 
-    pub(crate) fn page(answer: &[Vec<u8>], ttl: Duration, limit: usize) -> InstancePage {
-        super::parse::parse_page(answer, ttl, limit)
+    pub(crate) fn page(
+        answer: &[Vec<u8>],
+        ttl: Duration,
+        limit: usize,
+        forward: bool,
+    ) -> InstancePage {
+        super::parse::parse_page(answer, ttl, limit, forward)
     }
 
     pub(crate) fn failing(text: &str) -> (Vec<(String, DependencyCount)>, u64) {
@@ -357,7 +362,7 @@ impl RedisFleet {
                 return Err(Error::unavailable(format!("the fleet store failed: {e}")));
             }
         };
-        Ok(parse_page(&answer, self.ttl, limit))
+        Ok(parse_page(&answer, self.ttl, limit, !query.worst_first))
     }
 }
 

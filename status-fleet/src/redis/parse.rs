@@ -5,7 +5,7 @@ use std::time::Duration;
 use status_core::{CheckStatus, Error};
 
 use crate::{
-    hex, unhex, Beat, BeatError, Conditions, DatacenterCounts, DependencyCount, InstancePage,
+    unhex, Beat, BeatError, Conditions, DatacenterCounts, DependencyCount, InstancePage,
     InstanceQuery, InstanceSummary, InstanceView, REJECTIONS,
 };
 
@@ -215,7 +215,12 @@ pub(super) fn page_bounds(query: &InstanceQuery) -> Result<(Vec<u8>, Vec<u8>), E
     })
 }
 
-pub(super) fn parse_page(answer: &[Vec<u8>], ttl: Duration, limit: usize) -> InstancePage {
+pub(super) fn parse_page(
+    answer: &[Vec<u8>],
+    ttl: Duration,
+    limit: usize,
+    forward: bool,
+) -> InstancePage {
     let now: u64 = answer
         .first()
         .and_then(|n| std::str::from_utf8(n).ok()?.parse().ok())
@@ -232,7 +237,9 @@ pub(super) fn parse_page(answer: &[Vec<u8>], ttl: Duration, limit: usize) -> Ins
     let full = answer.len().saturating_sub(1) / 2 >= limit;
     InstancePage {
         instances,
-        next_cursor: last.filter(|_| full).map(|m| hex(&m)),
+        next_cursor: last
+            .filter(|_| full)
+            .and_then(|m| crate::store::cursor_after(&m, forward)),
     }
 }
 
@@ -269,6 +276,37 @@ fn instance_of(member: &[u8], record: &[u8], now: u64, ttl: Duration) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hex;
+
+    #[test]
+    fn a_page_ending_on_a_member_too_long_for_a_cursor_goes_on_past_it() {
+        // Garbage only: no instance writes a member this long. Found by the store_records
+        // fuzz target (its input is kept in fuzz/regressions/): the page's cursor was one
+        // this store refused, so the listing stopped there with a 400.
+        let long = [b"dc\x0001\x00".as_slice(), &[0x99; 600]].concat();
+        let answer = vec![b"1".to_vec(), long.clone(), b"x".to_vec()];
+        let ttl = Duration::from_secs(3);
+        let forward = parse_page(&answer, ttl, 1, true).next_cursor;
+        let backward = parse_page(&answer, ttl, 1, false).next_cursor;
+        let after = unhex(forward.as_deref().unwrap()).unwrap();
+        let before = unhex(backward.as_deref().unwrap()).unwrap();
+        assert!(after.as_slice() > long.as_slice() && before.as_slice() < long.as_slice());
+        // The store takes both back, each its way.
+        for (cursor, worst_first) in [(forward, false), (backward, true)] {
+            let query = InstanceQuery {
+                cursor,
+                limit: 10,
+                worst_first,
+                ..InstanceQuery::default()
+            };
+            assert!(page_bounds(&query).is_ok());
+        }
+        // A member within the bound is its own cursor.
+        let short = b"dc\x0001\x00000000000000001\x00a".to_vec();
+        let answer = vec![b"1".to_vec(), short.clone(), b"x".to_vec()];
+        let cursor = parse_page(&answer, ttl, 1, true).next_cursor.unwrap();
+        assert_eq!(unhex(&cursor), Some(short));
+    }
 
     #[test]
     fn cursors_round_trip_and_garbage_is_refused() {
