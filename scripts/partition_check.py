@@ -228,9 +228,9 @@ def check(h):
         # takes it before it is seen. The culler still names its token.
         said = h.said.get(ident, "")
         if "budget token" in said and any(t - 2 <= r <= t + SLACK for r in restarts):
-            stats["excused"].append(
+            stats["excused"].append(("I3 culls",
                 f"{t:.1f}s {ident} culled with a grant the store, restarted empty just after, "
-                f"lost before the recorder read it (its culler: {said!r})")
+                f"lost before the recorder read it (its culler: {said!r})"))
         else:
             violations["I3 culls"].append(f"{t:.1f}s {ident} culled itself with no grant seen")
 
@@ -246,9 +246,9 @@ def check(h):
         if len(inside) > capacity:
             span = (seen, inside[-1][1])
             if any(span[0] - 0.5 <= r <= span[1] + 0.5 for r in restarts):
-                stats["excused"].append(
+                stats["excused"].append(("I4 capacity",
                     f"{len(inside)} grants within {window:.0f}s around {seen:.1f}s: "
-                    "the store was restarted empty and forgot the earlier ones")
+                    "the store was restarted empty and forgot the earlier ones"))
             else:
                 violations["I4 capacity"].append(
                     f"{len(inside)} grants within {window:.0f}s from {seen:.1f}s (capacity {capacity})")
@@ -305,11 +305,15 @@ def table(h, violations, stats, outcomes):
     names = ["I1 records", "I2 counts", "I3 culls", "I4 capacity", "I5 fail-open", "I6 recovery"]
     for name in names:
         found = violations.get(name, [])
-        lines.append(f"{name:13} {'ok' if not found else f'{len(found)} VIOLATED'}")
+        excused = [text for which, text in stats["excused"] if which == name]
+        verdict = f"{len(found)} VIOLATED" if found else "ok"
+        if excused:
+            verdict += f", {len(excused)} excused (a store restarted empty forgets: see below)"
+        lines.append(f"{name:13} {verdict}")
         for v in found[:5]:
             lines.append(f"    {v}")
-    for note in stats["excused"][:3]:
-        lines.append(f"note: {note}")
+        for text in excused[:3]:
+            lines.append(f"    excused: {text}")
     return "\n".join(lines)
 
 
