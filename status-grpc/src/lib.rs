@@ -64,6 +64,7 @@
 //!   client sends changes any state.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod check;
 mod codec;
 #[cfg(feature = "metrics")]
 mod metrics;

@@ -358,3 +358,114 @@ fn the_generated_code_is_of_the_proto_checked_in() {
         "src/pb.rs is not generated from the .proto checked in: run scripts/grpc-codegen ({header})"
     );
 }
+
+/// `GrpcHealthCheck` against this crate's own service over a real socket: SERVING is OK,
+/// NOT_SERVING OUTAGE, an unknown service MAJOR; a server that is not there is OUTAGE, and a
+/// URI that is not one is refused when the check is made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_grpc_health_check_reads_a_downstream_as_the_protocol_says() {
+    use status_core::check::Check;
+    use status_grpc::check::GrpcHealthCheck;
+
+    let fixture = serve(|s| s).await;
+    let of = |service: &str| GrpcHealthCheck::new(&fixture.address, service).unwrap();
+    let (server, orders, unknown) = (of(""), of("feature/orders"), of("no-such-service"));
+    let outcome = server.check().await;
+    assert_eq!(outcome.status(), CheckStatus::Ok, "{}", outcome.message());
+    assert!(
+        outcome.message().contains("SERVING"),
+        "{}",
+        outcome.message()
+    );
+    assert!(outcome.value().is_some_and(|ms| ms >= 0.0));
+    assert_eq!(orders.check().await.status(), CheckStatus::Ok);
+    let outcome = unknown.check().await;
+    assert_eq!(
+        outcome.status(),
+        CheckStatus::Major,
+        "{}",
+        outcome.message()
+    );
+    assert!(
+        outcome.message().contains("NotFound"),
+        "{}",
+        outcome.message()
+    );
+
+    // The downstream's db fails: the server and the feature are NOT_SERVING.
+    fixture.db.set(&fixture.registry, CheckStatus::Outage).await;
+    for check in [&server, &orders] {
+        let outcome = check.check().await;
+        assert_eq!(
+            outcome.status(),
+            CheckStatus::Outage,
+            "{}",
+            outcome.message()
+        );
+        assert!(
+            outcome.message().contains("NOT_SERVING"),
+            "{}",
+            outcome.message()
+        );
+    }
+    // And back: the same connection answers again.
+    fixture.db.set(&fixture.registry, CheckStatus::Ok).await;
+    assert_eq!(server.check().await.status(), CheckStatus::Ok);
+
+    // Nobody listening: OUTAGE, within the connect timeout.
+    let vacant = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = format!("http://{}", vacant.local_addr().unwrap());
+    drop(vacant);
+    let gone = GrpcHealthCheck::new(&address, "").unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(5), gone.check())
+        .await
+        .expect("answered within the connect timeout");
+    assert_eq!(
+        outcome.status(),
+        CheckStatus::Outage,
+        "{}",
+        outcome.message()
+    );
+
+    assert!(GrpcHealthCheck::new("not a uri", "")
+        .unwrap_err()
+        .is_invalid());
+}
+
+/// A downstream that accepts connections and never answers: the check is cut off by the
+/// engine's timeout (OUTAGE, the call cancelled), never waits past it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_grpc_health_check_of_a_silent_downstream_ends_at_the_timeout() {
+    let silent = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = format!("http://{}", silent.local_addr().unwrap());
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((stream, _)) = silent.accept().await {
+            open.push(stream);
+        }
+    });
+    let registry = Registry::builder().jitter(0.0).build();
+    registry
+        .add(
+            Dependency::builder(
+                "payments",
+                status_grpc::check::GrpcHealthCheck::new(&address, "payments.v1").unwrap(),
+            )
+            .timeout(Duration::from_millis(300))
+            .period(Duration::from_secs(3600))
+            .failures_before_outage(1)
+            .build()
+            .unwrap(),
+        )
+        .unwrap();
+    let started = std::time::Instant::now();
+    registry.refresh_all().await;
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    let result = registry.result("payments").unwrap();
+    assert_eq!(result.status(), CheckStatus::Outage, "{}", result.message());
+    held.abort();
+}
