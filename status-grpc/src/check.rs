@@ -138,10 +138,11 @@ impl Check for GrpcHealthCheck {
                     Code::NotFound | Code::Unimplemented => CheckStatus::Major,
                     _ => CheckStatus::Outage,
                 };
-                CheckOutcome::new(
-                    level,
-                    format!("{named}: {:?}: {}", status.code(), status.message()),
-                )
+                let said = match status.message() {
+                    "" => String::new(),
+                    message => format!(": {message}"),
+                };
+                CheckOutcome::new(level, format!("{named}: {:?}{said}", status.code()))
             }
         }
     }
