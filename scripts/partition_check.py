@@ -206,10 +206,11 @@ def check(h):
             if stale:
                 continue
             stats["records"] += 1
-            # Written `age_ms` before the page was read (by the store's clock), and the page
-            # may be cached for a beat.
+            # Written `age_ms` before the page was served: ages count from when the store was
+            # asked, so they are over by the store's answer time (a beat at most here), and a
+            # page is kept for a beat.
             said = h.wrong(rid, condition, asked - age_ms / 1000 - beat - ageless - SLACK,
-                           t - age_ms / 1000 + SLACK)
+                           t - age_ms / 1000 + beat + SLACK)
             if said is not None:
                 violations["I1 records"].append(
                     f"{t:.1f}s {page['id']} read {rid} {condition} ({age_ms} ms old), "

@@ -71,11 +71,26 @@ pub struct Fleet {
     pages: Arc<Mutex<Pages>>,
 }
 
-/// Pages of instances by (data center, cursor, limit), with when they were read.
-type Pages = HashMap<(Option<String>, Option<String>, usize), (Instant, InstancePage)>;
+/// Pages of instances by (data center, cursor, limit, worst first), with when they were
+/// asked of the store.
+type Pages = HashMap<(Option<String>, Option<String>, usize, bool), (Instant, InstancePage)>;
 
 /// The most pages kept at once.
 const PAGES_KEPT: usize = 32;
+
+/// `page` as it is `since` after the store was asked: each age that much older, stale past
+/// `ttl`. (Found by scripts/partition: a page read slowly under packet loss, then kept, said
+/// a record 1.1 s old and fresh when it was over two seconds old, past the TTL.)
+fn aged(page: &InstancePage, since: Duration, ttl: Duration) -> InstancePage {
+    let mut page = page.clone();
+    let since = u64::try_from(since.as_millis()).unwrap_or(u64::MAX);
+    let ttl = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+    for instance in &mut page.instances {
+        instance.age_ms = instance.age_ms.saturating_add(since);
+        instance.stale |= instance.age_ms >= ttl;
+    }
+    page
+}
 
 impl Fleet {
     /// Starts beating `registry`'s summary as `member` into `store`, every third of the TTL,
@@ -138,18 +153,25 @@ impl Fleet {
         read(&self.tracker).view(Instant::now().into_std())
     }
 
-    /// A page of instances from the store, kept for a third of the TTL.
+    /// A page of instances from the store, kept for a third of the TTL; each instance's age
+    /// counted to now (from when the store was asked), stale past the TTL.
     ///
     /// # Errors
     ///
     /// The store unreachable, or a cursor it did not hand out.
     pub async fn instances(&self, query: InstanceQuery) -> Result<InstancePage, Error> {
-        let key = (query.datacenter.clone(), query.cursor.clone(), query.limit);
+        let key = (
+            query.datacenter.clone(),
+            query.cursor.clone(),
+            query.limit,
+            query.worst_first,
+        );
         if let Some((at, page)) = self.lock_pages().get(&key) {
             if at.elapsed() < self.ttl / 3 {
-                return Ok(page.clone());
+                return Ok(aged(page, at.elapsed(), self.ttl));
             }
         }
+        let asked = Instant::now();
         let page = tokio::time::timeout(self.ttl, self.store.instances(&query))
             .await
             .map_err(|_| Error::unavailable("the fleet store did not answer in time"))??;
@@ -160,8 +182,9 @@ impl Fleet {
                 pages.clear();
             }
         }
-        pages.insert(key, (Instant::now(), page.clone()));
-        Ok(page)
+        pages.insert(key, (asked, page.clone()));
+        drop(pages);
+        Ok(aged(&page, asked.elapsed(), self.ttl))
     }
 
     /// A failure of this instance's own that most of its data center shares, said with the
@@ -504,6 +527,30 @@ mod tests {
         assert!(
             (5..=10).contains(&during),
             "{during} beats in 900 ms of flapping"
+        );
+    }
+
+    #[test]
+    fn a_kept_page_ages_and_goes_stale_past_the_ttl() {
+        let summary = InstanceSummary::new("a", "dc", CheckStatus::Ok, Vec::new(), "1");
+        let page = crate::InstancePage {
+            instances: vec![crate::InstanceView {
+                summary,
+                age_ms: 1_100,
+                stale: false,
+            }],
+            next_cursor: None,
+        };
+        let ttl = Duration::from_millis(1_500);
+        let soon = aged(&page, Duration::from_millis(100), ttl);
+        assert_eq!(
+            (soon.instances[0].age_ms, soon.instances[0].stale),
+            (1_200, false)
+        );
+        let late = aged(&page, Duration::from_millis(1_000), ttl);
+        assert_eq!(
+            (late.instances[0].age_ms, late.instances[0].stale),
+            (2_100, true)
         );
     }
 }
