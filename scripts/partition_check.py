@@ -207,10 +207,10 @@ def check(h):
                 continue
             stats["records"] += 1
             # Written `age_ms` before the page was served: ages count from when the store was
-            # asked, so they are over by the store's answer time (a beat at most here), and a
-            # page is kept for a beat.
+            # asked, so they are over by the store's answer time (up to a TTL, its timeout),
+            # and a page is kept for a beat.
             said = h.wrong(rid, condition, asked - age_ms / 1000 - beat - ageless - SLACK,
-                           t - age_ms / 1000 + beat + SLACK)
+                           t - age_ms / 1000 + ttl + SLACK)
             if said is not None:
                 violations["I1 records"].append(
                     f"{t:.1f}s {page['id']} read {rid} {condition} ({age_ms} ms old), "
