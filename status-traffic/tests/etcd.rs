@@ -580,6 +580,33 @@ impl Drop for Proxy {
     }
 }
 
+/// What each writer of [`beat_in_background`] beats as: `None`, it has stopped.
+type States = Arc<Mutex<Vec<Option<InstanceSummary>>>>;
+
+/// A writer for each of `states`, straight to `etcd`, beating what its state says every
+/// quarter of the TTL until the task is aborted.
+fn beat_in_background(etcd: &EtcdCluster, states: &States) -> tokio::task::JoinHandle<()> {
+    let writers: Vec<EtcdFleet> = (0..states.lock().unwrap().len())
+        .map(|_| EtcdFleet::new(&etcd.urls(), "fleet", TTL).unwrap())
+        .collect();
+    let states = Arc::clone(states);
+    tokio::spawn(async move {
+        loop {
+            let now = states.lock().unwrap().clone();
+            for (writer, me) in writers.iter().zip(&now) {
+                let Some(me) = me else { continue };
+                if tokio::time::timeout(TTL / 3, writer.beat(me))
+                    .await
+                    .is_err()
+                {
+                    writer.reset().await;
+                }
+            }
+            tokio::time::sleep(TTL / 4).await;
+        }
+    })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_watch_cut_past_a_compaction_reads_again_and_matches_a_full_read() {
     let etcd = EtcdCluster::start(1);
@@ -589,29 +616,12 @@ async fn a_watch_cut_past_a_compaction_reads_again_and_matches_a_full_read() {
     let watcher = EtcdFleet::new(&proxy.url(), "fleet", TTL).unwrap();
     let me = summary("w", "east");
     beat_until_ok(&watcher, &me, TTL * 5).await.unwrap();
-    let states: Arc<Mutex<Vec<InstanceSummary>>> = Arc::new(Mutex::new(
-        (0..4).map(|i| summary(&format!("x{i}"), "west")).collect(),
+    let states: States = Arc::new(Mutex::new(
+        (0..4)
+            .map(|i| Some(summary(&format!("x{i}"), "west")))
+            .collect(),
     ));
-    let writers: Vec<EtcdFleet> = (0..4)
-        .map(|_| EtcdFleet::new(&etcd.urls(), "fleet", TTL).unwrap())
-        .collect();
-    let beating = {
-        let states = Arc::clone(&states);
-        tokio::spawn(async move {
-            loop {
-                let now: Vec<InstanceSummary> = states.lock().unwrap().clone();
-                for (writer, me) in writers.iter().zip(&now) {
-                    if tokio::time::timeout(TTL / 3, writer.beat(me))
-                        .await
-                        .is_err()
-                    {
-                        writer.reset().await;
-                    }
-                }
-                tokio::time::sleep(TTL / 4).await;
-            }
-        })
-    };
+    let beating = beat_in_background(&etcd, &states);
     let deadline = Instant::now() + TTL * 5;
     while beat_until_ok(&watcher, &me, TTL).await.map(|c| fresh(&c)) != Ok(5) {
         assert!(Instant::now() < deadline, "the writers never showed");
@@ -624,8 +634,8 @@ async fn a_watch_cut_past_a_compaction_reads_again_and_matches_a_full_read() {
     // compacted past the watcher's revision.
     {
         let mut states = states.lock().unwrap();
-        states[0].condition = CheckStatus::Outage;
-        states[1] = summary("x1", "north");
+        states[0].as_mut().unwrap().condition = CheckStatus::Outage;
+        states[1] = Some(summary("x1", "north"));
     }
     tokio::time::sleep(TTL).await;
     let status = etcd.ctl(&["endpoint", "status", "-w", "fields"]).unwrap();
@@ -697,31 +707,11 @@ async fn a_watch_cut_for_longer_than_a_ttl_never_answers_the_counts_from_before(
     beat_until_ok(&watcher, &me, TTL * 5).await.unwrap();
     // Two instances in west, beating directly; one leaves while the watcher is cut, the
     // other fails.
-    let states: Arc<Mutex<Vec<Option<InstanceSummary>>>> = Arc::new(Mutex::new(vec![
+    let states: States = Arc::new(Mutex::new(vec![
         Some(summary("leaves", "west")),
         Some(summary("fails", "west")),
     ]));
-    let writers: Vec<EtcdFleet> = (0..2)
-        .map(|_| EtcdFleet::new(&etcd.urls(), "fleet", TTL).unwrap())
-        .collect();
-    let beating = {
-        let states = Arc::clone(&states);
-        tokio::spawn(async move {
-            loop {
-                let now = states.lock().unwrap().clone();
-                for (writer, me) in writers.iter().zip(&now) {
-                    let Some(me) = me else { continue };
-                    if tokio::time::timeout(TTL / 3, writer.beat(me))
-                        .await
-                        .is_err()
-                    {
-                        writer.reset().await;
-                    }
-                }
-                tokio::time::sleep(TTL / 4).await;
-            }
-        })
-    };
+    let beating = beat_in_background(&etcd, &states);
     let deadline = Instant::now() + TTL * 5;
     while beat_until_ok(&watcher, &me, TTL).await.map(|c| fresh(&c)) != Ok(3) {
         assert!(Instant::now() < deadline, "the writers never showed");
