@@ -1,0 +1,191 @@
+//! A bounded queue of records and the thread that sends them in batches: what arrives when
+//! the queue is full is dropped and counted, so a collector that is down or slow never holds
+//! the listener, and through it never a check.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The most records one export carries.
+pub(crate) const MAX_BATCH: usize = 512;
+/// How long a record waits for others before its batch goes.
+pub(crate) const BATCH_DELAY: Duration = Duration::from_secs(1);
+
+/// The producer's side: [`push`](Self::push) never waits.
+#[derive(Debug)]
+pub(crate) struct Outbox<T> {
+    shared: Arc<Shared<T>>,
+}
+
+impl<T> Clone for Outbox<T> {
+    fn clone(&self) -> Self {
+        Self {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Shared<T> {
+    queue: Mutex<State<T>>,
+    ready: Condvar,
+    capacity: usize,
+    dropped: AtomicU64,
+}
+
+#[derive(Debug)]
+struct State<T> {
+    records: VecDeque<T>,
+    closed: bool,
+}
+
+impl<T: Send + 'static> Outbox<T> {
+    /// An outbox of `capacity` records, sent by a thread named `name` with `send`, which is
+    /// handed each batch (at most [`MAX_BATCH`]) and may take as long as its exporter does.
+    pub(crate) fn start(
+        name: &str,
+        capacity: usize,
+        mut send: impl FnMut(Vec<T>) + Send + 'static,
+    ) -> std::io::Result<(Self, JoinHandle<()>)> {
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(State {
+                records: VecDeque::new(),
+                closed: false,
+            }),
+            ready: Condvar::new(),
+            capacity: capacity.max(1),
+            dropped: AtomicU64::new(0),
+        });
+        let worker = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name(name.to_owned())
+            .spawn(move || {
+                while let Some(batch) = worker.next_batch() {
+                    send(batch);
+                }
+            })?;
+        Ok((Self { shared }, thread))
+    }
+
+    /// Queues `record`, or drops and counts it when the queue is full.
+    pub(crate) fn push(&self, record: T) {
+        let mut state = lock(&self.shared.queue);
+        if state.closed || state.records.len() >= self.shared.capacity {
+            self.shared.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        state.records.push_back(record);
+        if state.records.len() >= MAX_BATCH {
+            self.shared.ready.notify_one();
+        }
+    }
+
+    /// Records dropped so far.
+    pub(crate) fn dropped(&self) -> u64 {
+        self.shared.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Records waiting.
+    pub(crate) fn queued(&self) -> usize {
+        lock(&self.shared.queue).records.len()
+    }
+
+    /// Sends what waits, then ends the thread.
+    pub(crate) fn close(&self) {
+        lock(&self.shared.queue).closed = true;
+        self.shared.ready.notify_one();
+    }
+}
+
+impl<T> Shared<T> {
+    /// The next batch: once a record has waited [`BATCH_DELAY`], or [`MAX_BATCH`] wait, or
+    /// the outbox closes with records left. `None` once closed and empty.
+    fn next_batch(&self) -> Option<Vec<T>> {
+        let mut state = lock(&self.queue);
+        loop {
+            if state.records.is_empty() {
+                if state.closed {
+                    return None;
+                }
+                state = self
+                    .ready
+                    .wait(state)
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                continue;
+            }
+            let first = Instant::now();
+            while !state.closed && state.records.len() < MAX_BATCH {
+                let left = BATCH_DELAY.saturating_sub(first.elapsed());
+                if left.is_zero() {
+                    break;
+                }
+                state = self
+                    .ready
+                    .wait_timeout(state, left)
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .0;
+            }
+            let n = state.records.len().min(MAX_BATCH);
+            return Some(state.records.drain(..n).collect());
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_outbox_drops_and_counts_instead_of_waiting() {
+        let (gate_tx, gate_rx) = std::sync::mpsc::channel::<()>();
+        let (sent_tx, sent_rx) = std::sync::mpsc::channel::<usize>();
+        let (outbox, thread) = Outbox::start("test-outbox", 4, move |batch: Vec<u32>| {
+            // The first batch is held until the test lets it go: a collector that hangs.
+            let _ = gate_rx.recv();
+            sent_tx.send(batch.len()).unwrap();
+        })
+        .unwrap();
+        outbox.push(0);
+        outbox.close();
+        // Closing sends what waits at once; the sender is now stuck on its first batch.
+        std::thread::sleep(Duration::from_millis(50));
+        let started = Instant::now();
+        for i in 1..=100 {
+            outbox.push(i);
+        }
+        assert!(
+            started.elapsed() < Duration::from_millis(50),
+            "push never waits"
+        );
+        assert_eq!(outbox.dropped(), 100, "closed: everything after is dropped");
+        gate_tx.send(()).unwrap();
+        thread.join().unwrap();
+        assert_eq!(sent_rx.try_iter().collect::<Vec<_>>(), vec![1]);
+    }
+
+    #[test]
+    fn records_beyond_the_capacity_are_dropped_while_the_sender_hangs() {
+        let (gate_tx, gate_rx) = std::sync::mpsc::channel::<()>();
+        let (outbox, thread) = Outbox::start("test-outbox", 8, move |_batch: Vec<u32>| {
+            let _ = gate_rx.recv();
+        })
+        .unwrap();
+        for i in 0..1000 {
+            outbox.push(i);
+        }
+        // The sender waits a second for a batch to fill: the queue holds 8, the rest is dropped.
+        assert_eq!(outbox.queued(), 8);
+        assert_eq!(outbox.dropped(), 992);
+        drop(gate_tx);
+        outbox.close();
+        thread.join().unwrap();
+    }
+}
