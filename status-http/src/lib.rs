@@ -42,7 +42,7 @@
 //!
 //! # Features
 //!
-//! Every feature but `notify` is on by default. With none, the crate still serves every
+//! Every feature but `notify` and `otel` is on by default. With none, the crate still serves every
 //! probe route, the admin API and the gates, without askama, utoipa, prometheus-client,
 //! hyper's server, flate2, zstd or status-traffic. On docs.rs each gated item names the
 //! feature it needs.
@@ -57,6 +57,7 @@
 //! | `traffic` | [`traffic`]: status-traffic's refusals as answers, panels and metrics |
 //! | `fleet` | `GET /fleet`, `/fleet/datacenters/{dc}`, `/fleet/dependencies`, `/status/fleet`, fleet-aware readiness (brings status-fleet) |
 //! | `notify` (off by default) | [`notify_metrics`]: each notification sink's deliveries, failures, drops and queue in `/metrics` (brings `metrics`, and status-notify with its HTTP client) |
+//! | `otel` (off by default) | [`otel_metrics`]: the OTLP export's requests, failures, drops and queue in `/metrics` (brings `metrics`, and status-otel with OpenTelemetry's SDK) |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod admin;
@@ -77,6 +78,7 @@ mod history;
         feature = "traffic",
         feature = "fleet",
         feature = "notify",
+        feature = "otel",
         feature = "history"
     )
 ))]
@@ -88,6 +90,8 @@ mod mutes;
 mod notify;
 #[cfg(feature = "openapi")]
 mod openapi;
+#[cfg(feature = "otel")]
+mod otel;
 mod present;
 mod probes;
 mod query;
@@ -118,6 +122,8 @@ pub use self::codes::CodeMap;
 pub use self::error::ApiError;
 #[cfg(feature = "notify")]
 pub use self::notify::notify_metrics;
+#[cfg(feature = "otel")]
+pub use self::otel::otel_metrics;
 pub use self::routes::Routes;
 #[cfg(feature = "serve")]
 pub use self::serve::serve;

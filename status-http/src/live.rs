@@ -32,7 +32,7 @@ impl Live {
     }
 
     /// A gauge of the value `read` answers.
-    #[cfg(feature = "traffic")]
+    #[cfg(any(feature = "traffic", feature = "otel"))]
     pub(crate) fn gauge(read: impl Fn() -> i64 + Send + Sync + 'static) -> Self {
         Self::new(MetricType::Gauge, move |mut encoder| {
             encoder.encode_gauge(&read())
@@ -40,7 +40,12 @@ impl Live {
     }
 
     /// A counter family with one series a label value: `label` = each name `read` answers.
-    #[cfg(any(feature = "traffic", feature = "fleet", feature = "notify"))]
+    #[cfg(any(
+        feature = "traffic",
+        feature = "fleet",
+        feature = "notify",
+        feature = "otel"
+    ))]
     pub(crate) fn counters(
         label: &'static str,
         read: impl Fn() -> Vec<(String, u64)> + Send + Sync + 'static,

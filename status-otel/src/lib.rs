@@ -122,9 +122,14 @@ pub struct OtlpBuilder {
     dependency: bool,
 }
 
-/// A running export; dropping it stops nothing (call [`shutdown`](Self::shutdown) to send
-/// what waits and stop).
+/// A running export, cheap to clone; dropping it stops nothing (call
+/// [`shutdown`](Self::shutdown) to send what waits and stop).
+#[derive(Clone)]
 pub struct Otlp {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
     meters: SdkMeterProvider,
     counts: Arc<Counts>,
     logs: Outbox<recorder::LogItem>,
@@ -202,12 +207,18 @@ impl Otlp {
         let load =
             |a: &[std::sync::atomic::AtomicU64; 3]| [0, 1, 2].map(|i| a[i].load(Ordering::Relaxed));
         OtlpStats {
-            sent: load(&self.counts.sent),
-            failed: load(&self.counts.failed),
-            dropped_logs: self.logs.dropped(),
-            dropped_spans: self.spans.as_ref().map_or(0, Outbox::dropped),
-            queued: self.logs.queued() + self.spans.as_ref().map_or(0, Outbox::queued),
-            last_error: self.counts.last_error.lock().ok().and_then(|e| e.clone()),
+            sent: load(&self.inner.counts.sent),
+            failed: load(&self.inner.counts.failed),
+            dropped_logs: self.inner.logs.dropped(),
+            dropped_spans: self.inner.spans.as_ref().map_or(0, Outbox::dropped),
+            queued: self.inner.logs.queued() + self.inner.spans.as_ref().map_or(0, Outbox::queued),
+            last_error: self
+                .inner
+                .counts
+                .last_error
+                .lock()
+                .ok()
+                .and_then(|e| e.clone()),
         }
     }
 
@@ -217,19 +228,20 @@ impl Otlp {
     ///
     /// When the collection or the request failed.
     pub fn flush_metrics(&self) -> Result<(), Error> {
-        self.meters.force_flush().map_err(Error::new)
+        self.inner.meters.force_flush().map_err(Error::new)
     }
 
     /// Sends what waits (each queue's last batch, the metrics once more) and stops; blocks
     /// until then, at most the export timeout per signal. Call it off the runtime's worker
     /// threads (`spawn_blocking`) or at the end of `main`.
     pub fn shutdown(&self) {
-        self.logs.close();
-        if let Some(spans) = &self.spans {
+        self.inner.logs.close();
+        if let Some(spans) = &self.inner.spans {
             spans.close();
         }
         let threads = std::mem::take(
             &mut *self
+                .inner
                 .threads
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
@@ -237,7 +249,7 @@ impl Otlp {
         for thread in threads {
             let _ = thread.join();
         }
-        if let Err(e) = self.meters.shutdown() {
+        if let Err(e) = self.inner.meters.shutdown() {
             tracing::warn!("OTLP metrics at shutdown: {e}");
         }
     }
@@ -441,11 +453,13 @@ impl OtlpBuilder {
                 .map_err(|e| Error::new(format!("cannot register {DEPENDENCY_ID}: {e}")))?;
         }
         Ok(Otlp {
-            meters,
-            counts,
-            logs: log_box,
-            spans: span_box,
-            threads: Mutex::new(threads),
+            inner: Arc::new(Inner {
+                meters,
+                counts,
+                logs: log_box,
+                spans: span_box,
+                threads: Mutex::new(threads),
+            }),
         })
     }
 }

@@ -58,6 +58,10 @@ pub fn app(demo: &Demo) -> Router {
         Some(notifications) => status.register_metrics(status_http::notify_metrics(notifications)),
         None => status,
     };
+    let status = match &demo.otlp {
+        Some(otlp) => status.register_metrics(status_http::otel_metrics(otlp)),
+        None => status,
+    };
     if let (Some(notifications), true) = (demo.notifications.clone(), demo.config.notify.audit) {
         audit.on_record(move |entry| {
             notifications.tell(Notice::Audit {

@@ -65,6 +65,8 @@ pub struct Demo {
     pub grpc_stats: Arc<status_grpc::ServerStats>,
     /// History kept across restarts, when `Config::history` is set.
     pub history: Option<status_history::History>,
+    /// The OTLP export, when the `OTEL_*` variables ask for one.
+    pub otlp: Option<status_otel::Otlp>,
 }
 
 impl Demo {
@@ -275,6 +277,10 @@ impl Demo {
             None => None,
         };
         let notifications = notifications(&registry, &config, history.as_ref(), fleet.as_ref())?;
+        // OTLP export, as every OpenTelemetry SDK does it: when OTEL_EXPORTER_OTLP_ENDPOINT
+        // (or a signal's own) is set; with it the dependency `otlp-export`.
+        let otlp = status_otel::Otlp::start_from_env(&registry)
+            .context("the OpenTelemetry export (OTEL_* variables)")?;
         let mut probes = status_core::Probes::new(&registry);
         if let Some(group) = &config.readiness_group {
             probes = probes.readiness_group(group.clone());
@@ -294,6 +300,7 @@ impl Demo {
         }
         Ok(Self {
             history,
+            otlp,
             grpc: status_grpc::HealthService::new(&registry).probes(probes.clone()),
             probes,
             grpc_stats: Arc::default(),

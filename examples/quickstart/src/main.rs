@@ -9,9 +9,22 @@ use anyhow::Context;
 use clap::Parser;
 use quickstart::{app, Config, Demo};
 
+/// What `--help` says of the OpenTelemetry export, configured as every SDK is.
+const OTEL_HELP: &str = "\
+OpenTelemetry (OTLP/HTTP protobuf), when OTEL_EXPORTER_OTLP_ENDPOINT is set:
+  OTEL_EXPORTER_OTLP_ENDPOINT       the collector, e.g. http://127.0.0.1:4318
+  OTEL_EXPORTER_OTLP_{METRICS,LOGS,TRACES}_ENDPOINT   one signal's full URL
+  OTEL_EXPORTER_OTLP_HEADERS        key=value,... sent with each request
+  OTEL_EXPORTER_OTLP_TIMEOUT        each request's deadline in ms (10000)
+  OTEL_METRIC_EXPORT_INTERVAL       ms between metric exports (60000)
+  OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_SDK_DISABLED=true
+Exported: state sets status.{system,dependency,group,feature}.state, the histogram
+status.check.duration, the counter status.dependency.transitions, a log record per
+transition; nothing per probe. Its health: the dependency otlp-export.";
+
 /// The status demo: five dependencies, three features, chaos controls.
 #[derive(Debug, Parser)]
-#[command(version, about)]
+#[command(version, about, after_help = OTEL_HELP)]
 struct Args {
     /// Address to bind.
     #[arg(long, default_value = "127.0.0.1")]
@@ -353,6 +366,9 @@ async fn main() -> anyhow::Result<()> {
     println!(
         "  dashboard data: http://{addr}/healthcheck   summary: http://{addr}/healthcheck/summary"
     );
+    if demo.otlp.is_some() {
+        println!("  OpenTelemetry: exporting over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT)");
+    }
     // A token from the environment is the operator's secret: never echo it.
     let shown = if generated {
         println!("  admin token: {admin_token}");
@@ -431,6 +447,12 @@ async fn main() -> anyhow::Result<()> {
     if let Some(history) = &demo.history {
         // What the last second recorded, written before the process ends.
         history.flush().await;
+    }
+    if let Some(otlp) = demo.otlp.clone() {
+        // The last log records and the metrics once more, each bounded by the export timeout.
+        tokio::task::spawn_blocking(move || otlp.shutdown())
+            .await
+            .ok();
     }
     tracing::info!("stopped");
     Ok(())

@@ -14,6 +14,8 @@ mod metrics;
 mod middleware;
 mod mutes;
 mod openapi;
+#[cfg(feature = "otel")]
+mod otel;
 mod presentation;
 mod probes;
 mod shapes;
