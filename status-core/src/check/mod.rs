@@ -22,6 +22,8 @@
 //! | `http` | `http` | a URL's code, body and latency; another `status` instance's summary |
 //! | `net` | `net` | TCP connect, DNS resolution |
 //! | `system` | `system` | free disk space, process memory |
+//! | `tls` | `tls` | a certificate's lifetime left (an endpoint's, or a file's), its chain verified |
+//! | `memcached` | `memcached` | a `version` round trip |
 //!
 //! Each reports the latency it measured (or the value it graded) and never holds a
 //! connection or a task past the dependency's timeout.
@@ -30,7 +32,8 @@
     feature = "redis",
     feature = "postgres",
     feature = "http",
-    feature = "net"
+    feature = "net",
+    feature = "memcached"
 ))]
 mod latency;
 mod outcome;
@@ -39,6 +42,8 @@ mod threshold;
 
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "memcached")]
+pub mod memcached;
 #[cfg(feature = "net")]
 pub mod net;
 #[cfg(feature = "postgres")]
@@ -47,6 +52,8 @@ pub mod postgres;
 pub mod redis;
 #[cfg(feature = "system")]
 pub mod system;
+#[cfg(feature = "tls")]
+pub mod tls;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -8,7 +8,9 @@
     feature = "postgres",
     feature = "http",
     feature = "net",
-    feature = "system"
+    feature = "system",
+    feature = "tls",
+    feature = "memcached"
 ))]
 
 // Shared with status-fleet's store tests, which start servers (a cluster) these do not.
@@ -16,10 +18,12 @@
 mod servers;
 
 mod http;
+mod memcached;
 mod net;
 mod postgres;
 mod redis;
 mod system;
+mod tls;
 
 use std::time::Duration;
 

@@ -499,3 +499,82 @@ impl Silent {
         }
     }
 }
+
+/// A server process started from a command line on a free port, restartable on that port.
+pub(crate) struct Process {
+    pub(crate) port: u16,
+    program: &'static str,
+    args: Vec<String>,
+    child: Option<Child>,
+}
+
+impl Process {
+    /// Starts `program` with `args`, where `{port}` is replaced by a free port.
+    pub(crate) fn start(program: &'static str, args: &[&str]) -> Self {
+        let port = free_port();
+        let args = args
+            .iter()
+            .map(|a| a.replace("{port}", &port.to_string()))
+            .collect();
+        let mut process = Self {
+            port,
+            program,
+            args,
+            child: None,
+        };
+        process.restart();
+        process
+    }
+
+    pub(crate) fn restart(&mut self) {
+        let child = Command::new(require(self.program))
+            .args(&self.args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{} starts: {e}", self.program));
+        self.child = Some(child);
+        wait_for_port(self.port, self.program);
+    }
+
+    pub(crate) fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().ok();
+            child.wait().ok();
+        }
+    }
+}
+
+impl Restartable for Process {
+    fn stop(&mut self) {
+        Process::stop(self);
+    }
+    fn restart(&mut self) {
+        Process::restart(self);
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// memcached on loopback, as `nobody` when run as root.
+pub(crate) fn memcached() -> Process {
+    Process::start(
+        "memcached",
+        &[
+            "-l",
+            "127.0.0.1",
+            "-p",
+            "{port}",
+            "-U",
+            "0",
+            "-u",
+            "nobody",
+            "-m",
+            "16",
+        ],
+    )
+}
