@@ -24,6 +24,7 @@
 //! | `system` | `system` | free disk space, process memory |
 //! | `tls` | `tls` | a certificate's lifetime left (an endpoint's, or a file's), its chain verified |
 //! | `memcached` | `memcached` | a `version` round trip |
+//! | `etcd` | `etcd` | a member's status: a leader, no alarm, no error |
 //!
 //! Each reports the latency it measured (or the value it graded) and never holds a
 //! connection or a task past the dependency's timeout.
@@ -33,13 +34,16 @@
     feature = "postgres",
     feature = "http",
     feature = "net",
-    feature = "memcached"
+    feature = "memcached",
+    feature = "etcd"
 ))]
 mod latency;
 mod outcome;
 mod ratio;
 mod threshold;
 
+#[cfg(feature = "etcd")]
+pub mod etcd;
 #[cfg(feature = "http")]
 pub mod http;
 #[cfg(feature = "memcached")]

@@ -17,6 +17,7 @@
 #[allow(dead_code)]
 mod servers;
 
+mod etcd;
 mod http;
 mod memcached;
 mod net;

@@ -509,12 +509,19 @@ pub(crate) struct Process {
 }
 
 impl Process {
-    /// Starts `program` with `args`, where `{port}` is replaced by a free port.
+    /// Starts `program` with `args`, where `{port}` is replaced by a free port (the one
+    /// waited for), `{other}` by another, `{dir}` by a directory of its own.
     pub(crate) fn start(program: &'static str, args: &[&str]) -> Self {
         let port = free_port();
+        let other = free_port();
+        let dir = std::env::temp_dir().join(format!("status-{program}-{port}"));
         let args = args
             .iter()
-            .map(|a| a.replace("{port}", &port.to_string()))
+            .map(|a| {
+                a.replace("{port}", &port.to_string())
+                    .replace("{other}", &other.to_string())
+                    .replace("{dir}", &dir.display().to_string())
+            })
             .collect();
         let mut process = Self {
             port,
@@ -575,6 +582,29 @@ pub(crate) fn memcached() -> Process {
             "nobody",
             "-m",
             "16",
+        ],
+    )
+}
+
+/// A one-member etcd on loopback, its data in a directory of its own.
+pub(crate) fn etcd() -> Process {
+    Process::start(
+        "etcd",
+        &[
+            "--name",
+            "solo",
+            "--data-dir",
+            "{dir}",
+            "--listen-client-urls",
+            "http://127.0.0.1:{port}",
+            "--advertise-client-urls",
+            "http://127.0.0.1:{port}",
+            "--listen-peer-urls",
+            "http://127.0.0.1:{other}",
+            "--initial-advertise-peer-urls",
+            "http://127.0.0.1:{other}",
+            "--initial-cluster",
+            "solo=http://127.0.0.1:{other}",
         ],
     )
 }

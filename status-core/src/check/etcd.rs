@@ -1,0 +1,153 @@
+//! etcd: a member's health, as `etcdctl endpoint status` and `alarm list` tell it.
+
+use std::fmt;
+use std::time::Duration;
+
+use etcd_client::{AlarmAction, AlarmType, Client, ConnectOptions};
+use tokio::sync::Mutex;
+use tokio::time::Instant;
+
+use super::latency::graded;
+use super::{Check, CheckOutcome, Threshold};
+use crate::{CheckStatus, Error};
+
+/// Asks an etcd member its status and the cluster's alarms, over a client kept between runs:
+///
+/// - OUTAGE when the member cannot be reached, or has no leader (it refuses every write and
+///   every linearizable read);
+/// - MAJOR when an alarm is raised (`NOSPACE`: the cluster refuses writes; `CORRUPT`), or the
+///   member reports errors;
+/// - else OK, graded by latency when asked, with the member, its leader and its version in
+///   the message.
+///
+/// # Example
+///
+/// ```
+/// use status_core::check::etcd::EtcdCheck;
+/// use status_core::Dependency;
+///
+/// let check = EtcdCheck::new("http://127.0.0.1:2379").unwrap();
+/// let config = Dependency::builder("etcd", check).kind("etcd").build().unwrap();
+/// # let _ = config;
+/// ```
+pub struct EtcdCheck {
+    url: String,
+    client: Mutex<Option<Client>>,
+    latency: Option<Threshold>,
+}
+
+impl EtcdCheck {
+    /// A check of the member at `url` (`http://host:2379`).
+    ///
+    /// The client is kept between runs; a run that fails or is cut off by the timeout drops
+    /// it (closing its connection), and the next run connects again.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_invalid`] unless `url` is `http://` or `https://` with a host and a port.
+    pub fn new(url: &str) -> Result<Self, Error> {
+        let url = url.trim().trim_end_matches('/');
+        let authority = url
+            .strip_prefix("http://")
+            .or_else(|| url.strip_prefix("https://"))
+            .ok_or_else(|| Error::invalid(format!("not an etcd URL (http://host:port): {url}")))?;
+        let port_ok = authority
+            .rsplit_once(':')
+            .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+        if !port_ok || authority.contains(['@', '/', ',']) {
+            return Err(Error::invalid(format!(
+                "an etcd member's URL is http://host:port: {url}"
+            )));
+        }
+        Ok(Self {
+            url: url.to_owned(),
+            client: Mutex::new(None),
+            latency: None,
+        })
+    }
+
+    /// Grades the status call's latency, in milliseconds (OK whatever it is by default).
+    #[must_use]
+    pub fn latency(mut self, threshold: Threshold) -> Self {
+        self.latency = Some(threshold);
+        self
+    }
+
+    async fn ask(&self, client: &mut Client) -> Result<CheckOutcome, etcd_client::Error> {
+        let started = Instant::now();
+        let status = client.status().await?;
+        let elapsed = started.elapsed();
+        let member = status.header().map_or(0, |h| h.member_id());
+        if status.leader() == 0 {
+            return Ok(CheckOutcome::new(
+                CheckStatus::Outage,
+                format!("member {member:x} has no leader"),
+            ));
+        }
+        let alarms = client
+            .alarm(AlarmAction::Get, AlarmType::None, None)
+            .await?;
+        let raised: Vec<String> = alarms
+            .alarms()
+            .iter()
+            .map(|a| format!("{:?} on {:x}", a.alarm(), a.member_id()))
+            .collect();
+        if !raised.is_empty() {
+            return Ok(CheckOutcome::new(
+                CheckStatus::Major,
+                format!("alarm raised: {}", raised.join(", ")),
+            ));
+        }
+        if !status.errors().is_empty() {
+            return Ok(CheckOutcome::new(
+                CheckStatus::Major,
+                format!("member {member:x} reports: {}", status.errors().join("; ")),
+            ));
+        }
+        Ok(graded(
+            elapsed,
+            self.latency.as_ref(),
+            &format!(
+                "member {member:x} (etcd {}), leader {:x}, status",
+                status.version(),
+                status.leader()
+            ),
+        ))
+    }
+}
+
+impl Check for EtcdCheck {
+    async fn check(&self) -> CheckOutcome {
+        let mut slot = self.client.lock().await;
+        // Taken out: if this run is cancelled, the client (its connection) is dropped with it.
+        let mut client = match slot.take() {
+            Some(client) => client,
+            None => {
+                // The dependency's timeout cuts a run; the client's own deadlines are a backstop.
+                let options = ConnectOptions::new()
+                    .with_connect_timeout(Duration::from_secs(5))
+                    .with_timeout(Duration::from_secs(5));
+                match Client::connect([&self.url], Some(options)).await {
+                    Ok(client) => client,
+                    Err(e) => return CheckOutcome::from_error(e),
+                }
+            }
+        };
+        match self.ask(&mut client).await {
+            Ok(outcome) => {
+                *slot = Some(client);
+                outcome
+            }
+            Err(e) => CheckOutcome::from_error(e),
+        }
+    }
+}
+
+impl fmt::Debug for EtcdCheck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EtcdCheck")
+            .field("url", &self.url)
+            .field("latency", &self.latency)
+            .finish()
+    }
+}
