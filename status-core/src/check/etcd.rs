@@ -77,7 +77,9 @@ impl EtcdCheck {
         let started = Instant::now();
         let status = client.status().await?;
         let elapsed = started.elapsed();
-        let member = status.header().map_or(0, |h| h.member_id());
+        let member = status
+            .header()
+            .map_or(0, etcd_client::ResponseHeader::member_id);
         if status.leader() == 0 {
             return Ok(CheckOutcome::new(
                 CheckStatus::Outage,
