@@ -25,6 +25,7 @@
 //! | `tls` | `tls` | a certificate's lifetime left (an endpoint's, or a file's), its chain verified |
 //! | `memcached` | `memcached` | a `version` round trip |
 //! | `etcd` | `etcd` | a member's status: a leader, no alarm, no error |
+//! | `nats` | `nats` | a round trip (PING, PONG); JetStream's availability when asked |
 //!
 //! Each reports the latency it measured (or the value it graded) and never holds a
 //! connection or a task past the dependency's timeout.
@@ -35,7 +36,8 @@
     feature = "http",
     feature = "net",
     feature = "memcached",
-    feature = "etcd"
+    feature = "etcd",
+    feature = "nats"
 ))]
 mod latency;
 mod outcome;
@@ -48,6 +50,8 @@ pub mod etcd;
 pub mod http;
 #[cfg(feature = "memcached")]
 pub mod memcached;
+#[cfg(feature = "nats")]
+pub mod nats;
 #[cfg(feature = "net")]
 pub mod net;
 #[cfg(feature = "postgres")]

@@ -10,7 +10,8 @@
     feature = "net",
     feature = "system",
     feature = "tls",
-    feature = "memcached"
+    feature = "memcached",
+    feature = "nats"
 ))]
 
 // Shared with status-fleet's store tests, which start servers (a cluster) these do not.
@@ -20,6 +21,7 @@ mod servers;
 mod etcd;
 mod http;
 mod memcached;
+mod nats;
 mod net;
 mod postgres;
 mod redis;

@@ -608,3 +608,15 @@ pub(crate) fn etcd() -> Process {
         ],
     )
 }
+
+/// nats-server on loopback, with JetStream (its store in a directory of its own) or without.
+pub(crate) fn nats(jetstream: bool) -> Process {
+    if jetstream {
+        Process::start(
+            "nats-server",
+            &["-a", "127.0.0.1", "-p", "{port}", "-js", "-sd", "{dir}"],
+        )
+    } else {
+        Process::start("nats-server", &["-a", "127.0.0.1", "-p", "{port}"])
+    }
+}
