@@ -25,6 +25,7 @@
 //! | `tls` | `tls` | a certificate's lifetime left (an endpoint's, or a file's), its chain verified |
 //! | `memcached` | `memcached` | a `version` round trip |
 //! | `etcd` | `etcd` | a member's status: a leader, no alarm, no error |
+//! | `mysql` | `mysql` | `SELECT 1` (or a query) on a reused connection, MySQL or MariaDB |
 //! | `nats` | `nats` | a round trip (PING, PONG); JetStream's availability when asked |
 //!
 //! Each reports the latency it measured (or the value it graded) and never holds a
@@ -37,7 +38,8 @@
     feature = "net",
     feature = "memcached",
     feature = "etcd",
-    feature = "nats"
+    feature = "nats",
+    feature = "mysql"
 ))]
 mod latency;
 mod outcome;
@@ -50,6 +52,8 @@ pub mod etcd;
 pub mod http;
 #[cfg(feature = "memcached")]
 pub mod memcached;
+#[cfg(feature = "mysql")]
+pub mod mysql;
 #[cfg(feature = "nats")]
 pub mod nats;
 #[cfg(feature = "net")]

@@ -11,7 +11,8 @@
     feature = "system",
     feature = "tls",
     feature = "memcached",
-    feature = "nats"
+    feature = "nats",
+    feature = "mysql"
 ))]
 
 // Shared with status-fleet's store tests, which start servers (a cluster) these do not.
@@ -21,6 +22,7 @@ mod servers;
 mod etcd;
 mod http;
 mod memcached;
+mod mysql;
 mod nats;
 mod net;
 mod postgres;

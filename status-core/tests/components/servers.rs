@@ -512,9 +512,20 @@ impl Process {
     /// Starts `program` with `args`, where `{port}` is replaced by a free port (the one
     /// waited for), `{other}` by another, `{dir}` by a directory of its own.
     pub(crate) fn start(program: &'static str, args: &[&str]) -> Self {
+        Self::prepared(program, args, |_| {})
+    }
+
+    /// As [`start`](Self::start), after `prepare` has been given the directory (made).
+    pub(crate) fn prepared(
+        program: &'static str,
+        args: &[&str],
+        prepare: impl FnOnce(&std::path::Path),
+    ) -> Self {
         let port = free_port();
         let other = free_port();
         let dir = std::env::temp_dir().join(format!("status-{program}-{port}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        prepare(&dir);
         let args = args
             .iter()
             .map(|a| {
@@ -619,4 +630,34 @@ pub(crate) fn nats(jetstream: bool) -> Process {
     } else {
         Process::start("nats-server", &["-a", "127.0.0.1", "-p", "{port}"])
     }
+}
+
+/// MariaDB on loopback, its data in a directory of its own, any user let in.
+pub(crate) fn mariadb() -> Process {
+    Process::prepared(
+        "mariadbd",
+        &[
+            "--no-defaults",
+            "--datadir={dir}",
+            "--port={port}",
+            "--bind-address=127.0.0.1",
+            "--socket={dir}/mysqld.sock",
+            "--pid-file={dir}/mysqld.pid",
+            "--user=root",
+            "--skip-grant-tables",
+            "--skip-name-resolve",
+            "--innodb-buffer-pool-size=16M",
+        ],
+        |dir| {
+            let status = Command::new(require("mariadb-install-db"))
+                .arg("--no-defaults")
+                .arg(format!("--datadir={}", dir.display()))
+                .args(["--user=root", "--auth-root-authentication-method=normal"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .expect("mariadb-install-db runs");
+            assert!(status.success(), "mariadb-install-db failed");
+        },
+    )
 }
