@@ -26,6 +26,7 @@
 //! | `memcached` | `memcached` | a `version` round trip |
 //! | `etcd` | `etcd` | a member's status: a leader, no alarm, no error |
 //! | `mysql` | `mysql` | `SELECT 1` (or a query) on a reused connection, MySQL or MariaDB |
+//! | `amqp` | `amqp` | a channel opened on a reused connection (RabbitMQ); a queue's depth when asked |
 //! | `nats` | `nats` | a round trip (PING, PONG); JetStream's availability when asked |
 //!
 //! Each reports the latency it measured (or the value it graded) and never holds a
@@ -39,13 +40,16 @@
     feature = "memcached",
     feature = "etcd",
     feature = "nats",
-    feature = "mysql"
+    feature = "mysql",
+    feature = "amqp"
 ))]
 mod latency;
 mod outcome;
 mod ratio;
 mod threshold;
 
+#[cfg(feature = "amqp")]
+pub mod amqp;
 #[cfg(feature = "etcd")]
 pub mod etcd;
 #[cfg(feature = "http")]

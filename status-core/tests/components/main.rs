@@ -12,13 +12,15 @@
     feature = "tls",
     feature = "memcached",
     feature = "nats",
-    feature = "mysql"
+    feature = "mysql",
+    feature = "amqp"
 ))]
 
 // Shared with status-fleet's store tests, which start servers (a cluster) these do not.
 #[allow(dead_code)]
 mod servers;
 
+mod amqp;
 mod etcd;
 mod http;
 mod memcached;

@@ -505,6 +505,7 @@ pub(crate) struct Process {
     pub(crate) port: u16,
     program: &'static str,
     args: Vec<String>,
+    env: Vec<(String, String)>,
     child: Option<Child>,
 }
 
@@ -521,23 +522,39 @@ impl Process {
         args: &[&str],
         prepare: impl FnOnce(&std::path::Path),
     ) -> Self {
+        Self::with_env(program, args, &[], prepare)
+    }
+
+    /// As [`prepared`](Self::prepared), with environment variables (replaced alike).
+    pub(crate) fn with_env(
+        program: &'static str,
+        args: &[&str],
+        env: &[(&str, &str)],
+        prepare: impl FnOnce(&std::path::Path),
+    ) -> Self {
         let port = free_port();
         let other = free_port();
-        let dir = std::env::temp_dir().join(format!("status-{program}-{port}"));
+        let dir = std::env::temp_dir().join(format!(
+            "status-{}-{port}",
+            program.rsplit('/').next().unwrap_or(program)
+        ));
         std::fs::create_dir_all(&dir).unwrap();
         prepare(&dir);
-        let args = args
+        let fill = |a: &str| {
+            a.replace("{port}", &port.to_string())
+                .replace("{other}", &other.to_string())
+                .replace("{dir}", &dir.display().to_string())
+        };
+        let args = args.iter().map(|a| fill(a)).collect();
+        let env = env
             .iter()
-            .map(|a| {
-                a.replace("{port}", &port.to_string())
-                    .replace("{other}", &other.to_string())
-                    .replace("{dir}", &dir.display().to_string())
-            })
+            .map(|(k, v)| ((*k).to_owned(), fill(v)))
             .collect();
         let mut process = Self {
             port,
             program,
             args,
+            env,
             child: None,
         };
         process.restart();
@@ -545,8 +562,17 @@ impl Process {
     }
 
     pub(crate) fn restart(&mut self) {
-        let child = Command::new(require(self.program))
+        use std::os::unix::process::CommandExt;
+        let program = if self.program.starts_with('/') {
+            PathBuf::from(self.program)
+        } else {
+            require(self.program)
+        };
+        // A group of its own: a server started by a script (RabbitMQ's) is stopped whole.
+        let child = Command::new(program)
             .args(&self.args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .process_group(0)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -557,6 +583,10 @@ impl Process {
 
     pub(crate) fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
+            Command::new("kill")
+                .args(["-s", "KILL", "--", &format!("-{}", child.id())])
+                .status()
+                .ok();
             child.kill().ok();
             child.wait().ok();
         }
@@ -659,5 +689,26 @@ pub(crate) fn mariadb() -> Process {
                 .expect("mariadb-install-db runs");
             assert!(status.success(), "mariadb-install-db failed");
         },
+    )
+}
+
+/// RabbitMQ on loopback, a node of its own (name, ports, data), no plugin: about five seconds
+/// to start. Run from its own script, not the wrapper that would switch to the `rabbitmq` user.
+pub(crate) fn rabbitmq() -> Process {
+    Process::with_env(
+        "/usr/lib/rabbitmq/bin/rabbitmq-server",
+        &[],
+        &[
+            ("HOME", "{dir}"),
+            ("RABBITMQ_NODE_PORT", "{port}"),
+            ("RABBITMQ_NODE_IP_ADDRESS", "127.0.0.1"),
+            ("RABBITMQ_NODENAME", "status-{port}@localhost"),
+            ("RABBITMQ_DIST_PORT", "{other}"),
+            ("RABBITMQ_MNESIA_BASE", "{dir}/mnesia"),
+            ("RABBITMQ_LOG_BASE", "{dir}/log"),
+            ("RABBITMQ_ENABLED_PLUGINS_FILE", "{dir}/enabled_plugins"),
+            ("RABBITMQ_CONFIG_FILES", "{dir}/none"),
+        ],
+        |dir| std::fs::write(dir.join("enabled_plugins"), "[].").unwrap(),
     )
 }
