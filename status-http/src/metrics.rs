@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::fmt::Write as _;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 use axum::extract::State;
@@ -73,6 +74,7 @@ pub(crate) struct Metrics {
 struct Families {
     system: Gauge,
     dependency: Family<IdLabel, Gauge>,
+    values: Family<IdLabel, Gauge<f64, AtomicU64>>,
     durations: Family<IdLabel, Histogram, fn() -> Histogram>,
     checks: Family<CheckLabels, Counter>,
     features: Family<FeatureLabel, Gauge>,
@@ -87,6 +89,7 @@ impl Metrics {
         let families = Arc::new(Families {
             system: Gauge::default(),
             dependency: Family::default(),
+            values: Family::default(),
             durations: Family::new_with_constructor(duration_histogram),
             checks: Family::default(),
             features: Family::default(),
@@ -103,6 +106,11 @@ impl Metrics {
             "status_dependency_severity",
             "Reported status of each dependency: 0 OK, 1 MINOR, 2 MAJOR, 3 OUTAGE",
             families.dependency.clone(),
+        );
+        metrics.register(
+            "status_dependency_value",
+            "The value the latest check of each dependency measured, where it measures one: a latency in milliseconds, a queue's depth, a certificate's expiry in Unix seconds",
+            families.values.clone(),
         );
         metrics.register_with_unit(
             "status_check_duration",
@@ -152,11 +160,16 @@ impl Metrics {
         let report = registry.report();
         f.system.set(i64::from(report.condition().severity()));
         f.dependency.clear();
+        f.values.clear();
         for result in report.results() {
+            let id = IdLabel {
+                id: result.id().to_string(),
+            };
+            if let Some(value) = result.observed_value().filter(|v| v.is_finite()) {
+                f.values.get_or_create(&id).set(value);
+            }
             f.dependency
-                .get_or_create(&IdLabel {
-                    id: result.id().to_string(),
-                })
+                .get_or_create(&id)
                 .set(i64::from(result.status().severity()));
         }
         f.features.clear();

@@ -25,8 +25,14 @@ const DEPENDENCIES: usize = 1_000;
 /// A collector that takes every body and answers 200 at once.
 async fn collector() -> String {
     let app = Router::new()
-        .route("/v1/metrics", post(|_: axum::body::Bytes| async { StatusCode::OK }))
-        .route("/v1/logs", post(|_: axum::body::Bytes| async { StatusCode::OK }));
+        .route(
+            "/v1/metrics",
+            post(|_: axum::body::Bytes| async { StatusCode::OK }),
+        )
+        .route(
+            "/v1/logs",
+            post(|_: axum::body::Bytes| async { StatusCode::OK }),
+        );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -90,7 +96,13 @@ fn export(c: &mut Criterion) {
                     .oneshot(Request::get("/metrics").body(Body::empty()).unwrap())
                     .await
                     .unwrap();
-                response.into_body().collect().await.unwrap().to_bytes().len()
+                response
+                    .into_body()
+                    .collect()
+                    .await
+                    .unwrap()
+                    .to_bytes()
+                    .len()
             })
         });
     });
@@ -99,7 +111,11 @@ fn export(c: &mut Criterion) {
     });
     group.finish();
     let stats = otlp.stats();
-    assert_eq!(stats.failed, [0, 0, 0], "every export was accepted: {stats:?}");
+    assert_eq!(
+        stats.failed,
+        [0, 0, 0],
+        "every export was accepted: {stats:?}"
+    );
     otlp.shutdown();
 }
 

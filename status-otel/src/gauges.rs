@@ -31,6 +31,7 @@ pub(crate) struct Gauges {
     _dependencies: ObservableGauge<u64>,
     _groups: ObservableGauge<u64>,
     _features: ObservableGauge<u64>,
+    _values: ObservableGauge<f64>,
 }
 
 impl Gauges {
@@ -129,7 +130,28 @@ impl Gauges {
                 }
             })
             .build();
+        let weak = registry.clone();
+        let values = meter
+            .f64_observable_gauge(names::DEPENDENCY_VALUE)
+            .with_description(
+                "The value each dependency's latest check measured, where it measures one",
+            )
+            .with_callback(move |observer| {
+                let Some(registry) = weak.upgrade() else {
+                    return;
+                };
+                for result in registry.report().results() {
+                    if let Some(value) = result.observed_value().filter(|v| v.is_finite()) {
+                        observer.observe(
+                            value,
+                            &[KeyValue::new(names::DEPENDENCY_ID, result.id().to_string())],
+                        );
+                    }
+                }
+            })
+            .build();
         Self {
+            _values: values,
             _system: system,
             _dependencies: dependencies,
             _groups: groups,

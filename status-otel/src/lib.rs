@@ -16,6 +16,7 @@
 //! | `status.dependency.state` | gauge, a state set | | `status.dependency.id`, `.urgency`, `.kind`, `.groups`; `status.state` |
 //! | `status.group.state` | gauge, a state set | | `status.group.name`, `status.state` |
 //! | `status.feature.state` | gauge, a state set | | `status.feature.name`, `status.state` (`enabled`, `disabled`) |
+//! | `status.dependency.value` | gauge | | `status.dependency.id`: what the latest check measured, where it measures one (latency in ms, a queue's depth, a certificate's expiry in Unix seconds) |
 //! | `status.check.duration` | histogram | `s` | `status.dependency.id`, `status.check.outcome` (`ok`, `minor`, `major`, `outage`, `timeout`, `panic`) |
 //! | `status.dependency.transitions` | counter | `{transition}` | `status.dependency.id`, `status.state.from`, `status.state.to` |
 //! | `dotnet.health_check.reports` | counter, [`dotnet_aliases`](OtlpBuilder::dotnet_aliases) | `{report}` | `dotnet.health_check.status` (`Healthy`, `Degraded`, `Unhealthy`) |

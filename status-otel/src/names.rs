@@ -8,6 +8,9 @@ pub const DEPENDENCY_STATE: &str = "status.dependency.state";
 pub const GROUP_STATE: &str = "status.group.state";
 /// Each feature's state set: `status.state` is `enabled` or `disabled`.
 pub const FEATURE_STATE: &str = "status.feature.state";
+/// The value each dependency's latest check measured, where it measures one (a latency in
+/// milliseconds, a queue's depth, a certificate's expiry in Unix seconds).
+pub const DEPENDENCY_VALUE: &str = "status.dependency.value";
 /// How long each check took, in seconds, by dependency and outcome.
 pub const CHECK_DURATION: &str = "status.check.duration";
 /// Changes of a dependency's reported status, by dependency, from and to.

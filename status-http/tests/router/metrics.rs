@@ -77,3 +77,43 @@ async fn removed_dependencies_leave_the_exposition() {
     assert!(!body.contains(r#"id="cache""#), "{body}");
     assert!(body.contains(r#"id="db""#));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_measured_value_is_a_gauge_and_a_dependency_without_one_has_none() {
+    use status_core::check::{threshold, tiered, Threshold};
+    use status_core::{Dependency, Registry};
+    let registry = Registry::builder().jitter(0.0).build();
+    let depth = Threshold::at_most(100.0, 1_000.0, 10_000.0).unwrap();
+    registry
+        .add(
+            Dependency::builder(
+                "queue",
+                threshold(depth, || async { Ok::<_, std::io::Error>(420.5) }),
+            )
+            .build()
+            .unwrap(),
+        )
+        .unwrap();
+    registry
+        .add(
+            Dependency::builder("flag", tiered(|| async { (CheckStatus::Ok, "on") }))
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    registry.refresh_all().await;
+    let app = status_http::Routes::new(&registry).build();
+    let body = get(&app, "/metrics").await.body;
+    assert!(
+        body.contains("# TYPE status_dependency_value gauge"),
+        "{body}"
+    );
+    assert!(
+        body.contains(r#"status_dependency_value{id="queue"} 420.5"#),
+        "{body}"
+    );
+    assert!(
+        !body.contains(r#"status_dependency_value{id="flag"}"#),
+        "{body}"
+    );
+}

@@ -84,6 +84,27 @@ impl Collector {
             })
     }
 
+    /// The latest value of the floating-point gauge `name` for the point with `with`.
+    pub(crate) fn gauge_f64(&self, name: &str, with: &[(&str, &str)]) -> Option<f64> {
+        let received = self.received.lock().unwrap();
+        received
+            .metrics
+            .iter()
+            .rev()
+            .flat_map(metrics_named(name))
+            .find_map(|m| match &m.data {
+                Some(metric::Data::Gauge(g)) => g
+                    .data_points
+                    .iter()
+                    .find(|p| with.iter().all(|(k, v)| has(&p.attributes, k, v)))
+                    .and_then(|p| match p.value {
+                        Some(number_data_point::Value::AsDouble(v)) => Some(v),
+                        _ => None,
+                    }),
+                _ => None,
+            })
+    }
+
     /// The latest value of the sum (counter) `name` over the points matching `with`.
     pub(crate) fn sum(&self, name: &str, with: &[(&str, &str)]) -> Option<i64> {
         let received = self.received.lock().unwrap();

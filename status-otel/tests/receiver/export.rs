@@ -299,6 +299,17 @@ async fn the_environment_configures_the_export_and_no_span_is_sent_unless_asked(
     let registry = Registry::builder().jitter(0.0).build();
     let down = Arc::new(AtomicBool::new(false));
     registry.add(flipping("cache", &down)).unwrap();
+    let depth = status_core::check::Threshold::at_most(100.0, 1_000.0, 10_000.0).unwrap();
+    registry
+        .add(
+            Dependency::builder(
+                "queue",
+                status_core::check::threshold(depth, || async { Ok::<_, std::io::Error>(42.5) }),
+            )
+            .build()
+            .unwrap(),
+        )
+        .unwrap();
     assert!(
         Otlp::start_from_env(&registry).unwrap().is_none(),
         "nothing set, nothing exported"
@@ -318,6 +329,16 @@ async fn the_environment_configures_the_export_and_no_span_is_sent_unless_asked(
     tokio::task::spawn_blocking(move || otlp.shutdown())
         .await
         .unwrap();
+    assert_eq!(
+        collector.gauge_f64(names::DEPENDENCY_VALUE, &[(names::DEPENDENCY_ID, "queue")]),
+        Some(42.5),
+        "a measured value is a gauge"
+    );
+    assert_eq!(
+        collector.gauge_f64(names::DEPENDENCY_VALUE, &[(names::DEPENDENCY_ID, "cache")]),
+        None,
+        "a dependency that measures nothing has no value"
+    );
     let received = collector.received.lock().unwrap();
     assert_eq!(
         attribute(&received.resource, "service.name").as_deref(),
