@@ -9,8 +9,9 @@ use crate::live::Live;
 /// `status_otlp_requests_total{signal}` (accepted by the collector),
 /// `status_otlp_failed_requests_total{signal}` (no answer in time, refused, an error
 /// status), `status_otlp_dropped_total{signal}` (log records and spans that found their queue
-/// full; `logs` or `traces`) and `status_otlp_queued` (waiting to be sent). `signal` is `metrics`, `logs` or
-/// `traces`. A collector that is down shows here, and as the `otlp-export` dependency.
+/// full, or whose batch the collector did not accept: `logs` or `traces`) and
+/// `status_otlp_queued` (waiting to be sent). `signal` is `metrics`, `logs` or `traces`. A
+/// collector that is down shows here, and as the `otlp-export` dependency.
 pub fn otel_metrics(
     otlp: &Otlp,
 ) -> impl FnOnce(&mut prometheus_client::registry::Registry) + Send + 'static {
@@ -39,7 +40,7 @@ pub fn otel_metrics(
         );
         metrics.register(
             "status_otlp_dropped",
-            "Log records and spans dropped because their queue was full, by signal",
+            "Log records and spans dropped: their queue was full, or their batch was not accepted; by signal",
             Live::counters("signal", {
                 let otlp = otlp.clone();
                 move || {

@@ -113,6 +113,12 @@ impl fmt::Debug for Client {
 impl HttpClient for Client {
     async fn send_bytes(&self, request: Request<Bytes>) -> Result<Response<Bytes>, HttpError> {
         let signal = Signal::of_path(request.uri().path());
+        // Counted even when the exporter gives up on this request before it ends.
+        let mut pending = Pending {
+            counts: &self.counts,
+            signal,
+            done: false,
+        };
         let request = reqwest::Request::try_from(request.map(reqwest::Body::from))?;
         let client = self.client.clone();
         let timeout = self.timeout;
@@ -145,8 +151,27 @@ impl HttpClient for Client {
             Ok(response) => Err(format!("the collector answered {}", response.status())),
             Err(e) => Err(error_chain(e.as_ref())),
         };
+        pending.done = true;
         self.counts.record(signal, outcome);
         answer
+    }
+}
+
+/// A request under way: dropped before it ended (the exporter's own deadline), a failure.
+struct Pending<'a> {
+    counts: &'a Counts,
+    signal: Option<Signal>,
+    done: bool,
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.counts.record(
+                self.signal,
+                Err("abandoned: past the export's deadline".to_owned()),
+            );
+        }
     }
 }
 

@@ -145,9 +145,9 @@ pub struct OtlpStats {
     pub sent: [u64; 3],
     /// Requests that failed (no answer in time, refused, an error status), per signal.
     pub failed: [u64; 3],
-    /// Log records dropped: their queue was full.
+    /// Log records dropped: their queue was full, or their batch was not accepted.
     pub dropped_logs: u64,
-    /// Spans dropped: their queue was full.
+    /// Spans dropped: their queue was full, or their batch was not accepted.
     pub dropped_spans: u64,
     /// Log records and spans waiting to be sent.
     pub queued: usize,
@@ -393,9 +393,11 @@ impl OtlpBuilder {
             self.queue,
             move |batch: Vec<recorder::LogItem>| {
                 let refs: Vec<_> = batch.iter().map(|(r, s)| (r, s)).collect();
-                if let Err(e) = futures::executor::block_on(logs.export(LogBatch::new(&refs))) {
+                let sent = futures::executor::block_on(logs.export(LogBatch::new(&refs)));
+                if let Err(e) = &sent {
                     tracing::debug!("OTLP logs not sent: {e}");
                 }
+                sent.is_ok()
             },
         )
         .map_err(|e| Error::new(format!("cannot start the OTLP logs thread: {e}")))?;
@@ -412,9 +414,11 @@ impl OtlpBuilder {
             let mut spans = spans.build().map_err(Error::new)?;
             spans.set_resource(&resource);
             let (span_box, thread) = Outbox::start("status-otlp-spans", self.queue, move |batch| {
-                if let Err(e) = futures::executor::block_on(spans.export(batch)) {
+                let sent = futures::executor::block_on(spans.export(batch));
+                if let Err(e) = &sent {
                     tracing::debug!("OTLP spans not sent: {e}");
                 }
+                sent.is_ok()
             })
             .map_err(|e| Error::new(format!("cannot start the OTLP spans thread: {e}")))?;
             threads.push(thread);

@@ -43,11 +43,12 @@ struct State<T> {
 
 impl<T: Send + 'static> Outbox<T> {
     /// An outbox of `capacity` records, sent by a thread named `name` with `send`, which is
-    /// handed each batch (at most [`MAX_BATCH`]) and may take as long as its exporter does.
+    /// handed each batch (at most [`MAX_BATCH`]), may take as long as its exporter does, and
+    /// says whether the batch went: the records of a batch that did not are counted dropped.
     pub(crate) fn start(
         name: &str,
         capacity: usize,
-        mut send: impl FnMut(Vec<T>) + Send + 'static,
+        mut send: impl FnMut(Vec<T>) -> bool + Send + 'static,
     ) -> std::io::Result<(Self, JoinHandle<()>)> {
         let shared = Arc::new(Shared {
             queue: Mutex::new(State {
@@ -63,7 +64,10 @@ impl<T: Send + 'static> Outbox<T> {
             .name(name.to_owned())
             .spawn(move || {
                 while let Some(batch) = worker.next_batch() {
-                    send(batch);
+                    let n = batch.len() as u64;
+                    if !send(batch) {
+                        worker.dropped.fetch_add(n, Ordering::Relaxed);
+                    }
                 }
             })?;
         Ok((Self { shared }, thread))
@@ -77,12 +81,13 @@ impl<T: Send + 'static> Outbox<T> {
             return;
         }
         state.records.push_back(record);
-        if state.records.len() >= MAX_BATCH {
+        // The first record starts the batch's delay; a full batch goes at once.
+        if state.records.len() == 1 || state.records.len() >= MAX_BATCH {
             self.shared.ready.notify_one();
         }
     }
 
-    /// Records dropped so far.
+    /// Records dropped so far: the queue was full, or their batch was not sent.
     pub(crate) fn dropped(&self) -> u64 {
         self.shared.dropped.load(Ordering::Relaxed)
     }
@@ -151,6 +156,7 @@ mod tests {
             // The first batch is held until the test lets it go: a collector that hangs.
             let _ = gate_rx.recv();
             sent_tx.send(batch.len()).unwrap();
+            true
         })
         .unwrap();
         outbox.push(0);
@@ -172,10 +178,32 @@ mod tests {
     }
 
     #[test]
+    fn a_lone_record_goes_once_it_has_waited_the_batch_delay() {
+        let (sent_tx, sent_rx) = std::sync::mpsc::channel::<usize>();
+        let (outbox, thread) = Outbox::start("test-outbox", 8, move |batch: Vec<u32>| {
+            sent_tx.send(batch.len()).unwrap();
+            true
+        })
+        .unwrap();
+        // The sender is asleep on an empty queue: one record must wake it, not 512.
+        std::thread::sleep(Duration::from_millis(50));
+        outbox.push(1);
+        let sent = sent_rx.recv_timeout(BATCH_DELAY * 3);
+        assert_eq!(
+            sent,
+            Ok(1),
+            "sent without waiting for a full batch or a close"
+        );
+        outbox.close();
+        thread.join().unwrap();
+    }
+
+    #[test]
     fn records_beyond_the_capacity_are_dropped_while_the_sender_hangs() {
         let (gate_tx, gate_rx) = std::sync::mpsc::channel::<()>();
         let (outbox, thread) = Outbox::start("test-outbox", 8, move |_batch: Vec<u32>| {
             let _ = gate_rx.recv();
+            false
         })
         .unwrap();
         for i in 0..1000 {
@@ -187,5 +215,10 @@ mod tests {
         drop(gate_tx);
         outbox.close();
         thread.join().unwrap();
+        assert_eq!(
+            outbox.dropped(),
+            1000,
+            "the 8 sent in a batch that failed count too"
+        );
     }
 }

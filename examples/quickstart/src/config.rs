@@ -48,6 +48,8 @@ pub struct Config {
     /// A PostgreSQL server to check as `postgres` (Required), e.g.
     /// `postgres://user@127.0.0.1/db` or `host=… user=…`.
     pub postgres: Option<String>,
+    /// Real components to check too, each `KIND=TARGET` (see `checks::KINDS`).
+    pub checks: Vec<String>,
     /// Extra dependencies `extra-00001`… (urgency None), for benchmarks at scale.
     pub extra_dependencies: usize,
     /// How long each extra dependency's check takes.
@@ -239,6 +241,7 @@ impl Default for Config {
             admin_token: String::new(),
             redis: None,
             postgres: None,
+            checks: Vec::new(),
             extra_dependencies: 0,
             extra_delay: Duration::ZERO,
             demo_workers: 8,

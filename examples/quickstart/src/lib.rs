@@ -6,6 +6,7 @@
 
 mod app;
 pub mod chaos;
+pub mod checks;
 mod config;
 pub mod pool;
 
@@ -135,6 +136,18 @@ impl Demo {
                 .period(config.period)
                 .timeout(config.timeout)
                 .build()?,
+            )?;
+        }
+        let mut kinds = std::collections::HashMap::<&str, usize>::new();
+        for spec in &config.checks {
+            let kind = spec.split_once('=').map_or(spec.as_str(), |(k, _)| k);
+            let n = kinds.entry(kind).or_default();
+            *n += 1;
+            registry.add(
+                checks::extra(spec, *n)?
+                    .period(config.period)
+                    .timeout(config.timeout)
+                    .build()?,
             )?;
         }
         for i in 1..=config.extra_dependencies {

@@ -44,6 +44,13 @@ struct Args {
     /// A PostgreSQL server to check too, e.g. postgres://postgres@127.0.0.1/postgres
     #[arg(long, value_name = "URL")]
     postgres: Option<String>,
+    /// A real component to check too, as a WEAK dependency named by its kind; repeatable.
+    /// KIND=TARGET: mysql=mysql://user:pass@host:3306/db, amqp=amqp://user:pass@host:5672/%2f,
+    /// nats=nats://host:4222 (nats-js=… with JetStream), memcached=host:11211,
+    /// etcd=http://host:2379, tls=host:443 (its certificate's lifetime left),
+    /// tls-file=PATH@NAME, tcp=host:port
+    #[arg(long = "check", value_name = "KIND=TARGET")]
+    checks: Vec<String>,
     /// Extra dependencies to register (urgency None), for benchmarks at scale.
     #[arg(long, default_value_t = 0)]
     extra_dependencies: usize,
@@ -299,6 +306,7 @@ async fn main() -> anyhow::Result<()> {
         admin_token: admin_token.clone(),
         redis: args.redis,
         postgres: args.postgres,
+        checks: args.checks,
         extra_dependencies: args.extra_dependencies,
         extra_delay: Duration::from_millis(args.extra_delay_ms),
         demo_workers: args.demo_workers,
