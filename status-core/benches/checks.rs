@@ -41,16 +41,23 @@ fn runtime() -> Runtime {
 }
 
 /// Benchmarks `bare` and `check` under `name`, after asserting the check is OK.
-fn pair<B, BF, C>(c: &mut Criterion, rt: &Runtime, name: &str, bare: B, check: C)
+fn pair<B, BF, C>(c: &mut Criterion, rt: &Runtime, name: &str, bare: B, check: &C)
 where
     B: Fn() -> BF,
     BF: std::future::Future<Output = ()>,
     C: Check,
 {
     let outcome = rt.block_on(check.check());
-    assert_eq!(outcome.status(), CheckStatus::Ok, "{name}: {}", outcome.message());
+    assert_eq!(
+        outcome.status(),
+        CheckStatus::Ok,
+        "{name}: {}",
+        outcome.message()
+    );
     let mut group = c.benchmark_group(name);
-    group.sample_size(30).measurement_time(Duration::from_secs(3));
+    group
+        .sample_size(30)
+        .measurement_time(Duration::from_secs(3));
     group.bench_function("bare client", |b| b.to_async(rt).iter(&bare));
     group.bench_function("check", |b| b.to_async(rt).iter(|| check.check()));
     group.finish();
@@ -71,7 +78,13 @@ fn memcached(c: &mut Criterion) {
         let mut line = String::new();
         socket.read_line(&mut line).await.unwrap();
     };
-    pair(c, &rt, "memcached version", bare, MemcachedCheck::new(address.clone()));
+    pair(
+        c,
+        &rt,
+        "memcached version",
+        bare,
+        &MemcachedCheck::new(address.clone()),
+    );
 }
 
 fn nats(c: &mut Criterion) {
@@ -80,7 +93,13 @@ fn nats(c: &mut Criterion) {
     let url = format!("nats://127.0.0.1:{}", server.port);
     let client = rt.block_on(async_nats::connect(url.as_str())).unwrap();
     let bare = || async { client.flush().await.unwrap() };
-    pair(c, &rt, "nats round trip", bare, NatsCheck::new(&url).unwrap());
+    pair(
+        c,
+        &rt,
+        "nats round trip",
+        bare,
+        &NatsCheck::new(&url).unwrap(),
+    );
 }
 
 fn mysql(c: &mut Criterion) {
@@ -92,7 +111,13 @@ fn mysql(c: &mut Criterion) {
         .unwrap();
     let conn = tokio::sync::Mutex::new(conn);
     let bare = || async { conn.lock().await.query_drop("SELECT 1").await.unwrap() };
-    pair(c, &rt, "mysql SELECT 1", bare, MysqlCheck::new(&url).unwrap());
+    pair(
+        c,
+        &rt,
+        "mysql SELECT 1",
+        bare,
+        &MysqlCheck::new(&url).unwrap(),
+    );
 }
 
 fn amqp(c: &mut Criterion) {
@@ -106,7 +131,7 @@ fn amqp(c: &mut Criterion) {
         let channel = connection.create_channel().await.unwrap();
         channel.close(200, "bench".into()).await.unwrap();
     };
-    pair(c, &rt, "amqp channel", bare, AmqpCheck::new(&url).unwrap());
+    pair(c, &rt, "amqp channel", bare, &AmqpCheck::new(&url).unwrap());
 }
 
 fn etcd(c: &mut Criterion) {
@@ -121,12 +146,22 @@ fn etcd(c: &mut Criterion) {
         async move {
             client.status().await.unwrap();
             client
-                .alarm(etcd_client::AlarmAction::Get, etcd_client::AlarmType::None, None)
+                .alarm(
+                    etcd_client::AlarmAction::Get,
+                    etcd_client::AlarmType::None,
+                    None,
+                )
                 .await
                 .unwrap();
         }
     };
-    pair(c, &rt, "etcd status and alarms", bare, EtcdCheck::new(&url).unwrap());
+    pair(
+        c,
+        &rt,
+        "etcd status and alarms",
+        bare,
+        &EtcdCheck::new(&url).unwrap(),
+    );
 }
 
 fn tls(c: &mut Criterion) {
@@ -172,7 +207,9 @@ fn tls(c: &mut Criterion) {
         .with_no_client_auth();
     let connector = tokio_rustls::TlsConnector::from(Arc::new(client_config));
     let bare = || async {
-        let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .unwrap();
         connector
             .connect(ServerName::try_from("localhost").unwrap(), tcp)
             .await
@@ -184,7 +221,7 @@ fn tls(c: &mut Criterion) {
         .unwrap()
         .roots_pem(pem.as_bytes())
         .unwrap();
-    pair(c, &rt, "tls handshake", bare, check);
+    pair(c, &rt, "tls handshake", bare, &check);
 }
 
 criterion_group!(benches, memcached, nats, mysql, amqp, etcd, tls);
