@@ -3,20 +3,22 @@
 
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use chrono::{DateTime, Utc};
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::client::WebPkiServerVerifier;
+use rustls::client::danger::ServerCertVerifier as _;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::RootCertStore;
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
+use self::verify::{verifier, Recording};
 use super::{Check, CheckOutcome};
 use crate::{CheckStatus, Error};
+
+mod verify;
 
 /// Grades a TLS certificate by the share of its lifetime left: MINOR below one third (when
 /// ACME clients renew), MAJOR below a tenth by default; OUTAGE when it has expired, is not
@@ -302,86 +304,6 @@ fn server_name(name: &str) -> Result<ServerName<'static>, Error> {
 fn web_roots() -> RootCertStore {
     RootCertStore {
         roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-    }
-}
-
-fn verifier(roots: &Arc<RootCertStore>) -> Result<Arc<WebPkiServerVerifier>, CheckOutcome> {
-    WebPkiServerVerifier::builder_with_provider(
-        Arc::clone(roots),
-        Arc::new(rustls::crypto::ring::default_provider()),
-    )
-    .build()
-    .map_err(|e| CheckOutcome::new(CheckStatus::Outage, format!("no verifier: {e}")))
-}
-
-/// Verifies as the web PKI does, records the chain and the verdict, and lets the handshake
-/// finish either way: the check grades what it saw, it never trusts the connection.
-#[derive(Debug)]
-struct Recording {
-    inner: Arc<WebPkiServerVerifier>,
-    presented: Mutex<Option<Presented>>,
-}
-
-impl fmt::Debug for Presented {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Presented")
-            .field("verified", &self.verified)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Recording {
-    fn new(roots: &Arc<RootCertStore>) -> Result<Self, CheckOutcome> {
-        Ok(Self {
-            inner: verifier(roots)?,
-            presented: Mutex::new(None),
-        })
-    }
-}
-
-impl ServerCertVerifier for Recording {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp_response: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        let verified = self
-            .inner
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-            .map(|_| ())
-            .map_err(|e| e.to_string());
-        if let Ok(mut presented) = self.presented.lock() {
-            *presented = Some(Presented {
-                leaf: end_entity.clone().into_owned(),
-                verified,
-            });
-        }
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.inner.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.inner.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.inner.supported_verify_schemes()
     }
 }
 
