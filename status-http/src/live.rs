@@ -5,7 +5,12 @@
 
 use std::fmt;
 
-#[cfg(any(feature = "traffic", feature = "fleet", feature = "notify"))]
+#[cfg(any(
+    feature = "traffic",
+    feature = "fleet",
+    feature = "notify",
+    feature = "otel"
+))]
 use prometheus_client::encoding::NoLabelSet;
 use prometheus_client::encoding::{EncodeMetric, MetricEncoder};
 use prometheus_client::metrics::MetricType;

@@ -16,6 +16,7 @@ OpenTelemetry (OTLP/HTTP protobuf), when OTEL_EXPORTER_OTLP_ENDPOINT is set:
   OTEL_EXPORTER_OTLP_{METRICS,LOGS,TRACES}_ENDPOINT   one signal's full URL
   OTEL_EXPORTER_OTLP_HEADERS        key=value,... sent with each request
   OTEL_EXPORTER_OTLP_TIMEOUT        each request's deadline in ms (10000)
+  OTEL_EXPORTER_OTLP_COMPRESSION    gzip, or none
   OTEL_METRIC_EXPORT_INTERVAL       ms between metric exports (60000)
   OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_SDK_DISABLED=true
 Exported: state sets status.{system,dependency,group,feature}.state, the histogram

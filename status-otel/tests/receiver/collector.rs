@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::post;
 use axum::Router;
@@ -22,6 +22,8 @@ use tokio::sync::watch;
 
 #[derive(Default)]
 pub(crate) struct Received {
+    /// Requests that came gzipped (`Content-Encoding: gzip`).
+    pub(crate) gzipped: usize,
     pub(crate) metrics: Vec<ExportMetricsServiceRequest>,
     pub(crate) logs: Vec<LogRecord>,
     pub(crate) spans: Vec<Span>,
@@ -200,6 +202,21 @@ async fn wait_up(up: &watch::Sender<bool>) {
     }
 }
 
+/// The body, gunzipped when it says it is gzipped.
+fn unwrap_body(received: &Mutex<Received>, headers: &HeaderMap, body: Bytes) -> Vec<u8> {
+    let gzipped = headers
+        .get(header::CONTENT_ENCODING)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"gzip"));
+    if !gzipped {
+        return body.to_vec();
+    }
+    received.lock().unwrap().gzipped += 1;
+    let mut plain = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&body[..]), &mut plain)
+        .expect("a valid gzip body");
+    plain
+}
+
 fn protobuf_ok() -> impl IntoResponse {
     (
         StatusCode::OK,
@@ -208,9 +225,15 @@ fn protobuf_ok() -> impl IntoResponse {
     )
 }
 
-async fn metrics(State((received, up)): State<Shared>, body: Bytes) -> impl IntoResponse {
+async fn metrics(
+    State((received, up)): State<Shared>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> impl IntoResponse {
     wait_up(&up).await;
-    let request = ExportMetricsServiceRequest::decode(body).expect("a valid OTLP metrics body");
+    let body = unwrap_body(&received, &headers, body);
+    let request =
+        ExportMetricsServiceRequest::decode(&body[..]).expect("a valid OTLP metrics body");
     let mut received = received.lock().unwrap();
     if received.resource.is_empty() {
         if let Some(resource) = request
@@ -225,9 +248,14 @@ async fn metrics(State((received, up)): State<Shared>, body: Bytes) -> impl Into
     protobuf_ok()
 }
 
-async fn logs(State((received, up)): State<Shared>, body: Bytes) -> impl IntoResponse {
+async fn logs(
+    State((received, up)): State<Shared>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> impl IntoResponse {
     wait_up(&up).await;
-    let request = ExportLogsServiceRequest::decode(body).expect("a valid OTLP logs body");
+    let body = unwrap_body(&received, &headers, body);
+    let request = ExportLogsServiceRequest::decode(&body[..]).expect("a valid OTLP logs body");
     let records = request
         .resource_logs
         .into_iter()
@@ -237,9 +265,14 @@ async fn logs(State((received, up)): State<Shared>, body: Bytes) -> impl IntoRes
     protobuf_ok()
 }
 
-async fn traces(State((received, up)): State<Shared>, body: Bytes) -> impl IntoResponse {
+async fn traces(
+    State((received, up)): State<Shared>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> impl IntoResponse {
     wait_up(&up).await;
-    let request = ExportTraceServiceRequest::decode(body).expect("a valid OTLP traces body");
+    let body = unwrap_body(&received, &headers, body);
+    let request = ExportTraceServiceRequest::decode(&body[..]).expect("a valid OTLP traces body");
     let spans = request
         .resource_spans
         .into_iter()

@@ -321,6 +321,7 @@ async fn the_environment_configures_the_export_and_no_span_is_sent_unless_asked(
         "OTEL_RESOURCE_ATTRIBUTES",
         "deployment.environment.name=test",
     );
+    std::env::set_var("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip");
     let otlp = Otlp::start_from_env(&registry)
         .unwrap()
         .expect("an endpoint is set");
@@ -350,4 +351,8 @@ async fn the_environment_configures_the_export_and_no_span_is_sent_unless_asked(
     );
     assert!(received.spans.is_empty(), "{} spans", received.spans.len());
     assert!(received.logs.is_empty(), "nothing changed, nothing logged");
+    assert!(
+        received.gzipped >= 10,
+        "gzip as OTEL_EXPORTER_OTLP_COMPRESSION asks"
+    );
 }
