@@ -203,7 +203,7 @@ async fn wait_up(up: &watch::Sender<bool>) {
 }
 
 /// The body, gunzipped when it says it is gzipped.
-fn unwrap_body(received: &Mutex<Received>, headers: &HeaderMap, body: Bytes) -> Vec<u8> {
+fn unwrap_body(received: &Mutex<Received>, headers: &HeaderMap, body: &[u8]) -> Vec<u8> {
     let gzipped = headers
         .get(header::CONTENT_ENCODING)
         .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"gzip"));
@@ -212,7 +212,7 @@ fn unwrap_body(received: &Mutex<Received>, headers: &HeaderMap, body: Bytes) -> 
     }
     received.lock().unwrap().gzipped += 1;
     let mut plain = Vec::new();
-    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&body[..]), &mut plain)
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(body), &mut plain)
         .expect("a valid gzip body");
     plain
 }
@@ -231,7 +231,7 @@ async fn metrics(
     body: Bytes,
 ) -> impl IntoResponse {
     wait_up(&up).await;
-    let body = unwrap_body(&received, &headers, body);
+    let body = unwrap_body(&received, &headers, &body);
     let request =
         ExportMetricsServiceRequest::decode(&body[..]).expect("a valid OTLP metrics body");
     let mut received = received.lock().unwrap();
@@ -254,7 +254,7 @@ async fn logs(
     body: Bytes,
 ) -> impl IntoResponse {
     wait_up(&up).await;
-    let body = unwrap_body(&received, &headers, body);
+    let body = unwrap_body(&received, &headers, &body);
     let request = ExportLogsServiceRequest::decode(&body[..]).expect("a valid OTLP logs body");
     let records = request
         .resource_logs
@@ -271,7 +271,7 @@ async fn traces(
     body: Bytes,
 ) -> impl IntoResponse {
     wait_up(&up).await;
-    let body = unwrap_body(&received, &headers, body);
+    let body = unwrap_body(&received, &headers, &body);
     let request = ExportTraceServiceRequest::decode(&body[..]).expect("a valid OTLP traces body");
     let spans = request
         .resource_spans
