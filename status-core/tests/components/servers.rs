@@ -506,6 +506,8 @@ pub(crate) struct Process {
     program: &'static str,
     args: Vec<String>,
     env: Vec<(String, String)>,
+    /// Its directory, removed when dropped.
+    dir: PathBuf,
     child: Option<Child>,
 }
 
@@ -555,6 +557,7 @@ impl Process {
             program,
             args,
             env,
+            dir,
             child: None,
         };
         process.restart();
@@ -605,6 +608,7 @@ impl Restartable for Process {
 impl Drop for Process {
     fn drop(&mut self) {
         self.stop();
+        std::fs::remove_dir_all(&self.dir).ok();
     }
 }
 
@@ -629,25 +633,31 @@ pub(crate) fn memcached() -> Process {
 
 /// A one-member etcd on loopback, its data in a directory of its own.
 pub(crate) fn etcd() -> Process {
-    Process::start(
-        "etcd",
-        &[
-            "--name",
-            "solo",
-            "--data-dir",
-            "{dir}",
-            "--listen-client-urls",
-            "http://127.0.0.1:{port}",
-            "--advertise-client-urls",
-            "http://127.0.0.1:{port}",
-            "--listen-peer-urls",
-            "http://127.0.0.1:{other}",
-            "--initial-advertise-peer-urls",
-            "http://127.0.0.1:{other}",
-            "--initial-cluster",
-            "solo=http://127.0.0.1:{other}",
-        ],
-    )
+    etcd_with(&[])
+}
+
+/// As [`etcd`], with more flags.
+pub(crate) fn etcd_with(more: &[&str]) -> Process {
+    let args: Vec<&str> = [
+        "--name",
+        "solo",
+        "--data-dir",
+        "{dir}",
+        "--listen-client-urls",
+        "http://127.0.0.1:{port}",
+        "--advertise-client-urls",
+        "http://127.0.0.1:{port}",
+        "--listen-peer-urls",
+        "http://127.0.0.1:{other}",
+        "--initial-advertise-peer-urls",
+        "http://127.0.0.1:{other}",
+        "--initial-cluster",
+        "solo=http://127.0.0.1:{other}",
+    ]
+    .into_iter()
+    .chain(more.iter().copied())
+    .collect();
+    Process::start("etcd", &args)
 }
 
 /// nats-server on loopback, with JetStream (its store in a directory of its own) or without.
