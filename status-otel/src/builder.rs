@@ -123,6 +123,9 @@ impl OtlpBuilder {
                 }
             }
         }
+        let send_metrics = exporter_wanted("OTEL_METRICS_EXPORTER")?;
+        let send_logs = exporter_wanted("OTEL_LOGS_EXPORTER")?;
+        let send_spans = self.check_spans && exporter_wanted("OTEL_TRACES_EXPORTER")?;
         let timeout = self.timeout.unwrap_or_else(env_timeout);
         let counts = Arc::new(Counts::default());
         let client = || {
@@ -139,52 +142,58 @@ impl OtlpBuilder {
             .with_version(env!("CARGO_PKG_VERSION"))
             .build();
 
-        let mut metrics = opentelemetry_otlp::MetricExporter::builder()
-            .with_http()
-            .with_http_client(client()?)
-            .with_timeout(timeout);
-        if let Some(url) = endpoint(Signal::Metrics) {
-            metrics = metrics.with_endpoint(url);
+        let mut meters = SdkMeterProvider::builder().with_resource(resource.clone());
+        if send_metrics {
+            let mut metrics = opentelemetry_otlp::MetricExporter::builder()
+                .with_http()
+                .with_http_client(client()?)
+                .with_timeout(timeout);
+            if let Some(url) = endpoint(Signal::Metrics) {
+                metrics = metrics.with_endpoint(url);
+            }
+            let metrics = metrics.build().map_err(Error::new)?;
+            let mut reader = PeriodicReader::builder(metrics);
+            if let Some(interval) = self.interval {
+                reader = reader.with_interval(interval);
+            }
+            meters = meters.with_reader(reader.build());
         }
-        let metrics = metrics.build().map_err(Error::new)?;
-        let mut reader = PeriodicReader::builder(metrics);
-        if let Some(interval) = self.interval {
-            reader = reader.with_interval(interval);
-        }
-        let meters = SdkMeterProvider::builder()
-            .with_resource(resource.clone())
-            .with_reader(reader.build())
-            .build();
+        let meters = meters.build();
         let meter = meters.meter_with_scope(scope.clone());
         let weak = registry.downgrade();
         let gauges = gauges::Gauges::register(&meter, &weak);
 
         let mut threads = Vec::new();
-        let mut logs = opentelemetry_otlp::LogExporter::builder()
-            .with_http()
-            .with_http_client(client()?)
-            .with_timeout(timeout);
-        if let Some(url) = endpoint(Signal::Logs) {
-            logs = logs.with_endpoint(url);
-        }
-        let mut logs = logs.build().map_err(Error::new)?;
-        logs.set_resource(&resource);
-        let (log_box, thread) = Outbox::start(
-            "status-otlp-logs",
-            self.queue,
-            move |batch: Vec<recorder::LogItem>| {
-                let refs: Vec<_> = batch.iter().map(|(r, s)| (r, s)).collect();
-                let sent = futures::executor::block_on(logs.export(LogBatch::new(&refs)));
-                if let Err(e) = &sent {
-                    tracing::debug!("OTLP logs not sent: {e}");
-                }
-                sent.is_ok()
-            },
-        )
-        .map_err(|e| Error::new(format!("cannot start the OTLP logs thread: {e}")))?;
-        threads.push(thread);
+        let log_box = if send_logs {
+            let mut logs = opentelemetry_otlp::LogExporter::builder()
+                .with_http()
+                .with_http_client(client()?)
+                .with_timeout(timeout);
+            if let Some(url) = endpoint(Signal::Logs) {
+                logs = logs.with_endpoint(url);
+            }
+            let mut logs = logs.build().map_err(Error::new)?;
+            logs.set_resource(&resource);
+            let (log_box, thread) = Outbox::start(
+                "status-otlp-logs",
+                self.queue,
+                move |batch: Vec<recorder::LogItem>| {
+                    let refs: Vec<_> = batch.iter().map(|(r, s)| (r, s)).collect();
+                    let sent = futures::executor::block_on(logs.export(LogBatch::new(&refs)));
+                    if let Err(e) = &sent {
+                        tracing::debug!("OTLP logs not sent: {e}");
+                    }
+                    sent.is_ok()
+                },
+            )
+            .map_err(|e| Error::new(format!("cannot start the OTLP logs thread: {e}")))?;
+            threads.push(thread);
+            Some(log_box)
+        } else {
+            None
+        };
 
-        let span_box = if self.check_spans {
+        let span_box = if send_spans {
             let mut spans = opentelemetry_otlp::SpanExporter::builder()
                 .with_http()
                 .with_http_client(client()?)
@@ -250,6 +259,30 @@ impl OtlpBuilder {
     }
 }
 
+/// Whether a signal's `OTEL_*_EXPORTER` asks for it: unset, empty or `otlp` yes, `none` no.
+///
+/// # Errors
+///
+/// Any other exporter (`console`, `prometheus`, …): this crate sends OTLP only.
+fn exporter_wanted(var: &str) -> Result<bool, Error> {
+    let Ok(value) = std::env::var(var) else {
+        return Ok(true);
+    };
+    let mut wanted = value.trim().is_empty();
+    for exporter in value.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        match exporter {
+            "otlp" => wanted = true,
+            "none" => {}
+            other => {
+                return Err(Error::new(format!(
+                    "{var}={value}: only otlp (or none) is built in, not {other}"
+                )))
+            }
+        }
+    }
+    Ok(wanted)
+}
+
 /// `OTEL_EXPORTER_OTLP_TIMEOUT` in milliseconds, 10 s when unset or unreadable.
 fn env_timeout() -> Duration {
     std::env::var("OTEL_EXPORTER_OTLP_TIMEOUT")
@@ -280,6 +313,8 @@ fn export_dependency(counts: Arc<Counts>) -> Result<Dependency, Error> {
                     CheckStatus::Major,
                     format!("the latest export failed: {error} ({failed} failed, {sent} sent)"),
                 )
+            } else if sent == 0 && failed == 0 {
+                (CheckStatus::Ok, "no export yet".to_owned())
             } else {
                 (
                     CheckStatus::Ok,

@@ -58,7 +58,8 @@
 //! `OTEL_EXPORTER_OTLP_ENDPOINT` (or `OTEL_EXPORTER_OTLP_{METRICS,LOGS,TRACES}_ENDPOINT`),
 //! `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TIMEOUT`, `OTEL_EXPORTER_OTLP_COMPRESSION`
 //! (`gzip`), `OTEL_EXPORTER_OTLP_PROTOCOL`
-//! (`http/protobuf` only), `OTEL_METRIC_EXPORT_INTERVAL`, `OTEL_SERVICE_NAME` and
+//! (`http/protobuf` only), `OTEL_METRICS_EXPORTER`, `OTEL_LOGS_EXPORTER` and
+//! `OTEL_TRACES_EXPORTER` (`otlp`, or `none` to leave a signal out), `OTEL_METRIC_EXPORT_INTERVAL`, `OTEL_SERVICE_NAME` and
 //! `OTEL_RESOURCE_ATTRIBUTES`. What the builder sets wins over the environment.
 
 mod builder;
@@ -114,7 +115,7 @@ pub struct Otlp {
 struct Inner {
     meters: SdkMeterProvider,
     counts: Arc<Counts>,
-    logs: Outbox<recorder::LogItem>,
+    logs: Option<Outbox<recorder::LogItem>>,
     spans: Option<Outbox<opentelemetry_sdk::trace::SpanData>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -183,9 +184,10 @@ impl Otlp {
         OtlpStats {
             sent: load(&self.inner.counts.sent),
             failed: load(&self.inner.counts.failed),
-            dropped_logs: self.inner.logs.dropped(),
+            dropped_logs: self.inner.logs.as_ref().map_or(0, Outbox::dropped),
             dropped_spans: self.inner.spans.as_ref().map_or(0, Outbox::dropped),
-            queued: self.inner.logs.queued() + self.inner.spans.as_ref().map_or(0, Outbox::queued),
+            queued: self.inner.logs.as_ref().map_or(0, Outbox::queued)
+                + self.inner.spans.as_ref().map_or(0, Outbox::queued),
             last_error: self
                 .inner
                 .counts
@@ -209,7 +211,9 @@ impl Otlp {
     /// until then, at most the export timeout per signal. Call it off the runtime's worker
     /// threads (`spawn_blocking`) or at the end of `main`.
     pub fn shutdown(&self) {
-        self.inner.logs.close();
+        if let Some(logs) = &self.inner.logs {
+            logs.close();
+        }
         if let Some(spans) = &self.inner.spans {
             spans.close();
         }

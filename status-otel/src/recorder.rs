@@ -35,7 +35,7 @@ pub(crate) struct Recorder {
     pub(crate) dotnet: Option<DotnetAliases>,
     pub(crate) logger: SdkLogger,
     pub(crate) scope: InstrumentationScope,
-    pub(crate) logs: Outbox<LogItem>,
+    pub(crate) logs: Option<Outbox<LogItem>>,
     pub(crate) spans: Option<Outbox<SpanData>>,
     pub(crate) ids: RandomIdGenerator,
     /// Kept as long as the listener: the gauges' callbacks.
@@ -140,8 +140,9 @@ impl Listener for Recorder {
                 KeyValue::new(names::TO, state(to)),
             ],
         );
-        self.logs
-            .push((self.record(from, current), self.scope.clone()));
+        if let Some(logs) = &self.logs {
+            logs.push((self.record(from, current), self.scope.clone()));
+        }
     }
 }
 

@@ -18,6 +18,7 @@ OpenTelemetry (OTLP/HTTP protobuf), when OTEL_EXPORTER_OTLP_ENDPOINT is set:
   OTEL_EXPORTER_OTLP_TIMEOUT        each request's deadline in ms (10000)
   OTEL_EXPORTER_OTLP_COMPRESSION    gzip, or none
   OTEL_METRIC_EXPORT_INTERVAL       ms between metric exports (60000)
+  OTEL_{METRICS,LOGS,TRACES}_EXPORTER  otlp, or none to leave a signal out
   OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_SDK_DISABLED=true
 Exported: state sets status.{system,dependency,group,feature}.state, the histogram
 status.check.duration, the counter status.dependency.transitions, a log record per
