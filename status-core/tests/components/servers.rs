@@ -26,14 +26,16 @@ fn wait_for_port(port: u16, what: &str) {
 }
 
 fn require(program: &str) -> PathBuf {
+    // Servers such as mariadbd are in sbin, which a user's PATH may lack.
+    let sbin = ["/usr/local/sbin", "/usr/sbin", "/sbin"].map(PathBuf::from);
     let found = std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
+            .chain(sbin)
             .map(|p| p.join(program))
             .find(|p| p.exists())
     });
-    found.unwrap_or_else(|| {
-        panic!("{program} is not installed: scripts/test installs it (apt-get install redis-server postgresql)")
-    })
+    found
+        .unwrap_or_else(|| panic!("{program} is not installed: scripts/test installs it (apt-get)"))
 }
 
 /// A server a test can stop and start again on the same port.
