@@ -3,25 +3,16 @@
 //! changes nothing (the mutes, the holds and the features read the same after).
 #![no_main]
 
-use std::sync::OnceLock;
+#[path = "common.rs"]
+mod common;
 
 use axum::body::Body;
 use http_body_util::BodyExt;
 use libfuzzer_sys::fuzz_target;
-use status_core::{CheckStatus, Dependency, Feature, Registry};
+use status_core::Registry;
 use tower::ServiceExt;
 
 const TOKEN: &str = "fuzz-token";
-
-fn runtime() -> &'static tokio::runtime::Runtime {
-    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a runtime")
-    })
-}
 
 fn state(registry: &Registry) -> String {
     format!(
@@ -41,19 +32,8 @@ fuzz_target!(|input: (u8, bool, &[u8])| {
         3 => ("DELETE", "/admin/drain"),
         _ => ("PUT", "/admin/mutes/unknown"),
     };
-    runtime().block_on(async {
-        let registry = Registry::new();
-        registry
-            .add_passive(Dependency::passive("db").build_info().expect("valid"))
-            .expect("registered");
-        registry
-            .add_feature(
-                Feature::builder("writes")
-                    .requires("db", CheckStatus::Minor)
-                    .build()
-                    .expect("valid"),
-            )
-            .expect("added");
+    common::runtime().block_on(async {
+        let registry = common::registry_with_writes();
         let app = status_http::Routes::new(&registry)
             .admin_token(TOKEN)
             .build();

@@ -4,42 +4,20 @@
 //! core's verdict), never anything else.
 #![no_main]
 
+#[path = "common.rs"]
+mod common;
+
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use prost::Message;
-use status_core::{CheckStatus, Dependency, Feature, Registry};
 use status_grpc::pb::health_server::Health;
 use status_grpc::pb::HealthCheckRequest;
 use status_grpc::{HealthService, MAX_SERVICE_NAME};
 
-fn runtime() -> &'static tokio::runtime::Runtime {
-    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a runtime")
-    })
-}
-
 fn service() -> &'static HealthService {
     static SERVICE: OnceLock<HealthService> = OnceLock::new();
-    SERVICE.get_or_init(|| {
-        let registry = Registry::new();
-        registry
-            .add_passive(Dependency::passive("db").build_info().expect("valid"))
-            .expect("registered");
-        registry
-            .add_feature(
-                Feature::builder("writes")
-                    .requires("db", CheckStatus::Minor)
-                    .build()
-                    .expect("valid"),
-            )
-            .expect("added");
-        HealthService::new(&registry)
-    })
+    SERVICE.get_or_init(|| HealthService::new(&common::registry_with_writes()))
 }
 
 fuzz_target!(|wire: &[u8]| {
@@ -48,7 +26,7 @@ fuzz_target!(|wire: &[u8]| {
     };
     let name = request.service.clone();
     let service = service();
-    let answer = runtime().block_on(service.check(tonic::Request::new(request)));
+    let answer = common::runtime().block_on(service.check(tonic::Request::new(request)));
     match (std::str::from_utf8(&name), answer) {
         (Ok(name), Ok(response)) => {
             assert!(name.len() <= MAX_SERVICE_NAME);

@@ -4,12 +4,14 @@
 //! a refusal is a 400 with a JSON error saying why.
 #![no_main]
 
+#[path = "common.rs"]
+mod common;
+
 use std::sync::OnceLock;
 
 use axum::body::Body;
 use http_body_util::BodyExt;
 use libfuzzer_sys::fuzz_target;
-use status_core::{Dependency, Registry};
 use tower::ServiceExt;
 
 const TOKEN: &str = "fuzz-token";
@@ -29,25 +31,12 @@ const PATHS: [&str; 12] = [
     "/healthcheck/dependencies/db",
 ];
 
-fn runtime() -> &'static tokio::runtime::Runtime {
-    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a runtime")
-    })
-}
-
 /// One router for every input: GET requests change nothing.
 fn app() -> &'static axum::Router {
     static APP: OnceLock<axum::Router> = OnceLock::new();
     APP.get_or_init(|| {
-        runtime().block_on(async {
-            let registry = Registry::new();
-            registry
-                .add_passive(Dependency::passive("db").build_info().expect("valid"))
-                .expect("registered");
+        common::runtime().block_on(async {
+            let registry = common::registry_with_db();
             let history = status_history::History::in_memory().open();
             status_http::Routes::new(&registry)
                 .admin_token(TOKEN)
@@ -68,7 +57,7 @@ fuzz_target!(|input: (u8, &[u8])| {
         return;
     };
     let app = app().clone();
-    runtime().block_on(async {
+    common::runtime().block_on(async {
         let request = axum::http::Request::get(uri)
             .header("authorization", format!("Bearer {TOKEN}"))
             .body(Body::empty())
