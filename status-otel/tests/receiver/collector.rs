@@ -64,90 +64,79 @@ impl Collector {
         self.up.send_replace(up);
     }
 
-    /// The latest value of the gauge `name` for the data point whose attributes include
-    /// every one of `with`.
-    pub(crate) fn gauge(&self, name: &str, with: &[(&str, &str)]) -> Option<i64> {
+    /// What `read` finds in the latest metric `name` that it finds anything in.
+    fn latest<T>(&self, name: &str, read: impl Fn(&metric::Data) -> Option<T>) -> Option<T> {
         let received = self.received.lock().unwrap();
         received
             .metrics
             .iter()
             .rev()
             .flat_map(metrics_named(name))
-            .find_map(|m| match &m.data {
-                Some(metric::Data::Gauge(g)) => g
-                    .data_points
-                    .iter()
-                    .find(|p| with.iter().all(|(k, v)| has(&p.attributes, k, v)))
-                    .and_then(|p| match p.value {
-                        Some(number_data_point::Value::AsInt(v)) => Some(v),
-                        _ => None,
-                    }),
+            .find_map(|m| m.data.as_ref().and_then(&read))
+    }
+
+    /// The latest value of the gauge `name` for the data point whose attributes include
+    /// every one of `with`.
+    pub(crate) fn gauge(&self, name: &str, with: &[(&str, &str)]) -> Option<i64> {
+        self.latest(name, |data| match data {
+            metric::Data::Gauge(g) => match g
+                .data_points
+                .iter()
+                .find(|p| matches(&p.attributes, with))?
+                .value
+            {
+                Some(number_data_point::Value::AsInt(v)) => Some(v),
                 _ => None,
-            })
+            },
+            _ => None,
+        })
     }
 
     /// The latest value of the floating-point gauge `name` for the point with `with`.
     pub(crate) fn gauge_f64(&self, name: &str, with: &[(&str, &str)]) -> Option<f64> {
-        let received = self.received.lock().unwrap();
-        received
-            .metrics
-            .iter()
-            .rev()
-            .flat_map(metrics_named(name))
-            .find_map(|m| match &m.data {
-                Some(metric::Data::Gauge(g)) => g
-                    .data_points
-                    .iter()
-                    .find(|p| with.iter().all(|(k, v)| has(&p.attributes, k, v)))
-                    .and_then(|p| match p.value {
-                        Some(number_data_point::Value::AsDouble(v)) => Some(v),
-                        _ => None,
-                    }),
+        self.latest(name, |data| match data {
+            metric::Data::Gauge(g) => match g
+                .data_points
+                .iter()
+                .find(|p| matches(&p.attributes, with))?
+                .value
+            {
+                Some(number_data_point::Value::AsDouble(v)) => Some(v),
                 _ => None,
-            })
+            },
+            _ => None,
+        })
     }
 
     /// The latest value of the sum (counter) `name` over the points matching `with`.
     pub(crate) fn sum(&self, name: &str, with: &[(&str, &str)]) -> Option<i64> {
-        let received = self.received.lock().unwrap();
-        received
-            .metrics
-            .iter()
-            .rev()
-            .flat_map(metrics_named(name))
-            .find_map(|m| match &m.data {
-                Some(metric::Data::Sum(s)) => Some(
-                    s.data_points
-                        .iter()
-                        .filter(|p| with.iter().all(|(k, v)| has(&p.attributes, k, v)))
-                        .map(|p| match p.value {
-                            Some(number_data_point::Value::AsInt(v)) => v,
-                            _ => 0,
-                        })
-                        .sum(),
-                ),
-                _ => None,
-            })
+        self.latest(name, |data| match data {
+            metric::Data::Sum(s) => Some(
+                s.data_points
+                    .iter()
+                    .filter(|p| matches(&p.attributes, with))
+                    .map(|p| match p.value {
+                        Some(number_data_point::Value::AsInt(v)) => v,
+                        _ => 0,
+                    })
+                    .sum(),
+            ),
+            _ => None,
+        })
     }
 
     /// The latest histogram `name`'s count over the points matching `with`.
     pub(crate) fn histogram_count(&self, name: &str, with: &[(&str, &str)]) -> Option<u64> {
-        let received = self.received.lock().unwrap();
-        received
-            .metrics
-            .iter()
-            .rev()
-            .flat_map(metrics_named(name))
-            .find_map(|m| match &m.data {
-                Some(metric::Data::Histogram(h)) => Some(
-                    h.data_points
-                        .iter()
-                        .filter(|p| with.iter().all(|(k, v)| has(&p.attributes, k, v)))
-                        .map(|p| p.count)
-                        .sum(),
-                ),
-                _ => None,
-            })
+        self.latest(name, |data| match data {
+            metric::Data::Histogram(h) => Some(
+                h.data_points
+                    .iter()
+                    .filter(|p| matches(&p.attributes, with))
+                    .map(|p| p.count)
+                    .sum(),
+            ),
+            _ => None,
+        })
     }
 
     pub(crate) fn metric_requests(&self) -> usize {
@@ -166,6 +155,11 @@ fn metrics_named(name: &str) -> impl Fn(&ExportMetricsServiceRequest) -> Vec<Met
             .cloned()
             .collect()
     }
+}
+
+/// Whether `attributes` include every one of `with`.
+fn matches(attributes: &[KeyValue], with: &[(&str, &str)]) -> bool {
+    with.iter().all(|(k, v)| has(attributes, k, v))
 }
 
 pub(crate) fn has(attributes: &[KeyValue], key: &str, value: &str) -> bool {
