@@ -46,21 +46,16 @@ impl EtcdCheck {
     ///
     /// [`Error::is_invalid`] unless `url` is `http://` or `https://` with a host and a port.
     pub fn new(url: &str) -> Result<Self, Error> {
-        let url = url.trim().trim_end_matches('/');
-        let authority = url
-            .strip_prefix("http://")
-            .or_else(|| url.strip_prefix("https://"))
-            .ok_or_else(|| Error::invalid(format!("not an etcd URL (http://host:port): {url}")))?;
-        let port_ok = authority
-            .rsplit_once(':')
-            .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
-        if !port_ok || authority.contains(['@', '/', ',']) {
+        let url = url.trim();
+        if url.contains(',') {
             return Err(Error::invalid(format!(
-                "an etcd member's URL is http://host:port: {url}"
+                "one etcd member's URL, not a list: {}",
+                crate::mask_credentials(url)
             )));
         }
+        let url = crate::store::etcd_endpoint(url)?;
         Ok(Self {
-            url: url.to_owned(),
+            url,
             client: Mutex::new(None),
             latency: None,
         })

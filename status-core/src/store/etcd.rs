@@ -37,6 +37,38 @@ impl std::fmt::Debug for EtcdStore {
     }
 }
 
+/// One etcd member's URL, `http://host:port` or `https://…`, without a trailing slash.
+///
+/// # Errors
+///
+/// [`Error::is_invalid`] for another scheme, credentials in the URL, or no host and port.
+pub(crate) fn endpoint(raw: &str) -> Result<String, Error> {
+    let rest = raw
+        .strip_prefix("http://")
+        .or_else(|| raw.strip_prefix("https://"))
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "not an etcd URL (http://host:port): {}",
+                crate::mask_credentials(raw)
+            ))
+        })?;
+    let authority = rest.split('/').next().unwrap_or_default();
+    if authority.contains('@') {
+        return Err(Error::invalid(
+            "etcd URLs carry no credentials: etcd's own authentication is not supported yet",
+        ));
+    }
+    let port_ok = authority
+        .rsplit_once(':')
+        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+    if !port_ok {
+        return Err(Error::invalid(format!(
+            "an etcd URL needs a host and a port: {raw}"
+        )));
+    }
+    Ok(raw.trim_end_matches('/').to_owned())
+}
+
 impl EtcdStore {
     /// The etcd whose members are at `urls` (`http://host:2379`, several separated by
     /// commas); each call answers within `timeout` or fails.
@@ -49,31 +81,9 @@ impl EtcdStore {
         let mut endpoints = Vec::new();
         let mut described = Vec::new();
         for raw in urls.split(',').map(str::trim).filter(|u| !u.is_empty()) {
-            let rest = raw
-                .strip_prefix("http://")
-                .or_else(|| raw.strip_prefix("https://"))
-                .ok_or_else(|| {
-                    Error::invalid(format!(
-                        "not an etcd URL (http://host:port): {}",
-                        crate::mask_credentials(raw)
-                    ))
-                })?;
-            let authority = rest.split('/').next().unwrap_or_default();
-            if authority.contains('@') {
-                return Err(Error::invalid(
-                    "etcd URLs carry no credentials: etcd's own authentication is not supported yet",
-                ));
-            }
-            let port_ok = authority
-                .rsplit_once(':')
-                .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
-            if !port_ok {
-                return Err(Error::invalid(format!(
-                    "an etcd URL needs a host and a port: {raw}"
-                )));
-            }
-            endpoints.push(raw.trim_end_matches('/').to_owned());
-            described.push(raw.trim_end_matches('/').to_owned());
+            let endpoint = endpoint(raw)?;
+            described.push(endpoint.clone());
+            endpoints.push(endpoint);
         }
         if endpoints.is_empty() {
             return Err(Error::invalid("no etcd URL"));

@@ -9,6 +9,8 @@ mod etcd;
 mod redis;
 
 #[cfg(feature = "etcd")]
+pub(crate) use self::etcd::endpoint as etcd_endpoint;
+#[cfg(feature = "etcd")]
 pub use self::etcd::{prefix_end, EtcdStore};
 #[cfg(feature = "redis")]
 pub use self::redis::{Connection, RedisStore};
