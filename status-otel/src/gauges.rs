@@ -2,9 +2,9 @@
 //! reported, the current one 1 and the others 0, as OpenTelemetry recommends for a value
 //! with a few states (`k8s.container.status.state` has the same shape).
 
-use opentelemetry::metrics::{Meter, ObservableGauge};
+use opentelemetry::metrics::{AsyncInstrument, Meter, ObservableGauge};
 use opentelemetry::KeyValue;
-use status_core::{CheckStatus, WeakRegistry};
+use status_core::{CheckStatus, Registry, WeakRegistry};
 
 use crate::names;
 
@@ -34,33 +34,43 @@ pub(crate) struct Gauges {
     _values: ObservableGauge<f64>,
 }
 
+/// A callback that reads the registry, while it exists.
+fn reading<T: 'static>(
+    weak: &WeakRegistry,
+    read: impl Fn(&Registry, &dyn AsyncInstrument<T>) + Send + Sync + 'static,
+) -> impl Fn(&dyn AsyncInstrument<T>) + Send + Sync + 'static {
+    let weak = weak.clone();
+    move |observer| {
+        if let Some(registry) = weak.upgrade() {
+            read(&registry, observer);
+        }
+    }
+}
+
+/// Every state of a status, 1 for `current`, with `attributes` and `status.state`.
+fn state_set(observer: &dyn AsyncInstrument<u64>, current: CheckStatus, attributes: &[KeyValue]) {
+    let mut attributes = attributes.to_vec();
+    attributes.push(KeyValue::new(names::STATE, ""));
+    let last = attributes.len() - 1;
+    for (status, name) in STATES {
+        attributes[last] = KeyValue::new(names::STATE, name);
+        observer.observe(u64::from(status == current), &attributes);
+    }
+}
+
 impl Gauges {
     pub(crate) fn register(meter: &Meter, registry: &WeakRegistry) -> Self {
-        let weak = registry.clone();
         let system = meter
             .u64_observable_gauge(names::SYSTEM_STATE)
             .with_description("The system's status as a state set: 1 for the current state")
-            .with_callback(move |observer| {
-                let Some(registry) = weak.upgrade() else {
-                    return;
-                };
-                let condition = registry.condition();
-                for (status, name) in STATES {
-                    observer.observe(
-                        u64::from(status == condition),
-                        &[KeyValue::new(names::STATE, name)],
-                    );
-                }
-            })
+            .with_callback(reading(registry, |registry, observer| {
+                state_set(observer, registry.condition(), &[]);
+            }))
             .build();
-        let weak = registry.clone();
         let dependencies = meter
             .u64_observable_gauge(names::DEPENDENCY_STATE)
             .with_description("Each dependency's reported status as a state set")
-            .with_callback(move |observer| {
-                let Some(registry) = weak.upgrade() else {
-                    return;
-                };
+            .with_callback(reading(registry, |registry, observer| {
                 let groups = registry.groups();
                 for result in registry.report().results() {
                     let info = result.info();
@@ -70,52 +80,33 @@ impl Gauges {
                         .map(|g| g.group().name().as_str())
                         .collect();
                     member_of.sort_unstable();
-                    let mut attributes = vec![
-                        KeyValue::new(names::DEPENDENCY_ID, result.id().to_string()),
-                        KeyValue::new(names::DEPENDENCY_URGENCY, result.urgency().as_str()),
-                        KeyValue::new(names::DEPENDENCY_KIND, result.kind().to_owned()),
-                        KeyValue::new(names::DEPENDENCY_GROUPS, member_of.join(",")),
-                        KeyValue::new(names::STATE, ""),
-                    ];
-                    let current = result.status();
-                    for (status, name) in STATES {
-                        attributes[4] = KeyValue::new(names::STATE, name);
-                        observer.observe(u64::from(status == current), &attributes);
-                    }
+                    state_set(
+                        observer,
+                        result.status(),
+                        &[
+                            KeyValue::new(names::DEPENDENCY_ID, result.id().to_string()),
+                            KeyValue::new(names::DEPENDENCY_URGENCY, result.urgency().as_str()),
+                            KeyValue::new(names::DEPENDENCY_KIND, result.kind().to_owned()),
+                            KeyValue::new(names::DEPENDENCY_GROUPS, member_of.join(",")),
+                        ],
+                    );
                 }
-            })
+            }))
             .build();
-        let weak = registry.clone();
         let groups = meter
             .u64_observable_gauge(names::GROUP_STATE)
             .with_description("Each probe group's condition as a state set")
-            .with_callback(move |observer| {
-                let Some(registry) = weak.upgrade() else {
-                    return;
-                };
+            .with_callback(reading(registry, |registry, observer| {
                 for group in registry.groups() {
-                    let name = group.group().name().to_string();
-                    let condition = group.condition();
-                    for (status, state) in STATES {
-                        observer.observe(
-                            u64::from(status == condition),
-                            &[
-                                KeyValue::new(names::GROUP_NAME, name.clone()),
-                                KeyValue::new(names::STATE, state),
-                            ],
-                        );
-                    }
+                    let name = KeyValue::new(names::GROUP_NAME, group.group().name().to_string());
+                    state_set(observer, group.condition(), &[name]);
                 }
-            })
+            }))
             .build();
-        let weak = registry.clone();
         let features = meter
             .u64_observable_gauge(names::FEATURE_STATE)
             .with_description("Each feature as a state set: enabled or disabled")
-            .with_callback(move |observer| {
-                let Some(registry) = weak.upgrade() else {
-                    return;
-                };
+            .with_callback(reading(registry, |registry, observer| {
                 for feature in registry.features() {
                     let name = feature.name.to_string();
                     for (enabled, state) in [(true, "enabled"), (false, "disabled")] {
@@ -128,18 +119,14 @@ impl Gauges {
                         );
                     }
                 }
-            })
+            }))
             .build();
-        let weak = registry.clone();
         let values = meter
             .f64_observable_gauge(names::DEPENDENCY_VALUE)
             .with_description(
                 "The value each dependency's latest check measured, where it measures one",
             )
-            .with_callback(move |observer| {
-                let Some(registry) = weak.upgrade() else {
-                    return;
-                };
+            .with_callback(reading(registry, |registry, observer| {
                 for result in registry.report().results() {
                     if let Some(value) = result.observed_value().filter(|v| v.is_finite()) {
                         observer.observe(
@@ -148,14 +135,14 @@ impl Gauges {
                         );
                     }
                 }
-            })
+            }))
             .build();
         Self {
-            _values: values,
             _system: system,
             _dependencies: dependencies,
             _groups: groups,
             _features: features,
+            _values: values,
         }
     }
 }
