@@ -42,6 +42,8 @@ use crate::{CheckStatus, Error};
 /// # let _ = broker;
 /// ```
 pub struct AmqpCheck {
+    uri: lapin::uri::AMQPUri,
+    /// As given, for `Debug` (its password masked).
     url: String,
     queue: Option<(String, Threshold)>,
     connection: Mutex<Option<Held>>,
@@ -100,14 +102,18 @@ impl AmqpCheck {
     /// [`Error::is_invalid`] unless `url` is an `amqp://` or `amqps://` URL with a host (the
     /// message masks its password).
     pub fn new(url: &str) -> Result<Self, Error> {
-        let parsed: Result<lapin::uri::AMQPUri, _> = url.parse();
-        if parsed.is_err() || !(url.starts_with("amqp://") || url.starts_with("amqps://")) {
-            return Err(Error::invalid(format!(
+        let invalid = || {
+            Error::invalid(format!(
                 "not an AMQP URL (amqp://user:password@host:port/vhost): {}",
                 crate::mask_credentials(url)
-            )));
+            ))
+        };
+        if !(url.starts_with("amqp://") || url.starts_with("amqps://")) {
+            return Err(invalid());
         }
+        let uri: lapin::uri::AMQPUri = url.parse().map_err(|_| invalid())?;
         Ok(Self {
+            uri,
             url: url.to_owned(),
             queue: None,
             connection: Mutex::new(None),
@@ -143,8 +149,8 @@ impl Check for AmqpCheck {
                     Err(e) => return CheckOutcome::from_error(e),
                 };
                 let on = async_rs::Runtime::tokio_with_handle(runtime.handle.clone());
-                match Connection::connect_with_runtime(
-                    &self.url,
+                match Connection::connect_uri_with_runtime(
+                    self.uri.clone(),
                     ConnectionProperties::default(),
                     on,
                 )
