@@ -32,14 +32,47 @@
 //! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-/// The `SET` of a bucket's upsert, in both stores' SQL: every total replaced by the row
-/// written (buckets are totals, never increments).
-macro_rules! replace_totals {
-    () => {
-        "ok = excluded.ok, minor = excluded.minor, major = excluded.major, \
-         outage = excluded.outage, muted = excluded.muted, checks = excluded.checks, \
-         failures = excluded.failures, dmin = excluded.dmin, dsum = excluded.dsum, \
-         dmax = excluded.dmax"
+/// The `SET` of a bucket's upsert, in both stores' SQL: what is written is an increment,
+/// added to the row kept (two runs, or two restarts of an instance, in one bucket sum).
+/// `$t` is the table, `$min` and `$max` the SQL of the smaller and larger of two values.
+macro_rules! add_totals {
+    ($t:literal, $min:literal, $max:literal) => {
+        concat!(
+            "ok = ",
+            $t,
+            ".ok + excluded.ok, minor = ",
+            $t,
+            ".minor + excluded.minor, ",
+            "major = ",
+            $t,
+            ".major + excluded.major, outage = ",
+            $t,
+            ".outage + excluded.outage, ",
+            "muted = ",
+            $t,
+            ".muted + excluded.muted, checks = ",
+            $t,
+            ".checks + excluded.checks, ",
+            "failures = ",
+            $t,
+            ".failures + excluded.failures, ",
+            "dmin = CASE WHEN ",
+            $t,
+            ".checks = 0 THEN excluded.dmin WHEN excluded.checks = 0 THEN ",
+            $t,
+            ".dmin ELSE ",
+            $min,
+            "(",
+            $t,
+            ".dmin, excluded.dmin) END, ",
+            "dsum = ",
+            $t,
+            ".dsum + excluded.dsum, dmax = ",
+            $max,
+            "(",
+            $t,
+            ".dmax, excluded.dmax)"
+        )
     };
 }
 

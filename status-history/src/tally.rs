@@ -6,17 +6,18 @@ use std::collections::BTreeMap;
 
 use status_core::CheckStatus;
 
-use crate::model::{Bucket, Series, TransitionRecord};
+use crate::model::{Bucket, Series, Tier, TransitionRecord};
 
 const MINUTE_MS: i64 = 60_000;
 
-/// What to write after a flush: new transitions, and minute buckets whose totals changed
-/// (each the whole minute so far: writing it twice is harmless).
+/// What to write after a flush: new transitions, and what each minute gained since the last
+/// flush. Buckets are increments, added to what the store holds: two runs (or two
+/// instances' restarts) in one minute sum, never overwrite each other.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Batch {
     /// Transitions since the last flush, oldest first.
     pub transitions: Vec<TransitionRecord>,
-    /// Minute buckets, each with its series.
+    /// Minute buckets, each with its series: what each minute gained since the last flush.
     pub minutes: Vec<(Series, Bucket)>,
     /// Time is accounted up to here (milliseconds since the Unix epoch), when the batch
     /// carries aggregates.
@@ -30,8 +31,8 @@ impl Batch {
         self.transitions.is_empty() && self.minutes.is_empty() && self.covered_until.is_none()
     }
 
-    /// Folds a later batch in: its transitions after these, its minutes replacing the same
-    /// minutes here (they are totals, not increments).
+    /// Folds a later batch in: its transitions after these, its minutes added to the same
+    /// minutes here (they are increments).
     pub fn absorb(&mut self, later: Batch) {
         self.transitions.extend(later.transitions);
         let mut at: std::collections::HashMap<(Series, i64), usize> = self
@@ -42,7 +43,7 @@ impl Batch {
             .collect();
         for (series, bucket) in later.minutes {
             match at.get(&(series.clone(), bucket.start)) {
-                Some(&i) => self.minutes[i].1 = bucket,
+                Some(&i) => self.minutes[i].1.merge(&bucket),
                 None => {
                     at.insert((series.clone(), bucket.start), self.minutes.len());
                     self.minutes.push((series, bucket));
@@ -51,17 +52,35 @@ impl Batch {
         }
         self.covered_until = later.covered_until.or(self.covered_until);
     }
+
+    /// The minutes' increments rolled up into every tier: each `(series, tier, start)`
+    /// once, with the sum of what its minutes gained. What a store adds, tier by tier.
+    #[must_use]
+    pub fn tiers(&self) -> BTreeMap<(Series, Tier, i64), Bucket> {
+        let mut out: BTreeMap<(Series, Tier, i64), Bucket> = BTreeMap::new();
+        for (series, minute) in &self.minutes {
+            let at = minute.start_time();
+            for tier in Tier::ALL {
+                let start = tier.floor(at).timestamp();
+                out.entry((series.clone(), tier, start))
+                    .or_insert_with(|| Bucket::empty(start))
+                    .merge(minute);
+            }
+        }
+        out
+    }
 }
 
-/// One series' running account.
-#[derive(Debug, Default)]
+/// One series' running account: what it gained since the last flush.
+#[derive(Debug, Default, Clone)]
 struct Track {
     /// The level now and since when (ms) time has been accounted.
     level: Option<(CheckStatus, i64)>,
     muted: bool,
+    /// The latest minute's increment since the last flush.
     open: Option<Bucket>,
+    /// Earlier minutes' increments since the last flush.
     closed: Vec<Bucket>,
-    dirty: bool,
     /// Stopped (a dependency removed): dropped once its buckets are written.
     stopped: bool,
 }
@@ -70,7 +89,6 @@ impl Track {
     /// The bucket of the minute starting at `start` (seconds): the open one, a new one (the
     /// open one closed), or the open one again for a time before it (a clock gone back).
     fn bucket(&mut self, start: i64) -> &mut Bucket {
-        self.dirty = true;
         match self.open {
             Some(open) if open.start < start => {
                 self.closed.push(open);
@@ -106,6 +124,11 @@ impl Track {
     /// Where time is accounted up to, if it is.
     fn since(&self) -> Option<i64> {
         self.level.map(|(_, since)| since)
+    }
+
+    /// Hands over what it gained since the last flush, oldest minute first.
+    fn take(&mut self) -> impl Iterator<Item = Bucket> + '_ {
+        self.closed.drain(..).chain(self.open.take())
     }
 }
 
@@ -202,8 +225,8 @@ impl Recorder {
     }
 
     /// What to write at `now` (ms): the transitions since the last flush and, with
-    /// `aggregates`, every minute bucket changed since the last such flush, time accounted
-    /// up to `now`.
+    /// `aggregates`, what every minute gained since the last such flush, time accounted up
+    /// to `now`.
     pub fn flush(&mut self, now: i64, aggregates: bool) -> Batch {
         let mut batch = Batch {
             transitions: std::mem::take(&mut self.transitions),
@@ -214,21 +237,35 @@ impl Recorder {
         }
         for (series, track) in &mut self.tracks {
             track.accrue(now);
-            for bucket in track.closed.drain(..) {
+            for bucket in track.take() {
                 batch.minutes.push((series.clone(), bucket));
-            }
-            if track.dirty {
-                if let Some(open) = track.open {
-                    batch.minutes.push((series.clone(), open));
-                }
-                track.dirty = false;
             }
         }
         // Series stopped and written keep no state.
-        self.tracks
-            .retain(|_, t| !t.stopped || !t.closed.is_empty() || t.dirty);
+        self.tracks.retain(|_, t| !t.stopped);
         batch.covered_until = Some(now);
         batch
+    }
+
+    /// What `series` gained since the last flush with aggregates, time accounted up to
+    /// `now` (ms), by minute, oldest first: what a read adds to what the store holds.
+    /// Changes nothing.
+    #[must_use]
+    pub fn unwritten(&self, series: &Series, now: i64) -> Vec<Bucket> {
+        let Some(track) = self.tracks.get(series) else {
+            return Vec::new();
+        };
+        let mut track = track.clone();
+        track.accrue(now);
+        track.take().collect()
+    }
+
+    /// The transitions of `series` not yet flushed, oldest first.
+    pub fn pending_transitions<'a>(
+        &'a self,
+        series: &'a Series,
+    ) -> impl Iterator<Item = &'a TransitionRecord> + 'a {
+        self.transitions.iter().filter(move |t| t.series == *series)
     }
 }
 
@@ -278,8 +315,9 @@ mod tests {
         let batch = r.flush(30_000, true);
         assert_eq!(batch.minutes.len(), 1);
         let spent = batch.minutes[0].1.spent;
-        // The whole minute so far, 20 s of MAJOR and 10 s muted.
-        assert_eq!((spent.major, spent.muted), (20_000, 10_000));
+        // What the minute gained since the first flush: 10 s of MAJOR, then 10 s muted.
+        assert_eq!((spent.major, spent.muted), (10_000, 10_000));
+        assert_eq!(batch.minutes[0].1.checks, 1);
         // A flush without aggregates carries transitions only.
         r.changed(&db(), 40_000, CheckStatus::Ok, "", vec![]);
         let light = r.flush(41_000, false);
@@ -299,6 +337,36 @@ mod tests {
         assert_eq!(batch.transitions[1].at, 10_000);
         let spent = batch.minutes[0].1.spent;
         assert_eq!(spent.ok + spent.minor, 20_000);
+    }
+
+    #[test]
+    fn increments_absorbed_and_rolled_up_add_and_reads_see_the_unwritten_part() {
+        let mut r = Recorder::new();
+        r.changed(&db(), 0, CheckStatus::Ok, "", vec![]);
+        r.checked(&db(), 5_000, false, 100, false);
+        assert_eq!(r.unwritten(&db(), 30_000)[0].spent.ok, 30_000);
+        let mut first = r.flush(30_000, true);
+        assert!(r.unwritten(&db(), 30_000).is_empty(), "nothing unwritten");
+        r.changed(&db(), 45_000, CheckStatus::Outage, "", vec![]);
+        r.checked(&db(), 45_000, true, 300, false);
+        let second = r.flush(90_000, true);
+        // A failed write keeps the first batch; the next one is added to it.
+        first.absorb(second);
+        let minute0 = first.minutes.iter().find(|(_, b)| b.start == 0).unwrap().1;
+        assert_eq!((minute0.spent.ok, minute0.spent.outage), (45_000, 15_000));
+        assert_eq!(
+            (
+                minute0.checks,
+                minute0.duration_min_us,
+                minute0.duration_max_us
+            ),
+            (2, 100, 300)
+        );
+        let tiers = first.tiers();
+        let hour = tiers[&(db(), Tier::Hour, 0)];
+        assert_eq!((hour.spent.ok, hour.spent.outage), (45_000, 45_000));
+        assert_eq!(tiers[&(db(), Tier::Day, 0)].spent, hour.spent);
+        assert_eq!(tiers.len(), 4, "two minutes, one hour, one day");
     }
 
     #[test]

@@ -85,7 +85,7 @@ async fn two_instances_merge_and_each_reads_back_what_it_wrote() {
     assert_eq!(days.len(), 1);
     assert_eq!(days[0].1.len(), 1);
     assert_eq!(days[0].1[0].spent.outage, 30_000);
-    // A second write of the same minutes replaces them (totals, not increments).
+    // A second flush at the same time has gained nothing, and adds nothing.
     let batch = ra.flush(T0 + 120_000, true);
     a.write(&Writes {
         batch,
@@ -94,6 +94,67 @@ async fn two_instances_merge_and_each_reads_back_what_it_wrote() {
     .await
     .unwrap();
     assert_eq!(total(Tier::Day).await, (90_000, 120_000, 30_000, 2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_restarted_three_times_in_one_minute_keeps_every_run_s_time() {
+    let pg = PostgresServer::start();
+    let db = Series::Dependency("db".into());
+    // Three runs of instance `a` in one minute, each 10 s in OUTAGE then stopped: gracefully,
+    // killed 4 s after its last write, gracefully. Each new run is a new store, as a new
+    // process is.
+    let mut runs = Vec::new();
+    for (i, kill) in [(0i64, false), (1, true), (2, false)] {
+        let start = T0 + i * 15_000;
+        let s = store(&pg, "a");
+        s.open(start).await.unwrap();
+        let mut r = Recorder::new();
+        r.changed(&db, start, CheckStatus::Outage, "down", vec![]);
+        r.checked(&db, start, true, 1_000, false);
+        let batch = r.flush(start + 10_000, true);
+        s.write(&Writes {
+            batch,
+            ..Writes::default()
+        })
+        .await
+        .unwrap();
+        if kill {
+            // Recorded after the last write, then killed: lost, as the replay says.
+            let _ = r.unwritten(&db, start + 14_000);
+        } else {
+            let batch = r.flush(start + 12_000, true);
+            s.write(&Writes {
+                batch,
+                ..Writes::default()
+            })
+            .await
+            .unwrap();
+        }
+        runs.push(s);
+    }
+    let reader = runs.last().unwrap();
+    for tier in Tier::ALL {
+        let buckets = reader.buckets(&db, tier, 0, i64::MAX).await.unwrap();
+        let outage: u64 = buckets.iter().map(|b| b.spent.outage).sum();
+        let checks: u64 = buckets.iter().map(|b| b.checks).sum();
+        // 12 s + 10 s + 12 s: every run's durable time, summed, whatever the tier.
+        assert_eq!((outage, checks), (34_000, 3), "{tier:?}");
+    }
+    let covered: Vec<i64> = reader
+        .with_client(async |c| {
+            c.query(
+                "SELECT covered_until FROM sh_runs WHERE instance = 'a' ORDER BY id",
+                &[],
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.get::<_, i64>(0))
+            .collect()
+        })
+        .await
+        .unwrap();
+    assert_eq!(covered, [T0 + 12_000, T0 + 25_000, T0 + 42_000]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

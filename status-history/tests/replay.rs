@@ -1,5 +1,8 @@
 //! Every uptime answer held against a brute-force replay of what happened: the recorder,
-//! the real SQLite store (in memory) and its roll-ups, and the window arithmetic together.
+//! the real SQLite store (a file, reopened at each restart) and its tiers, and the window
+//! arithmetic together. Restarts are part of the schedule: a graceful one writes what its
+//! run recorded, a kill loses what was recorded after its run's last durable write, and
+//! every run's time adds to the others', whatever minute, hour or day they share.
 
 use std::time::Duration;
 
@@ -21,6 +24,8 @@ enum Step {
     Check { muted: bool, us: u64 },
     /// The driver flushes, with aggregates or not.
     Flush(bool),
+    /// The process stops and starts again: gracefully (a last flush), or killed.
+    Restart { kill: bool },
 }
 
 fn level() -> impl Strategy<Value = CheckStatus> {
@@ -37,28 +42,41 @@ fn step() -> impl Strategy<Value = Step> {
         3 => level().prop_map(Step::Level),
         3 => (any::<bool>(), 1u64..5_000_000).prop_map(|(muted, us)| Step::Check { muted, us }),
         2 => any::<bool>().prop_map(Step::Flush),
+        1 => any::<bool>().prop_map(|kill| Step::Restart { kill }),
     ]
 }
 
 /// What happened, replayed by brute force: ms in each level (unmuted) and muted, between
-/// `from` and `to`, from the steps alone.
+/// `from` and `to`, from the steps alone. Each run counts from its first level up to its
+/// last durable write: where it stopped when it stopped gracefully, its last flush with
+/// aggregates when it was killed.
 fn replay(steps: &[(i64, Step)], end: i64, from: i64, to: i64) -> [u64; 5] {
     let mut out = [0u64; 5];
+    // This run's stretches (start, end, slot), and where its last durable write stands.
+    let mut run: Vec<(i64, i64, usize)> = Vec::new();
+    let mut durable = i64::MIN;
     let mut state: Option<(CheckStatus, bool)> = None;
     let mut muted = false;
     let mut at = i64::MIN;
-    let account = |state: Option<(CheckStatus, bool)>, a: i64, b: i64, out: &mut [u64; 5]| {
+    let account = |state: Option<(CheckStatus, bool)>, a: i64, b: i64, run: &mut Vec<_>| {
         if let Some((level, muted)) = state {
-            let (a, b) = (a.max(from), b.min(to));
             if b > a {
                 let slot = if muted { 4 } else { level.severity() as usize };
+                run.push((a, b, slot));
+            }
+        }
+    };
+    let close = |run: &mut Vec<(i64, i64, usize)>, bound: i64, out: &mut [u64; 5]| {
+        for (a, b, slot) in run.drain(..) {
+            let (a, b) = (a.max(from), b.min(to).min(bound));
+            if b > a {
                 out[slot] += (b - a) as u64;
             }
         }
     };
     for (t, step) in steps {
         let t = (*t).max(at);
-        account(state, at, t, &mut out);
+        account(state, at, t, &mut run);
         at = t;
         match step {
             Step::Level(l) => state = Some((*l, muted)),
@@ -66,19 +84,47 @@ fn replay(steps: &[(i64, Step)], end: i64, from: i64, to: i64) -> [u64; 5] {
                 muted = *m;
                 state = state.map(|(l, _)| (l, muted));
             }
-            Step::Flush(_) => {}
+            Step::Flush(true) => durable = t,
+            Step::Flush(false) => {}
+            Step::Restart { kill } => {
+                close(&mut run, if *kill { durable } else { t }, &mut out);
+                (state, muted, durable) = (None, false, i64::MIN);
+            }
         }
     }
-    account(state, at, end, &mut out);
+    account(state, at, end, &mut run);
+    close(&mut run, end, &mut out);
     out
 }
 
-fn run(steps: &[(i64, Step)], end: i64) -> SqliteStore {
-    let mut store = SqliteStore::in_memory(T0).unwrap();
+fn temp(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("status-history-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join("history.db")
+}
+
+fn run(steps: &[(i64, Step)], end: i64, path: &std::path::Path) -> SqliteStore {
+    let mut store = SqliteStore::open(path, T0).unwrap().store;
     let mut recorder = Recorder::new();
     let db = Series::Dependency("db".into());
     for (t, step) in steps {
         match step {
+            Step::Restart { kill } => {
+                if !kill {
+                    let batch = recorder.flush(*t, true);
+                    store
+                        .write(&Writes {
+                            batch,
+                            ..Writes::default()
+                        })
+                        .unwrap();
+                }
+                // What the killed process held is gone with it; the file is opened anew.
+                recorder = Recorder::new();
+                drop(store);
+                store = SqliteStore::open(path, *t).unwrap().store;
+            }
             Step::Level(l) => recorder.changed(&db, *t, *l, "m", vec![]),
             Step::Check { muted, us } => recorder.checked(&db, *t, false, *us, *muted),
             Step::Flush(aggregates) => {
@@ -116,7 +162,11 @@ proptest! {
 
     #[test]
     fn uptime_equals_a_brute_force_replay(
-        gaps in prop::collection::vec((0i64..3_600_000, step()), 1..120),
+        // Gaps of seconds (several runs in one minute) and of up to an hour.
+        gaps in prop::collection::vec(
+            (prop_oneof![0i64..20_000, 0i64..3_600_000], step()),
+            1..120,
+        ),
         windows in prop::collection::vec((0i64..4 * 86_400_000, 1i64..4 * 86_400_000), 1..8),
     ) {
         let mut t = T0;
@@ -128,7 +178,8 @@ proptest! {
             })
             .collect();
         let end = t + 1;
-        let store = run(&steps, end);
+        let path = temp("replay");
+        let store = run(&steps, end, &path);
         let now = Utc.timestamp_millis_opt(end).unwrap();
         let series = Series::Dependency("db".into());
         for (back, len) in windows {

@@ -12,7 +12,7 @@ use crate::model::{
 use crate::{Retention, StoreError};
 
 /// The columns of a merged bucket: start, then what `bucket` reads.
-pub(super) const MERGED: &str = "sum(b.ok)::BIGINT, sum(b.minor)::BIGINT, sum(b.major)::BIGINT,
+const MERGED: &str = "sum(b.ok)::BIGINT, sum(b.minor)::BIGINT, sum(b.major)::BIGINT,
     sum(b.outage)::BIGINT, sum(b.muted)::BIGINT, sum(b.checks)::BIGINT,
     sum(b.failures)::BIGINT, coalesce(min(CASE WHEN b.checks > 0 THEN b.dmin END), 0)::BIGINT,
     sum(b.dsum)::BIGINT, coalesce(max(b.dmax), 0)::BIGINT";

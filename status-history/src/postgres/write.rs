@@ -1,12 +1,11 @@
 //! The writes of [`PostgresHistory`]: one transaction of [`Writes`], this instance's
-//! roll-ups from minutes to hours to days.
+//! increments added to its minutes, hours and days.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::Ordering;
 
 use tokio_postgres::Transaction;
 
-use super::read::MERGED;
 use super::PostgresHistory;
 use crate::model::{Bucket, Series};
 use crate::Writes;
@@ -77,28 +76,36 @@ pub(super) async fn write_all(
             .await?;
         }
     }
-    if !w.batch.minutes.is_empty() {
+    let tiers = w.batch.tiers();
+    if !tiers.is_empty() {
+        // Each minute's increment, and its sum in the hour and the day that hold it, added
+        // to this instance's rows: a run never writes over another's time.
         let col = |f: &dyn Fn(&Bucket) -> u64| -> Vec<i64> {
-            w.batch.minutes.iter().map(|(_, b)| f(b) as i64).collect()
+            tiers.values().map(|b| f(b) as i64).collect()
         };
-        let series: Vec<i64> = w.batch.minutes.iter().map(|(s, _)| id(s)).collect();
-        let starts: Vec<i64> = w.batch.minutes.iter().map(|(_, b)| b.start).collect();
+        let series: Vec<i64> = tiers.keys().map(|(s, _, _)| id(s)).collect();
+        let levels: Vec<i16> = tiers
+            .keys()
+            .map(|(_, t, _)| i16::try_from(t.code()).unwrap_or(0))
+            .collect();
+        let starts: Vec<i64> = tiers.keys().map(|(_, _, start)| *start).collect();
         tx.execute(
             concat!(
-            "INSERT INTO sh_buckets (series, tier, start, instance, datacenter, ok, minor, major,
-                                     outage, muted, checks, failures, dmin, dsum, dmax)
-             SELECT t.s, 0, t.st, $1, $2, t.ok, t.mi, t.ma, t.ou, t.mu, t.ch, t.fa, t.dn, t.ds, t.dx
-             FROM UNNEST($3::BIGINT[], $4::BIGINT[], $5::BIGINT[], $6::BIGINT[], $7::BIGINT[],
-                         $8::BIGINT[], $9::BIGINT[], $10::BIGINT[], $11::BIGINT[], $12::BIGINT[],
-                         $13::BIGINT[], $14::BIGINT[])
-               AS t(s, st, ok, mi, ma, ou, mu, ch, fa, dn, ds, dx)
-             ON CONFLICT (series, tier, start, instance) DO UPDATE SET ",
-            replace_totals!()
-        ),
+                "INSERT INTO sh_buckets (series, tier, start, instance, datacenter, ok, minor, major,
+                                         outage, muted, checks, failures, dmin, dsum, dmax)
+                 SELECT t.s, t.ti, t.st, $1, $2, t.ok, t.mi, t.ma, t.ou, t.mu, t.ch, t.fa, t.dn, t.ds, t.dx
+                 FROM UNNEST($3::BIGINT[], $4::SMALLINT[], $5::BIGINT[], $6::BIGINT[], $7::BIGINT[],
+                             $8::BIGINT[], $9::BIGINT[], $10::BIGINT[], $11::BIGINT[], $12::BIGINT[],
+                             $13::BIGINT[], $14::BIGINT[], $15::BIGINT[])
+                   AS t(s, ti, st, ok, mi, ma, ou, mu, ch, fa, dn, ds, dx)
+                 ON CONFLICT (series, tier, start, instance) DO UPDATE SET ",
+                add_totals!("sh_buckets", "LEAST", "GREATEST")
+            ),
             &[
                 instance,
                 dc,
                 &series,
+                &levels,
                 &starts,
                 &col(&|b| b.spent.ok),
                 &col(&|b| b.spent.minor),
@@ -113,33 +120,6 @@ pub(super) async fn write_all(
             ],
         )
         .await?;
-        // Hours from minutes, then days from hours: this instance's, for the buckets touched.
-        for (tier, finer, length) in [(1i16, 0i16, 3_600i64), (2, 1, 86_400)] {
-            let keys: BTreeSet<(i64, i64)> = series
-                .iter()
-                .zip(&starts)
-                .map(|(s, start)| (*s, start.div_euclid(length) * length))
-                .collect();
-            let (ks, kt): (Vec<i64>, Vec<i64>) = keys.into_iter().unzip();
-            tx.execute(
-                &format!(
-                    concat!(
-                    "INSERT INTO sh_buckets (series, tier, start, instance, datacenter, ok, minor,
-                                             major, outage, muted, checks, failures, dmin, dsum, dmax)
-                     SELECT k.series, $1, k.start, $2, $3, {merged}
-                     FROM UNNEST($4::BIGINT[], $5::BIGINT[]) AS k(series, start)
-                     JOIN sh_buckets b ON b.series = k.series AND b.tier = $6 AND b.instance = $2
-                       AND b.start >= k.start AND b.start < k.start + $7
-                     GROUP BY k.series, k.start
-                     ON CONFLICT (series, tier, start, instance) DO UPDATE SET ",
-                    replace_totals!()
-                    ),
-                    merged = MERGED
-                ),
-                &[&tier, instance, dc, &ks, &kt, &finer, &length],
-            )
-            .await?;
-        }
     }
     if let Some(until) = w.batch.covered_until {
         tx.execute(

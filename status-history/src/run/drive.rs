@@ -16,7 +16,6 @@ use super::health::health;
 use super::{kept, Flushed, Msg, Restored, Shared};
 use crate::incident::IncidentTracker;
 use crate::model::Series;
-use crate::tally::Recorder;
 use crate::Writes;
 
 /// How often a store that could not be opened is tried again.
@@ -27,9 +26,7 @@ const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 struct Driver {
     shared: Arc<Shared>,
     registry: WeakRegistry,
-    recorder: Recorder,
     incidents: IncidentTracker,
-    pending: Writes,
     holds: Vec<(HoldSource, String)>,
     failing_since: Option<(Instant, String)>,
     dropped_at: Option<Instant>,
@@ -56,9 +53,7 @@ pub(super) async fn run(
     let mut d = Driver {
         shared,
         registry,
-        recorder: Recorder::new(),
         incidents,
-        pending: Writes::default(),
         holds: Vec::new(),
         failing_since: None,
         dropped_at: None,
@@ -84,10 +79,11 @@ pub(super) async fn run(
                 Err(RecvError::Closed) => break,
             },
             msg = rx.recv() => match msg {
-                Some(Msg::Audit(record)) => d.pending.audit.push(record),
+                Some(Msg::Audit(record)) => d.shared.ledger().pending.audit.push(record),
                 Some(Msg::State(key, value)) => {
-                    d.pending.state.retain(|(k, _)| *k != key);
-                    d.pending.state.push((key, value));
+                    let mut ledger = d.shared.ledger();
+                    ledger.pending.state.retain(|(k, _)| *k != key);
+                    ledger.pending.state.push((key, value));
                 }
                 Some(Msg::Flush(done)) => {
                     // Everything the registry said before the flush was asked goes in it.
@@ -138,7 +134,7 @@ impl Driver {
                     .iter()
                     .map(|id| id.as_str().to_owned())
                     .collect();
-                self.recorder.changed(
+                self.shared.ledger().recorder.changed(
                     &Series::dependency(result.id()),
                     now,
                     result.status(),
@@ -148,16 +144,19 @@ impl Driver {
             }
         }
         self.observe(&registry, now);
-        self.pending.mutes = Some(kept::mutes(&registry));
-        self.pending.overrides = Some(kept::overrides(&registry));
+        let mut ledger = self.shared.ledger();
+        ledger.pending.mutes = Some(kept::mutes(&registry));
+        ledger.pending.overrides = Some(kept::overrides(&registry));
     }
 
     /// The system's and each group's level now.
     fn observe(&mut self, registry: &Registry, now: i64) {
-        self.recorder
+        let mut ledger = self.shared.ledger();
+        ledger
+            .recorder
             .observe(&Series::System, now, registry.condition());
         for group in registry.groups() {
-            self.recorder.observe(
+            ledger.recorder.observe(
                 &Series::Group(group.group().name().as_str().to_owned()),
                 now,
                 group.condition(),
@@ -173,17 +172,18 @@ impl Driver {
                     RunOutcome::Outage | RunOutcome::Timeout | RunOutcome::Panic
                 );
                 let us = u64::try_from(result.duration().as_micros()).unwrap_or(u64::MAX);
-                self.recorder.checked(
+                // Events carry the result as checked; the mute is the registry's.
+                let muted = result.mute().is_some()
+                    || self
+                        .registry
+                        .upgrade()
+                        .is_some_and(|r| r.muted(result.id().as_str()).is_some());
+                self.shared.ledger().recorder.checked(
                     &Series::dependency(result.id()),
                     ms(result.timestamp()),
                     failed,
                     us,
-                    // Events carry the result as checked; the mute is the registry's.
-                    result.mute().is_some()
-                        || self
-                            .registry
-                            .upgrade()
-                            .is_some_and(|r| r.muted(result.id().as_str()).is_some()),
+                    muted,
                 );
             }
             Event::Changed { current, .. } => {
@@ -198,7 +198,7 @@ impl Driver {
                     .iter()
                     .map(|id| id.as_str().to_owned())
                     .collect();
-                self.recorder.changed(
+                self.shared.ledger().recorder.changed(
                     &Series::dependency(current.id()),
                     at,
                     current.status(),
@@ -211,19 +211,23 @@ impl Driver {
             }
             Event::Removed(id) => {
                 let now = self.wall();
-                self.recorder
+                self.shared
+                    .ledger()
+                    .recorder
                     .stop(&Series::Dependency(id.as_str().to_owned()), now);
             }
             Event::Mutes => {
                 if let Some(registry) = self.registry.upgrade() {
-                    self.pending.mutes = Some(kept::mutes(&registry));
+                    self.shared.ledger().pending.mutes = Some(kept::mutes(&registry));
                 }
             }
             Event::Feature { state, .. } => {
-                if let Some(registry) = self.registry.upgrade() {
-                    self.pending.overrides = Some(kept::overrides(&registry));
-                } else if state.override_.is_none() {
-                    self.pending.overrides = Some(Vec::new());
+                let overrides = match self.registry.upgrade() {
+                    Some(registry) => Some(kept::overrides(&registry)),
+                    None => state.override_.is_none().then(Vec::new),
+                };
+                if overrides.is_some() {
+                    self.shared.ledger().pending.overrides = overrides;
                 }
             }
             Event::Drain(drain) => self.on_holds(drain.as_ref().map_or(&[][..], |d| &d.holds)),
@@ -236,7 +240,7 @@ impl Driver {
     fn on_holds(&mut self, holds: &[status_core::RotationHold]) {
         let now = self.wall();
         let (records, current) = kept::hold_changes(&self.holds, holds, now);
-        self.pending.audit.extend(records);
+        self.shared.ledger().pending.audit.extend(records);
         self.holds = current;
     }
 
@@ -256,25 +260,34 @@ impl Driver {
         self.dropped_at = Some(Instant::now());
     }
 
-    /// Asks the recorder for a batch and writes it with whatever failed before.
+    /// Asks the recorder for a batch and writes it with whatever failed before. Reads wait
+    /// while it does: what it takes out of the ledger is in neither the ledger nor the
+    /// store until the write is over.
     async fn flush(&mut self, aggregates: bool) {
+        let shared = Arc::clone(&self.shared);
+        let _commit = shared.commit.write().await;
         let now = self.wall();
         if let Some(registry) = self.registry.upgrade() {
             self.observe(&registry, now);
             let facts = self
                 .incidents
                 .observe(now, &super::incidents::scene(&registry));
-            self.pending.incidents.extend(facts);
-            self.pending.incident_quiet = self.incidents.quiet_ms();
-            self.pending.now = now;
+            let mut ledger = self.shared.ledger();
+            ledger.pending.incidents.extend(facts);
+            ledger.pending.incident_quiet = self.incidents.quiet_ms();
+            ledger.pending.now = now;
         }
-        let batch = self.recorder.flush(now, aggregates);
         if aggregates {
             self.last_aggregates = Some(Instant::now());
         }
         let _flushed = Flushed(Arc::clone(&self.shared));
-        let mut writes = std::mem::take(&mut self.pending);
-        writes.batch.absorb(batch);
+        let mut writes = {
+            let mut ledger = self.shared.ledger();
+            let batch = ledger.recorder.flush(now, aggregates);
+            let mut writes = std::mem::take(&mut ledger.pending);
+            writes.batch.absorb(batch);
+            writes
+        };
         self.bound(&mut writes);
         let rows = writes.rows() as u64;
         if !self.shared.store().is_open() {
@@ -335,8 +348,9 @@ impl Driver {
                     .backlog
                     .store(writes.rows() as u64, Ordering::Relaxed);
                 // Kept, with what comes next written after it.
-                let later = std::mem::replace(&mut self.pending, writes);
-                self.pending.absorb(later);
+                let mut ledger = self.shared.ledger();
+                let later = std::mem::replace(&mut ledger.pending, writes);
+                ledger.pending.absorb(later);
             }
         }
     }

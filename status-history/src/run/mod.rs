@@ -13,8 +13,9 @@ use tokio::sync::{mpsc, oneshot, watch};
 use crate::model::AuditRecord;
 use crate::sqlite::SqliteHistory;
 use crate::store::HistoryStore;
+use crate::tally::Recorder;
 use crate::uptime::{Weights, WindowError};
-use crate::Retention;
+use crate::{Retention, Writes};
 
 mod drive;
 mod health;
@@ -48,7 +49,8 @@ impl HistoryBuilder {
         self
     }
 
-    /// Writes the minute buckets every `every` (10 s): what a kill loses of them.
+    /// Writes the time in each level every `every` (1 s, as the transitions): what a kill
+    /// loses of it. Reads include what is not written yet whatever it is.
     #[must_use]
     pub fn aggregate_every(mut self, every: Duration) -> Self {
         self.aggregate_every = every.max(Duration::from_millis(10));
@@ -101,6 +103,8 @@ impl HistoryBuilder {
                 stats: Stats::default(),
                 restored: watch::channel(None).0,
                 flushed: watch::channel(0).0,
+                ledger: Mutex::default(),
+                commit: tokio::sync::RwLock::new(()),
             }),
         }
     }
@@ -145,6 +149,19 @@ pub(crate) struct Shared {
     pub(crate) restored: watch::Sender<Option<Restored>>,
     /// Counts the driver's writes (tried), so that a reader can wait for the next.
     pub(crate) flushed: watch::Sender<u64>,
+    /// What is recorded and not yet written.
+    pub(crate) ledger: Mutex<Ledger>,
+    /// Held by a write while it commits, by a read while it adds the store's figures and
+    /// the ledger's: a read never counts a write twice, nor misses one.
+    pub(crate) commit: tokio::sync::RwLock<()>,
+}
+
+/// What the driver has recorded and not yet written: the recorder's running account and
+/// the writes held back (a failed write, kept for the next). Reads add it to the store's.
+#[derive(Debug, Default)]
+pub(crate) struct Ledger {
+    pub(crate) recorder: Recorder,
+    pub(crate) pending: Writes,
 }
 
 /// Counts a flush once it is over, whichever way it ended.
@@ -159,6 +176,13 @@ impl Drop for Flushed {
 impl Shared {
     pub(crate) fn store(&self) -> &dyn HistoryStore {
         &*self.builder.store
+    }
+
+    /// The ledger, for a moment (never across an await).
+    pub(crate) fn ledger(&self) -> std::sync::MutexGuard<'_, Ledger> {
+        self.ledger
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -227,7 +251,7 @@ impl History {
         HistoryBuilder {
             store: Arc::new(store),
             flush_every: Duration::from_secs(1),
-            aggregate_every: Duration::from_secs(10),
+            aggregate_every: Duration::from_secs(1),
             backlog: 100_000,
             retention: Retention::default(),
             weights: Weights::DEFAULT,

@@ -3,13 +3,13 @@
 use chrono::{DateTime, Datelike, TimeZone, Utc};
 
 use super::{History, QueryError};
-use crate::model::{AuditRecord, Series, Tier, TransitionRecord};
+use crate::model::{AuditRecord, Bucket, Series, Tier, TransitionRecord};
 use crate::uptime::{DayTile, UptimeReport, Window, WindowError};
 
 impl History {
     /// Time in each level, uptime and SLA of `series` from `from` to `to`, read from the
-    /// finest tier still kept at `from` (the window widened to its buckets). What was
-    /// recorded in the last ten seconds may not be in it yet.
+    /// finest tier still kept at `from` (the window widened to its buckets), with what the
+    /// running process has recorded and not yet written: a read never lags the probes.
     ///
     /// # Errors
     ///
@@ -24,16 +24,13 @@ impl History {
         let window = Window::new(from, to, self.now(), &self.shared.builder.retention)
             .map_err(QueryError::Window)?;
         let buckets = self
-            .shared
-            .store()
-            .buckets(
+            .live_buckets(
                 &series,
                 window.tier,
                 window.from.timestamp(),
                 window.to.timestamp(),
             )
-            .await
-            .map_err(store)?;
+            .await?;
         Ok(UptimeReport::of(series, window, &buckets, self.weights()))
     }
 
@@ -50,16 +47,57 @@ impl History {
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> Result<Vec<crate::Bucket>, QueryError> {
-        self.shared
+        self.live_buckets(
+            &series,
+            tier,
+            tier.floor(from).timestamp(),
+            tier.ceil(to).timestamp(),
+        )
+        .await
+    }
+
+    /// The buckets of `series` in `tier` from `from` to `to` (Unix seconds), what the store
+    /// holds plus what this process has not written yet, oldest first.
+    async fn live_buckets(
+        &self,
+        series: &Series,
+        tier: Tier,
+        from: i64,
+        to: i64,
+    ) -> Result<Vec<Bucket>, QueryError> {
+        // No write commits between the store's answer and the ledger's.
+        let _commit = self.shared.commit.read().await;
+        let mut buckets = self
+            .shared
             .store()
-            .buckets(
-                &series,
-                tier,
-                tier.floor(from).timestamp(),
-                tier.ceil(to).timestamp(),
-            )
+            .buckets(series, tier, from, to)
             .await
-            .map_err(store)
+            .map_err(store)?;
+        let now = self.now().timestamp_millis();
+        let ledger = self.shared.ledger();
+        let minutes = ledger
+            .pending
+            .batch
+            .minutes
+            .iter()
+            .filter(|(s, _)| s == series)
+            .map(|(_, b)| *b)
+            .chain(ledger.recorder.unwritten(series, now));
+        for minute in minutes {
+            let start = tier.floor(minute.start_time()).timestamp();
+            if start < from || start >= to {
+                continue;
+            }
+            match buckets.binary_search_by_key(&start, |b| b.start) {
+                Ok(i) => buckets[i].merge(&minute),
+                Err(i) => {
+                    let mut bucket = Bucket::empty(start);
+                    bucket.merge(&minute);
+                    buckets.insert(i, bucket);
+                }
+            }
+        }
+        Ok(buckets)
     }
 
     /// The last `days` days of `series` (today included), oldest first, one tile a day
@@ -71,11 +109,8 @@ impl History {
     pub async fn days(&self, series: Series, days: u32) -> Result<Vec<DayTile>, QueryError> {
         let (first, end) = self.last_days(days);
         let buckets = self
-            .shared
-            .store()
-            .buckets(&series, Tier::Day, first.timestamp(), end.timestamp())
-            .await
-            .map_err(store)?;
+            .live_buckets(&series, Tier::Day, first.timestamp(), end.timestamp())
+            .await?;
         Ok(tiles(first, end, &buckets))
     }
 
@@ -190,10 +225,9 @@ impl History {
         all.extend(store.series("dependency").await.map_err(self::store)?);
         let mut reports = Vec::with_capacity(all.len());
         for series in all {
-            let buckets = store
-                .buckets(&series, Tier::Day, from.timestamp(), to.timestamp())
-                .await
-                .map_err(self::store)?;
+            let buckets = self
+                .live_buckets(&series, Tier::Day, from.timestamp(), to.timestamp())
+                .await?;
             reports.push(UptimeReport::of(series, window, &buckets, weights));
         }
         Ok(reports)

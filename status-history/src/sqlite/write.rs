@@ -1,7 +1,7 @@
-//! The writes of [`SqliteStore`]: one transaction of [`Writes`], roll-ups from minutes to
-//! hours to days, and pruning by age and size.
+//! The writes of [`SqliteStore`]: one transaction of [`Writes`], increments added to minutes,
+//! hours and days, and pruning by age and size.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::time::Duration;
 
 use rusqlite::{params, Transaction};
@@ -108,19 +108,6 @@ fn series_id(
     Ok(id)
 }
 
-/// Recomputes the bucket of `tier` starting at `start` from the finer tier's buckets.
-const ROLL_UP: &str = concat!(
-    "INSERT INTO buckets
-      (series, tier, start, ok, minor, major, outage, muted, checks, failures, dmin, dsum, dmax)
-    SELECT ?1, ?2, ?3, sum(ok), sum(minor), sum(major), sum(outage), sum(muted), sum(checks),
-           sum(failures), coalesce(min(CASE WHEN checks > 0 THEN dmin END), 0), sum(dsum),
-           max(dmax)
-    FROM buckets WHERE series = ?1 AND tier = ?4 AND start >= ?3 AND start < ?5
-    GROUP BY series
-    ON CONFLICT (series, tier, start) DO UPDATE SET ",
-    replace_totals!()
-);
-
 #[allow(clippy::cast_possible_wrap)] // counts and ms far below 2^63
 pub(super) fn write_all(
     tx: &Transaction<'_>,
@@ -147,22 +134,24 @@ pub(super) fn write_all(
         }
     }
     super::incidents::write_facts(tx, &w.incidents, w.incident_quiet, w.now)?;
-    let mut touched: BTreeSet<(i64, Tier, i64)> = BTreeSet::new();
     {
+        // Each minute's increment, and its sum in the hour and the day that hold it, added
+        // to what is kept: a run never writes over another's time.
         let mut upsert = tx.prepare_cached(concat!(
             "INSERT INTO buckets
                (series, tier, start, ok, minor, major, outage, muted, checks, failures,
                 dmin, dsum, dmax)
-             VALUES (?1, 0, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
              ON CONFLICT (series, tier, start) DO UPDATE SET ",
-            replace_totals!()
+            add_totals!("buckets", "min", "max")
         ))?;
-        for (series, b) in &w.batch.minutes {
+        for ((series, tier, start), b) in &w.batch.tiers() {
             let id = series_id(tx, known, series)?;
             let s = b.spent;
             upsert.execute(params![
                 id,
-                b.start,
+                tier.code(),
+                start,
                 s.ok as i64,
                 s.minor as i64,
                 s.major as i64,
@@ -174,29 +163,6 @@ pub(super) fn write_all(
                 b.duration_sum_us as i64,
                 b.duration_max_us as i64,
             ])?;
-            let at = b.start_time();
-            touched.insert((id, Tier::Hour, Tier::Hour.floor(at).timestamp()));
-            touched.insert((id, Tier::Day, Tier::Day.floor(at).timestamp()));
-        }
-    }
-    {
-        let mut roll = tx.prepare_cached(ROLL_UP)?;
-        // Hours before days: a day sums the hours just recomputed.
-        for tier in [Tier::Hour, Tier::Day] {
-            let finer = if tier == Tier::Hour {
-                Tier::Minute
-            } else {
-                Tier::Hour
-            };
-            for (id, _, start) in touched.iter().filter(|(_, t, _)| *t == tier) {
-                roll.execute(params![
-                    id,
-                    tier.code(),
-                    start,
-                    finer.code(),
-                    start + tier.length().num_seconds()
-                ])?;
-            }
         }
     }
     if let Some(until) = w.batch.covered_until {
