@@ -87,7 +87,10 @@ struct FleetPageDoc;
         crate::history::group,
         crate::history::system,
         crate::history::report,
-        crate::history::audit
+        crate::history::audit,
+        crate::history::transitions::dependency,
+        crate::history::transitions::group,
+        crate::history::transitions::system
     ),
     tags((name = "history", description = "Uptime and SLA over any window, kept across restarts"))
 )]

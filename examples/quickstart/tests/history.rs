@@ -1,5 +1,5 @@
-//! History across a SIGKILL, in a SQLite file and in a real PostgreSQL: the real quickstart
-//! binary, killed mid-run, restarted on the same store. Its uptime over 1 h, 24 h and 30 d
+//! History across restarts, in a SQLite file and in a real PostgreSQL: the real quickstart
+//! binary, killed mid-run or stopped, restarted on the same store, eleven times in a row. Its uptime over 1 h, 24 h and 30 d
 //! then agrees with a brute-force replay of the transitions in the store (read here with
 //! SQLite or tokio-postgres directly, not through status-history), the mute and override set
 //! before the kill are back, and a real webhook receiver gets no notice twice and every
@@ -212,8 +212,8 @@ async fn a_sigkill_loses_nothing_reported(db: Db) {
     .await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     call(addr, "PUT", "/demo/chaos/primary-db", r#"{"mode":"ok"}"#).await;
-    // Past the second write of the minute buckets (one at start, then every 10 s), and
-    // between two: the kill lands with time recorded and time not yet written.
+    // Time in each level is written every second: the kill lands with time recorded and
+    // some not yet written.
     tokio::time::sleep(Duration::from_millis(11_500)).await;
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
@@ -296,6 +296,137 @@ async fn a_sigkill_loses_nothing_reported(db: Db) {
     child.kill().unwrap();
     child.wait().unwrap();
     // Stopped, every tier replays to exactly the transitions.
+    let replayed = db.replay("primary-db", 0, i64::MAX).await;
+    for tier in 0..3 {
+        assert_eq!(
+            db.outage_in("primary-db", tier).await,
+            replayed[3],
+            "tier {tier}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_schedule_of_restarts_keeps_every_run_s_time_in_sqlite() {
+    a_schedule_of_restarts_keeps_every_run_s_time(Db::Sqlite(temp())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_schedule_of_restarts_keeps_every_run_s_time_in_postgres() {
+    a_schedule_of_restarts_keeps_every_run_s_time(Db::Postgres(servers::PostgresServer::start()))
+        .await;
+}
+
+/// Stops `child` with a SIGKILL or a SIGTERM, and waits for it to exit.
+async fn stop(mut child: Child, kill: bool) {
+    if kill {
+        child.kill().unwrap();
+    } else {
+        let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+        rustix::process::kill_process(pid, rustix::process::Signal::Term).unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the quickstart did not stop");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// `primary-db`'s time in each level over the window from `from`, as the route answers.
+async fn uptime_from(addr: SocketAddr, from: DateTime<Utc>) -> Value {
+    let from = from.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let path = format!("/healthcheck/dependencies/primary-db/uptime?from={from}");
+    call(addr, "GET", &path, "").await
+}
+
+/// An outage of `primary-db` for `ms`, then recovered (seen OK by its route).
+async fn outage(addr: SocketAddr, ms: u64) {
+    call(
+        addr,
+        "PUT",
+        "/demo/chaos/primary-db",
+        r#"{"mode":"outage"}"#,
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    call(addr, "PUT", "/demo/chaos/primary-db", r#"{"mode":"ok"}"#).await;
+    common::until(addr, "primary-db recovers", async || {
+        common::get_json(addr, "/healthcheck/dependencies/primary-db")
+            .await
+            .1["status"]
+            == "OK"
+    })
+    .await;
+}
+
+/// Restarts the quickstart on one store eleven times: an outage then a SIGTERM, an outage
+/// then a SIGKILL, a crash loop of eight runs of about a second (SIGKILL and SIGTERM in
+/// turn, an outage in every third), then a last run. Each run shows at least the OUTAGE
+/// the one before showed as it stopped (to the millisecond: each stopped over a second
+/// after its outage ended), and the last run's every window equals a replay of the durable
+/// transitions, bounded by each run's last durable write, to within a second a run.
+async fn a_schedule_of_restarts_keeps_every_run_s_time(db: Db) {
+    let args = [
+        "--instance-id",
+        "q-1",
+        "--shutdown-delay-ms",
+        "0",
+        "--shutdown-grace-ms",
+        "100",
+    ];
+    let began = Utc::now() - chrono::Duration::seconds(1);
+    let mut schedule = vec![(2_500, false), (2_000, true)];
+    schedule.extend((0..8).map(|i| (if i % 3 == 0 { 700 } else { 0 }, i % 2 == 0)));
+    let mut shown = 0u64;
+    let mut mid_run = None;
+    for (run, (outage_ms, kill)) in schedule.iter().enumerate() {
+        let (child, addr) = launch(&db.target(), &args).await;
+        let seen = spent(&uptime_from(addr, began).await);
+        assert_eq!(
+            seen[3], shown,
+            "run {run}: the OUTAGE the run before showed as it stopped is not all here"
+        );
+        if *outage_ms > 0 {
+            outage(addr, *outage_ms).await;
+        }
+        if run == 2 {
+            mid_run = Some(Utc::now());
+        }
+        // Past a durable write after the recovery, so that a kill loses only OK time.
+        tokio::time::sleep(Duration::from_millis(1_200)).await;
+        shown = spent(&uptime_from(addr, began).await)[3];
+        stop(child, *kill).await;
+    }
+    assert!(shown >= 4_000, "three outages were recorded: {shown} ms");
+
+    let runs = schedule.len() as u64 + 1;
+    let (child, addr) = launch(&db.target(), &args).await;
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let windows = [
+        Utc::now() - chrono::Duration::hours(1),
+        Utc::now() - chrono::Duration::hours(24),
+        Utc::now() - chrono::Duration::days(30),
+        mid_run.unwrap(),
+    ];
+    for from in windows {
+        let answer = uptime_from(addr, from).await;
+        let got = spent(&answer);
+        let want = db
+            .replay("primary-db", ms(&answer, "from"), ms(&answer, "to"))
+            .await;
+        assert_eq!(
+            got[3], want[3],
+            "from {from}: OUTAGE {got:?} against {want:?}"
+        );
+        for level in 0..4 {
+            assert!(
+                got[level].abs_diff(want[level]) <= 1_000 * runs,
+                "from {from}: {got:?} against the replay {want:?}"
+            );
+        }
+    }
+    stop(child, false).await;
+    // Stopped, every tier holds exactly what the transitions replay to.
     let replayed = db.replay("primary-db", 0, i64::MAX).await;
     for tier in 0..3 {
         assert_eq!(

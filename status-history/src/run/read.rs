@@ -157,11 +157,51 @@ impl History {
         series: Series,
         limit: usize,
     ) -> Result<Vec<TransitionRecord>, QueryError> {
-        self.shared
+        let mut newest_first = self
+            .transitions_between(&series, i64::MIN, i64::MAX, limit)
+            .await?;
+        newest_first.reverse();
+        Ok(newest_first)
+    }
+
+    /// The transitions of `series` at or after `from` and before `to` (ms), the latest
+    /// `limit`, newest first: what the store holds and what this process has recorded and
+    /// not yet written.
+    ///
+    /// # Errors
+    ///
+    /// [`QueryError::Store`] when the store fails.
+    pub async fn transitions_between(
+        &self,
+        series: &Series,
+        from: i64,
+        to: i64,
+        limit: usize,
+    ) -> Result<Vec<TransitionRecord>, QueryError> {
+        let _commit = self.shared.commit.read().await;
+        let mut all = self
+            .shared
             .store()
-            .transitions(&series, i64::MIN, i64::MAX, limit)
+            .transitions(series, from, to, limit)
             .await
-            .map_err(store)
+            .map_err(store)?;
+        {
+            let ledger = self.shared.ledger();
+            let unwritten = ledger
+                .pending
+                .batch
+                .transitions
+                .iter()
+                .filter(|t| t.series == *series)
+                .chain(ledger.recorder.pending_transitions(series))
+                .filter(|t| (from..to).contains(&t.at));
+            all.extend(unwritten.cloned());
+        }
+        // Stable: records of one millisecond keep the order they were recorded in.
+        all.sort_by_key(|t| t.at);
+        all.reverse();
+        all.truncate(limit);
+        Ok(all)
     }
 
     /// The latest `limit` audit records before the record `before`, newest first, with

@@ -19,6 +19,7 @@ mod chart;
 pub(crate) mod page;
 #[cfg(feature = "dashboard")]
 pub(crate) mod tiles;
+pub(crate) mod transitions;
 
 use crate::auth::Admin;
 use crate::error::ApiError;

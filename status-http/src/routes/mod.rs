@@ -442,6 +442,18 @@ impl Routes {
             .route(
                 "/healthcheck/groups/{name}/uptime",
                 get(crate::history::group),
+            )
+            .route(
+                "/healthcheck/transitions",
+                get(crate::history::transitions::system),
+            )
+            .route(
+                "/healthcheck/dependencies/{id}/transitions",
+                get(crate::history::transitions::dependency),
+            )
+            .route(
+                "/healthcheck/groups/{name}/transitions",
+                get(crate::history::transitions::group),
             );
         #[cfg(feature = "history")]
         let traced = crate::statuspage::routes(traced);

@@ -14,6 +14,54 @@ pub(crate) struct UptimeParams {
     to: Option<String>,
 }
 
+/// A window and a page of transitions.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct TransitionParams {
+    /// Transitions at or after this time (RFC 3339); all kept when not given.
+    #[param(nullable = false, format = DateTime)]
+    from: Option<String>,
+    /// Transitions before this time (RFC 3339; the previous page's `nextTo`); now when not
+    /// given.
+    #[param(nullable = false, format = DateTime)]
+    to: Option<String>,
+    /// At most this many (100 when not given, at most 500).
+    #[param(nullable = false, minimum = 1, maximum = 500)]
+    limit: Option<i64>,
+}
+
+/// A change of level, as kept.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Transition {
+    /// When (RFC 3339, milliseconds).
+    #[schema(format = DateTime)]
+    at: String,
+    /// The level before; null for the first after a start.
+    from: Option<crate::schema::Status>,
+    /// The level after.
+    to: crate::schema::Status,
+    /// The failing dependencies it waited on.
+    blocked_by: Vec<String>,
+    /// The check's message (empty for the system and groups; a failure's level in the
+    /// public view).
+    message: String,
+}
+
+/// A page of transitions, newest first.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TransitionPage {
+    /// `system`, `dependency` or `group`.
+    kind: String,
+    /// The dependency or group; empty for the system.
+    name: String,
+    transitions: Vec<Transition>,
+    /// The `to` of the next (older) page; null on the last.
+    #[schema(format = DateTime)]
+    next_to: Option<String>,
+}
+
 /// A calendar month.
 #[derive(IntoParams)]
 #[into_params(parameter_in = Query)]

@@ -327,3 +327,152 @@ async fn metrics_count_what_the_store_wrote_dropped_and_holds_back() {
         .body
         .contains("status_history_"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn reads_include_what_is_recorded_and_not_yet_written() {
+    let f = fixture().await;
+    // A history that writes once an hour: everything below is read from the running
+    // process, not from the store.
+    let history = History::in_memory()
+        .flush_every(Duration::from_secs(3600))
+        .aggregate_every(Duration::from_secs(3600))
+        .open();
+    history.attach(&f.registry);
+    let app = status_http::Routes::new(&f.registry)
+        .history(history.clone())
+        .build();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    f.set(&f.db, CheckStatus::Outage).await;
+    tokio::time::sleep(Duration::from_secs(9)).await;
+
+    let a = get(&app, "/healthcheck/dependencies/db/uptime").await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert_eq!(a.json()["spentMs"]["outage"], 9_000, "{}", a.body);
+    let t = get(&app, "/healthcheck/dependencies/db/transitions").await;
+    assert_eq!(t.status, StatusCode::OK, "{}", t.body);
+    let list = t.json()["transitions"].as_array().unwrap().clone();
+    assert_eq!(list.len(), 2, "{}", t.body);
+    assert_eq!(
+        (list[0]["from"].as_str(), list[0]["to"].as_str()),
+        (Some("OK"), Some("OUTAGE"))
+    );
+    assert_eq!(history.stats().written, 0, "nothing was written yet");
+}
+
+#[tokio::test(start_paused = true)]
+async fn transitions_are_data_newest_first_paged_and_public_where_asked() {
+    let f = fixture().await;
+    let (app, history) = app_with_history(&f).await;
+    // Seven changes of db, a second apart: OK, then OUTAGE and OK in turn.
+    for i in 0..6 {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let level = if i % 2 == 0 {
+            CheckStatus::Outage
+        } else {
+            CheckStatus::Ok
+        };
+        f.set(&f.db, level).await;
+    }
+    history.flush().await;
+
+    let a = get(&app, "/healthcheck/dependencies/db/transitions").await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    let body = a.json();
+    assert_eq!(
+        (body["kind"].as_str(), body["name"].as_str()),
+        (Some("dependency"), Some("db"))
+    );
+    let all = body["transitions"].as_array().unwrap().clone();
+    assert_eq!(all.len(), 7, "{body}");
+    assert_eq!(body["nextTo"], serde_json::Value::Null);
+    assert_eq!(
+        all[6]["from"],
+        serde_json::Value::Null,
+        "the first of the run"
+    );
+    assert_eq!(all[0]["to"], "OK");
+    assert_eq!(all[1]["to"], "OUTAGE");
+    assert_eq!(all[1]["message"], "says OUTAGE");
+    let times: Vec<&str> = all.iter().map(|t| t["at"].as_str().unwrap()).collect();
+    assert!(
+        times.windows(2).all(|w| w[0] > w[1]),
+        "newest first: {times:?}"
+    );
+    assert!(
+        times[0].ends_with('Z') && times[0].contains('.'),
+        "{}",
+        times[0]
+    );
+
+    // Pages of three, followed by nextTo, give the same seven once each.
+    let mut paged = Vec::new();
+    let mut path = "/healthcheck/dependencies/db/transitions?limit=3".to_owned();
+    loop {
+        let page = get(&app, &path).await.json();
+        paged.extend(page["transitions"].as_array().unwrap().clone());
+        match page["nextTo"].as_str() {
+            Some(next) => {
+                path = format!("/healthcheck/dependencies/db/transitions?limit=3&to={next}");
+            }
+            None => break,
+        }
+    }
+    assert_eq!(paged, all);
+
+    // The system and the group follow db (Required, in the group).
+    for path in [
+        "/healthcheck/transitions",
+        "/healthcheck/groups/core/transitions",
+    ] {
+        let a = get(&app, path).await;
+        assert_eq!(a.status, StatusCode::OK, "{path}: {}", a.body);
+        assert_eq!(a.json()["transitions"][0]["to"], "OK", "{path}: {}", a.body);
+        assert_eq!(
+            a.json()["transitions"][1]["to"],
+            "OUTAGE",
+            "{path}: {}",
+            a.body
+        );
+    }
+
+    // The public view shows a failure's level, not its message.
+    let public = status_http::Routes::new(&f.registry)
+        .public_view(true)
+        .history(history.clone())
+        .build();
+    let a = get(&public, "/healthcheck/dependencies/db/transitions").await;
+    assert_eq!(
+        a.json()["transitions"][1]["message"],
+        "OUTAGE",
+        "{}",
+        a.body
+    );
+
+    for query in [
+        "from=yesterday",
+        "from=2026-01-01T00:00:10Z&to=2026-01-01T00:00:00Z",
+        "from=2099-01-01T00:00:00Z",
+        "limit=0",
+        "limit=501",
+        "limit=x",
+        "since=2026-01-01T00:00:00Z",
+    ] {
+        let a = get(
+            &app,
+            &format!("/healthcheck/dependencies/db/transitions?{query}"),
+        )
+        .await;
+        assert_eq!(a.status, StatusCode::BAD_REQUEST, "{query}: {}", a.body);
+        assert!(a.json()["error"].as_str().is_some(), "{query}: {}", a.body);
+    }
+    for path in [
+        "/healthcheck/dependencies/nope/transitions",
+        "/healthcheck/groups/nope/transitions",
+    ] {
+        assert_eq!(
+            get(&app, path).await.status,
+            StatusCode::NOT_FOUND,
+            "{path}"
+        );
+    }
+}

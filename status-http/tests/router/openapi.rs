@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::support::{fixture, get};
 
-const ROUTES: [(&str, &str); 49] = [
+const ROUTES: [(&str, &str); 52] = [
     ("get", "/healthcheck"),
     ("get", "/healthcheck/groups/{name}"),
     ("get", "/healthcheck/groups/{name}/summary"),
@@ -39,6 +39,9 @@ const ROUTES: [(&str, &str); 49] = [
     ("get", "/healthcheck/groups/{name}/uptime"),
     ("get", "/healthcheck/report"),
     ("get", "/admin/history/audit"),
+    ("get", "/healthcheck/transitions"),
+    ("get", "/healthcheck/dependencies/{id}/transitions"),
+    ("get", "/healthcheck/groups/{name}/transitions"),
     ("get", "/status/history"),
     ("get", "/status/history/{id}"),
     ("get", "/api/v2/status.json"),
