@@ -41,6 +41,15 @@ pub enum Event {
     },
     /// The instance started or stopped draining.
     Drain(Option<DrainState>),
+    /// A hold was released by someone ([`Registry::release_by`](crate::Registry::release_by)),
+    /// just before the [`Drain`](Self::Drain) event that shows it gone. A hold that runs out
+    /// is released by no one, and says nothing here.
+    Released {
+        /// Whose hold it was.
+        source: crate::HoldSource,
+        /// Who released it, when said.
+        actor: Option<String>,
+    },
     /// A mute was set or ended, or a maintenance window started or ended; see
     /// [`Registry::mutes`](crate::Registry::mutes).
     Mutes,

@@ -114,6 +114,7 @@
 //! The core itself needs only Tokio, `futures`, `serde`, `serde_json`, `chrono` and `tracing`.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod audit;
 mod clock;
 mod dependency;
 mod engine;
@@ -197,6 +198,7 @@ pub use status_macros::feature;
 #[cfg(feature = "macros")]
 pub use status_macros::group;
 
+pub use self::audit::AuditRecord;
 pub use self::clock::{Clock, TimeSource};
 pub use self::dependency::{
     Dependency, DependencyBuilder, DependencyInfo, DEFAULT_FAILURES_BEFORE_OUTAGE, DEFAULT_PERIOD,

@@ -266,26 +266,7 @@ pub struct TransitionRecord {
     pub blocked_by: Vec<String>,
 }
 
-/// One thing an operator, or code acting for one, did: who, what, on what, why, from
-/// where, and how it ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AuditRecord {
-    /// When, in milliseconds since the Unix epoch.
-    pub at: i64,
-    /// Who: the actor named, or `code` for what the application did itself.
-    pub actor: Option<String>,
-    /// What: `PUT /admin/drain`, `hold`, `release`, …
-    pub action: String,
-    /// On what: a path, a dependency, a feature, a hold's source.
-    pub target: String,
-    /// Why, when said.
-    pub reason: Option<String>,
-    /// From which address, when known.
-    pub address: Option<String>,
-    /// How it ended: the HTTP status, `done`, …
-    pub outcome: String,
-}
+pub use status_core::AuditRecord;
 
 /// A mute as kept: restored at a start while its window has not ended.
 #[derive(Debug, Clone, PartialEq, Eq)]

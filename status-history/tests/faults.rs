@@ -179,7 +179,7 @@ async fn a_full_disk_is_said_and_writing_resumes_when_space_is_freed() {
     // Rows that need new pages: a burst of audit records.
     for i in 0..200 {
         history.record_audit(status_history::AuditRecord {
-            at: i,
+            at: chrono::DateTime::from_timestamp_millis(i).unwrap(),
             actor: Some("test".into()),
             action: "fill".into(),
             target: "disk".into(),

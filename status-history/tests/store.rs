@@ -126,7 +126,7 @@ fn mutes_overrides_audit_and_state_read_back_as_written() {
         expires_at: at(NOW + 600_000),
     };
     let audit = AuditRecord {
-        at: NOW,
+        at: chrono::DateTime::from_timestamp_millis(NOW).unwrap(),
         actor: Some("bob".into()),
         action: "PUT /admin/drain".into(),
         target: "/admin/drain".into(),
@@ -225,7 +225,7 @@ fn past_its_size_bound_the_oldest_transitions_and_audit_records_go_first() {
                 blocked_by: vec![],
             });
         writes.audit.push(AuditRecord {
-            at: NOW + i,
+            at: chrono::DateTime::from_timestamp_millis(NOW + i).unwrap(),
             actor: None,
             action: "hold".into(),
             target: "cull".into(),

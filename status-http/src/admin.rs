@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use status_core::{FeatureFlip, FeatureOverride, FeatureState};
 
-use crate::audit::{AuditLog, AuditSaid};
+use crate::audit::AuditSaid;
 use crate::auth::Admin;
 use crate::body::AdminBody;
 use crate::error::ApiError;
@@ -187,8 +187,9 @@ pub(crate) async fn drain(
 }
 
 /// DELETE `/admin/drain`: ends the operator's hold only; a shutdown's or a cull's stays, and
-/// the answer says so (`draining` stays true while any hold is in force). A body, if any, is
-/// ignored (but still bounded).
+/// the answer says so (`draining` stays true while any hold is in force). A body may name
+/// the `actor` who ends it (for the audit trail); anything else in it is ignored (but still
+/// bounded).
 #[cfg_attr(feature = "openapi", utoipa::path(delete, path = "/admin/drain", tag = "admin", security(("bearer" = [])),
     responses(
         (status = 200, description = "The operator's hold ended; `draining` says whether another holds", body = crate::schema::Drain),
@@ -196,17 +197,32 @@ pub(crate) async fn drain(
 pub(crate) async fn undrain(
     _: Admin,
     State(state): State<Arc<AdminState>>,
-    _: AdminBody,
+    body: AdminBody,
 ) -> Response {
-    let was_draining = state.registry.undrain();
+    /// Who ends it, when the body says: anything else in a body is ignored.
+    #[derive(Deserialize)]
+    struct Undrain {
+        actor: Option<String>,
+    }
+    let actor = body
+        .parse::<Undrain>()
+        .ok()
+        .and_then(|b| b.actor)
+        .filter(|a| !a.trim().is_empty());
+    // An operator ends it (the holder of the token), never the application.
+    let was_draining = state.registry.undrain_by(actor.as_deref());
     if was_draining {
         tracing::info!("operator drain ended");
     }
     let holds = state.registry.holds();
-    json_response(
-        StatusCode::OK,
-        JSON,
-        &json!({ "draining": !holds.is_empty(), "wasDraining": was_draining, "holds": holds }),
+    with_actor(
+        json_response(
+            StatusCode::OK,
+            JSON,
+            &json!({ "draining": !holds.is_empty(), "wasDraining": was_draining, "holds": holds }),
+        ),
+        actor,
+        None,
     )
 }
 
@@ -243,22 +259,4 @@ pub(crate) fn with_actor(
             .insert(AuditSaid { actor, reason });
     }
     response
-}
-
-/// GET `/admin/audit`: the last admin calls, newest first; apart, the last calls refused for
-/// their credentials and their count.
-#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/admin/audit", tag = "admin", security(("bearer" = [])),
-    responses(
-        (status = 200, description = "The last admin calls, newest first", body = crate::schema::AuditList),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
-pub(crate) async fn audit(_: Admin, State(log): State<AuditLog>) -> Response {
-    json_response(
-        StatusCode::OK,
-        JSON,
-        &json!({
-            "entries": log.entries(),
-            "refusals": log.refusals(),
-            "refusedTotal": log.refused_total(),
-        }),
-    )
 }

@@ -1,92 +1,92 @@
-//! The audit trail: every call to a route that checks the admin token, who made it (when
-//! the call named an actor), from which address, and how it ended; the last [`AUDIT_KEPT`] at
-//! `GET /admin/audit` (admin only). It lives in the process: a restart starts it empty.
+//! The audit trail: every act of a holder of the admin token (a drain, an override, a mute,
+//! a refresh, a refusal of one), who did it (when the call named an actor), from which address,
+//! and how it ended, as one [`AuditRecord`] (status-core's: the same record a history keeps).
+//! `GET /admin/audit` answers it, newest first, a page at a time; with a history
+//! ([`Routes::history`](crate::Routes::history)) from the durable record, so that it
+//! survives restarts, else from the last [`AUDIT_KEPT`] kept in the process.
 //!
-//! Calls refused for their credentials (401, 403) are kept apart: the last
-//! [`REFUSALS_KEPT`], and a count since start, so that a flood of calls without a token can
-//! never push an operator's actions out of the trail. A handler that panics is answered 500
+//! Reads made with the token (the trail itself, the mutes, the incidents) change nothing and
+//! are not acts: they are counted per route and caller, not recorded, so that reading the
+//! trail never adds to it. Calls refused for their credentials (401, 403) are kept apart: the
+//! last [`REFUSALS_KEPT`], and a count since start, so that a flood of calls without a token
+//! can never push an operator's acts out of the trail. A handler that panics is answered 500
 //! and recorded as any other call.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{ready, Context, Poll};
 
-use axum::extract::ConnectInfo;
+use axum::extract::{ConnectInfo, MatchedPath};
 use axum::http::{Method, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
-use chrono::{SecondsFormat, Utc};
+use chrono::Utc;
 use pin_project_lite::pin_project;
 use serde::Serialize;
+pub use status_core::AuditRecord;
 use tower::{Layer, Service};
 
 use crate::error::ApiError;
 use crate::sync::lock;
 
-/// How many entries the trail keeps; older ones go.
+/// How many acts the trail keeps in the process; older ones go (a history keeps them all).
 pub const AUDIT_KEPT: usize = 1000;
 
 /// How many calls refused for their credentials are kept, apart from the trail.
 pub const REFUSALS_KEPT: usize = 100;
 
-/// One admin call.
+/// How many (route, caller) pairs of reads are counted apart; the rest are counted together.
+const READERS_KEPT: usize = 1000;
+
+/// Reads made with the token by one caller on one route.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AuditEntry {
-    /// When it was answered (RFC 3339, UTC).
-    pub at: String,
-    /// The method and the path (no query string).
-    pub method: String,
-    /// The path called.
-    pub path: String,
-    /// The status it was answered.
-    pub status: u16,
-    /// Whether it was refused (any answer but a 2xx).
-    pub refused: bool,
-    /// Who made it, when the call said (`actor` in its body).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub actor: Option<String>,
-    /// Why, when the call said (`reason` in its body).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// The address it came from, when the server said (`ConnectInfo`; [`crate::serve()`]
-    /// always does).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub address: Option<String>,
+pub struct ReadCount {
+    /// The method and the route (`GET /admin/audit`).
+    pub route: String,
+    /// The caller's address (`unknown` when the server did not say; `others` for callers
+    /// past the first thousand).
+    pub caller: String,
+    /// How many since start.
+    pub count: u64,
 }
 
-impl AuditEntry {
-    /// Whether the call was turned away for its credentials: no token, a wrong one, or
-    /// admin calls disabled.
-    #[must_use]
-    pub fn unauthenticated(&self) -> bool {
-        matches!(self.status, 401 | 403)
-    }
-}
-
-/// What the trail keeps: the calls made with the token, and apart, those refused for their
-/// credentials.
+/// What the trail keeps in the process.
 #[derive(Debug, Default)]
 struct Trail {
-    entries: VecDeque<AuditEntry>,
-    refusals: VecDeque<AuditEntry>,
+    /// Acts, each with its id (counted from 1 at start), oldest first.
+    entries: VecDeque<(i64, AuditRecord)>,
+    last_id: i64,
+    refusals: VecDeque<AuditRecord>,
     refused_total: u64,
+    reads: BTreeMap<(String, String), u64>,
 }
 
-/// The audit trail: the last [`AUDIT_KEPT`] admin calls. Cheap to clone: clones share it.
-/// Give the same one to [`Routes::audit`](crate::Routes::audit) and to the layer of your own
-/// admin routes ([`layer`](Self::layer)) to keep one trail.
+/// Reads a page of a durable trail: records before an id, at most so many, newest first.
+pub(crate) type DurableTrail = Arc<
+    dyn Fn(
+            Option<i64>,
+            usize,
+        )
+            -> Pin<Box<dyn Future<Output = Result<Vec<(i64, AuditRecord)>, ApiError>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// The audit trail. Cheap to clone: clones share it. Give the same one to
+/// [`Routes::audit`](crate::Routes::audit) and to the layer of your own admin routes
+/// ([`layer`](Self::layer)) to keep one trail.
 #[derive(Clone, Default)]
 pub struct AuditLog {
     trail: Arc<Mutex<Trail>>,
     observers: Arc<Mutex<Vec<Observer>>>,
+    durable: Arc<OnceLock<DurableTrail>>,
 }
 
-/// Called with each entry as it is recorded.
-type Observer = Arc<dyn Fn(&AuditEntry) + Send + Sync>;
+/// Called with each record as it is recorded.
+type Observer = Arc<dyn Fn(&AuditRecord) + Send + Sync>;
 
 impl std::fmt::Debug for AuditLog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -95,6 +95,7 @@ impl std::fmt::Debug for AuditLog {
                 "entries",
                 &self.trail.lock().map(|t| t.entries.len()).unwrap_or(0),
             )
+            .field("durable", &self.durable.get().is_some())
             .finish_non_exhaustive()
     }
 }
@@ -106,16 +107,31 @@ impl AuditLog {
         Self::default()
     }
 
-    /// The calls made with the token (whatever their outcome), newest first.
+    /// The acts kept in the process (whatever their outcome), newest first.
     #[must_use]
-    pub fn entries(&self) -> Vec<AuditEntry> {
+    pub fn entries(&self) -> Vec<AuditRecord> {
         let trail = lock(&self.trail);
-        trail.entries.iter().rev().cloned().collect()
+        trail.entries.iter().rev().map(|(_, r)| r.clone()).collect()
+    }
+
+    /// The acts kept in the process before the act `before`, at most `limit`, newest
+    /// first, with their ids.
+    #[must_use]
+    pub fn page(&self, before: Option<i64>, limit: usize) -> Vec<(i64, AuditRecord)> {
+        let trail = lock(&self.trail);
+        trail
+            .entries
+            .iter()
+            .rev()
+            .filter(|(id, _)| before.is_none_or(|b| *id < b))
+            .take(limit)
+            .cloned()
+            .collect()
     }
 
     /// The last calls refused for their credentials, newest first.
     #[must_use]
-    pub fn refusals(&self) -> Vec<AuditEntry> {
+    pub fn refusals(&self) -> Vec<AuditRecord> {
         let trail = lock(&self.trail);
         trail.refusals.iter().rev().cloned().collect()
     }
@@ -126,35 +142,77 @@ impl AuditLog {
         lock(&self.trail).refused_total
     }
 
+    /// Reads made with the token since start, per route and caller, the most first.
+    #[must_use]
+    pub fn reads(&self) -> Vec<ReadCount> {
+        let trail = lock(&self.trail);
+        let mut reads: Vec<ReadCount> = trail
+            .reads
+            .iter()
+            .map(|((route, caller), count)| ReadCount {
+                route: route.clone(),
+                caller: caller.clone(),
+                count: *count,
+            })
+            .collect();
+        reads.sort_by_key(|r| std::cmp::Reverse(r.count));
+        reads
+    }
+
     /// A layer that records every call to the routes it wraps.
     #[must_use]
     pub fn layer(&self) -> AuditLayer {
         AuditLayer { log: self.clone() }
     }
 
-    /// Calls `observer` with every entry recorded from now on, as it is recorded: to send
-    /// the trail to notification sinks, say (`Notifications::tell` with a `Notice::Audit`).
-    /// It runs on the request's task: it must not block.
-    pub fn on_record(&self, observer: impl Fn(&AuditEntry) + Send + Sync + 'static) {
+    /// Calls `observer` with every act and refusal recorded from now on (reads are only
+    /// counted), as it is recorded: to send the trail to notification sinks, say
+    /// (`Notifications::tell` with a `Notice::Audit`). It runs on the request's task: it
+    /// must not block.
+    pub fn on_record(&self, observer: impl Fn(&AuditRecord) + Send + Sync + 'static) {
         lock(&self.observers).push(Arc::new(observer));
     }
 
-    fn record(&self, entry: AuditEntry) {
+    /// Where the trail is read from when it is kept durably (set once, by the history).
+    #[cfg_attr(not(feature = "history"), allow(dead_code))]
+    pub(crate) fn keep_durably(&self, trail: DurableTrail) {
+        let _ = self.durable.set(trail);
+    }
+
+    /// The durable trail, if one is kept.
+    pub(crate) fn durable(&self) -> Option<&DurableTrail> {
+        self.durable.get()
+    }
+
+    fn record(&self, record: AuditRecord) {
         let observers = lock(&self.observers).clone();
         for observer in &observers {
-            observer(&entry);
+            observer(&record);
         }
         let mut trail = lock(&self.trail);
-        let (ring, kept) = if entry.unauthenticated() {
+        if record.unauthenticated() {
             trail.refused_total += 1;
-            (&mut trail.refusals, REFUSALS_KEPT)
+            if trail.refusals.len() == REFUSALS_KEPT {
+                trail.refusals.pop_front();
+            }
+            trail.refusals.push_back(record);
         } else {
-            (&mut trail.entries, AUDIT_KEPT)
-        };
-        if ring.len() == kept {
-            ring.pop_front();
+            trail.last_id += 1;
+            let id = trail.last_id;
+            if trail.entries.len() == AUDIT_KEPT {
+                trail.entries.pop_front();
+            }
+            trail.entries.push_back((id, record));
         }
-        ring.push_back(entry);
+    }
+
+    fn count_read(&self, route: String, caller: Option<String>) {
+        let mut trail = lock(&self.trail);
+        let mut key = (route, caller.unwrap_or_else(|| "unknown".into()));
+        if !trail.reads.contains_key(&key) && trail.reads.len() >= READERS_KEPT {
+            key.1 = "others".into();
+        }
+        *trail.reads.entry(key).or_default() += 1;
     }
 }
 
@@ -207,9 +265,15 @@ where
             .extensions()
             .get::<ConnectInfo<SocketAddr>>()
             .map(|info| info.0.ip().to_string());
+        let route = request
+            .extensions()
+            .get::<MatchedPath>()
+            .map_or_else(|| request.uri().path(), MatchedPath::as_str)
+            .to_owned();
         AuditFuture {
             method: request.method().clone(),
             path: request.uri().path().to_owned(),
+            route: Some(route),
             address,
             log: self.log.clone(),
             inner: self.inner.call(request),
@@ -224,6 +288,7 @@ pin_project! {
         inner: F,
         method: Method,
         path: String,
+        route: Option<String>,
         address: Option<String>,
         log: AuditLog,
     }
@@ -258,17 +323,24 @@ where
         };
         if let Ok(response) = &result {
             let status = response.status();
-            let said = response.extensions().get::<AuditSaid>();
-            this.log.record(AuditEntry {
-                at: Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true),
-                method: this.method.to_string(),
-                path: std::mem::take(this.path),
-                status: status.as_u16(),
-                refused: !status.is_success(),
-                actor: said.and_then(|s| s.actor.clone()),
-                reason: said.and_then(|s| s.reason.clone()),
-                address: this.address.take(),
-            });
+            let read = matches!(*this.method, Method::GET | Method::HEAD);
+            if read && !matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
+                // A read changes nothing: counted, not recorded.
+                let route = format!("{} {}", this.method, this.route.take().unwrap_or_default());
+                this.log.count_read(route, this.address.take());
+            } else {
+                let said = response.extensions().get::<AuditSaid>();
+                let path = std::mem::take(this.path);
+                this.log.record(AuditRecord {
+                    at: Utc::now(),
+                    actor: said.and_then(|s| s.actor.clone()),
+                    action: format!("{} {path}", this.method),
+                    target: path,
+                    reason: said.and_then(|s| s.reason.clone()),
+                    address: this.address.take(),
+                    outcome: status.as_u16().to_string(),
+                });
+            }
         }
         Poll::Ready(result)
     }

@@ -103,6 +103,7 @@ mod schema;
 #[cfg(feature = "history")]
 mod statuspage;
 mod sync;
+mod trail;
 
 pub mod middleware;
 #[cfg(feature = "dashboard")]
@@ -114,7 +115,7 @@ pub mod shutdown;
 pub mod traffic;
 
 pub use self::audit::{
-    AuditEntry, AuditFuture, AuditLayer, AuditLog, Audited, AUDIT_KEPT, REFUSALS_KEPT,
+    AuditFuture, AuditLayer, AuditLog, AuditRecord, Audited, ReadCount, AUDIT_KEPT, REFUSALS_KEPT,
 };
 pub use self::auth::{Admin, AdminAuth, AdminToken};
 pub use self::body::{BodyTimeout, BODY_LIMIT};

@@ -33,7 +33,7 @@ use utoipa::{Modify, OpenApi};
         crate::admin::clear_override,
         crate::admin::drain,
         crate::admin::undrain,
-        crate::admin::audit,
+        crate::trail::audit,
         crate::mutes::mute,
         crate::mutes::unmute,
         crate::mutes::mutes,
@@ -87,7 +87,7 @@ struct FleetPageDoc;
         crate::history::group,
         crate::history::system,
         crate::history::report,
-        crate::history::audit,
+        crate::trail::history_audit,
         crate::history::transitions::dependency,
         crate::history::transitions::group,
         crate::history::transitions::system

@@ -148,16 +148,17 @@
     if (!rows || !token()) return;
     let trail;
     try {
-      trail = await call("GET", "admin/audit");
+      trail = await call("GET", "admin/audit?limit=100");
     } catch (err) {
       note.textContent = "Audit trail unavailable: " + err.message;
       rows.replaceChildren();
       return;
     }
-    note.textContent = trail.entries.length + " calls kept in this process.";
+    note.textContent = "The last " + trail.entries.length + " acts, " +
+      (trail.kept === "history" ? "kept across restarts." : "kept in this process.");
     rows.replaceChildren(...trail.entries.slice(0, 100).map((e) => {
       const tr = document.createElement("tr");
-      const cells = [e.at, e.method + " " + e.path, String(e.status), e.actor || "—"];
+      const cells = [e.at, e.action, e.outcome, e.actor || "—"];
       cells.forEach((text, i) => {
         const td = document.createElement("td");
         td.textContent = text;

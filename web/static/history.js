@@ -13,14 +13,13 @@
     .then((r) => r.ok ? r.json() : r.json().then((e) => { throw new Error(e.error || r.status); }))
     .then((page) => {
       const body = table.tBodies[0];
-      for (const item of page.records) {
-        const a = item.record;
+      for (const a of page.entries) {
         const row = body.insertRow();
-        const cells = [new Date(a.at).toISOString(), a.actor || "", a.action + " " + a.target, a.reason || "", a.address || "", a.outcome];
+        const cells = [a.at, a.actor || "", a.action === "hold" ? "hold " + a.target : a.action, a.reason || "", a.address || "", a.outcome];
         for (const text of cells) row.insertCell().textContent = text;
       }
       table.hidden = false;
-      state.textContent = page.records.length ? "" : "Nothing recorded yet.";
+      state.textContent = page.entries.length ? "" : "Nothing recorded yet.";
     })
     .catch((e) => { state.textContent = "The audit trail could not be read: " + e.message; });
 })();

@@ -63,13 +63,13 @@ pub fn app(demo: &Demo) -> Router {
         None => status,
     };
     if let (Some(notifications), true) = (demo.notifications.clone(), demo.config.notify.audit) {
-        audit.on_record(move |entry| {
+        audit.on_record(move |record| {
             notifications.tell(Notice::Audit {
-                action: format!("{} {}", entry.method, entry.path),
-                status: entry.status,
-                refused: entry.refused,
-                actor: entry.actor.clone(),
-                address: entry.address.clone(),
+                action: record.action.clone(),
+                status: record.status().unwrap_or_default(),
+                refused: record.refused(),
+                actor: record.actor.clone(),
+                address: record.address.clone(),
             });
         });
     }

@@ -113,6 +113,7 @@ fn deliver(listener: &dyn Listener, event: &Event) {
         Event::Feature { state, flip } => listener.on_feature(state, flip.as_ref()),
         Event::Drain(drain) => listener.on_drain(drain.as_ref()),
         Event::Mutes => listener.on_mutes(),
+        Event::Released { .. } => {}
     }
 }
 

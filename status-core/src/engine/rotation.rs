@@ -138,9 +138,25 @@ impl Registry {
     /// Puts the instance back in rotation as far as `source` is concerned: its hold ends, the
     /// others stay. Answers whether `source` had a hold in force.
     pub fn release(&self, source: HoldSource) -> bool {
+        self.clear_hold(source, None)
+    }
+
+    /// As [`release`](Self::release), by a person rather than the application: `actor`
+    /// their name when they gave one. The audit trail names them ([`Event::Released`]).
+    pub fn release_by(&self, source: HoldSource, actor: Option<&str>) -> bool {
+        self.clear_hold(source, Some(actor))
+    }
+
+    fn clear_hold(&self, source: HoldSource, by: Option<Option<&str>>) -> bool {
         let inner = &self.inner;
         let was = inner.rotation.clear(source, inner.clock.now());
         if was {
+            if let Some(actor) = by {
+                inner.bus.emit(&Event::Released {
+                    source,
+                    actor: actor.map(str::to_owned),
+                });
+            }
             inner.bus.emit(&Event::Drain(self.drain_state()));
         }
         was
@@ -197,6 +213,11 @@ impl Registry {
     /// operator had a drain in force.
     pub fn undrain(&self) -> bool {
         self.release(HoldSource::Operator)
+    }
+
+    /// As [`undrain`](Self::undrain), by a person: `actor` their name when they gave one.
+    pub fn undrain_by(&self, actor: Option<&str>) -> bool {
+        self.release_by(HoldSource::Operator, actor)
     }
 
     /// The instance's holds, described by the most final one; `None` in rotation.

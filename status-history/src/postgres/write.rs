@@ -132,7 +132,7 @@ pub(super) async fn write_all(
         tx.execute(
             "INSERT INTO sh_audit (instance, datacenter, at, actor, action, target, reason, address, outcome)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-            &[instance, dc, &a.at, &a.actor, &a.action, &a.target, &a.reason, &a.address, &a.outcome],
+            &[instance, dc, &a.at.timestamp_millis(), &a.actor, &a.action, &a.target, &a.reason, &a.address, &a.outcome],
         )
         .await?;
     }

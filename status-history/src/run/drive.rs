@@ -28,6 +28,8 @@ struct Driver {
     registry: WeakRegistry,
     incidents: IncidentTracker,
     holds: Vec<(HoldSource, String)>,
+    /// Holds released by someone since the last change of holds: whose, and who.
+    released: Vec<(HoldSource, Option<String>)>,
     failing_since: Option<(Instant, String)>,
     dropped_at: Option<Instant>,
     last_open: Option<Instant>,
@@ -55,6 +57,7 @@ pub(super) async fn run(
         registry,
         incidents,
         holds: Vec::new(),
+        released: Vec::new(),
         failing_since: None,
         dropped_at: None,
         last_open: None,
@@ -231,6 +234,7 @@ impl Driver {
                 }
             }
             Event::Drain(drain) => self.on_holds(drain.as_ref().map_or(&[][..], |d| &d.holds)),
+            Event::Released { source, actor } => self.released.push((*source, actor.clone())),
             _ => {}
         }
     }
@@ -239,7 +243,8 @@ impl Driver {
     /// shutdown).
     fn on_holds(&mut self, holds: &[status_core::RotationHold]) {
         let now = self.wall();
-        let (records, current) = kept::hold_changes(&self.holds, holds, now);
+        let released = std::mem::take(&mut self.released);
+        let (records, current) = kept::hold_changes(&self.holds, holds, now, &released);
         self.shared.ledger().pending.audit.extend(records);
         self.holds = current;
     }

@@ -55,18 +55,20 @@ pub(super) async fn restore(store: &dyn HistoryStore, registry: &Registry) -> Re
     restored
 }
 
-/// The audit records of the holds taken and released since `previous`, at `now`, and the
-/// holds as they stand.
+/// The audit records of the holds taken and released since `previous`, at `now` (ms), and
+/// the holds as they stand. A hold released by someone is said so by `released` (whose hold,
+/// who); one released by no one ran out, and is the application's (`code`).
 pub(super) fn hold_changes(
     previous: &[(HoldSource, String)],
     holds: &[RotationHold],
     now: i64,
+    released: &[(HoldSource, Option<String>)],
 ) -> (Vec<AuditRecord>, Vec<(HoldSource, String)>) {
     let current: Vec<(HoldSource, String)> =
         holds.iter().map(|h| (h.source, h.reason.clone())).collect();
     let record =
         |actor: Option<String>, source: HoldSource, reason: &str, outcome: &str| AuditRecord {
-            at: now,
+            at: crate::model::millis(now),
             actor: Some(actor.unwrap_or_else(|| "code".into())),
             action: "hold".into(),
             target: source.as_str().into(),
@@ -90,7 +92,12 @@ pub(super) fn hold_changes(
     }
     for (source, reason) in previous {
         if !current.iter().any(|(s, _)| s == source) {
-            records.push(record(None, *source, reason, "released"));
+            let by = released
+                .iter()
+                .rev()
+                .find(|(s, _)| s == source)
+                .map(|(_, actor)| actor.clone().unwrap_or_else(|| "operator".into()));
+            records.push(record(by, *source, reason, "released"));
         }
     }
     (records, current)

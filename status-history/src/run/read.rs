@@ -205,7 +205,7 @@ impl History {
     }
 
     /// The latest `limit` audit records before the record `before`, newest first, with
-    /// their ids (to page on).
+    /// their ids (to page on); the first page includes what was recorded just before.
     ///
     /// # Errors
     ///
@@ -215,11 +215,22 @@ impl History {
         before: Option<i64>,
         limit: usize,
     ) -> Result<Vec<(i64, AuditRecord)>, QueryError> {
+        // Records not yet written have no id yet: the first page waits (at most a second)
+        // for the write that gives them one, so that what was just done is in it.
+        if before.is_none() && self.unwritten_audit() {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(1), self.flush()).await;
+        }
         self.shared
             .store()
             .audit(before, limit)
             .await
             .map_err(store)
+    }
+
+    /// Whether audit records wait to be written (queued for the driver, or held back).
+    fn unwritten_audit(&self) -> bool {
+        let tx = &self.shared.tx;
+        tx.capacity() < tx.max_capacity() || !self.shared.ledger().pending.audit.is_empty()
     }
 
     /// The calendar month `year`-`month` (UTC) of the system, every group and every

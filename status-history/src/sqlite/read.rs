@@ -183,7 +183,7 @@ impl SqliteStore {
                 Ok((
                     r.get(0)?,
                     AuditRecord {
-                        at: r.get(1)?,
+                        at: millis(r.get(1)?),
                         actor: r.get(2)?,
                         action: r.get(3)?,
                         target: r.get(4)?,

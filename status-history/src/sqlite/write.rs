@@ -178,7 +178,13 @@ pub(super) fn write_all(
         )?;
         for a in &w.audit {
             insert.execute(params![
-                a.at, a.actor, a.action, a.target, a.reason, a.address, a.outcome
+                a.at.timestamp_millis(),
+                a.actor,
+                a.action,
+                a.target,
+                a.reason,
+                a.address,
+                a.outcome
             ])?;
         }
     }

@@ -1,5 +1,5 @@
 //! Durable history over HTTP: uptime and SLA of a dependency, a group or the system over any
-//! window, the monthly report, and the persistent audit trail (admin only). Without a
+//! window, the monthly report; the audit trail is read from it (`crate::trail`). Without a
 //! history ([`Routes::history`](crate::Routes::history)) these routes answer 404.
 
 use std::collections::HashMap;
@@ -21,13 +21,8 @@ pub(crate) mod page;
 pub(crate) mod tiles;
 pub(crate) mod transitions;
 
-use crate::auth::Admin;
 use crate::error::ApiError;
 use crate::respond::{json_response, JSON};
-
-/// The most audit records one page lists, and how many when not asked.
-const MAX_AUDIT: usize = 500;
-const DEFAULT_AUDIT: usize = 100;
 
 /// What the history routes serve.
 #[derive(Debug)]
@@ -249,48 +244,6 @@ pub(crate) async fn report(
     answer(reports.map(|series| json!({ "month": month, "series": series })))
 }
 
-/// GET `/admin/history/audit`: the persistent audit trail, newest first, a page at a time
-/// (`before` the id of the last record seen, `limit` at most 500).
-#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/admin/history/audit", tag = "admin", security(("bearer" = [])),
-    params(crate::schema::AuditPageParams),
-    responses(
-        (status = 200, description = "A page of the persistent audit trail", body = crate::schema::AuditPage),
-        (status = 404, description = "No history kept", body = crate::schema::Error),
-        (status = 503, description = "The history store is not available", body = crate::schema::Error),
-        (status = "default", description = "A rejected request (400, 401, 403, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
-pub(crate) async fn audit(
-    _: Admin,
-    State(state): State<Arc<HistoryState>>,
-    RawQuery(raw): RawQuery,
-) -> Result<Response, ApiError> {
-    let history = state.history()?;
-    let params = params(raw.as_deref(), &["before", "limit"])?;
-    let number = |name: &str| -> Result<Option<i64>, ApiError> {
-        params
-            .get(name)
-            .map(|v| {
-                v.parse::<i64>().ok().filter(|n| *n > 0).ok_or_else(|| {
-                    ApiError::bad_request(format!("{name} must be a positive integer, not {v:?}"))
-                })
-            })
-            .transpose()
-    };
-    let before = number("before")?;
-    let limit = number("limit")?
-        .map_or(DEFAULT_AUDIT, |n| usize::try_from(n).unwrap_or(MAX_AUDIT))
-        .min(MAX_AUDIT);
-    answer(history.audit(before, limit).await.map(|page| {
-        let next = (page.len() == limit)
-            .then(|| page.last().map(|(id, _)| *id))
-            .flatten();
-        let records: Vec<_> = page
-            .into_iter()
-            .map(|(id, record)| json!({ "id": id, "record": record }))
-            .collect();
-        json!({ "records": records, "nextBefore": next })
-    }))
-}
-
 /// Registers the history's counters: rows written, dropped, failed writes, and the
 /// backlog.
 #[cfg(feature = "metrics")]
@@ -332,8 +285,9 @@ pub(crate) fn register_metrics(
 }
 
 impl HistoryState {
-    /// The state, every admin call the trail records kept in `history` too (those refused
-    /// for their credentials excepted: a flood must not fill the disk).
+    /// The state, every act the trail records kept in `history` too (calls refused for
+    /// their credentials excepted: a flood must not fill the disk), and the trail read back
+    /// from it.
     pub(crate) fn new(
         registry: Registry,
         history: Option<History>,
@@ -341,23 +295,17 @@ impl HistoryState {
         public: bool,
     ) -> Self {
         if let Some(history) = &history {
-            let history = history.clone();
-            audit.on_record(move |entry| {
-                if entry.unauthenticated() {
-                    return;
+            let keeper = history.clone();
+            audit.on_record(move |record| {
+                if !record.unauthenticated() {
+                    keeper.record_audit(record.clone());
                 }
-                let at = DateTime::parse_from_rfc3339(&entry.at)
-                    .map_or_else(|_| Utc::now().timestamp_millis(), |t| t.timestamp_millis());
-                history.record_audit(status_history::AuditRecord {
-                    at,
-                    actor: entry.actor.clone(),
-                    action: format!("{} {}", entry.method, entry.path),
-                    target: entry.path.clone(),
-                    reason: entry.reason.clone(),
-                    address: entry.address.clone(),
-                    outcome: entry.status.to_string(),
-                });
             });
+            let reader = history.clone();
+            audit.keep_durably(Arc::new(move |before, limit| {
+                let reader = reader.clone();
+                Box::pin(async move { reader.audit(before, limit).await.map_err(rejection) })
+            }));
         }
         Self {
             registry,

@@ -393,7 +393,7 @@ impl Routes {
         // Every call to a route that checks the token is in the audit trail, refused ones
         // included (apart).
         let actions = Router::new()
-            .route("/admin/audit", get(admin::audit))
+            .route("/admin/audit", get(crate::trail::audit))
             .route("/admin/mutes", get(crate::mutes::mutes))
             .route(
                 "/healthcheck/dependencies/{id}/refresh",
@@ -410,7 +410,7 @@ impl Routes {
             );
         #[cfg(feature = "history")]
         let actions = actions
-            .route("/admin/history/audit", get(crate::history::audit))
+            .route("/admin/history/audit", get(crate::trail::history_audit))
             .route("/admin/incidents", get(crate::statuspage::admin::list))
             .route(
                 "/admin/incidents/{id}/updates",

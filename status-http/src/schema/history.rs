@@ -71,18 +71,6 @@ pub(crate) struct ReportParams {
     month: Option<String>,
 }
 
-/// A page of the persistent audit trail.
-#[derive(IntoParams)]
-#[into_params(parameter_in = Query)]
-pub(crate) struct AuditPageParams {
-    /// Records before this id (the previous page's `nextBefore`).
-    #[param(nullable = false, minimum = 1)]
-    before: Option<i64>,
-    /// At most this many (100 when not given, at most 500).
-    #[param(nullable = false, minimum = 1)]
-    limit: Option<i64>,
-}
-
 /// Milliseconds in each level while not muted, and muted.
 #[derive(ToSchema)]
 pub(crate) struct Spent {
@@ -144,39 +132,6 @@ pub(crate) struct MonthReport {
     month: String,
     /// The system, each group, each dependency.
     series: Vec<Uptime>,
-}
-
-/// One record of the persistent audit trail.
-#[derive(ToSchema)]
-pub(crate) struct AuditRecord {
-    /// Milliseconds since the Unix epoch.
-    at: i64,
-    /// Who: the actor named, or `code` for what the application did itself.
-    actor: Option<String>,
-    /// What: the method and path, or `hold`.
-    action: String,
-    /// On what.
-    target: String,
-    reason: Option<String>,
-    address: Option<String>,
-    /// The HTTP status, or `taken` / `released`.
-    outcome: String,
-}
-
-/// A record and its id.
-#[derive(ToSchema)]
-pub(crate) struct AuditItem {
-    id: i64,
-    record: AuditRecord,
-}
-
-/// A page of the persistent audit trail, newest first.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct AuditPage {
-    records: Vec<AuditItem>,
-    /// The `before` of the next page; null on the last.
-    next_before: Option<i64>,
 }
 
 /// Where an incident stands.

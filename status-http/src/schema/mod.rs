@@ -285,34 +285,80 @@ pub(crate) struct ProbeParams {
     strict: Option<String>,
 }
 
-/// One admin call in the audit trail.
+/// A page of the audit trail.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct AuditPageParams {
+    /// Acts before this id (the previous page's `nextBefore`).
+    #[param(nullable = false, minimum = 1)]
+    before: Option<i64>,
+    /// At most this many (1,000 when not given, at most 1,000).
+    #[param(nullable = false, minimum = 1)]
+    limit: Option<i64>,
+}
+
+/// One act in the audit trail: the same record whether kept in the process or in a history.
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct AuditEntry {
+    /// Its id, to page on (absent for refusals).
+    #[schema(nullable = false)]
+    id: Option<i64>,
+    /// When (RFC 3339, milliseconds, UTC).
+    #[schema(format = DateTime)]
     at: String,
-    method: String,
-    path: String,
-    status: u16,
-    refused: bool,
-    #[schema(nullable = false)]
+    /// Who: the actor named, `operator` for a holder of the token who named none, `code`
+    /// for the application itself.
     actor: Option<String>,
-    /// Why, when the call said.
-    #[schema(nullable = false)]
+    /// What: the method and path of a call, or `hold`.
+    action: String,
+    /// On what: the path, or a hold's source.
+    target: String,
+    /// Why, when said.
     reason: Option<String>,
-    #[schema(nullable = false)]
+    /// The address it came from, when known.
     address: Option<String>,
+    /// The HTTP status, or `taken` / `released`.
+    outcome: String,
+    /// For a call: its method.
+    #[schema(nullable = false)]
+    method: Option<String>,
+    /// For a call: its path (no query string).
+    #[schema(nullable = false)]
+    path: Option<String>,
+    /// For a call: the status it was answered.
+    #[schema(nullable = false)]
+    status: Option<u16>,
+    /// Whether it was refused (a call answered anything but a 2xx).
+    refused: bool,
 }
 
-/// The audit trail.
+/// Reads made with the token by one caller on one route.
+#[derive(ToSchema)]
+pub(crate) struct ReadCount {
+    /// The method and the route.
+    route: String,
+    /// The caller's address.
+    caller: String,
+    count: u64,
+}
+
+/// The audit trail, newest first.
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct AuditList {
-    /// Calls made with the token, newest first.
+    /// Acts made with the token (whatever their outcome), and holds taken and released.
     entries: Vec<AuditEntry>,
+    /// The `before` of the next page; null on the last.
+    next_before: Option<i64>,
     /// The last calls refused for their credentials (401, 403), newest first.
     refusals: Vec<AuditEntry>,
     /// Calls refused for their credentials since start.
     refused_total: u64,
+    /// Reads made with the token since start, counted, not recorded.
+    reads: Vec<ReadCount>,
+    /// `history` (kept across restarts) or `process`.
+    kept: String,
 }
 
 /// `PUT /admin/mutes/{dependency}`: for a while, or a maintenance window.

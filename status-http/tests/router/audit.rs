@@ -152,7 +152,10 @@ async fn a_handler_that_panics_is_answered_and_recorded() {
     assert!(answer.json()["error"].is_string());
     let entries = log.entries();
     assert_eq!(entries.len(), 1);
-    assert_eq!((entries[0].status, entries[0].refused), (500, true));
+    assert_eq!(
+        (entries[0].status(), entries[0].refused()),
+        (Some(500), true)
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -166,10 +169,46 @@ async fn the_trail_is_for_admins_only_and_bounded() {
         admin(&app, Method::DELETE, "/admin/drain", Some(TOKEN), "").await;
     }
     let trail = admin(&app, Method::GET, "/admin/audit", Some(TOKEN), "").await;
+    let page = trail.json();
     assert_eq!(
-        trail.json()["entries"].as_array().unwrap().len(),
+        page["entries"].as_array().unwrap().len(),
         status_http::AUDIT_KEPT
     );
+    // Paged by id, newest first: the next page is the rest (none: the oldest went).
+    let next = page["nextBefore"].as_i64().unwrap();
+    let rest = admin(
+        &app,
+        Method::GET,
+        &format!("/admin/audit?before={next}&limit=10"),
+        Some(TOKEN),
+        "",
+    )
+    .await
+    .json();
+    assert!(rest["entries"].as_array().unwrap().is_empty(), "{rest}");
+    let small = admin(&app, Method::GET, "/admin/audit?limit=2", Some(TOKEN), "")
+        .await
+        .json();
+    let ids: Vec<i64> = small["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2);
+    assert!(ids[0] > ids[1], "{ids:?}");
+    for query in ["limit=0", "before=-1", "limit=x", "since=1"] {
+        let bad = admin(
+            &app,
+            Method::GET,
+            &format!("/admin/audit?{query}"),
+            Some(TOKEN),
+            "",
+        )
+        .await;
+        assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{query}: {}", bad.body);
+        assert!(bad.json()["error"].is_string(), "{query}");
+    }
 }
 
 #[tokio::test(start_paused = true)]
@@ -181,7 +220,7 @@ async fn observers_see_each_entry_as_it_is_recorded() {
     log.on_record(move |e| {
         sink.lock()
             .unwrap()
-            .push((e.path.clone(), e.status, e.refused));
+            .push((e.target.clone(), e.status().unwrap(), e.refused()));
     });
     let app = status_http::Routes::new(&f.registry)
         .admin_token(TOKEN)

@@ -159,13 +159,13 @@ async fn admin_calls_are_kept_with_who_and_why_and_refusals_are_not() {
     )
     .await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.body);
-    let records = page.json()["records"].as_array().unwrap().clone();
+    let records = page.json()["entries"].as_array().unwrap().clone();
     let calls: Vec<_> = records
         .iter()
-        .filter(|r| r["record"]["action"] == "PUT /admin/drain")
+        .filter(|r| r["action"] == "PUT /admin/drain")
         .collect();
     assert_eq!(calls.len(), 1, "{records:?}");
-    let call = &calls[0]["record"];
+    let call = calls[0];
     assert_eq!(
         (
             call["actor"].as_str(),
@@ -178,9 +178,14 @@ async fn admin_calls_are_kept_with_who_and_why_and_refusals_are_not() {
     assert!(
         records
             .iter()
-            .any(|r| r["record"]["action"] == "hold" && r["record"]["outcome"] == "taken"),
+            .any(|r| r["action"] == "hold" && r["outcome"] == "taken"),
         "{records:?}"
     );
+    // The two routes answer the same trail, and reading it adds nothing to it.
+    let again = admin(&app, Method::GET, "/admin/audit?limit=50", Some(TOKEN), "").await;
+    assert_eq!(again.status, StatusCode::OK, "{}", again.body);
+    assert_eq!(again.json()["entries"], page.json()["entries"]);
+    assert_eq!(again.json()["kept"], "history");
     let bad = admin(
         &app,
         Method::GET,
@@ -190,6 +195,110 @@ async fn admin_calls_are_kept_with_who_and_why_and_refusals_are_not() {
     )
     .await;
     assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+}
+
+/// One trail across a restart: what was done before it is at `/admin/audit` after it, in
+/// the shape the process's own trail has; reads are counted, never recorded; an operator's
+/// release of a drain names the operator.
+#[tokio::test(start_paused = true)]
+async fn the_audit_trail_survives_a_restart_and_records_acts_not_reads() {
+    let dir = std::env::temp_dir().join(format!("status-http-audit-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("history.db");
+    let drain = r#"{"ttlSeconds": 60, "reason": "deploy 42", "actor": "alice"}"#;
+    {
+        let f = fixture().await;
+        let history = History::sqlite(&path).open();
+        history.attach(&f.registry);
+        let app = status_http::Routes::new(&f.registry)
+            .admin_token(TOKEN)
+            .history(history.clone())
+            .build();
+        admin(&app, Method::PUT, "/admin/drain", Some(TOKEN), drain).await;
+        let undrain = admin(
+            &app,
+            Method::DELETE,
+            "/admin/drain",
+            Some(TOKEN),
+            r#"{"actor":"bob"}"#,
+        )
+        .await;
+        assert_eq!(undrain.status, StatusCode::OK, "{}", undrain.body);
+        for _ in 0..3 {
+            let read = admin(&app, Method::GET, "/admin/audit", Some(TOKEN), "").await;
+            assert_eq!(read.status, StatusCode::OK);
+        }
+        let trail = admin(&app, Method::GET, "/admin/audit", Some(TOKEN), "")
+            .await
+            .json();
+        let actions: Vec<&str> = trail["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["action"].as_str().unwrap())
+            .collect();
+        assert!(
+            !actions.contains(&"GET /admin/audit"),
+            "reads are not acts: {actions:?}"
+        );
+        let reads = trail["reads"].as_array().unwrap();
+        assert_eq!(reads[0]["route"], "GET /admin/audit", "{reads:?}");
+        assert_eq!(
+            reads[0]["count"], 3,
+            "the fourth read is this one: {reads:?}"
+        );
+        let release = trail["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["action"] == "hold" && e["outcome"] == "released")
+            .cloned()
+            .unwrap_or_else(|| panic!("no release in {trail}"));
+        assert_eq!(release["actor"], "bob", "{release}");
+        history.flush().await;
+    }
+    // A new process on the same file.
+    let f = fixture().await;
+    let history = History::sqlite(&path).open();
+    history.attach(&f.registry);
+    let _ = history.restored().await;
+    let app = status_http::Routes::new(&f.registry)
+        .admin_token(TOKEN)
+        .history(history.clone())
+        .build();
+    let trail = admin(&app, Method::GET, "/admin/audit", Some(TOKEN), "")
+        .await
+        .json();
+    let entries = trail["entries"].as_array().unwrap();
+    let first = entries
+        .iter()
+        .find(|e| e["action"] == "PUT /admin/drain")
+        .unwrap_or_else(|| panic!("the drain before the restart is gone: {trail}"));
+    assert_eq!(
+        (
+            first["actor"].as_str(),
+            first["method"].as_str(),
+            first["status"].as_u64()
+        ),
+        (Some("alice"), Some("PUT"), Some(200))
+    );
+    assert!(first["at"].as_str().unwrap().ends_with('Z'), "{first}");
+    assert!(first["id"].as_i64().is_some(), "{first}");
+    // The same shape as the trail of a process without history.
+    let bare = f.app();
+    admin(&bare, Method::PUT, "/admin/drain", Some(TOKEN), drain).await;
+    let kept = admin(&bare, Method::GET, "/admin/audit", Some(TOKEN), "")
+        .await
+        .json();
+    assert_eq!(kept["kept"], "process");
+    let keys = |v: &serde_json::Value| {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys(&kept["entries"][0]), keys(first));
+    assert_eq!(keys(&kept), keys(&trail));
 }
 
 #[tokio::test(start_paused = true)]

@@ -110,7 +110,7 @@ async fn every_route_is_described_and_answers_within_the_description() {
 /// The codes each route can answer besides the rejections every route shares (the
 /// `default` response: 400, 401, 403, 404, 405, 408, 413, 414, 431), read from its handler:
 /// the documentation must name exactly these, not only those a fixture happens to produce.
-const CODES: [(&str, &str, &[&str]); 46] = [
+const CODES: [(&str, &str, &[&str]); 49] = [
     // A report's condition (503 on OUTAGE), or 304 on a matching ETag.
     ("get", "/healthcheck", &["200", "304", "503"]),
     ("get", "/healthcheck/summary", &["200", "304", "503"]),
@@ -137,7 +137,8 @@ const CODES: [(&str, &str, &[&str]); 46] = [
     ("delete", "/features/{name}/override", &["200"]),
     ("put", "/admin/drain", &["200"]),
     ("delete", "/admin/drain", &["200"]),
-    ("get", "/admin/audit", &["200"]),
+    // With a history, the trail is read from it (503 while it is not available).
+    ("get", "/admin/audit", &["200", "503"]),
     ("get", "/metrics", &["200"]),
     ("get", "/status", &["200"]),
     ("get", "/status/events", &["200"]),
@@ -163,6 +164,21 @@ const CODES: [(&str, &str, &[&str]); 46] = [
     ),
     ("get", "/healthcheck/report", &["200", "400", "404", "503"]),
     ("get", "/admin/history/audit", &["200", "404", "503"]),
+    (
+        "get",
+        "/healthcheck/transitions",
+        &["200", "400", "404", "503"],
+    ),
+    (
+        "get",
+        "/healthcheck/dependencies/{id}/transitions",
+        &["200", "400", "404", "503"],
+    ),
+    (
+        "get",
+        "/healthcheck/groups/{name}/transitions",
+        &["200", "400", "404", "503"],
+    ),
     ("get", "/status/history", &["200", "400", "404"]),
     ("get", "/status/history/{id}", &["200", "400", "404"]),
     // Statuspage's JSON and the public page answer whatever the store does (incidents
