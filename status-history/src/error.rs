@@ -1,45 +1,98 @@
-//! Why the store failed.
+//! Why a store failed: one error type, its kind asked with `is_*`, its words for the
+//! `history` dependency and the logs.
 
 use std::fmt;
 
-/// A store's failure, in words: what the `history` dependency and the logs say.
+/// What kind of failure: private, asked with the `is_*` methods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Not reachable or not openable now: a directory missing or unwritable, a server
+    /// down, a call that timed out. Tried again.
+    Unavailable,
+    /// The file is not a database, or fails its check: moved aside.
+    Corrupt,
+    /// The disk, or the file's page cap, is full.
+    Full,
+    /// Another process holds the store (its lock, or the same instance id).
+    Locked,
+    /// Not a store of ours, or one written by a newer version: left untouched.
+    Foreign,
+    /// Anything else the store said.
+    Other,
+}
+
+/// A store's failure: what the `history` dependency and the logs say, and what kind it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreError {
     message: String,
-    pub(crate) corrupt: bool,
+    kind: Kind,
 }
 
 impl StoreError {
     pub(crate) fn new(message: impl Into<String>) -> Self {
+        Self::of(Kind::Other, message)
+    }
+
+    pub(crate) fn of(kind: Kind, message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
-            corrupt: false,
+            kind,
         }
     }
 
     pub(crate) fn corrupt(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            corrupt: true,
-        }
+        Self::of(Kind::Corrupt, message)
     }
 
     #[allow(clippy::needless_pass_by_value)] // `map_err(StoreError::sqlite)`
     pub(crate) fn sqlite(e: rusqlite::Error) -> Self {
-        let corrupt = matches!(
-            e.sqlite_error_code(),
-            Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)
-        );
-        Self {
-            message: e.to_string(),
-            corrupt,
-        }
+        use rusqlite::ErrorCode;
+        let kind = match e.sqlite_error_code() {
+            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => Kind::Corrupt,
+            Some(ErrorCode::DiskFull) => Kind::Full,
+            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => Kind::Locked,
+            Some(
+                ErrorCode::CannotOpen
+                | ErrorCode::ReadOnly
+                | ErrorCode::PermissionDenied
+                | ErrorCode::SystemIoFailure,
+            ) => Kind::Unavailable,
+            _ => Kind::Other,
+        };
+        Self::of(kind, e.to_string())
+    }
+
+    /// Whether the store cannot be reached or opened now (a missing or unwritable
+    /// directory, a server down, a call past its deadline): it is tried again.
+    #[must_use]
+    pub fn is_unavailable(&self) -> bool {
+        self.kind == Kind::Unavailable
     }
 
     /// Whether the file was found corrupt (it is then moved aside).
     #[must_use]
     pub fn is_corrupt(&self) -> bool {
-        self.corrupt
+        self.kind == Kind::Corrupt
+    }
+
+    /// Whether the disk, or the file's page cap, is full.
+    #[must_use]
+    pub fn is_full(&self) -> bool {
+        self.kind == Kind::Full
+    }
+
+    /// Whether another process holds the store: the file's lock, the same instance id, or
+    /// a transaction that kept it busy past the wait.
+    #[must_use]
+    pub fn is_locked(&self) -> bool {
+        self.kind == Kind::Locked
+    }
+
+    /// Whether the store is not one of ours, or was written by a newer version: it is
+    /// left untouched.
+    #[must_use]
+    pub fn is_foreign(&self) -> bool {
+        self.kind == Kind::Foreign
     }
 }
 
@@ -50,3 +103,24 @@ impl fmt::Display for StoreError {
 }
 
 impl std::error::Error for StoreError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_told_apart() {
+        let full = StoreError::sqlite(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+            None,
+        ));
+        assert!(full.is_full() && !full.is_corrupt());
+        let busy = StoreError::sqlite(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+            None,
+        ));
+        assert!(busy.is_locked());
+        assert!(StoreError::corrupt("x").is_corrupt());
+        assert!(StoreError::of(Kind::Foreign, "x").is_foreign());
+    }
+}

@@ -30,6 +30,12 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug + 'static {
     /// Whether it is open now (the last call did not find it gone).
     fn is_open(&self) -> bool;
 
+    /// Closes it: its connection and its lock are let go (another process may then open
+    /// it). Called by the driver once nothing more will be written.
+    fn close(&self) -> StoreFuture<'_, ()> {
+        Box::pin(async { Ok(()) })
+    }
+
     /// Something the `history` dependency should say while nothing else is wrong (a corrupt
     /// file moved aside), if any.
     fn note(&self) -> Option<String> {

@@ -179,6 +179,8 @@ async fn a_restart_puts_back_mutes_and_overrides_in_force_and_not_those_ended() 
         ("migration", Some("alice"))
     );
     assert_eq!(mute.until, start() + chrono::Duration::hours(1));
+    // With its own times: set, and in force, from when alice set it, not from the restart.
+    assert_eq!((mute.set_at, mute.start), (start(), start()));
     assert!(registry
         .feature("checkout")
         .unwrap()
@@ -187,6 +189,7 @@ async fn a_restart_puts_back_mutes_and_overrides_in_force_and_not_those_ended() 
         .is_none());
 
     // An override in force comes back with its remaining time.
+    let set_at = registry.clock().wall();
     registry
         .override_feature(
             "checkout",
@@ -199,6 +202,7 @@ async fn a_restart_puts_back_mutes_and_overrides_in_force_and_not_those_ended() 
     let registry = make(start() + chrono::Duration::minutes(12), &level);
     let history = History::sqlite(&path).open();
     history.attach(&registry);
+    let flips_before = registry.feature_flips("checkout").unwrap().len();
     let restored = history.restored().await;
     assert_eq!(restored.overrides, 1, "{restored:?}");
     let o = registry
@@ -208,9 +212,18 @@ async fn a_restart_puts_back_mutes_and_overrides_in_force_and_not_those_ended() 
         .override_
         .unwrap();
     assert!(o.enabled);
+    assert_eq!(o.set_at, set_at, "its own time");
+    let flips = registry.feature_flips("checkout").unwrap();
+    assert!(
+        flips[flips_before..]
+            .iter()
+            .all(|f| f.cause != status_core::FlipCause::Override),
+        "a restored override is no new flip: {flips:?}"
+    );
     let left = o.expires_at - (start() + chrono::Duration::minutes(12));
-    // Set at 10 min for ten minutes, read at 12 min: eight left.
-    assert!((470..=480).contains(&left.num_seconds()), "{left}");
+    // Set at 10 min (and the few seconds the first run waited for the file) for ten
+    // minutes, read at 12 min: eight left.
+    assert!((470..=490).contains(&left.num_seconds()), "{left}");
 }
 
 #[tokio::test(start_paused = true)]

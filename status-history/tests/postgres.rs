@@ -103,9 +103,13 @@ async fn an_instance_restarted_three_times_in_one_minute_keeps_every_run_s_time(
     // Three runs of instance `a` in one minute, each 10 s in OUTAGE then stopped: gracefully,
     // killed 4 s after its last write, gracefully. Each new run is a new store, as a new
     // process is.
-    let mut runs = Vec::new();
+    let mut runs: Vec<PostgresHistory> = Vec::new();
     for (i, kill) in [(0i64, false), (1, true), (2, false)] {
         let start = T0 + i * 15_000;
+        // The run before is over: its process (and its connection) is gone.
+        if let Some(before) = runs.last() {
+            before.close().await.unwrap();
+        }
         let s = store(&pg, "a");
         s.open(start).await.unwrap();
         let mut r = Recorder::new();
@@ -155,6 +159,35 @@ async fn an_instance_restarted_three_times_in_one_minute_keeps_every_run_s_time(
         .await
         .unwrap();
     assert_eq!(covered, [T0 + 12_000, T0 + 25_000, T0 + 42_000]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_claiming_one_instance_id_are_refused_but_the_first() {
+    let pg = PostgresServer::start();
+    let first = store(&pg, "q-1");
+    first.open(T0).await.unwrap();
+    let second = store(&pg, "q-1");
+    let err = second.open(T0).await.unwrap_err();
+    assert!(err.is_locked(), "{err}");
+    assert!(err.to_string().contains("\"q-1\" is in use"), "{err}");
+    assert!(
+        err.to_string().contains("server process"),
+        "says who: {err}"
+    );
+    // Another id is welcome; the first one's, once it let go.
+    store(&pg, "q-2").open(T0).await.unwrap();
+    first.close().await.unwrap();
+    second.open(T0).await.unwrap();
+    let runs: i64 = second
+        .with_client(async |c| {
+            c.query_one("SELECT count(*) FROM sh_runs WHERE instance = 'q-1'", &[])
+                .await
+                .unwrap()
+                .get(0)
+        })
+        .await
+        .unwrap();
+    assert_eq!(runs, 2, "the refused open started no run");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -363,7 +396,8 @@ async fn a_server_stopped_mid_run_is_said_and_written_through_when_it_is_back() 
         transitions.iter().any(|t| t.to == CheckStatus::Outage),
         "{transitions:?}"
     );
-    // The mute is kept for this instance.
+    // The mute is kept for this instance (read once this process has let it go).
+    history.close().await;
     let again = store(&pg, "me");
     again.open(0).await.unwrap();
     assert_eq!(again.mutes().await.unwrap().len(), 1);

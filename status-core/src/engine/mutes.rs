@@ -20,6 +20,8 @@ pub(crate) struct Mutes {
     count: AtomicUsize,
     /// When the last sweep looked: a window that started since is announced.
     swept: Mutex<Option<Instant>>,
+    /// Dependencies muted or unmuted in this run: a kept mute is then not put back.
+    touched: Mutex<std::collections::BTreeSet<DependencyId>>,
 }
 
 impl Mutes {
@@ -85,6 +87,7 @@ impl Registry {
         let id = self.registered_id(dependency)?;
         let now = inner.clock.now();
         let mute = Mute::new(id, window, reason, actor, now, inner.clock.wall_at(now))?;
+        lock(&inner.mutes.touched).insert(mute.dependency.clone());
         {
             let mut table = lock(&inner.mutes.table);
             table.retain(|_, m| !m.is_over(now));
@@ -123,6 +126,7 @@ impl Registry {
     pub fn unmute(&self, dependency: &str) -> Result<Option<Mute>, Error> {
         let inner = &self.inner;
         let id = self.registered_id(dependency)?;
+        lock(&inner.mutes.touched).insert(id.clone());
         let now = inner.clock.now();
         let removed = {
             let mut table = lock(&inner.mutes.table);
@@ -136,6 +140,52 @@ impl Registry {
             self.mutes_changed();
         }
         Ok(removed)
+    }
+
+    /// Puts back a mute kept from an earlier run (by a history), with its own times: set at
+    /// `set_at` by `actor`, from `start` until `until`. Skipped (`Ok(None)`) when
+    /// `dependency` was muted or unmuted in this run (what an operator did since the start
+    /// wins) or the mute has ended.
+    ///
+    /// # Errors
+    ///
+    /// As [`mute`](Self::mute) (the window's bounds are counted from now).
+    pub fn restore_mute(
+        &self,
+        dependency: &str,
+        reason: &str,
+        actor: Option<&str>,
+        set_at: chrono::DateTime<chrono::Utc>,
+        start: chrono::DateTime<chrono::Utc>,
+        until: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Option<Mute>, Error> {
+        let inner = &self.inner;
+        let id = self.registered_id(dependency)?;
+        let now = inner.clock.now();
+        let wall = inner.clock.wall_at(now);
+        if until <= wall {
+            return Ok(None);
+        }
+        let window = MuteWindow::Between { start, end: until };
+        let mut mute = Mute::new(id, window, reason, actor, now, wall)?;
+        mute.set_at = set_at;
+        mute.start = start;
+        {
+            if lock(&inner.mutes.touched).contains(&mute.dependency) {
+                return Ok(None);
+            }
+            let mut table = lock(&inner.mutes.table);
+            table.retain(|_, m| !m.is_over(now));
+            if table.len() >= MAX_MUTES && !table.contains_key(&mute.dependency) {
+                return Err(Error::invalid(format!(
+                    "at most {MAX_MUTES} dependencies may be muted at once"
+                )));
+            }
+            table.insert(mute.dependency.clone(), Arc::new(mute.clone()));
+            inner.mutes.count.store(table.len(), Ordering::Release);
+        }
+        self.mutes_changed();
+        Ok(Some(mute.at(now)))
     }
 
     /// Every mute kept, in force or scheduled, by dependency id.

@@ -16,6 +16,7 @@ use std::time::Duration;
 use tokio_postgres::{Client, NoTls};
 
 use self::schema::{migrate, MIGRATIONS};
+use crate::error::Kind;
 use crate::incident::{Incident, IncidentUpdate, NewUpdate};
 use crate::model::{
     AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Tier, TransitionRecord,
@@ -119,24 +120,92 @@ impl PostgresHistory {
             Err(_) => {
                 *guard = None;
                 self.open.store(false, Ordering::Release);
-                Err(StoreError::new(format!(
-                    "PostgreSQL did not answer within {} s",
-                    CALL_TIMEOUT.as_secs()
-                )))
+                Err(StoreError::of(
+                    Kind::Unavailable,
+                    format!(
+                        "PostgreSQL did not answer within {} s",
+                        CALL_TIMEOUT.as_secs()
+                    ),
+                ))
             }
         }
     }
 }
 
 fn not_open() -> StoreError {
-    StoreError::new("not connected")
+    StoreError::of(Kind::Unavailable, "not connected")
 }
 
 pub(super) fn pg(e: &tokio_postgres::Error) -> StoreError {
-    StoreError::new(match e.as_db_error() {
-        Some(db) => format!("PostgreSQL: {}", db.message()),
-        None => format!("PostgreSQL: {e}"),
-    })
+    use tokio_postgres::error::SqlState;
+    let kind = match e.code() {
+        Some(code) if *code == SqlState::DISK_FULL => Kind::Full,
+        Some(code) if code.code().starts_with("08") => Kind::Unavailable,
+        Some(_) => Kind::Other,
+        None => Kind::Unavailable,
+    };
+    StoreError::of(
+        kind,
+        match e.as_db_error() {
+            Some(db) => format!("PostgreSQL: {}", db.message()),
+            None => format!("PostgreSQL: {e}"),
+        },
+    )
+}
+
+/// The advisory lock's first key for an instance id: the second is the id's hash.
+const INSTANCE_LOCK: i32 = 0x5354_4849; // "STHI"
+
+/// A stable 32-bit hash of `s` (FNV-1a): the advisory lock of an instance id.
+fn fnv1a(s: &str) -> i32 {
+    let hash = s.bytes().fold(0x811c_9dc5_u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    i32::from_ne_bytes(hash.to_ne_bytes())
+}
+
+/// Takes the session's advisory lock on `instance`: one process per instance id, so that
+/// two never write each other's mutes, overrides and runs. Refused with who holds it.
+async fn claim(client: &Client, instance: &str) -> Result<(), StoreError> {
+    let key = fnv1a(instance);
+    let got: bool = client
+        .query_one(
+            "SELECT pg_try_advisory_lock($1, $2)",
+            &[&INSTANCE_LOCK, &key],
+        )
+        .await
+        .map_err(|e| pg(&e))?
+        .get(0);
+    if got {
+        return Ok(());
+    }
+    let holder = client
+        .query_opt(
+            "SELECT a.pid, coalesce(host(a.client_addr), 'a local socket'), a.backend_start::text
+             FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+             WHERE l.locktype = 'advisory' AND l.granted
+               AND l.classid = $1::int4::oid AND l.objid = $2::int4::oid",
+            &[&INSTANCE_LOCK, &key],
+        )
+        .await
+        .ok()
+        .flatten()
+        .map(|r| {
+            format!(
+                " (server process {} for a client at {}, connected since {})",
+                r.get::<_, i32>(0),
+                r.get::<_, String>(1),
+                r.get::<_, String>(2)
+            )
+        })
+        .unwrap_or_default();
+    Err(StoreError::of(
+        Kind::Locked,
+        format!(
+            "the instance id {instance:?} is in use by another process on this database{holder}: \
+             give each instance an id of its own; nothing is written meanwhile"
+        ),
+    ))
 }
 
 impl HistoryStore for PostgresHistory {
@@ -153,7 +222,12 @@ impl HistoryStore for PostgresHistory {
             let (mut client, connection) =
                 tokio::time::timeout(CALL_TIMEOUT, self.config.connect(NoTls))
                     .await
-                    .map_err(|_| StoreError::new("PostgreSQL did not answer the connection"))?
+                    .map_err(|_| {
+                        StoreError::of(
+                            Kind::Unavailable,
+                            "PostgreSQL did not answer the connection",
+                        )
+                    })?
                     .map_err(|e| pg(&e))?;
             tokio::spawn(async move {
                 if let Err(e) = connection.await {
@@ -164,6 +238,7 @@ impl HistoryStore for PostgresHistory {
                 .batch_execute("SET statement_timeout = '10s'")
                 .await
                 .map_err(|e| pg(&e))?;
+            claim(&client, &self.instance).await?;
             tokio::time::timeout(CALL_TIMEOUT, migrate(&mut client))
                 .await
                 .map_err(|_| StoreError::new("PostgreSQL did not answer the migration"))??;
@@ -187,6 +262,15 @@ impl HistoryStore for PostgresHistory {
 
     fn is_open(&self) -> bool {
         self.open.load(Ordering::Acquire)
+    }
+
+    fn close(&self) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            // The connection goes, and the instance's advisory lock with it.
+            self.client.lock().await.take();
+            self.open.store(false, Ordering::Release);
+            Ok(())
+        })
     }
 
     fn write<'a>(&'a self, writes: &'a Writes) -> StoreFuture<'a, ()> {

@@ -136,10 +136,13 @@ pub(super) async fn migrate(client: &mut Client) -> Result<(), StoreError> {
         .map_or(0, |r| r.get(0));
     let latest = i32::try_from(MIGRATIONS.len()).unwrap_or(i32::MAX);
     if version > latest {
-        return Err(StoreError::new(format!(
-            "the history database is at schema version {version}, written by a newer \
+        return Err(StoreError::of(
+            crate::error::Kind::Foreign,
+            format!(
+                "the history database is at schema version {version}, written by a newer \
              status-history (this one knows up to {latest}); it is left as it is"
-        )));
+            ),
+        ));
     }
     for (i, sql) in MIGRATIONS
         .iter()

@@ -20,6 +20,8 @@ use crate::Writes;
 
 /// How often a store that could not be opened is tried again.
 const REOPEN_EVERY: Duration = Duration::from_secs(10);
+/// How often a store another process holds is tried again: one shutting down lets go soon.
+const RELOCK_EVERY: Duration = Duration::from_secs(1);
 /// How often old records are pruned.
 const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
@@ -39,6 +41,8 @@ struct Driver {
     restored: bool,
     /// Why the store did not open, while it does not.
     open_error: Option<String>,
+    /// Whether it did not open because another process holds it.
+    locked: bool,
 }
 
 pub(super) async fn run(
@@ -65,6 +69,7 @@ pub(super) async fn run(
         last_aggregates: None,
         restored: false,
         open_error: None,
+        locked: false,
     };
     // Open (and restore) before anything is written: the mutes in force come back first.
     d.open().await;
@@ -94,6 +99,13 @@ pub(super) async fn run(
                     d.flush(true).await;
                     let _ = done.send(());
                 }
+                Some(Msg::Close(done)) => {
+                    d.drain(&mut events);
+                    d.flush(true).await;
+                    d.close().await;
+                    let _ = done.send(());
+                    return;
+                }
                 None => break,
             },
             () = tokio::time::sleep_until(next) => {
@@ -108,8 +120,9 @@ pub(super) async fn run(
             }
         }
     }
-    // The registry is gone: write what is left.
+    // The registry is gone: write what is left, and let the store go.
     d.flush(true).await;
+    d.close().await;
 }
 
 fn ms(t: chrono::DateTime<chrono::Utc>) -> i64 {
@@ -363,13 +376,19 @@ impl Driver {
     /// Opens the store if it is time to try (at start, then every ten seconds while it
     /// fails); the first time it opens, puts back what the last run left in force.
     async fn open(&mut self) {
-        if self.last_open.is_some_and(|at| at.elapsed() < REOPEN_EVERY) {
+        let every = if self.locked {
+            RELOCK_EVERY
+        } else {
+            REOPEN_EVERY
+        };
+        if self.last_open.is_some_and(|at| at.elapsed() < every) {
             return;
         }
         self.last_open = Some(Instant::now());
         let store = self.shared.store();
         match store.open(self.wall()).await {
             Ok(()) => {
+                self.locked = false;
                 if self.open_error.take().is_some() {
                     tracing::info!(store = store.kind(), "the history store is open again");
                 }
@@ -390,8 +409,16 @@ impl Driver {
                         "the history store cannot be opened: {e}; tried again every 10 s"
                     );
                 }
+                self.locked = e.is_locked();
                 self.open_error = Some(e.to_string());
             }
+        }
+    }
+
+    /// Closes the store: nothing more is written by this process.
+    async fn close(&mut self) {
+        if let Err(e) = self.shared.store().close().await {
+            tracing::warn!("the history store did not close cleanly: {e}");
         }
     }
 

@@ -1,42 +1,53 @@
 //! What operators set, kept: mutes and overrides put back at start and snapshotted when
 //! they change; the holds taken and released, audited.
 
-use std::time::Duration;
-
-use status_core::{FeatureOverride, HoldSource, MuteWindow, Registry, RotationHold};
+use status_core::{HoldSource, Registry, RotationHold};
 
 use super::Restored;
 use crate::model::{AuditRecord, MuteRecord, OverrideRecord};
 use crate::store::HistoryStore;
 
-/// Puts back the mutes and overrides the last run left in force.
+/// Puts back the mutes and overrides the last run left in force, each with its own times,
+/// recording nothing new (no flip, no audit record). What an operator muted, unmuted,
+/// overrode or cleared in this run before the store opened is left as they made it.
 pub(super) async fn restore(store: &dyn HistoryStore, registry: &Registry) -> Restored {
     let mut restored = Restored::default();
     let mutes = store.mutes().await.unwrap_or_default();
     let overrides = store.overrides().await.unwrap_or_default();
+    let changed = "changed in this run before the store opened";
+    // What has ended since is not put back, and is no news.
     let now = registry.clock().wall();
     for m in mutes.into_iter().filter(|m| m.until > now) {
-        let window = MuteWindow::Between {
-            start: m.start,
-            end: m.until,
-        };
-        match registry.mute(&m.dependency, window, &m.reason, m.actor.as_deref()) {
-            Ok(_) => restored.mutes += 1,
+        match registry.restore_mute(
+            &m.dependency,
+            &m.reason,
+            m.actor.as_deref(),
+            m.set_at,
+            m.start,
+            m.until,
+        ) {
+            Ok(Some(_)) => restored.mutes += 1,
+            Ok(None) => restored
+                .skipped
+                .push(format!("the mute of {}: {changed}", m.dependency)),
             Err(e) => restored
                 .skipped
                 .push(format!("the mute of {}: {e}", m.dependency)),
         }
     }
     for o in overrides.into_iter().filter(|o| o.expires_at > now) {
-        let ttl = (o.expires_at - now).to_std().unwrap_or_default();
-        let over = FeatureOverride::new(o.enabled, ttl.max(Duration::from_secs(1)), &o.reason).map(
-            |over| match &o.actor {
-                Some(actor) => over.actor(actor),
-                None => over,
-            },
-        );
-        match over.and_then(|over| registry.override_feature(&o.feature, &over)) {
-            Ok(_) => restored.overrides += 1,
+        match registry.restore_override(
+            &o.feature,
+            o.enabled,
+            &o.reason,
+            o.actor.as_deref(),
+            o.set_at,
+            o.expires_at,
+        ) {
+            Ok(Some(_)) => restored.overrides += 1,
+            Ok(None) => restored
+                .skipped
+                .push(format!("the override of {}: {changed}", o.feature)),
             Err(e) => restored
                 .skipped
                 .push(format!("the override of {}: {e}", o.feature)),

@@ -137,6 +137,7 @@ pub(crate) enum Msg {
     Audit(AuditRecord),
     State(String, String),
     Flush(oneshot::Sender<()>),
+    Close(oneshot::Sender<()>),
 }
 
 pub(crate) struct Shared {
@@ -342,6 +343,16 @@ impl History {
     pub async fn flush(&self) {
         let (tx, rx) = oneshot::channel();
         if self.shared.tx.send(Msg::Flush(tx)).await.is_ok() {
+            let _ = rx.await;
+        }
+    }
+
+    /// Writes everything recorded so far, then closes the store (its file's lock, its
+    /// connection) and stops recording: the one call to make at shutdown, after the server
+    /// has stopped. Dropping the registry does the same by itself.
+    pub async fn close(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.shared.tx.send(Msg::Close(tx)).await.is_ok() {
             let _ = rx.await;
         }
     }

@@ -119,6 +119,18 @@ impl HistoryStore for SqliteHistory {
             .is_some()
     }
 
+    fn close(&self) -> StoreFuture<'_, ()> {
+        let store = Arc::clone(&self.store);
+        Box::pin(async move {
+            // On a blocking thread, after any call in flight (they hold the same lock).
+            tokio::task::spawn_blocking(move || {
+                drop(store.lock().unwrap_or_else(PoisonError::into_inner).take());
+            })
+            .await
+            .map_err(|e| StoreError::new(format!("the store's thread failed: {e}")))
+        })
+    }
+
     fn note(&self) -> Option<String> {
         let aside = self
             .moved_aside

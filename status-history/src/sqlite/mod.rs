@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use rusqlite::Connection;
 
+use crate::error::Kind;
 use crate::model::Series;
 use crate::{StoreError, Writes};
 
@@ -35,24 +36,147 @@ pub struct SqliteStore {
     conn: Connection,
     series: HashMap<Series, i64>,
     run: i64,
+    /// The file's lock, held while the store is open (released at exit, however it ends).
+    lock: Option<FileLock>,
+}
+
+/// `PRAGMA application_id` of a history file: "STHS".
+const APPLICATION_ID: i32 = 0x5354_4853;
+
+/// The schema version of the file `conn` opened, read without writing anything; refused
+/// when the file is another application's or a newer version's.
+fn identify(conn: &Connection) -> Result<i64, StoreError> {
+    let pragma = |name: &str| -> Result<i64, StoreError> {
+        conn.pragma_query_value(None, name, |r| r.get(0))
+            .map_err(StoreError::sqlite)
+    };
+    let application_id = pragma("application_id")?;
+    let version = pragma("user_version")?;
+    let mut tables: Vec<String> = {
+        let mut stmt = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            .map_err(StoreError::sqlite)?;
+        let names = stmt
+            .query_map([], |r| r.get(0))
+            .map_err(StoreError::sqlite)?;
+        names
+            .collect::<Result<_, _>>()
+            .map_err(StoreError::sqlite)?
+    };
+    let foreign = |why: String| Err(StoreError::of(Kind::Foreign, why));
+    let ours = application_id == i64::from(APPLICATION_ID)
+        // Files of earlier versions carry no id: their tables say whose they are.
+        || (application_id == 0
+            && (tables.is_empty()
+                || ["buckets", "runs", "series", "transitions"]
+                    .iter()
+                    .all(|t| tables.iter().any(|name| name == t))));
+    if !ours {
+        tables.truncate(5);
+        return foreign(format!(
+            "not a status-history file (application id {application_id:#x}, tables {}): it \
+             is left as it is; give the history a file of its own",
+            tables.join(", ")
+        ));
+    }
+    if version > VERSION {
+        return foreign(format!(
+            "the history file is at schema version {version}, written by a newer \
+             status-history (this one knows up to {VERSION}); it is left as it is"
+        ));
+    }
+    Ok(version)
+}
+
+/// The lock of a history file: `<path>.lock`, held with `flock` (released by the system
+/// however the process ends), naming its holder for whoever is refused.
+#[derive(Debug)]
+struct FileLock {
+    _file: std::fs::File,
+}
+
+impl FileLock {
+    fn take(path: &Path, now: i64) -> Result<Self, StoreError> {
+        use std::io::{Read, Seek, Write};
+        let lock_path = PathBuf::from(format!("{}.lock", path.display()));
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+            .map_err(|e| {
+                StoreError::of(
+                    Kind::Unavailable,
+                    format!("cannot open {}: {e}", lock_path.display()),
+                )
+            })?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let mut holder = String::new();
+                let _ = file.read_to_string(&mut holder);
+                let holder = holder.trim();
+                return Err(StoreError::of(
+                    Kind::Locked,
+                    format!(
+                        "{} is in use by another process ({}): one process keeps a history \
+                         file; nothing is written meanwhile",
+                        path.display(),
+                        if holder.is_empty() { "unknown" } else { holder }
+                    ),
+                ));
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(StoreError::of(
+                    Kind::Unavailable,
+                    format!("cannot lock {}: {e}", lock_path.display()),
+                ))
+            }
+        }
+        // Who holds it, for whoever is refused: best effort.
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        let since = crate::model::millis(now).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let _ = file.set_len(0);
+        let _ = file.rewind();
+        let _ = write!(
+            file,
+            "pid {} on {} since {since}",
+            std::process::id(),
+            host.trim()
+        );
+        Ok(Self { _file: file })
+    }
 }
 
 impl SqliteStore {
-    /// Opens (creating and migrating) the file at `path`, starting a run at `now` (ms). A
-    /// file that is not a database, or fails SQLite's quick check, is moved aside (renamed
-    /// `<path>.corrupt-<now>`) and a fresh one started.
+    /// Opens (creating and migrating) the file at `path`, starting a run at `now` (ms).
+    ///
+    /// Before anything is written: the file's lock (`<path>.lock`) is taken, so that one
+    /// process at a time keeps a file (a second is refused, with who holds it); and the
+    /// file is read to be ours (its application id, or for a file of an earlier version
+    /// its tables) and of a version this one knows. A file that is not a database, or fails
+    /// SQLite's quick check, is moved aside (renamed `<path>.corrupt-<now>`) and a fresh one
+    /// started.
     ///
     /// # Errors
     ///
-    /// When the file cannot be opened or created (a directory missing or not writable), it
-    /// was written by a newer version, or a migration fails.
+    /// When the file cannot be opened or created (a directory missing or not writable:
+    /// [`is_unavailable`](StoreError::is_unavailable)), another process holds it
+    /// ([`is_locked`](StoreError::is_locked)), it is another application's database or was
+    /// written by a newer version ([`is_foreign`](StoreError::is_foreign), left untouched),
+    /// or a migration fails.
     pub fn open(path: &Path, now: i64) -> Result<Opened, StoreError> {
+        let lock = FileLock::take(path, now)?;
         match Self::try_open(Connection::open(path).map_err(StoreError::sqlite), now) {
-            Ok(store) => Ok(Opened {
-                store,
-                moved_aside: None,
-            }),
-            Err(e) if e.corrupt => {
+            Ok(mut store) => {
+                store.lock = Some(lock);
+                Ok(Opened {
+                    store,
+                    moved_aside: None,
+                })
+            }
+            Err(e) if e.is_corrupt() => {
                 let aside = PathBuf::from(format!("{}.corrupt-{now}", path.display()));
                 std::fs::rename(path, &aside).map_err(|io| {
                     StoreError::new(format!(
@@ -69,8 +193,9 @@ impl SqliteStore {
                     aside = %aside.display(),
                     "the history file is corrupt ({e}): moved aside, a fresh one started"
                 );
-                let store =
+                let mut store =
                     Self::try_open(Connection::open(path).map_err(StoreError::sqlite), now)?;
+                store.lock = Some(lock);
                 Ok(Opened {
                     store,
                     moved_aside: Some(aside),
@@ -96,9 +221,8 @@ impl SqliteStore {
         let conn = conn?;
         conn.busy_timeout(Duration::from_millis(250))
             .map_err(StoreError::sqlite)?;
-        let version: i64 = conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(StoreError::sqlite)?;
+        // Read only, before anything is written: whose file, and which version.
+        let version = identify(&conn)?;
         if version == 0 {
             // Before any table: freed pages go back to the file system after a prune.
             conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")
@@ -118,6 +242,8 @@ impl SqliteStore {
             return Err(StoreError::corrupt(check));
         }
         migrate(&conn, version, VERSION)?;
+        conn.pragma_update(None, "application_id", APPLICATION_ID)
+            .map_err(StoreError::sqlite)?;
         conn.execute(
             "INSERT INTO runs (started, covered_until) VALUES (?1, ?1)",
             [now],
@@ -128,6 +254,7 @@ impl SqliteStore {
             conn,
             series: HashMap::new(),
             run,
+            lock: None,
         })
     }
 
@@ -162,10 +289,13 @@ impl SqliteStore {
 /// Applies the migrations after `from` up to `to`, each in a transaction.
 pub(crate) fn migrate(conn: &Connection, from: i64, to: i64) -> Result<(), StoreError> {
     if from > VERSION {
-        return Err(StoreError::new(format!(
-            "the history file is at schema version {from}, written by a newer status-history \
+        return Err(StoreError::of(
+            Kind::Foreign,
+            format!(
+                "the history file is at schema version {from}, written by a newer status-history \
              (this one knows up to {VERSION}); it is left as it is"
-        )));
+            ),
+        ));
     }
     for version in from + 1..=to {
         let sql = usize::try_from(version - 1)

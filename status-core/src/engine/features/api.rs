@@ -96,6 +96,67 @@ impl Registry {
         Ok(state)
     }
 
+    /// Puts back an override kept from an earlier run (by a history), with its own times:
+    /// set at `set_at` by `actor`, forcing `enabled` until `expires_at`. It is not a new
+    /// flip: none is recorded, none is broadcast. Skipped (`Ok(None)`) when an override of
+    /// `name` was set or cleared in this run (what an operator did since the start wins) or
+    /// it has expired.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_not_found`] if no such feature is registered; [`Error::is_invalid`] for
+    /// a blank reason or an unprintable actor; [`Error::is_no_runtime`] outside a Tokio
+    /// runtime. Nothing changes on error.
+    pub fn restore_override(
+        &self,
+        name: &str,
+        enabled: bool,
+        reason: &str,
+        actor: Option<&str>,
+        set_at: chrono::DateTime<chrono::Utc>,
+        expires_at: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Option<FeatureState>, Error> {
+        let inner = &self.inner;
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::no_runtime())?;
+        let entry = inner.features.get(name)?;
+        crate::feature::validate_reason(reason)?;
+        let actor = crate::text::actor(actor)?;
+        let now = inner.clock.now();
+        let wall = inner.clock.wall_at(now);
+        let Ok(left) = (expires_at - wall).to_std() else {
+            return Ok(None);
+        };
+        let over = crate::feature::ActiveOverride {
+            enabled,
+            reason: reason.trim().to_owned(),
+            actor,
+            set_at,
+            expires_at,
+        };
+        let Some((state, seq)) = entry.restore_override(over, wall) else {
+            return Ok(None);
+        };
+        let deadline = now + left;
+        let timer = runtime.spawn({
+            let weak = Arc::downgrade(inner);
+            let entry = Arc::clone(&entry);
+            let clock = inner.clock.clone();
+            async move {
+                clock.sleep_until(deadline).await;
+                let Some(inner) = weak.upgrade() else { return };
+                if let Some(update) = entry.clear_override(inner.clock.wall(), Some(seq)) {
+                    inner.emit_feature(update);
+                }
+            }
+        });
+        entry.attach_expiry(seq, timer.abort_handle());
+        inner.emit_feature(FeatureUpdate {
+            state: state.clone(),
+            flip: None,
+        });
+        Ok(Some(state))
+    }
+
     /// Ends the override of the feature `name`, if any, and answers with its state.
     ///
     /// # Errors

@@ -132,6 +132,8 @@ struct FeatureMut {
     expiry: Option<AbortHandle>,
     flips: VecDeque<FeatureFlip>,
     since: DateTime<Utc>,
+    /// Whether an override was set or cleared in this run: a kept one is then not put back.
+    touched: bool,
 }
 
 /// What changed in a feature, if anything.
@@ -159,6 +161,7 @@ impl FeatureEntry {
                 expiry: None,
                 flips: VecDeque::new(),
                 since: now,
+                touched: false,
             }),
         }
     }
@@ -218,6 +221,7 @@ impl FeatureEntry {
         now: DateTime<Utc>,
     ) -> (FeatureUpdate, u64) {
         let mut m = lock(&self.state);
+        m.touched = true;
         m.override_seq += 1;
         if let Some(previous) = m.expiry.take() {
             previous.abort();
@@ -237,6 +241,27 @@ impl FeatureEntry {
         )
     }
 
+    /// Puts back `over`, an override kept from an earlier run, with its own times, unless
+    /// one was set or cleared in this run; no flip is recorded (it was, when it was set).
+    /// Answers the state and the override's sequence number, or `None` when skipped.
+    pub(crate) fn restore_override(
+        &self,
+        over: ActiveOverride,
+        now: DateTime<Utc>,
+    ) -> Option<(FeatureState, u64)> {
+        let mut m = lock(&self.state);
+        if m.touched {
+            return None;
+        }
+        m.override_seq += 1;
+        let effective = over.enabled;
+        m.over = Some(over);
+        if self.enabled.swap(effective, Ordering::AcqRel) != effective {
+            m.since = now;
+        }
+        Some((self.state_of(&m), m.override_seq))
+    }
+
     /// Keeps the expiry timer of override `seq`, or stops it if that override is gone.
     pub(crate) fn attach_expiry(&self, seq: u64, timer: AbortHandle) {
         let mut m = lock(&self.state);
@@ -254,6 +279,9 @@ impl FeatureEntry {
         seq: Option<u64>,
     ) -> Option<FeatureUpdate> {
         let mut m = lock(&self.state);
+        if seq.is_none() {
+            m.touched = true;
+        }
         if m.over.is_none() || seq.is_some_and(|s| s != m.override_seq) {
             return None;
         }
