@@ -37,11 +37,16 @@
 //! | `chorus` | [`Chorus`]: one instance tells a failure the fleet shares, for all ([`Voice`], [`FleetVoice`]) |
 //! | `sink` | [`Sink`], [`Webhook`] (signed, [`signature`]), [`Slack`]; no redirect followed, answers bounded ([`MAX_ANSWER`]) |
 //!
-//! The crate has no features: adding it is asking for delivery (it brings an HTTP client).
+//! | `kept` | with the feature `history`: [`NotificationsBuilder::history`], the notifier's memory and incident links kept in a `status_history::History`, in one call |
+//!
+//! Adding the crate is asking for delivery (it brings an HTTP client). Its one feature,
+//! `history`, brings status-history.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod chorus;
+#[cfg(feature = "history")]
+mod kept;
 mod notice;
 mod policy;
 mod run;
@@ -49,6 +54,9 @@ mod sink;
 mod sync;
 
 pub use self::chorus::{Chorus, FleetVoice, Recovered, Voice};
+#[cfg(feature = "history")]
+#[cfg_attr(docsrs, doc(cfg(feature = "history")))]
+pub use self::kept::TOLD_KEY;
 pub use self::notice::{
     Notice, MAX_DIGEST_BYTES, MAX_PENDING, MAX_REFUSED_ACTIONS, MAX_REFUSED_ADDRESSES,
 };

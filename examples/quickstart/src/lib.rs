@@ -331,9 +331,6 @@ impl Demo {
     }
 }
 
-/// Where the notifier's last-told is kept in the history.
-const TOLD_KEY: &str = "notify.told";
-
 /// Notices of the registry's changes to the sinks `config` names; `None` without any.
 fn notifications(
     registry: &Registry,
@@ -350,45 +347,13 @@ fn notifications(
         ..NoticePolicy::default()
     });
     if let Some(history) = history {
-        // What was told survives a restart: no notice repeated, no "resolved" lost.
-        let recall = {
-            let history = history.clone();
-            async move {
-                let json = history.state(TOLD_KEY, Duration::from_secs(10)).await?;
-                serde_json::from_str(&json).ok()
-            }
-        };
-        let kept = history.clone();
-        builder = builder.remember(recall, move |told| {
-            if let Ok(json) = serde_json::to_string(told) {
-                kept.put_state(TOLD_KEY, json);
-            }
-        });
-        // Each notice says the incident it belongs to, and where the page tells it.
-        let history = history.clone();
+        // What was told survives a restart (no notice repeated, no "resolved" lost), and
+        // each notice says the incident it belongs to, and where the page tells it.
         let page = whole
             .public_url
             .as_ref()
             .map(|url| format!("{}/status/page", url.trim_end_matches('/')));
-        builder = builder.incidents(move |notice| {
-            let history = history.clone();
-            let page = page.clone();
-            let dependency = match notice {
-                status_notify::Notice::Changed { id, .. }
-                | status_notify::Notice::Resolved { id, .. }
-                | status_notify::Notice::Flapping { id } => Some(id.as_str().to_owned()),
-                _ => None,
-            };
-            async move {
-                let incident = history
-                    .incident_of(dependency.as_deref(), Duration::from_secs(2))
-                    .await?;
-                Some(status_notify::IncidentLink {
-                    id: incident.id.to_string(),
-                    url: page.map(|page| format!("{page}#incident-{}", incident.id)),
-                })
-            }
-        });
+        builder = builder.history(history, page.as_deref());
     }
     if let Some(url) = &config.webhook {
         let hook = Webhook::new(url).context("--notify-webhook")?;
@@ -498,3 +463,9 @@ fn start_culler(
 async fn recommendations(check: chaos::ChaosCheck) -> status_core::check::CheckOutcome {
     status_core::check::Check::check(&check).await
 }
+
+/// The README's complete examples, compiled as doc tests (its fragments are marked
+/// `ignore`).
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

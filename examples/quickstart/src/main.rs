@@ -455,8 +455,9 @@ async fn main() -> anyhow::Result<()> {
         }
     }
     if let Some(history) = &demo.history {
-        // What the last second recorded, written before the process ends.
-        history.flush().await;
+        // What the last second recorded, written before the process ends, and the file let
+        // go for whoever starts next.
+        history.close().await;
     }
     if let Some(otlp) = demo.otlp.clone() {
         // The last log records and the metrics once more, each bounded by the export timeout.

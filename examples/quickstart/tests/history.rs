@@ -168,8 +168,11 @@ fn ms(answer: &Value, field: &str) -> i64 {
         .timestamp_millis()
 }
 
+/// A history file of its own for each test (one file is one process's).
 fn temp() -> PathBuf {
-    let dir = common::fresh_dir("quickstart-history");
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = common::fresh_dir(&format!("quickstart-history-{n}"));
     dir.join("history.db")
 }
 
@@ -440,6 +443,41 @@ async fn a_schedule_of_restarts_keeps_every_run_s_time(db: Db) {
             "tier {tier}"
         );
     }
+}
+
+/// Two quickstarts on one file (a deploy that starts the new process before the old one
+/// exits): the second says who holds the file and writes nothing until it is let go, then
+/// takes over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_process_on_one_file_is_refused_says_who_and_takes_over_when_let_go() {
+    let db = Db::Sqlite(temp());
+    let args = ["--shutdown-delay-ms", "0", "--shutdown-grace-ms", "100"];
+    let (first, _) = launch(&db.target(), &args).await;
+    let (second, addr) = launch(&db.target(), &args).await;
+    let pid = format!("pid {}", first.id());
+    common::until(addr, "the second says the file is held", async || {
+        let (_, body) = common::get_json(addr, "/healthcheck/dependencies/history").await;
+        body["status"] != "OK"
+            && body["errorMessage"]
+                .as_str()
+                .is_some_and(|m| m.contains("in use by another process") && m.contains(&pid))
+    })
+    .await;
+    let runs = || async {
+        db.rows("SELECT count(*) FROM sh_runs WHERE $1 = $1", "")
+            .await[0][0]
+    };
+    assert_eq!(runs().await, 1, "the second started no run");
+    stop(first, false).await;
+    common::until(addr, "the second takes the file over", async || {
+        common::get_json(addr, "/healthcheck/dependencies/history")
+            .await
+            .1["status"]
+            == "OK"
+    })
+    .await;
+    assert_eq!(runs().await, 2);
+    stop(second, false).await;
 }
 
 /// Every notice a receiver got, digests opened, as `kind:id`.

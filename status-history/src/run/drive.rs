@@ -404,9 +404,15 @@ impl Driver {
             }
             Err(e) => {
                 if self.open_error.is_none() {
+                    let every = if e.is_locked() {
+                        RELOCK_EVERY
+                    } else {
+                        REOPEN_EVERY
+                    };
                     tracing::error!(
                         store = store.kind(),
-                        "the history store cannot be opened: {e}; tried again every 10 s"
+                        "the history store cannot be opened: {e}; tried again every {} s",
+                        every.as_secs()
                     );
                 }
                 self.locked = e.is_locked();
