@@ -9,6 +9,7 @@
 
 use std::time::{Duration, Instant};
 
+use chrono::{DateTime, Utc};
 use status_core::CheckStatus;
 use status_history::{HistoryStore, PostgresHistory, Recorder, Series, Tier, Writes};
 
@@ -26,7 +27,7 @@ async fn main() {
         let store =
             PostgresHistory::new(&url, format!("instance-{i}"), format!("dc-{}", i % 2)).unwrap();
         tasks.push(tokio::spawn(async move {
-            store.open(t0).await.unwrap();
+            store.open(at(t0)).await.unwrap();
             let names: Vec<Series> = (0..deps)
                 .map(|d| Series::Dependency(format!("dep-{d:03}")))
                 .collect();
@@ -76,7 +77,12 @@ async fn main() {
     let store = first.unwrap();
     let series = Series::Dependency("dep-000".into());
     let minutes = store
-        .buckets(&series, Tier::Minute, 0, i64::MAX)
+        .buckets(
+            &series,
+            Tier::Minute,
+            DateTime::UNIX_EPOCH,
+            DateTime::<Utc>::MAX_UTC,
+        )
         .await
         .unwrap();
     let observed: u64 = minutes.iter().map(|b| b.spent.ok + b.spent.minor).sum();
@@ -98,4 +104,9 @@ async fn main() {
         observed as f64 / 1000.0
     );
     println!("| wall time | {:.1} s |", began.elapsed().as_secs_f64());
+}
+
+/// `ms` milliseconds since the Unix epoch as a time.
+fn at(ms: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(ms).unwrap()
 }

@@ -1,9 +1,12 @@
 //! The contract of a history store: SQLite in a file ([`SqliteHistory`](crate::SqliteHistory)),
 //! or PostgreSQL for a fleet (`PostgresHistory`, feature `postgres`). The driver writes
-//! through it, the routes read through it; neither knows which store it is.
+//! through it, the routes read through it; neither knows which store it is. Every time in it
+//! is a `DateTime<Utc>` (kept to the millisecond); raw integers are the SQL's alone.
 
 use std::future::Future;
 use std::pin::Pin;
+
+use chrono::{DateTime, Utc};
 
 use crate::incident::{Incident, IncidentUpdate, NewUpdate};
 use crate::model::{
@@ -23,9 +26,10 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug + 'static {
     /// `sqlite` or `postgres`: what logs and the `history` dependency name it.
     fn kind(&self) -> &'static str;
 
-    /// Opens or connects, migrating the schema, and starts a run at `now` (ms): called by
-    /// the driver at start and, while it fails, every ten seconds.
-    fn open(&self, now: i64) -> StoreFuture<'_, ()>;
+    /// Opens or connects, migrating the schema, and starts a run at `now`: called by the
+    /// driver at start and, while it fails, every ten seconds (every second while another
+    /// process holds it).
+    fn open(&self, now: DateTime<Utc>) -> StoreFuture<'_, ()>;
 
     /// Whether it is open now (the last call did not find it gone).
     fn is_open(&self) -> bool;
@@ -45,14 +49,14 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug + 'static {
     /// Commits `writes` in one transaction: all of it, or nothing.
     fn write<'a>(&'a self, writes: &'a Writes) -> StoreFuture<'a, ()>;
 
-    /// The buckets of `series` in `tier` from `from` to `to` (Unix seconds, `to`
-    /// excluded), oldest first.
+    /// The buckets of `series` in `tier` starting from `from` to `to` (`to` excluded),
+    /// oldest first.
     fn buckets<'a>(
         &'a self,
         series: &'a Series,
         tier: Tier,
-        from: i64,
-        to: i64,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
     ) -> StoreFuture<'a, Vec<Bucket>>;
 
     /// The day buckets of every series of `kind` from `from` to `to`, by series, oldest
@@ -60,16 +64,17 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug + 'static {
     fn days_of<'a>(
         &'a self,
         kind: &'a str,
-        from: i64,
-        to: i64,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
     ) -> StoreFuture<'a, Vec<(Series, Vec<Bucket>)>>;
 
-    /// The latest `limit` transitions of `series` from `from` to `to` (ms), oldest first.
+    /// The latest `limit` transitions of `series` from `from` to `to` (`to` excluded),
+    /// oldest first.
     fn transitions<'a>(
         &'a self,
         series: &'a Series,
-        from: i64,
-        to: i64,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
         limit: usize,
     ) -> StoreFuture<'a, Vec<TransitionRecord>>;
 
@@ -89,9 +94,9 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug + 'static {
     /// Every series kept of `kind`.
     fn series<'a>(&'a self, kind: &'a str) -> StoreFuture<'a, Vec<Series>>;
 
-    /// The incidents open, and those resolved at or after `since` (ms), the latest started
+    /// The incidents open, and those resolved at or after `since`, the latest started
     /// first, at most `limit`, each with its updates.
-    fn incidents(&self, since: i64, limit: usize) -> StoreFuture<'_, Vec<Incident>>;
+    fn incidents(&self, since: DateTime<Utc>, limit: usize) -> StoreFuture<'_, Vec<Incident>>;
 
     /// The incident `id`, if kept.
     fn incident(&self, id: i64) -> StoreFuture<'_, Option<Incident>>;
@@ -100,6 +105,6 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug + 'static {
     /// when there is no such incident, and then writes nothing.
     fn post_update<'a>(&'a self, update: &'a NewUpdate) -> StoreFuture<'a, Option<IncidentUpdate>>;
 
-    /// Deletes what `retention` no longer keeps at `now` (ms); answers the rows deleted.
-    fn prune<'a>(&'a self, now: i64, retention: &'a Retention) -> StoreFuture<'a, u64>;
+    /// Deletes what `retention` no longer keeps at `now`; answers the rows deleted.
+    fn prune<'a>(&'a self, now: DateTime<Utc>, retention: &'a Retention) -> StoreFuture<'a, u64>;
 }

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use servers::PostgresServer;
 use status_core::{check, CheckStatus, Dependency, MuteWindow, Registry};
 use status_history::{
@@ -20,6 +21,11 @@ use status_history::{
 };
 
 const T0: i64 = 1_772_323_200_000;
+
+/// `ms` milliseconds since the Unix epoch as a time.
+fn at(ms: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(ms).unwrap()
+}
 
 fn store(pg: &PostgresServer, instance: &str) -> PostgresHistory {
     PostgresHistory::new(&pg.config(), instance, "dc-1").unwrap()
@@ -30,8 +36,8 @@ async fn two_instances_merge_and_each_reads_back_what_it_wrote() {
     let pg = PostgresServer::start();
     let db = Series::Dependency("db".into());
     let (a, b) = (store(&pg, "a"), store(&pg, "b"));
-    a.open(T0).await.unwrap();
-    b.open(T0).await.unwrap();
+    a.open(at(T0)).await.unwrap();
+    b.open(at(T0)).await.unwrap();
     // a: 90 s OK then 30 s OUTAGE; b: 120 s MAJOR.
     let mut ra = Recorder::new();
     ra.changed(&db, T0, CheckStatus::Ok, "up", vec![]);
@@ -56,9 +62,20 @@ async fn two_instances_merge_and_each_reads_back_what_it_wrote() {
             .await
             .unwrap();
     }
-    let minutes = a.buckets(&db, Tier::Minute, 0, i64::MAX).await.unwrap();
+    let minutes = a
+        .buckets(
+            &db,
+            Tier::Minute,
+            DateTime::UNIX_EPOCH,
+            DateTime::<Utc>::MAX_UTC,
+        )
+        .await
+        .unwrap();
     let total = async |tier| {
-        let b = a.buckets(&db, tier, 0, i64::MAX).await.unwrap();
+        let b = a
+            .buckets(&db, tier, DateTime::UNIX_EPOCH, DateTime::<Utc>::MAX_UTC)
+            .await
+            .unwrap();
         b.iter().fold((0, 0, 0, 0), |acc, b| {
             (
                 acc.0 + b.spent.ok,
@@ -78,10 +95,16 @@ async fn two_instances_merge_and_each_reads_back_what_it_wrote() {
         (merged.duration_min_us, merged.duration_max_us),
         (8_000, 8_000)
     );
-    let transitions = b.transitions(&db, 0, i64::MAX, 10).await.unwrap();
+    let transitions = b
+        .transitions(&db, DateTime::UNIX_EPOCH, DateTime::<Utc>::MAX_UTC, 10)
+        .await
+        .unwrap();
     assert_eq!(transitions.len(), 3);
     assert_eq!(transitions.last().unwrap().blocked_by, ["net"]);
-    let days = a.days_of("dependency", 0, i64::MAX).await.unwrap();
+    let days = a
+        .days_of("dependency", DateTime::UNIX_EPOCH, DateTime::<Utc>::MAX_UTC)
+        .await
+        .unwrap();
     assert_eq!(days.len(), 1);
     assert_eq!(days[0].1.len(), 1);
     assert_eq!(days[0].1[0].spent.outage, 30_000);
@@ -111,7 +134,7 @@ async fn an_instance_restarted_three_times_in_one_minute_keeps_every_run_s_time(
             before.close().await.unwrap();
         }
         let s = store(&pg, "a");
-        s.open(start).await.unwrap();
+        s.open(at(start)).await.unwrap();
         let mut r = Recorder::new();
         r.changed(&db, start, CheckStatus::Outage, "down", vec![]);
         r.checked(&db, start, true, 1_000, false);
@@ -138,7 +161,10 @@ async fn an_instance_restarted_three_times_in_one_minute_keeps_every_run_s_time(
     }
     let reader = runs.last().unwrap();
     for tier in Tier::ALL {
-        let buckets = reader.buckets(&db, tier, 0, i64::MAX).await.unwrap();
+        let buckets = reader
+            .buckets(&db, tier, DateTime::UNIX_EPOCH, DateTime::<Utc>::MAX_UTC)
+            .await
+            .unwrap();
         let outage: u64 = buckets.iter().map(|b| b.spent.outage).sum();
         let checks: u64 = buckets.iter().map(|b| b.checks).sum();
         // 12 s + 10 s + 12 s: every run's durable time, summed, whatever the tier.
@@ -165,9 +191,9 @@ async fn an_instance_restarted_three_times_in_one_minute_keeps_every_run_s_time(
 async fn two_processes_claiming_one_instance_id_are_refused_but_the_first() {
     let pg = PostgresServer::start();
     let first = store(&pg, "q-1");
-    first.open(T0).await.unwrap();
+    first.open(at(T0)).await.unwrap();
     let second = store(&pg, "q-1");
-    let err = second.open(T0).await.unwrap_err();
+    let err = second.open(at(T0)).await.unwrap_err();
     assert!(err.is_locked(), "{err}");
     assert!(err.to_string().contains("\"q-1\" is in use"), "{err}");
     assert!(
@@ -175,9 +201,9 @@ async fn two_processes_claiming_one_instance_id_are_refused_but_the_first() {
         "says who: {err}"
     );
     // Another id is welcome; the first one's, once it let go.
-    store(&pg, "q-2").open(T0).await.unwrap();
+    store(&pg, "q-2").open(at(T0)).await.unwrap();
     first.close().await.unwrap();
-    second.open(T0).await.unwrap();
+    second.open(at(T0)).await.unwrap();
     let runs: i64 = second
         .with_client(async |c| {
             c.query_one("SELECT count(*) FROM sh_runs WHERE instance = 'q-1'", &[])
@@ -194,10 +220,10 @@ async fn two_processes_claiming_one_instance_id_are_refused_but_the_first() {
 async fn every_earlier_schema_migrates_and_a_newer_one_is_refused() {
     let pg = PostgresServer::start();
     let admin = store(&pg, "admin");
-    admin.open(T0).await.unwrap();
+    admin.open(at(T0)).await.unwrap();
     let latest = postgres_migrations().len();
-    for at in 0..latest {
-        let name = format!("v{at}");
+    for version in 0..latest {
+        let name = format!("v{version}");
         admin
             .with_client(async |c| {
                 c.batch_execute(&format!("CREATE DATABASE {name}"))
@@ -219,14 +245,14 @@ async fn every_earlier_schema_migrates_and_a_newer_one_is_refused() {
                 .batch_execute("CREATE TABLE sh_schema (version INTEGER NOT NULL)")
                 .await
                 .unwrap();
-            for sql in &postgres_migrations()[..at] {
+            for sql in &postgres_migrations()[..version] {
                 client.batch_execute(sql).await.unwrap();
             }
             client
-                .execute("INSERT INTO sh_schema VALUES ($1)", &[&(at as i32)])
+                .execute("INSERT INTO sh_schema VALUES ($1)", &[&(version as i32)])
                 .await
                 .unwrap();
-            if at >= 1 {
+            if version >= 1 {
                 client
                     .batch_execute(
                         "INSERT INTO sh_series (kind, name) VALUES ('dependency', 'kept')",
@@ -236,11 +262,15 @@ async fn every_earlier_schema_migrates_and_a_newer_one_is_refused() {
             }
         }
         let s = PostgresHistory::new(&config, "x", "dc").unwrap();
-        s.open(T0)
+        s.open(at(T0))
             .await
-            .unwrap_or_else(|e| panic!("from version {at}: {e}"));
+            .unwrap_or_else(|e| panic!("from version {version}: {e}"));
         let kept = s.series("dependency").await.unwrap();
-        assert_eq!(kept.len(), usize::from(at >= 1), "from version {at}");
+        assert_eq!(
+            kept.len(),
+            usize::from(version >= 1),
+            "from version {version}"
+        );
         assert!(s.mutes().await.unwrap().is_empty());
     }
     admin
@@ -252,7 +282,7 @@ async fn every_earlier_schema_migrates_and_a_newer_one_is_refused() {
         .await
         .unwrap();
     let newer = store(&pg, "late");
-    let err = newer.open(T0).await.unwrap_err();
+    let err = newer.open(at(T0)).await.unwrap_err();
     assert!(err.to_string().contains("newer"), "{err}");
 }
 
@@ -264,7 +294,7 @@ async fn ten_instances_open_and_write_at_once() {
     for i in 0..10 {
         let s = store(&pg, &format!("i{i}"));
         tasks.push(tokio::spawn(async move {
-            s.open(T0).await.unwrap();
+            s.open(at(T0)).await.unwrap();
             let mut r = Recorder::new();
             r.changed(
                 &Series::Dependency("db".into()),
@@ -290,7 +320,12 @@ async fn ten_instances_open_and_write_at_once() {
         stores.push(t.await.unwrap());
     }
     let days = stores[0]
-        .buckets(&db, Tier::Day, 0, i64::MAX)
+        .buckets(
+            &db,
+            Tier::Day,
+            DateTime::UNIX_EPOCH,
+            DateTime::<Utc>::MAX_UTC,
+        )
         .await
         .unwrap();
     assert_eq!(days.len(), 1);
@@ -399,7 +434,7 @@ async fn a_server_stopped_mid_run_is_said_and_written_through_when_it_is_back() 
     // The mute is kept for this instance (read once this process has let it go).
     history.close().await;
     let again = store(&pg, "me");
-    again.open(0).await.unwrap();
+    again.open(at(0)).await.unwrap();
     assert_eq!(again.mutes().await.unwrap().len(), 1);
 }
 
@@ -430,7 +465,7 @@ async fn ten_instances_failing_for_one_root_at_once_share_one_incident_until_all
         .map(|i| Arc::new(store(&pg, &format!("i-{i}"))))
         .collect();
     for s in &stores {
-        s.open(T0).await.unwrap();
+        s.open(at(T0)).await.unwrap();
     }
     let write = move |s: &Arc<PostgresHistory>, f| write_fact(Arc::clone(s), f, quiet);
     // All at once: the advisory lock makes one incident of them.
@@ -439,7 +474,10 @@ async fn ten_instances_failing_for_one_root_at_once_share_one_incident_until_all
         .enumerate()
         .map(|(i, s)| write(s, fact(&["db"], T0 + i as i64, Phase::Open)));
     futures_join_all(opened).await;
-    let open = stores[0].incidents(i64::MAX, 10).await.unwrap();
+    let open = stores[0]
+        .incidents(DateTime::<Utc>::MAX_UTC, 10)
+        .await
+        .unwrap();
     assert_eq!(open.len(), 1, "{open:#?}");
     let id = open[0].id;
     assert_eq!(open[0].started, T0, "the first to see it");
@@ -524,8 +562,8 @@ async fn an_instance_that_dies_mid_incident_does_not_hold_it_open() {
     use status_history::incident::{Phase, UpdateStatus, GONE_AFTER};
     let pg = PostgresServer::start();
     let (a, b) = (Arc::new(store(&pg, "a")), Arc::new(store(&pg, "b")));
-    a.open(T0).await.unwrap();
-    b.open(T0).await.unwrap();
+    a.open(at(T0)).await.unwrap();
+    b.open(at(T0)).await.unwrap();
     write_fact(Arc::clone(&a), fact(&["cache"], T0, Phase::Open), 300_000).await;
     write_fact(
         Arc::clone(&b),
@@ -544,7 +582,7 @@ async fn an_instance_that_dies_mid_incident_does_not_hold_it_open() {
         300_000,
     )
     .await;
-    let id = a.incidents(T0 - 1, 10).await.unwrap()[0].id;
+    let id = a.incidents(at(T0 - 1), 10).await.unwrap()[0].id;
     assert_eq!(a.incident(id).await.unwrap().unwrap().resolved, None);
     let later = |now| Writes {
         incident_quiet: 300_000,
@@ -557,7 +595,9 @@ async fn an_instance_that_dies_mid_incident_does_not_hold_it_open() {
         None,
         "b may be slow"
     );
-    a.write(&later(T0 + 1 + GONE_AFTER)).await.unwrap();
+    a.write(&later(T0 + 1 + GONE_AFTER.as_millis() as i64))
+        .await
+        .unwrap();
     let incident = a.incident(id).await.unwrap().unwrap();
     assert_eq!(
         incident.resolved,

@@ -12,7 +12,11 @@ use super::{Impact, IncidentFact, Phase, UpdateStatus};
 /// How long an instance that joined an incident may say nothing of it (a tracker says an
 /// open incident again every minute) before it is not waited for: 5 minutes. An instance that
 /// died, or was scaled away, then cannot hold a fleet's incident open.
-pub const GONE_AFTER: i64 = 300_000;
+pub const GONE_AFTER: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// [`GONE_AFTER`] in the milliseconds the merge counts in.
+#[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)] // 300,000
+const GONE_AFTER_MS: i64 = GONE_AFTER.as_millis() as i64;
 
 /// One instance that joined an incident.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,7 +31,7 @@ impl MemberState {
     /// Whether it no longer holds the incident open at `now`: it saw it resolve, or has not
     /// been heard from for [`GONE_AFTER`].
     fn done(&self, now: i64) -> bool {
-        self.clear.is_some() || now - self.seen >= GONE_AFTER
+        self.clear.is_some() || now - self.seen >= GONE_AFTER_MS
     }
 }
 
@@ -369,7 +373,7 @@ mod tests {
         );
         assert_eq!(b_clear.resolved, None);
         assert_eq!(sweep(&b_clear, 200_000), None, "a was heard 140 s ago");
-        let (swept, status, message) = sweep(&b_clear, 60_000 + GONE_AFTER).unwrap();
+        let (swept, status, message) = sweep(&b_clear, 60_000 + GONE_AFTER_MS).unwrap();
         assert_eq!(status, UpdateStatus::Resolved);
         assert_eq!(
             swept.resolved,
@@ -378,7 +382,7 @@ mod tests {
         );
         assert!(message.contains("not waited for"), "{message}");
         // Every member silent: closed, dated when last heard.
-        let (closed, _, message) = sweep(&again, 60_000 + GONE_AFTER).unwrap();
+        let (closed, _, message) = sweep(&again, 60_000 + GONE_AFTER_MS).unwrap();
         assert_eq!(closed.resolved, Some(60_000));
         assert!(message.contains("closed"), "{message}");
     }

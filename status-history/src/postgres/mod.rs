@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::PoisonError;
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use tokio_postgres::{Client, NoTls};
 
 use self::schema::{migrate, MIGRATIONS};
@@ -213,7 +214,8 @@ impl HistoryStore for PostgresHistory {
         "postgres"
     }
 
-    fn open(&self, now: i64) -> StoreFuture<'_, ()> {
+    fn open(&self, now: DateTime<Utc>) -> StoreFuture<'_, ()> {
+        let now = now.timestamp_millis();
         Box::pin(async move {
             let mut guard = self.client.lock().await;
             if guard.as_ref().is_some_and(|c| !c.is_closed()) {
@@ -300,29 +302,34 @@ impl HistoryStore for PostgresHistory {
         &'a self,
         series: &'a Series,
         tier: Tier,
-        from: i64,
-        to: i64,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
     ) -> StoreFuture<'a, Vec<Bucket>> {
-        Box::pin(self.buckets_of(series, tier, from, to))
+        Box::pin(self.buckets_of(series, tier, from.timestamp(), to.timestamp()))
     }
 
     fn days_of<'a>(
         &'a self,
         kind: &'a str,
-        from: i64,
-        to: i64,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
     ) -> StoreFuture<'a, Vec<(Series, Vec<Bucket>)>> {
-        Box::pin(self.days_of_of(kind, from, to))
+        Box::pin(self.days_of_of(kind, from.timestamp(), to.timestamp()))
     }
 
     fn transitions<'a>(
         &'a self,
         series: &'a Series,
-        from: i64,
-        to: i64,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
         limit: usize,
     ) -> StoreFuture<'a, Vec<TransitionRecord>> {
-        Box::pin(self.transitions_of(series, from, to, limit))
+        Box::pin(self.transitions_of(
+            series,
+            from.timestamp_millis(),
+            to.timestamp_millis(),
+            limit,
+        ))
     }
 
     fn audit(&self, before: Option<i64>, limit: usize) -> StoreFuture<'_, Vec<(i64, AuditRecord)>> {
@@ -345,8 +352,8 @@ impl HistoryStore for PostgresHistory {
         Box::pin(self.series_of(kind))
     }
 
-    fn incidents(&self, since: i64, limit: usize) -> StoreFuture<'_, Vec<Incident>> {
-        Box::pin(self.incidents_of(since, limit))
+    fn incidents(&self, since: DateTime<Utc>, limit: usize) -> StoreFuture<'_, Vec<Incident>> {
+        Box::pin(self.incidents_of(since.timestamp_millis(), limit))
     }
 
     fn incident(&self, id: i64) -> StoreFuture<'_, Option<Incident>> {
@@ -357,7 +364,7 @@ impl HistoryStore for PostgresHistory {
         Box::pin(self.post_update_of(update))
     }
 
-    fn prune<'a>(&'a self, now: i64, retention: &'a Retention) -> StoreFuture<'a, u64> {
-        Box::pin(self.prune_of(now, retention))
+    fn prune<'a>(&'a self, now: DateTime<Utc>, retention: &'a Retention) -> StoreFuture<'a, u64> {
+        Box::pin(self.prune_of(now.timestamp_millis(), retention))
     }
 }

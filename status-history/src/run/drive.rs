@@ -340,7 +340,7 @@ impl Driver {
                     match self
                         .shared
                         .store()
-                        .prune(now, &self.shared.builder.retention)
+                        .prune(crate::model::millis(now), &self.shared.builder.retention)
                         .await
                     {
                         Ok(n) if n > 0 => tracing::debug!(rows = n, "history pruned"),
@@ -386,7 +386,7 @@ impl Driver {
         }
         self.last_open = Some(Instant::now());
         let store = self.shared.store();
-        match store.open(self.wall()).await {
+        match store.open(crate::model::millis(self.wall())).await {
             Ok(()) => {
                 self.locked = false;
                 if self.open_error.take().is_some() {

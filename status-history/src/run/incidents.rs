@@ -44,7 +44,7 @@ pub(super) fn scene(registry: &Registry) -> Scene {
 
 /// Gives the tracker back the incidents the store keeps open.
 pub(super) async fn restore(store: &dyn HistoryStore, tracker: &mut IncidentTracker) {
-    match store.incidents(i64::MAX, 1000).await {
+    match store.incidents(DateTime::<Utc>::MAX_UTC, 1000).await {
         Ok(open) => tracker.restore(open.into_iter().map(|i| IncidentFact {
             roots: i.roots,
             affected: i.affected,
@@ -100,7 +100,7 @@ impl History {
     ) -> Result<Vec<Incident>, QueryError> {
         self.shared
             .store()
-            .incidents(since.timestamp_millis(), limit)
+            .incidents(since, limit)
             .await
             .map_err(|e| QueryError::Store(e.to_string()))
     }
@@ -172,7 +172,12 @@ impl History {
         let mut flushed = self.shared.flushed.subscribe();
         flushed.borrow_and_update();
         let _ = tokio::time::timeout(patience, flushed.changed()).await;
-        let open = self.shared.store().incidents(i64::MAX, 100).await.ok()?;
+        let open = self
+            .shared
+            .store()
+            .incidents(DateTime::<Utc>::MAX_UTC, 100)
+            .await
+            .ok()?;
         open.into_iter().find(|i| {
             dependency.is_none_or(|d| i.affected.contains_key(d) || i.roots.iter().any(|r| r == d))
         })

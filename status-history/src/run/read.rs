@@ -24,12 +24,7 @@ impl History {
         let window = Window::new(from, to, self.now(), &self.shared.builder.retention)
             .map_err(QueryError::Window)?;
         let buckets = self
-            .live_buckets(
-                &series,
-                window.tier,
-                window.from.timestamp(),
-                window.to.timestamp(),
-            )
+            .live_buckets(&series, window.tier, window.from, window.to)
             .await?;
         Ok(UptimeReport::of(series, window, &buckets, self.weights()))
     }
@@ -47,23 +42,18 @@ impl History {
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> Result<Vec<crate::Bucket>, QueryError> {
-        self.live_buckets(
-            &series,
-            tier,
-            tier.floor(from).timestamp(),
-            tier.ceil(to).timestamp(),
-        )
-        .await
+        self.live_buckets(&series, tier, tier.floor(from), tier.ceil(to))
+            .await
     }
 
-    /// The buckets of `series` in `tier` from `from` to `to` (Unix seconds), what the store
-    /// holds plus what this process has not written yet, oldest first.
+    /// The buckets of `series` in `tier` from `from` to `to`, what the store holds plus
+    /// what this process has not written yet, oldest first.
     async fn live_buckets(
         &self,
         series: &Series,
         tier: Tier,
-        from: i64,
-        to: i64,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
     ) -> Result<Vec<Bucket>, QueryError> {
         // No write commits between the store's answer and the ledger's.
         let _commit = self.shared.commit.read().await;
@@ -83,6 +73,7 @@ impl History {
             .filter(|(s, _)| s == series)
             .map(|(_, b)| *b)
             .chain(ledger.recorder.unwritten(series, now));
+        let (from, to) = (from.timestamp(), to.timestamp());
         for minute in minutes {
             let start = tier.floor(minute.start_time()).timestamp();
             if start < from || start >= to {
@@ -108,9 +99,7 @@ impl History {
     /// [`QueryError::Store`] when the store fails.
     pub async fn days(&self, series: Series, days: u32) -> Result<Vec<DayTile>, QueryError> {
         let (first, end) = self.last_days(days);
-        let buckets = self
-            .live_buckets(&series, Tier::Day, first.timestamp(), end.timestamp())
-            .await?;
+        let buckets = self.live_buckets(&series, Tier::Day, first, end).await?;
         Ok(tiles(first, end, &buckets))
     }
 
@@ -129,7 +118,7 @@ impl History {
         let rows = self
             .shared
             .store()
-            .days_of(kind, first.timestamp(), end.timestamp())
+            .days_of(kind, first, end)
             .await
             .map_err(store)?;
         Ok(rows
@@ -158,15 +147,20 @@ impl History {
         limit: usize,
     ) -> Result<Vec<TransitionRecord>, QueryError> {
         let mut newest_first = self
-            .transitions_between(&series, i64::MIN, i64::MAX, limit)
+            .transitions_between(
+                &series,
+                DateTime::<Utc>::MIN_UTC,
+                DateTime::<Utc>::MAX_UTC,
+                limit,
+            )
             .await?;
         newest_first.reverse();
         Ok(newest_first)
     }
 
-    /// The transitions of `series` at or after `from` and before `to` (ms), the latest
-    /// `limit`, newest first: what the store holds and what this process has recorded and
-    /// not yet written.
+    /// The transitions of `series` at or after `from` and before `to`, the latest `limit`,
+    /// newest first: what the store holds and what this process has recorded and not yet
+    /// written.
     ///
     /// # Errors
     ///
@@ -174,8 +168,8 @@ impl History {
     pub async fn transitions_between(
         &self,
         series: &Series,
-        from: i64,
-        to: i64,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
         limit: usize,
     ) -> Result<Vec<TransitionRecord>, QueryError> {
         let _commit = self.shared.commit.read().await;
@@ -194,7 +188,7 @@ impl History {
                 .iter()
                 .filter(|t| t.series == *series)
                 .chain(ledger.recorder.pending_transitions(series))
-                .filter(|t| (from..to).contains(&t.at));
+                .filter(|t| (from.timestamp_millis()..to.timestamp_millis()).contains(&t.at));
             all.extend(unwritten.cloned());
         }
         // Stable: records of one millisecond keep the order they were recorded in.
@@ -276,9 +270,7 @@ impl History {
         all.extend(store.series("dependency").await.map_err(self::store)?);
         let mut reports = Vec::with_capacity(all.len());
         for series in all {
-            let buckets = self
-                .live_buckets(&series, Tier::Day, from.timestamp(), to.timestamp())
-                .await?;
+            let buckets = self.live_buckets(&series, Tier::Day, from, to).await?;
             reports.push(UptimeReport::of(series, window, &buckets, weights));
         }
         Ok(reports)

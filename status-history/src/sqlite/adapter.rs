@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use chrono::{DateTime, Utc};
+
 use super::SqliteStore;
 use crate::incident::{Incident, IncidentUpdate, NewUpdate};
 use crate::model::{
@@ -78,7 +80,8 @@ impl HistoryStore for SqliteHistory {
         "sqlite"
     }
 
-    fn open(&self, now: i64) -> StoreFuture<'_, ()> {
+    fn open(&self, now: DateTime<Utc>) -> StoreFuture<'_, ()> {
+        let now = now.timestamp_millis();
         let (path, store, aside, max_pages) = (
             self.path.clone(),
             Arc::clone(&self.store),
@@ -153,31 +156,34 @@ impl HistoryStore for SqliteHistory {
         &'a self,
         series: &'a Series,
         tier: Tier,
-        from: i64,
-        to: i64,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
     ) -> StoreFuture<'a, Vec<Bucket>> {
         let series = series.clone();
+        let (from, to) = (from.timestamp(), to.timestamp());
         self.with(move |store| store.buckets(&series, tier, from, to))
     }
 
     fn days_of<'a>(
         &'a self,
         kind: &'a str,
-        from: i64,
-        to: i64,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
     ) -> StoreFuture<'a, Vec<(Series, Vec<Bucket>)>> {
         let kind = kind.to_owned();
+        let (from, to) = (from.timestamp(), to.timestamp());
         self.with(move |store| store.days_of(&kind, from, to))
     }
 
     fn transitions<'a>(
         &'a self,
         series: &'a Series,
-        from: i64,
-        to: i64,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
         limit: usize,
     ) -> StoreFuture<'a, Vec<TransitionRecord>> {
         let series = series.clone();
+        let (from, to) = (from.timestamp_millis(), to.timestamp_millis());
         self.with(move |store| store.transitions(&series, from, to, limit))
     }
 
@@ -203,7 +209,8 @@ impl HistoryStore for SqliteHistory {
         self.with(move |store| store.series(&kind))
     }
 
-    fn incidents(&self, since: i64, limit: usize) -> StoreFuture<'_, Vec<Incident>> {
+    fn incidents(&self, since: DateTime<Utc>, limit: usize) -> StoreFuture<'_, Vec<Incident>> {
+        let since = since.timestamp_millis();
         self.with(move |store| store.incidents(since, limit))
     }
 
@@ -216,7 +223,8 @@ impl HistoryStore for SqliteHistory {
         self.with(move |store| store.post_update(&update))
     }
 
-    fn prune<'a>(&'a self, now: i64, retention: &'a Retention) -> StoreFuture<'a, u64> {
+    fn prune<'a>(&'a self, now: DateTime<Utc>, retention: &'a Retention) -> StoreFuture<'a, u64> {
+        let now = now.timestamp_millis();
         let retention = retention.clone();
         self.with(move |store| store.prune(now, &retention))
     }

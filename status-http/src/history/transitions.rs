@@ -92,11 +92,15 @@ async fn page(
                 ))
             })?,
     };
-    let from_ms = from.map_or(i64::MIN, |t| t.timestamp_millis());
     let to_ms = to.map_or(i64::MAX, |t| t.timestamp_millis());
     // One more than the page, to know whether there is another.
     let mut records = history
-        .transitions_between(&series, from_ms, to_ms, limit + 1)
+        .transitions_between(
+            &series,
+            from.unwrap_or(DateTime::<Utc>::MIN_UTC),
+            to.unwrap_or(DateTime::<Utc>::MAX_UTC),
+            limit + 1,
+        )
         .await
         .map_err(rejection)?;
     let next_to = if records.len() > limit {
