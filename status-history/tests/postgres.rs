@@ -4,6 +4,8 @@
 //! written through once it is back.
 #![cfg(feature = "postgres")]
 
+#[path = "schedule/mod.rs"]
+mod schedule;
 #[allow(dead_code)]
 #[path = "../../status-core/tests/components/servers.rs"]
 mod servers;
@@ -185,6 +187,94 @@ async fn an_instance_restarted_three_times_in_one_minute_keeps_every_run_s_time(
         .await
         .unwrap();
     assert_eq!(covered, [T0 + 12_000, T0 + 25_000, T0 + 42_000]);
+}
+
+/// The property test of `replay.rs`, on PostgreSQL: random schedules of levels, checks,
+/// flushes and restarts (graceful or killed, each a new store of the same instance, as a new
+/// process is), and every window's time in each level against a replay of what happened,
+/// bounded by each run's last durable write. Fewer cases than on SQLite: each is a few
+/// hundred round trips to a real server.
+#[test]
+fn uptime_equals_a_replay_across_restarts_in_postgres() {
+    use proptest::test_runner::{Config, TestRunner};
+    use schedule::{replay, retention, Step};
+    use status_history::{UptimeReport, Weights, Window};
+
+    let pg = PostgresServer::start();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let case = std::sync::atomic::AtomicUsize::new(0);
+    let mut runner = TestRunner::new(Config::with_cases(24));
+    let strategy = (schedule::steps(), schedule::windows());
+    runner
+        .run(&strategy, |((steps, end), windows)| {
+            // A series of its own per case: the database is shared by every case.
+            let n = case.fetch_add(1, Ordering::Relaxed);
+            let db = Series::Dependency(format!("db-{n}"));
+            runtime.block_on(async {
+                let mut s = store(&pg, "prop");
+                s.open(at(schedule::T0)).await.unwrap();
+                let mut recorder = Recorder::new();
+                let write = async |s: &PostgresHistory, batch| {
+                    s.write(&Writes {
+                        batch,
+                        ..Writes::default()
+                    })
+                    .await
+                    .unwrap();
+                };
+                for (t, step) in &steps {
+                    match step {
+                        Step::Restart { kill } => {
+                            if !kill {
+                                write(&s, recorder.flush(*t, true)).await;
+                            }
+                            recorder = Recorder::new();
+                            s.close().await.unwrap();
+                            s = store(&pg, "prop");
+                            s.open(at(*t)).await.unwrap();
+                        }
+                        Step::Level(l) => recorder.changed(&db, *t, *l, "m", vec![]),
+                        Step::Check { muted, us } => {
+                            recorder.checked(&db, *t, false, *us, *muted);
+                        }
+                        Step::Flush(aggregates) => {
+                            write(&s, recorder.flush(*t, *aggregates)).await;
+                        }
+                    }
+                }
+                write(&s, recorder.flush(end, true)).await;
+                for (back, len) in &windows {
+                    let from = at(end - back);
+                    let to = from + chrono::Duration::milliseconds(*len);
+                    let Ok(window) = Window::new(from, to, at(end), &retention()) else {
+                        continue;
+                    };
+                    let buckets = s
+                        .buckets(&db, window.tier, window.from, window.to)
+                        .await
+                        .unwrap();
+                    let got =
+                        UptimeReport::of(db.clone(), window, &buckets, Weights::DEFAULT).spent;
+                    let want = replay(
+                        &steps,
+                        end,
+                        window.from.timestamp_millis(),
+                        window.to.timestamp_millis(),
+                    );
+                    assert_eq!(
+                        [got.ok, got.minor, got.major, got.outage, got.muted],
+                        want,
+                        "window {window:?}"
+                    );
+                }
+                s.close().await.unwrap();
+            });
+            Ok(())
+        })
+        .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,125 @@
+//! A schedule of what a dependency did, restarts of the process included, and its replay by
+//! brute force: shared by the property tests of SQLite (`replay.rs`) and PostgreSQL.
+#![allow(dead_code)] // Each test binary uses its part.
+
+use std::time::Duration;
+
+use proptest::prelude::*;
+use status_core::CheckStatus;
+use status_history::Retention;
+
+/// 2026-03-01 00:00:00 UTC plus a little, in ms: not aligned to anything.
+pub(crate) const T0: i64 = 1_772_323_200_000 + 17_345;
+
+#[derive(Debug, Clone)]
+pub(crate) enum Step {
+    /// The level changes.
+    Level(CheckStatus),
+    /// A check ends, muted or not.
+    Check { muted: bool, us: u64 },
+    /// The driver flushes, with aggregates or not.
+    Flush(bool),
+    /// The process stops and starts again: gracefully (a last flush), or killed.
+    Restart { kill: bool },
+}
+
+fn level() -> impl Strategy<Value = CheckStatus> {
+    prop_oneof![
+        Just(CheckStatus::Ok),
+        Just(CheckStatus::Minor),
+        Just(CheckStatus::Major),
+        Just(CheckStatus::Outage)
+    ]
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        3 => level().prop_map(Step::Level),
+        3 => (any::<bool>(), 1u64..5_000_000).prop_map(|(muted, us)| Step::Check { muted, us }),
+        2 => any::<bool>().prop_map(Step::Flush),
+        1 => any::<bool>().prop_map(|kill| Step::Restart { kill }),
+    ]
+}
+
+/// What happened, replayed by brute force: ms in each level (unmuted) and muted, between
+/// `from` and `to`, from the steps alone. Each run counts from its first level up to its
+/// last durable write: where it stopped when it stopped gracefully, its last flush with
+/// aggregates when it was killed.
+pub(crate) fn replay(steps: &[(i64, Step)], end: i64, from: i64, to: i64) -> [u64; 5] {
+    let mut out = [0u64; 5];
+    // This run's stretches (start, end, slot), and where its last durable write stands.
+    let mut run: Vec<(i64, i64, usize)> = Vec::new();
+    let mut durable = i64::MIN;
+    let mut state: Option<(CheckStatus, bool)> = None;
+    let mut muted = false;
+    let mut at = i64::MIN;
+    let account = |state: Option<(CheckStatus, bool)>, a: i64, b: i64, run: &mut Vec<_>| {
+        if let Some((level, muted)) = state {
+            if b > a {
+                let slot = if muted { 4 } else { level.severity() as usize };
+                run.push((a, b, slot));
+            }
+        }
+    };
+    let close = |run: &mut Vec<(i64, i64, usize)>, bound: i64, out: &mut [u64; 5]| {
+        for (a, b, slot) in run.drain(..) {
+            let (a, b) = (a.max(from), b.min(to).min(bound));
+            if b > a {
+                out[slot] += (b - a) as u64;
+            }
+        }
+    };
+    for (t, step) in steps {
+        let t = (*t).max(at);
+        account(state, at, t, &mut run);
+        at = t;
+        match step {
+            Step::Level(l) => state = Some((*l, muted)),
+            Step::Check { muted: m, .. } => {
+                muted = *m;
+                state = state.map(|(l, _)| (l, muted));
+            }
+            Step::Flush(true) => durable = t,
+            Step::Flush(false) => {}
+            Step::Restart { kill } => {
+                close(&mut run, if *kill { durable } else { t }, &mut out);
+                (state, muted, durable) = (None, false, i64::MIN);
+            }
+        }
+    }
+    account(state, at, end, &mut run);
+    close(&mut run, end, &mut out);
+    out
+}
+
+/// Steps at times from [`T0`], gaps of seconds (several runs in one minute) and of up to an
+/// hour, and where the schedule ends.
+pub(crate) fn steps() -> impl Strategy<Value = (Vec<(i64, Step)>, i64)> {
+    prop::collection::vec((prop_oneof![0i64..20_000, 0i64..3_600_000], step()), 1..120).prop_map(
+        |gaps| {
+            let mut t = T0;
+            let steps: Vec<(i64, Step)> = gaps
+                .into_iter()
+                .map(|(gap, step)| {
+                    t += gap;
+                    (t, step)
+                })
+                .collect();
+            (steps, t + 1)
+        },
+    )
+}
+
+/// Windows asked for: how far back from the end they start, and how long they are.
+pub(crate) fn windows() -> impl Strategy<Value = Vec<(i64, i64)>> {
+    prop::collection::vec((0i64..4 * 86_400_000, 1i64..4 * 86_400_000), 1..8)
+}
+
+pub(crate) fn retention() -> Retention {
+    // Short, so that every tier is asked for within a few days of steps.
+    Retention {
+        minutes: Duration::from_secs(3 * 3600),
+        hours: Duration::from_secs(2 * 86_400),
+        ..Retention::default()
+    }
+}
