@@ -107,27 +107,32 @@ fn url_decode(s: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
+/// The query parameter `name` as an RFC 3339 time, if given; a 400 when it is not one.
+pub(crate) fn time_param(
+    params: &HashMap<String, String>,
+    name: &str,
+) -> Result<Option<DateTime<Utc>>, ApiError> {
+    params
+        .get(name)
+        .map(|v| {
+            DateTime::parse_from_rfc3339(v)
+                .map(|t| t.with_timezone(&Utc))
+                .map_err(|_| {
+                    ApiError::bad_request(format!(
+                        "{name} must be an RFC 3339 time, such as 2026-11-01T00:00:00Z, not {v:?}"
+                    ))
+                })
+        })
+        .transpose()
+}
+
 /// `from` and `to` as RFC 3339 times (`to` now, `from` a day before `to`, when not given).
 fn window(
     params: &HashMap<String, String>,
     now: DateTime<Utc>,
 ) -> Result<(DateTime<Utc>, DateTime<Utc>), ApiError> {
-    let time = |name: &str| -> Result<Option<DateTime<Utc>>, ApiError> {
-        params
-            .get(name)
-            .map(|v| {
-                DateTime::parse_from_rfc3339(v)
-                    .map(|t| t.with_timezone(&Utc))
-                    .map_err(|_| {
-                        ApiError::bad_request(format!(
-                            "{name} must be an RFC 3339 time, such as 2026-11-01T00:00:00Z, not {v:?}"
-                        ))
-                    })
-            })
-            .transpose()
-    };
-    let to = time("to")?.unwrap_or(now);
-    let from = time("from")?.unwrap_or(to - Duration::days(1));
+    let to = time_param(params, "to")?.unwrap_or(now);
+    let from = time_param(params, "from")?.unwrap_or(to - Duration::days(1));
     Ok((from, to))
 }
 

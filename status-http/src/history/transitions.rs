@@ -12,7 +12,7 @@ use serde::Serialize;
 use status_core::CheckStatus;
 use status_history::{Series, TransitionRecord};
 
-use super::{params, rejection, HistoryState};
+use super::{params, rejection, time_param, HistoryState};
 use crate::error::ApiError;
 use crate::respond::{json_response, JSON};
 
@@ -57,21 +57,7 @@ async fn page(
     let history = state.history()?;
     let params = params(raw, &["from", "to", "limit"])?;
     let now = history.now();
-    let time = |name: &str| -> Result<Option<DateTime<Utc>>, ApiError> {
-        params
-            .get(name)
-            .map(|v| {
-                DateTime::parse_from_rfc3339(v)
-                    .map(|t| t.with_timezone(&Utc))
-                    .map_err(|_| {
-                        ApiError::bad_request(format!(
-                            "{name} must be an RFC 3339 time, such as 2026-11-01T00:00:00Z, not {v:?}"
-                        ))
-                    })
-            })
-            .transpose()
-    };
-    let (from, to) = (time("from")?, time("to")?);
+    let (from, to) = (time_param(&params, "from")?, time_param(&params, "to")?);
     if let (Some(from), Some(to)) = (from, to) {
         if to <= from {
             return Err(ApiError::bad_request("`to` must be after `from`"));

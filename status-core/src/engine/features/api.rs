@@ -78,19 +78,7 @@ impl Registry {
         crate::text::actor(over.actor.as_deref())?;
         let deadline = inner.clock.now() + over.ttl;
         let (update, seq) = entry.set_override(over, inner.clock.wall());
-        let timer = runtime.spawn({
-            let weak = Arc::downgrade(inner);
-            let entry = Arc::clone(&entry);
-            let clock = inner.clock.clone();
-            async move {
-                clock.sleep_until(deadline).await;
-                let Some(inner) = weak.upgrade() else { return };
-                if let Some(update) = entry.clear_override(inner.clock.wall(), Some(seq)) {
-                    inner.emit_feature(update);
-                }
-            }
-        });
-        entry.attach_expiry(seq, timer.abort_handle());
+        self.expire_override(&runtime, &entry, seq, deadline);
         let state = update.state.clone();
         inner.emit_feature(update);
         Ok(state)
@@ -136,10 +124,26 @@ impl Registry {
         let Some((state, seq)) = entry.restore_override(over, wall) else {
             return Ok(None);
         };
-        let deadline = now + left;
+        self.expire_override(&runtime, &entry, seq, now + left);
+        inner.emit_feature(FeatureUpdate {
+            state: state.clone(),
+            flip: None,
+        });
+        Ok(Some(state))
+    }
+
+    /// Ends override `seq` of `entry` at `deadline`, unless another replaced it by then.
+    fn expire_override(
+        &self,
+        runtime: &tokio::runtime::Handle,
+        entry: &Arc<FeatureEntry>,
+        seq: u64,
+        deadline: tokio::time::Instant,
+    ) {
+        let inner = &self.inner;
         let timer = runtime.spawn({
             let weak = Arc::downgrade(inner);
-            let entry = Arc::clone(&entry);
+            let entry = Arc::clone(entry);
             let clock = inner.clock.clone();
             async move {
                 clock.sleep_until(deadline).await;
@@ -150,11 +154,6 @@ impl Registry {
             }
         });
         entry.attach_expiry(seq, timer.abort_handle());
-        inner.emit_feature(FeatureUpdate {
-            state: state.clone(),
-            flip: None,
-        });
-        Ok(Some(state))
     }
 
     /// Ends the override of the feature `name`, if any, and answers with its state.
