@@ -1,22 +1,37 @@
 //! Durable history for `status`: what every dependency, group and the system did over time,
-//! and what operators said, kept across restarts.
+//! and what operators said, kept across restarts, exactly.
 //!
 //! - **Time in each level**, per minute for a day, per hour for a month and per day for
 //!   over a year: milliseconds in OK, MINOR, MAJOR and OUTAGE, muted time apart, checks,
 //!   failures and check durations. Uptime and SLA over any window come from them
-//!   ([`History::uptime`]).
-//! - **Every transition** with its message and causes (`blockedBy`).
-//! - **The audit trail** as a domain record: who, what, on what, why, from which address,
-//!   and how it ended; holds taken from code (a drain, the culler, shutdown) included.
+//!   ([`History::uptime`]). What a run spent in a bucket is *added* to what the store holds
+//!   for it: two runs in one minute (a deploy, a crash loop) sum, and every figure equals a
+//!   replay of the durable transitions bounded by each run's last write (property-tested on
+//!   both stores, and on the real quickstart killed and restarted).
+//! - **Every transition** with its message and causes (`blockedBy`), as data
+//!   ([`History::transitions_between`]).
+//! - **The audit trail** as one record ([`AuditRecord`], status-core's): who, what, on
+//!   what, why, from which address, and how it ended; holds taken from code (a drain, the
+//!   culler, shutdown) included, and a release named for who released it.
 //! - **Mutes, maintenance windows and feature overrides**, restored at a start while in
-//!   force ([`History::attach`]).
-//! - **State kept for others** ([`History::put_state`]): the notifier's last-told.
+//!   force, with their own times ([`History::attach`]).
+//! - **Incidents** opened and resolved by root cause ([`incident`]), shared by a fleet in
+//!   PostgreSQL.
+//! - **State kept for others** ([`History::put_state`]): the notifier's last-told
+//!   (status-notify's feature `history` wires it in one call).
 //!
-//! It is kept in one SQLite file (the library is built in: nothing to install). Writes go
-//! through a bounded backlog, off the check and probe paths, in one transaction a second;
-//! a store that fails (a full disk, a locked or unwritable file, a corrupt one) is the
-//! passive dependency `history`, urgency None, which says why, while probes and checks
-//! never wait, and writing resumes when the store does.
+//! Reads include what the running process has recorded and not yet written: they never
+//! lag the probes.
+//!
+//! It is kept in one SQLite file (the library is built in: nothing to install), or in
+//! PostgreSQL for a fleet (feature `postgres`). Writes go through a bounded backlog, off the
+//! check and probe paths, in one transaction a second. One process keeps a file (a lock
+//! beside it, naming its holder; with PostgreSQL, an instance id), and only a file of its
+//! own: another application's database, or a newer version's, is left untouched. A store
+//! that fails (a full disk, a file held by another process, a corrupt one) is the passive
+//! dependency `history`, urgency None, which says why, while probes and checks never wait,
+//! and writing resumes when the store does. [`History::close`] at shutdown writes the last
+//! second and lets the store go.
 //!
 //! ```no_run
 //! use status_core::Registry;
@@ -28,6 +43,8 @@
 //! history.attach(&registry);
 //! let restored = history.restored().await;
 //! println!("{} mutes and {} overrides restored", restored.mutes, restored.overrides);
+//! // … serve; then, at shutdown:
+//! history.close().await;
 //! # }
 //! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
