@@ -73,15 +73,18 @@ struct Trail<'a> {
     reads: Vec<ReadCount>,
     /// Where the acts are read from: `history` (kept across restarts) or `process`.
     kept: &'static str,
+    /// Why the history was not read, when it is kept and failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    history_error: Option<String>,
 }
 
 /// GET `/admin/audit`: the audit trail, newest first, a page at a time (`before` the id of
-/// the last act seen, `limit` at most 1,000).
+/// the last act seen, `limit` at most 1,000). While a history kept cannot be read, the
+/// process's own trail, saying so (`kept`, `historyError`).
 #[cfg_attr(feature = "openapi", utoipa::path(get, path = "/admin/audit", tag = "admin", security(("bearer" = [])),
     params(crate::schema::AuditPageParams),
     responses(
-        (status = 200, description = "A page of the audit trail, newest first", body = crate::schema::AuditList),
-        (status = 503, description = "The history store is not available", body = crate::schema::Error),
+        (status = 200, description = "A page of the audit trail, newest first (the process's own while the history store cannot be read, with `historyError`)", body = crate::schema::AuditList),
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn audit(
     _: Admin,
@@ -99,9 +102,18 @@ pub(crate) async fn audit(
     let limit = positive("limit", query.limit)?
         .map_or(MAX_PAGE, |n| usize::try_from(n).unwrap_or(MAX_PAGE))
         .min(MAX_PAGE);
-    let (page, kept) = match log.durable() {
-        Some(durable) => (durable(before, limit).await?, "history"),
-        None => (log.page(before, limit), "process"),
+    // A history that cannot be read now leaves the operator the process's own trail, and
+    // says why.
+    let (page, kept, history_error) = match log.durable() {
+        Some(durable) => match durable(before, limit).await {
+            Ok(page) => (page, "history", None),
+            Err(e) => (
+                log.page(before, limit),
+                "process",
+                Some(e.message().to_owned()),
+            ),
+        },
+        None => (log.page(before, limit), "process", None),
     };
     let refusals = log.refusals();
     let next_before = (page.len() == limit)
@@ -114,6 +126,7 @@ pub(crate) async fn audit(
         refused_total: log.refused_total(),
         reads: log.reads(),
         kept,
+        history_error,
     };
     Ok(json_response(StatusCode::OK, JSON, &body))
 }

@@ -359,6 +359,10 @@ pub(crate) struct AuditList {
     reads: Vec<ReadCount>,
     /// `history` (kept across restarts) or `process`.
     kept: String,
+    /// Why the history was not read, when one is kept and it failed (the process's own
+    /// trail is answered meanwhile).
+    #[schema(nullable = false)]
+    history_error: Option<String>,
 }
 
 /// `PUT /admin/mutes/{dependency}`: for a while, or a maintenance window.

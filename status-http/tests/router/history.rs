@@ -585,3 +585,26 @@ async fn transitions_are_data_newest_first_paged_and_public_where_asked() {
         );
     }
 }
+
+/// A history that cannot be read leaves the operator the process's own trail, said so.
+#[tokio::test(start_paused = true)]
+async fn the_trail_falls_back_to_the_process_while_the_history_cannot_be_read() {
+    let f = fixture().await;
+    let history = History::sqlite("/nonexistent/status-http-test/history.db").open();
+    history.attach(&f.registry);
+    let app = status_http::Routes::new(&f.registry)
+        .admin_token(TOKEN)
+        .history(history)
+        .build();
+    let drain = r#"{"ttlSeconds": 60, "reason": "deploy", "actor": "alice"}"#;
+    admin(&app, Method::PUT, "/admin/drain", Some(TOKEN), drain).await;
+    let trail = admin(&app, Method::GET, "/admin/audit", Some(TOKEN), "").await;
+    assert_eq!(trail.status, StatusCode::OK, "{}", trail.body);
+    let body = trail.json();
+    assert_eq!(body["kept"], "process", "{body}");
+    assert!(
+        body["historyError"].as_str().is_some_and(|e| !e.is_empty()),
+        "{body}"
+    );
+    assert_eq!(body["entries"][0]["actor"], "alice", "{body}");
+}
