@@ -119,6 +119,18 @@ pub(crate) struct RedisCluster {
 
 static REDIS_CLUSTERS: AtomicUsize = AtomicUsize::new(0);
 
+/// A free port for a cluster node whose bus port (10,000 above it, which Redis requires to
+/// be a port at all) is free too when chosen: a bus port another socket holds kept a node
+/// from starting under the whole suite's load.
+fn free_cluster_port() -> u16 {
+    loop {
+        let port = free_port();
+        if port <= 55_535 && TcpListener::bind(("127.0.0.1", port + 10_000)).is_ok() {
+            return port;
+        }
+    }
+}
+
 impl RedisCluster {
     pub(crate) fn start() -> Self {
         let dir = std::env::temp_dir().join(format!(
@@ -128,7 +140,7 @@ impl RedisCluster {
         ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let ports: Vec<u16> = (0..6).map(|_| free_port()).collect();
+        let ports: Vec<u16> = (0..6).map(|_| free_cluster_port()).collect();
         let mut cluster = Self {
             children: ports.iter().map(|_| None).collect(),
             ports,
