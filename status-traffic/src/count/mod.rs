@@ -18,9 +18,12 @@ use status_core::check::{CheckOutcome, Threshold};
 use status_core::{Clock, Reporter};
 use tower::{Layer, Service};
 
-use crate::cull::FailureWindow;
 use crate::overload::is_overload;
 use crate::sync::lock;
+
+mod window;
+
+pub use self::window::FailureWindow;
 
 /// What a classifier makes of one response: a success, a failure, or nothing to count (a
 /// refusal of an overload mechanism: not a failure, and not work that ran).

@@ -7,7 +7,8 @@
 //!   budget, then the `Cull` rotation hold (readiness, summary and liveness answer 503;
 //!   requests in flight finish). Never while the instance is already out of rotation, never
 //!   before a minimum uptime. It reports as a passive dependency.
-//! - [`FailureWindow`]: failures over a sliding window, one slot a second.
+//! - [`FailureWindow`]: failures over a sliding window, one slot a second (the counter's,
+//!   [`count::FailureWindow`](crate::count::FailureWindow), named here too).
 //! - [`CullPolicy`]: the pure decision, told the window's count, the uptime and whether the
 //!   instance is already leaving.
 //! - Budgets behind one trait, [`Budget`]: [`InProcessBudget`], and with the `redis` feature
@@ -22,7 +23,6 @@ mod etcd;
 mod policy;
 #[cfg(feature = "redis")]
 mod redis;
-mod window;
 
 pub use self::budget::{
     Asking, Budget, BudgetError, BudgetWindow, Grant, GrantWindow, InProcessBudget,
@@ -33,4 +33,5 @@ pub use self::etcd::EtcdBudget;
 pub use self::policy::{next_look, CullPolicy, Decision, Look};
 #[cfg(feature = "redis")]
 pub use self::redis::RedisBudget;
-pub use self::window::FailureWindow;
+// The window is the counter's (the culler reads it; the counter knows nothing of culling).
+pub use crate::count::FailureWindow;
