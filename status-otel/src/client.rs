@@ -140,7 +140,7 @@ impl HttpClient for Client {
                 Ok::<_, HttpError>(answer.body(Bytes::from(body))?)
             })
             .await
-            .map_err(|_| HttpError::from(format!("no answer within {timeout:?}")))?
+            .map_err(|_| HttpError::from(format!("timed out: no answer within {timeout:?}")))?
         });
         let answer = match exchange.await {
             Ok(answer) => answer,
