@@ -41,6 +41,24 @@ impl HistoryState {
     pub(crate) fn history(&self) -> Result<&History, ApiError> {
         kept(self.history.as_ref())
     }
+
+    /// The series of the registered dependency `id`, or the 404 of one not registered.
+    pub(crate) fn dependency(&self, id: String) -> Result<Series, ApiError> {
+        if self.registry.contains(&id) {
+            Ok(Series::Dependency(id))
+        } else {
+            Err(ApiError::not_found("dependency", &id))
+        }
+    }
+
+    /// The series of the registered group `name`, or the 404 of one not registered.
+    pub(crate) fn group(&self, name: String) -> Result<Series, ApiError> {
+        if self.registry.group(&name).is_some() {
+            Ok(Series::Group(name))
+        } else {
+            Err(ApiError::not_found("group", &name))
+        }
+    }
 }
 
 /// The history, or the 404 of a router that keeps none.
@@ -168,10 +186,7 @@ pub(crate) async fn dependency(
     Path(id): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
-    if !state.registry.contains(&id) {
-        return Err(ApiError::not_found("dependency", &id));
-    }
-    uptime_of(&state, Series::Dependency(id), raw.as_deref()).await
+    uptime_of(&state, state.dependency(id)?, raw.as_deref()).await
 }
 
 /// GET `/healthcheck/groups/{name}/uptime`: the group's condition over a window.
@@ -188,10 +203,7 @@ pub(crate) async fn group(
     Path(name): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
-    if state.registry.group(&name).is_none() {
-        return Err(ApiError::not_found("group", &name));
-    }
-    uptime_of(&state, Series::Group(name), raw.as_deref()).await
+    uptime_of(&state, state.group(name)?, raw.as_deref()).await
 }
 
 /// GET `/healthcheck/uptime`: the system's condition over a window.

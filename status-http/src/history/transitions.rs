@@ -144,10 +144,7 @@ pub(crate) async fn dependency(
     Path(id): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
-    if !state.registry.contains(&id) {
-        return Err(ApiError::not_found("dependency", &id));
-    }
-    page(&state, Series::Dependency(id), raw.as_deref()).await
+    page(&state, state.dependency(id)?, raw.as_deref()).await
 }
 
 /// GET `/healthcheck/groups/{name}/transitions`: the group's changes of condition.
@@ -164,10 +161,7 @@ pub(crate) async fn group(
     Path(name): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
-    if state.registry.group(&name).is_none() {
-        return Err(ApiError::not_found("group", &name));
-    }
-    page(&state, Series::Group(name), raw.as_deref()).await
+    page(&state, state.group(name)?, raw.as_deref()).await
 }
 
 /// GET `/healthcheck/transitions`: the system's changes of condition.
