@@ -120,6 +120,7 @@ mod dependency;
 mod engine;
 mod error;
 mod event;
+mod facts;
 mod feature;
 mod group;
 mod history;
@@ -209,6 +210,7 @@ pub use self::engine::{
 };
 pub use self::error::Error;
 pub use self::event::{Event, Listener, RunOutcome, LISTENER_QUEUE};
+pub use self::facts::{DependencyFacts, Facts, GroupFacts, Observed, Observer, ServePolicy};
 pub use self::feature::{
     validate_ttl_and_reason, ActiveOverride, Feature, FeatureBuilder, FeatureFlip, FeatureOverride,
     FeatureState, FlipCause, Requirement, RequirementState, FLIPS_KEPT, MAX_OVERRIDE_TTL,

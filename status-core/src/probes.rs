@@ -193,13 +193,23 @@ impl Probes {
     }
 
     /// What a balancer reads of the instance (`/healthcheck/summary`, gRPC's `""`): out of
-    /// rotation while any hold is in force, else in rotation with the system's condition
-    /// (OUTAGE fails it by default; the HTTP layer maps conditions to codes).
+    /// rotation while any hold is in force, else in rotation with the system's condition.
+    /// Whether that condition serves is the registry's [`ServePolicy`](crate::ServePolicy):
+    /// see [`serving`](Self::serving).
     #[must_use]
     pub fn verdict(&self) -> crate::Verdict {
         let report = self.registry.report();
         let drain = self.registry.drain_state();
         report.summary().draining(drain.as_ref()).verdict()
+    }
+
+    /// Whether a balancer should send the instance traffic: in rotation, at a level the
+    /// registry's [`ServePolicy`](crate::ServePolicy) serves. `/healthcheck/summary` answers a
+    /// success code exactly when this holds, and gRPC's `""` SERVING.
+    #[must_use]
+    pub fn serving(&self) -> bool {
+        let policy = self.registry.serve_policy();
+        matches!(self.verdict(), crate::Verdict::Serving(level) if policy.serves(level))
     }
 
     /// Startup: every polled dependency has been checked once.

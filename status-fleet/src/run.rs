@@ -265,14 +265,15 @@ fn published(registry: &Registry) -> Published {
         .iter()
         .map(|h| h.source.as_str().to_owned())
         .collect();
-    let report = registry.report();
-    let mut failing: Vec<OwnFailure> = report
-        .results()
+    // Levels and weights as the registry's facts hold them.
+    let facts = registry.facts();
+    let mut failing: Vec<OwnFailure> = facts
+        .dependencies()
         .iter()
-        .filter(|r| r.status() != CheckStatus::Ok && r.urgency().cap(r.status()) != CheckStatus::Ok)
-        .map(|r| OwnFailure {
-            dependency: FailingDependency::new(r.id().as_str(), r.status()),
-            impact: r.urgency().cap(r.status()),
+        .filter(|d| d.impact() != CheckStatus::Ok)
+        .map(|d| OwnFailure {
+            dependency: FailingDependency::new(d.id().as_str(), d.level()),
+            impact: d.impact(),
         })
         .collect();
     // The worst first: what weighs most on the condition, then the worst level, then by id.

@@ -1,7 +1,7 @@
 //! Which services the health service answers for, and the status of each: a pure reading of
 //! the registry, the same for `Check`, `Watch` and `List`.
 
-use status_core::{CheckStatus, Probes, Verdict};
+use status_core::Probes;
 
 use crate::ServingStatus;
 
@@ -17,8 +17,9 @@ pub const PROBE_READY: &str = "probe/ready";
 pub const PROBE_STARTUP: &str = "probe/startup";
 
 /// The status of `service` now, or `None` for a service this server does not know:
-/// - `""`, the instance as a load balancer sees it ([`Probes::verdict`]): SERVING unless the
-///   summary answers 503 (OUTAGE, a rotation hold);
+/// - `""`, the instance as a load balancer sees it ([`Probes::serving`]): SERVING exactly
+///   when the summary answers a success code (in rotation, at a level the registry's
+///   [`ServePolicy`](status_core::ServePolicy) serves);
 /// - [`PROBE_LIVE`], [`PROBE_READY`], [`PROBE_STARTUP`]: exactly as the HTTP probes answer
 ///   (200 is SERVING), from the same [`Probes`];
 /// - a probe group's name: SERVING while the group passes by its rule;
@@ -31,7 +32,7 @@ pub const PROBE_STARTUP: &str = "probe/startup";
 pub(crate) fn status(probes: &Probes, service: &str) -> Option<ServingStatus> {
     let registry = probes.registry();
     let serving = match service {
-        "" => matches!(probes.verdict(), Verdict::Serving(c) if c != CheckStatus::Outage),
+        "" => probes.serving(),
         PROBE_LIVE => probes.live().is_ok(),
         PROBE_STARTUP => probes.started(),
         PROBE_READY => probes.ready(false).ready(),

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use status_core::{CheckResult, CheckStatus, DependencyId};
+use status_core::{CheckResult, CheckStatus, DependencyId, Facts};
 
 use crate::notice::NAMED_ADDRESSES;
 use crate::{Notice, MAX_DIGEST_BYTES, MAX_PENDING, MAX_REFUSED_ACTIONS, MAX_REFUSED_ADDRESSES};
@@ -43,8 +43,9 @@ struct Track {
     flapping_told: bool,
     flapping: bool,
     blocked_by: Vec<DependencyId>,
-    /// Muted: followed, never told.
-    muted: bool,
+    /// Under maintenance (muted, or failing only through muted root causes, as the
+    /// registry's facts say): followed, never told, not even as told.
+    maintenance: bool,
     /// At MINOR only because hysteresis is ramping towards its real status (failure k of n):
     /// not told on its own; the level the ramp reaches is, its hold counted from the ramp's
     /// start.
@@ -60,7 +61,7 @@ impl Track {
             flapping_told: false,
             flapping: false,
             blocked_by: Vec::new(),
-            muted: false,
+            maintenance: false,
             ramping: false,
         }
     }
@@ -121,6 +122,8 @@ pub struct Notifier {
     policy: NoticePolicy,
     dependencies: BTreeMap<DependencyId, Track>,
     system: Track,
+    /// Whether the system is under maintenance, as the registry's facts say.
+    maintenance: bool,
     /// When the last digest went out.
     last_digest: Option<Duration>,
     /// Notices due since then, for the next digest (at most [`MAX_PENDING`]).
@@ -149,6 +152,7 @@ impl Notifier {
             policy,
             dependencies: BTreeMap::new(),
             system: Track::new(CheckStatus::Ok, Duration::ZERO),
+            maintenance: false,
             last_digest: None,
             held: Vec::new(),
             told: Vec::new(),
@@ -206,12 +210,33 @@ impl Notifier {
         track.see(result.status(), ramping, now);
         track.flapping = result.flapping();
         track.blocked_by = result.blocked_by().to_vec();
-        track.muted = result.mute().is_some();
+        // What one result says alone; the facts say more (see `see_facts`).
+        track.maintenance = result.mute().is_some();
     }
 
     /// Forgets a dependency that was removed.
     pub fn forget(&mut self, id: &str) {
         self.dependencies.remove(id);
+    }
+
+    /// Sees what the registry's facts say at `now`: every dependency, the system's level
+    /// and whether the system is under maintenance. What the driver feeds it.
+    pub fn see_facts(&mut self, facts: &Facts, now: Duration) {
+        for dependency in facts.dependencies() {
+            self.see(dependency.result(), now);
+            if let Some(track) = self.dependencies.get_mut(dependency.id()) {
+                track.maintenance = dependency.maintenance();
+            }
+        }
+        self.see_system(facts.level(), now);
+        self.see_maintenance(facts.maintenance());
+    }
+
+    /// Sees whether the system is under maintenance ([`Facts::maintenance`]: it fails, and
+    /// each dependency failing is muted or fails only through muted roots): its failure is
+    /// then not told.
+    pub fn see_maintenance(&mut self, maintenance: bool) {
+        self.maintenance = maintenance;
     }
 
     /// Sees the system condition at `now`.
@@ -263,7 +288,7 @@ impl Notifier {
         // Flapping: told once, then silence while it lasts; a stable level after it is told
         // as any other (its hold starts again).
         for (id, track) in &mut self.dependencies {
-            if track.muted {
+            if track.maintenance {
                 continue;
             }
             if track.flapping && !track.flapping_told {
@@ -277,7 +302,7 @@ impl Notifier {
         let due: BTreeSet<DependencyId> = self
             .dependencies
             .iter()
-            .filter(|(_, t)| !t.muted && !t.flapping_told && t.due(hold, now))
+            .filter(|(_, t)| !t.maintenance && !t.flapping_told && t.due(hold, now))
             .map(|(id, _)| id.clone())
             .collect();
         // A failure blocked by another failing dependency goes with its roots' notices: it is
@@ -286,7 +311,8 @@ impl Notifier {
         let mut affected: BTreeMap<DependencyId, Vec<DependencyId>> = BTreeMap::new();
         for (id, track) in &self.dependencies {
             let unsaid = track.level != CheckStatus::Ok && track.level != track.told;
-            if unsaid && !track.muted && !track.flapping_told && !track.blocked_by.is_empty() {
+            if unsaid && !track.maintenance && !track.flapping_told && !track.blocked_by.is_empty()
+            {
                 for root in track.blocked_by.iter().filter(|r| due.contains(*r)) {
                     affected.entry(root.clone()).or_default().push(id.clone());
                 }
@@ -317,16 +343,9 @@ impl Notifier {
                 track.told = track.level;
             }
         }
-        // A system failing only through muted dependencies (a maintenance) is not told.
-        let muted = |id: &DependencyId| self.dependencies.get(id).is_some_and(|t| t.muted);
-        let mut failing = self
-            .dependencies
-            .values()
-            .filter(|t| t.level != CheckStatus::Ok)
-            .peekable();
-        let maintenance = failing.peek().is_some()
-            && failing
-                .all(|t| t.muted || (!t.blocked_by.is_empty() && t.blocked_by.iter().all(muted)));
+        // A system failing only through muted dependencies (a maintenance, as the registry's
+        // facts judge it) is not told.
+        let maintenance = self.maintenance;
         if self.system.due(hold, now) && !(maintenance && self.system.level != CheckStatus::Ok) {
             let from = std::mem::replace(&mut self.system.told, self.system.level);
             notices.push(Notice::System {
@@ -633,6 +652,7 @@ mod tests {
         n.see(&muted(result("db", Outage, false, &[])), Duration::ZERO);
         n.see(&result("api", Outage, false, &["db"]), Duration::ZERO);
         n.see_system(Outage, Duration::ZERO);
+        n.see_maintenance(true);
         assert!(
             n.tick(60 * S).is_empty(),
             "muted: no notice, not even the system's"
@@ -642,6 +662,7 @@ mod tests {
         // Unmuted at MAJOR: where it stands differs from what was told (OK): one notice, at
         // once since it held that level long enough while muted.
         n.see(&result("db", Major, false, &[]), 100 * S);
+        n.see_maintenance(false);
         let told = n.tick(100 * S);
         assert!(
             told.contains(&Notice::Changed {

@@ -427,9 +427,7 @@ async fn drive(
     }
     if let Some(registry) = registry.upgrade() {
         let now = registry.clock().elapsed();
-        for result in registry.report().results() {
-            notifier.see(result, now);
-        }
+        notifier.see_facts(&registry.facts(), now);
     }
     let mut ticks = tokio::time::interval(tick);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -445,10 +443,8 @@ async fn drive(
                     Ok(Event::Removed(id)) => notifier.forget(id.as_str()),
                     Ok(Event::Mutes) | Err(RecvError::Lagged(_)) => {
                         // A mute began or ended, or this task is behind: read everything
-                        // again from the report.
-                        for result in registry.report().results() {
-                            notifier.see(result, now);
-                        }
+                        // again from the facts.
+                        notifier.see_facts(&registry.facts(), now);
                     }
                     Ok(_) => {}
                     Err(RecvError::Closed) => break,
@@ -457,12 +453,9 @@ async fn drive(
             _ = ticks.tick() => {
                 let Some(registry) = registry.upgrade() else { break };
                 let now = registry.clock().elapsed();
-                // Causes as the report has them now: a dependent checked before its root
-                // failed learns it here, before it could be told alone.
-                for result in registry.report().results() {
-                    notifier.see(result, now);
-                }
-                notifier.see_system(registry.condition(), now);
+                // Causes and maintenance as the facts have them now: a dependent checked
+                // before its root failed learns it here, before it could be told alone.
+                notifier.see_facts(&registry.facts(), now);
                 let mut due: Vec<(Notice, Option<FleetVoice>)> = Vec::new();
                 for notice in notifier.tick(now) {
                     match &chorus {

@@ -326,11 +326,15 @@ async fn a_muted_dependency_sends_nothing_and_its_unmute_tells_where_it_stands()
         CheckStatus::Outage,
         "still checked"
     );
-    // Unmuted while still down: one notice says so, and the system's.
+    // Unmuted while still down: one notice says so, naming the api that failed only through
+    // it (under maintenance with it, so never marked told), and the system's.
     assert!(registry.unmute("db").unwrap().is_some());
     let got = hook.wait_for(2).await;
     let texts: Vec<&str> = got.iter().map(|m| m["text"].as_str().unwrap()).collect();
-    assert!(texts.contains(&"db is OUTAGE (was OK)"), "{texts:?}");
+    assert!(
+        texts.contains(&"db is OUTAGE (was OK); also affected: api"),
+        "{texts:?}"
+    );
     assert!(
         texts.contains(&"the system is OUTAGE (was OK)"),
         "{texts:?}"

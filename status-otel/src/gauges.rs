@@ -4,7 +4,7 @@
 
 use opentelemetry::metrics::{AsyncInstrument, Meter, ObservableGauge};
 use opentelemetry::KeyValue;
-use status_core::{CheckStatus, Registry, WeakRegistry};
+use status_core::{CheckStatus, GroupFacts, Registry, WeakRegistry};
 
 use crate::names;
 
@@ -64,21 +64,18 @@ impl Gauges {
             .u64_observable_gauge(names::SYSTEM_STATE)
             .with_description("The system's status as a state set: 1 for the current state")
             .with_callback(reading(registry, |registry, observer| {
-                state_set(observer, registry.condition(), &[]);
+                state_set(observer, registry.facts().level(), &[]);
             }))
             .build();
         let dependencies = meter
             .u64_observable_gauge(names::DEPENDENCY_STATE)
             .with_description("Each dependency's reported status as a state set")
             .with_callback(reading(registry, |registry, observer| {
-                let groups = registry.groups();
-                for result in registry.report().results() {
-                    let info = result.info();
-                    let mut member_of: Vec<&str> = groups
-                        .iter()
-                        .filter(|g| g.group().selects(info))
-                        .map(|g| g.group().name().as_str())
-                        .collect();
+                let facts = registry.facts();
+                for dependency in facts.dependencies() {
+                    let result = dependency.result();
+                    let mut member_of: Vec<&str> =
+                        facts.groups_of(dependency).map(GroupFacts::name).collect();
                     member_of.sort_unstable();
                     state_set(
                         observer,
@@ -97,9 +94,9 @@ impl Gauges {
             .u64_observable_gauge(names::GROUP_STATE)
             .with_description("Each probe group's condition as a state set")
             .with_callback(reading(registry, |registry, observer| {
-                for group in registry.groups() {
-                    let name = KeyValue::new(names::GROUP_NAME, group.group().name().to_string());
-                    state_set(observer, group.condition(), &[name]);
+                for group in registry.facts().groups() {
+                    let name = KeyValue::new(names::GROUP_NAME, group.name().to_owned());
+                    state_set(observer, group.level(), &[name]);
                 }
             }))
             .build();

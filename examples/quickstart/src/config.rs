@@ -72,6 +72,9 @@ pub struct Config {
     /// Readiness by this probe group (`ready` or `cache`) instead of the system's condition,
     /// over HTTP and gRPC alike.
     pub readiness_group: Option<String>,
+    /// The best system level that fails `/healthcheck/summary` and gRPC's `""` alike
+    /// (default OUTAGE): the registry's [`ServePolicy`](status_core::ServePolicy).
+    pub serve_fails_from: status_core::CheckStatus,
     /// Where history is kept across restarts; `None` keeps none (the default here; the
     /// binary keeps it in `status-history.db`).
     pub history: Option<HistoryTarget>,
@@ -252,6 +255,7 @@ impl Default for Config {
             fleet: None,
             notify: NotifyConfig::default(),
             readiness_group: None,
+            serve_fails_from: status_core::CheckStatus::Outage,
             history: None,
             incident_quiet: status_history::incident::DEFAULT_QUIET,
             public_url: None,

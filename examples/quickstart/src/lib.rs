@@ -78,7 +78,12 @@ impl Demo {
     /// If called outside a Tokio runtime, or with a Redis or PostgreSQL URL that does not
     /// parse.
     pub fn start(config: Config) -> anyhow::Result<Self> {
-        let registry = Registry::builder().appname("quickstart").build();
+        let registry = Registry::builder()
+            .appname("quickstart")
+            .serve_policy(status_core::ServePolicy::failing_from(
+                config.serve_fails_from,
+            ))
+            .build();
         let chaos = Chaos::default();
         for (id, urgency, kind, description) in DEPENDENCIES {
             chaos.declare(id);
@@ -87,6 +92,8 @@ impl Demo {
                 registry.add(
                     recommendations(chaos.check(id))
                         .into_builder()
+                        // Recommendations are searches: a failing search is their cause.
+                        .depends_on("search")
                         .period(config.period)
                         .timeout(config.timeout)
                         .build()?,
@@ -101,6 +108,11 @@ impl Demo {
                 .tag("demo");
             if id == "cache" {
                 dependency = dependency.tag("cache");
+            }
+            // The catalogue is indexed from the primary database: when both fail, the
+            // database is the root cause the dashboard, the status page and incidents name.
+            if id == "search" {
+                dependency = dependency.depends_on("primary-db");
             }
             // What the public status page shows beside the groups.
             if matches!(id, "search" | "payments-api") {

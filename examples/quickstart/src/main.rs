@@ -170,6 +170,10 @@ struct Args {
     /// over HTTP and gRPC alike.
     #[arg(long)]
     readiness_group: Option<String>,
+    /// The best system level that fails the summary and gRPC's `""` alike: MINOR, MAJOR or
+    /// OUTAGE.
+    #[arg(long, default_value = "OUTAGE", value_parser = parse_level)]
+    serve_fails_from: status_core::CheckStatus,
     /// This instance's name in the fleet (default: host name, process id and a random part).
     /// The fleet's store refuses a second process under an id another one holds.
     #[arg(long)]
@@ -347,6 +351,7 @@ async fn main() -> anyhow::Result<()> {
             )
         }),
         readiness_group: args.readiness_group.clone(),
+        serve_fails_from: args.serve_fails_from,
         history: (!args.no_history).then(|| quickstart::HistoryTarget::parse(&args.history)),
         incident_quiet: Duration::from_secs(args.incident_quiet_secs),
         public_url: args.public_url.clone(),
@@ -479,5 +484,15 @@ fn datacenter_name(name: &str) -> Result<String, String> {
         Ok(name.to_owned())
     } else {
         Err("1 to 64 of letters, digits, '.', '_' and '-'".to_owned())
+    }
+}
+
+/// A level as `--serve-fails-from` takes it: `MINOR`, `MAJOR` or `OUTAGE`, any case.
+fn parse_level(level: &str) -> Result<status_core::CheckStatus, String> {
+    match level.parse::<status_core::CheckStatus>() {
+        Ok(status_core::CheckStatus::Ok) | Err(_) => Err(format!(
+            "{level:?}: MINOR, MAJOR or OUTAGE (the best level that fails)"
+        )),
+        Ok(level) => Ok(level),
     }
 }

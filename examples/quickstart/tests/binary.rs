@@ -604,3 +604,67 @@ async fn http_and_grpc_agree_on_every_service() {
 async fn http_and_grpc_agree_with_readiness_bound_to_a_group() {
     agree_through(&["--readiness-group", "cache"]).await;
 }
+
+/// A serve policy that fails on MAJOR, set once on the registry: a Strong dependency down
+/// (the system at MAJOR) fails `/healthcheck/summary` and gRPC's `""` alike; under the
+/// default policy both still serve at MAJOR.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_serve_policy_failing_on_major_is_one_answer_over_http_and_grpc() {
+    for (args, serves) in [
+        (&["--serve-fails-from", "MAJOR"][..], false),
+        (&[][..], true),
+    ] {
+        let grpc_port = free_port();
+        let port = grpc_port.to_string();
+        let mut all = vec!["--grpc-port", &port, "--no-history"];
+        all.extend_from_slice(args);
+        let (child, addr) = start_with(0, &all, None).await;
+        let mut client = agree::grpc_client(grpc_port).await;
+        let (code, body) = common::request(
+            addr,
+            "PUT",
+            "/demo/chaos/payments-api",
+            Some("t"),
+            r#"{"mode":"outage"}"#,
+        )
+        .await;
+        assert_eq!(code, 200, "{body}");
+        let mut seen = None;
+        for _ in 0..100 {
+            let (code, body) = common::request(addr, "GET", "/healthcheck/summary", None, "").await;
+            let summary: serde_json::Value = serde_json::from_str(&body).unwrap();
+            if summary["condition"] == "MAJOR" {
+                let grpc = agree::check(&mut client, "").await;
+                seen = Some((code, grpc));
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let (code, grpc) = seen.expect("the system at MAJOR");
+        let expected_code = if serves { 200 } else { 503 };
+        assert_eq!(code, expected_code, "HTTP under {args:?}");
+        assert_eq!(
+            grpc == status_grpc::ServingStatus::Serving,
+            serves,
+            "gRPC \"\" under {args:?}: {grpc:?}"
+        );
+        assert!(
+            agree::disagreements(addr, &mut client, &[String::new()], "at MAJOR")
+                .await
+                .is_empty()
+        );
+        terminate(&child);
+        assert!(exit_of(child).await.success());
+    }
+}
+
+#[test]
+fn a_serve_policy_failing_from_ok_is_refused_with_a_clear_message() {
+    let output = Command::new(env!("CARGO_BIN_EXE_quickstart"))
+        .args(["--serve-fails-from", "ok"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.contains("MINOR, MAJOR or OUTAGE"), "{err}");
+}

@@ -35,6 +35,7 @@ pub struct RegistryBuilder {
     report_max_age: Duration,
     event_capacity: usize,
     seed: Option<u64>,
+    serve_policy: crate::ServePolicy,
 }
 
 impl Default for RegistryBuilder {
@@ -51,6 +52,7 @@ impl Default for RegistryBuilder {
             report_max_age: Duration::from_secs(1),
             event_capacity: 1024,
             seed: None,
+            serve_policy: crate::ServePolicy::default(),
         }
     }
 }
@@ -128,6 +130,16 @@ impl RegistryBuilder {
         self
     }
 
+    /// Which system levels serve traffic (default: all but OUTAGE): what
+    /// `/healthcheck/summary` and gRPC's `""` both answer by, and what [`Facts`] judge the
+    /// verdict under.
+    ///
+    /// [`Facts`]: crate::Facts
+    pub fn serve_policy(mut self, policy: crate::ServePolicy) -> Self {
+        self.serve_policy = policy;
+        self
+    }
+
     /// The registry.
     pub fn build(self) -> Registry {
         let hostname = self
@@ -144,6 +156,7 @@ impl RegistryBuilder {
             transitions_kept: self.transitions_kept,
             watchdog_interval: self.watchdog_interval,
             report_max_age: self.report_max_age,
+            serve_policy: self.serve_policy,
         };
         let rng = self.seed.map_or_else(Rng::from_entropy, Rng::new);
         Registry::from_parts(

@@ -8,6 +8,7 @@ mod bus;
 mod cache;
 mod deps;
 mod entry;
+mod facts;
 mod features;
 mod folds;
 mod graph;
@@ -90,6 +91,7 @@ pub(crate) struct Config {
     pub(crate) transitions_kept: usize,
     pub(crate) watchdog_interval: Duration,
     pub(crate) report_max_age: Duration,
+    pub(crate) serve_policy: crate::ServePolicy,
 }
 
 pub(crate) struct Inner {
@@ -103,6 +105,7 @@ pub(crate) struct Inner {
     mutes: Mutes,
     bus: Bus,
     cache: ReportCache,
+    facts: facts::FactsCache,
     watchdog: Mutex<Option<AbortHandle>>,
 }
 
@@ -159,6 +162,7 @@ impl Registry {
                 mutes: Mutes::default(),
                 bus: Bus::new(event_capacity),
                 cache: ReportCache::default(),
+                facts: facts::FactsCache::default(),
                 watchdog: Mutex::new(None),
             }),
         }

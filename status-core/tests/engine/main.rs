@@ -3,6 +3,7 @@
 mod support;
 
 mod drain;
+mod facts;
 mod features;
 mod graph;
 mod groups;

@@ -28,9 +28,13 @@ pub struct SceneDependency {
     pub blocked_by: Vec<String>,
     /// Whether it belongs to a group whose rule fails now.
     pub in_failing_group: bool,
-    /// Whether it is muted (a maintenance window): it opens no incident, though one opened
-    /// for its root lists it.
-    pub muted: bool,
+    /// Its weight in the system: its level capped by its urgency
+    /// ([`DependencyFacts::impact`](status_core::DependencyFacts::impact)).
+    pub impact: CheckStatus,
+    /// Whether it is under maintenance: muted, or failing only through muted root causes
+    /// ([`DependencyFacts::maintenance`](status_core::DependencyFacts::maintenance)). It opens
+    /// no incident, though one opened for its root lists it.
+    pub maintenance: bool,
 }
 
 /// What the registry says now: each dependency, and whether the system fails its rule.
@@ -47,7 +51,7 @@ impl SceneDependency {
     /// worse, or any dependency that counts and is not OK while the system or one of its
     /// groups fails.
     fn triggers(&self) -> bool {
-        if self.status == CheckStatus::Ok || self.muted {
+        if self.status == CheckStatus::Ok || self.maintenance {
             return false;
         }
         let strong = matches!(self.urgency, Urgency::Required | Urgency::Strong);
@@ -63,7 +67,7 @@ impl SceneDependency {
     }
 
     fn impact(&self) -> Impact {
-        match self.urgency.cap(self.status) {
+        match self.impact {
             CheckStatus::Ok => Impact::None,
             CheckStatus::Minor => Impact::Minor,
             CheckStatus::Major => Impact::Major,
@@ -125,7 +129,8 @@ impl Tracked {
 ///     urgency: Urgency::Required,
 ///     blocked_by: blocked_by.iter().map(|s| s.to_string()).collect(),
 ///     in_failing_group: false,
-///     muted: false,
+///     impact: status,
+///     maintenance: false,
 /// };
 /// let down = Scene {
 ///     dependencies: vec![dep("db", CheckStatus::Outage, &[]), dep("api", CheckStatus::Major, &["db"])],
@@ -214,7 +219,7 @@ impl IncidentTracker {
         for dep in &scene.dependencies {
             let counts = dep.triggers()
                 || (scene.system_failing
-                    && !dep.muted
+                    && !dep.maintenance
                     && dep.status != CheckStatus::Ok
                     && dep.urgency != Urgency::None);
             if !counts {
@@ -305,7 +310,8 @@ mod tests {
                 urgency: Urgency::Required,
                 blocked_by: Vec::new(),
                 in_failing_group: false,
-                muted: false,
+                impact: status,
+                maintenance: false,
             }],
             system_failing: status == CheckStatus::Outage,
         }
@@ -331,7 +337,7 @@ mod tests {
     fn a_muted_dependency_opens_nothing() {
         let mut tracker = IncidentTracker::default();
         let mut scene = db(CheckStatus::Outage);
-        scene.dependencies[0].muted = true;
+        scene.dependencies[0].maintenance = true;
         scene.system_failing = false;
         assert!(tracker.observe(0, &scene).is_empty());
     }

@@ -289,7 +289,7 @@ impl Driver {
             self.observe(&registry, now);
             let facts = self
                 .incidents
-                .observe(now, &super::incidents::scene(&registry));
+                .observe(now, &super::incidents::scene(&registry.facts()));
             let mut ledger = self.shared.ledger();
             ledger.pending.incidents.extend(facts);
             ledger.pending.incident_quiet = self.incidents.quiet_ms();

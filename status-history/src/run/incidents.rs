@@ -2,7 +2,7 @@
 //! start, and the reads and updates the routes serve.
 
 use chrono::{DateTime, Utc};
-use status_core::{CheckStatus, Registry};
+use status_core::Facts;
 
 use super::{History, QueryError};
 use crate::incident::{
@@ -11,34 +11,29 @@ use crate::incident::{
 };
 use crate::store::HistoryStore;
 
-/// What the registry says now, as the tracker reads it.
-pub(super) fn scene(registry: &Registry) -> Scene {
-    let failing: Vec<_> = registry
-        .groups()
-        .into_iter()
-        .filter(status_core::GroupState::failing)
-        .collect();
-    let report = registry.report();
-    let dependencies = report
-        .results()
+/// What the registry's facts say, as the tracker reads them: nothing derived here.
+pub(super) fn scene(facts: &Facts) -> Scene {
+    let dependencies = facts
+        .dependencies()
         .iter()
-        .filter(|r| r.checked())
-        .map(|r| SceneDependency {
-            id: r.id().as_str().to_owned(),
-            status: r.status(),
-            urgency: r.urgency(),
-            blocked_by: r
+        .filter(|d| d.result().checked())
+        .map(|d| SceneDependency {
+            id: d.id().as_str().to_owned(),
+            status: d.level(),
+            urgency: d.result().urgency(),
+            blocked_by: d
                 .blocked_by()
                 .iter()
                 .map(|id| id.as_str().to_owned())
                 .collect(),
-            in_failing_group: failing.iter().any(|g| g.group().selects(r.info())),
-            muted: r.mute().is_some() || registry.muted(r.id().as_str()).is_some(),
+            in_failing_group: facts.groups_of(d).any(|g| g.state().failing()),
+            impact: d.impact(),
+            maintenance: d.maintenance(),
         })
         .collect();
     Scene {
         dependencies,
-        system_failing: registry.condition() == CheckStatus::Outage,
+        system_failing: !facts.policy().serves(facts.level()),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The dashboard's filters: by status, urgency, tag, probe group and text.
 
 use serde::Deserialize;
-use status_core::{CheckResult, Group};
+use status_core::{CheckResult, GroupFacts};
 
 /// Filters, from the query string (the page works without JavaScript) or typed live.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -21,12 +21,12 @@ pub(crate) struct Filter {
 impl Filter {
     /// Whether `r` is shown; `group` is the probe group the filter names, if it exists (a
     /// group that does not keeps nothing).
-    pub(crate) fn keeps(&self, r: &CheckResult, group: Option<&Group>) -> bool {
+    pub(crate) fn keeps(&self, r: &CheckResult, group: Option<&GroupFacts>) -> bool {
         let eq = |want: &str, have: &str| want.is_empty() || want.eq_ignore_ascii_case(have);
         eq(&self.status, r.status().as_str())
             && eq(&self.urgency, r.urgency().as_str())
             && (self.tag.is_empty() || r.tags().iter().any(|t| t == &self.tag))
-            && (self.group.is_empty() || group.is_some_and(|g| g.selects(r.info())))
+            && (self.group.is_empty() || group.is_some_and(|g| g.members().contains(r.id())))
             && (self.q.is_empty() || search_text(r).contains(&self.q.to_lowercase()))
     }
 }

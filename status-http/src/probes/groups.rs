@@ -67,7 +67,13 @@ pub(crate) async fn group(
         state.registry.report(),
         state.registry.rotation_generation(),
         |report| {
-            let members = report.only(|r| group.selects(r.info()));
+            // Its members as the registry's facts hold them: not selected again here.
+            let facts = state.registry.facts();
+            let members = facts
+                .group(&name)
+                .map(status_core::GroupFacts::members)
+                .unwrap_or_default();
+            let members = report.only(|r| members.contains(r.id()));
             (state.present.report(Arc::new(members)), drain())
         },
     );

@@ -64,6 +64,12 @@ impl ProbeState {
         }
     }
 
+    /// The code for `status`: the map's, under the registry's serve policy.
+    pub(crate) fn code(&self, status: status_core::CheckStatus, strict: bool) -> StatusCode {
+        self.codes
+            .answer(status, self.registry.serve_policy(), strict)
+    }
+
     /// The bodies of the current report as this router shows it.
     pub(crate) fn rendered(&self) -> Arc<Rendered> {
         let rotation = self.registry.rotation_generation();
@@ -144,14 +150,14 @@ pub(crate) async fn detailed(
 ) -> Result<Response, ApiError> {
     if !query.exclude.is_empty() {
         let report = state.report_excluding(&query);
-        let code = state.codes.code(report.condition(), query.strict);
+        let code = state.code(report.condition(), query.strict);
         let drain = state.registry.drain_state();
         return Ok(
             detailed_body(&report, drain.as_ref(), query.format)?.respond(code, &conditional)
         );
     }
     let rendered = state.rendered();
-    let code = state.codes.code(rendered.report.condition(), query.strict);
+    let code = state.code(rendered.report.condition(), query.strict);
     let body = rendered.detailed[slot(query.format)]
         .get_or_init(|| detailed_body(&rendered.report, rendered.drain.as_ref(), query.format));
     Ok(body
@@ -171,7 +177,7 @@ pub(super) fn summary_answer(
         .draining(drain)
         .verdict()
     {
-        Verdict::Serving(condition) => state.codes.code(condition, query.strict),
+        Verdict::Serving(condition) => state.code(condition, query.strict),
         // Out of rotation (and anything a later core may add): take it out.
         _ => StatusCode::SERVICE_UNAVAILABLE,
     };
@@ -290,7 +296,7 @@ pub(crate) async fn dependency(
         .ok_or_else(|| ApiError::not_found("dependency", &id))?;
     let history = state.present.history(state.registry.history(&id)?);
     let result = state.present.result(&result);
-    let code = state.codes.code(result.status(), query.strict);
+    let code = state.code(result.status(), query.strict);
     Ok(json_response(
         code,
         JSON,

@@ -255,7 +255,8 @@ impl Routes {
         self
     }
 
-    /// Which HTTP status answers which system status.
+    /// Which HTTP status answers which system status; whether a status serves is the
+    /// registry's [`ServePolicy`](status_core::ServePolicy) (see [`CodeMap`]).
     pub fn codes(mut self, codes: CodeMap) -> Self {
         self.codes = codes;
         self
@@ -293,6 +294,17 @@ impl Routes {
             public: self.public_view,
             appname: self.appname,
         };
+        let policy = self.registry.serve_policy();
+        let ignored = self.codes.disagreements(policy);
+        if !ignored.is_empty() {
+            tracing::warn!(
+                levels = ?ignored,
+                fails_from = %policy.fails_from(),
+                "the code map answers an error code at levels the registry's serve policy \
+                 serves; they answer 200: to fail them (over HTTP and gRPC alike), build the \
+                 registry with RegistryBuilder::serve_policy(ServePolicy::failing_from(..))"
+            );
+        }
         let mut probes = ProbeState::new(self.registry.clone(), self.codes, present.clone());
         let mut verdicts = self
             .probes

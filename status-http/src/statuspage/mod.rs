@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use chrono::{DateTime, Utc};
-use status_core::{CheckStatus, Registry, SystemReport};
+use status_core::{CheckStatus, Facts, Registry};
 use status_history::incident::Incident;
 use status_history::History;
 use tokio::time::Instant;
@@ -48,7 +48,7 @@ const MAX_INCIDENTS: usize = 100;
 const INCIDENTS_FRESH: Duration = Duration::from_secs(1);
 
 /// A snapshot, with the report and incidents it was made of.
-type Made = (Arc<SystemReport>, Arc<Vec<Incident>>, Arc<Snapshot>);
+type Made = (Arc<Facts>, Arc<Vec<Incident>>, Arc<Snapshot>);
 
 /// The routes' state: the registry, the history, and the bodies cached per change.
 #[derive(Debug)]
@@ -135,26 +135,26 @@ impl StatusPageState {
     /// bodies are.
     pub(crate) async fn snapshot(&self) -> Arc<Snapshot> {
         let kept = self.incidents().await;
-        let report = self.registry.report();
-        if let Some((r, i, snapshot)) = &*self.last.lock().unwrap_or_else(PoisonError::into_inner) {
-            if Arc::ptr_eq(r, &report) && Arc::ptr_eq(i, &kept) {
+        let facts = self.registry.facts();
+        if let Some((f, i, snapshot)) = &*self.last.lock().unwrap_or_else(PoisonError::into_inner) {
+            if Arc::ptr_eq(f, &facts) && Arc::ptr_eq(i, &kept) {
                 return Arc::clone(snapshot);
             }
         }
-        let snapshot = Arc::new(self.make(&report, &kept));
+        let snapshot = Arc::new(self.make(&facts, &kept));
         *self.last.lock().unwrap_or_else(PoisonError::into_inner) =
-            Some((report, kept, Arc::clone(&snapshot)));
+            Some((facts, kept, Arc::clone(&snapshot)));
         snapshot
     }
 
-    fn make(&self, report: &SystemReport, kept: &[Incident]) -> Snapshot {
-        let components = components_of(&self.registry, report);
+    fn make(&self, facts: &Facts, kept: &[Incident]) -> Snapshot {
+        let components = components_of(self.registry.appname(), facts);
         let incidents: Vec<PublicIncident> = kept
             .iter()
             .map(|i| PublicIncident::of(i, &components))
             .collect();
         let maintenances = maintenances(&self.registry, &components);
-        let condition = report.condition();
+        let condition = facts.level();
         let mut h = std::collections::hash_map::DefaultHasher::new();
         (&components, &incidents, &maintenances, condition).hash(&mut h);
         Snapshot {

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use status_core::{CheckStatus, Registry, SystemReport};
+use status_core::{CheckStatus, Facts, Registry};
 use status_history::incident::{Incident, UpdateStatus};
 
 use super::PUBLIC_TAG;
@@ -60,46 +60,28 @@ pub(crate) fn indicator(level: CheckStatus) -> (&'static str, &'static str) {
     }
 }
 
-/// Every component of `report`, in order: groups by name, then public dependencies by id.
-pub(super) fn components_of(registry: &Registry, report: &SystemReport) -> Vec<Component> {
-    let mutes: Vec<String> = registry
-        .mutes()
-        .into_iter()
-        .filter(|m| m.active)
-        .map(|m| m.dependency.as_str().to_owned())
-        .collect();
+/// Every component the registry's `facts` show, in order: groups by name, then public
+/// dependencies by id. Membership, levels and maintenance are the facts'; nothing is
+/// derived here.
+pub(super) fn components_of(appname: &str, facts: &Facts) -> Vec<Component> {
     let mut out = Vec::new();
-    let mut groups = registry.groups();
-    groups.sort_by(|a, b| a.group().name().as_str().cmp(b.group().name().as_str()));
+    let mut groups: Vec<_> = facts.groups().iter().collect();
+    groups.sort_by(|a, b| a.name().cmp(b.name()));
     for g in groups {
-        let name = g.group().name().as_str().to_owned();
-        let members: Vec<String> = report
-            .results()
-            .iter()
-            .filter(|r| g.group().selects(r.info()))
-            .map(|r| r.id().as_str().to_owned())
-            .collect();
-        let maintenance = g.condition() != CheckStatus::Ok
-            && !members.is_empty()
-            && report
-                .results()
-                .iter()
-                .filter(|r| {
-                    r.status() != CheckStatus::Ok && members.iter().any(|m| m == r.id().as_str())
-                })
-                .all(|r| mutes.iter().any(|m| m == r.id().as_str()));
+        let name = g.name().to_owned();
         out.push(Component {
             id: format!("group-{name}"),
             series: status_history::Series::Group(name.clone()),
             name,
-            level: g.condition(),
-            maintenance,
-            members,
+            level: g.level(),
+            maintenance: g.maintenance(),
+            members: g.members().iter().map(|m| m.as_str().to_owned()).collect(),
         });
     }
-    for r in report.results() {
+    for d in facts.dependencies() {
+        let r = d.result();
         if r.info().tags().iter().any(|t| t == PUBLIC_TAG) {
-            let id = r.id().as_str().to_owned();
+            let id = d.id().as_str().to_owned();
             out.push(Component {
                 id: format!("dependency-{id}"),
                 series: status_history::Series::Dependency(id.clone()),
@@ -108,8 +90,8 @@ pub(super) fn components_of(registry: &Registry, report: &SystemReport) -> Vec<C
                 } else {
                     r.description().to_owned()
                 },
-                level: r.status(),
-                maintenance: mutes.contains(&id),
+                level: d.level(),
+                maintenance: d.maintenance(),
                 members: vec![id],
             });
         }
@@ -117,9 +99,9 @@ pub(super) fn components_of(registry: &Registry, report: &SystemReport) -> Vec<C
     if out.is_empty() {
         out.push(Component {
             id: "system".into(),
-            name: registry.appname().to_owned(),
-            level: report.condition(),
-            maintenance: false,
+            name: appname.to_owned(),
+            level: facts.level(),
+            maintenance: facts.maintenance(),
             members: Vec::new(),
             series: status_history::Series::System,
         });

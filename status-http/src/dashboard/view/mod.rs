@@ -214,14 +214,8 @@ pub(crate) fn build(
         .collect();
     tags.sort();
     tags.dedup();
-    let probe_groups: Vec<status_core::Group> = registry
-        .groups()
-        .iter()
-        .map(|g| g.group().clone())
-        .collect();
-    let selected = probe_groups
-        .iter()
-        .find(|g| g.name().as_str() == filter.group);
+    let facts = registry.facts();
+    let selected = facts.group(&filter.group);
     let mut groups: Vec<Group> = Vec::new();
     let mut shown = 0;
     // The report is sorted worst first, then by id.
@@ -231,7 +225,7 @@ pub(crate) fn build(
         .filter(|r| filter.keeps(r, selected))
     {
         shown += 1;
-        let view = dependency(registry, present, now, r, &probe_groups);
+        let view = dependency(registry, present, now, r, &facts);
         match groups.last_mut() {
             Some(g) if g.badge.label == r.status().as_str() => g.dependencies.push(view),
             _ => groups.push(Group {
@@ -274,7 +268,7 @@ pub(crate) fn build(
             .collect(),
         filter,
         tags,
-        probe_groups: probe_groups.iter().map(|g| g.name().to_string()).collect(),
+        probe_groups: facts.groups().iter().map(|g| g.name().to_owned()).collect(),
         panels: panels.iter().map(panel::render).collect(),
     }
 }

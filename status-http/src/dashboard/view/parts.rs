@@ -57,7 +57,7 @@ pub(super) fn dependency(
     present: &Presentation,
     now: DateTime<Utc>,
     r: &CheckResult,
-    probe_groups: &[status_core::Group],
+    facts: &status_core::Facts,
 ) -> DependencyView {
     let history = registry
         .history(r.id().as_str())
@@ -96,11 +96,15 @@ pub(super) fn dependency(
         blocked_by: r.blocked_by().iter().map(ToString::to_string).collect(),
         tags: r.tags().to_vec(),
         tags_joined: r.tags().join(" "),
-        probe_groups: probe_groups
-            .iter()
-            .filter(|g| g.selects(r.info()))
-            .map(|g| g.name().as_str())
-            .collect::<Vec<_>>()
+        probe_groups: facts
+            .dependency(r.id().as_str())
+            .map(|d| {
+                facts
+                    .groups_of(d)
+                    .map(status_core::GroupFacts::name)
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default()
             .join(" "),
         search: search_text(r),
         transitions: transitions
