@@ -70,51 +70,73 @@ pub trait Chorus: Send + Sync + 'static {
 }
 
 /// The dependencies whose changes the chorus voiced (for the fleet, or silenced), and the
-/// level: their own "resolved" is the chorus's to tell, not this instance's.
+/// level: their own "resolved" is the chorus's to tell, not this instance's. Pure: the
+/// driver asks the chorus beside its tick and hands the answers here.
 #[derive(Debug, Default)]
 pub(crate) struct Voiced(HashMap<DependencyId, CheckStatus>);
 
+/// What becomes of a notice before the chorus has answered.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Judgement {
+    /// Sent as it is.
+    Send(Notice),
+    /// The chorus must say who tells this change (`Notice::Changed`).
+    Ask(Notice),
+    /// Not sent: the fleet's recovery is the chorus's to tell.
+    Drop,
+}
+
 impl Voiced {
-    /// What becomes of `notice` by the chorus: sent (with the fleet's voice, if it speaks
-    /// for it) or not.
-    pub(crate) async fn judge(
-        &mut self,
-        chorus: &dyn Chorus,
-        notice: Notice,
-    ) -> Option<(Notice, Option<FleetVoice>)> {
+    /// What becomes of `notice`, without asking anything.
+    pub(crate) fn judge(&self, notice: Notice) -> Judgement {
         match &notice {
-            Notice::Changed { id, to, .. } => match chorus.changed(id, *to).await {
-                Voice::Mine => {
-                    self.0.remove(id);
-                    Some((notice, None))
-                }
-                Voice::Fleet(voice) => {
-                    self.0.insert(id.clone(), *to);
-                    Some((notice, Some(voice)))
-                }
-                Voice::Silent => {
-                    self.0.insert(id.clone(), *to);
-                    None
-                }
-            },
-            Notice::Resolved { id, .. } if self.0.contains_key(id) => None,
-            _ => Some((notice, None)),
+            Notice::Changed { .. } => Judgement::Ask(notice),
+            Notice::Resolved { id, .. } if self.0.contains_key(id) => Judgement::Drop,
+            _ => Judgement::Send(notice),
         }
     }
 
-    /// The fleet's recoveries, as notices with their voice; each forgotten here.
-    pub(crate) async fn recovered(&mut self, chorus: &dyn Chorus) -> Vec<(Notice, FleetVoice)> {
-        let mut out = Vec::new();
-        for recovered in chorus.recovered().await {
-            self.0.remove(&recovered.id);
-            out.push((
-                Notice::Resolved {
-                    id: recovered.id,
-                    from: recovered.from,
-                },
-                recovered.voice,
-            ));
+    /// `notice` (a change) once the chorus said `voice`: sent (with the fleet's voice, if it
+    /// speaks for it) or not.
+    pub(crate) fn voiced(
+        &mut self,
+        notice: Notice,
+        voice: Voice,
+    ) -> Option<(Notice, Option<FleetVoice>)> {
+        let Notice::Changed { id, to, .. } = &notice else {
+            return Some((notice, None));
+        };
+        match voice {
+            Voice::Mine => {
+                self.0.remove(id);
+                Some((notice, None))
+            }
+            Voice::Fleet(voice) => {
+                self.0.insert(id.clone(), *to);
+                Some((notice, Some(voice)))
+            }
+            Voice::Silent => {
+                self.0.insert(id.clone(), *to);
+                None
+            }
         }
-        out
+    }
+
+    /// The fleet's recoveries the chorus answered, as notices with their voice; each
+    /// forgotten here.
+    pub(crate) fn recovered(&mut self, recovered: Vec<Recovered>) -> Vec<(Notice, FleetVoice)> {
+        recovered
+            .into_iter()
+            .map(|r| {
+                self.0.remove(&r.id);
+                (
+                    Notice::Resolved {
+                        id: r.id,
+                        from: r.from,
+                    },
+                    r.voice,
+                )
+            })
+            .collect()
     }
 }

@@ -33,7 +33,8 @@
 //! |---|---|
 //! | `notice` | [`Notice`]: what is told, its sentence, and the bounds on what waits ([`MAX_PENDING`], [`MAX_DIGEST_BYTES`]) |
 //! | `policy` | [`Notifier`] and [`NoticePolicy`]: the rules above, pure |
-//! | `run` | [`Notifications`]: the driver, from a registry's events to the sinks, retried, counted ([`SinkStats`]) |
+//! | `run` | [`Notifications`]: the builder, each sink's bounded queue and its worker, retried, counted ([`SinkStats`]) |
+//! | `drive` | the driver: the registry's changes (`Registry::observe`) into the policy, its notices out; its tick never awaits I/O (the chorus and incident links run beside it) |
 //! | `chorus` | [`Chorus`]: one instance tells a failure the fleet shares, for all ([`Voice`], [`FleetVoice`]) |
 //! | `sink` | [`Sink`], [`Webhook`] (signed, [`signature`]), [`Slack`]; no redirect followed, answers bounded ([`MAX_ANSWER`]) |
 //!
@@ -45,6 +46,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod chorus;
+mod drive;
 #[cfg(feature = "history")]
 mod kept;
 mod notice;

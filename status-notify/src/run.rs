@@ -8,17 +8,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::{
-    Chorus, FleetVoice, IncidentLink, Message, Notice, NoticePolicy, Notifier, Sink, Told,
-    SCHEMA_VERSION,
-};
-use crate::chorus::Voiced;
+use super::{Chorus, IncidentLink, Message, Notice, NoticePolicy, Notifier, Sink, Told};
+use crate::drive::{drive, Driver};
 use crate::sync::lock;
-use status_core::{Error, Event, Registry, Rng, WeakRegistry};
+use status_core::{Error, Registry, Rng};
 
 /// Starts [`Notifications`]; see [`Notifications::builder`].
 #[must_use = "a builder does nothing until `start` is called"]
@@ -37,7 +33,7 @@ pub struct NotificationsBuilder {
 }
 
 /// Finds the incident a notice belongs to.
-type IncidentOf = Arc<
+pub(crate) type IncidentOf = Arc<
     dyn Fn(
             &Notice,
         )
@@ -47,16 +43,17 @@ type IncidentOf = Arc<
 >;
 
 /// How long a message waits for its incident before it goes without.
-const INCIDENT_PATIENCE: Duration = Duration::from_secs(3);
+pub(crate) const INCIDENT_PATIENCE: Duration = Duration::from_secs(3);
 
 /// What was told before a restart, as the application's store answers it.
-type RecallTold = std::pin::Pin<Box<dyn std::future::Future<Output = Option<Told>> + Send>>;
+pub(crate) type RecallTold =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Option<Told>> + Send>>;
 
 /// How long the driver waits for what was told before a restart before it starts without.
-const RECALL_PATIENCE: Duration = Duration::from_secs(10);
+pub(crate) const RECALL_PATIENCE: Duration = Duration::from_secs(10);
 
 /// Called with what was told each time it changes.
-type OnTold = Arc<dyn Fn(&Told) + Send + Sync>;
+pub(crate) type OnTold = Arc<dyn Fn(&Told) + Send + Sync>;
 
 impl std::fmt::Debug for NotificationsBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -192,7 +189,7 @@ impl NotificationsBuilder {
                 incidents: self.incidents,
                 chorus: self.chorus,
             },
-            self.registry.subscribe(),
+            self.registry.observe(),
             told,
         ));
         Ok(Notifications {
@@ -281,7 +278,7 @@ impl Notifications {
 
 /// One sink's waiting messages and counts.
 #[derive(Debug)]
-struct Queue {
+pub(crate) struct Queue {
     name: String,
     capacity: usize,
     waiting: Mutex<VecDeque<(Instant, Arc<Message>)>>,
@@ -306,7 +303,7 @@ impl Queue {
         }
     }
 
-    fn push(&self, message: Arc<Message>) {
+    pub(crate) fn push(&self, message: Arc<Message>) {
         let mut waiting = lock(&self.waiting);
         if waiting.len() == self.capacity {
             waiting.pop_front();
@@ -322,7 +319,7 @@ impl Queue {
         lock(&self.waiting).pop_front()
     }
 
-    fn close(&self) {
+    pub(crate) fn close(&self) {
         self.closed.store(true, Ordering::Release);
         self.ready.notify_one();
     }
@@ -376,140 +373,6 @@ async fn deliver(sink: Arc<dyn Sink>, queue: Arc<Queue>, settings: Settings, mut
                 }
             }
         }
-    }
-}
-
-/// What the driver keeps.
-struct Driver {
-    registry: WeakRegistry,
-    notifier: Notifier,
-    recall: Option<RecallTold>,
-    on_told: Option<OnTold>,
-    queues: Vec<Arc<Queue>>,
-    tick: Duration,
-    id_prefix: String,
-    incidents: Option<IncidentOf>,
-    chorus: Option<Arc<dyn Chorus>>,
-}
-
-async fn drive(
-    driver: Driver,
-    mut events: tokio::sync::broadcast::Receiver<Event>,
-    mut told: tokio::sync::mpsc::Receiver<Notice>,
-) {
-    let Driver {
-        registry,
-        mut notifier,
-        recall,
-        on_told,
-        queues,
-        tick,
-        id_prefix,
-        incidents,
-        chorus,
-    } = driver;
-    let mut voiced = Voiced::default();
-    let mut sequence = 0u64;
-    let mut last_told = None;
-    if let Some(recall) = recall {
-        match tokio::time::timeout(RECALL_PATIENCE, recall).await {
-            Ok(Some(told)) => {
-                if let Some(registry) = registry.upgrade() {
-                    notifier.restore(&told, registry.clock().elapsed());
-                }
-                last_told = Some(told);
-            }
-            Ok(None) => {}
-            Err(_) => tracing::warn!(
-                "what was told before the restart did not come in time: notices start from nothing told"
-            ),
-        }
-    }
-    if let Some(registry) = registry.upgrade() {
-        let now = registry.clock().elapsed();
-        notifier.see_facts(&registry.facts(), now);
-    }
-    let mut ticks = tokio::time::interval(tick);
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            Some(notice) = told.recv() => notifier.tell(notice),
-            event = events.recv() => {
-                let Some(registry) = registry.upgrade() else { break };
-                let now = registry.clock().elapsed();
-                match event {
-                    Ok(Event::Checked { result, .. }) => notifier.see(&result, now),
-                    Ok(Event::Changed { current, .. }) => notifier.see(&current, now),
-                    Ok(Event::Removed(id)) => notifier.forget(id.as_str()),
-                    Ok(Event::Mutes) | Err(RecvError::Lagged(_)) => {
-                        // A mute began or ended, or this task is behind: read everything
-                        // again from the facts.
-                        notifier.see_facts(&registry.facts(), now);
-                    }
-                    Ok(_) => {}
-                    Err(RecvError::Closed) => break,
-                }
-            }
-            _ = ticks.tick() => {
-                let Some(registry) = registry.upgrade() else { break };
-                let now = registry.clock().elapsed();
-                // Causes and maintenance as the facts have them now: a dependent checked
-                // before its root failed learns it here, before it could be told alone.
-                notifier.see_facts(&registry.facts(), now);
-                let mut due: Vec<(Notice, Option<FleetVoice>)> = Vec::new();
-                for notice in notifier.tick(now) {
-                    match &chorus {
-                        Some(chorus) => due.extend(voiced.judge(chorus.as_ref(), notice).await),
-                        None => due.push((notice, None)),
-                    }
-                }
-                if let Some(chorus) = &chorus {
-                    for (notice, voice) in voiced.recovered(chorus.as_ref()).await {
-                        due.push((notice, Some(voice)));
-                    }
-                }
-                for (notice, fleet) in due {
-                    sequence += 1;
-                    let mut message = message(&registry, notice, &id_prefix, sequence);
-                    message.fleet = fleet;
-                    if let Some(incident_of) = &incidents {
-                        message.incident =
-                            tokio::time::timeout(INCIDENT_PATIENCE, incident_of(&message.notice))
-                                .await
-                                .ok()
-                                .flatten();
-                    }
-                    let message = Arc::new(message);
-                    for queue in &queues {
-                        queue.push(Arc::clone(&message));
-                    }
-                }
-                if let Some(on_told) = &on_told {
-                    let told = notifier.told();
-                    if last_told.as_ref() != Some(&told) {
-                        on_told(&told);
-                        last_told = Some(told);
-                    }
-                }
-            }
-        }
-    }
-    for queue in &queues {
-        queue.close();
-    }
-}
-
-fn message(registry: &Registry, notice: Notice, prefix: &str, sequence: u64) -> Message {
-    Message {
-        version: SCHEMA_VERSION,
-        id: format!("{prefix}-{sequence}"),
-        at: registry.clock().wall(),
-        appname: registry.appname().to_owned(),
-        hostname: registry.hostname().to_owned(),
-        text: notice.text(),
-        notice,
-        incident: None,
-        fleet: None,
     }
 }
 

@@ -135,7 +135,11 @@ async fn facts_are_built_once_per_generation_and_shared() {
     registry.refresh_all().await;
     let second = registry.facts();
     assert!(second.generation() > first.generation());
-    assert_eq!(second.level(), CheckStatus::Minor, "hysteresis: the first failure");
+    assert_eq!(
+        second.level(),
+        CheckStatus::Minor,
+        "hysteresis: the first failure"
+    );
     // A drain moves the verdict without a new report: new facts too.
     registry
         .drain("deploy", Some(Duration::from_secs(60)), None)
@@ -186,7 +190,11 @@ async fn an_observer_gets_each_change_with_its_facts_and_the_present_after_a_lag
     registry.refresh("db").await.unwrap();
     let got = observer.next().await.unwrap();
     assert!(got.event().is_some());
-    assert_eq!(got.facts().level(), CheckStatus::Minor, "as the change left it");
+    assert_eq!(
+        got.facts().level(),
+        CheckStatus::Minor,
+        "as the change left it"
+    );
     // Far more changes than the observer may fall behind by.
     for i in 0..10 {
         let status = if i % 2 == 0 {
