@@ -99,7 +99,11 @@ async fn groups_hold_the_members_the_folds_count_and_their_own_level_and_mainten
 
     let facts = registry.facts();
     let stores = facts.group("stores").unwrap();
-    let members: Vec<&str> = stores.members().iter().map(|m| m.as_str()).collect();
+    let members: Vec<&str> = stores
+        .members()
+        .iter()
+        .map(status_core::DependencyId::as_str)
+        .collect();
     assert_eq!(
         members,
         ["cache", "db", "sessions"],
@@ -109,7 +113,10 @@ async fn groups_hold_the_members_the_folds_count_and_their_own_level_and_mainten
     assert!(!stores.ready());
     assert!(!stores.maintenance());
     let db_f = facts.dependency("db").unwrap();
-    let of: Vec<&str> = facts.groups_of(db_f).map(|g| g.name()).collect();
+    let of: Vec<&str> = facts
+        .groups_of(db_f)
+        .map(status_core::GroupFacts::name)
+        .collect();
     assert_eq!(of, ["stores", "db-only"]);
     // The group's level is the one the engine folds.
     assert_eq!(registry.group_condition("stores"), Some(stores.level()));

@@ -25,35 +25,22 @@
 //!   accepting, GOAWAY to every connection, streams end within the
 //!   [grace](Serve::grace), then whatever is left is dropped.
 //!
-//! What it counts is in [`ServerStats`], for `/metrics` (see the crate docs).
+//! What it counts is in [`ServerStats`], for `/metrics` (see the crate docs). The accept
+//! loop, the cap and the deadlines are status-serve's, the one bounded server status-http's
+//! HTTP/1 server is built on too; this module is its HTTP/2 side.
 
-mod conn;
-mod run;
+mod grpc;
 
-use self::run::run;
-
-use std::convert::Infallible;
 use std::future::{Future, IntoFuture};
 use std::io;
-use std::net::SocketAddr;
-use std::pin::{pin, Pin};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
-use hyper::body::Incoming;
-use hyper::server::conn::http2;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
-use tokio::task::JoinSet;
-use tokio::time::Instant;
+use tokio::net::TcpListener;
 use tonic::service::Routes;
-use tonic::transport::server::TcpConnectInfo;
-use tower::ServiceExt;
 
-use self::conn::{Conn, Table, Tracked};
-use crate::sync::lock;
+pub use status_serve::ServerStats;
 
 /// The most connections by default, before the descriptor limit is taken into account.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
@@ -212,48 +199,6 @@ impl<F> Serve<F> {
     }
 }
 
-/// What a bounded server counts: its connections, and those it closed and why.
-#[derive(Debug, Default)]
-pub struct ServerStats {
-    connections: AtomicUsize,
-    closed_handshake: AtomicU64,
-    closed_idle: AtomicU64,
-    shed: AtomicU64,
-    accept_failures: AtomicU64,
-}
-
-impl ServerStats {
-    /// Connections open now.
-    #[must_use]
-    pub fn connections(&self) -> usize {
-        self.connections.load(Ordering::Relaxed)
-    }
-
-    /// Connections closed for sending no request within the handshake timeout.
-    #[must_use]
-    pub fn closed_handshake(&self) -> u64 {
-        self.closed_handshake.load(Ordering::Relaxed)
-    }
-
-    /// Connections closed after the idle timeout with no stream open.
-    #[must_use]
-    pub fn closed_idle(&self) -> u64 {
-        self.closed_idle.load(Ordering::Relaxed)
-    }
-
-    /// Idle connections closed to make room (the cap, or out of descriptors).
-    #[must_use]
-    pub fn shed(&self) -> u64 {
-        self.shed.load(Ordering::Relaxed)
-    }
-
-    /// Failed `accept` calls (out of descriptors, most often).
-    #[must_use]
-    pub fn accept_failures(&self) -> u64 {
-        self.accept_failures.load(Ordering::Relaxed)
-    }
-}
-
 impl<F> IntoFuture for Serve<F>
 where
     F: Future<Output = ()> + Send + 'static,
@@ -262,6 +207,24 @@ where
     type IntoFuture = Pin<Box<dyn Future<Output = io::Result<()>> + Send>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(run(self))
+        let Serve {
+            listener,
+            routes,
+            signal,
+            limits,
+            stats,
+        } = self;
+        let bounds = status_serve::Bounds {
+            max_connections: limits.max_connections,
+            grace: limits.grace,
+            name: "gRPC",
+        };
+        Box::pin(status_serve::run(
+            listener,
+            grpc::Grpc { routes, limits },
+            signal,
+            bounds,
+            stats,
+        ))
     }
 }

@@ -25,36 +25,25 @@
 //!   then drops what is left and returns.
 //!
 //! HTTP/1.1 only: the probes, admin API and dashboard need nothing more, and a balancer in
-//! front speaks HTTP/1.1 to its targets.
+//! front speaks HTTP/1.1 to its targets. The accept loop, the cap and the deadlines are
+//! status-serve's, the one bounded server status-grpc's HTTP/2 server is built on too; this
+//! module is its HTTP/1 side.
 
-mod accept;
 mod body;
-mod conn;
-mod run;
+mod http1;
 
 pub use crate::body::BodyTimeout;
+pub use status_serve::ServerStats;
 
-use std::convert::Infallible;
 use std::future::{Future, IntoFuture};
 use std::io;
-use std::net::SocketAddr;
-use std::pin::{pin, Pin};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::ConnectInfo;
 use axum::Router;
-use hyper::body::{Body as _, Incoming};
-use hyper::server::conn::http1;
-use hyper_util::rt::TokioIo;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::watch;
-use tokio::task::JoinSet;
-use tower::ServiceExt;
-
-use self::accept::{out_of_descriptors, Accept};
-use self::body::{Deadline, InFlight, Tracked};
-use self::conn::{Conn, Table, Watched};
 
 /// The largest request head hyper reads; larger ones get hyper's own bare 431. The router's
 /// limits (see [`RequestGuardLayer`](crate::middleware::RequestGuardLayer)) are smaller, so
@@ -86,6 +75,7 @@ pub fn serve(listener: TcpListener, router: Router) -> Serve<std::future::Pendin
         router,
         signal: std::future::pending(),
         limits: Limits::default(),
+        stats: Arc::default(),
     }
 }
 
@@ -96,6 +86,7 @@ pub struct Serve<F> {
     router: Router,
     signal: F,
     limits: Limits,
+    stats: Arc<ServerStats>,
 }
 
 impl<F> std::fmt::Debug for Serve<F> {
@@ -139,6 +130,7 @@ impl<F> Serve<F> {
             router: self.router,
             signal,
             limits: self.limits,
+            stats: self.stats,
         }
     }
 
@@ -173,6 +165,13 @@ impl<F> Serve<F> {
         self.limits.body_timeout = timeout;
         self
     }
+
+    /// What the server counts (connections open, closed and why, shed, failed accepts),
+    /// shared with the running server.
+    #[must_use]
+    pub fn stats(&self) -> Arc<ServerStats> {
+        Arc::clone(&self.stats)
+    }
 }
 
 impl<F> IntoFuture for Serve<F>
@@ -183,7 +182,25 @@ where
     type IntoFuture = Pin<Box<dyn Future<Output = io::Result<()>> + Send>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(run::run(self))
+        let Serve {
+            listener,
+            router,
+            signal,
+            limits,
+            stats,
+        } = self;
+        let bounds = status_serve::Bounds {
+            max_connections: limits.max_connections,
+            grace: limits.grace,
+            name: "HTTP",
+        };
+        Box::pin(status_serve::run(
+            listener,
+            http1::Http1 { router, limits },
+            signal,
+            bounds,
+            stats,
+        ))
     }
 }
 

@@ -1,0 +1,284 @@
+//! What the server knows of each connection: whether a request is in progress, whether one
+//! ever came, since when it has been in its phase; and the table of open connections the
+//! cap sheds from.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+/// Waiting for the first byte of a request (a new or kept-alive connection).
+const IDLE: u8 = 0;
+/// Some bytes of a request's head arrived, not all.
+const HEAD: u8 = 1;
+/// A request (an HTTP/2 stream) is being answered.
+const BUSY: u8 = 2;
+
+/// How long a connection may wait in each phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// From its opening to its first request (gRPC's handshake timeout; HTTP/1 takes its idle
+    /// timeout).
+    pub first: Duration,
+    /// From the first byte of a request's head to the whole head (HTTP/1's header timeout);
+    /// `None` where a protocol reads heads itself (HTTP/2).
+    pub head: Option<Duration>,
+    /// From the end of its last request, with none in progress.
+    pub idle: Duration,
+}
+
+/// One open connection, as its protocol tells the server of it.
+#[derive(Debug)]
+pub struct Conn {
+    id: u64,
+    epoch: Instant,
+    phase: AtomicU8,
+    /// Milliseconds from the table's epoch to the start of the current phase.
+    since: AtomicU64,
+    /// Requests in progress (HTTP/1: 0 or 1; HTTP/2: its open streams).
+    in_flight: AtomicU64,
+    /// Whether a request ever began.
+    spoke: AtomicBool,
+    /// Told to close at once.
+    shed: Notify,
+}
+
+/// A request in progress on its connection, until dropped (when its answer is written
+/// whole, or given up on: see [`Tracked`](crate::Tracked)).
+#[derive(Debug)]
+pub struct Busy(Arc<Conn>);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        let conn = &self.0;
+        if conn.in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
+            conn.enter(IDLE);
+        }
+    }
+}
+
+impl Conn {
+    fn now(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    fn enter(&self, phase: u8) {
+        self.since.store(self.now(), Ordering::Release);
+        self.phase.store(phase, Ordering::Release);
+    }
+
+    fn since(&self) -> Instant {
+        self.epoch + Duration::from_millis(self.since.load(Ordering::Acquire))
+    }
+
+    /// A request begins (its head is whole and handed to the service): the connection is
+    /// busy, and never shed, until the guard is dropped.
+    #[must_use = "the request ends when the guard is dropped"]
+    pub fn begin(self: &Arc<Self>) -> Busy {
+        self.spoke.store(true, Ordering::Release);
+        self.in_flight.fetch_add(1, Ordering::AcqRel);
+        self.phase.store(BUSY, Ordering::Release);
+        Busy(Arc::clone(self))
+    }
+
+    /// Bytes arrived: the first ones of a request's head start its head timeout.
+    pub fn bytes_arrived(&self) {
+        if self.phase.load(Ordering::Relaxed) == IDLE
+            && self
+                .phase
+                .compare_exchange(IDLE, HEAD, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
+            self.since.store(self.now(), Ordering::Release);
+        }
+    }
+
+    /// Whether a request is in progress.
+    #[must_use]
+    pub fn is_busy(&self) -> bool {
+        self.phase.load(Ordering::Acquire) == BUSY
+    }
+
+    /// Whether a request ever began on it.
+    #[must_use]
+    pub fn spoke(&self) -> bool {
+        self.spoke.load(Ordering::Acquire)
+    }
+
+    /// When it is past due: `first` after its opening while it never spoke, `head` after the
+    /// first byte of a head, `idle` after its last answer; `None` while busy.
+    #[must_use]
+    pub fn deadline(&self, t: Timeouts) -> Option<Instant> {
+        match self.phase.load(Ordering::Acquire) {
+            BUSY => None,
+            HEAD => Some(self.since() + t.head.unwrap_or(t.idle)),
+            _ if !self.spoke() => Some(self.since() + t.first),
+            _ => Some(self.since() + t.idle),
+        }
+    }
+
+    /// When to look at it again: its deadline, and no later than `head` (else `first`) from
+    /// now, since a head may start, or a request end, without waking anyone. So a slow head
+    /// is closed between one and two head timeouts after its first byte.
+    #[must_use]
+    pub fn next_look(&self, t: Timeouts) -> Instant {
+        let soon = Instant::now() + t.head.unwrap_or(t.first);
+        self.deadline(t).map_or(soon, |deadline| deadline.min(soon))
+    }
+
+    /// Resolves when the server sheds it to make room: close it at once.
+    pub async fn shed(&self) {
+        self.shed.notified().await;
+    }
+
+    fn idle_since(&self) -> Option<u64> {
+        (!self.is_busy()).then(|| self.since.load(Ordering::Acquire))
+    }
+}
+
+/// The open connections.
+#[derive(Debug)]
+pub(crate) struct Table {
+    epoch: Instant,
+    next: AtomicU64,
+    open: Mutex<HashMap<u64, Arc<Conn>>>,
+}
+
+impl Table {
+    pub(crate) fn new() -> Self {
+        Self {
+            epoch: Instant::now(),
+            next: AtomicU64::new(0),
+            open: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A new connection, idle, not yet spoken.
+    pub(crate) fn open(&self) -> Arc<Conn> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let conn = Arc::new(Conn {
+            id,
+            epoch: self.epoch,
+            phase: AtomicU8::new(IDLE),
+            since: AtomicU64::new(0),
+            in_flight: AtomicU64::new(0),
+            spoke: AtomicBool::new(false),
+            shed: Notify::new(),
+        });
+        conn.enter(IDLE);
+        self.lock().insert(id, Arc::clone(&conn));
+        conn
+    }
+
+    pub(crate) fn close(&self, conn: &Conn) {
+        self.lock().remove(&conn.id);
+    }
+
+    /// How many connections are open and not shed.
+    pub(crate) fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Closes the connection that has waited longest without a request in progress; false
+    /// when every connection is answering one.
+    pub(crate) fn shed_one(&self) -> bool {
+        let mut open = self.lock();
+        let oldest = open
+            .values()
+            .filter_map(|c| c.idle_since().map(|since| (since, c.id)))
+            .min();
+        let Some((_, id)) = oldest else { return false };
+        if let Some(conn) = open.remove(&id) {
+            conn.shed.notify_one();
+        }
+        true
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<u64, Arc<Conn>>> {
+        self.open.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: Duration = Duration::from_secs(1);
+
+    #[tokio::test(start_paused = true)]
+    async fn sheds_the_longest_idle_connection_and_never_a_busy_one() {
+        let table = Table::new();
+        let first = table.open();
+        tokio::time::advance(S).await;
+        let second = table.open();
+        tokio::time::advance(S).await;
+        let third = table.open();
+        let busy = first.begin();
+        assert!(table.shed_one());
+        assert!(table.lock().contains_key(&first.id), "busy: kept");
+        assert!(
+            !table.lock().contains_key(&second.id),
+            "the oldest idle goes"
+        );
+        assert!(table.lock().contains_key(&third.id));
+        assert!(table.shed_one());
+        assert!(!table.shed_one(), "the busy one stays");
+        drop(busy);
+        assert!(table.shed_one(), "done answering, it can go");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn http1_a_head_has_its_deadline_from_its_first_byte() {
+        let t = Timeouts {
+            first: 60 * S,
+            head: Some(5 * S),
+            idle: 60 * S,
+        };
+        let table = Table::new();
+        let conn = table.open();
+        let opened = Instant::now();
+        assert_eq!(conn.next_look(t), opened + 5 * S, "looked at while idle");
+        tokio::time::advance(10 * S).await;
+        assert!(conn.deadline(t).unwrap() > Instant::now());
+        conn.bytes_arrived();
+        let first_byte = Instant::now();
+        assert_eq!(conn.next_look(t), first_byte + 5 * S);
+        tokio::time::advance(5 * S).await;
+        assert!(conn.deadline(t).unwrap() <= Instant::now(), "a slow head");
+        let busy = conn.begin();
+        assert_eq!(conn.deadline(t), None, "never while answering");
+        tokio::time::advance(100 * S).await;
+        drop(busy);
+        let answered = Instant::now();
+        assert_eq!(conn.deadline(t), Some(answered + 60 * S));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn http2_the_first_request_then_idle_and_none_while_streams_are_open() {
+        let t = Timeouts {
+            first: 10 * S,
+            head: None,
+            idle: 300 * S,
+        };
+        let table = Table::new();
+        let conn = table.open();
+        let opened = Instant::now();
+        assert_eq!(conn.deadline(t), Some(opened + 10 * S));
+        tokio::time::advance(3 * S).await;
+        let (one, two) = (conn.begin(), conn.begin());
+        assert_eq!(conn.deadline(t), None, "streams are open");
+        tokio::time::advance(100 * S).await;
+        drop(one);
+        assert_eq!(conn.deadline(t), None, "one stream is still open");
+        drop(two);
+        assert_eq!(
+            conn.deadline(t),
+            Some(opened + 103 * S + 300 * S),
+            "idle from the end of its last stream"
+        );
+        assert!(conn.spoke());
+    }
+}
