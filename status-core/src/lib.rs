@@ -84,30 +84,24 @@
 //!   application, each with its own rule, folded as the system is.
 //! - Mutes and maintenance windows ([`Registry::mute`], [`MuteWindow`]): a dependency still
 //!   checked and shown, but never told.
-//! - [`check`]: ready-made checks of real components (Redis, PostgreSQL, HTTP, TCP, DNS, disk,
-//!   memory, a failure ratio) behind features.
+//! - [`check`]: what a check is, checks from closures and a failure ratio; checks of real
+//!   components (Redis, PostgreSQL, HTTP, TCP, DNS, disk, memory, TLS, …) are the satellite
+//!   crate `status-checks`'s.
 //! - [`Excuse`]: what may excuse a readiness failing on the condition alone; the fleet's is
 //!   one.
-//! - `store` (features `redis`, `etcd`): the Redis and etcd clients that status-fleet's
-//!   stores and status-traffic's budgets share.
 //!
-//! Two satellite crates build on this one, as tracing-subscriber builds on tracing-core:
-//! **status-fleet** (each instance's summary in a shared store, data-center verdicts for
-//! GSLB, fleet-aware readiness) and **status-notify** (the notification policy and its
+//! Satellite crates build on this one, as tracing-subscriber builds on tracing-core:
+//! **status-checks** (checks of real components and the Redis and etcd clients the stores
+//! share), **status-fleet** (each instance's summary in a shared store, data-center verdicts
+//! for GSLB, fleet-aware readiness) and **status-notify** (the notification policy and its
 //! delivery to signed webhooks and Slack). An application that only answers probes compiles
-//! neither.
+//! none of them.
 //!
 //! # Cargo features
 //!
 //! | feature | what |
 //! |---|---|
 //! | `macros` | [`dependency`], [`feature!`] and [`group!`]: declare dependencies, features and probe groups in a line, validated at compile time |
-//! | `redis` | `check::redis`: PING over a multiplexed connection; `store::RedisStore`, the client status-fleet and status-traffic share |
-//! | `etcd` | `store::EtcdStore`: the etcd client status-fleet and status-traffic share |
-//! | `postgres` | `check::postgres`: a query on a reused connection |
-//! | `http` | `check::http`: a URL's status, body and latency; another instance's summary |
-//! | `net` | `check::net`: TCP connect and DNS resolution |
-//! | `system` | `check::system`: free disk space and process memory |
 //!
 //! No feature is on by default. On docs.rs each gated item names the feature it needs.
 //!
@@ -139,8 +133,6 @@ pub mod text;
 mod urgency;
 
 pub mod check;
-#[cfg(any(feature = "redis", feature = "etcd"))]
-pub mod store;
 
 /// Declares a dependency on an `async fn`; see the attribute's documentation in
 /// `status-macros`.

@@ -7,7 +7,7 @@
 #[path = "schedule/mod.rs"]
 mod schedule;
 #[allow(dead_code)]
-#[path = "../../status-core/tests/components/servers.rs"]
+#[path = "../../status-checks/tests/components/servers.rs"]
 mod servers;
 
 use std::sync::atomic::{AtomicU8, Ordering};

@@ -456,7 +456,7 @@ async fn a_stalled_redis_spends_nothing_while_no_instance_culls() {
 }
 
 #[allow(dead_code, unreachable_pub)]
-#[path = "../../status-core/tests/components/servers.rs"]
+#[path = "../../status-checks/tests/components/servers.rs"]
 mod servers;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

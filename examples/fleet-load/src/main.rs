@@ -220,7 +220,7 @@ async fn main() -> anyhow::Result<()> {
             // The logical instances share `--connections` clients, as a machine's instances
             // would not: one process cannot hold 10,000 connections and measure etcd too.
             let shared = (0..connections)
-                .map(|_| status_core::store::EtcdStore::open(urls, period))
+                .map(|_| status_checks::store::EtcdStore::open(urls, period))
                 .collect::<Result<Vec<_>, _>>()?;
             let publishers = (0..args.instances)
                 .map(|i| {

@@ -1,7 +1,7 @@
 //! `--check KIND=TARGET`: a real component checked beside the demo's dependencies.
 
 use anyhow::{bail, Context};
-use status_core::check::{amqp, etcd, memcached, mysql, nats, net, tls};
+use status_checks::{amqp, etcd, memcached, mysql, nats, net, tls};
 use status_core::{Dependency, DependencyBuilder, Urgency};
 
 /// The kinds `--check` takes, with what TARGET is, for `--help` and errors.

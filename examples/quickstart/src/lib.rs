@@ -127,7 +127,7 @@ impl Demo {
         }
         if let Some(url) = &config.redis {
             registry.add(
-                Dependency::builder("redis", status_core::check::redis::RedisCheck::new(url)?)
+                Dependency::builder("redis", status_checks::redis::RedisCheck::new(url)?)
                     .urgency(Urgency::Weak)
                     .kind("redis")
                     .description(format!("Redis at {url}"))
@@ -140,7 +140,7 @@ impl Demo {
             registry.add(
                 Dependency::builder(
                     "postgres",
-                    status_core::check::postgres::PostgresCheck::new(url)?,
+                    status_checks::postgres::PostgresCheck::new(url)?,
                 )
                 .urgency(Urgency::Required)
                 .kind("postgres")

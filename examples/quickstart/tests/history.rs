@@ -17,7 +17,7 @@ use tokio::time::Instant;
 
 mod common;
 #[allow(dead_code)]
-#[path = "../../../status-core/tests/components/servers.rs"]
+#[path = "../../../status-checks/tests/components/servers.rs"]
 mod servers;
 
 const TOKEN: &str = "t";

@@ -13,63 +13,14 @@
 //! and [`FailureRatio`] turns successes and failures, from live traffic or a probe, into a
 //! status by their ratio over a sliding window.
 //!
-//! Checks of real components, each behind its cargo feature:
-//!
-//! | module | feature | checks |
-//! |---|---|---|
-//! | `redis` | `redis` | PING over a reused multiplexed connection |
-//! | `postgres` | `postgres` | `SELECT 1` (or a query) on a reused connection |
-//! | `http` | `http` | a URL's code, body and latency; another `status` instance's summary |
-//! | `net` | `net` | TCP connect, DNS resolution |
-//! | `system` | `system` | free disk space, process memory |
-//! | `tls` | `tls` | a certificate's lifetime left (an endpoint's, or a file's), its chain verified |
-//! | `memcached` | `memcached` | a `version` round trip |
-//! | `etcd` | `etcd` | a member's status: a leader, no alarm, no error |
-//! | `mysql` | `mysql` | `SELECT 1` (or a query) on a reused connection, MySQL or MariaDB |
-//! | `amqp` | `amqp` | a channel opened on a reused connection (RabbitMQ); a queue's depth when asked |
-//! | `nats` | `nats` | a round trip (PING, PONG); JetStream's availability when asked |
-//!
-//! Each reports the latency it measured (or the value it graded) and never holds a
-//! connection or a task past the dependency's timeout.
+//! Checks of real components (Redis, PostgreSQL, HTTP, TCP and DNS, disk and memory, TLS
+//! certificates, memcached, etcd, MySQL, RabbitMQ, NATS) live in the satellite crate
+//! `status-checks`, each behind its cargo feature: the core holds the model, the engine,
+//! probes and facts.
 
-#[cfg(any(
-    feature = "redis",
-    feature = "postgres",
-    feature = "http",
-    feature = "net",
-    feature = "memcached",
-    feature = "etcd",
-    feature = "nats",
-    feature = "mysql",
-    feature = "amqp"
-))]
-mod latency;
 mod outcome;
 mod ratio;
 mod threshold;
-
-#[cfg(feature = "amqp")]
-pub mod amqp;
-#[cfg(feature = "etcd")]
-pub mod etcd;
-#[cfg(feature = "http")]
-pub mod http;
-#[cfg(feature = "memcached")]
-pub mod memcached;
-#[cfg(feature = "mysql")]
-pub mod mysql;
-#[cfg(feature = "nats")]
-pub mod nats;
-#[cfg(feature = "net")]
-pub mod net;
-#[cfg(feature = "postgres")]
-pub mod postgres;
-#[cfg(feature = "redis")]
-pub mod redis;
-#[cfg(feature = "system")]
-pub mod system;
-#[cfg(feature = "tls")]
-pub mod tls;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};

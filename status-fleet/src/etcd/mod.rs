@@ -68,7 +68,7 @@ use super::{
     InstanceSummary, REJECTIONS,
 };
 use crate::sync::lock;
-use status_core::store::EtcdStore;
+use status_checks::store::EtcdStore;
 use status_core::Error;
 
 /// What the mark key of a fleet's prefix holds.

@@ -1,7 +1,7 @@
 //! The instances listed a page at a time, from the keys under the fleet's prefix.
 
 use etcd_client::GetOptions;
-use status_core::store::prefix_end;
+use status_checks::store::prefix_end;
 use status_core::Error;
 
 use super::tally::entry;

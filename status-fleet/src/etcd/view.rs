@@ -16,7 +16,7 @@ use super::tally::{counted, tally, Counts};
 use super::{FLEET_MARK, READ_PAGE};
 use crate::sync::lock;
 use crate::{DatacenterCounts, REJECTIONS};
-use status_core::store::{prefix_end, EtcdStore};
+use status_checks::store::{prefix_end, EtcdStore};
 use status_core::Error;
 
 #[derive(Debug)]

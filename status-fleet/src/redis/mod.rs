@@ -50,7 +50,7 @@
 
 use std::time::Duration;
 
-use status_core::store::{Connection, RedisStore};
+use status_checks::store::{Connection, RedisStore};
 
 use crate::{
     Beat, BeatError, Boxed, DatacenterCounts, FleetStore, InstancePage, InstanceQuery,

@@ -7,7 +7,7 @@
 mod etcd_server;
 // Shared with status-core's component tests, which start the servers this one does not.
 #[allow(dead_code)]
-#[path = "../../../status-core/tests/components/servers.rs"]
+#[path = "../../../status-checks/tests/components/servers.rs"]
 mod servers;
 
 #[cfg(feature = "notify")]

@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use etcd_client::{Client, Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp};
-use status_core::store::EtcdStore;
+use status_checks::store::EtcdStore;
 
 use super::budget::{Asking, Budget, BudgetError, BudgetWindow, Grant};
 

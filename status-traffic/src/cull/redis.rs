@@ -20,7 +20,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
-use status_core::store::RedisStore;
+use status_checks::store::RedisStore;
 
 use super::budget::{Asking, Budget, BudgetError, BudgetWindow, Grant};
 

@@ -1,0 +1,223 @@
+//! AMQP 0-9-1 (RabbitMQ): a channel opened on a reused connection, and optionally a queue's
+//! depth against a threshold.
+
+use std::fmt;
+
+use lapin::options::QueueDeclareOptions;
+use lapin::types::FieldTable;
+use lapin::{Connection, ConnectionProperties};
+use tokio::sync::Mutex;
+use tokio::time::Instant;
+
+use crate::latency::graded;
+use status_core::check::{Check, CheckOutcome, Threshold};
+use status_core::{CheckStatus, Error};
+
+/// Opens (and closes) a channel on an AMQP connection kept between runs, a round trip to the
+/// broker; with [`queue_depth`](Self::queue_depth), also reads a queue's depth (a passive
+/// declare: the queue is never created) and grades it.
+///
+/// - OUTAGE when the broker cannot be reached, refuses the login, or does not answer;
+/// - MAJOR when the queue asked for does not exist;
+/// - the queue's depth against its threshold (the depth is the value), else OK, graded by
+///   latency when asked.
+///
+/// A run that fails or is cut off by the timeout drops the connection; the next run
+/// connects again, so a broker that hangs never holds a connection past the timeout. lapin
+/// drives each connection from tasks of its own, which outlive a connect abandoned halfway;
+/// so each connection runs on a one-thread runtime of its own, shut down (its socket closed)
+/// when the connection is dropped.
+///
+/// # Example
+///
+/// ```
+/// use status_checks::amqp::AmqpCheck;
+/// use status_core::check::Threshold;
+/// use status_core::Dependency;
+///
+/// let check = AmqpCheck::new("amqp://guest:guest@127.0.0.1:5672/%2f")
+///     .unwrap()
+///     .queue_depth("orders", Threshold::at_most(1_000.0, 10_000.0, 100_000.0).unwrap());
+/// let broker = Dependency::builder("broker", check).kind("amqp").build().unwrap();
+/// # let _ = broker;
+/// ```
+pub struct AmqpCheck {
+    uri: lapin::uri::AMQPUri,
+    /// As given, for `Debug` (its password masked).
+    url: String,
+    queue: Option<(String, Threshold)>,
+    connection: Mutex<Option<Held>>,
+    latency: Option<Threshold>,
+}
+
+/// A connection and the runtime its tasks run on; dropping it drops both (connection first).
+struct Held {
+    connection: Connection,
+    _runtime: Dedicated,
+}
+
+/// A one-thread Tokio runtime on a thread of its own, shut down when dropped: every task on
+/// it ends, every socket they held is closed.
+struct Dedicated {
+    handle: tokio::runtime::Handle,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Dedicated {
+    fn start() -> std::io::Result<Self> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let handle = runtime.handle().clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        std::thread::Builder::new()
+            .name("status-amqp".to_owned())
+            .spawn(move || {
+                runtime.block_on(async {
+                    let _ = stopped.await;
+                });
+                // Dropped here: its tasks are cancelled, their sockets closed.
+            })?;
+        Ok(Self {
+            handle,
+            stop: Some(stop),
+        })
+    }
+}
+
+impl Drop for Dedicated {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+impl AmqpCheck {
+    /// A check of the broker at `url` (`amqp://user:password@host:5672/vhost`, `amqps://` for
+    /// TLS).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_invalid`] unless `url` is an `amqp://` or `amqps://` URL with a host (the
+    /// message masks its password).
+    pub fn new(url: &str) -> Result<Self, Error> {
+        let invalid = || {
+            Error::invalid(format!(
+                "not an AMQP URL (amqp://user:password@host:port/vhost): {}",
+                status_core::mask_credentials(url)
+            ))
+        };
+        if !(url.starts_with("amqp://") || url.starts_with("amqps://")) {
+            return Err(invalid());
+        }
+        let uri: lapin::uri::AMQPUri = url.parse().map_err(|_| invalid())?;
+        Ok(Self {
+            uri,
+            url: url.to_owned(),
+            queue: None,
+            connection: Mutex::new(None),
+            latency: None,
+        })
+    }
+
+    /// Reads the depth (messages ready) of `queue` at every run, graded by `threshold`.
+    #[must_use]
+    pub fn queue_depth(mut self, queue: impl Into<String>, threshold: Threshold) -> Self {
+        self.queue = Some((queue.into(), threshold));
+        self
+    }
+
+    /// Grades the channel's round trip, in milliseconds (OK whatever it is by default).
+    #[must_use]
+    pub fn latency(mut self, threshold: Threshold) -> Self {
+        self.latency = Some(threshold);
+        self
+    }
+}
+
+impl Check for AmqpCheck {
+    async fn check(&self) -> CheckOutcome {
+        let started = Instant::now();
+        let mut slot = self.connection.lock().await;
+        // Taken out: if this run is cancelled, the connection is dropped with it.
+        let held = match slot.take() {
+            Some(held) if held.connection.status().connected() => held,
+            _ => {
+                let runtime = match Dedicated::start() {
+                    Ok(runtime) => runtime,
+                    Err(e) => return CheckOutcome::from_error(e),
+                };
+                let on = async_rs::Runtime::tokio_with_handle(runtime.handle.clone());
+                match Connection::connect_uri_with_runtime(
+                    self.uri.clone(),
+                    ConnectionProperties::default(),
+                    on,
+                )
+                .await
+                {
+                    Ok(connection) => Held {
+                        connection,
+                        _runtime: runtime,
+                    },
+                    Err(e) => return CheckOutcome::from_error(e),
+                }
+            }
+        };
+        let connection = &held.connection;
+        let channel = match connection.create_channel().await {
+            Ok(channel) => channel,
+            Err(e) => return CheckOutcome::from_error(e),
+        };
+        let elapsed = started.elapsed();
+        let outcome = match &self.queue {
+            None => graded(elapsed, self.latency.as_ref(), "channel opened"),
+            Some((queue, threshold)) => {
+                let declared = channel
+                    .queue_declare(
+                        queue.as_str().into(),
+                        QueueDeclareOptions {
+                            passive: true,
+                            ..QueueDeclareOptions::default()
+                        },
+                        FieldTable::default(),
+                    )
+                    .await;
+                match declared {
+                    Ok(declared) => {
+                        let depth = f64::from(declared.message_count());
+                        CheckOutcome::new(
+                            threshold.status_of(depth),
+                            format!("{depth} messages ready in {queue}"),
+                        )
+                        .with_value(depth)
+                    }
+                    // A passive declare of a missing queue closes the channel (404), not the
+                    // connection, which is kept.
+                    Err(e) => {
+                        *slot = Some(held);
+                        return CheckOutcome::new(
+                            CheckStatus::Major,
+                            format!("queue {queue} cannot be read: {e}"),
+                        );
+                    }
+                }
+            }
+        };
+        if channel.close(200, "status check".into()).await.is_err() {
+            return outcome;
+        }
+        *slot = Some(held);
+        outcome
+    }
+}
+
+impl fmt::Debug for AmqpCheck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AmqpCheck")
+            .field("url", &status_core::mask_credentials(&self.url))
+            .field("queue", &self.queue)
+            .field("latency", &self.latency)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,159 @@
+//! NATS: a round trip to the server (PING, PONG), and JetStream's availability when asked.
+
+use std::fmt;
+use std::time::Duration;
+
+use async_nats::connection::State;
+use async_nats::{Client, ConnectOptions};
+use tokio::sync::Mutex;
+use tokio::time::Instant;
+
+use crate::latency::graded;
+use status_core::check::{Check, CheckOutcome, Threshold};
+use status_core::{CheckStatus, Error};
+
+/// Flushes a NATS connection kept between runs (a PING answered by a PONG) and, when asked,
+/// asks JetStream for the account's information.
+///
+/// - OUTAGE when the server cannot be reached or does not answer;
+/// - MAJOR when JetStream was asked for and is not available (core NATS works: publishers
+///   without persistence go on);
+/// - else OK, graded by the round trip's latency when asked, with the server's version.
+///
+/// A client that lost its connection is not reused (its own reconnection tries once); a run
+/// that fails or is cut off by the timeout drops the client, closing its connection, and
+/// the next run connects again, so a server that hangs never holds a connection or a task
+/// past the timeout. JetStream is asked with a bare `$JS.API.INFO` request, read only for an
+/// error, so servers from 2.9 on answer it alike.
+///
+/// # Example
+///
+/// ```
+/// use status_checks::nats::NatsCheck;
+/// use status_core::Dependency;
+///
+/// let check = NatsCheck::new("nats://127.0.0.1:4222").unwrap().jetstream(true);
+/// let events = Dependency::builder("events", check).kind("nats").build().unwrap();
+/// # let _ = events;
+/// ```
+pub struct NatsCheck {
+    url: String,
+    jetstream: bool,
+    client: Mutex<Option<Client>>,
+    latency: Option<Threshold>,
+}
+
+impl NatsCheck {
+    /// A check of the server at `url` (`nats://host:4222`; credentials in the URL as NATS
+    /// takes them).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_invalid`] unless `url` is a `nats://` (or `tls://`) URL with a host.
+    pub fn new(url: &str) -> Result<Self, Error> {
+        let rest = url
+            .strip_prefix("nats://")
+            .or_else(|| url.strip_prefix("tls://"))
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "not a NATS URL (nats://host:port): {}",
+                    status_core::mask_credentials(url)
+                ))
+            })?;
+        let host = rest.rsplit('@').next().unwrap_or_default();
+        if host.is_empty() || host.starts_with(':') {
+            return Err(Error::invalid("a NATS URL needs a host"));
+        }
+        Ok(Self {
+            url: url.to_owned(),
+            jetstream: false,
+            client: Mutex::new(None),
+            latency: None,
+        })
+    }
+
+    /// Whether JetStream must be available too (off by default).
+    #[must_use]
+    pub fn jetstream(mut self, required: bool) -> Self {
+        self.jetstream = required;
+        self
+    }
+
+    /// Grades the round trip's latency, in milliseconds (OK whatever it is by default).
+    #[must_use]
+    pub fn latency(mut self, threshold: Threshold) -> Self {
+        self.latency = Some(threshold);
+        self
+    }
+}
+
+impl Check for NatsCheck {
+    async fn check(&self) -> CheckOutcome {
+        let started = Instant::now();
+        let mut slot = self.client.lock().await;
+        // Taken out: if this run is cancelled, the client is dropped with it.
+        let client = match slot.take() {
+            Some(client) if client.connection_state() == State::Connected => client,
+            _ => {
+                let options = ConnectOptions::new()
+                    .connection_timeout(Duration::from_secs(5))
+                    .max_reconnects(1);
+                match options.connect(self.url.as_str()).await {
+                    Ok(client) => client,
+                    Err(e) => return CheckOutcome::from_error(e),
+                }
+            }
+        };
+        if let Err(e) = client.flush().await {
+            return CheckOutcome::from_error(e);
+        }
+        let elapsed = started.elapsed();
+        let version = client.server_info().version;
+        if self.jetstream {
+            if let Err(why) = jetstream_info(&client).await {
+                *slot = Some(client);
+                return CheckOutcome::new(
+                    CheckStatus::Major,
+                    format!("JetStream is not available: {why}"),
+                );
+            }
+        }
+        *slot = Some(client);
+        let what = if self.jetstream {
+            format!("nats-server {version} with JetStream, round trip")
+        } else {
+            format!("nats-server {version}, round trip")
+        };
+        graded(elapsed, self.latency.as_ref(), &what)
+    }
+}
+
+/// Asks JetStream for the account's information (`$JS.API.INFO`), read only as far as an
+/// error: the answer's shape changes between server versions; an error or no responder
+/// (JetStream off) is what matters.
+async fn jetstream_info(client: &Client) -> Result<(), String> {
+    let answer = client
+        .request("$JS.API.INFO", Default::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    let info: serde_json::Value = serde_json::from_slice(&answer.payload)
+        .map_err(|e| format!("an answer that is not JSON: {e}"))?;
+    match info.get("error") {
+        Some(error) => Err(error
+            .get("description")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("an error")
+            .to_owned()),
+        None => Ok(()),
+    }
+}
+
+impl fmt::Debug for NatsCheck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NatsCheck")
+            .field("url", &status_core::mask_credentials(&self.url))
+            .field("jetstream", &self.jetstream)
+            .field("latency", &self.latency)
+            .finish_non_exhaustive()
+    }
+}

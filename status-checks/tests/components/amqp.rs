@@ -1,0 +1,99 @@
+use lapin::options::{BasicPublishOptions, QueueDeclareOptions};
+use lapin::types::FieldTable;
+use lapin::{BasicProperties, Connection, ConnectionProperties};
+use status_checks::amqp::AmqpCheck;
+use status_core::check::{Check, Threshold};
+use status_core::CheckStatus;
+
+use crate::servers::{rabbitmq, Silent};
+use crate::{healthy_stopped_and_restarted, never_answers_without_leaks};
+
+/// One RabbitMQ for the whole file: it takes seconds to start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broker_healthy_stopped_restarted_and_a_queue_graded_by_its_depth() {
+    let mut server = rabbitmq();
+    let url = format!("amqp://guest:guest@127.0.0.1:{}/%2f", server.port);
+
+    // Five messages waiting in `orders`, published by a client of the test's own.
+    let publisher = Connection::connect(&url, ConnectionProperties::default())
+        .await
+        .unwrap();
+    let channel = publisher.create_channel().await.unwrap();
+    channel
+        .queue_declare(
+            "orders".into(),
+            QueueDeclareOptions::default(),
+            FieldTable::default(),
+        )
+        .await
+        .unwrap();
+    for i in 0..5 {
+        channel
+            .basic_publish(
+                "".into(),
+                "orders".into(),
+                BasicPublishOptions::default(),
+                format!("order {i}").as_bytes(),
+                BasicProperties::default(),
+            )
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    }
+    let depth = AmqpCheck::new(&url)
+        .unwrap()
+        .queue_depth("orders", Threshold::at_most(3.0, 10.0, 100.0).unwrap());
+    let outcome = depth.check().await;
+    assert_eq!(
+        outcome.status(),
+        CheckStatus::Minor,
+        "{}",
+        outcome.message()
+    );
+    assert_eq!(outcome.value(), Some(5.0));
+    assert!(
+        outcome.message().contains("5 messages ready in orders"),
+        "{}",
+        outcome.message()
+    );
+    // The connection survives a missing queue: the next run reads again.
+    let missing = AmqpCheck::new(&url).unwrap().queue_depth(
+        "no-such-queue",
+        Threshold::at_most(3.0, 10.0, 100.0).unwrap(),
+    );
+    for _ in 0..2 {
+        let outcome = missing.check().await;
+        assert_eq!(
+            outcome.status(),
+            CheckStatus::Major,
+            "{}",
+            outcome.message()
+        );
+        assert!(
+            outcome.message().contains("no-such-queue"),
+            "{}",
+            outcome.message()
+        );
+    }
+    drop(publisher);
+
+    let check = AmqpCheck::new(&url)
+        .unwrap()
+        .latency(Threshold::at_most(1_000.0, 2_000.0, 5_000.0).unwrap());
+    healthy_stopped_and_restarted(&mut server, check, "channel opened").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broker_that_never_answers_times_out_without_leaks() {
+    let silent = Silent::start().await;
+    let check =
+        AmqpCheck::new(&format!("amqp://guest:guest@127.0.0.1:{}/%2f", silent.port)).unwrap();
+    never_answers_without_leaks(&silent, check).await;
+}
+
+#[test]
+fn urls_that_are_not_amqp_are_refused_without_their_password() {
+    let error = AmqpCheck::new("http://app:hunter2@127.0.0.1:5672/").unwrap_err();
+    assert!(!error.to_string().contains("hunter2"), "{error}");
+}
