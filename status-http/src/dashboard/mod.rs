@@ -234,3 +234,16 @@ pub(crate) async fn asset(Path(file): Path<String>) -> Response {
     )
         .into_response()
 }
+
+/// Adds the dashboard's routes: the page, its live events, its assets.
+pub(crate) fn routes<S>(router: axum::Router<S>) -> axum::Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+    Arc<DashboardState>: axum::extract::FromRef<S>,
+{
+    use axum::routing::get;
+    router
+        .route("/status", get(page))
+        .route("/status/events", get(events))
+        .route("/status/assets/{file}", get(asset))
+}

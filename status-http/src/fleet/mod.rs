@@ -412,3 +412,20 @@ pub(crate) fn register_metrics(fleet: &Fleet, metrics: &mut prometheus_client::r
         }),
     );
 }
+
+/// Adds the fleet's routes: the fleet, a data center's verdict for GSLB, the dependencies
+/// failing across it; with `dashboard`, its page.
+pub(crate) fn routes<S>(router: axum::Router<S>) -> axum::Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+    Arc<FleetState>: axum::extract::FromRef<S>,
+{
+    use axum::routing::get;
+    let router = router
+        .route("/fleet", get(fleet))
+        .route("/fleet/datacenters/{dc}", get(datacenter))
+        .route("/fleet/dependencies", get(dependencies));
+    #[cfg(feature = "dashboard")]
+    let router = router.route("/status/fleet", get(page::page));
+    router
+}

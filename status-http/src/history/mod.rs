@@ -333,3 +333,31 @@ impl HistoryState {
         }
     }
 }
+
+/// Adds the history's routes: uptime, the report, transitions; with `dashboard`, its pages.
+pub(crate) fn routes<S>(router: axum::Router<S>) -> axum::Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+    Arc<HistoryState>: axum::extract::FromRef<S>,
+{
+    use axum::routing::get;
+    let router = router
+        .route("/healthcheck/uptime", get(system))
+        .route("/healthcheck/report", get(report))
+        .route("/healthcheck/dependencies/{id}/uptime", get(dependency))
+        .route("/healthcheck/groups/{name}/uptime", get(group))
+        .route("/healthcheck/transitions", get(transitions::system))
+        .route(
+            "/healthcheck/dependencies/{id}/transitions",
+            get(transitions::dependency),
+        )
+        .route(
+            "/healthcheck/groups/{name}/transitions",
+            get(transitions::group),
+        );
+    #[cfg(feature = "dashboard")]
+    let router = router
+        .route("/status/history", get(page::overview))
+        .route("/status/history/{id}", get(page::dependency));
+    router
+}

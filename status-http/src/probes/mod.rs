@@ -306,3 +306,40 @@ pub(crate) async fn dependency(
         },
     ))
 }
+
+/// The probes' routes, a balancer's hot path: the summary, liveness and group summaries as
+/// hand-written services ([`HotProbe`]), and a static path for each group registered by now
+/// (matched without extracting a parameter; later ones are served by the parameterised one).
+pub(crate) fn routes<S>(
+    state: &Arc<ProbeState>,
+    registry: &status_core::Registry,
+) -> axum::Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+    Arc<ProbeState>: axum::extract::FromRef<S>,
+{
+    use axum::routing::{get, get_service};
+    let hot = axum::Router::new()
+        .route("/healthcheck", get(detailed))
+        .route(
+            "/healthcheck/summary",
+            get_service(HotProbe::summary(Arc::clone(state))),
+        )
+        .route(
+            "/healthcheck/live",
+            get_service(HotProbe::live(Arc::clone(state))),
+        )
+        .route("/healthcheck/ready", get(ready))
+        .route("/healthcheck/groups/{name}", get(groups::group))
+        .route(
+            "/healthcheck/groups/{name}/summary",
+            get_service(HotProbe::group_summary(Arc::clone(state))),
+        )
+        .route("/healthcheck/startup", get(startup));
+    registry.groups().iter().fold(hot, |hot, group| {
+        hot.route(
+            &format!("/healthcheck/groups/{}/summary", group.group().name()),
+            get_service(HotProbe::group_summary(Arc::clone(state))),
+        )
+    })
+}

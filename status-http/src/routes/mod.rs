@@ -1,26 +1,22 @@
 //! The router of the HTTP contract and its options, and the state it is assembled with.
 
+mod actions;
 mod state;
-
-use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
 use axum::http::header::CACHE_CONTROL;
 use axum::http::HeaderValue;
-use axum::routing::{get, get_service, post, put};
+use axum::routing::get;
 use axum::Router;
 use status_core::Registry;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::{DefaultOnFailure, TraceLayer};
 
-use self::state::{AppState, Areas};
-use crate::admin::AdminState;
 use crate::audit::AuditLog;
-use crate::auth::AdminAuth;
 use crate::body::BODY_LIMIT;
 #[cfg(feature = "metrics")]
-use crate::metrics::{Metrics, MetricsHook, MetricsState};
+use crate::metrics::MetricsHook;
 use crate::middleware::RequestGuardLayer;
 #[cfg(feature = "dashboard")]
 use crate::panel::Panel;
@@ -289,10 +285,10 @@ impl Routes {
     ///
     /// [`status_core::Error::is_not_found`] when readiness is bound to a probe group the
     /// registry does not have.
-    pub fn try_build(self) -> Result<Router, status_core::Error> {
+    pub fn try_build(mut self) -> Result<Router, status_core::Error> {
         let present = Presentation {
             public: self.public_view,
-            appname: self.appname,
+            appname: self.appname.take(),
         };
         let policy = self.registry.serve_policy();
         let ignored = self.codes.disagreements(policy);
@@ -308,12 +304,15 @@ impl Routes {
         let mut probes = ProbeState::new(self.registry.clone(), self.codes, present.clone());
         let mut verdicts = self
             .probes
+            .take()
             .unwrap_or_else(|| status_core::Probes::new(&self.registry));
-        if let Some(group) = self.readiness_group {
+        if let Some(group) = self.readiness_group.take() {
             verdicts = verdicts.readiness_group(group);
         }
         #[cfg(feature = "fleet")]
-        if let (Some(fleet), Some((instance_id, datacenter))) = (&self.fleet, self.fleet_aware) {
+        if let (Some(fleet), Some((instance_id, datacenter))) =
+            (&self.fleet, self.fleet_aware.take())
+        {
             verdicts = verdicts.excuse(status_fleet::FleetExcuse::shared(
                 fleet.source(),
                 instance_id,
@@ -322,113 +321,15 @@ impl Routes {
         }
         verdicts.check()?;
         probes.verdicts = verdicts;
-        #[cfg(feature = "history")]
-        let page_name = present
-            .appname
-            .clone()
-            .unwrap_or_else(|| self.registry.appname().to_owned());
-        let state = AppState(Arc::new(Areas {
-            probes: Arc::new(probes),
-            admin: Arc::new(AdminState {
-                registry: self.registry.clone(),
-                present: present.clone(),
-            }),
-            auth: AdminAuth::new(self.admin_token.as_deref().unwrap_or_default()),
-            audit: self.audit.clone(),
-            #[cfg(feature = "dashboard")]
-            dashboard: Arc::new({
-                #[allow(unused_mut)]
-                let mut dashboard = crate::dashboard::DashboardState::new(
-                    self.registry.clone(),
-                    present,
-                    self.panels,
-                );
-                #[cfg(feature = "history")]
-                {
-                    dashboard.history = self.history.is_some();
-                }
-                dashboard
-            }),
-            #[cfg(feature = "metrics")]
-            metrics: Arc::new(MetricsState {
-                metrics: Metrics::new(&self.registry, self.metrics),
-                registry: self.registry.clone(),
-            }),
-            #[cfg(feature = "fleet")]
-            fleet: Arc::new(crate::fleet::FleetState {
-                #[cfg(feature = "dashboard")]
-                hostname: self.registry.hostname().to_owned(),
-                fleet: self.fleet,
-            }),
-            #[cfg(feature = "history")]
-            statuspage: Arc::new(crate::statuspage::StatusPageState::new(
-                self.registry.clone(),
-                self.history.clone(),
-                page_name,
-                self.status_page_url,
-            )),
-            #[cfg(feature = "history")]
-            history: Arc::new(crate::history::HistoryState::new(
-                self.registry.clone(),
-                self.history,
-                &self.audit,
-                self.public_view,
-            )),
-        }));
+        let audit = self.audit.clone();
+        let registry = self.registry.clone();
+        let state = state::assemble(self, probes);
         // The probes a balancer calls many times a second carry no request span: they are
         // the hot path, and a trace of each would drown the others.
-        let hot = Router::new()
-            .route("/healthcheck", get(probes::detailed))
-            .route(
-                "/healthcheck/summary",
-                get_service(probes::HotProbe::summary(Arc::clone(&state.0.probes))),
-            )
-            .route(
-                "/healthcheck/live",
-                get_service(probes::HotProbe::live(Arc::clone(&state.0.probes))),
-            )
-            .route("/healthcheck/ready", get(probes::ready))
-            .route("/healthcheck/groups/{name}", get(probes::groups::group))
-            .route(
-                "/healthcheck/groups/{name}/summary",
-                get_service(probes::HotProbe::group_summary(Arc::clone(&state.0.probes))),
-            )
-            .route("/healthcheck/startup", get(probes::startup));
-        // Groups registered by now get a path of their own too: a static route is matched
-        // without extracting a parameter (later ones are served by the route above).
-        let hot = self.registry.groups().iter().fold(hot, |hot, group| {
-            hot.route(
-                &format!("/healthcheck/groups/{}/summary", group.group().name()),
-                get_service(probes::HotProbe::group_summary(Arc::clone(&state.0.probes))),
-            )
-        });
+        let hot = probes::routes(&state.0.probes, &registry);
         // Every call to a route that checks the token is in the audit trail, refused ones
         // included (apart).
-        let actions = Router::new()
-            .route("/admin/audit", get(crate::trail::audit))
-            .route("/admin/mutes", get(crate::mutes::mutes))
-            .route(
-                "/healthcheck/dependencies/{id}/refresh",
-                post(admin::refresh),
-            )
-            .route(
-                "/features/{name}/override",
-                put(admin::set_override).delete(admin::clear_override),
-            )
-            .route("/admin/drain", put(admin::drain).delete(admin::undrain))
-            .route(
-                "/admin/mutes/{dependency}",
-                put(crate::mutes::mute).delete(crate::mutes::unmute),
-            );
-        #[cfg(feature = "history")]
-        let actions = actions
-            .route("/admin/history/audit", get(crate::trail::history_audit))
-            .route("/admin/incidents", get(crate::statuspage::admin::list))
-            .route(
-                "/admin/incidents/{id}/updates",
-                post(crate::statuspage::admin::post),
-            );
-        let actions = actions.route_layer(self.audit.layer());
+        let actions = actions::routes().route_layer(audit.layer());
         let traced = Router::new()
             .route("/healthcheck/dependencies/{id}", get(probes::dependency))
             .route("/features", get(admin::features))
@@ -437,52 +338,13 @@ impl Routes {
         #[cfg(feature = "metrics")]
         let traced = traced.route("/metrics", get(crate::metrics::metrics));
         #[cfg(feature = "dashboard")]
-        let traced = traced
-            .route("/status", get(crate::dashboard::page))
-            .route("/status/events", get(crate::dashboard::events))
-            .route("/status/assets/{file}", get(crate::dashboard::asset));
+        let traced = crate::dashboard::routes(traced);
         #[cfg(feature = "openapi")]
         let traced = traced.route("/openapi.json", get(crate::openapi::openapi_json));
         #[cfg(feature = "history")]
-        let traced = traced
-            .route("/healthcheck/uptime", get(crate::history::system))
-            .route("/healthcheck/report", get(crate::history::report))
-            .route(
-                "/healthcheck/dependencies/{id}/uptime",
-                get(crate::history::dependency),
-            )
-            .route(
-                "/healthcheck/groups/{name}/uptime",
-                get(crate::history::group),
-            )
-            .route(
-                "/healthcheck/transitions",
-                get(crate::history::transitions::system),
-            )
-            .route(
-                "/healthcheck/dependencies/{id}/transitions",
-                get(crate::history::transitions::dependency),
-            )
-            .route(
-                "/healthcheck/groups/{name}/transitions",
-                get(crate::history::transitions::group),
-            );
-        #[cfg(feature = "history")]
-        let traced = crate::statuspage::routes(traced);
-        #[cfg(all(feature = "history", feature = "dashboard"))]
-        let traced = traced
-            .route("/status/history", get(crate::history::page::overview))
-            .route(
-                "/status/history/{id}",
-                get(crate::history::page::dependency),
-            );
+        let traced = crate::statuspage::routes(crate::history::routes(traced));
         #[cfg(feature = "fleet")]
-        let traced = traced
-            .route("/fleet", get(crate::fleet::fleet))
-            .route("/fleet/datacenters/{dc}", get(crate::fleet::datacenter))
-            .route("/fleet/dependencies", get(crate::fleet::dependencies));
-        #[cfg(all(feature = "fleet", feature = "dashboard"))]
-        let traced = traced.route("/status/fleet", get(crate::fleet::page::page));
+        let traced = crate::fleet::routes(traced);
         let traced = traced
             .layer(DefaultBodyLimit::max(BODY_LIMIT))
             // A handler's bug answers 500 and is logged; the connection lives on.

@@ -16,7 +16,7 @@ use crate::fleet::FleetState;
 #[cfg(feature = "history")]
 use crate::history::HistoryState;
 #[cfg(feature = "metrics")]
-use crate::metrics::MetricsState;
+use crate::metrics::{Metrics, MetricsState};
 use crate::probes::ProbeState;
 #[cfg(feature = "history")]
 use crate::statuspage::StatusPageState;
@@ -72,4 +72,62 @@ substate! {
     history: Arc<HistoryState>,
     #[cfg(feature = "history")]
     statuspage: Arc<StatusPageState>,
+}
+
+/// Every area's state, made of the builder's settings and the probes' state.
+pub(super) fn assemble(routes: super::Routes, probes: ProbeState) -> AppState {
+    let present = probes.present.clone();
+    #[cfg(feature = "history")]
+    let page_name = present
+        .appname
+        .clone()
+        .unwrap_or_else(|| routes.registry.appname().to_owned());
+    AppState(Arc::new(Areas {
+        probes: Arc::new(probes),
+        admin: Arc::new(AdminState {
+            registry: routes.registry.clone(),
+            present: present.clone(),
+        }),
+        auth: AdminAuth::new(routes.admin_token.as_deref().unwrap_or_default()),
+        audit: routes.audit.clone(),
+        #[cfg(feature = "dashboard")]
+        dashboard: Arc::new({
+            #[allow(unused_mut)]
+            let mut dashboard = crate::dashboard::DashboardState::new(
+                routes.registry.clone(),
+                present,
+                routes.panels,
+            );
+            #[cfg(feature = "history")]
+            {
+                dashboard.history = routes.history.is_some();
+            }
+            dashboard
+        }),
+        #[cfg(feature = "metrics")]
+        metrics: Arc::new(MetricsState {
+            metrics: Metrics::new(&routes.registry, routes.metrics),
+            registry: routes.registry.clone(),
+        }),
+        #[cfg(feature = "fleet")]
+        fleet: Arc::new(crate::fleet::FleetState {
+            #[cfg(feature = "dashboard")]
+            hostname: routes.registry.hostname().to_owned(),
+            fleet: routes.fleet,
+        }),
+        #[cfg(feature = "history")]
+        statuspage: Arc::new(crate::statuspage::StatusPageState::new(
+            routes.registry.clone(),
+            routes.history.clone(),
+            page_name,
+            routes.status_page_url,
+        )),
+        #[cfg(feature = "history")]
+        history: Arc::new(crate::history::HistoryState::new(
+            routes.registry.clone(),
+            routes.history,
+            &routes.audit,
+            routes.public_view,
+        )),
+    }))
 }
