@@ -5,6 +5,9 @@ use std::time::Duration;
 
 use status_core::{CheckResult, CheckStatus, DependencyId, Facts};
 
+mod track;
+
+use self::track::Track;
 use crate::notice::NAMED_ADDRESSES;
 use crate::{Notice, MAX_DIGEST_BYTES, MAX_PENDING, MAX_REFUSED_ACTIONS, MAX_REFUSED_ADDRESSES};
 
@@ -28,61 +31,6 @@ impl Default for NoticePolicy {
             digest_above: 5,
             digest_every: Duration::from_secs(60),
         }
-    }
-}
-
-/// What the policy knows of one dependency, or of the system.
-#[derive(Debug, Clone)]
-struct Track {
-    /// The level last told.
-    told: CheckStatus,
-    /// The level it holds now, and since when.
-    level: CheckStatus,
-    since: Duration,
-    /// Whether "flapping" was told and not yet taken back by a stable level.
-    flapping_told: bool,
-    flapping: bool,
-    blocked_by: Vec<DependencyId>,
-    /// Under maintenance (muted, or failing only through muted root causes, as the
-    /// registry's facts say): followed, never told, not even as told.
-    maintenance: bool,
-    /// At MINOR only because hysteresis is ramping towards its real status (failure k of n):
-    /// not told on its own; the level the ramp reaches is, its hold counted from the ramp's
-    /// start.
-    ramping: bool,
-}
-
-impl Track {
-    fn new(level: CheckStatus, now: Duration) -> Self {
-        Self {
-            told: CheckStatus::Ok,
-            level,
-            since: now,
-            flapping_told: false,
-            flapping: false,
-            blocked_by: Vec::new(),
-            maintenance: false,
-            ramping: false,
-        }
-    }
-
-    /// Sees `level` at `now`, `ramping` if it is a hysteresis ramp's MINOR.
-    fn see(&mut self, level: CheckStatus, ramping: bool, now: Duration) {
-        if level != self.level {
-            // The level a ramp reaches began with the ramp: its hold is not counted again.
-            let ramp_ended_worse = self.ramping && level.is_worse_than(self.level);
-            self.level = level;
-            if !ramp_ended_worse {
-                self.since = now;
-            }
-        }
-        self.ramping = ramping && level == CheckStatus::Minor;
-    }
-
-    /// Whether the level held long enough, differs from what was told, and is not a ramp's
-    /// way to a worse one.
-    fn due(&self, hold: Duration, now: Duration) -> bool {
-        self.level != self.told && !self.ramping && now.saturating_sub(self.since) >= hold
     }
 }
 
