@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 use status_core::{check, CheckStatus, Clock, Dependency, Registry, Urgency};
-use status_history::incident::{Impact, UpdateStatus};
+use status_history::incident::{Impact, UpdateKind, UpdateStatus};
 use status_history::{History, UpdateError};
 
 fn temp(name: &str) -> PathBuf {
@@ -217,5 +217,5 @@ async fn an_incident_open_at_a_restart_goes_on_and_a_failure_within_the_quiet_ti
     assert!(incidents[0]
         .updates
         .iter()
-        .any(|u| u.message.contains("reopened")));
+        .any(|u| u.kind == UpdateKind::Reopened && u.actor.is_none()));
 }

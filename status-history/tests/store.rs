@@ -257,3 +257,42 @@ fn past_its_size_bound_the_oldest_transitions_and_audit_records_go_first() {
     assert!(audit.len() < 20_000);
     assert_eq!(audit[0].1.reason.as_deref(), Some("19999"));
 }
+
+/// Version 5 made what an incident update is a field: a version-4 file's updates get their
+/// kinds once, from who said them and how; the status page never searches words again.
+#[test]
+fn incident_updates_of_a_version_4_file_get_their_kinds() {
+    use status_history::incident::UpdateKind;
+    let path = temp("kinds");
+    {
+        let conn = Connection::open(&path).unwrap();
+        for (i, sql) in migrations().iter().take(4).enumerate() {
+            conn.execute_batch(sql).unwrap();
+            conn.pragma_update(None, "user_version", i as i64 + 1)
+                .unwrap();
+        }
+        conn.execute_batch(
+            "INSERT INTO incidents (title, roots, affected, impact, started, resolved, updated, members)
+               VALUES ('db', '[\"db\"]', '{\"db\":\"OUTAGE\"}', 'critical', 1, NULL, 4, '{}');
+             INSERT INTO incident_updates (incident, at, status, message, actor) VALUES
+               (1, 1, 'investigating', 'Opened: db is OUTAGE.', NULL),
+               (1, 2, 'resolved', 'Everything it covers has been healthy for the quiet time.', NULL),
+               (1, 3, 'investigating', 'It failed again within the quiet time: reopened.', NULL),
+               (1, 4, 'identified', 'The disk filled up; it was reopened by hand.', 'ops');",
+        )
+        .unwrap();
+    }
+    let store = SqliteStore::open(&path, NOW).unwrap().store;
+    let incident = store.incident(1).unwrap().expect("kept");
+    let kinds: Vec<UpdateKind> = incident.updates.iter().map(|u| u.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            UpdateKind::Opened,
+            UpdateKind::Resolved,
+            UpdateKind::Reopened,
+            UpdateKind::Operator
+        ],
+        "an operator's words are an operator's, whatever they say"
+    );
+}

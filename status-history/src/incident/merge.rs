@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use status_core::CheckStatus;
 
-use super::{Impact, IncidentFact, Phase, UpdateStatus};
+use super::{Impact, IncidentFact, Phase, UpdateKind, UpdateStatus};
 
 /// How long an instance that joined an incident may say nothing of it (a tracker says an
 /// open incident again every minute) before it is not waited for: 5 minutes. An instance that
@@ -64,7 +64,7 @@ pub enum Merged {
     /// Insert this incident (its id is the store's to give), with the engine's first update.
     Insert(StoredIncident, UpdateStatus, String),
     /// Replace the incident of this id, adding the engine's update if there is one.
-    Update(StoredIncident, Option<(UpdateStatus, String)>),
+    Update(StoredIncident, Option<(UpdateStatus, UpdateKind, String)>),
     /// Nothing: a resolution of an incident no longer kept open.
     Nothing,
 }
@@ -137,6 +137,7 @@ pub fn merge(
             was_resolved.then(|| {
                 (
                     UpdateStatus::Investigating,
+                    UpdateKind::Reopened,
                     "It failed again within the quiet time: reopened.".to_owned(),
                 )
             })
@@ -194,7 +195,7 @@ fn same_but_seen(a: &StoredIncident, b: &StoredIncident) -> bool {
 
 /// Resolves `incident` at `now` if no member holds it open any more: dated by the last to
 /// recover (or, when none said it recovered, the last heard from); answers the engine's word.
-fn settle(incident: &mut StoredIncident, now: i64) -> Option<(UpdateStatus, String)> {
+fn settle(incident: &mut StoredIncident, now: i64) -> Option<(UpdateStatus, UpdateKind, String)> {
     if incident.resolved.is_some() || !incident.members.values().all(|m| m.done(now)) {
         return None;
     }
@@ -216,7 +217,11 @@ fn settle(incident: &mut StoredIncident, now: i64) -> Option<(UpdateStatus, Stri
         }
         (None, _) => "No instance that saw it has been heard from for 5 minutes: closed.",
     };
-    Some((UpdateStatus::Resolved, message.to_owned()))
+    Some((
+        UpdateStatus::Resolved,
+        UpdateKind::Resolved,
+        message.to_owned(),
+    ))
 }
 
 /// Resolves `incident` at `now` if every instance that joined it has seen it resolve or gone
@@ -228,7 +233,7 @@ pub fn sweep(
     now: i64,
 ) -> Option<(StoredIncident, UpdateStatus, String)> {
     let mut next = incident.clone();
-    let (status, message) = settle(&mut next, now)?;
+    let (status, _, message) = settle(&mut next, now)?;
     next.updated = now;
     Some((next, status, message))
 }
@@ -309,7 +314,7 @@ mod tests {
             7,
         );
         assert_eq!(a_clear.resolved, None, "b still fails");
-        let Merged::Update(both, Some((UpdateStatus::Resolved, _))) = merge(
+        let Merged::Update(both, Some((UpdateStatus::Resolved, UpdateKind::Resolved, _))) = merge(
             &[a_clear],
             &fact(&["db"], 290_000, Phase::Resolved { at: 200_000 }),
             "b",
@@ -319,12 +324,14 @@ mod tests {
         };
         assert_eq!(both.resolved, Some(200_000), "dated by the last to recover");
 
-        let Merged::Update(reopened, Some((UpdateStatus::Investigating, _))) = merge(
-            std::slice::from_ref(&both),
-            &fact(&["db"], 500_000, Phase::Open),
-            "a",
-            300_000,
-        ) else {
+        let Merged::Update(reopened, Some((UpdateStatus::Investigating, UpdateKind::Reopened, _))) =
+            merge(
+                std::slice::from_ref(&both),
+                &fact(&["db"], 500_000, Phase::Open),
+                "a",
+                300_000,
+            )
+        else {
             panic!("reopened within the quiet time");
         };
         assert_eq!(reopened.resolved, None);

@@ -97,6 +97,46 @@ impl UpdateStatus {
     }
 }
 
+/// What an update is: who said it and why. A field, so that a reader (the status page)
+/// never searches the engine's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UpdateKind {
+    /// The engine opened the incident.
+    Opened,
+    /// The engine reopened it: its roots failed again within the quiet time.
+    Reopened,
+    /// The engine resolved it: everything it covers was healthy for the quiet time.
+    Resolved,
+    /// An operator said it.
+    Operator,
+}
+
+impl UpdateKind {
+    /// Its word, as kept.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UpdateKind::Opened => "opened",
+            UpdateKind::Reopened => "reopened",
+            UpdateKind::Resolved => "resolved",
+            UpdateKind::Operator => "operator",
+        }
+    }
+
+    /// The kind of its word; an unknown word (a newer writer's) reads as an operator's, the
+    /// kind that shows its message as it is.
+    #[must_use]
+    pub fn parse(word: &str) -> Self {
+        match word {
+            "opened" => UpdateKind::Opened,
+            "reopened" => UpdateKind::Reopened,
+            "resolved" => UpdateKind::Resolved,
+            _ => UpdateKind::Operator,
+        }
+    }
+}
+
 /// One update of an incident: what an operator said (or the engine, when it opened or
 /// resolved it), and when.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -111,6 +151,8 @@ pub struct IncidentUpdate {
     pub message: String,
     /// Who said it: an operator, or `None` for the engine.
     pub actor: Option<String>,
+    /// What it is: opened, reopened or resolved by the engine, or an operator's.
+    pub kind: UpdateKind,
 }
 
 /// An incident as kept: what it covers, since when, its updates.

@@ -7,7 +7,8 @@ use super::schema::INCIDENT_LOCK;
 use super::PostgresHistory;
 use crate::incident::codec::{self, Row};
 use crate::incident::{
-    merge, sweep, Incident, IncidentFact, IncidentUpdate, Merged, NewUpdate, UpdateStatus,
+    merge, sweep, Incident, IncidentFact, IncidentUpdate, Merged, NewUpdate, UpdateKind,
+    UpdateStatus,
 };
 use crate::StoreError;
 
@@ -84,7 +85,16 @@ pub(super) async fn write_facts(
                     )
                     .await?
                     .get(0);
-                insert_update(tx, id, fact.at, status.as_str(), &message, None).await?;
+                insert_update(
+                    tx,
+                    id,
+                    fact.at,
+                    status.as_str(),
+                    &message,
+                    None,
+                    UpdateKind::Opened,
+                )
+                .await?;
             }
             Merged::Update(incident, update) => {
                 let r = Row::of(&incident);
@@ -104,8 +114,8 @@ pub(super) async fn write_facts(
                     ],
                 )
                 .await?;
-                if let Some((status, message)) = update {
-                    insert_update(tx, r.id, fact.at, status.as_str(), &message, None).await?;
+                if let Some((status, kind, message)) = update {
+                    insert_update(tx, r.id, fact.at, status.as_str(), &message, None, kind).await?;
                 }
             }
             Merged::Nothing => {}
@@ -129,7 +139,16 @@ pub(super) async fn write_facts(
                     &[&r.id, &r.resolved, &r.updated],
                 )
                 .await?;
-                insert_update(tx, r.id, now, status.as_str(), &message, None).await?;
+                insert_update(
+                    tx,
+                    r.id,
+                    now,
+                    status.as_str(),
+                    &message,
+                    None,
+                    UpdateKind::Resolved,
+                )
+                .await?;
             }
         }
     }
@@ -143,12 +162,13 @@ async fn insert_update(
     status: &str,
     message: &str,
     actor: Option<&str>,
+    kind: UpdateKind,
 ) -> Result<i64, tokio_postgres::Error> {
     Ok(client
         .query_one(
-            "INSERT INTO sh_incident_updates (incident, at, status, message, actor)
-             VALUES ($1, $2, $3, $4, $5) RETURNING id",
-            &[&incident, &at, &status, &message, &actor],
+            "INSERT INTO sh_incident_updates (incident, at, status, message, actor, kind)
+             VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+            &[&incident, &at, &status, &message, &actor, &kind.as_str()],
         )
         .await?
         .get(0))
@@ -160,7 +180,7 @@ async fn updates(
 ) -> Result<Vec<IncidentUpdate>, tokio_postgres::Error> {
     Ok(client
         .query(
-            "SELECT id, at, status, message, actor FROM sh_incident_updates
+            "SELECT id, at, status, message, actor, kind FROM sh_incident_updates
              WHERE incident = $1 ORDER BY at, id",
             &[&incident],
         )
@@ -172,6 +192,7 @@ async fn updates(
             status: codec::status(r.get(2)),
             message: r.get(3),
             actor: r.get(4),
+            kind: UpdateKind::parse(r.get(5)),
         })
         .collect())
 }
@@ -252,6 +273,7 @@ impl PostgresHistory {
                 u.status.as_str(),
                 &u.message,
                 u.actor.as_deref(),
+                UpdateKind::Operator,
             )
             .await?;
             tx.commit().await?;
@@ -261,6 +283,7 @@ impl PostgresHistory {
                 status: u.status,
                 message: u.message.clone(),
                 actor: u.actor.clone(),
+                kind: UpdateKind::Operator,
             }))
         })
         .await

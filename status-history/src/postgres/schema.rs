@@ -107,6 +107,13 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         actor TEXT
     );
     CREATE INDEX sh_incident_updates_by_incident ON sh_incident_updates (incident, at);",
+    // 5: what each incident update is, a field; older ones told apart once, here.
+    "ALTER TABLE sh_incident_updates ADD COLUMN kind TEXT NOT NULL DEFAULT 'opened';
+    UPDATE sh_incident_updates SET kind = CASE
+        WHEN actor IS NOT NULL THEN 'operator'
+        WHEN message LIKE '%reopened%' THEN 'reopened'
+        WHEN status = 'resolved' THEN 'resolved'
+        ELSE 'opened' END;",
 ];
 
 use tokio_postgres::Client;

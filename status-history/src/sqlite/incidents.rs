@@ -4,7 +4,9 @@ use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::SqliteStore;
 use crate::incident::codec::{self, Row};
-use crate::incident::{merge, sweep, Incident, IncidentFact, IncidentUpdate, Merged, NewUpdate};
+use crate::incident::{
+    merge, sweep, Incident, IncidentFact, IncidentUpdate, Merged, NewUpdate, UpdateKind,
+};
 use crate::StoreError;
 
 /// The one instance a file is written by.
@@ -54,7 +56,15 @@ pub(super) fn write_facts(
                     ],
                 )?;
                 let id = tx.last_insert_rowid();
-                insert_update(tx, id, fact.at, status.as_str(), &message, None)?;
+                insert_update(
+                    tx,
+                    id,
+                    fact.at,
+                    status.as_str(),
+                    &message,
+                    None,
+                    UpdateKind::Opened,
+                )?;
             }
             Merged::Update(incident, update) => {
                 let r = Row::of(&incident);
@@ -66,8 +76,8 @@ pub(super) fn write_facts(
                         r.updated, r.members
                     ],
                 )?;
-                if let Some((status, message)) = update {
-                    insert_update(tx, r.id, fact.at, status.as_str(), &message, None)?;
+                if let Some((status, kind, message)) = update {
+                    insert_update(tx, r.id, fact.at, status.as_str(), &message, None, kind)?;
                 }
             }
             Merged::Nothing => {}
@@ -88,7 +98,15 @@ pub(super) fn write_facts(
                     "UPDATE incidents SET resolved = ?2, updated = ?3 WHERE id = ?1",
                     params![r.id, r.resolved, r.updated],
                 )?;
-                insert_update(tx, r.id, now, status.as_str(), &message, None)?;
+                insert_update(
+                    tx,
+                    r.id,
+                    now,
+                    status.as_str(),
+                    &message,
+                    None,
+                    UpdateKind::Resolved,
+                )?;
             }
         }
     }
@@ -102,11 +120,12 @@ fn insert_update(
     status: &str,
     message: &str,
     actor: Option<&str>,
+    kind: UpdateKind,
 ) -> rusqlite::Result<i64> {
     tx.execute(
-        "INSERT INTO incident_updates (incident, at, status, message, actor)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![incident, at, status, message, actor],
+        "INSERT INTO incident_updates (incident, at, status, message, actor, kind)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![incident, at, status, message, actor, kind.as_str()],
     )?;
     Ok(tx.last_insert_rowid())
 }
@@ -162,7 +181,7 @@ impl SqliteStore {
     fn updates(&self, incident: i64) -> Result<Vec<IncidentUpdate>, StoreError> {
         self.conn
             .prepare_cached(
-                "SELECT id, at, status, message, actor FROM incident_updates
+                "SELECT id, at, status, message, actor, kind FROM incident_updates
                  WHERE incident = ?1 ORDER BY at, id",
             )
             .and_then(|mut s| {
@@ -173,6 +192,7 @@ impl SqliteStore {
                         status: codec::status(&r.get::<_, String>(2)?),
                         message: r.get(3)?,
                         actor: r.get(4)?,
+                        kind: UpdateKind::parse(&r.get::<_, String>(5)?),
                     })
                 })?
                 .collect()
@@ -222,6 +242,7 @@ fn post(tx: &Transaction<'_>, u: &NewUpdate) -> rusqlite::Result<Option<Incident
         u.status.as_str(),
         &u.message,
         u.actor.as_deref(),
+        UpdateKind::Operator,
     )?;
     Ok(Some(IncidentUpdate {
         id,
@@ -229,5 +250,6 @@ fn post(tx: &Transaction<'_>, u: &NewUpdate) -> rusqlite::Result<Option<Incident
         status: u.status,
         message: u.message.clone(),
         actor: u.actor.clone(),
+        kind: UpdateKind::Operator,
     }))
 }

@@ -96,6 +96,14 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         actor TEXT
     );
     CREATE INDEX incident_updates_by_incident ON incident_updates (incident, at);",
+    // 5: what each incident update is, a field (the page never searches the engine's
+    // words); older updates are told apart once, here, by who said them and how.
+    "ALTER TABLE incident_updates ADD COLUMN kind TEXT NOT NULL DEFAULT 'opened';
+    UPDATE incident_updates SET kind = CASE
+        WHEN actor IS NOT NULL THEN 'operator'
+        WHEN message LIKE '%reopened%' THEN 'reopened'
+        WHEN status = 'resolved' THEN 'resolved'
+        ELSE 'opened' END;",
 ];
 
 /// The version a file is at once migrated.

@@ -174,6 +174,22 @@ pub(crate) struct IncidentUpdate {
     message: String,
     /// Who said it; null for the engine.
     actor: Option<String>,
+    /// What it is: opened, reopened or resolved by the engine, or an operator's.
+    kind: UpdateKind,
+}
+
+/// What an incident update is.
+#[derive(ToSchema)]
+#[schema(rename_all = "lowercase")]
+pub(crate) enum UpdateKind {
+    /// The engine opened the incident.
+    Opened,
+    /// The engine reopened it within the quiet time.
+    Reopened,
+    /// The engine resolved it.
+    Resolved,
+    /// An operator said it.
+    Operator,
 }
 
 /// An incident as operators read it.

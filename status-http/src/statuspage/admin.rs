@@ -37,6 +37,7 @@ fn update_json(u: &IncidentUpdate) -> serde_json::Value {
         "status": u.status,
         "message": u.message,
         "actor": u.actor,
+        "kind": u.kind,
     })
 }
 

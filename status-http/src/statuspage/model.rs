@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use status_core::{CheckStatus, Facts, Registry};
-use status_history::incident::{Incident, UpdateStatus};
+use status_history::incident::{Incident, UpdateKind, UpdateStatus};
 
 use super::PUBLIC_TAG;
 
@@ -161,13 +161,15 @@ impl PublicIncident {
                 at: u.at,
                 status: u.status,
                 // An operator writes for the page; the engine's words name internals.
-                body: match (&u.actor, u.status) {
-                    (Some(_), _) => u.message.clone(),
-                    (None, UpdateStatus::Resolved) => "This incident has been resolved.".into(),
-                    (None, _) if u.message.contains("reopened") => {
+                body: match u.kind {
+                    UpdateKind::Operator => u.message.clone(),
+                    UpdateKind::Resolved => "This incident has been resolved.".into(),
+                    UpdateKind::Reopened => {
                         format!("The problem affecting {what} came back. We are investigating.")
                     }
-                    (None, _) => format!("We are investigating a problem affecting {what}."),
+                    UpdateKind::Opened => {
+                        format!("We are investigating a problem affecting {what}.")
+                    }
                 },
             })
             .collect();
