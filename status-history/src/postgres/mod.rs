@@ -268,8 +268,18 @@ impl HistoryStore for PostgresHistory {
 
     fn close(&self) -> StoreFuture<'_, ()> {
         Box::pin(async move {
-            // The connection goes, and the instance's advisory lock with it.
-            self.client.lock().await.take();
+            // The instance's advisory lock is let go at once, then the connection goes (which
+            // would let go of it too, but only once the server notices: a process started
+            // right after might be refused meanwhile).
+            if let Some(client) = self.client.lock().await.take() {
+                let key = fnv1a(&self.instance);
+                let unlocked = client
+                    .execute("SELECT pg_advisory_unlock($1, $2)", &[&INSTANCE_LOCK, &key])
+                    .await;
+                if let Err(e) = unlocked {
+                    tracing::debug!("the instance's lock goes with its connection: {e}");
+                }
+            }
             self.open.store(false, Ordering::Release);
             Ok(())
         })
