@@ -91,7 +91,7 @@ pub mod fuzzing {
 
     /// Why `id` in `datacenter` is refused, if it is.
     pub fn refusal(id: &str, datacenter: &str) -> Option<&'static str> {
-        crate::store::refusal(id, datacenter)
+        crate::store::refusal(id, datacenter).map(crate::Rejection::as_str)
     }
 
     /// A cursor's bytes.
@@ -134,16 +134,104 @@ pub const MAX_PAGE: usize = 500;
 
 /// The upper bounds of the beat-duration histogram, in seconds.
 pub const BEAT_BUCKETS: [f64; 10] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0];
-/// Why the store refused or healed something, as counted.
-pub const REJECTIONS: [&str; 10] = [
-    "wrong_type",
-    "too_large",
-    "bad_id",
-    "bad_datacenter",
-    "bad_state",
-    "id_taken",
-    "too_many_datacenters",
-    "bad_failing",
-    "forged_count",
-    "late",
-];
+/// Why the store refused or healed something: each a reason counted in
+/// `status_fleet_rejected_total{reason}` and said in a log line.
+///
+/// ```
+/// use status_fleet::{Rejection, REJECTIONS};
+///
+/// for (i, reason) in Rejection::ALL.into_iter().enumerate() {
+///     assert_eq!(reason.index(), i);
+///     assert_eq!(REJECTIONS[i], reason.as_str());
+///     assert_eq!(Rejection::parse(reason.as_str()), Some(reason));
+/// }
+/// assert_eq!(Rejection::parse("forged_count"), Some(Rejection::ForgedCount));
+/// assert_eq!(Rejection::parse("nonsense"), None);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Rejection {
+    /// A key of the wrong type under the fleet's prefix (deleted, rebuilt by the next beats).
+    WrongType,
+    /// A summary over [`MAX_SUMMARY`] bytes.
+    TooLarge,
+    /// An instance id empty, over 128 bytes, or with a NUL or a newline.
+    BadId,
+    /// A data center empty, over 64 bytes, or with a NUL, a newline or a tab.
+    BadDatacenter,
+    /// A summary whose condition or holds cannot be read.
+    BadState,
+    /// An instance id another process holds.
+    IdTaken,
+    /// One data center more than the store keeps.
+    TooManyDatacenters,
+    /// A failing list that cannot be read.
+    BadFailing,
+    /// Counts no beat could have written.
+    ForgedCount,
+    /// A beat that came after its deadline on the server's clock.
+    Late,
+}
+
+impl Rejection {
+    /// Every reason, in the order [`REJECTIONS`] names them.
+    pub const ALL: [Rejection; 10] = [
+        Rejection::WrongType,
+        Rejection::TooLarge,
+        Rejection::BadId,
+        Rejection::BadDatacenter,
+        Rejection::BadState,
+        Rejection::IdTaken,
+        Rejection::TooManyDatacenters,
+        Rejection::BadFailing,
+        Rejection::ForgedCount,
+        Rejection::Late,
+    ];
+
+    /// Its word: the metric's `reason` label, the store's answer.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Rejection::WrongType => "wrong_type",
+            Rejection::TooLarge => "too_large",
+            Rejection::BadId => "bad_id",
+            Rejection::BadDatacenter => "bad_datacenter",
+            Rejection::BadState => "bad_state",
+            Rejection::IdTaken => "id_taken",
+            Rejection::TooManyDatacenters => "too_many_datacenters",
+            Rejection::BadFailing => "bad_failing",
+            Rejection::ForgedCount => "forged_count",
+            Rejection::Late => "late",
+        }
+    }
+
+    /// Its place in [`ALL`](Self::ALL) and in every array counted by reason.
+    #[must_use]
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The reason of `word`, if it is one.
+    #[must_use]
+    pub fn parse(word: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.as_str() == word)
+    }
+}
+
+impl std::fmt::Display for Rejection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why the store refused or healed something, as counted: each [`Rejection`]'s word, in
+/// order.
+pub const REJECTIONS: [&str; 10] = {
+    let mut words = [""; 10];
+    let mut i = 0;
+    while i < words.len() {
+        words[i] = Rejection::ALL[i].as_str();
+        i += 1;
+    }
+    words
+};

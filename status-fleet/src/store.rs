@@ -1,6 +1,7 @@
 //! The store contract: what a [`FleetStore`] promises, what one beat answers, and where a
 //! fleet's views come from ([`FleetSource`]).
 
+use crate::Rejection;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -85,7 +86,7 @@ impl Beat {
 pub enum BeatError {
     /// The store refused what was sent: `bad_id`, `bad_datacenter`, `bad_state`, `too_large`,
     /// `too_many_datacenters`.
-    Rejected(&'static str),
+    Rejected(Rejection),
     /// Another process holds this instance's id and beats under it: this one is not counted
     /// until the other stops (its record then goes stale within a TTL).
     IdTaken {
@@ -125,12 +126,12 @@ impl std::error::Error for BeatError {}
 /// bytes, a NUL or a newline), `bad_datacenter` (empty, over 64 bytes, a NUL, a newline or a
 /// tab). The one validation every store applies, to what it writes and to what it reads back.
 #[cfg(any(feature = "redis", feature = "etcd"))]
-pub(crate) fn refusal(id: &str, datacenter: &str) -> Option<&'static str> {
+pub(crate) fn refusal(id: &str, datacenter: &str) -> Option<Rejection> {
     if id.is_empty() || id.len() > 128 || id.contains(['\0', '\n']) {
-        return Some("bad_id");
+        return Some(Rejection::BadId);
     }
     if datacenter.is_empty() || datacenter.len() > 64 || datacenter.contains(['\0', '\n', '\t']) {
-        return Some("bad_datacenter");
+        return Some(Rejection::BadDatacenter);
     }
     None
 }
@@ -144,7 +145,7 @@ pub(crate) fn admit(me: &InstanceSummary) -> Result<String, BeatError> {
     }
     let json = serde_json::to_string(me).map_err(|e| BeatError::Store(e.to_string()))?;
     if json.len() > crate::MAX_SUMMARY {
-        return Err(BeatError::Rejected("too_large"));
+        return Err(BeatError::Rejected(Rejection::TooLarge));
     }
     Ok(json)
 }

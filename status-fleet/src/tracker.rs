@@ -2,6 +2,7 @@
 //! and what the store answered; no clock, no I/O, no task. [`Fleet`](crate::Fleet) drives it
 //! on Tokio; status-sim drives a thousand of them in virtual time.
 
+use crate::Rejection;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -86,7 +87,7 @@ pub enum Note {
     /// [`REJECTIONS`](crate::REJECTIONS)).
     Skipped {
         /// Why they were skipped.
-        reason: &'static str,
+        reason: Rejection,
         /// How many.
         entries: u64,
     },
@@ -106,7 +107,7 @@ pub enum Note {
         first: bool,
     },
     /// The store refused this instance's beat.
-    Rejected(&'static str),
+    Rejected(Rejection),
     /// The store failed, or did not answer in time.
     StoreFailed {
         /// Why it failed; `None` when it was late (its connection is to be dropped).
@@ -280,7 +281,7 @@ impl FleetTracker {
     }
 
     fn read(&mut self, now: Instant, beat: Beat, notes: &mut Vec<Note>) -> CheckOutcome {
-        for (reason, entries) in crate::REJECTIONS.iter().zip(beat.skipped) {
+        for (reason, entries) in Rejection::ALL.into_iter().zip(beat.skipped) {
             if entries > 0 {
                 notes.push(Note::Skipped { reason, entries });
             }
@@ -295,7 +296,7 @@ impl FleetTracker {
             let forged = self.set(now, beat.datacenters);
             if forged > 0 {
                 notes.push(Note::Skipped {
-                    reason: "forged_count",
+                    reason: Rejection::ForgedCount,
                     entries: forged,
                 });
             }

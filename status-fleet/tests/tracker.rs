@@ -166,10 +166,13 @@ fn the_outcome_of_the_fleet_dependency_follows_the_answer() {
     tracker.beating(t0 + TTL / 3, ok());
     let told = tracker.answered(
         t0 + TTL / 3,
-        Answer::Answered(Err(BeatError::Rejected("too_large"))),
+        Answer::Answered(Err(BeatError::Rejected(status_fleet::Rejection::TooLarge))),
     );
     assert_eq!(told.outcome.status(), CheckStatus::Major);
-    assert_eq!(told.notes, vec![Note::Rejected("too_large")]);
+    assert_eq!(
+        told.notes,
+        vec![Note::Rejected(status_fleet::Rejection::TooLarge)]
+    );
     tracker.beating(t0 + TTL, ok());
     let told = tracker.answered(t0 + TTL + TTL / 3, Answer::Late);
     assert_eq!(told.outcome.status(), CheckStatus::Outage);

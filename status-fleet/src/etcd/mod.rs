@@ -57,7 +57,7 @@ mod voice;
 #[cfg(fuzzing)]
 pub(crate) mod fuzzing {
     pub(crate) fn entry(key: &[u8], value: &[u8]) -> Result<crate::InstanceSummary, &'static str> {
-        super::tally::entry(key, value)
+        super::tally::entry(key, value).map_err(crate::Rejection::as_str)
     }
 }
 

@@ -1,6 +1,7 @@
 //! The count-by-event and the reading of an entry, pure: what the watch and the full read do
 //! with each key, tested without etcd.
 
+use crate::Rejection;
 use std::collections::BTreeMap;
 
 use status_core::CheckStatus;
@@ -52,7 +53,7 @@ pub(super) fn tally(
     value: &[u8],
     by: i8,
     bad: &mut bool,
-) -> Result<bool, &'static str> {
+) -> Result<bool, Rejection> {
     let summary = match entry(key, value) {
         Ok(summary) => summary,
         Err(reason) if by > 0 => return Err(reason),
@@ -109,17 +110,18 @@ pub(super) fn tally(
 
 /// An instance from its key (after `{prefix}i/`: `dc \0 id`) and value; the reason when no
 /// instance could have written it. The id and data center come from the key.
-pub(super) fn entry(key: &[u8], value: &[u8]) -> Result<InstanceSummary, &'static str> {
-    let at = key.iter().position(|b| *b == 0).ok_or("bad_id")?;
-    let datacenter = std::str::from_utf8(&key[..at]).map_err(|_| "bad_datacenter")?;
-    let id = std::str::from_utf8(&key[at + 1..]).map_err(|_| "bad_id")?;
+pub(super) fn entry(key: &[u8], value: &[u8]) -> Result<InstanceSummary, Rejection> {
+    let at = key.iter().position(|b| *b == 0).ok_or(Rejection::BadId)?;
+    let datacenter = std::str::from_utf8(&key[..at]).map_err(|_| Rejection::BadDatacenter)?;
+    let id = std::str::from_utf8(&key[at + 1..]).map_err(|_| Rejection::BadId)?;
     if let Some(reason) = crate::store::refusal(id, datacenter) {
         return Err(reason);
     }
     if value.len() > MAX_SUMMARY {
-        return Err("too_large");
+        return Err(Rejection::TooLarge);
     }
-    let mut summary: InstanceSummary = serde_json::from_slice(value).map_err(|_| "bad_state")?;
+    let mut summary: InstanceSummary =
+        serde_json::from_slice(value).map_err(|_| Rejection::BadState)?;
     id.clone_into(&mut summary.instance_id);
     datacenter.clone_into(&mut summary.datacenter);
     Ok(summary)
@@ -192,7 +194,7 @@ mod tests {
         let before = counts.clone();
         assert_eq!(
             tally(&mut counts, b"east\0x", b"{", 1, &mut bad),
-            Err("bad_state")
+            Err(Rejection::BadState)
         );
         assert_eq!(tally(&mut counts, b"east\0x", b"{", -1, &mut bad), Ok(true));
         assert_eq!(counts, before);
@@ -226,13 +228,13 @@ mod tests {
             ("a1", "east")
         );
         assert_eq!(summary.condition, CheckStatus::Outage);
-        assert_eq!(entry(b"east", value).unwrap_err(), "bad_id");
-        assert_eq!(entry(b"\0a1", value).unwrap_err(), "bad_datacenter");
-        assert_eq!(entry(b"east\0", value).unwrap_err(), "bad_id");
-        assert_eq!(entry(b"east\0a1", b"{").unwrap_err(), "bad_state");
+        assert_eq!(entry(b"east", value).unwrap_err(), Rejection::BadId);
+        assert_eq!(entry(b"\0a1", value).unwrap_err(), Rejection::BadDatacenter);
+        assert_eq!(entry(b"east\0", value).unwrap_err(), Rejection::BadId);
+        assert_eq!(entry(b"east\0a1", b"{").unwrap_err(), Rejection::BadState);
         assert_eq!(
             entry(b"east\0a1", &vec![b' '; MAX_SUMMARY + 1]).unwrap_err(),
-            "too_large"
+            Rejection::TooLarge
         );
         assert_eq!(unhex(&hex(b"east\0a1")).unwrap(), b"east\0a1");
         assert_eq!(unhex("0g"), None);

@@ -1,6 +1,7 @@
 //! The view of an etcd fleet: the counts a data center, read once and kept by a watch, and
 //! what no instance could have written, skipped and counted.
 
+use crate::Rejection;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -107,10 +108,8 @@ impl Inner {
         key
     }
 
-    pub(super) fn skip(&self, reason: &'static str) {
-        if let Some(at) = REJECTIONS.iter().position(|r| *r == reason) {
-            self.skipped[at].fetch_add(1, Ordering::Relaxed);
-        }
+    pub(super) fn skip(&self, reason: Rejection) {
+        self.skipped[reason.index()].fetch_add(1, Ordering::Relaxed);
     }
 
     /// The prefix is a fleet's: marked, or empty and now marked.
@@ -238,7 +237,7 @@ impl Inner {
         ) {
             Ok(consistent) => {
                 if bad && by > 0 {
-                    self.skip("bad_failing");
+                    self.skip(Rejection::BadFailing);
                 }
                 consistent
             }

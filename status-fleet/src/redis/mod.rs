@@ -48,13 +48,14 @@
 //! to beat. The script says what it healed; the client
 //! counts it.
 
+use crate::Rejection;
 use std::time::Duration;
 
 use status_checks::store::{Connection, RedisStore};
 
 use crate::{
     Beat, BeatError, Boxed, DatacenterCounts, FleetStore, InstancePage, InstanceQuery,
-    InstanceSummary, VoiceAsk, VoiceLease, MAX_PAGE, MAX_SUMMARY, REJECTIONS,
+    InstanceSummary, VoiceAsk, VoiceLease, MAX_PAGE, MAX_SUMMARY,
 };
 mod clock;
 mod parse;
@@ -306,7 +307,7 @@ impl RedisFleet {
                 _ => return Err(BeatError::Store("counts neither sent nor held".into())),
             }
         }
-        let forged_at = REJECTIONS.iter().position(|r| *r == "forged_count");
+        let forged_at = Rejection::ForgedCount.index();
         let rows = match failing {
             Some(text) => {
                 let (rows, mut forged) = parse_failing(&text);
@@ -314,9 +315,7 @@ impl RedisFleet {
                 let mut datacenters = beat.datacenters.clone();
                 forged += attach(&mut datacenters, &rows);
                 // Said once, when it comes: rows no upkeep could have written.
-                if let Some(at) = forged_at {
-                    beat.skipped[at] += forged;
-                }
+                beat.skipped[forged_at] += forged;
                 let mut last = lock(&self.last_failing);
                 if last.as_ref().is_none_or(|(at, _)| *at <= failing_at) {
                     *last = Some((failing_at, std::sync::Arc::clone(&rows)));

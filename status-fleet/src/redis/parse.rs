@@ -1,5 +1,6 @@
 //! What the scripts answer, read: beats, pages, members and records. Pure.
 
+use crate::Rejection;
 use std::time::Duration;
 
 use status_core::{CheckStatus, Error};
@@ -82,16 +83,9 @@ pub(super) fn parse_beat(
     }
     let settling = status == "settling";
     if status != "ok" && !settling {
-        return Err(BeatError::Rejected(match status.as_str() {
-            "bad_id" => "bad_id",
-            "bad_datacenter" => "bad_datacenter",
-            "bad_state" => "bad_state",
-            "too_large" => "too_large",
-            "too_many_datacenters" => "too_many_datacenters",
-            "bad_failing" => "bad_failing",
-            "late" => "late",
-            _ => return Err(garbage()),
-        }));
+        return Err(BeatError::Rejected(
+            Rejection::parse(&status).ok_or_else(garbage)?,
+        ));
     }
     let number = |i: usize| answer.get(i).and_then(integer).ok_or_else(garbage);
     let (now_ms, healed, retired, counted_ms) = (number(1)?, number(2)?, number(3)?, number(4)?);

@@ -141,15 +141,15 @@ pub(super) async fn beat(
 pub(super) fn say(fleet: &Fleet, instance: &str, datacenter: &str, note: &Note) {
     match note {
         Note::Skipped { reason, entries } => {
-            fleet.stats.reject(reason, *entries);
+            fleet.stats.reject(*reason, *entries);
             tracing::warn!(
-                reason,
+                %reason,
                 entries,
                 "the fleet store holds entries no instance wrote: skipped"
             );
         }
         Note::Healed(keys) => {
-            fleet.stats.reject("wrong_type", *keys);
+            fleet.stats.reject(Rejection::WrongType, *keys);
             tracing::warn!(
                 keys,
                 "the fleet store held keys of the wrong type: deleted, rebuilt by the next beats"
@@ -161,15 +161,15 @@ pub(super) fn say(fleet: &Fleet, instance: &str, datacenter: &str, note: &Note) 
         Note::StoreBack => tracing::info!("the fleet store answers again"),
         Note::IdBack => tracing::info!("this instance holds its id in the fleet again"),
         Note::IdTaken { error, first } => {
-            fleet.stats.reject("id_taken", 1);
+            fleet.stats.reject(Rejection::IdTaken, 1);
             // Said when it starts, not every beat: the dependency and the metric carry it.
             if *first {
                 tracing::error!(instance, datacenter, "{error}");
             }
         }
         Note::Rejected(reason) => {
-            fleet.stats.reject(reason, 1);
-            tracing::warn!(reason, "the fleet store refused this instance's beat");
+            fleet.stats.reject(*reason, 1);
+            tracing::warn!(%reason, "the fleet store refused this instance's beat");
         }
         Note::StoreFailed { cause, first } => {
             fleet.stats.failures.fetch_add(1, Ordering::Relaxed);

@@ -1,6 +1,7 @@
 //! The fleet as this instance knows it: a beat into the store every third of the TTL, the
 //! data centers' counts kept in memory, the instances listed on demand.
 
+use crate::Rejection;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -41,10 +42,8 @@ impl Stats {
         self.micros.fetch_add(micros, Ordering::Relaxed);
     }
 
-    fn reject(&self, reason: &str, n: u64) {
-        if let Some(at) = REJECTIONS.iter().position(|r| *r == reason) {
-            self.rejected[at].fetch_add(n, Ordering::Relaxed);
-        }
+    fn reject(&self, reason: Rejection, n: u64) {
+        self.rejected[reason.index()].fetch_add(n, Ordering::Relaxed);
     }
 }
 

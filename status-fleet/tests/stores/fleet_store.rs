@@ -838,7 +838,10 @@ async fn data_centers_past_the_cap_are_refused() {
         );
         let refused = store.beat(&me).await.unwrap_err();
         assert!(
-            matches!(refused, BeatError::Rejected("too_many_datacenters")),
+            matches!(
+                refused,
+                BeatError::Rejected(status_fleet::Rejection::TooManyDatacenters)
+            ),
             "{refused:?}"
         );
     }
