@@ -18,7 +18,7 @@ use status_core::{CheckStatus, Dependency, Registry, Urgency};
 use crate::client::{Client, Counts, Signal};
 use crate::outbox::Outbox;
 use crate::recorder::{self, DotnetAliases, Recorder};
-use crate::{gauges, names, Error, Inner, Otlp, DEPENDENCY_ID};
+use crate::{gauges, names, Error, ErrorKind, Inner, Otlp, DEPENDENCY_ID};
 
 /// How to export; see [`Otlp::builder`] and [`Otlp::from_env`].
 #[derive(Debug, Clone)]
@@ -107,8 +107,12 @@ impl OtlpBuilder {
     /// timeout or interval the SDK refuses; when a thread cannot be started; when
     /// [`DEPENDENCY_ID`] is taken.
     pub fn start(self, registry: &Registry) -> Result<Otlp, Error> {
-        let runtime = tokio::runtime::Handle::try_current()
-            .map_err(|_| Error::new("the OTLP export starts inside a Tokio runtime"))?;
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
+            Error::new(
+                ErrorKind::NoRuntime,
+                "the OTLP export starts inside a Tokio runtime",
+            )
+        })?;
         for var in [
             "OTEL_EXPORTER_OTLP_PROTOCOL",
             "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
@@ -117,9 +121,10 @@ impl OtlpBuilder {
         ] {
             if let Ok(protocol) = std::env::var(var) {
                 if !protocol.trim().is_empty() && protocol.trim() != "http/protobuf" {
-                    return Err(Error::new(format!(
-                        "{var}={protocol}: only http/protobuf is built in"
-                    )));
+                    return Err(Error::new(
+                        ErrorKind::Unsupported,
+                        format!("{var}={protocol}: only http/protobuf is built in"),
+                    ));
                 }
             }
         }
@@ -129,8 +134,9 @@ impl OtlpBuilder {
         let timeout = self.timeout.unwrap_or_else(env_timeout);
         let counts = Arc::new(Counts::default());
         let client = || {
-            Client::new(runtime.clone(), timeout, Arc::clone(&counts))
-                .map_err(|e| Error::new(format!("the OTLP HTTP client: {e}")))
+            Client::new(runtime.clone(), timeout, Arc::clone(&counts)).map_err(|e| {
+                Error::new(ErrorKind::Unavailable, format!("the OTLP HTTP client: {e}"))
+            })
         };
         let endpoint = |signal: Signal| {
             self.endpoint
@@ -151,7 +157,9 @@ impl OtlpBuilder {
             if let Some(url) = endpoint(Signal::Metrics) {
                 metrics = metrics.with_endpoint(url);
             }
-            let metrics = metrics.build().map_err(Error::new)?;
+            let metrics = metrics
+                .build()
+                .map_err(|e| Error::new(ErrorKind::Invalid, e))?;
             let mut reader = PeriodicReader::builder(metrics);
             if let Some(interval) = self.interval {
                 reader = reader.with_interval(interval);
@@ -172,7 +180,9 @@ impl OtlpBuilder {
             if let Some(url) = endpoint(Signal::Logs) {
                 logs = logs.with_endpoint(url);
             }
-            let mut logs = logs.build().map_err(Error::new)?;
+            let mut logs = logs
+                .build()
+                .map_err(|e| Error::new(ErrorKind::Invalid, e))?;
             logs.set_resource(&resource);
             let (log_box, thread) = Outbox::start(
                 "status-otlp-logs",
@@ -186,7 +196,12 @@ impl OtlpBuilder {
                     sent.is_ok()
                 },
             )
-            .map_err(|e| Error::new(format!("cannot start the OTLP logs thread: {e}")))?;
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::Unavailable,
+                    format!("cannot start the OTLP logs thread: {e}"),
+                )
+            })?;
             threads.push(thread);
             Some(log_box)
         } else {
@@ -201,7 +216,9 @@ impl OtlpBuilder {
             if let Some(url) = endpoint(Signal::Traces) {
                 spans = spans.with_endpoint(url);
             }
-            let mut spans = spans.build().map_err(Error::new)?;
+            let mut spans = spans
+                .build()
+                .map_err(|e| Error::new(ErrorKind::Invalid, e))?;
             spans.set_resource(&resource);
             let (span_box, thread) = Outbox::start("status-otlp-spans", self.queue, move |batch| {
                 let sent = futures::executor::block_on(spans.export(batch));
@@ -210,7 +227,12 @@ impl OtlpBuilder {
                 }
                 sent.is_ok()
             })
-            .map_err(|e| Error::new(format!("cannot start the OTLP spans thread: {e}")))?;
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::Unavailable,
+                    format!("cannot start the OTLP spans thread: {e}"),
+                )
+            })?;
             threads.push(thread);
             Some(span_box)
         } else {
@@ -239,13 +261,21 @@ impl OtlpBuilder {
             ids: Default::default(),
             _gauges: gauges,
         };
-        registry
-            .add_listener(recorder)
-            .map_err(|e| Error::new(format!("cannot listen to the registry: {e}")))?;
+        registry.add_listener(recorder).map_err(|e| {
+            Error::new(
+                ErrorKind::Unavailable,
+                format!("cannot listen to the registry: {e}"),
+            )
+        })?;
         if self.dependency {
             registry
                 .add(export_dependency(Arc::clone(&counts))?)
-                .map_err(|e| Error::new(format!("cannot register {DEPENDENCY_ID}: {e}")))?;
+                .map_err(|e| {
+                    Error::new(
+                        ErrorKind::Conflict,
+                        format!("cannot register {DEPENDENCY_ID}: {e}"),
+                    )
+                })?;
         }
         Ok(Otlp {
             inner: Arc::new(Inner {
@@ -274,9 +304,10 @@ fn exporter_wanted(var: &str) -> Result<bool, Error> {
             "otlp" => wanted = true,
             "none" => {}
             other => {
-                return Err(Error::new(format!(
-                    "{var}={value}: only otlp (or none) is built in, not {other}"
-                )))
+                return Err(Error::new(
+                    ErrorKind::Unsupported,
+                    format!("{var}={value}: only otlp (or none) is built in, not {other}"),
+                ))
             }
         }
     }
@@ -330,5 +361,5 @@ fn export_dependency(counts: Arc<Counts>) -> Result<Dependency, Error> {
         .period(Duration::from_secs(10))
         .failures_before_outage(1)
         .build()
-        .map_err(Error::new)
+        .map_err(|e| Error::new(ErrorKind::Invalid, e))
 }

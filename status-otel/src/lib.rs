@@ -87,21 +87,67 @@ pub const DEPENDENCY_ID: &str = "otlp-export";
 /// The default bound of each queue (log records, spans).
 pub const DEFAULT_QUEUE: usize = 4096;
 
-/// Why the export could not start.
+/// Why the export could not start, or a flush failed: one opaque error with kinds to ask
+/// (`is_*`) and a sentence to show.
 #[derive(Debug)]
-pub struct Error(String);
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ErrorKind {
+    NoRuntime,
+    Unsupported,
+    Invalid,
+    Unavailable,
+    Conflict,
+}
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 
 impl std::error::Error for Error {}
 
 impl Error {
-    fn new(what: impl fmt::Display) -> Self {
-        Self(what.to_string())
+    fn new(kind: ErrorKind, what: impl fmt::Display) -> Self {
+        Self {
+            kind,
+            message: what.to_string(),
+        }
+    }
+
+    /// Started outside a Tokio runtime.
+    #[must_use]
+    pub fn is_no_runtime(&self) -> bool {
+        self.kind == ErrorKind::NoRuntime
+    }
+
+    /// A protocol or an exporter asked for (`OTEL_*`) that is not built in.
+    #[must_use]
+    pub fn is_unsupported(&self) -> bool {
+        self.kind == ErrorKind::Unsupported
+    }
+
+    /// An endpoint, timeout or interval the SDK refuses.
+    #[must_use]
+    pub fn is_invalid(&self) -> bool {
+        self.kind == ErrorKind::Invalid
+    }
+
+    /// What the export needs could not be had: a thread, the HTTP client, a flush's request.
+    #[must_use]
+    pub fn is_unavailable(&self) -> bool {
+        self.kind == ErrorKind::Unavailable
+    }
+
+    /// The registry refused it: [`DEPENDENCY_ID`] is taken, say.
+    #[must_use]
+    pub fn is_conflict(&self) -> bool {
+        self.kind == ErrorKind::Conflict
     }
 }
 
@@ -204,7 +250,10 @@ impl Otlp {
     ///
     /// When the collection or the request failed.
     pub fn flush_metrics(&self) -> Result<(), Error> {
-        self.inner.meters.force_flush().map_err(Error::new)
+        self.inner
+            .meters
+            .force_flush()
+            .map_err(|e| Error::new(ErrorKind::Unavailable, e))
     }
 
     /// Sends what waits (each queue's last batch, the metrics once more) and stops; blocks
