@@ -80,6 +80,10 @@
 //!
 //! - [`Probes`]: liveness, readiness (a bound group, the fleet's excuse) and startup,
 //!   composed once for every transport (status-http's routes, status-grpc's services).
+//! - [`Facts`]: what is true of the registry, computed once per report generation
+//!   ([`Registry::facts`]) and read by every consumer: levels, impact, mutes, root-aware
+//!   maintenance, group membership, the serving verdict under the registry's [`ServePolicy`];
+//!   [`Registry::observe`] hands each change over with them.
 //! - Probe groups ([`Group`], [`Registry::add_group`]): several health views of one
 //!   application, each with its own rule, folded as the system is.
 //! - Mutes and maintenance windows ([`Registry::mute`], [`MuteWindow`]): a dependency still

@@ -33,6 +33,23 @@
 //! and writing resumes when the store does. [`History::close`] at shutdown writes the last
 //! second and lets the store go.
 //!
+//! # The rooms
+//!
+//! | module | what |
+//! |---|---|
+//! | `tally` | the pure `Recorder`: events in, increments per minute out |
+//! | `uptime`, `model` | the uptime fold over buckets; series, tiers, buckets, records |
+//! | [`incident`] | the pure `IncidentTracker` (told the registry's facts), `merge` of a fleet's facts into one incident, update kinds |
+//! | `store`, `sqlite`, `postgres` | the one [`HistoryStore`] trait and its two stores, with their migrations |
+//! | `run` | [`History`]: the driver (events in, a write a second), the live reads, restore at a start |
+//! | `writes`, `error` | a write's batch; [`StoreError`] with its kinds |
+//!
+//! # Features
+//!
+//! | feature | what |
+//! |---|---|
+//! | `postgres` | `PostgresHistory`: the history in PostgreSQL, shared by a fleet (tokio-postgres) |
+//!
 //! ```no_run
 //! use status_core::Registry;
 //! use status_history::History;

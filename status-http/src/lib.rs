@@ -35,10 +35,29 @@
 //! dashboard show reports through one presentation path (public view, app name), and the
 //! core masks credentials in every message. While any rotation hold is in force (an
 //! operator's drain, a graceful shutdown, a cull), readiness and summary answer 503;
-//! `/admin/drain` only ever touches the operator's hold. Codes: OK, MINOR and
-//! MAJOR answer 200, OUTAGE 503 (see [`CodeMap`]). Admin calls need `Authorization: Bearer
+//! `/admin/drain` only ever touches the operator's hold. Codes: a level the registry's
+//! [`ServePolicy`](status_core::ServePolicy) serves answers a success code, one it fails an
+//! error code (by default OK, MINOR and MAJOR answer 200, OUTAGE 503); [`CodeMap`] only picks
+//! which. What every area shows (membership, maintenance, the verdict) it reads from the
+//! registry's [`Facts`](status_core::Facts). Admin calls need `Authorization: Bearer
 //! <token>`: without a configured token they answer 403, with a missing or wrong one 401.
 //! Rejections answer `{"error": …}` and change nothing.
+//!
+//! # The rooms
+//!
+//! | module | what |
+//! |---|---|
+//! | `routes` | [`Routes`]: the builder, the state assembled once (`routes/state.rs`), each area's router merged, the admin actions behind the audit layer |
+//! | `probes` | the probe routes, liveness and the summaries as one hand-written service; readiness, groups, startup |
+//! | `codes` | [`CodeMap`]: which code answers which level, under the registry's serve policy |
+//! | `admin`, `mutes`, `trail`, `audit` | the admin API: features and overrides, drains, refreshes, mutes; the audit trail ([`AuditLog`]) and its one route |
+//! | `auth`, `body`, `query`, `error` | the token, bounded JSON bodies, query strings, errors as JSON |
+//! | `present`, `render`, `respond` | one presentation path (public view, app name), bodies made once per report generation, ETags |
+//! | `dashboard`, `panel`, `live` | `/status` and its events; panels; metrics read when scraped |
+//! | `history`, `statuspage` | uptime, transitions, history pages; incidents and the public page |
+//! | `fleet`, `traffic`, `notify`, `otel`, `metrics` | the satellites' routes, answers and metrics |
+//! | [`serve`](mod@serve), [`shutdown`], [`middleware`] | the bounded HTTP/1 server (status-serve's), the graceful end, the gates |
+//! | `openapi`, `schema` | `GET /openapi.json` and the bodies it describes |
 //!
 //! # Features
 //!
@@ -57,6 +76,7 @@
 //! | `traffic` | [`traffic`]: status-traffic's refusals as answers, panels and metrics |
 //! | `fleet` | `GET /fleet`, `/fleet/datacenters/{dc}`, `/fleet/dependencies`, `/status/fleet`, fleet-aware readiness (brings status-fleet) |
 //! | `notify` (off by default) | [`notify_metrics`]: each notification sink's deliveries, failures, drops and queue in `/metrics` (brings `metrics`, and status-notify with its HTTP client) |
+//! | `history` | uptime, transitions and the kept audit trail (`/healthcheck/uptime`, `/healthcheck/report`, `…/transitions`, `/admin/history/audit`), incidents (`/admin/incidents`), the public status page (`/status/page`, Statuspage v2 JSON, badges) and the history pages (brings status-history with SQLite) |
 //! | `otel` (off by default) | [`otel_metrics`]: the OTLP export's requests, failures, drops and queue in `/metrics` (brings `metrics`, and status-otel with OpenTelemetry's SDK) |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

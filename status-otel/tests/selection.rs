@@ -52,7 +52,10 @@ async fn none_leaves_a_signal_out_and_an_unknown_exporter_is_refused() {
         refused.to_string().contains("only otlp (or none)"),
         "{refused}"
     );
-    assert!(refused.is_unsupported() && !refused.is_invalid(), "{refused:?}");
+    assert!(
+        refused.is_unsupported() && !refused.is_invalid(),
+        "{refused:?}"
+    );
 
     std::env::set_var("OTEL_METRICS_EXPORTER", "otlp");
     std::env::set_var("OTEL_LOGS_EXPORTER", "none");
