@@ -15,13 +15,12 @@ use std::sync::Arc;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use status_fleet::{FleetSource, FleetView, InstancePage, InstanceQuery};
+use status_fleet::{FleetSource, FleetView, InstancePage, InstanceQuery, MAX_PAGE};
 
 use crate::error::ApiError;
 use crate::sync::lock;
 
-/// The most instances a page lists, and how many when not asked.
-const MAX_LIMIT: usize = 500;
+/// How many instances a page lists when not asked (at most `status_fleet::MAX_PAGE`).
 const DEFAULT_LIMIT: usize = 100;
 
 /// Where the fleet comes from, and the JSON of each data center in the last view served,
@@ -126,8 +125,8 @@ impl Params {
             Some(limit) => limit
                 .parse()
                 .ok()
-                .filter(|n| (1..=MAX_LIMIT).contains(n))
-                .ok_or_else(|| ApiError::bad_request(format!("limit must be 1 to {MAX_LIMIT}")))?,
+                .filter(|n| (1..=MAX_PAGE).contains(n))
+                .ok_or_else(|| ApiError::bad_request(format!("limit must be 1 to {MAX_PAGE}")))?,
         };
         Ok(InstanceQuery {
             datacenter: self.datacenter.filter(|d| !d.is_empty()),
