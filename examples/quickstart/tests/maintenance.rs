@@ -8,31 +8,10 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::http::StatusCode;
 use quickstart::{app, Config, Demo, NotifyConfig};
 use serde_json::Value;
 
 mod common;
-
-/// A webhook receiver recording every JSON body it gets.
-async fn receiver() -> (String, Arc<Mutex<Vec<Value>>>) {
-    let got: Arc<Mutex<Vec<Value>>> = Arc::default();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    let store = Arc::clone(&got);
-    let hook = axum::Router::new().route(
-        "/hook",
-        axum::routing::post(move |body: axum::body::Bytes| async move {
-            store
-                .lock()
-                .unwrap()
-                .push(serde_json::from_slice(&body).unwrap());
-            StatusCode::NO_CONTENT
-        }),
-    );
-    tokio::spawn(async move { axum::serve(listener, hook).await });
-    (url, got)
-}
 
 async fn json(addr: SocketAddr, path: &str, token: Option<&str>) -> (u16, Value) {
     let (code, body) = common::request(addr, "GET", path, token, "").await;
@@ -82,7 +61,7 @@ fn notices(got: &Arc<Mutex<Vec<Value>>>) -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_muted_root_is_a_maintenance_on_every_surface_and_the_probes_still_tell_the_truth() {
     const TOKEN: &str = "t";
-    let (url, got) = receiver().await;
+    let (url, got) = common::receiver().await;
     let dir = common::fresh_dir("quickstart-maintenance");
     let demo = Demo::start(Config {
         period: Duration::from_millis(100),

@@ -4,33 +4,12 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::http::StatusCode;
 use quickstart::{app, Config, Demo, NotifyConfig};
 use serde_json::Value;
 
 mod common;
 
 const TOKEN: &str = "notify-test-token";
-
-/// A receiver recording every JSON body it gets.
-async fn receiver() -> (String, Arc<Mutex<Vec<Value>>>) {
-    let got: Arc<Mutex<Vec<Value>>> = Arc::default();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    let store = Arc::clone(&got);
-    let hook = axum::Router::new().route(
-        "/hook",
-        axum::routing::post(move |body: axum::body::Bytes| async move {
-            store
-                .lock()
-                .unwrap()
-                .push(serde_json::from_slice(&body).unwrap());
-            StatusCode::NO_CONTENT
-        }),
-    );
-    tokio::spawn(async move { axum::serve(listener, hook).await });
-    (url, got)
-}
 
 async fn wait_for(got: &Arc<Mutex<Vec<Value>>>, what: &str, test: impl Fn(&Value) -> bool) {
     for _ in 0..200 {
@@ -44,7 +23,7 @@ async fn wait_for(got: &Arc<Mutex<Vec<Value>>>, what: &str, test: impl Fn(&Value
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chaos_outage_and_the_admin_calls_are_told() {
-    let (url, got) = receiver().await;
+    let (url, got) = common::receiver().await;
     let demo = Demo::start(Config {
         period: Duration::from_millis(100),
         timeout: Duration::from_millis(500),
@@ -127,7 +106,7 @@ async fn a_chaos_outage_and_the_admin_calls_are_told() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_notice_names_its_incident_and_where_the_page_tells_it() {
-    let (url, got) = receiver().await;
+    let (url, got) = common::receiver().await;
     let dir = common::fresh_dir("quickstart-incident-link");
     let demo = Demo::start(Config {
         period: Duration::from_millis(100),

@@ -85,3 +85,28 @@ pub(crate) async fn chaos(addr: SocketAddr, dependency: &str, mode: &str) {
     .await;
     assert_eq!(status, 200, "{body}");
 }
+
+/// Where a webhook receiver listens, and every JSON body it got.
+#[allow(dead_code)] // Not every test binary receives notifications.
+pub(crate) type Received = std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>>;
+
+/// A webhook receiver on loopback recording every JSON body it gets: its URL, and them.
+#[allow(dead_code)] // Not every test binary receives notifications.
+pub(crate) async fn receiver() -> (String, Received) {
+    let got: Received = std::sync::Arc::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let store = std::sync::Arc::clone(&got);
+    let hook = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |body: axum::body::Bytes| async move {
+            store
+                .lock()
+                .unwrap()
+                .push(serde_json::from_slice(&body).unwrap());
+            axum::http::StatusCode::NO_CONTENT
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, hook).await });
+    (url, got)
+}
