@@ -98,16 +98,21 @@ impl Chorus for FleetChorus {
         Box::pin(async move {
             // The others fail together, give or take a beat, and their failure reaches this
             // instance's counts at one of its next beats: wait up to two beat periods (two
-            // thirds of the TTL) for the fleet to say the failure is shared.
+            // thirds of the TTL) for the fleet to say the failure is shared, looking again
+            // each time the view changes (no timer polls it). The notifier's driver asks
+            // this beside its tick, which never waits for it.
             let deadline = tokio::time::Instant::now() + self.fleet.ttl() * 2 / 3;
             let figures = loop {
+                let changed = self.fleet.view_changed();
                 if let Some(figures) = self.shared(&self.fleet.view(), id, level) {
                     break Some(figures);
                 }
-                if tokio::time::Instant::now() >= deadline {
-                    break None;
+                tokio::select! {
+                    () = changed => {}
+                    () = tokio::time::sleep_until(deadline) => {
+                        break self.shared(&self.fleet.view(), id, level);
+                    }
                 }
-                tokio::time::sleep(self.fleet.ttl() / 30).await;
             };
             let state_of = |speaking: bool| {
                 let mut parts = lock(&self.state);

@@ -91,6 +91,7 @@ pub(super) async fn beat(
             Wake::Store => {
                 if let Some(counts) = fleet.store.counts() {
                     write(&fleet.tracker).counts_moved(Instant::now().into_std(), counts);
+                    fleet.viewed.notify_waiters();
                 }
                 continue;
             }
@@ -126,6 +127,7 @@ pub(super) async fn beat(
             }
         };
         let told = write(&fleet.tracker).answered(Instant::now().into_std(), answer);
+        fleet.viewed.notify_waiters();
         for note in &told.notes {
             say(&fleet, &me.instance_id, &me.datacenter, note);
         }

@@ -67,6 +67,8 @@ impl Stats {
 #[derive(Debug, Clone)]
 pub struct Fleet {
     tracker: Arc<RwLock<FleetTracker>>,
+    /// Woken each time the tracker takes the store's answer or counts: a new view.
+    viewed: Arc<tokio::sync::Notify>,
     ttl: Duration,
     store: Arc<dyn FleetStore>,
     stats: Arc<Stats>,
@@ -119,6 +121,7 @@ impl Fleet {
         );
         let fleet = Self {
             tracker: Arc::new(RwLock::new(tracker)),
+            viewed: Arc::default(),
             ttl,
             store: Arc::new(store),
             stats: Arc::default(),
@@ -153,6 +156,13 @@ impl Fleet {
     #[must_use]
     pub fn view(&self) -> Arc<FleetView> {
         read(&self.tracker).view(Instant::now().into_std())
+    }
+
+    /// Resolves once the fleet's view may have changed (the store answered a beat, or its
+    /// counts moved): what waits for the fleet to say something waits on this, not a timer.
+    /// Take the future before reading the view, so that no change falls in between.
+    pub fn view_changed(&self) -> tokio::sync::futures::Notified<'_> {
+        self.viewed.notified()
     }
 
     /// A page of instances from the store, kept for a third of the TTL; each instance's age
