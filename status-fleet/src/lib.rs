@@ -28,14 +28,14 @@
 //! | `excuse` | [`FleetExcuse`]: the view as status-core's readiness [`Excuse`](status_core::Excuse) |
 //! | `redis` | [`RedisFleet`] (feature `redis`): two Lua scripts, a constant cost per instance |
 //! | `etcd` | [`EtcdFleet`] (feature `etcd`): leases, a watch counted event by event (a pure tally), transactions |
-//! | `chorus` | [`FleetChorus`] (feature `notify`): one voice for a shared failure, a lease in the store |
+//! | `chorus` | [`ChorusTracker`] (feature `notify`): one voice for a shared failure, pure, told the time, the view and the lease answers; [`FleetChorus`] its Tokio driver, a lease in the store |
 //!
 //! # Cargo features
 //!
 //! | feature | what |
 //! |---|---|
-//! | `redis` | [`RedisFleet`]: the fleet in Redis or Redis Cluster (status-core's `store::RedisStore`) |
-//! | `etcd` | [`EtcdFleet`]: the fleet in etcd (status-core's `store::EtcdStore`) |
+//! | `redis` | [`RedisFleet`]: the fleet in Redis or Redis Cluster (status-checks' `store::RedisStore`) |
+//! | `etcd` | [`EtcdFleet`]: the fleet in etcd (status-checks' `store::EtcdStore`) |
 //! | `notify` | [`FleetChorus`]: one notification per shared failure (status-notify's `Chorus`; a lease in the store) |
 //!
 //! No feature is on by default: without one, the model, the tracker and [`Fleet`] over a
@@ -101,7 +101,7 @@ pub mod fuzzing {
 }
 
 #[cfg(feature = "notify")]
-pub use self::chorus::FleetChorus;
+pub use self::chorus::{ChangeTicket, ChorusStep, ChorusTracker, FleetChorus, LeaseCall};
 #[cfg(feature = "etcd")]
 pub use self::etcd::{EtcdFleet, FLEET_MARK};
 pub use self::excuse::FleetExcuse;
