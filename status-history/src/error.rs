@@ -1,5 +1,5 @@
-//! Why a store failed: one error type, its kind asked with `is_*`, its words for the
-//! `history` dependency and the logs.
+//! Why the history refused or failed: one error type, its kind asked with `is_*`, its words
+//! for the `history` dependency, an API's answer and the logs.
 
 use std::fmt;
 
@@ -17,18 +17,25 @@ pub(crate) enum Kind {
     Locked,
     /// Not a store of ours, or one written by a newer version: left untouched.
     Foreign,
+    /// What was asked is not valid: a window that is not one, a blank or oversized message.
+    Invalid,
+    /// What was asked for does not exist: no such incident.
+    NotFound,
     /// Anything else the store said.
     Other,
 }
 
-/// A store's failure: what the `history` dependency and the logs say, and what kind it is.
+/// Why the history refused a request or its store failed: what the `history` dependency, an
+/// API's answer and the logs say, and what kind it is (a request refused
+/// [`is_invalid`](Self::is_invalid) or [`is_not_found`](Self::is_not_found); any other kind
+/// is the store's).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoreError {
+pub struct Error {
     message: String,
     kind: Kind,
 }
 
-impl StoreError {
+impl Error {
     pub(crate) fn new(message: impl Into<String>) -> Self {
         Self::of(Kind::Other, message)
     }
@@ -44,7 +51,15 @@ impl StoreError {
         Self::of(Kind::Corrupt, message)
     }
 
-    #[allow(clippy::needless_pass_by_value)] // `map_err(StoreError::sqlite)`
+    pub(crate) fn invalid(message: impl Into<String>) -> Self {
+        Self::of(Kind::Invalid, message)
+    }
+
+    pub(crate) fn not_found(message: impl Into<String>) -> Self {
+        Self::of(Kind::NotFound, message)
+    }
+
+    #[allow(clippy::needless_pass_by_value)] // `map_err(Error::sqlite)`
     pub(crate) fn sqlite(e: rusqlite::Error) -> Self {
         use rusqlite::ErrorCode;
         let kind = match e.sqlite_error_code() {
@@ -94,15 +109,35 @@ impl StoreError {
     pub fn is_foreign(&self) -> bool {
         self.kind == Kind::Foreign
     }
+
+    /// Whether what was asked is not valid (a window that is not one, a blank or oversized
+    /// message): the request's fault, answered 400 by an API. Nothing was changed.
+    #[must_use]
+    pub fn is_invalid(&self) -> bool {
+        self.kind == Kind::Invalid
+    }
+
+    /// Whether what was asked for does not exist (no such incident): a 404.
+    #[must_use]
+    pub fn is_not_found(&self) -> bool {
+        self.kind == Kind::NotFound
+    }
+
+    /// Whether the store failed, whatever its kind: neither [`is_invalid`](Self::is_invalid)
+    /// nor [`is_not_found`](Self::is_not_found), so the request's answer is a 503.
+    #[must_use]
+    pub fn is_store(&self) -> bool {
+        !matches!(self.kind, Kind::Invalid | Kind::NotFound)
+    }
 }
 
-impl fmt::Display for StoreError {
+impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
     }
 }
 
-impl std::error::Error for StoreError {}
+impl std::error::Error for Error {}
 
 #[cfg(test)]
 mod tests {
@@ -110,17 +145,21 @@ mod tests {
 
     #[test]
     fn kinds_are_told_apart() {
-        let full = StoreError::sqlite(rusqlite::Error::SqliteFailure(
+        let full = Error::sqlite(rusqlite::Error::SqliteFailure(
             rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
             None,
         ));
         assert!(full.is_full() && !full.is_corrupt());
-        let busy = StoreError::sqlite(rusqlite::Error::SqliteFailure(
+        let busy = Error::sqlite(rusqlite::Error::SqliteFailure(
             rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
             None,
         ));
         assert!(busy.is_locked());
-        assert!(StoreError::corrupt("x").is_corrupt());
-        assert!(StoreError::of(Kind::Foreign, "x").is_foreign());
+        assert!(Error::corrupt("x").is_corrupt());
+        assert!(Error::of(Kind::Foreign, "x").is_foreign());
+        let invalid = Error::invalid("`to` must be after `from`");
+        assert!(invalid.is_invalid() && !invalid.is_store() && !invalid.is_not_found());
+        assert!(Error::not_found("no such incident").is_not_found());
+        assert!(full.is_store() && busy.is_store());
     }
 }

@@ -42,7 +42,7 @@
 //! | [`incident`] | the pure `IncidentTracker` (told the registry's facts), `merge` of a fleet's facts into one incident, update kinds |
 //! | `store`, `sqlite`, `postgres` | the one [`HistoryStore`] trait and its two stores, with their migrations |
 //! | `run` | [`History`]: the driver (events in, a write a second), the live reads, restore at a start |
-//! | `writes`, `error` | a write's batch; [`StoreError`] with its kinds |
+//! | `writes`, `error` | a write's batch; [`Error`] with its kinds |
 //!
 //! # Features
 //!
@@ -124,7 +124,7 @@ mod writes;
 
 use std::time::Duration;
 
-pub use self::error::StoreError;
+pub use self::error::Error;
 pub use self::model::{
     AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Spent, Tier, TransitionRecord,
 };
@@ -132,13 +132,12 @@ pub use self::model::{
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use self::postgres::{postgres_migrations, PostgresHistory};
 pub use self::run::{
-    History, HistoryBuilder, HistoryStats, QueryError, Restored, UpdateError, HISTORY_ID,
-    MAX_UPDATE_MESSAGE, OPERATOR,
+    History, HistoryBuilder, HistoryStats, Restored, HISTORY_ID, MAX_UPDATE_MESSAGE, OPERATOR,
 };
 pub use self::sqlite::{migrations, Opened, SqliteHistory, SqliteStore};
 pub use self::store::{HistoryStore, StoreFuture};
 pub use self::tally::{Batch, Recorder};
-pub use self::uptime::{DayTile, Durations, UptimeReport, Weights, Window, WindowError};
+pub use self::uptime::{DayTile, Durations, UptimeReport, Weights, Window};
 pub use self::writes::Writes;
 
 /// How long each kind of record is kept, and how large the file may grow.

@@ -13,10 +13,10 @@ use crate::model::{
     AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Tier, TransitionRecord,
 };
 use crate::Writes;
-use crate::{Retention, StoreError};
+use crate::{Error, Retention};
 
 /// What a store's calls answer: a boxed future, so that stores can be chosen at run time.
-pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, Error>> + Send + 'a>>;
 
 /// A place history is kept. Every call may fail (the store is down, full, locked); none may
 /// hang past a few seconds (a store bounds its own calls). Reads that span a fleet (one

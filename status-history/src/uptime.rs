@@ -7,7 +7,7 @@ use serde::Serialize;
 use status_core::CheckStatus;
 
 use crate::model::{Bucket, Series, Spent, Tier};
-use crate::Retention;
+use crate::{Error, Retention};
 
 /// What a minute in each level counts toward the SLA: OK and MINOR count as up, MAJOR as
 /// half up (a partial outage: the dependency answers, slowly or in part), OUTAGE as down.
@@ -52,18 +52,6 @@ pub struct Window {
     pub tier: Tier,
 }
 
-/// Why a window was refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WindowError(pub String);
-
-impl std::fmt::Display for WindowError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for WindowError {}
-
 impl Window {
     /// The window from `from` to `to` asked at `now`: read from minutes when `from` is
     /// within the minutes kept, hours within the hours kept, days otherwise; widened to
@@ -71,19 +59,19 @@ impl Window {
     ///
     /// # Errors
     ///
-    /// When `to` is not after `from`, `from` is after `now`, or the window starts before
-    /// the days kept.
+    /// [`Error::is_invalid`] when `to` is not after `from`, `from` is after `now`, or the
+    /// window starts before the days kept.
     pub fn new(
         from: DateTime<Utc>,
         to: DateTime<Utc>,
         now: DateTime<Utc>,
         retention: &Retention,
-    ) -> Result<Self, WindowError> {
+    ) -> Result<Self, Error> {
         if to <= from {
-            return Err(WindowError("`to` must be after `from`".into()));
+            return Err(Error::invalid("`to` must be after `from`"));
         }
         if from > now {
-            return Err(WindowError("`from` is in the future".into()));
+            return Err(Error::invalid("`from` is in the future"));
         }
         let age = now - from;
         let kept = |d: std::time::Duration| Duration::from_std(d).unwrap_or(Duration::MAX);
@@ -94,7 +82,7 @@ impl Window {
         } else if age <= kept(retention.days) {
             Tier::Day
         } else {
-            return Err(WindowError(format!(
+            return Err(Error::invalid(format!(
                 "`from` is before the {} days kept",
                 retention.days.as_secs() / 86_400
             )));

@@ -10,7 +10,7 @@ use std::time::Duration;
 use chrono::{DateTime, TimeZone, Utc};
 use status_core::{check, CheckStatus, Clock, Dependency, Registry, Urgency};
 use status_history::incident::{Impact, UpdateKind, UpdateStatus};
-use status_history::{History, UpdateError};
+use status_history::History;
 
 fn temp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
@@ -114,18 +114,16 @@ async fn a_failing_root_and_its_thirty_dependents_are_one_incident_resolved_afte
 
     // An operator's word, refused when malformed, kept when not.
     let id = incident.id;
-    assert!(matches!(
-        history
-            .post_update(id, UpdateStatus::Identified, "  ", Some("ana"))
-            .await,
-        Err(UpdateError::Invalid(_))
-    ));
-    assert!(matches!(
-        history
-            .post_update(id + 100, UpdateStatus::Identified, "x", None)
-            .await,
-        Err(UpdateError::NotFound)
-    ));
+    let blank = history
+        .post_update(id, UpdateStatus::Identified, "  ", Some("ana"))
+        .await
+        .unwrap_err();
+    assert!(blank.is_invalid() && !blank.is_store(), "{blank}");
+    let missing = history
+        .post_update(id + 100, UpdateStatus::Identified, "x", None)
+        .await
+        .unwrap_err();
+    assert!(missing.is_not_found() && !missing.is_invalid(), "{missing}");
     let posted = history
         .post_update(
             id,

@@ -124,8 +124,13 @@ fn each_tier_is_read_by_the_age_of_the_window() {
         Window::new(ago(24 * 10), now, now, &r).unwrap().tier,
         Tier::Day
     );
-    assert!(Window::new(ago(24 * 500), now, now, &r).is_err());
-    assert!(Window::new(now, ago(1), now, &r).is_err(), "reversed");
+    assert!(Window::new(ago(24 * 500), now, now, &r)
+        .unwrap_err()
+        .is_invalid());
+    assert!(
+        Window::new(now, ago(1), now, &r).unwrap_err().is_invalid(),
+        "reversed"
+    );
     assert!(
         Window::new(
             now + chrono::Duration::hours(1),

@@ -10,7 +10,7 @@ use crate::incident::{
     merge, sweep, Incident, IncidentFact, IncidentUpdate, Merged, NewUpdate, UpdateKind,
     UpdateStatus,
 };
-use crate::StoreError;
+use crate::Error;
 
 const COLUMNS: &str = "id, title, roots, affected, impact, started, resolved, updated, members";
 
@@ -202,7 +202,7 @@ impl PostgresHistory {
         &self,
         since: i64,
         limit: usize,
-    ) -> Result<Vec<Incident>, StoreError> {
+    ) -> Result<Vec<Incident>, Error> {
         self.call(async move |client| {
             let limit = i64::try_from(limit).unwrap_or(i64::MAX);
             let rows = client
@@ -225,7 +225,7 @@ impl PostgresHistory {
         .await
     }
 
-    pub(super) async fn incident_of(&self, id: i64) -> Result<Option<Incident>, StoreError> {
+    pub(super) async fn incident_of(&self, id: i64) -> Result<Option<Incident>, Error> {
         self.call(async move |client| {
             let Some(r) = client
                 .query_opt(
@@ -246,7 +246,7 @@ impl PostgresHistory {
     pub(super) async fn post_update_of(
         &self,
         u: &NewUpdate,
-    ) -> Result<Option<IncidentUpdate>, StoreError> {
+    ) -> Result<Option<IncidentUpdate>, Error> {
         self.call(async move |client| {
             let tx = client.transaction().await?;
             let Some(found) = tx

@@ -23,7 +23,7 @@ use crate::model::{
     AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Tier, TransitionRecord,
 };
 use crate::store::{HistoryStore, StoreFuture};
-use crate::{Retention, StoreError, Writes};
+use crate::{Error, Retention, Writes};
 
 /// The PostgreSQL schema's migrations, in order: for tests that build a database at an
 /// earlier version (record it in `sh_schema`).
@@ -71,10 +71,10 @@ impl PostgresHistory {
         url: &str,
         instance: impl Into<String>,
         datacenter: impl Into<String>,
-    ) -> Result<Self, StoreError> {
+    ) -> Result<Self, Error> {
         let mut config: tokio_postgres::Config = url
             .parse()
-            .map_err(|e| StoreError::new(format!("not a PostgreSQL URL: {e}")))?;
+            .map_err(|e| Error::new(format!("not a PostgreSQL URL: {e}")))?;
         config.connect_timeout(Duration::from_secs(5));
         config.application_name("status-history");
         Ok(Self {
@@ -94,7 +94,7 @@ impl PostgresHistory {
     /// # Errors
     ///
     /// When the store is not open.
-    pub async fn with_client<T>(&self, f: impl AsyncFnOnce(&Client) -> T) -> Result<T, StoreError> {
+    pub async fn with_client<T>(&self, f: impl AsyncFnOnce(&Client) -> T) -> Result<T, Error> {
         let guard = self.client.lock().await;
         let client = guard.as_ref().ok_or_else(not_open)?;
         Ok(f(client).await)
@@ -105,7 +105,7 @@ impl PostgresHistory {
     async fn call<T>(
         &self,
         call: impl AsyncFnOnce(&mut Client) -> Result<T, tokio_postgres::Error>,
-    ) -> Result<T, StoreError> {
+    ) -> Result<T, Error> {
         let mut guard = self.client.lock().await;
         let client = guard.as_mut().ok_or_else(not_open)?;
         let answer = tokio::time::timeout(CALL_TIMEOUT, call(client)).await;
@@ -121,7 +121,7 @@ impl PostgresHistory {
             Err(_) => {
                 *guard = None;
                 self.open.store(false, Ordering::Release);
-                Err(StoreError::of(
+                Err(Error::of(
                     Kind::Unavailable,
                     format!(
                         "PostgreSQL did not answer within {} s",
@@ -133,11 +133,11 @@ impl PostgresHistory {
     }
 }
 
-fn not_open() -> StoreError {
-    StoreError::of(Kind::Unavailable, "not connected")
+fn not_open() -> Error {
+    Error::of(Kind::Unavailable, "not connected")
 }
 
-pub(super) fn pg(e: &tokio_postgres::Error) -> StoreError {
+pub(super) fn pg(e: &tokio_postgres::Error) -> Error {
     use tokio_postgres::error::SqlState;
     let kind = match e.code() {
         Some(code) if *code == SqlState::DISK_FULL => Kind::Full,
@@ -145,7 +145,7 @@ pub(super) fn pg(e: &tokio_postgres::Error) -> StoreError {
         Some(_) => Kind::Other,
         None => Kind::Unavailable,
     };
-    StoreError::of(
+    Error::of(
         kind,
         match e.as_db_error() {
             Some(db) => format!("PostgreSQL: {}", db.message()),
@@ -167,7 +167,7 @@ fn fnv1a(s: &str) -> i32 {
 
 /// Takes the session's advisory lock on `instance`: one process per instance id, so that
 /// two never write each other's mutes, overrides and runs. Refused with who holds it.
-async fn claim(client: &Client, instance: &str) -> Result<(), StoreError> {
+async fn claim(client: &Client, instance: &str) -> Result<(), Error> {
     let key = fnv1a(instance);
     let got: bool = client
         .query_one(
@@ -200,7 +200,7 @@ async fn claim(client: &Client, instance: &str) -> Result<(), StoreError> {
             )
         })
         .unwrap_or_default();
-    Err(StoreError::of(
+    Err(Error::of(
         Kind::Locked,
         format!(
             "the instance id {instance:?} is in use by another process on this database{holder}: \
@@ -225,7 +225,7 @@ impl HistoryStore for PostgresHistory {
                 tokio::time::timeout(CALL_TIMEOUT, self.config.connect(NoTls))
                     .await
                     .map_err(|_| {
-                        StoreError::of(
+                        Error::of(
                             Kind::Unavailable,
                             "PostgreSQL did not answer the connection",
                         )
@@ -243,7 +243,7 @@ impl HistoryStore for PostgresHistory {
             claim(&client, &self.instance).await?;
             tokio::time::timeout(CALL_TIMEOUT, migrate(&mut client))
                 .await
-                .map_err(|_| StoreError::new("PostgreSQL did not answer the migration"))??;
+                .map_err(|_| Error::new("PostgreSQL did not answer the migration"))??;
             // One run a process: a connection lost and made again continues it.
             if self.run.load(Ordering::Acquire) == 0 {
                 let row = client

@@ -9,7 +9,7 @@ use super::PostgresHistory;
 use crate::model::{
     millis, AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Spent, Tier, TransitionRecord,
 };
-use crate::{Retention, StoreError};
+use crate::{Error, Retention};
 
 /// The columns of a merged bucket: start, then what `bucket` reads.
 const MERGED: &str = "sum(b.ok)::BIGINT, sum(b.minor)::BIGINT, sum(b.major)::BIGINT,
@@ -48,7 +48,7 @@ impl PostgresHistory {
         tier: Tier,
         from: i64,
         to: i64,
-    ) -> Result<Vec<Bucket>, StoreError> {
+    ) -> Result<Vec<Bucket>, Error> {
         self.call(async move |client| {
             let sql = format!(
                 "SELECT b.start, {MERGED} FROM sh_buckets b JOIN sh_series s ON s.id = b.series
@@ -69,7 +69,7 @@ impl PostgresHistory {
         kind: &str,
         from: i64,
         to: i64,
-    ) -> Result<Vec<(Series, Vec<Bucket>)>, StoreError> {
+    ) -> Result<Vec<(Series, Vec<Bucket>)>, Error> {
         self.call(async move |client| {
             let rows = client
                 .query(
@@ -116,7 +116,7 @@ impl PostgresHistory {
         from: i64,
         to: i64,
         limit: usize,
-    ) -> Result<Vec<TransitionRecord>, StoreError> {
+    ) -> Result<Vec<TransitionRecord>, Error> {
         self.call(async move |client| {
             let limit = i64::try_from(limit).unwrap_or(i64::MAX);
             let rows = client
@@ -152,7 +152,7 @@ impl PostgresHistory {
         &self,
         before: Option<i64>,
         limit: usize,
-    ) -> Result<Vec<(i64, AuditRecord)>, StoreError> {
+    ) -> Result<Vec<(i64, AuditRecord)>, Error> {
         self.call(async move |client| {
             let limit = i64::try_from(limit).unwrap_or(i64::MAX);
             let rows = client
@@ -183,7 +183,7 @@ impl PostgresHistory {
         .await
     }
 
-    pub(super) async fn mutes_of(&self) -> Result<Vec<MuteRecord>, StoreError> {
+    pub(super) async fn mutes_of(&self) -> Result<Vec<MuteRecord>, Error> {
         self.call(async |client| {
             let rows = client
                 .query(
@@ -207,7 +207,7 @@ impl PostgresHistory {
         .await
     }
 
-    pub(super) async fn overrides_of(&self) -> Result<Vec<OverrideRecord>, StoreError> {
+    pub(super) async fn overrides_of(&self) -> Result<Vec<OverrideRecord>, Error> {
         self.call(async |client| {
             let rows = client
                 .query(
@@ -231,7 +231,7 @@ impl PostgresHistory {
         .await
     }
 
-    pub(super) async fn state_of(&self, key: &str) -> Result<Option<String>, StoreError> {
+    pub(super) async fn state_of(&self, key: &str) -> Result<Option<String>, Error> {
         self.call(async move |client| {
             let row = client
                 .query_opt(
@@ -244,7 +244,7 @@ impl PostgresHistory {
         .await
     }
 
-    pub(super) async fn series_of(&self, kind: &str) -> Result<Vec<Series>, StoreError> {
+    pub(super) async fn series_of(&self, kind: &str) -> Result<Vec<Series>, Error> {
         self.call(async move |client| {
             let rows = client
                 .query(
@@ -260,11 +260,7 @@ impl PostgresHistory {
         .await
     }
 
-    pub(super) async fn prune_of(
-        &self,
-        now: i64,
-        retention: &Retention,
-    ) -> Result<u64, StoreError> {
+    pub(super) async fn prune_of(&self, now: i64, retention: &Retention) -> Result<u64, Error> {
         self.call(async move |client| {
             let ms = |d: Duration| now - i64::try_from(d.as_millis()).unwrap_or(i64::MAX / 2);
             let mut deleted = 0;

@@ -119,7 +119,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
 use tokio_postgres::Client;
 
 use super::pg;
-use crate::StoreError;
+use crate::Error;
 
 /// Migrations are serialized across the fleet by this advisory lock.
 pub(crate) const MIGRATION_LOCK: i64 = 0x5354_4154_5553_4853; // "STATUSHS"
@@ -128,7 +128,7 @@ pub(crate) const MIGRATION_LOCK: i64 = 0x5354_4154_5553_4853; // "STATUSHS"
 pub(crate) const INCIDENT_LOCK: i64 = 0x5354_4154_5553_4943; // "STATUSIC"
 
 /// Applies what is missing of the schema, under the fleet-wide advisory lock.
-pub(super) async fn migrate(client: &mut Client) -> Result<(), StoreError> {
+pub(super) async fn migrate(client: &mut Client) -> Result<(), Error> {
     let tx = client.transaction().await.map_err(|e| pg(&e))?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
         .await
@@ -143,7 +143,7 @@ pub(super) async fn migrate(client: &mut Client) -> Result<(), StoreError> {
         .map_or(0, |r| r.get(0));
     let latest = i32::try_from(MIGRATIONS.len()).unwrap_or(i32::MAX);
     if version > latest {
-        return Err(StoreError::of(
+        return Err(Error::of(
             crate::error::Kind::Foreign,
             format!(
                 "the history database is at schema version {version}, written by a newer \
@@ -158,7 +158,7 @@ pub(super) async fn migrate(client: &mut Client) -> Result<(), StoreError> {
     {
         tx.batch_execute(sql)
             .await
-            .map_err(|e| StoreError::new(format!("migration to version {}: {}", i + 1, pg(&e))))?;
+            .map_err(|e| Error::new(format!("migration to version {}: {}", i + 1, pg(&e))))?;
     }
     if version == 0 {
         tx.execute("INSERT INTO sh_schema (version) VALUES ($1)", &[&latest])

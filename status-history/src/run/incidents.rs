@@ -4,12 +4,13 @@
 use chrono::{DateTime, Utc};
 use status_core::Facts;
 
-use super::{History, QueryError};
+use super::History;
 use crate::incident::{
     Incident, IncidentFact, IncidentTracker, IncidentUpdate, NewUpdate, Phase, Scene,
     SceneDependency, UpdateStatus,
 };
 use crate::store::HistoryStore;
+use crate::Error;
 
 /// What the registry's facts say, as the tracker reads them: nothing derived here.
 pub(super) fn scene(facts: &Facts) -> Scene {
@@ -52,29 +53,6 @@ pub(super) async fn restore(store: &dyn HistoryStore, tracker: &mut IncidentTrac
     }
 }
 
-/// Why an update was refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum UpdateError {
-    /// There is no such incident (a 404).
-    NotFound,
-    /// The message is blank, too long or not printable (a 400).
-    Invalid(String),
-    /// The store failed (a 503).
-    Store(String),
-}
-
-impl std::fmt::Display for UpdateError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::NotFound => f.write_str("no such incident"),
-            Self::Invalid(why) => f.write_str(why),
-            Self::Store(e) => write!(f, "the history store is not available: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for UpdateError {}
-
 /// Who an operator's update without a named actor is kept as said by.
 pub const OPERATOR: &str = "operator";
 
@@ -87,30 +65,22 @@ impl History {
     ///
     /// # Errors
     ///
-    /// [`QueryError::Store`] when the store fails.
+    /// [`Error::is_store`] when the store fails.
     pub async fn incidents(
         &self,
         since: DateTime<Utc>,
         limit: usize,
-    ) -> Result<Vec<Incident>, QueryError> {
-        self.shared
-            .store()
-            .incidents(since, limit)
-            .await
-            .map_err(|e| QueryError::Store(e.to_string()))
+    ) -> Result<Vec<Incident>, Error> {
+        self.shared.store().incidents(since, limit).await
     }
 
     /// The incident `id`, if kept.
     ///
     /// # Errors
     ///
-    /// [`QueryError::Store`] when the store fails.
-    pub async fn incident(&self, id: i64) -> Result<Option<Incident>, QueryError> {
-        self.shared
-            .store()
-            .incident(id)
-            .await
-            .map_err(|e| QueryError::Store(e.to_string()))
+    /// [`Error::is_store`] when the store fails.
+    pub async fn incident(&self, id: i64) -> Result<Option<Incident>, Error> {
+        self.shared.store().incident(id).await
     }
 
     /// Posts an operator's update to incident `id` now, durable when it answers (said by
@@ -120,21 +90,22 @@ impl History {
     ///
     /// # Errors
     ///
-    /// [`UpdateError::Invalid`] for a blank message, one over [`MAX_UPDATE_MESSAGE`]
+    /// [`Error::is_invalid`] for a blank message, one over [`MAX_UPDATE_MESSAGE`]
     /// characters, or a message or actor with control characters (line breaks included:
     /// what operators say reaches logs), as `status_core::text` says (nothing is written);
-    /// [`UpdateError::NotFound`]; [`UpdateError::Store`].
+    /// [`Error::is_not_found`] when there is no such incident; [`Error::is_store`] when the
+    /// store fails.
     pub async fn post_update(
         &self,
         id: i64,
         status: UpdateStatus,
         message: &str,
         actor: Option<&str>,
-    ) -> Result<IncidentUpdate, UpdateError> {
-        let invalid = |e: status_core::Error| UpdateError::Invalid(e.to_string());
+    ) -> Result<IncidentUpdate, Error> {
+        let invalid = |e: status_core::Error| Error::invalid(e.to_string());
         let message = status_core::text::printable("message", message).map_err(invalid)?;
         if message.chars().count() > MAX_UPDATE_MESSAGE {
-            return Err(UpdateError::Invalid(format!(
+            return Err(Error::invalid(format!(
                 "the message is longer than {MAX_UPDATE_MESSAGE} characters"
             )));
         }
@@ -150,9 +121,8 @@ impl History {
         self.shared
             .store()
             .post_update(&update)
-            .await
-            .map_err(|e| UpdateError::Store(e.to_string()))?
-            .ok_or(UpdateError::NotFound)
+            .await?
+            .ok_or_else(|| Error::not_found("no such incident"))
     }
 
     /// The open incident `dependency` belongs to (a root of it, or covered by it), or with

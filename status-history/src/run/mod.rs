@@ -14,7 +14,7 @@ use crate::model::AuditRecord;
 use crate::sqlite::SqliteHistory;
 use crate::store::HistoryStore;
 use crate::tally::Recorder;
-use crate::uptime::{Weights, WindowError};
+use crate::uptime::Weights;
 use crate::{Retention, Writes};
 
 mod drive;
@@ -26,7 +26,7 @@ mod read;
 /// The id of the passive dependency that says how the store fares.
 pub const HISTORY_ID: &str = "history";
 
-pub use self::incidents::{UpdateError, MAX_UPDATE_MESSAGE, OPERATOR};
+pub use self::incidents::{MAX_UPDATE_MESSAGE, OPERATOR};
 
 /// How a [`History`] is opened: where, how often it writes, how much it holds back.
 #[derive(Debug, Clone)]
@@ -213,26 +213,6 @@ pub struct Restored {
     /// What could not be restored, and why (an unknown dependency or feature).
     pub skipped: Vec<String>,
 }
-
-/// Why a read was refused or failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum QueryError {
-    /// The window asked for is not one (a 400).
-    Window(WindowError),
-    /// The store is not available (a 503).
-    Store(String),
-}
-
-impl std::fmt::Display for QueryError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Window(e) => e.fmt(f),
-            Self::Store(e) => write!(f, "the history store is not available: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for QueryError {}
 
 impl History {
     /// A history kept in the SQLite file at `path` (created if missing).

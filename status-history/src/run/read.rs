@@ -2,9 +2,10 @@
 
 use chrono::{DateTime, Datelike, TimeZone, Utc};
 
-use super::{History, QueryError};
+use super::History;
 use crate::model::{AuditRecord, Bucket, Series, Tier, TransitionRecord};
-use crate::uptime::{DayTile, UptimeReport, Window, WindowError};
+use crate::uptime::{DayTile, UptimeReport, Window};
+use crate::Error;
 
 impl History {
     /// Time in each level, uptime and SLA of `series` from `from` to `to`, read from the
@@ -13,16 +14,15 @@ impl History {
     ///
     /// # Errors
     ///
-    /// [`QueryError::Window`] for a window that is not one; [`QueryError::Store`] when the
+    /// [`Error::is_invalid`] for a window that is not one; [`Error::is_store`] when the
     /// store fails.
     pub async fn uptime(
         &self,
         series: Series,
         from: DateTime<Utc>,
         to: DateTime<Utc>,
-    ) -> Result<UptimeReport, QueryError> {
-        let window = Window::new(from, to, self.now(), &self.shared.builder.retention)
-            .map_err(QueryError::Window)?;
+    ) -> Result<UptimeReport, Error> {
+        let window = Window::new(from, to, self.now(), &self.shared.builder.retention)?;
         let buckets = self
             .live_buckets(&series, window.tier, window.from, window.to)
             .await?;
@@ -34,14 +34,14 @@ impl History {
     ///
     /// # Errors
     ///
-    /// [`QueryError::Store`] when the store fails.
+    /// [`Error::is_store`] when the store fails.
     pub async fn buckets(
         &self,
         series: Series,
         tier: Tier,
         from: DateTime<Utc>,
         to: DateTime<Utc>,
-    ) -> Result<Vec<crate::Bucket>, QueryError> {
+    ) -> Result<Vec<crate::Bucket>, Error> {
         self.live_buckets(&series, tier, tier.floor(from), tier.ceil(to))
             .await
     }
@@ -54,15 +54,10 @@ impl History {
         tier: Tier,
         from: DateTime<Utc>,
         to: DateTime<Utc>,
-    ) -> Result<Vec<Bucket>, QueryError> {
+    ) -> Result<Vec<Bucket>, Error> {
         // No write commits between the store's answer and the ledger's.
         let _commit = self.shared.commit.read().await;
-        let mut buckets = self
-            .shared
-            .store()
-            .buckets(series, tier, from, to)
-            .await
-            .map_err(store)?;
+        let mut buckets = self.shared.store().buckets(series, tier, from, to).await?;
         let now = self.now().timestamp_millis();
         let ledger = self.shared.ledger();
         let minutes = ledger
@@ -96,8 +91,8 @@ impl History {
     ///
     /// # Errors
     ///
-    /// [`QueryError::Store`] when the store fails.
-    pub async fn days(&self, series: Series, days: u32) -> Result<Vec<DayTile>, QueryError> {
+    /// [`Error::is_store`] when the store fails.
+    pub async fn days(&self, series: Series, days: u32) -> Result<Vec<DayTile>, Error> {
         let (first, end) = self.last_days(days);
         let buckets = self.live_buckets(&series, Tier::Day, first, end).await?;
         Ok(tiles(first, end, &buckets))
@@ -108,19 +103,14 @@ impl History {
     ///
     /// # Errors
     ///
-    /// [`QueryError::Store`] when the store fails.
+    /// [`Error::is_store`] when the store fails.
     pub async fn days_of(
         &self,
         kind: &str,
         days: u32,
-    ) -> Result<Vec<(Series, Vec<DayTile>)>, QueryError> {
+    ) -> Result<Vec<(Series, Vec<DayTile>)>, Error> {
         let (first, end) = self.last_days(days);
-        let rows = self
-            .shared
-            .store()
-            .days_of(kind, first, end)
-            .await
-            .map_err(store)?;
+        let rows = self.shared.store().days_of(kind, first, end).await?;
         Ok(rows
             .into_iter()
             .map(|(series, buckets)| (series, tiles(first, end, &buckets)))
@@ -140,12 +130,12 @@ impl History {
     ///
     /// # Errors
     ///
-    /// [`QueryError::Store`] when the store fails.
+    /// [`Error::is_store`] when the store fails.
     pub async fn transitions(
         &self,
         series: Series,
         limit: usize,
-    ) -> Result<Vec<TransitionRecord>, QueryError> {
+    ) -> Result<Vec<TransitionRecord>, Error> {
         let mut newest_first = self
             .transitions_between(
                 &series,
@@ -164,21 +154,20 @@ impl History {
     ///
     /// # Errors
     ///
-    /// [`QueryError::Store`] when the store fails.
+    /// [`Error::is_store`] when the store fails.
     pub async fn transitions_between(
         &self,
         series: &Series,
         from: DateTime<Utc>,
         to: DateTime<Utc>,
         limit: usize,
-    ) -> Result<Vec<TransitionRecord>, QueryError> {
+    ) -> Result<Vec<TransitionRecord>, Error> {
         let _commit = self.shared.commit.read().await;
         let mut all = self
             .shared
             .store()
             .transitions(series, from, to, limit)
-            .await
-            .map_err(store)?;
+            .await?;
         {
             let ledger = self.shared.ledger();
             let unwritten = ledger
@@ -203,22 +192,18 @@ impl History {
     ///
     /// # Errors
     ///
-    /// [`QueryError::Store`] when the store fails.
+    /// [`Error::is_store`] when the store fails.
     pub async fn audit(
         &self,
         before: Option<i64>,
         limit: usize,
-    ) -> Result<Vec<(i64, AuditRecord)>, QueryError> {
+    ) -> Result<Vec<(i64, AuditRecord)>, Error> {
         // Records not yet written have no id yet: the first page waits (at most a second)
         // for the write that gives them one, so that what was just done is in it.
         if before.is_none() && self.unwritten_audit() {
             let _ = tokio::time::timeout(std::time::Duration::from_secs(1), self.flush()).await;
         }
-        self.shared
-            .store()
-            .audit(before, limit)
-            .await
-            .map_err(store)
+        self.shared.store().audit(before, limit).await
     }
 
     /// Whether audit records wait to be written (queued for the driver, or held back).
@@ -232,10 +217,10 @@ impl History {
     ///
     /// # Errors
     ///
-    /// [`QueryError::Window`] for a month that does not exist, is in the future or is
-    /// older than the days kept; [`QueryError::Store`] when the store fails.
-    pub async fn month(&self, year: i32, month: u32) -> Result<Vec<UptimeReport>, QueryError> {
-        let bad = |m: &str| QueryError::Window(WindowError(m.into()));
+    /// [`Error::is_invalid`] for a month that does not exist, is in the future or is
+    /// older than the days kept; [`Error::is_store`] when the store fails.
+    pub async fn month(&self, year: i32, month: u32) -> Result<Vec<UptimeReport>, Error> {
+        let bad = Error::invalid;
         let from = Utc
             .with_ymd_and_hms(year, month, 1, 0, 0, 0)
             .single()
@@ -266,8 +251,8 @@ impl History {
         let weights = self.weights();
         let store = self.shared.store();
         let mut all = vec![Series::System];
-        all.extend(store.series("group").await.map_err(self::store)?);
-        all.extend(store.series("dependency").await.map_err(self::store)?);
+        all.extend(store.series("group").await?);
+        all.extend(store.series("dependency").await?);
         let mut reports = Vec::with_capacity(all.len());
         for series in all {
             let buckets = self.live_buckets(&series, Tier::Day, from, to).await?;
@@ -275,11 +260,6 @@ impl History {
         }
         Ok(reports)
     }
-}
-
-#[allow(clippy::needless_pass_by_value)] // `map_err(store)`
-fn store(e: crate::StoreError) -> QueryError {
-    QueryError::Store(e.to_string())
 }
 
 /// One tile a day from `first` to `end`, from the day buckets kept (oldest first).

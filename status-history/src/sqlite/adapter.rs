@@ -11,7 +11,7 @@ use crate::model::{
     AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Tier, TransitionRecord,
 };
 use crate::store::{HistoryStore, StoreFuture};
-use crate::{Retention, StoreError, Writes};
+use crate::{Error, Retention, Writes};
 
 /// History in a SQLite file (or in memory): the embedded store, the default. Cheap to
 /// clone: clones share the file.
@@ -58,7 +58,7 @@ impl SqliteHistory {
     /// Runs `f` on the open store, on a blocking thread.
     fn with<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&mut SqliteStore) -> Result<T, StoreError> + Send + 'static,
+        f: impl FnOnce(&mut SqliteStore) -> Result<T, Error> + Send + 'static,
     ) -> StoreFuture<'static, T> {
         let store = Arc::clone(&self.store);
         Box::pin(async move {
@@ -66,11 +66,11 @@ impl SqliteHistory {
                 let mut guard = store.lock().unwrap_or_else(PoisonError::into_inner);
                 let store = guard
                     .as_mut()
-                    .ok_or_else(|| StoreError::new("the store is not open"))?;
+                    .ok_or_else(|| Error::new("the store is not open"))?;
                 f(store)
             })
             .await
-            .map_err(|e| StoreError::new(format!("the store's thread failed: {e}")))?
+            .map_err(|e| Error::new(format!("the store's thread failed: {e}")))?
         })
     }
 }
@@ -102,7 +102,7 @@ impl HistoryStore for SqliteHistory {
                         .store
                         .connection()
                         .pragma_update(None, "max_page_count", pages)
-                        .map_err(StoreError::sqlite)?;
+                        .map_err(Error::sqlite)?;
                 }
                 if opened.moved_aside.is_some() {
                     *aside.lock().unwrap_or_else(PoisonError::into_inner) = opened.moved_aside;
@@ -111,7 +111,7 @@ impl HistoryStore for SqliteHistory {
                 Ok(())
             })
             .await
-            .map_err(|e| StoreError::new(format!("the store's thread failed: {e}")))?
+            .map_err(|e| Error::new(format!("the store's thread failed: {e}")))?
         })
     }
 
@@ -130,7 +130,7 @@ impl HistoryStore for SqliteHistory {
                 drop(store.lock().unwrap_or_else(PoisonError::into_inner).take());
             })
             .await
-            .map_err(|e| StoreError::new(format!("the store's thread failed: {e}")))
+            .map_err(|e| Error::new(format!("the store's thread failed: {e}")))
         })
     }
 

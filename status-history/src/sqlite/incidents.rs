@@ -7,7 +7,7 @@ use crate::incident::codec::{self, Row};
 use crate::incident::{
     merge, sweep, Incident, IncidentFact, IncidentUpdate, Merged, NewUpdate, UpdateKind,
 };
-use crate::StoreError;
+use crate::Error;
 
 /// The one instance a file is written by.
 const INSTANCE: &str = "local";
@@ -137,7 +137,7 @@ impl SqliteStore {
     /// # Errors
     ///
     /// When SQLite fails.
-    pub fn incidents(&self, since: i64, limit: usize) -> Result<Vec<Incident>, StoreError> {
+    pub fn incidents(&self, since: i64, limit: usize) -> Result<Vec<Incident>, Error> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows: Vec<Row> = self
             .conn
@@ -149,7 +149,7 @@ impl SqliteStore {
                 s.query_map(params![since, limit], row)?
                     .collect::<Result<_, _>>()
             })
-            .map_err(StoreError::sqlite)?;
+            .map_err(Error::sqlite)?;
         rows.into_iter()
             .map(|r| {
                 let updates = self.updates(r.id)?;
@@ -163,7 +163,7 @@ impl SqliteStore {
     /// # Errors
     ///
     /// When SQLite fails.
-    pub fn incident(&self, id: i64) -> Result<Option<Incident>, StoreError> {
+    pub fn incident(&self, id: i64) -> Result<Option<Incident>, Error> {
         let found = self
             .conn
             .query_row(
@@ -172,13 +172,13 @@ impl SqliteStore {
                 row,
             )
             .optional()
-            .map_err(StoreError::sqlite)?;
+            .map_err(Error::sqlite)?;
         found
             .map(|r| Ok(r.incident(self.updates(r.id)?)))
             .transpose()
     }
 
-    fn updates(&self, incident: i64) -> Result<Vec<IncidentUpdate>, StoreError> {
+    fn updates(&self, incident: i64) -> Result<Vec<IncidentUpdate>, Error> {
         self.conn
             .prepare_cached(
                 "SELECT id, at, status, message, actor, kind FROM incident_updates
@@ -197,7 +197,7 @@ impl SqliteStore {
                 })?
                 .collect()
             })
-            .map_err(StoreError::sqlite)
+            .map_err(Error::sqlite)
     }
 
     /// Posts an operator's update; `resolved` resolves the incident (and a later failure of
@@ -207,13 +207,10 @@ impl SqliteStore {
     /// # Errors
     ///
     /// When SQLite fails; nothing is written then.
-    pub fn post_update(
-        &mut self,
-        update: &NewUpdate,
-    ) -> Result<Option<IncidentUpdate>, StoreError> {
-        let tx = self.conn.transaction().map_err(StoreError::sqlite)?;
-        let posted = post(&tx, update).map_err(StoreError::sqlite)?;
-        tx.commit().map_err(StoreError::sqlite)?;
+    pub fn post_update(&mut self, update: &NewUpdate) -> Result<Option<IncidentUpdate>, Error> {
+        let tx = self.conn.transaction().map_err(Error::sqlite)?;
+        let posted = post(&tx, update).map_err(Error::sqlite)?;
+        tx.commit().map_err(Error::sqlite)?;
         Ok(posted)
     }
 }

@@ -17,7 +17,7 @@ use rusqlite::Connection;
 
 use crate::error::Kind;
 use crate::model::Series;
-use crate::{StoreError, Writes};
+use crate::{Error, Writes};
 
 pub(crate) use schema::{MIGRATIONS, VERSION};
 
@@ -45,25 +45,21 @@ const APPLICATION_ID: i32 = 0x5354_4853;
 
 /// The schema version of the file `conn` opened, read without writing anything; refused
 /// when the file is another application's or a newer version's.
-fn identify(conn: &Connection) -> Result<i64, StoreError> {
-    let pragma = |name: &str| -> Result<i64, StoreError> {
+fn identify(conn: &Connection) -> Result<i64, Error> {
+    let pragma = |name: &str| -> Result<i64, Error> {
         conn.pragma_query_value(None, name, |r| r.get(0))
-            .map_err(StoreError::sqlite)
+            .map_err(Error::sqlite)
     };
     let application_id = pragma("application_id")?;
     let version = pragma("user_version")?;
     let mut tables: Vec<String> = {
         let mut stmt = conn
             .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-            .map_err(StoreError::sqlite)?;
-        let names = stmt
-            .query_map([], |r| r.get(0))
-            .map_err(StoreError::sqlite)?;
-        names
-            .collect::<Result<_, _>>()
-            .map_err(StoreError::sqlite)?
+            .map_err(Error::sqlite)?;
+        let names = stmt.query_map([], |r| r.get(0)).map_err(Error::sqlite)?;
+        names.collect::<Result<_, _>>().map_err(Error::sqlite)?
     };
-    let foreign = |why: String| Err(StoreError::of(Kind::Foreign, why));
+    let foreign = |why: String| Err(Error::of(Kind::Foreign, why));
     let ours = application_id == i64::from(APPLICATION_ID)
         // Files of earlier versions carry no id: their tables say whose they are.
         || (application_id == 0
@@ -96,7 +92,7 @@ struct FileLock {
 }
 
 impl FileLock {
-    fn take(path: &Path, now: i64) -> Result<Self, StoreError> {
+    fn take(path: &Path, now: i64) -> Result<Self, Error> {
         use std::io::{Read, Seek, Write};
         let lock_path = PathBuf::from(format!("{}.lock", path.display()));
         let mut file = std::fs::OpenOptions::new()
@@ -106,7 +102,7 @@ impl FileLock {
             .truncate(false)
             .open(&lock_path)
             .map_err(|e| {
-                StoreError::of(
+                Error::of(
                     Kind::Unavailable,
                     format!("cannot open {}: {e}", lock_path.display()),
                 )
@@ -117,7 +113,7 @@ impl FileLock {
                 let mut holder = String::new();
                 let _ = file.read_to_string(&mut holder);
                 let holder = holder.trim();
-                return Err(StoreError::of(
+                return Err(Error::of(
                     Kind::Locked,
                     format!(
                         "{} is in use by another process ({}): one process keeps a history \
@@ -128,7 +124,7 @@ impl FileLock {
                 ));
             }
             Err(std::fs::TryLockError::Error(e)) => {
-                return Err(StoreError::of(
+                return Err(Error::of(
                     Kind::Unavailable,
                     format!("cannot lock {}: {e}", lock_path.display()),
                 ))
@@ -162,13 +158,13 @@ impl SqliteStore {
     /// # Errors
     ///
     /// When the file cannot be opened or created (a directory missing or not writable:
-    /// [`is_unavailable`](StoreError::is_unavailable)), another process holds it
-    /// ([`is_locked`](StoreError::is_locked)), it is another application's database or was
-    /// written by a newer version ([`is_foreign`](StoreError::is_foreign), left untouched),
+    /// [`is_unavailable`](Error::is_unavailable)), another process holds it
+    /// ([`is_locked`](Error::is_locked)), it is another application's database or was
+    /// written by a newer version ([`is_foreign`](Error::is_foreign), left untouched),
     /// or a migration fails.
-    pub fn open(path: &Path, now: i64) -> Result<Opened, StoreError> {
+    pub fn open(path: &Path, now: i64) -> Result<Opened, Error> {
         let lock = FileLock::take(path, now)?;
-        match Self::try_open(Connection::open(path).map_err(StoreError::sqlite), now) {
+        match Self::try_open(Connection::open(path).map_err(Error::sqlite), now) {
             Ok(mut store) => {
                 store.lock = Some(lock);
                 Ok(Opened {
@@ -179,7 +175,7 @@ impl SqliteStore {
             Err(e) if e.is_corrupt() => {
                 let aside = PathBuf::from(format!("{}.corrupt-{now}", path.display()));
                 std::fs::rename(path, &aside).map_err(|io| {
-                    StoreError::new(format!(
+                    Error::new(format!(
                         "{} is corrupt ({e}) and could not be moved aside: {io}",
                         path.display()
                     ))
@@ -193,8 +189,7 @@ impl SqliteStore {
                     aside = %aside.display(),
                     "the history file is corrupt ({e}): moved aside, a fresh one started"
                 );
-                let mut store =
-                    Self::try_open(Connection::open(path).map_err(StoreError::sqlite), now)?;
+                let mut store = Self::try_open(Connection::open(path).map_err(Error::sqlite), now)?;
                 store.lock = Some(lock);
                 Ok(Opened {
                     store,
@@ -210,45 +205,42 @@ impl SqliteStore {
     /// # Errors
     ///
     /// Only if SQLite cannot allocate it.
-    pub fn in_memory(now: i64) -> Result<Self, StoreError> {
-        Self::try_open(
-            Connection::open_in_memory().map_err(StoreError::sqlite),
-            now,
-        )
+    pub fn in_memory(now: i64) -> Result<Self, Error> {
+        Self::try_open(Connection::open_in_memory().map_err(Error::sqlite), now)
     }
 
-    fn try_open(conn: Result<Connection, StoreError>, now: i64) -> Result<Self, StoreError> {
+    fn try_open(conn: Result<Connection, Error>, now: i64) -> Result<Self, Error> {
         let conn = conn?;
         conn.busy_timeout(Duration::from_millis(250))
-            .map_err(StoreError::sqlite)?;
+            .map_err(Error::sqlite)?;
         // Read only, before anything is written: whose file, and which version.
         let version = identify(&conn)?;
         if version == 0 {
             // Before any table: freed pages go back to the file system after a prune.
             conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")
-                .map_err(StoreError::sqlite)?;
+                .map_err(Error::sqlite)?;
         }
         let _: String = conn
             .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
-            .map_err(StoreError::sqlite)?;
+            .map_err(Error::sqlite)?;
         // With WAL, NORMAL loses nothing committed when the process dies; only a power loss
         // may take the last transactions.
         conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(StoreError::sqlite)?;
+            .map_err(Error::sqlite)?;
         let check: String = conn
             .query_row("PRAGMA quick_check", [], |r| r.get(0))
-            .map_err(StoreError::sqlite)?;
+            .map_err(Error::sqlite)?;
         if check != "ok" {
-            return Err(StoreError::corrupt(check));
+            return Err(Error::corrupt(check));
         }
         migrate(&conn, version, VERSION)?;
         conn.pragma_update(None, "application_id", APPLICATION_ID)
-            .map_err(StoreError::sqlite)?;
+            .map_err(Error::sqlite)?;
         conn.execute(
             "INSERT INTO runs (started, covered_until) VALUES (?1, ?1)",
             [now],
         )
-        .map_err(StoreError::sqlite)?;
+        .map_err(Error::sqlite)?;
         let run = conn.last_insert_rowid();
         Ok(Self {
             conn,
@@ -276,20 +268,20 @@ impl SqliteStore {
     ///
     /// When SQLite fails (a full disk, a file locked past 250 ms, a read-only file);
     /// nothing is written then.
-    pub fn write(&mut self, writes: &Writes) -> Result<(), StoreError> {
-        let tx = self.conn.transaction().map_err(StoreError::sqlite)?;
+    pub fn write(&mut self, writes: &Writes) -> Result<(), Error> {
+        let tx = self.conn.transaction().map_err(Error::sqlite)?;
         let mut series = self.series.clone();
-        write::write_all(&tx, &mut series, self.run, writes).map_err(StoreError::sqlite)?;
-        tx.commit().map_err(StoreError::sqlite)?;
+        write::write_all(&tx, &mut series, self.run, writes).map_err(Error::sqlite)?;
+        tx.commit().map_err(Error::sqlite)?;
         self.series = series;
         Ok(())
     }
 }
 
 /// Applies the migrations after `from` up to `to`, each in a transaction.
-pub(crate) fn migrate(conn: &Connection, from: i64, to: i64) -> Result<(), StoreError> {
+pub(crate) fn migrate(conn: &Connection, from: i64, to: i64) -> Result<(), Error> {
     if from > VERSION {
-        return Err(StoreError::of(
+        return Err(Error::of(
             Kind::Foreign,
             format!(
                 "the history file is at schema version {from}, written by a newer status-history \
@@ -301,13 +293,13 @@ pub(crate) fn migrate(conn: &Connection, from: i64, to: i64) -> Result<(), Store
         let sql = usize::try_from(version - 1)
             .ok()
             .and_then(|i| MIGRATIONS.get(i))
-            .ok_or_else(|| StoreError::new(format!("no migration to version {version}")))?;
+            .ok_or_else(|| Error::new(format!("no migration to version {version}")))?;
         conn.execute_batch(&format!(
             "BEGIN; {sql}; PRAGMA user_version = {version}; COMMIT;"
         ))
         .map_err(|e| {
             let _ = conn.execute_batch("ROLLBACK");
-            StoreError::new(format!("migration to version {version} failed: {e}"))
+            Error::new(format!("migration to version {version} failed: {e}"))
         })?;
     }
     Ok(())

@@ -8,7 +8,7 @@ use super::SqliteStore;
 use crate::model::{
     millis, AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Tier, TransitionRecord,
 };
-use crate::StoreError;
+use crate::Error;
 
 impl SqliteStore {
     /// The buckets of `series` in `tier` from `from` to `to` (Unix seconds, `to` excluded),
@@ -23,7 +23,7 @@ impl SqliteStore {
         tier: Tier,
         from: i64,
         to: i64,
-    ) -> Result<Vec<Bucket>, StoreError> {
+    ) -> Result<Vec<Bucket>, Error> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -34,14 +34,14 @@ impl SqliteStore {
                    AND b.start >= ?4 AND b.start < ?5
                  ORDER BY b.start",
             )
-            .map_err(StoreError::sqlite)?;
+            .map_err(Error::sqlite)?;
         let rows = stmt
             .query_map(
                 params![series.kind(), series.name(), tier.code(), from, to],
                 |r| bucket_at(r, 0),
             )
-            .map_err(StoreError::sqlite)?;
-        rows.collect::<Result<_, _>>().map_err(StoreError::sqlite)
+            .map_err(Error::sqlite)?;
+        rows.collect::<Result<_, _>>().map_err(Error::sqlite)
     }
 
     /// The day buckets of every series of `kind` from `from` to `to` (Unix seconds), by
@@ -55,16 +55,16 @@ impl SqliteStore {
         kind: &str,
         from: i64,
         to: i64,
-    ) -> Result<Vec<(Series, Vec<Bucket>)>, StoreError> {
+    ) -> Result<Vec<(Series, Vec<Bucket>)>, Error> {
         let mut names = self
             .conn
             .prepare_cached("SELECT id, name FROM series WHERE kind = ?1")
-            .map_err(StoreError::sqlite)?;
+            .map_err(Error::sqlite)?;
         let names: std::collections::HashMap<i64, String> = names
             .query_map([kind], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(StoreError::sqlite)?
+            .map_err(Error::sqlite)?
             .collect::<Result<_, _>>()
-            .map_err(StoreError::sqlite)?;
+            .map_err(Error::sqlite)?;
         // In the primary key's order: no sort, five columns.
         let mut stmt = self
             .conn
@@ -75,22 +75,20 @@ impl SqliteStore {
                    AND b.tier = 2 AND b.start >= ?2 AND b.start < ?3
                  ORDER BY b.series, b.start",
             )
-            .map_err(StoreError::sqlite)?;
-        let mut rows = stmt
-            .query(params![kind, from, to])
-            .map_err(StoreError::sqlite)?;
+            .map_err(Error::sqlite)?;
+        let mut rows = stmt.query(params![kind, from, to]).map_err(Error::sqlite)?;
         let mut out: Vec<(i64, Vec<Bucket>)> = Vec::new();
-        while let Some(r) = rows.next().map_err(StoreError::sqlite)? {
+        while let Some(r) = rows.next().map_err(Error::sqlite)? {
             let u = |i: usize| r.get::<_, i64>(i).map(|v| v.max(0).cast_unsigned());
-            let id: i64 = r.get(0).map_err(StoreError::sqlite)?;
+            let id: i64 = r.get(0).map_err(Error::sqlite)?;
             let bucket = Bucket {
-                start: r.get(1).map_err(StoreError::sqlite)?,
+                start: r.get(1).map_err(Error::sqlite)?,
                 spent: crate::model::Spent {
-                    ok: u(2).map_err(StoreError::sqlite)?,
-                    minor: u(3).map_err(StoreError::sqlite)?,
-                    major: u(4).map_err(StoreError::sqlite)?,
-                    outage: u(5).map_err(StoreError::sqlite)?,
-                    muted: u(6).map_err(StoreError::sqlite)?,
+                    ok: u(2).map_err(Error::sqlite)?,
+                    minor: u(3).map_err(Error::sqlite)?,
+                    major: u(4).map_err(Error::sqlite)?,
+                    outage: u(5).map_err(Error::sqlite)?,
+                    muted: u(6).map_err(Error::sqlite)?,
                 },
                 ..Bucket::default()
             };
@@ -122,7 +120,7 @@ impl SqliteStore {
         from: i64,
         to: i64,
         limit: usize,
-    ) -> Result<Vec<TransitionRecord>, StoreError> {
+    ) -> Result<Vec<TransitionRecord>, Error> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -131,7 +129,7 @@ impl SqliteStore {
                  WHERE s.kind = ?1 AND s.name = ?2 AND t.at >= ?3 AND t.at < ?4
                  ORDER BY t.at DESC, t.id DESC LIMIT ?5",
             )
-            .map_err(StoreError::sqlite)?;
+            .map_err(Error::sqlite)?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let mut rows: Vec<TransitionRecord> = stmt
             .query_map(
@@ -152,9 +150,9 @@ impl SqliteStore {
                     })
                 },
             )
-            .map_err(StoreError::sqlite)?
+            .map_err(Error::sqlite)?
             .collect::<Result<_, _>>()
-            .map_err(StoreError::sqlite)?;
+            .map_err(Error::sqlite)?;
         rows.reverse();
         Ok(rows)
     }
@@ -169,14 +167,14 @@ impl SqliteStore {
         &self,
         before: Option<i64>,
         limit: usize,
-    ) -> Result<Vec<(i64, AuditRecord)>, StoreError> {
+    ) -> Result<Vec<(i64, AuditRecord)>, Error> {
         let mut stmt = self
             .conn
             .prepare_cached(
                 "SELECT id, at, actor, action, target, reason, address, outcome FROM audit
                  WHERE id < ?1 ORDER BY id DESC LIMIT ?2",
             )
-            .map_err(StoreError::sqlite)?;
+            .map_err(Error::sqlite)?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = stmt
             .query_map(params![before.unwrap_or(i64::MAX), limit], |r| {
@@ -193,8 +191,8 @@ impl SqliteStore {
                     },
                 ))
             })
-            .map_err(StoreError::sqlite)?;
-        rows.collect::<Result<_, _>>().map_err(StoreError::sqlite)
+            .map_err(Error::sqlite)?;
+        rows.collect::<Result<_, _>>().map_err(Error::sqlite)
     }
 
     /// The mutes kept.
@@ -202,14 +200,14 @@ impl SqliteStore {
     /// # Errors
     ///
     /// When SQLite fails.
-    pub fn mutes(&self) -> Result<Vec<MuteRecord>, StoreError> {
+    pub fn mutes(&self) -> Result<Vec<MuteRecord>, Error> {
         let mut stmt = self
             .conn
             .prepare_cached(
                 "SELECT dependency, reason, actor, set_at, start, until FROM mutes
                  ORDER BY dependency",
             )
-            .map_err(StoreError::sqlite)?;
+            .map_err(Error::sqlite)?;
         let rows = stmt
             .query_map([], |r| {
                 Ok(MuteRecord {
@@ -221,8 +219,8 @@ impl SqliteStore {
                     until: millis(r.get(5)?),
                 })
             })
-            .map_err(StoreError::sqlite)?;
-        rows.collect::<Result<_, _>>().map_err(StoreError::sqlite)
+            .map_err(Error::sqlite)?;
+        rows.collect::<Result<_, _>>().map_err(Error::sqlite)
     }
 
     /// The overrides kept.
@@ -230,14 +228,14 @@ impl SqliteStore {
     /// # Errors
     ///
     /// When SQLite fails.
-    pub fn overrides(&self) -> Result<Vec<OverrideRecord>, StoreError> {
+    pub fn overrides(&self) -> Result<Vec<OverrideRecord>, Error> {
         let mut stmt = self
             .conn
             .prepare_cached(
                 "SELECT feature, enabled, reason, actor, set_at, expires_at FROM overrides
                  ORDER BY feature",
             )
-            .map_err(StoreError::sqlite)?;
+            .map_err(Error::sqlite)?;
         let rows = stmt
             .query_map([], |r| {
                 Ok(OverrideRecord {
@@ -249,8 +247,8 @@ impl SqliteStore {
                     expires_at: millis(r.get(5)?),
                 })
             })
-            .map_err(StoreError::sqlite)?;
-        rows.collect::<Result<_, _>>().map_err(StoreError::sqlite)
+            .map_err(Error::sqlite)?;
+        rows.collect::<Result<_, _>>().map_err(Error::sqlite)
     }
 
     /// The state kept under `key`, as JSON.
@@ -258,13 +256,13 @@ impl SqliteStore {
     /// # Errors
     ///
     /// When SQLite fails.
-    pub fn state(&self, key: &str) -> Result<Option<String>, StoreError> {
+    pub fn state(&self, key: &str) -> Result<Option<String>, Error> {
         self.conn
             .query_row("SELECT value FROM state WHERE key = ?1", [key], |r| {
                 r.get(0)
             })
             .optional()
-            .map_err(StoreError::sqlite)
+            .map_err(Error::sqlite)
     }
 
     /// Every series kept, of `kind` (`dependency`, `group`, `system`).
@@ -272,19 +270,18 @@ impl SqliteStore {
     /// # Errors
     ///
     /// When SQLite fails.
-    pub fn series(&self, kind: &str) -> Result<Vec<Series>, StoreError> {
+    pub fn series(&self, kind: &str) -> Result<Vec<Series>, Error> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT kind, name FROM series WHERE kind = ?1 ORDER BY name")
-            .map_err(StoreError::sqlite)?;
+            .map_err(Error::sqlite)?;
         let rows = stmt
             .query_map([kind], |r| {
                 let (kind, name): (String, String) = (r.get(0)?, r.get(1)?);
                 Ok(Series::from_parts(&kind, &name))
             })
-            .map_err(StoreError::sqlite)?;
-        let all: Vec<Option<Series>> =
-            rows.collect::<Result<_, _>>().map_err(StoreError::sqlite)?;
+            .map_err(Error::sqlite)?;
+        let all: Vec<Option<Series>> = rows.collect::<Result<_, _>>().map_err(Error::sqlite)?;
         Ok(all.into_iter().flatten().collect())
     }
 
@@ -293,11 +290,11 @@ impl SqliteStore {
     /// # Errors
     ///
     /// When SQLite fails.
-    pub fn size(&self) -> Result<u64, StoreError> {
-        let page = |p: &str| -> Result<i64, StoreError> {
+    pub fn size(&self) -> Result<u64, Error> {
+        let page = |p: &str| -> Result<i64, Error> {
             self.conn
                 .pragma_query_value(None, p, |r| r.get(0))
-                .map_err(StoreError::sqlite)
+                .map_err(Error::sqlite)
         };
         let used = page("page_count")? - page("freelist_count")?;
         Ok((used.max(0) * page("page_size")?).cast_unsigned())

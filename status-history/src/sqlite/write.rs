@@ -8,7 +8,7 @@ use rusqlite::{params, Transaction};
 
 use super::SqliteStore;
 use crate::model::{Series, Tier};
-use crate::{Retention, StoreError, Writes};
+use crate::{Error, Retention, Writes};
 
 impl SqliteStore {
     /// Deletes what `retention` no longer keeps at `now` (ms), oldest first, then, while
@@ -18,10 +18,10 @@ impl SqliteStore {
     /// # Errors
     ///
     /// When SQLite fails.
-    pub fn prune(&mut self, now: i64, retention: &Retention) -> Result<u64, StoreError> {
+    pub fn prune(&mut self, now: i64, retention: &Retention) -> Result<u64, Error> {
         let ms = |d: Duration| now - i64::try_from(d.as_millis()).unwrap_or(i64::MAX / 2);
         let mut deleted = 0u64;
-        let tx = self.conn.transaction().map_err(StoreError::sqlite)?;
+        let tx = self.conn.transaction().map_err(Error::sqlite)?;
         for (tier, kept) in [
             (Tier::Minute, retention.minutes),
             (Tier::Hour, retention.hours),
@@ -53,12 +53,12 @@ impl SqliteStore {
         ))?;
         deleted += count(tx.execute("DELETE FROM mutes WHERE until < ?1", [now]))?;
         deleted += count(tx.execute("DELETE FROM overrides WHERE expires_at < ?1", [now]))?;
-        tx.commit().map_err(StoreError::sqlite)?;
+        tx.commit().map_err(Error::sqlite)?;
         for _ in 0..8 {
             if self.size()? <= retention.max_bytes {
                 break;
             }
-            let tx = self.conn.transaction().map_err(StoreError::sqlite)?;
+            let tx = self.conn.transaction().map_err(Error::sqlite)?;
             for table in ["transitions", "audit"] {
                 deleted += count(tx.execute(
                     &format!(
@@ -67,10 +67,10 @@ impl SqliteStore {
                     [],
                 ))?;
             }
-            tx.commit().map_err(StoreError::sqlite)?;
+            tx.commit().map_err(Error::sqlite)?;
             self.conn
                 .execute_batch("PRAGMA incremental_vacuum")
-                .map_err(StoreError::sqlite)?;
+                .map_err(Error::sqlite)?;
             tracing::warn!(
                 max_bytes = retention.max_bytes,
                 "the history is over its size bound: the oldest transitions and audit records were deleted"
@@ -78,13 +78,13 @@ impl SqliteStore {
         }
         self.conn
             .execute_batch("PRAGMA incremental_vacuum")
-            .map_err(StoreError::sqlite)?;
+            .map_err(Error::sqlite)?;
         Ok(deleted)
     }
 }
 
-fn count(r: rusqlite::Result<usize>) -> Result<u64, StoreError> {
-    r.map(|n| n as u64).map_err(StoreError::sqlite)
+fn count(r: rusqlite::Result<usize>) -> Result<u64, Error> {
+    r.map(|n| n as u64).map_err(Error::sqlite)
 }
 
 fn series_id(

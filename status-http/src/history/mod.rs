@@ -11,7 +11,7 @@ use axum::response::Response;
 use chrono::{DateTime, Duration, Utc};
 use serde_json::json;
 use status_core::Registry;
-use status_history::{History, QueryError, Series};
+use status_history::{History, Series};
 
 #[cfg(feature = "dashboard")]
 mod chart;
@@ -72,10 +72,15 @@ pub(crate) fn kept(history: Option<&History>) -> Result<&History, ApiError> {
 }
 
 /// A read refused or failed: a window that is not one is a 400, a store not available a 503.
-pub(crate) fn rejection(e: QueryError) -> ApiError {
-    match e {
-        QueryError::Window(e) => ApiError::bad_request(e.to_string()),
-        e @ QueryError::Store(_) => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
+#[allow(clippy::needless_pass_by_value)] // `map_err(rejection)`
+pub(crate) fn rejection(e: status_history::Error) -> ApiError {
+    if e.is_invalid() {
+        ApiError::bad_request(e.to_string())
+    } else {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("the history store is not available: {e}"),
+        )
     }
 }
 
@@ -154,7 +159,9 @@ fn window(
     Ok((from, to))
 }
 
-fn answer(result: Result<impl serde::Serialize, QueryError>) -> Result<Response, ApiError> {
+fn answer(
+    result: Result<impl serde::Serialize, status_history::Error>,
+) -> Result<Response, ApiError> {
     result
         .map(|body| json_response(StatusCode::OK, JSON, &body))
         .map_err(rejection)

@@ -4,12 +4,12 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use chrono::Datelike;
 use status_core::CheckStatus;
-use status_history::{DayTile, History, QueryError, Tier};
+use status_history::{DayTile, History, Tier};
 
 /// How long the past days' tiles are kept before they are read again (a late write, such
 /// as a backlog written after a store came back, shows within it).
@@ -99,7 +99,7 @@ struct Kept {
 /// The past days' tiles of the default span, by kind of series.
 #[derive(Default)]
 pub(crate) struct TileCache {
-    kinds: Mutex<HashMap<&'static str, Kept>>,
+    kinds: Mutex<HashMap<&'static str, Arc<Kept>>>,
 }
 
 impl std::fmt::Debug for TileCache {
@@ -119,16 +119,17 @@ impl TileCache {
         days: u32,
         kept: u32,
         names: &[String],
-    ) -> Result<Vec<(String, String)>, QueryError> {
+    ) -> Result<Vec<(String, String)>, status_history::Error> {
         let today = Tier::Day.floor(history.now()).timestamp();
         let fresh = |k: &Kept| k.today == today && k.made.elapsed() < KEPT_FOR;
-        let cached = days == kept
-            && self
-                .kinds
-                .lock()
-                .ok()
-                .is_some_and(|kinds| kinds.get(kind).is_some_and(fresh));
-        if !cached {
+        // A cache only: one poisoned by a panic elsewhere is still a cache.
+        let cache = || self.kinds.lock().unwrap_or_else(PoisonError::into_inner);
+        let cached = (days == kept)
+            .then(|| cache().get(kind).filter(|k| fresh(k)).cloned())
+            .flatten();
+        let kept = if let Some(kept) = cached {
+            kept
+        } else {
             let mut read: HashMap<String, Vec<DayTile>> = history
                 .days_of(kind, days)
                 .await?
@@ -158,18 +159,15 @@ impl TileCache {
                 .iter_mut()
                 .map(|(name, d)| (name.clone(), past(d)))
                 .collect();
-            if let Ok(mut kinds) = self.kinds.lock() {
-                kinds.insert(
-                    kind,
-                    Kept {
-                        today,
-                        made: Instant::now(),
-                        rows,
-                        blank: past(&blank_days),
-                    },
-                );
-            }
-        }
+            let made = Arc::new(Kept {
+                today,
+                made: Instant::now(),
+                rows,
+                blank: past(&blank_days),
+            });
+            cache().insert(kind, Arc::clone(&made));
+            made
+        };
         let now: HashMap<String, DayTile> = history
             .days_of(kind, 1)
             .await?
@@ -177,13 +175,6 @@ impl TileCache {
             .filter_map(|(s, mut d)| Some((s.name().to_owned(), d.pop()?)))
             .collect();
         let blank_today = blank(history, 1).pop();
-        let kinds = self
-            .kinds
-            .lock()
-            .map_err(|_| QueryError::Store("the tile cache is poisoned".into()))?;
-        let kept = kinds
-            .get(kind)
-            .ok_or_else(|| QueryError::Store("the tile cache is empty".into()))?;
         Ok(names
             .iter()
             .map(|name| {

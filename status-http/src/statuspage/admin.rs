@@ -10,7 +10,6 @@ use axum::response::Response;
 use serde::Deserialize;
 use serde_json::json;
 use status_history::incident::{Incident, IncidentUpdate, UpdateStatus};
-use status_history::UpdateError;
 
 use super::json::time;
 use super::StatusPageState;
@@ -135,11 +134,11 @@ pub(crate) async fn post(
     let update = history
         .post_update(id, status, &request.message, request.actor.as_deref())
         .await
-        .map_err(|e| match e {
-            UpdateError::NotFound => ApiError::not_found("incident", &id.to_string()),
-            UpdateError::Invalid(why) => ApiError::bad_request(why),
-            e @ UpdateError::Store(_) => {
-                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
+        .map_err(|e| {
+            if e.is_not_found() {
+                ApiError::not_found("incident", &id.to_string())
+            } else {
+                crate::history::rejection(e)
             }
         })?;
     Ok(with_actor(
