@@ -2,8 +2,7 @@
 //! the audit trail, newest first, a page at a time; from the history when one is kept, so
 //! that it survives restarts, else from the process. Every act in one shape.
 
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
@@ -12,6 +11,7 @@ use status_core::AuditRecord;
 use crate::audit::{AuditLog, ReadCount};
 use crate::auth::Admin;
 use crate::error::ApiError;
+use crate::query::Params;
 use crate::respond::{json_response, JSON};
 
 /// The most acts one page lists, and how many when not asked: everything the process keeps.
@@ -89,9 +89,8 @@ struct Trail<'a> {
 pub(crate) async fn audit(
     _: Admin,
     State(log): State<AuditLog>,
-    query: Result<Query<PageQuery>, QueryRejection>,
+    Params(query): Params<PageQuery>,
 ) -> Result<Response, ApiError> {
-    let Query(query) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
     let positive = |name: &str, v: Option<i64>| match v {
         Some(n) if n < 1 => Err(ApiError::bad_request(format!(
             "{name} must be a positive integer, not {n}"
@@ -143,7 +142,7 @@ pub(crate) async fn audit(
 pub(crate) async fn history_audit(
     admin: Admin,
     State(log): State<AuditLog>,
-    query: Result<Query<PageQuery>, QueryRejection>,
+    Params(query): Params<PageQuery>,
 ) -> Result<Response, ApiError> {
     if log.durable().is_none() {
         return Err(ApiError::new(
@@ -151,5 +150,5 @@ pub(crate) async fn history_audit(
             "no history is kept here (see status_http::Routes::history)",
         ));
     }
-    audit(admin, State(log), query).await
+    audit(admin, State(log), Params(query)).await
 }

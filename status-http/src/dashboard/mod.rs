@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askama::Template;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::header::{
     CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS,
 };
@@ -33,6 +33,7 @@ use self::view::{Filter, View};
 use crate::error::ApiError;
 use crate::panel::Panel;
 use crate::present::Presentation;
+use crate::query::Params;
 #[cfg(feature = "serve")]
 use crate::serve::Closing;
 
@@ -112,9 +113,8 @@ fn render(template: &impl Template) -> Result<String, ApiError> {
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn page(
     State(state): State<Arc<DashboardState>>,
-    filter: Result<Query<Filter>, axum::extract::rejection::QueryRejection>,
+    Params(filter): Params<Filter>,
 ) -> Result<Response, ApiError> {
-    let Query(filter) = filter.map_err(|e| ApiError::bad_request(e.body_text()))?;
     let view = view::build(&state.registry, filter, &state.present, &state.panels);
     let html = render(&Page {
         view: &view,

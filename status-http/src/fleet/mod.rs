@@ -12,12 +12,13 @@ pub(crate) use self::metrics::register_metrics;
 
 use std::sync::Arc;
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use status_fleet::{FleetSource, FleetView, InstancePage, InstanceQuery, MAX_PAGE};
 
 use crate::error::ApiError;
+use crate::query::Params;
 use crate::sync::lock;
 
 /// How many instances a page lists when not asked (at most `status_fleet::MAX_PAGE`).
@@ -105,7 +106,7 @@ fn source(state: &FleetState) -> Result<&Fleet, ApiError> {
 #[derive(Debug, Default, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
 #[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
-pub(crate) struct Params {
+pub(crate) struct FleetQuery {
     /// Only this data center's instances.
     #[cfg_attr(feature = "openapi", param(nullable = false))]
     datacenter: Option<String>,
@@ -117,7 +118,7 @@ pub(crate) struct Params {
     limit: Option<String>,
 }
 
-impl Params {
+impl FleetQuery {
     /// The query these ask for; a limit out of range is a 400.
     fn query(self) -> Result<InstanceQuery, ApiError> {
         let limit = match self.limit.as_deref() {
@@ -135,14 +136,6 @@ impl Params {
             worst_first: false,
         })
     }
-}
-
-/// The query of a fleet route, or a 400.
-fn params(
-    params: Result<Query<Params>, axum::extract::rejection::QueryRejection>,
-) -> Result<InstanceQuery, ApiError> {
-    let Query(params) = params.map_err(|e| ApiError::bad_request(e.body_text()))?;
-    params.query()
 }
 
 /// A page of instances, or why not, by the error's kind: the store unreachable is the
@@ -175,7 +168,7 @@ struct FleetAnswer<'a> {
 /// last view (marked stale) and no instances, with `instancesUnavailable` saying why: an
 /// operator still sees what the instance knows.
 #[cfg_attr(feature = "openapi", utoipa::path(get, path = "/fleet", tag = "fleet",
-    params(Params),
+    params(FleetQuery),
     responses(
         (status = 200, description = "The fleet: data centers, and a page of instances with the next page's cursor", content_type = "application/json", body = Object),
         (status = 400, description = "A limit out of range, or a cursor the store did not hand out", body = crate::schema::Error),
@@ -183,10 +176,10 @@ struct FleetAnswer<'a> {
         (status = "default", description = "A rejected request (400, 404 without a fleet view, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn fleet(
     State(state): State<Arc<FleetState>>,
-    query: Result<Query<Params>, axum::extract::rejection::QueryRejection>,
+    Params(query): Params<FleetQuery>,
 ) -> Result<Response, ApiError> {
     let fleet = source(&state)?;
-    let query = params(query)?;
+    let query = query.query()?;
     let view = fleet.view();
     let (page, instances_unavailable) = match list(fleet, query).await {
         Ok(page) => (page, None),

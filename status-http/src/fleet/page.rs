@@ -2,14 +2,15 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use status_core::CheckStatus;
 use status_fleet::{DatacenterView, InstanceQuery, InstanceView};
 
-use super::{list, params, Params};
+use super::{list, FleetQuery};
 use crate::error::ApiError;
+use crate::query::Params;
 
 /// The fleet page's view: computed here, printed (and escaped) by the template.
 #[derive(askama::Template)]
@@ -109,7 +110,7 @@ struct InstanceRow {
 /// marked, links to each instance's dashboard and to the next page. With the store down the
 /// page still shows the data centers, and says why the instances are missing.
 #[cfg_attr(feature = "openapi", utoipa::path(get, path = "/status/fleet", tag = "fleet",
-    params(Params),
+    params(FleetQuery),
     responses(
         (status = 200, description = "The fleet page", content_type = "text/html", body = String),
         (status = 400, description = "A limit out of range, or a cursor the store did not hand out", body = crate::schema::Error),
@@ -117,7 +118,7 @@ struct InstanceRow {
         (status = "default", description = "A rejected request (400, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn page(
     State(state): State<Arc<super::FleetState>>,
-    query: Result<Query<Params>, axum::extract::rejection::QueryRejection>,
+    Params(query): Params<FleetQuery>,
 ) -> Result<Response, ApiError> {
     use askama::Template;
 
@@ -130,7 +131,7 @@ pub(crate) async fn page(
         );
         return Ok(response);
     };
-    let mut query = params(query)?;
+    let mut query = query.query()?;
     let view = fleet.view();
     // The landing page lists the data centers in trouble, each a page of its instances worst
     // first; a data center asked for by name is listed worst first, a page at a time; a cursor

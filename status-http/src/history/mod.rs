@@ -2,10 +2,9 @@
 //! window, the monthly report; the audit trail is read from it (`crate::trail`). Without a
 //! history ([`Routes::history`](crate::Routes::history)) these routes answer 404.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use chrono::{DateTime, Duration, Utc};
@@ -22,6 +21,7 @@ pub(crate) mod tiles;
 pub(crate) mod transitions;
 
 use crate::error::ApiError;
+use crate::query::Params;
 use crate::respond::{json_response, JSON};
 
 /// What the history routes serve.
@@ -84,59 +84,28 @@ pub(crate) fn rejection(e: status_history::Error) -> ApiError {
     }
 }
 
-/// The query string as names and values; a name given twice, or one not in `known`, is a
-/// 400.
-pub(crate) fn params(
-    raw: Option<&str>,
-    known: &[&str],
-) -> Result<HashMap<String, String>, ApiError> {
-    let mut out = HashMap::new();
-    for pair in raw.unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
-        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let decode = |s: &str| {
-            url_decode(s)
-                .ok_or_else(|| ApiError::bad_request("the query string is not valid UTF-8"))
-        };
-        let (name, value) = (decode(name)?, decode(value)?);
-        if !known.contains(&name.as_str()) {
-            return Err(ApiError::bad_request(format!(
-                "unknown parameter {name:?}: this route takes {}",
-                known.join(", ")
-            )));
-        }
-        if out.insert(name.clone(), value).is_some() {
-            return Err(ApiError::bad_request(format!("{name} is given twice")));
-        }
-    }
-    Ok(out)
+/// `?from=&to=`: a window of RFC 3339 times.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WindowQuery {
+    from: Option<String>,
+    to: Option<String>,
 }
 
-fn url_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' => {
-                let hex = s.get(i + 1..i + 3)?;
-                out.push(u8::from_str_radix(hex, 16).ok()?);
-                i += 2;
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8(out).ok()
+/// `?month=YYYY-MM`.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MonthQuery {
+    month: Option<String>,
 }
 
-/// The query parameter `name` as an RFC 3339 time, if given; a 400 when it is not one.
+/// The query parameter `name`, `value`, as an RFC 3339 time, if given; a 400 when it is not
+/// one.
 pub(crate) fn time_param(
-    params: &HashMap<String, String>,
     name: &str,
+    value: Option<&str>,
 ) -> Result<Option<DateTime<Utc>>, ApiError> {
-    params
-        .get(name)
+    value
         .map(|v| {
             DateTime::parse_from_rfc3339(v)
                 .map(|t| t.with_timezone(&Utc))
@@ -151,11 +120,11 @@ pub(crate) fn time_param(
 
 /// `from` and `to` as RFC 3339 times (`to` now, `from` a day before `to`, when not given).
 fn window(
-    params: &HashMap<String, String>,
+    query: &WindowQuery,
     now: DateTime<Utc>,
 ) -> Result<(DateTime<Utc>, DateTime<Utc>), ApiError> {
-    let to = time_param(params, "to")?.unwrap_or(now);
-    let from = time_param(params, "from")?.unwrap_or(to - Duration::days(1));
+    let to = time_param("to", query.to.as_deref())?.unwrap_or(now);
+    let from = time_param("from", query.from.as_deref())?.unwrap_or(to - Duration::days(1));
     Ok((from, to))
 }
 
@@ -170,11 +139,10 @@ fn answer(
 async fn uptime_of(
     state: &HistoryState,
     series: Series,
-    raw: Option<&str>,
+    query: &WindowQuery,
 ) -> Result<Response, ApiError> {
     let history = state.history()?;
-    let params = params(raw, &["from", "to"])?;
-    let (from, to) = window(&params, history.now())?;
+    let (from, to) = window(query, history.now())?;
     answer(history.uptime(series, from, to).await)
 }
 
@@ -191,9 +159,9 @@ async fn uptime_of(
 pub(crate) async fn dependency(
     State(state): State<Arc<HistoryState>>,
     Path(id): Path<String>,
-    RawQuery(raw): RawQuery,
+    Params(query): Params<WindowQuery>,
 ) -> Result<Response, ApiError> {
-    uptime_of(&state, state.dependency(id)?, raw.as_deref()).await
+    uptime_of(&state, state.dependency(id)?, &query).await
 }
 
 /// GET `/healthcheck/groups/{name}/uptime`: the group's condition over a window.
@@ -208,9 +176,9 @@ pub(crate) async fn dependency(
 pub(crate) async fn group(
     State(state): State<Arc<HistoryState>>,
     Path(name): Path<String>,
-    RawQuery(raw): RawQuery,
+    Params(query): Params<WindowQuery>,
 ) -> Result<Response, ApiError> {
-    uptime_of(&state, state.group(name)?, raw.as_deref()).await
+    uptime_of(&state, state.group(name)?, &query).await
 }
 
 /// GET `/healthcheck/uptime`: the system's condition over a window.
@@ -224,9 +192,9 @@ pub(crate) async fn group(
         (status = "default", description = "A rejected request (405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn system(
     State(state): State<Arc<HistoryState>>,
-    RawQuery(raw): RawQuery,
+    Params(query): Params<WindowQuery>,
 ) -> Result<Response, ApiError> {
-    uptime_of(&state, Series::System, raw.as_deref()).await
+    uptime_of(&state, Series::System, &query).await
 }
 
 /// GET `/healthcheck/report?month=YYYY-MM`: a calendar month (UTC) of the system, each
@@ -241,14 +209,12 @@ pub(crate) async fn system(
         (status = "default", description = "A rejected request (405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn report(
     State(state): State<Arc<HistoryState>>,
-    RawQuery(raw): RawQuery,
+    Params(query): Params<MonthQuery>,
 ) -> Result<Response, ApiError> {
     let history = state.history()?;
-    let params = params(raw.as_deref(), &["month"])?;
     let now = history.now();
-    let month = params
-        .get("month")
-        .cloned()
+    let month = query
+        .month
         .unwrap_or_else(|| now.format("%Y-%m").to_string());
     let bad = || {
         ApiError::bad_request(format!(

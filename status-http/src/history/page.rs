@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use askama::Template;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::header::{CONTENT_SECURITY_POLICY, X_CONTENT_TYPE_OPTIONS};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
@@ -15,8 +15,9 @@ use chrono::{Duration, Utc};
 use status_history::Series;
 
 use super::tiles::{blank, overall, percent, tiles};
-use super::{params, HistoryState};
+use super::HistoryState;
 use crate::error::ApiError;
+use crate::query::{number, Params};
 
 /// Days of tiles when not asked, and at most.
 const DAYS: u32 = 90;
@@ -76,26 +77,20 @@ fn html(page: &impl Template) -> Result<Response, ApiError> {
     Ok(response)
 }
 
-fn number<T>(
-    params: &std::collections::HashMap<String, String>,
-    name: &str,
-    default: T,
-    min: T,
-    max: T,
-) -> Result<T, ApiError>
-where
-    T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy,
-{
-    match params.get(name) {
-        None => Ok(default),
-        Some(v) => v
-            .parse::<T>()
-            .ok()
-            .filter(|n| *n >= min && *n <= max)
-            .ok_or_else(|| {
-                ApiError::bad_request(format!("{name} must be from {min} to {max}, not {v:?}"))
-            }),
-    }
+/// `?days=&offset=&limit=`.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OverviewQuery {
+    days: Option<String>,
+    offset: Option<String>,
+    limit: Option<String>,
+}
+
+/// `?days=`.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DaysQuery {
+    pub(crate) days: Option<String>,
 }
 
 /// GET `/status/history`: a page of tiles.
@@ -112,13 +107,12 @@ where
         (status = "default", description = "A rejected request (405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn overview(
     State(state): State<Arc<HistoryState>>,
-    RawQuery(raw): RawQuery,
+    Params(query): Params<OverviewQuery>,
 ) -> Result<Response, ApiError> {
     let history = state.history()?;
-    let params = params(raw.as_deref(), &["days", "offset", "limit"])?;
-    let days = number(&params, "days", DAYS, 1, MAX_DAYS)?;
-    let offset = number(&params, "offset", 0usize, 0, usize::MAX)?;
-    let limit = number(&params, "limit", LIMIT, 1, MAX_LIMIT)?;
+    let days = number("days", query.days.as_deref(), DAYS, 1, MAX_DAYS)?;
+    let offset = number("offset", query.offset.as_deref(), 0usize, 0, usize::MAX)?;
+    let limit = number("limit", query.limit.as_deref(), LIMIT, 1, MAX_LIMIT)?;
     let mut rows = Vec::new();
     let mut unavailable = None;
     let mut total = 0;
@@ -200,14 +194,13 @@ pub(crate) async fn overview(
 pub(crate) async fn dependency(
     State(state): State<Arc<HistoryState>>,
     Path(id): Path<String>,
-    RawQuery(raw): RawQuery,
+    Params(query): Params<DaysQuery>,
 ) -> Result<Response, ApiError> {
     let history = state.history()?;
     if !state.registry.contains(&id) {
         return Err(ApiError::not_found("dependency", &id));
     }
-    let params = params(raw.as_deref(), &["days"])?;
-    let days = number(&params, "days", DAYS, 1, MAX_DAYS)?;
+    let days = number("days", query.days.as_deref(), DAYS, 1, MAX_DAYS)?;
     let series = Series::Dependency(id.clone());
     let now = history.now();
     let mut unavailable = None;

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -12,8 +12,9 @@ use serde::Serialize;
 use status_core::CheckStatus;
 use status_history::{Series, TransitionRecord};
 
-use super::{params, rejection, time_param, HistoryState};
+use super::{rejection, time_param, HistoryState};
 use crate::error::ApiError;
+use crate::query::{number, Params};
 use crate::respond::{json_response, JSON};
 
 /// The most transitions one page lists, and how many when not asked.
@@ -48,16 +49,25 @@ fn rfc3339(ms: i64) -> String {
         .to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
+/// `?from=&to=&limit=`.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PageQuery {
+    from: Option<String>,
+    to: Option<String>,
+    limit: Option<String>,
+}
+
 /// A page of `series`' transitions, as the query asks.
 async fn page(
     state: &HistoryState,
     series: Series,
-    raw: Option<&str>,
+    query: PageQuery,
 ) -> Result<Response, ApiError> {
     let history = state.history()?;
-    let params = params(raw, &["from", "to", "limit"])?;
     let now = history.now();
-    let (from, to) = (time_param(&params, "from")?, time_param(&params, "to")?);
+    let from = time_param("from", query.from.as_deref())?;
+    let to = time_param("to", query.to.as_deref())?;
     if let (Some(from), Some(to)) = (from, to) {
         if to <= from {
             return Err(ApiError::bad_request("`to` must be after `from`"));
@@ -66,18 +76,7 @@ async fn page(
     if from.is_some_and(|from| from > now) {
         return Err(ApiError::bad_request("`from` is in the future"));
     }
-    let limit = match params.get("limit") {
-        None => DEFAULT_PAGE,
-        Some(v) => v
-            .parse::<usize>()
-            .ok()
-            .filter(|n| (1..=MAX_PAGE).contains(n))
-            .ok_or_else(|| {
-                ApiError::bad_request(format!(
-                    "limit must be an integer from 1 to {MAX_PAGE}, not {v:?}"
-                ))
-            })?,
-    };
+    let limit = number("limit", query.limit.as_deref(), DEFAULT_PAGE, 1, MAX_PAGE)?;
     let to_ms = to.map_or(i64::MAX, |t| t.timestamp_millis());
     // One more than the page, to know whether there is another.
     let mut records = history
@@ -142,9 +141,9 @@ fn shown(state: &HistoryState, t: TransitionRecord) -> Shown {
 pub(crate) async fn dependency(
     State(state): State<Arc<HistoryState>>,
     Path(id): Path<String>,
-    RawQuery(raw): RawQuery,
+    Params(query): Params<PageQuery>,
 ) -> Result<Response, ApiError> {
-    page(&state, state.dependency(id)?, raw.as_deref()).await
+    page(&state, state.dependency(id)?, query).await
 }
 
 /// GET `/healthcheck/groups/{name}/transitions`: the group's changes of condition.
@@ -159,9 +158,9 @@ pub(crate) async fn dependency(
 pub(crate) async fn group(
     State(state): State<Arc<HistoryState>>,
     Path(name): Path<String>,
-    RawQuery(raw): RawQuery,
+    Params(query): Params<PageQuery>,
 ) -> Result<Response, ApiError> {
-    page(&state, state.group(name)?, raw.as_deref()).await
+    page(&state, state.group(name)?, query).await
 }
 
 /// GET `/healthcheck/transitions`: the system's changes of condition.
@@ -175,7 +174,7 @@ pub(crate) async fn group(
         (status = "default", description = "A rejected request (405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn system(
     State(state): State<Arc<HistoryState>>,
-    RawQuery(raw): RawQuery,
+    Params(query): Params<PageQuery>,
 ) -> Result<Response, ApiError> {
-    page(&state, Series::System, raw.as_deref()).await
+    page(&state, Series::System, query).await
 }

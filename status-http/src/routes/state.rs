@@ -75,6 +75,7 @@ substate! {
 }
 
 /// Every area's state, made of the builder's settings and the probes' state.
+#[allow(clippy::needless_pass_by_value)] // consumed by the areas that features bring
 pub(super) fn assemble(routes: super::Routes, probes: ProbeState) -> AppState {
     let present = probes.present.clone();
     #[cfg(feature = "history")]

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Deserialize;
@@ -17,7 +17,9 @@ use crate::admin::with_actor;
 use crate::auth::Admin;
 use crate::body::AdminBody;
 use crate::error::ApiError;
+use crate::history::page::DaysQuery;
 use crate::history::{kept, rejection};
+use crate::query::{number, Params};
 use crate::respond::{json_response, JSON};
 
 /// The body of a POST: a status, a message, maybe an actor.
@@ -82,17 +84,9 @@ fn incident_id(text: &str) -> Result<i64, ApiError> {
 pub(crate) async fn list(
     _: Admin,
     State(state): State<Arc<StatusPageState>>,
-    RawQuery(raw): RawQuery,
+    Params(query): Params<DaysQuery>,
 ) -> Result<Response, ApiError> {
-    let params = crate::history::params(raw.as_deref(), &["days"])?;
-    let days = match params.get("days") {
-        None => 14,
-        Some(d) => d
-            .parse::<i64>()
-            .ok()
-            .filter(|d| (1..=400).contains(d))
-            .ok_or_else(|| ApiError::bad_request(format!("days must be 1 to 400, not {d:?}")))?,
-    };
+    let days = number("days", query.days.as_deref(), 14, 1, 400)?;
     let history = kept(state.history.as_ref())?;
     let since = history.now() - chrono::Duration::days(days);
     let incidents = history.incidents(since, 500).await.map_err(rejection)?;

@@ -7,13 +7,14 @@
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use super::{Component, StatusPageState};
 use crate::error::ApiError;
+use crate::query::Params;
 
 /// The longest window an uptime badge covers: 400 days (what the day tier keeps).
 const MAX_WINDOW_DAYS: i64 = 400;
@@ -129,10 +130,16 @@ pub(crate) async fn level(
     Ok(answer(&headers, svg(name, value, color)))
 }
 
+/// `?window=`.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WindowQuery {
+    window: Option<String>,
+}
+
 /// A window such as `30d`, `24h` or `90m`, up to 400 days.
-fn window(raw: Option<&str>) -> Result<chrono::Duration, ApiError> {
-    let params = crate::history::params(raw, &["window"])?;
-    let Some(text) = params.get("window") else {
+fn window(query: &WindowQuery) -> Result<chrono::Duration, ApiError> {
+    let Some(text) = &query.window else {
         return Ok(chrono::Duration::days(30));
     };
     let bad = || {
@@ -173,10 +180,10 @@ fn window(raw: Option<&str>) -> Result<chrono::Duration, ApiError> {
 pub(crate) async fn uptime(
     State(state): State<Arc<StatusPageState>>,
     Path(name): Path<String>,
-    RawQuery(raw): RawQuery,
+    Params(query): Params<WindowQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let span = window(raw.as_deref())?;
+    let span = window(&query)?;
     let c = find(&state, &name).await?;
     let history = crate::history::kept(state.history.as_ref())?;
     let now = history.now();
@@ -184,7 +191,7 @@ pub(crate) async fn uptime(
         .uptime(c.series.clone(), now - span, now)
         .await
         .map_err(crate::history::rejection)?;
-    let label = format!("uptime {}", raw_window(raw.as_deref()));
+    let label = format!("uptime {}", query.window.as_deref().unwrap_or("30d"));
     let (value, color) = match report.uptime {
         None => ("no data".to_owned(), "#9f9f9f"),
         Some(u) => {
@@ -202,13 +209,6 @@ pub(crate) async fn uptime(
         }
     };
     Ok(answer(&headers, svg(&label, &value, color)))
-}
-
-fn raw_window(raw: Option<&str>) -> String {
-    crate::history::params(raw, &["window"])
-        .ok()
-        .and_then(|p| p.get("window").cloned())
-        .unwrap_or_else(|| "30d".into())
 }
 
 /// 99.95 → `99.95`, 100 → `100`, 97.123 → `97.12`: two decimals at most, never rounded up to
@@ -230,13 +230,17 @@ mod tests {
         assert_eq!(trim(97.1), "97.1");
     }
 
+    fn of(raw: &str) -> Result<chrono::Duration, ApiError> {
+        let uri: axum::http::Uri = format!("/badge/x/uptime.svg?{raw}").parse().unwrap();
+        let axum::extract::Query(query) = axum::extract::Query::try_from_uri(&uri)
+            .map_err(|e| ApiError::bad_request(e.body_text()))?;
+        window(&query)
+    }
+
     #[test]
     fn windows_are_days_hours_or_minutes_up_to_400_days() {
-        assert_eq!(
-            window(Some("window=24h")).unwrap(),
-            chrono::Duration::hours(24)
-        );
-        assert_eq!(window(None).unwrap(), chrono::Duration::days(30));
+        assert_eq!(of("window=24h").unwrap(), chrono::Duration::hours(24));
+        assert_eq!(of("").unwrap(), chrono::Duration::days(30));
         for bad in [
             "window=0d",
             "window=401d",
@@ -244,8 +248,9 @@ mod tests {
             "window=d",
             "window=-1d",
             "x=1",
+            "window=1d&window=2d",
         ] {
-            assert!(window(Some(bad)).is_err(), "{bad}");
+            assert!(of(bad).is_err(), "{bad}");
         }
     }
 
