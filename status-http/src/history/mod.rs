@@ -92,6 +92,13 @@ pub(crate) struct WindowQuery {
     to: Option<String>,
 }
 
+/// `?days=`.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DaysQuery {
+    pub(crate) days: Option<String>,
+}
+
 /// `?month=YYYY-MM`.
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -15,7 +15,7 @@ use chrono::{Duration, Utc};
 use status_history::Series;
 
 use super::tiles::{blank, overall, percent, tiles};
-use super::HistoryState;
+use super::{DaysQuery, HistoryState};
 use crate::error::ApiError;
 use crate::query::{number, Params};
 
@@ -84,13 +84,6 @@ pub(crate) struct OverviewQuery {
     days: Option<String>,
     offset: Option<String>,
     limit: Option<String>,
-}
-
-/// `?days=`.
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct DaysQuery {
-    pub(crate) days: Option<String>,
 }
 
 /// GET `/status/history`: a page of tiles.

@@ -17,8 +17,7 @@ use crate::admin::with_actor;
 use crate::auth::Admin;
 use crate::body::AdminBody;
 use crate::error::ApiError;
-use crate::history::page::DaysQuery;
-use crate::history::{kept, rejection};
+use crate::history::{kept, rejection, DaysQuery};
 use crate::query::{number, Params};
 use crate::respond::{json_response, JSON};
 
