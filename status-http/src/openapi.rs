@@ -115,6 +115,8 @@ struct HistoryPageDoc;
         crate::statuspage::json::active,
         crate::statuspage::badge::level,
         crate::statuspage::badge::uptime,
+        crate::statuspage::feed::atom,
+        crate::statuspage::feed::rss,
         crate::statuspage::admin::list,
         crate::statuspage::admin::post
     ),

@@ -1,5 +1,6 @@
 //! What the people who depend on the service read: a public status page, Statuspage v2
-//! JSON, shields-style badges; and the incidents' admin API for operators.
+//! JSON, Atom and RSS feeds, shields-style badges; and the incidents' admin API for
+//! operators.
 //!
 //! The public routes render the public view whatever the router's: components are the
 //! registry's groups and the dependencies tagged `public` (the system alone when there are
@@ -28,6 +29,7 @@ use tokio::time::Instant;
 
 pub(crate) mod admin;
 pub(crate) mod badge;
+pub(crate) mod feed;
 pub(crate) mod json;
 mod model;
 #[cfg(feature = "dashboard")]
@@ -47,6 +49,9 @@ const MAX_INCIDENTS: usize = 100;
 /// How long incidents read from the store are served before they are read again.
 const INCIDENTS_FRESH: Duration = Duration::from_secs(1);
 
+/// Incidents read from the store, and when.
+type Kept = tokio::sync::Mutex<Option<(Instant, Arc<Vec<Incident>>)>>;
+
 /// A snapshot, with the report and incidents it was made of.
 type Made = (Arc<Facts>, Arc<Vec<Incident>>, Arc<Snapshot>);
 
@@ -57,7 +62,9 @@ pub(crate) struct StatusPageState {
     pub(crate) history: Option<History>,
     pub(crate) name: String,
     pub(crate) url: Option<String>,
-    incidents: tokio::sync::Mutex<Option<(Instant, Arc<Vec<Incident>>)>>,
+    incidents: Kept,
+    /// The incidents of the feeds: 90 days.
+    feed: Kept,
     /// The incidents of a router without a history, or before the first read.
     none: Arc<Vec<Incident>>,
     /// The last snapshot, and the report and incidents it was made of.
@@ -92,6 +99,7 @@ impl StatusPageState {
             name,
             url,
             incidents: tokio::sync::Mutex::new(None),
+            feed: tokio::sync::Mutex::new(None),
             none: Arc::default(),
             last: Mutex::new(None),
             bodies: Mutex::new(HashMap::new()),
@@ -103,21 +111,32 @@ impl StatusPageState {
     /// The incidents open and past (14 days), read from the store at most once a second; a
     /// store that fails serves the last read (none before the first).
     async fn incidents(&self) -> Arc<Vec<Incident>> {
+        self.read(&self.incidents, PAST, MAX_INCIDENTS).await
+    }
+
+    /// The incidents of the feeds: open and of the last 90 days, read as
+    /// [`incidents`](Self::incidents) are.
+    pub(crate) async fn feed_incidents(&self) -> Arc<Vec<Incident>> {
+        let days = chrono::Duration::days(feed::FEED_DAYS);
+        self.read(&self.feed, days, feed::MAX_FEED_INCIDENTS).await
+    }
+
+    async fn read(&self, kept: &Kept, past: chrono::Duration, most: usize) -> Arc<Vec<Incident>> {
         let Some(history) = &self.history else {
             // One list for every request: the snapshot it keys stays the same.
             return Arc::clone(&self.none);
         };
-        let mut cached = self.incidents.lock().await;
+        let mut cached = kept.lock().await;
         if let Some((at, list)) = &*cached {
             if at.elapsed() < INCIDENTS_FRESH {
                 return Arc::clone(list);
             }
         }
-        let since = history.now() - PAST;
+        let since = history.now() - past;
         let last = cached
             .as_ref()
             .map_or_else(|| Arc::clone(&self.none), |(_, list)| Arc::clone(list));
-        let list = match history.incidents(since, MAX_INCIDENTS).await {
+        let list = match history.incidents(since, most).await {
             // The same incidents as the last read keep its list, and so the snapshot.
             Ok(list) if *last == list => last,
             Ok(list) => Arc::new(list),
@@ -200,7 +219,7 @@ impl StatusPageState {
     }
 }
 
-/// Adds the public routes: the page (with `dashboard`), Statuspage v2 JSON, badges.
+/// Adds the public routes: the page (with `dashboard`), Statuspage v2 JSON, feeds, badges.
 pub(crate) fn routes<S>(router: axum::Router<S>) -> axum::Router<S>
 where
     S: Clone + Send + Sync + 'static,
@@ -225,6 +244,8 @@ where
             "/api/v2/scheduled-maintenances/active.json",
             get(json::active),
         )
+        .route("/history.atom", get(feed::atom))
+        .route("/history.rss", get(feed::rss))
         .route("/badge/{file}", get(badge::level))
         .route("/badge/{name}/uptime.svg", get(badge::uptime));
     #[cfg(feature = "dashboard")]

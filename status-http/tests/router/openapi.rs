@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::support::{fixture, get};
 
-const ROUTES: [(&str, &str); 52] = [
+const ROUTES: [(&str, &str); 54] = [
     ("get", "/healthcheck"),
     ("get", "/healthcheck/groups/{name}"),
     ("get", "/healthcheck/groups/{name}/summary"),
@@ -54,6 +54,8 @@ const ROUTES: [(&str, &str); 52] = [
     ("get", "/api/v2/scheduled-maintenances/active.json"),
     ("get", "/badge/{file}"),
     ("get", "/badge/{name}/uptime.svg"),
+    ("get", "/history.atom"),
+    ("get", "/history.rss"),
     ("get", "/status/page"),
     ("get", "/status/page/events"),
     ("get", "/admin/incidents"),

@@ -309,3 +309,73 @@ async fn without_groups_or_public_dependencies_the_system_is_the_one_component()
         serde_json::json!([])
     );
 }
+
+/// The feeds: each incident one entry, with its updates newest first and what an operator
+/// wrote escaped as text; its id the same in both feeds and across changes; valid as the
+/// rust-syndication readers parse them (`scripts/feeds` has feedparser read the quickstart's).
+#[tokio::test(start_paused = true)]
+async fn the_feeds_carry_each_incident_with_its_updates_under_one_stable_id() {
+    let f = fixture().await;
+    let (app, history) = app(&f).await;
+    settle(&history).await;
+    for (route, mime) in [
+        ("/history.atom", "application/atom+xml"),
+        ("/history.rss", "application/rss+xml"),
+    ] {
+        let a = get(&app, route).await;
+        assert_eq!(a.status, StatusCode::OK, "{route}: {}", a.body);
+        assert!(a.header("content-type").starts_with(mime), "{route}");
+    }
+    let calm: atom_syndication::Feed = get(&app, "/history.atom").await.body.parse().unwrap();
+    assert!(calm.entries.is_empty(), "{calm:?}");
+    assert_eq!(calm.title.value, "test-app status");
+
+    f.set(&f.db, CheckStatus::Outage).await;
+    settle(&history).await;
+    let feed: atom_syndication::Feed = get(&app, "/history.atom").await.body.parse().unwrap();
+    assert_eq!(feed.entries.len(), 1, "{feed:?}");
+    let opened = feed.entries[0].clone();
+    assert!(opened
+        .id
+        .starts_with("https://status.shop.example/status/page#incident-"));
+    assert_eq!(opened.title.value, "Outage of core (Investigating)");
+
+    let id = opened.id.rsplit('-').next().unwrap().to_owned();
+    let said = r#"{"status":"identified","message":"Failing over: <script>x</script> & more","actor":"ana"}"#;
+    let uri = format!("/admin/incidents/{id}/updates");
+    let a = admin(&app, Method::POST, &uri, Some(TOKEN), said).await;
+    assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+
+    let raw = get(&app, "/history.atom").await.body;
+    assert!(!raw.contains("<script>"), "{raw}");
+    let feed: atom_syndication::Feed = raw.parse().unwrap();
+    let entry = &feed.entries[0];
+    assert_eq!(entry.id, opened.id, "the id is stable");
+    assert_eq!(entry.title.value, "Outage of core (Identified)");
+    let html = entry.content.as_ref().unwrap().value.clone().unwrap();
+    // The operator's markup is text in the entry's HTML, and the newest update comes first.
+    assert!(
+        html.contains("Failing over: &lt;script&gt;x&lt;/script&gt; &amp; more"),
+        "{html}"
+    );
+    assert!(html.find("Identified").unwrap() < html.find("Investigating").unwrap());
+    assert!(html.contains(" UTC)"), "times name their zone: {html}");
+
+    let channel: rss::Channel = get(&app, "/history.rss").await.body.parse().unwrap();
+    assert_eq!(channel.items.len(), 1);
+    let item = &channel.items[0];
+    assert_eq!(item.guid.as_ref().unwrap().value, opened.id);
+    assert_eq!(item.description.as_deref(), Some(html.as_str()));
+    assert!(chrono::DateTime::parse_from_rfc2822(item.pub_date.as_deref().unwrap()).is_ok());
+
+    // Not a door for writes.
+    let a = call(
+        &app,
+        axum::http::Request::post("/history.atom")
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::METHOD_NOT_ALLOWED);
+}

@@ -1,0 +1,314 @@
+//! `/history.atom` and `/history.rss`: the incidents and maintenances of the last 90 days,
+//! newest first, each entry with every update in it, for feed readers, chat integrations
+//! and other status pages, as Statuspage pages serve them. Written by the rust-syndication
+//! crates (Atom 1.0, RSS 2.0), which escape what operators wrote.
+
+use std::sync::Arc;
+
+use atom_syndication as atom;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::http::HeaderValue;
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, TimeZone, Utc};
+
+use super::{Maintenance, PublicIncident, Snapshot, StatusPageState};
+
+/// How far back the feeds go.
+pub(super) const FEED_DAYS: i64 = 90;
+/// The most incidents a feed holds.
+pub(super) const MAX_FEED_INCIDENTS: usize = 200;
+
+/// One entry of either feed.
+#[derive(Debug, Clone, PartialEq)]
+struct Entry {
+    /// Stable across renders and restarts: the incident's id in the store, a maintenance's
+    /// start.
+    id: String,
+    title: String,
+    link: String,
+    published: DateTime<Utc>,
+    updated: DateTime<Utc>,
+    /// The updates, newest first, as HTML.
+    html: String,
+}
+
+/// The page's address (its public URL, or relative to the feed's when none is set) and a
+/// stable prefix for ids.
+struct Base {
+    page: String,
+    id: String,
+}
+
+impl Base {
+    fn of(state: &StatusPageState) -> Self {
+        match state.url.as_deref().map(|u| u.trim_end_matches('/')) {
+            Some(url) if !url.is_empty() => Self {
+                page: format!("{url}/status/page"),
+                id: format!("{url}/status/page"),
+            },
+            _ => Self {
+                page: "/status/page".into(),
+                id: format!("urn:status:{}", slug(&state.name)),
+            },
+        }
+    }
+}
+
+/// `name` as a URN's part: lowercase letters, digits and `-`.
+fn slug(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    if s.is_empty() {
+        "page".into()
+    } else {
+        s
+    }
+}
+
+/// Text as HTML.
+fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A time as people read it, in ISO form with its zone named: `2026-11-28 06:00 UTC`.
+fn said(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+fn ms(t: i64) -> DateTime<Utc> {
+    Utc.timestamp_millis_opt(t).single().unwrap_or_default()
+}
+
+/// `investigating` → `Investigating`.
+fn capital(word: &str) -> String {
+    let mut c = word.chars();
+    c.next()
+        .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+        .unwrap_or_default()
+}
+
+fn incident(base: &Base, i: &PublicIncident) -> Entry {
+    let mut html = String::new();
+    for u in &i.updates {
+        html.push_str(&format!(
+            "<p><strong>{}</strong> ({})<br>{}</p>",
+            capital(u.status.as_str()),
+            said(ms(u.at)),
+            escape(&u.body)
+        ));
+    }
+    if !i.components.is_empty() {
+        let names: Vec<String> = i.components.iter().map(|(_, n)| escape(n)).collect();
+        html.push_str(&format!("<p>Affected: {}</p>", names.join(", ")));
+    }
+    Entry {
+        id: format!("{}#incident-{}", base.id, i.id),
+        title: format!("{} ({})", i.name, capital(i.status.as_str())),
+        link: format!("{}#incident-{}", base.page, i.id),
+        published: ms(i.started),
+        updated: ms(i.updated),
+        html,
+    }
+}
+
+fn maintenance(base: &Base, m: &Maintenance) -> Entry {
+    let state = if m.active { "In progress" } else { "Scheduled" };
+    let names: Vec<String> = m.components.iter().map(|(_, n)| escape(n)).collect();
+    Entry {
+        id: format!("{}#{}", base.id, m.id),
+        title: format!("{} ({state})", m.name),
+        link: format!("{}#{}", base.page, m.id),
+        published: m.set_at,
+        updated: m.set_at,
+        html: format!(
+            "<p><strong>{state}</strong><br>From {} until {}.</p><p>Affected: {}</p>",
+            said(m.start),
+            said(m.until),
+            names.join(", ")
+        ),
+    }
+}
+
+/// Every entry, the newest first (by when it began; the latest id first for a tie).
+fn entries(state: &StatusPageState, s: &Snapshot, incidents: &[PublicIncident]) -> Vec<Entry> {
+    let base = Base::of(state);
+    let mut out: Vec<Entry> = incidents.iter().map(|i| incident(&base, i)).collect();
+    out.extend(s.maintenances.iter().map(|m| maintenance(&base, m)));
+    out.sort_by(|a, b| b.published.cmp(&a.published).then(b.id.cmp(&a.id)));
+    out
+}
+
+fn title(state: &StatusPageState) -> String {
+    format!("{} status", state.name)
+}
+
+/// The Atom 1.0 document.
+fn atom_feed(state: &StatusPageState, s: &Snapshot, entries: &[Entry]) -> String {
+    let base = Base::of(state);
+    let updated = entries.iter().map(|e| e.updated).max().unwrap_or(s.now);
+    let link = |href: String, rel: &str, mime: &str| atom::Link {
+        href,
+        rel: rel.into(),
+        mime_type: Some(mime.into()),
+        ..atom::Link::default()
+    };
+    let feed = atom::Feed {
+        title: atom::Text::plain(title(state)),
+        id: format!("{}/history.atom", base.id),
+        updated: updated.fixed_offset(),
+        authors: vec![atom::Person {
+            name: state.name.clone(),
+            ..atom::Person::default()
+        }],
+        links: vec![
+            link(base.page.clone(), "alternate", "text/html"),
+            link(
+                base.page.replace("/status/page", "/history.atom"),
+                "self",
+                "application/atom+xml",
+            ),
+        ],
+        entries: entries
+            .iter()
+            .map(|e| atom::Entry {
+                title: atom::Text::plain(e.title.clone()),
+                id: e.id.clone(),
+                updated: e.updated.fixed_offset(),
+                published: Some(e.published.fixed_offset()),
+                links: vec![link(e.link.clone(), "alternate", "text/html")],
+                content: Some(atom::Content {
+                    value: Some(e.html.clone()),
+                    content_type: Some("html".into()),
+                    ..atom::Content::default()
+                }),
+                ..atom::Entry::default()
+            })
+            .collect(),
+        ..atom::Feed::default()
+    };
+    feed.to_string()
+}
+
+/// The RSS 2.0 document.
+fn rss_feed(state: &StatusPageState, s: &Snapshot, entries: &[Entry]) -> String {
+    let base = Base::of(state);
+    let updated = entries.iter().map(|e| e.updated).max().unwrap_or(s.now);
+    let channel = rss::Channel {
+        title: title(state),
+        link: base.page.clone(),
+        description: format!("Incidents and maintenance of {}", state.name),
+        last_build_date: Some(updated.to_rfc2822()),
+        items: entries
+            .iter()
+            .map(|e| rss::Item {
+                title: Some(e.title.clone()),
+                link: Some(e.link.clone()),
+                description: Some(e.html.clone()),
+                guid: Some(rss::Guid {
+                    value: e.id.clone(),
+                    permalink: false,
+                }),
+                pub_date: Some(e.published.to_rfc2822()),
+                ..rss::Item::default()
+            })
+            .collect(),
+        ..rss::Channel::default()
+    };
+    channel.to_string()
+}
+
+async fn serve(
+    state: &StatusPageState,
+    kind: &'static str,
+    mime: &'static str,
+    render: fn(&StatusPageState, &Snapshot, &[Entry]) -> String,
+) -> Response {
+    let snapshot = state.snapshot().await;
+    let kept = state.feed_incidents().await;
+    // What the feed shows changes with the snapshot or the incidents read (a list is kept,
+    // the same `Arc`, while the store answers the same).
+    let fingerprint = snapshot.fingerprint ^ (Arc::as_ptr(&kept) as u64).rotate_left(17);
+    let body: Bytes = state.cached(kind, fingerprint, || {
+        let public: Vec<PublicIncident> = kept
+            .iter()
+            .map(|i| PublicIncident::of(i, &snapshot.components))
+            .collect();
+        render(state, &snapshot, &entries(state, &snapshot, &public)).into_bytes()
+    });
+    (
+        [
+            (CONTENT_TYPE, HeaderValue::from_static(mime)),
+            (
+                axum::http::header::ACCESS_CONTROL_ALLOW_ORIGIN,
+                HeaderValue::from_static("*"),
+            ),
+            (CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// GET `/history.atom`: the incidents and maintenances of the last 90 days, as Atom 1.0.
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/history.atom", tag = "status page",
+    responses(
+        (status = 200, description = "Incidents and maintenances of the last 90 days, the newest first, each with its updates (Atom 1.0)", content_type = "application/atom+xml", body = String),
+        (status = "default", description = "A rejected request (400, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
+pub(crate) async fn atom(State(state): State<Arc<StatusPageState>>) -> Response {
+    serve(
+        &state,
+        "/history.atom",
+        "application/atom+xml; charset=utf-8",
+        atom_feed,
+    )
+    .await
+}
+
+/// GET `/history.rss`: the same as RSS 2.0.
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/history.rss", tag = "status page",
+    responses(
+        (status = 200, description = "Incidents and maintenances of the last 90 days, the newest first, each with its updates (RSS 2.0)", content_type = "application/rss+xml", body = String),
+        (status = "default", description = "A rejected request (400, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
+pub(crate) async fn rss(State(state): State<Arc<StatusPageState>>) -> Response {
+    serve(
+        &state,
+        "/history.rss",
+        "application/rss+xml; charset=utf-8",
+        rss_feed,
+    )
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_words_are_escaped_and_times_name_their_zone() {
+        assert_eq!(escape("<b>&'\""), "&lt;b&gt;&amp;&#39;&quot;");
+        assert_eq!(said(ms(0)), "1970-01-01 00:00 UTC");
+        assert_eq!(capital("investigating"), "Investigating");
+        assert_eq!(slug("My Shop!"), "my-shop-");
+    }
+}
