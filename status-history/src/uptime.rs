@@ -205,6 +205,8 @@ pub struct DayTile {
     pub uptime: Option<f64>,
     /// Muted time in it, in milliseconds.
     pub muted_ms: u64,
+    /// Time observed in it, not muted, in milliseconds: what its uptime covers.
+    pub observed_ms: u64,
 }
 
 impl DayTile {
@@ -229,17 +231,19 @@ impl DayTile {
             worst,
             uptime,
             muted_ms: s.muted,
+            observed_ms: observed,
         }
     }
 }
 
 impl Serialize for DayTile {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut s = serializer.serialize_struct("DayTile", 4)?;
+        let mut s = serializer.serialize_struct("DayTile", 5)?;
         s.serialize_field("day", &self.day.format("%Y-%m-%d").to_string())?;
         s.serialize_field("worst", &self.worst)?;
         s.serialize_field("uptime", &self.uptime)?;
         s.serialize_field("mutedMs", &self.muted_ms)?;
+        s.serialize_field("observedMs", &self.observed_ms)?;
         s.end()
     }
 }

@@ -52,6 +52,12 @@ pub fn app(demo: &Demo) -> Router {
     if let Some(url) = &demo.config.public_url {
         status = status.status_page_url(url.trim_end_matches('/'));
     }
+    // The public page shows the shop under a name for customers, its public dependencies
+    // (search, payments) nested under it; `cache` and the code name `ready` stay internal.
+    status = status.public_group(
+        status_http::PublicGroup::new("ready", "Online shop")
+            .description("Browsing the catalogue, search and checkout"),
+    );
     // One audit trail for the contract's admin calls and the demo's own token-checked ones.
     let audit = status_http::AuditLog::new();
     let status = match &demo.notifications {

@@ -61,31 +61,77 @@ pub(crate) fn tiles(days: &[DayTile]) -> String {
     html
 }
 
-/// The mean of the days' uptimes (days with data only), in words.
+/// The uptime over the days, weighted by the time observed in each (a day observed for 20 s
+/// weighs 20 s, not a day), and what it covers: `99.950 % · observed 20 s of 90 days`.
 pub(crate) fn overall(days: &[DayTile]) -> String {
-    let (sum, n) = sums(days);
-    mean(sum, n)
+    sums(days).words(days.len())
 }
 
-fn sums(days: &[DayTile]) -> (f64, u32) {
-    days.iter()
-        .filter_map(|d| d.uptime)
-        .fold((0.0, 0), |(s, n), up| (s + up, n + 1))
+/// Up and observed time over some days, in milliseconds.
+#[derive(Debug, Clone, Copy, Default)]
+struct Sums {
+    up: f64,
+    observed: u64,
 }
 
-fn mean(sum: f64, n: u32) -> String {
-    if n == 0 {
-        "no data".to_owned()
-    } else {
-        percent(Some(sum / f64::from(n)))
+impl Sums {
+    fn add(&mut self, day: &DayTile) {
+        if let Some(up) = day.uptime {
+            #[allow(clippy::cast_precision_loss)]
+            let observed = day.observed_ms as f64;
+            self.up += up * observed;
+            self.observed += day.observed_ms;
+        }
     }
+
+    /// The uptime in words, and the time it covers of `span` days when less than all.
+    fn words(self, span: usize) -> String {
+        if self.observed == 0 {
+            return "no data".to_owned();
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let uptime = percent(Some(self.up / self.observed as f64));
+        let whole = u64::try_from(span).unwrap_or(u64::MAX) * 86_400_000;
+        // A day's edges (the write of the last minute) are not a gap worth saying.
+        if self.observed + 60_000 >= whole {
+            return uptime;
+        }
+        let days = if span == 1 {
+            "1 day".to_owned()
+        } else {
+            format!("{span} days")
+        };
+        format!("{uptime} · observed {} of {days}", lasted(self.observed))
+    }
+}
+
+/// A length of time in words, to its two largest units: `20 s`, `5 min`, `3 h 20 min`,
+/// `12 d 4 h`.
+pub(crate) fn lasted(ms: u64) -> String {
+    let s = ms / 1000;
+    let (d, h, m) = (s / 86_400, s / 3600 % 24, s / 60 % 60);
+    match (d, h, m) {
+        (0, 0, 0) => format!("{s} s"),
+        (0, 0, m) => format!("{m} min"),
+        (0, h, 0) => format!("{h} h"),
+        (0, h, m) => format!("{h} h {m} min"),
+        (d, 0, _) => format!("{d} d"),
+        (d, h, _) => format!("{d} d {h} h"),
+    }
+}
+
+fn sums(days: &[DayTile]) -> Sums {
+    let mut sums = Sums::default();
+    for d in days {
+        sums.add(d);
+    }
+    sums
 }
 
 /// A series' days before today: drawn, and summed for its uptime.
 struct Past {
     html: String,
-    sum: f64,
-    n: u32,
+    sums: Sums,
 }
 
 struct Kept {
@@ -148,11 +194,9 @@ impl TileCache {
             }
             let past = |d: &[DayTile]| {
                 let before = &d[..d.len().saturating_sub(1)];
-                let (sum, n) = sums(before);
                 Past {
                     html: tiles(before),
-                    sum,
-                    n,
+                    sums: sums(before),
                 }
             };
             let rows = read
@@ -181,15 +225,12 @@ impl TileCache {
                 let past = kept.rows.get(name).unwrap_or(&kept.blank);
                 let today = now.get(name).or(blank_today.as_ref());
                 let mut html = past.html.clone();
-                let (mut sum, mut n) = (past.sum, past.n);
+                let mut sums = past.sums;
                 if let Some(t) = today {
                     html.push_str(&tiles(std::slice::from_ref(t)));
-                    if let Some(up) = t.uptime {
-                        sum += up;
-                        n += 1;
-                    }
+                    sums.add(t);
                 }
-                (html, mean(sum, n))
+                (html, sums.words(days as usize))
             })
             .collect())
     }
@@ -205,6 +246,7 @@ pub(super) fn blank(history: &History, days: u32) -> Vec<DayTile> {
             worst: None,
             uptime: None,
             muted_ms: 0,
+            observed_ms: 0,
         })
         .collect()
 }

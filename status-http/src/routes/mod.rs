@@ -62,6 +62,8 @@ pub struct Routes {
     history: Option<status_history::History>,
     #[cfg(feature = "history")]
     status_page_url: Option<String>,
+    #[cfg(feature = "history")]
+    public_groups: Vec<crate::PublicGroup>,
 }
 
 impl std::fmt::Debug for Routes {
@@ -101,6 +103,8 @@ impl Routes {
             history: None,
             #[cfg(feature = "history")]
             status_page_url: None,
+            #[cfg(feature = "history")]
+            public_groups: Vec::new(),
         }
     }
 
@@ -222,13 +226,31 @@ impl Routes {
     /// `url` and incidents' `shortlink` of the Statuspage JSON say it.
     ///
     /// The public page (`GET /status/page`, feature `dashboard`), Statuspage v2 JSON
-    /// (`GET /api/v2/summary.json` and the rest) and badges (`GET /badge/{name}.svg`,
+    /// (`GET /api/v2/summary.json` and the rest), feeds and badges (`GET /badge/{name}.svg`,
     /// `/badge/{name}/uptime.svg`) are served with any history, and without one, all but
-    /// incidents and uptime. Their components are the groups and the dependencies tagged
-    /// `public`; they show the public view whatever [`public_view`](Self::public_view) says.
+    /// incidents and uptime. Their components are the groups named by
+    /// [`public_group`](Self::public_group) and the dependencies tagged `public`; they show
+    /// the public view whatever [`public_view`](Self::public_view) says.
     #[cfg(feature = "history")]
     pub fn status_page_url(mut self, url: impl Into<String>) -> Self {
         self.status_page_url = Some(url.into());
+        self
+    }
+
+    /// Shows probe group `group.group()` on the public status page, as `group.name()`, with
+    /// its description: a group is public only when named here (its code name is the
+    /// operators'), and the dependencies tagged `public` among its members are nested under
+    /// it (Statuspage's `group_id`, and the group's `components`). Groups show in the order
+    /// given; one named twice is shown once, as first named.
+    #[cfg(feature = "history")]
+    pub fn public_group(mut self, group: crate::PublicGroup) -> Self {
+        if !self
+            .public_groups
+            .iter()
+            .any(|g| g.group() == group.group())
+        {
+            self.public_groups.push(group);
+        }
         self
     }
 

@@ -122,6 +122,7 @@ pub(super) fn assemble(routes: super::Routes, probes: ProbeState) -> AppState {
             routes.history.clone(),
             page_name,
             routes.status_page_url,
+            routes.public_groups,
         )),
         #[cfg(feature = "history")]
         history: Arc::new(crate::history::HistoryState::new(

@@ -40,15 +40,20 @@ fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// The component a badge names: a group, a dependency tagged `public`, or `system`.
+/// The component a badge names: a public group, a dependency tagged `public`, or `system`.
 async fn find(state: &StatusPageState, name: &str) -> Result<Component, ApiError> {
     let snapshot = state.snapshot().await;
     if name == "system" {
         return Ok(Component {
             id: "system".into(),
             name: "system".into(),
+            description: None,
             level: snapshot.condition,
             maintenance: false,
+            since: snapshot.now,
+            created: snapshot.now,
+            group_id: None,
+            children: Vec::new(),
             members: Vec::new(),
             series: status_history::Series::System,
         });

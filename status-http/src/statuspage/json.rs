@@ -68,16 +68,17 @@ impl Render<'_> {
             id: c.id.clone(),
             name: c.name.clone(),
             status: c.status(),
-            created_at: at(self.s.now),
-            updated_at: at(self.s.now),
+            created_at: at(c.created),
+            updated_at: at(c.since.max(c.created)),
             position: position + 1,
-            description: None,
+            description: c.description.clone(),
             showcase: true,
             start_date: None,
-            group_id: None,
+            group_id: c.group_id.clone(),
             page_id: self.page_id(),
-            group: false,
+            group: !c.children.is_empty(),
             only_show_if_degraded: false,
+            components: (!c.children.is_empty()).then(|| c.children.clone()),
         }
     }
 

@@ -36,6 +36,7 @@ mod model;
 pub(crate) mod page;
 pub(crate) mod wire;
 
+pub use self::model::PublicGroup;
 use self::model::{components_of, maintenances};
 pub(crate) use self::model::{indicator, Component, Maintenance, PublicIncident};
 
@@ -62,6 +63,10 @@ pub(crate) struct StatusPageState {
     pub(crate) history: Option<History>,
     pub(crate) name: String,
     pub(crate) url: Option<String>,
+    /// The groups shown, under their names for customers.
+    public: Vec<PublicGroup>,
+    /// When this page first showed each component.
+    created: Mutex<HashMap<String, DateTime<Utc>>>,
     incidents: Kept,
     /// The incidents of the feeds: 90 days.
     feed: Kept,
@@ -92,12 +97,15 @@ impl StatusPageState {
         history: Option<History>,
         name: String,
         url: Option<String>,
+        public: Vec<PublicGroup>,
     ) -> Self {
         Self {
             registry,
             history,
             name,
             url,
+            public,
+            created: Mutex::new(HashMap::new()),
             incidents: tokio::sync::Mutex::new(None),
             feed: tokio::sync::Mutex::new(None),
             none: Arc::default(),
@@ -167,7 +175,14 @@ impl StatusPageState {
     }
 
     fn make(&self, facts: &Facts, kept: &[Incident]) -> Snapshot {
-        let components = components_of(self.registry.appname(), facts);
+        let now = self
+            .history
+            .as_ref()
+            .map_or_else(|| self.registry.clock().wall(), History::now);
+        let mut components = components_of(self.registry.appname(), facts, &self.public);
+        for c in &mut components {
+            c.created = self.created(&c.id, now);
+        }
         let incidents: Vec<PublicIncident> = kept
             .iter()
             .map(|i| PublicIncident::of(i, &components))
@@ -181,12 +196,19 @@ impl StatusPageState {
             incidents,
             maintenances,
             condition,
-            now: self
-                .history
-                .as_ref()
-                .map_or_else(|| self.registry.clock().wall(), History::now),
+            now,
             fingerprint: h.finish(),
         }
+    }
+
+    /// When this page first showed component `id` (now, the first time it is asked).
+    pub(crate) fn created(&self, id: &str, now: DateTime<Utc>) -> DateTime<Utc> {
+        *self
+            .created
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(id.to_owned())
+            .or_insert(now)
     }
 
     /// The body of `kind` made of a snapshot with this fingerprint, if there is one.

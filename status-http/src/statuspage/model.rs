@@ -9,13 +9,63 @@ use status_history::incident::{Incident, UpdateKind, UpdateStatus};
 
 use super::PUBLIC_TAG;
 
-/// One component of the page: a group, a dependency tagged `public`, or the system.
+/// A group the public status page shows, under a name for customers
+/// ([`Routes::public_group`](crate::Routes::public_group)): only the groups named so are on
+/// the page, and the dependencies tagged `public` among their members are nested under them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PublicGroup {
+    group: String,
+    name: String,
+    description: Option<String>,
+}
+
+impl PublicGroup {
+    /// The probe group `group` (its code name), shown as `name`.
+    #[must_use]
+    pub fn new(group: impl Into<String>, name: impl Into<String>) -> Self {
+        Self {
+            group: group.into(),
+            name: name.into(),
+            description: None,
+        }
+    }
+
+    /// What it is, in a sentence for customers (Statuspage's `description`).
+    #[must_use]
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// The probe group it shows.
+    #[must_use]
+    pub fn group(&self) -> &str {
+        &self.group
+    }
+
+    /// The name customers read.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// One component of the page: a public group, a dependency tagged `public`, or the system.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Component {
     pub(crate) id: String,
     pub(crate) name: String,
+    pub(crate) description: Option<String>,
     pub(crate) level: CheckStatus,
     pub(crate) maintenance: bool,
+    /// When its level last changed.
+    pub(crate) since: DateTime<Utc>,
+    /// When the page first showed it (set by the page's state).
+    pub(crate) created: DateTime<Utc>,
+    /// The public group it is nested under (its component id).
+    pub(crate) group_id: Option<String>,
+    /// For a public group, the components nested under it (their ids).
+    pub(crate) children: Vec<String>,
     /// The dependencies it stands for (empty for the system: all of them).
     pub(crate) members: Vec<String>,
     /// Its series in the history, for its tiles and uptime.
@@ -60,48 +110,102 @@ pub(crate) fn indicator(level: CheckStatus) -> (&'static str, &'static str) {
     }
 }
 
-/// Every component the registry's `facts` show, in order: groups by name, then public
-/// dependencies by id. Membership, levels and maintenance are the facts'; nothing is
-/// derived here.
-pub(super) fn components_of(appname: &str, facts: &Facts) -> Vec<Component> {
+/// Every component the registry's `facts` show, in order: each public group (in the order
+/// given) followed by the public dependencies nested under it, then the public dependencies
+/// in no public group, by id; the system alone when there is none. Membership, levels and
+/// maintenance are the facts'; nothing is derived here. A public group the registry does
+/// not hold (yet) is left out.
+pub(super) fn components_of(
+    appname: &str,
+    facts: &Facts,
+    public: &[PublicGroup],
+) -> Vec<Component> {
+    let public_dependency = |id: &str| {
+        facts
+            .dependency(id)
+            .is_some_and(|d| d.result().info().tags().iter().any(|t| t == PUBLIC_TAG))
+    };
+    let dependency = |id: &str, group_id: Option<String>| {
+        let d = facts.dependency(id)?;
+        let r = d.result();
+        Some(Component {
+            id: format!("dependency-{id}"),
+            series: status_history::Series::Dependency(id.to_owned()),
+            name: if r.description().is_empty() {
+                id.to_owned()
+            } else {
+                r.description().to_owned()
+            },
+            description: None,
+            level: d.level(),
+            maintenance: d.maintenance(),
+            since: r.since(),
+            created: DateTime::default(),
+            group_id,
+            children: Vec::new(),
+            members: vec![id.to_owned()],
+        })
+    };
     let mut out = Vec::new();
-    let mut groups: Vec<_> = facts.groups().iter().collect();
-    groups.sort_by(|a, b| a.name().cmp(b.name()));
-    for g in groups {
-        let name = g.name().to_owned();
+    let mut nested = std::collections::HashSet::new();
+    for p in public {
+        let Some(g) = facts.group(&p.group) else {
+            continue;
+        };
+        let id = format!("group-{}", p.group);
+        let members: Vec<String> = g.members().iter().map(|m| m.as_str().to_owned()).collect();
+        let shown: Vec<&String> = members
+            .iter()
+            .filter(|m| public_dependency(m) && !nested.contains(*m))
+            .collect();
+        let since = members
+            .iter()
+            .filter_map(|m| facts.dependency(m))
+            .map(|d| d.result().since())
+            .max()
+            .unwrap_or_default();
+        let children: Vec<Component> = shown
+            .iter()
+            .filter_map(|m| dependency(m, Some(id.clone())))
+            .collect();
+        nested.extend(shown.into_iter().cloned());
         out.push(Component {
-            id: format!("group-{name}"),
-            series: status_history::Series::Group(name.clone()),
-            name,
+            series: status_history::Series::Group(p.group.clone()),
+            name: p.name.clone(),
+            description: p.description.clone(),
             level: g.level(),
             maintenance: g.maintenance(),
-            members: g.members().iter().map(|m| m.as_str().to_owned()).collect(),
+            since,
+            created: DateTime::default(),
+            group_id: None,
+            children: children.iter().map(|c| c.id.clone()).collect(),
+            members,
+            id,
         });
+        out.extend(children);
     }
     for d in facts.dependencies() {
-        let r = d.result();
-        if r.info().tags().iter().any(|t| t == PUBLIC_TAG) {
-            let id = d.id().as_str().to_owned();
-            out.push(Component {
-                id: format!("dependency-{id}"),
-                series: status_history::Series::Dependency(id.clone()),
-                name: if r.description().is_empty() {
-                    id.clone()
-                } else {
-                    r.description().to_owned()
-                },
-                level: d.level(),
-                maintenance: d.maintenance(),
-                members: vec![id],
-            });
+        let id = d.id().as_str();
+        if public_dependency(id) && !nested.contains(id) {
+            out.extend(dependency(id, None));
         }
     }
     if out.is_empty() {
         out.push(Component {
             id: "system".into(),
             name: appname.to_owned(),
+            description: None,
             level: facts.level(),
             maintenance: facts.maintenance(),
+            since: facts
+                .dependencies()
+                .iter()
+                .map(|d| d.result().since())
+                .max()
+                .unwrap_or_default(),
+            created: DateTime::default(),
+            group_id: None,
+            children: Vec::new(),
             members: Vec::new(),
             series: status_history::Series::System,
         });
@@ -141,7 +245,12 @@ impl PublicIncident {
             .filter(|c| c.touched_by(incident))
             .map(|c| (c.id.clone(), c.name.clone()))
             .collect();
-        let names: Vec<&str> = touched.iter().map(|(_, n)| n.as_str()).collect();
+        // Named by the top-level components it touches: a nested one's group is touched too.
+        let names: Vec<&str> = components
+            .iter()
+            .filter(|c| c.group_id.is_none() && c.touched_by(incident))
+            .map(|c| c.name.as_str())
+            .collect();
         let what = if names.is_empty() {
             "the service".to_owned()
         } else {

@@ -31,6 +31,9 @@ const EVERY: Duration = Duration::from_secs(2);
 struct ComponentRow {
     id: String,
     name: String,
+    description: String,
+    /// Nested under the public group before it.
+    nested: bool,
     status: &'static str,
     class: &'static str,
     uptime: String,
@@ -107,6 +110,8 @@ async fn rows(state: &StatusPageState, s: &Snapshot) -> Vec<ComponentRow> {
         rows.push(ComponentRow {
             id: c.id.clone(),
             name: c.name.clone(),
+            description: c.description.clone().unwrap_or_default(),
+            nested: c.group_id.is_some(),
             status: match c.status() {
                 "operational" => "Operational",
                 "degraded_performance" => "Degraded performance",

@@ -30,7 +30,7 @@ pub(crate) struct PageStatus {
     pub(super) description: &'static str,
 }
 
-/// A component: a group, a dependency tagged `public`, or the system.
+/// A component: a public group, a dependency tagged `public`, or the system.
 #[derive(Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub(crate) struct ComponentBody {
@@ -39,16 +39,24 @@ pub(crate) struct ComponentBody {
     /// `operational`, `degraded_performance`, `partial_outage`, `major_outage` or
     /// `under_maintenance`.
     pub(super) status: &'static str,
+    /// When the page first showed it.
     pub(super) created_at: String,
+    /// When its status last changed (or `created_at`, if later).
     pub(super) updated_at: String,
     pub(super) position: usize,
+    /// What it is, for customers (a public group's).
     pub(super) description: Option<String>,
     pub(super) showcase: bool,
     pub(super) start_date: Option<String>,
+    /// The public group it is nested under.
     pub(super) group_id: Option<String>,
     pub(super) page_id: String,
+    /// Whether it is a group with components nested under it.
     pub(super) group: bool,
     pub(super) only_show_if_degraded: bool,
+    /// A group's components (their ids), as Statuspage lists them; absent on the others.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) components: Option<Vec<String>>,
 }
 
 /// An update of an incident or a maintenance.

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
-use status_core::{CheckStatus, Group};
+use status_core::{CheckStatus, Dependency, Group};
 use status_history::History;
+use status_http::PublicGroup;
 
 use crate::support::{admin, call, fixture, get, Fixture, TOKEN};
 
@@ -31,6 +32,8 @@ async fn app(f: &Fixture) -> (axum::Router, History) {
         .admin_token(TOKEN)
         .history(history.clone())
         .status_page_url("https://status.shop.example")
+        .public_group(PublicGroup::new("core", "core"))
+        .public_group(PublicGroup::new("search", "search"))
         .build();
     (app, history)
 }
@@ -378,4 +381,110 @@ async fn the_feeds_carry_each_incident_with_its_updates_under_one_stable_id() {
     )
     .await;
     assert_eq!(a.status, StatusCode::METHOD_NOT_ALLOWED);
+}
+
+/// Groups are public only when the application says so, under names for customers; the
+/// public dependencies among a public group's members are nested under it, on the page and in
+/// the v2 JSON (`group_id`, the group's `components`); `created_at` stays, `updated_at` moves
+/// with the level.
+#[tokio::test(start_paused = true)]
+async fn public_groups_have_names_for_customers_and_nest_their_public_dependencies() {
+    let f = fixture().await;
+    let payments = crate::support::Switch::default();
+    let status = std::sync::Arc::clone(&payments.0);
+    f.registry
+        .add(
+            Dependency::builder(
+                "payments",
+                status_core::check::tiered(move || {
+                    let status = *status.lock().unwrap();
+                    async move { (status, "says".to_owned()) }
+                }),
+            )
+            .description("Payments")
+            .urgency(status_core::Urgency::Required)
+            .failures_before_outage(1)
+            .tag(status_http::PUBLIC_TAG)
+            .period(Duration::from_secs(3600))
+            .build()
+            .unwrap(),
+        )
+        .unwrap();
+    for (name, members) in [
+        ("core", &["db", "payments"][..]),
+        ("internal", &["cache"][..]),
+    ] {
+        let mut group = Group::builder(name);
+        for m in members {
+            group = group.dependency(*m);
+        }
+        f.registry.add_group(group.build().unwrap()).unwrap();
+    }
+    let history = History::in_memory().open();
+    history.attach(&f.registry);
+    let app = status_http::Routes::new(&f.registry)
+        .history(history.clone())
+        .public_group(PublicGroup::new("core", "Checkout").description("Paying for an order"))
+        .public_group(PublicGroup::new("core", "named twice"))
+        .public_group(PublicGroup::new("not-yet", "Not a group yet"))
+        .build();
+    f.registry.refresh_all().await;
+    settle(&history).await;
+
+    let first = get(&app, "/api/v2/components.json").await.json();
+    let components = first["components"].as_array().unwrap();
+    let ids: Vec<&str> = components
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["group-core", "dependency-payments"], "{first}");
+    let (group, child) = (&components[0], &components[1]);
+    assert_eq!(group["name"], "Checkout");
+    assert_eq!(group["description"], "Paying for an order");
+    assert_eq!(group["group"], true);
+    assert_eq!(
+        group["components"],
+        serde_json::json!(["dependency-payments"])
+    );
+    assert_eq!(group["group_id"], serde_json::Value::Null);
+    assert_eq!(child["group_id"], "group-core");
+    assert_eq!(child["group"], false);
+    assert!(child.get("components").is_none(), "{child}");
+    assert_eq!(child["position"], 2);
+    // The internal group has no badge either.
+    assert_eq!(
+        get(&app, "/badge/internal.svg").await.status,
+        StatusCode::NOT_FOUND
+    );
+
+    // Times stay put across reads, and `updated_at` follows a change of level.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let again = get(&app, "/api/v2/components.json").await.json();
+    assert_eq!(again["components"], first["components"], "nothing changed");
+    payments.set(CheckStatus::Outage);
+    f.registry.refresh_all().await;
+    settle(&history).await;
+    let after = get(&app, "/api/v2/components.json").await.json();
+    let child = &after["components"][1];
+    assert_eq!(child["status"], "major_outage");
+    assert_eq!(child["created_at"], first["components"][1]["created_at"]);
+    assert_ne!(child["updated_at"], first["components"][1]["updated_at"]);
+
+    // The incident is named by the top-level component: the group, not the nested one too.
+    let incidents = get(&app, "/api/v2/incidents.json").await.json();
+    assert_eq!(
+        incidents["incidents"][0]["name"], "Outage of Checkout",
+        "{incidents}"
+    );
+
+    let page = get(&app, "/status/page").await.body;
+    assert!(
+        page.contains(r#"<tr data-component="dependency-payments" class="nested">"#),
+        "{page}"
+    );
+    assert!(page.contains("Paying for an order"), "{page}");
+    assert!(
+        !page.contains("internal") && !page.contains(">core<"),
+        "{page}"
+    );
 }

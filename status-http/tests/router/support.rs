@@ -16,7 +16,13 @@ pub(crate) const TOKEN: &str = "test-token";
 
 /// A check's status, set by the test.
 #[derive(Debug, Clone)]
-pub(crate) struct Switch(Arc<Mutex<CheckStatus>>);
+pub(crate) struct Switch(pub(crate) Arc<Mutex<CheckStatus>>);
+
+impl Default for Switch {
+    fn default() -> Self {
+        Self(Arc::new(Mutex::new(CheckStatus::Ok)))
+    }
+}
 
 impl Switch {
     pub(crate) fn set(&self, status: CheckStatus) {
