@@ -150,7 +150,7 @@ pub use self::routes::Routes;
 pub use self::serve::serve;
 #[cfg(feature = "history")]
 #[cfg_attr(docsrs, doc(cfg(feature = "history")))]
-pub use self::statuspage::{PublicGroup, PUBLIC_TAG};
+pub use self::statuspage::{PublicGroup, Publication, DEFAULT_PUBLIC_AFTER, PUBLIC_TAG};
 
 /// The metrics library `/metrics` is written with, for [`Routes::register_metrics`].
 #[cfg(feature = "metrics")]

@@ -54,6 +54,9 @@ pub fn app(demo: &Demo) -> Router {
     }
     // The public page shows the shop under a name for customers, its public dependencies
     // (search, payments) nested under it; `cache` and the code name `ready` stay internal.
+    status = status.incident_publication(status_http::Publication::After(
+        demo.config.incident_public_after,
+    ));
     status = status.public_group(
         status_http::PublicGroup::new("ready", "Online shop")
             .description("Browsing the catalogue, search and checkout"),

@@ -80,6 +80,9 @@ pub struct Config {
     pub history: Option<HistoryTarget>,
     /// How long an incident's dependencies stay healthy before it resolves (5 minutes).
     pub incident_quiet: Duration,
+    /// How long an incident lasts before the public page shows it (two minutes; zero: at
+    /// once); an operator's update publishes it sooner.
+    pub incident_public_after: Duration,
     /// Where the demo is read from outside (`https://status.example.com`): the status
     /// page's JSON and the notifications' incident links say it.
     pub public_url: Option<String>,
@@ -258,6 +261,7 @@ impl Default for Config {
             serve_fails_from: status_core::CheckStatus::Outage,
             history: None,
             incident_quiet: status_history::incident::DEFAULT_QUIET,
+            incident_public_after: status_http::DEFAULT_PUBLIC_AFTER,
             public_url: None,
         }
     }

@@ -223,6 +223,10 @@ struct Args {
     /// How long everything an incident covers must stay healthy before it resolves.
     #[arg(long, default_value_t = 300)]
     incident_quiet_secs: u64,
+    /// How long an incident lasts before the public page, its JSON and its feeds show it (0:
+    /// at once); an operator's update publishes it sooner.
+    #[arg(long, default_value_t = 120)]
+    incident_public_after_secs: u64,
     /// Where the demo is read from outside (https://status.example.com): the status page's
     /// JSON and the notifications' incident links say it.
     #[arg(long, value_name = "URL")]
@@ -354,6 +358,7 @@ async fn main() -> anyhow::Result<()> {
         serve_fails_from: args.serve_fails_from,
         history: (!args.no_history).then(|| quickstart::HistoryTarget::parse(&args.history)),
         incident_quiet: Duration::from_secs(args.incident_quiet_secs),
+        incident_public_after: Duration::from_secs(args.incident_public_after_secs),
         public_url: args.public_url.clone(),
         notify: quickstart::NotifyConfig {
             webhook: args.notify_webhook,

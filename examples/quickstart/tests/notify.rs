@@ -114,6 +114,8 @@ async fn a_notice_names_its_incident_and_where_the_page_tells_it() {
         admin_token: TOKEN.to_owned(),
         history: Some(quickstart::HistoryTarget::Sqlite(dir.join("history.db"))),
         public_url: Some("https://status.shop.example/".to_owned()),
+        // The link names a public incident: published at once, for the test.
+        incident_public_after: Duration::ZERO,
         notify: NotifyConfig {
             webhook: Some(url),
             hold: Duration::ZERO,

@@ -64,6 +64,8 @@ pub struct Routes {
     status_page_url: Option<String>,
     #[cfg(feature = "history")]
     public_groups: Vec<crate::PublicGroup>,
+    #[cfg(feature = "history")]
+    publication: crate::Publication,
 }
 
 impl std::fmt::Debug for Routes {
@@ -105,6 +107,8 @@ impl Routes {
             status_page_url: None,
             #[cfg(feature = "history")]
             public_groups: Vec::new(),
+            #[cfg(feature = "history")]
+            publication: crate::Publication::default(),
         }
     }
 
@@ -234,6 +238,21 @@ impl Routes {
     #[cfg(feature = "history")]
     pub fn status_page_url(mut self, url: impl Into<String>) -> Self {
         self.status_page_url = Some(url.into());
+        self
+    }
+
+    /// When an incident the engine opened reaches the public page, its JSON and its feeds:
+    /// by default once it has lasted two minutes ([`Publication::After`] with
+    /// [`DEFAULT_PUBLIC_AFTER`](crate::DEFAULT_PUBLIC_AFTER)), so that a blip is not a public
+    /// incident; or only once an operator updates it ([`Publication::Approved`]). An
+    /// operator's update publishes an incident at once under either rule. Until then it is on
+    /// `/admin/incidents` only.
+    ///
+    /// [`Publication::After`]: crate::Publication::After
+    /// [`Publication::Approved`]: crate::Publication::Approved
+    #[cfg(feature = "history")]
+    pub fn incident_publication(mut self, publication: crate::Publication) -> Self {
+        self.publication = publication;
         self
     }
 

@@ -123,6 +123,7 @@ pub(super) fn assemble(routes: super::Routes, probes: ProbeState) -> AppState {
             page_name,
             routes.status_page_url,
             routes.public_groups,
+            routes.publication,
         )),
         #[cfg(feature = "history")]
         history: Arc::new(crate::history::HistoryState::new(

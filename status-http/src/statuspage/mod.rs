@@ -36,9 +36,9 @@ mod model;
 pub(crate) mod page;
 pub(crate) mod wire;
 
-pub use self::model::PublicGroup;
 use self::model::{components_of, maintenances};
 pub(crate) use self::model::{indicator, Component, Maintenance, PublicIncident};
+pub use self::model::{PublicGroup, Publication, DEFAULT_PUBLIC_AFTER};
 
 /// The tag that makes a dependency a component of the public page.
 pub const PUBLIC_TAG: &str = "public";
@@ -65,6 +65,8 @@ pub(crate) struct StatusPageState {
     pub(crate) url: Option<String>,
     /// The groups shown, under their names for customers.
     public: Vec<PublicGroup>,
+    /// When an incident is public.
+    publication: Publication,
     /// When this page first showed each component.
     created: Mutex<HashMap<String, DateTime<Utc>>>,
     incidents: Kept,
@@ -98,6 +100,7 @@ impl StatusPageState {
         name: String,
         url: Option<String>,
         public: Vec<PublicGroup>,
+        publication: Publication,
     ) -> Self {
         Self {
             registry,
@@ -105,6 +108,7 @@ impl StatusPageState {
             name,
             url,
             public,
+            publication,
             created: Mutex::new(HashMap::new()),
             incidents: tokio::sync::Mutex::new(None),
             feed: tokio::sync::Mutex::new(None),
@@ -116,8 +120,9 @@ impl StatusPageState {
         }
     }
 
-    /// The incidents open and past (14 days), read from the store at most once a second; a
-    /// store that fails serves the last read (none before the first).
+    /// The public incidents open and past (14 days), read from the store at most once a
+    /// second (and judged public then, by the [`Publication`] rule); a store that fails serves
+    /// the last read (none before the first).
     async fn incidents(&self) -> Arc<Vec<Incident>> {
         self.read(&self.incidents, PAST, MAX_INCIDENTS).await
     }
@@ -144,7 +149,13 @@ impl StatusPageState {
         let last = cached
             .as_ref()
             .map_or_else(|| Arc::clone(&self.none), |(_, list)| Arc::clone(list));
-        let list = match history.incidents(since, most).await {
+        let now = history.now().timestamp_millis();
+        let public = |list: Vec<Incident>| -> Vec<Incident> {
+            list.into_iter()
+                .filter(|i| self.publication.shows(i, now))
+                .collect()
+        };
+        let list = match history.incidents(since, most).await.map(public) {
             // The same incidents as the last read keep its list, and so the snapshot.
             Ok(list) if *last == list => last,
             Ok(list) => Arc::new(list),

@@ -50,6 +50,48 @@ impl PublicGroup {
     }
 }
 
+/// When an incident the engine opened is shown to the public: an incident is internal (on
+/// `/admin/incidents`, told to operators) until then. An operator's update publishes it at
+/// once, whatever the rule: what an operator writes on an incident is written for the page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Publication {
+    /// Once it has lasted this long (open, or from its start to its resolution): a blip
+    /// shorter than that never reaches the page. `After(Duration::ZERO)` publishes at once.
+    After(std::time::Duration),
+    /// Only once an operator posts an update to it (their approval).
+    Approved,
+}
+
+/// How long an incident lasts before it is public by default: two minutes.
+pub const DEFAULT_PUBLIC_AFTER: std::time::Duration = std::time::Duration::from_secs(120);
+
+impl Default for Publication {
+    fn default() -> Self {
+        Self::After(DEFAULT_PUBLIC_AFTER)
+    }
+}
+
+impl Publication {
+    /// Whether `incident` is public at `now_ms`.
+    pub(crate) fn shows(self, incident: &Incident, now_ms: i64) -> bool {
+        if incident
+            .updates
+            .iter()
+            .any(|u| u.kind == UpdateKind::Operator)
+        {
+            return true;
+        }
+        match self {
+            Self::Approved => false,
+            Self::After(wait) => {
+                let lasted = incident.resolved.unwrap_or(now_ms) - incident.started;
+                u128::try_from(lasted).is_ok_and(|ms| ms >= wait.as_millis())
+            }
+        }
+    }
+}
+
 /// One component of the page: a public group, a dependency tagged `public`, or the system.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Component {

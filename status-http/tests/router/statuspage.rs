@@ -8,7 +8,7 @@ use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use status_core::{CheckStatus, Dependency, Group};
 use status_history::History;
-use status_http::PublicGroup;
+use status_http::{PublicGroup, Publication};
 
 use crate::support::{admin, call, fixture, get, Fixture, TOKEN};
 
@@ -34,6 +34,7 @@ async fn app(f: &Fixture) -> (axum::Router, History) {
         .status_page_url("https://status.shop.example")
         .public_group(PublicGroup::new("core", "core"))
         .public_group(PublicGroup::new("search", "search"))
+        .incident_publication(Publication::After(Duration::ZERO))
         .build();
     (app, history)
 }
@@ -424,6 +425,7 @@ async fn public_groups_have_names_for_customers_and_nest_their_public_dependenci
     history.attach(&f.registry);
     let app = status_http::Routes::new(&f.registry)
         .history(history.clone())
+        .incident_publication(Publication::After(Duration::ZERO))
         .public_group(PublicGroup::new("core", "Checkout").description("Paying for an order"))
         .public_group(PublicGroup::new("core", "named twice"))
         .public_group(PublicGroup::new("not-yet", "Not a group yet"))
@@ -487,4 +489,90 @@ async fn public_groups_have_names_for_customers_and_nest_their_public_dependenci
         !page.contains("internal") && !page.contains(">core<"),
         "{page}"
     );
+}
+
+/// Publishing is an act: a blip shorter than the wait never reaches the page, a failure that
+/// lasts does; under `Approved`, only an operator's update publishes. Operators see every
+/// incident on `/admin/incidents` all along.
+#[tokio::test(start_paused = true)]
+async fn an_incident_is_public_once_it_lasts_or_an_operator_speaks() {
+    let open = |app: axum::Router| async move {
+        get(&app, "/api/v2/incidents.json").await.json()["incidents"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    let f = fixture().await;
+    let history = History::in_memory()
+        .incident_quiet(Duration::from_secs(5))
+        .open();
+    history.attach(&f.registry);
+    f.registry
+        .add_group(Group::builder("core").dependency("db").build().unwrap())
+        .unwrap();
+    let routes = || {
+        status_http::Routes::new(&f.registry)
+            .admin_token(TOKEN)
+            .history(history.clone())
+            .public_group(PublicGroup::new("core", "Checkout"))
+    };
+    let app = routes().build();
+    let approved = routes().incident_publication(Publication::Approved).build();
+
+    // A blip of 30 s: an incident for operators, none for the public, before or after.
+    f.set(&f.db, CheckStatus::Outage).await;
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    settle(&history).await;
+    assert_eq!(open(app.clone()).await, 0);
+    let kept = admin(
+        &app,
+        Method::GET,
+        "/admin/incidents",
+        Some(TOKEN),
+        Body::empty(),
+    )
+    .await;
+    assert_eq!(
+        kept.json()["incidents"].as_array().unwrap().len(),
+        1,
+        "{}",
+        kept.body
+    );
+    f.set(&f.db, CheckStatus::Ok).await;
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    settle(&history).await;
+    tokio::time::sleep(Duration::from_secs(200)).await;
+    settle(&history).await;
+    assert_eq!(open(app.clone()).await, 0, "a resolved blip stays internal");
+    assert!(!get(&app, "/history.atom").await.body.contains("<entry>"));
+
+    // An outage that lasts: public after two minutes, not before.
+    f.set(&f.db, CheckStatus::Outage).await;
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    settle(&history).await;
+    assert_eq!(open(app.clone()).await, 0, "public before two minutes");
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    settle(&history).await;
+    assert_eq!(open(app.clone()).await, 1, "not public after two minutes");
+    assert!(get(&app, "/status/page")
+        .await
+        .body
+        .contains("Outage of Checkout"));
+    // Approval: nothing until an operator speaks, then at once.
+    assert_eq!(open(approved.clone()).await, 0);
+    let kept = admin(
+        &app,
+        Method::GET,
+        "/admin/incidents",
+        Some(TOKEN),
+        Body::empty(),
+    )
+    .await;
+    let id = kept.json()["incidents"][0]["id"].to_string();
+    let said = r#"{"status":"identified","message":"The database lost its disk."}"#;
+    let uri = format!("/admin/incidents/{id}/updates");
+    let a = admin(&approved, Method::POST, &uri, Some(TOKEN), said).await;
+    assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert_eq!(open(approved).await, 1);
 }
