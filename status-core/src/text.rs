@@ -66,6 +66,28 @@ pub fn printable<'a>(what: &str, text: &'a str) -> Result<&'a str, Error> {
     Ok(text.trim())
 }
 
+/// `text` trimmed, with its line breaks as `\n`, if it may be shown as the `what` of an
+/// operator's longer writing (a postmortem): line breaks are kept (`\r\n` read as `\n`),
+/// every other control character is refused.
+///
+/// # Errors
+///
+/// [`Error::is_invalid`] if it holds a forbidden character other than a line break, or
+/// shows nothing.
+pub fn paragraphs(what: &str, text: &str) -> Result<String, Error> {
+    let text = text.replace("\r\n", "\n");
+    if text.chars().any(|c| c != '\n' && is_forbidden(c)) {
+        return Err(Error::invalid(format!(
+            "the {what} must not contain control characters other than line breaks (tabs, \
+             escapes, bidirectional controls)"
+        )));
+    }
+    if is_blank(&text.replace('\n', "")) {
+        return Err(Error::invalid(format!("the {what} must not be empty")));
+    }
+    Ok(text.trim().to_owned())
+}
+
 /// An optional actor: none when blank, else trimmed and cut to [`MAX_ACTOR_CHARS`].
 ///
 /// # Errors
@@ -86,6 +108,20 @@ pub fn actor(actor: Option<&str>) -> Result<Option<String>, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paragraphs_keep_their_line_breaks_and_nothing_else() {
+        assert_eq!(
+            paragraphs("postmortem", " What happened.\r\n\r\nWhat changes.\n").unwrap(),
+            "What happened.\n\nWhat changes."
+        );
+        for bad in ["tab\there", "\u{1b}[31mred", "bidi\u{202E}", "\n \n", ""] {
+            assert!(
+                paragraphs("postmortem", bad).unwrap_err().is_invalid(),
+                "{bad:?}"
+            );
+        }
+    }
 
     #[test]
     fn control_characters_are_refused() {

@@ -21,6 +21,8 @@ pub(crate) enum Kind {
     Invalid,
     /// What was asked for does not exist: no such incident.
     NotFound,
+    /// What was asked does not fit what is kept now: a postmortem of an open incident.
+    Conflict,
     /// Anything else the store said.
     Other,
 }
@@ -57,6 +59,10 @@ impl Error {
 
     pub(crate) fn not_found(message: impl Into<String>) -> Self {
         Self::of(Kind::NotFound, message)
+    }
+
+    pub(crate) fn conflict(message: impl Into<String>) -> Self {
+        Self::of(Kind::Conflict, message)
     }
 
     #[allow(clippy::needless_pass_by_value)] // `map_err(Error::sqlite)`
@@ -123,11 +129,19 @@ impl Error {
         self.kind == Kind::NotFound
     }
 
-    /// Whether the store failed, whatever its kind: neither [`is_invalid`](Self::is_invalid)
-    /// nor [`is_not_found`](Self::is_not_found), so the request's answer is a 503.
+    /// Whether what was asked does not fit what is kept now (a postmortem of an incident not
+    /// resolved): a 409. Nothing was changed.
+    #[must_use]
+    pub fn is_conflict(&self) -> bool {
+        self.kind == Kind::Conflict
+    }
+
+    /// Whether the store failed, whatever its kind: not a request refused
+    /// ([`is_invalid`](Self::is_invalid), [`is_not_found`](Self::is_not_found),
+    /// [`is_conflict`](Self::is_conflict)), so the request's answer is a 503.
     #[must_use]
     pub fn is_store(&self) -> bool {
-        !matches!(self.kind, Kind::Invalid | Kind::NotFound)
+        !matches!(self.kind, Kind::Invalid | Kind::NotFound | Kind::Conflict)
     }
 }
 
@@ -160,6 +174,8 @@ mod tests {
         let invalid = Error::invalid("`to` must be after `from`");
         assert!(invalid.is_invalid() && !invalid.is_store() && !invalid.is_not_found());
         assert!(Error::not_found("no such incident").is_not_found());
+        let open = Error::conflict("the incident is not resolved");
+        assert!(open.is_conflict() && !open.is_store());
         assert!(full.is_store() && busy.is_store());
     }
 }

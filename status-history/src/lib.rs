@@ -132,7 +132,8 @@ pub use self::model::{
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use self::postgres::{postgres_migrations, PostgresHistory};
 pub use self::run::{
-    History, HistoryBuilder, HistoryStats, Restored, HISTORY_ID, MAX_UPDATE_MESSAGE, OPERATOR,
+    History, HistoryBuilder, HistoryStats, Restored, HISTORY_ID, MAX_POSTMORTEM,
+    MAX_UPDATE_MESSAGE, OPERATOR,
 };
 pub use self::sqlite::{migrations, Opened, SqliteHistory, SqliteStore};
 pub use self::store::{HistoryStore, StoreFuture};

@@ -8,7 +8,7 @@ use std::pin::Pin;
 
 use chrono::{DateTime, Utc};
 
-use crate::incident::{Incident, IncidentUpdate, NewUpdate};
+use crate::incident::{Incident, IncidentUpdate, NewPostmortem, NewUpdate, Postmortem};
 use crate::model::{
     AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Tier, TransitionRecord,
 };
@@ -104,6 +104,13 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug + 'static {
     /// Posts an operator's update (`resolved` resolves the incident); answers it, or `None`
     /// when there is no such incident, and then writes nothing.
     fn post_update<'a>(&'a self, update: &'a NewUpdate) -> StoreFuture<'a, Option<IncidentUpdate>>;
+
+    /// Publishes a postmortem, replacing its incident's earlier one; answers it, or `None`
+    /// when there is no such incident, and then writes nothing.
+    fn set_postmortem<'a>(
+        &'a self,
+        postmortem: &'a NewPostmortem,
+    ) -> StoreFuture<'a, Option<Postmortem>>;
 
     /// Deletes what `retention` no longer keeps at `now`; answers the rows deleted.
     fn prune<'a>(&'a self, now: DateTime<Utc>, retention: &'a Retention) -> StoreFuture<'a, u64>;

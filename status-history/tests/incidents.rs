@@ -138,6 +138,13 @@ async fn a_failing_root_and_its_thirty_dependents_are_one_incident_resolved_afte
     assert_eq!(incident.status(), UpdateStatus::Identified);
     assert_eq!(incident.updates.len(), 2);
 
+    // A postmortem follows the resolution.
+    let open = history
+        .post_postmortem(id, "Too soon.", None)
+        .await
+        .unwrap_err();
+    assert!(open.is_conflict(), "{open}");
+
     // Recovery: still open within the quiet time, resolved after it, dated at recovery.
     db.store(0, Ordering::SeqCst);
     run_for(Duration::from_secs(60)).await;
@@ -155,6 +162,21 @@ async fn a_failing_root_and_its_thirty_dependents_are_one_incident_resolved_afte
     );
     assert_eq!(incident.status(), UpdateStatus::Resolved);
     assert_eq!(incident.updates.last().unwrap().actor, None);
+    assert_eq!(incident.postmortem, None);
+    let bad = history.post_postmortem(id, "a\tb", None).await.unwrap_err();
+    assert!(bad.is_invalid(), "{bad}");
+    let missing = history
+        .post_postmortem(id + 100, "x", None)
+        .await
+        .unwrap_err();
+    assert!(missing.is_not_found(), "{missing}");
+    let written = history
+        .post_postmortem(id, "The disk filled.\r\n\r\nWe alert sooner.", Some("ana"))
+        .await
+        .unwrap();
+    assert_eq!(written.body, "The disk filled.\n\nWe alert sooner.");
+    let kept = history.incident(id).await.unwrap().unwrap().postmortem;
+    assert_eq!(kept, Some(written));
 
     // A Strong dependency at MAJOR is another incident, of its own root.
     cache.store(2, Ordering::SeqCst);

@@ -623,6 +623,56 @@ async fn ten_instances_failing_for_one_root_at_once_share_one_incident_until_all
             UpdateStatus::Resolved
         ]
     );
+
+    // A postmortem written on one instance is read on every other, and replaced in place.
+    let postmortem = |body: &str, at: i64| status_history::incident::NewPostmortem {
+        incident: id,
+        postmortem: status_history::incident::Postmortem {
+            body: body.into(),
+            at,
+            actor: Some("ana".into()),
+        },
+    };
+    let kept = stores[2]
+        .set_postmortem(&postmortem("The disk filled.", T0 + 300_000))
+        .await
+        .unwrap();
+    assert_eq!(kept.unwrap().body, "The disk filled.");
+    stores[4]
+        .set_postmortem(&postmortem("The disk filled; alert sooner.", T0 + 310_000))
+        .await
+        .unwrap()
+        .unwrap();
+    let read = stores[7]
+        .incident(id)
+        .await
+        .unwrap()
+        .unwrap()
+        .postmortem
+        .unwrap();
+    assert_eq!(
+        (read.body.as_str(), read.at),
+        ("The disk filled; alert sooner.", T0 + 310_000)
+    );
+    assert_eq!(
+        stores[7].incidents(at(T0), 10).await.unwrap()[0].postmortem,
+        Some(read)
+    );
+    assert!(stores[1]
+        .set_postmortem(&status_history::incident::NewPostmortem {
+            incident: id + 1000,
+            ..postmortem("x", T0)
+        })
+        .await
+        .unwrap()
+        .is_none());
+    // Pruned with its incident once the audit trail no longer speaks of it.
+    let later = at(T0) + chrono::Duration::days(4000);
+    stores[0]
+        .prune(later, &status_history::Retention::default())
+        .await
+        .unwrap();
+    assert_eq!(stores[0].incident(id).await.unwrap(), None);
 }
 
 async fn write_fact(

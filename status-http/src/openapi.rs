@@ -118,7 +118,8 @@ struct HistoryPageDoc;
         crate::statuspage::feed::atom,
         crate::statuspage::feed::rss,
         crate::statuspage::admin::list,
-        crate::statuspage::admin::post
+        crate::statuspage::admin::post,
+        crate::statuspage::admin::postmortem
     ),
     tags((name = "status page", description = "What the people who depend on the service read: Statuspage v2 JSON, badges, the public page"))
 )]

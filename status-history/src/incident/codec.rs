@@ -65,6 +65,7 @@ impl Row {
             resolved: s.resolved,
             updated: s.updated,
             updates,
+            postmortem: None,
         }
     }
 }

@@ -176,6 +176,21 @@ pub struct Incident {
     pub updated: i64,
     /// Its updates, oldest first.
     pub updates: Vec<IncidentUpdate>,
+    /// What was learned, once it was resolved, if an operator wrote it.
+    #[serde(default)]
+    pub postmortem: Option<Postmortem>,
+}
+
+/// An incident's postmortem: what happened and what will change, written by an operator
+/// once it was resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Postmortem {
+    /// The text, for the page (paragraphs apart by blank lines).
+    pub body: String,
+    /// When it was published (ms since the epoch): its last writing.
+    pub at: i64,
+    /// Who wrote it.
+    pub actor: Option<String>,
 }
 
 impl Incident {
@@ -241,6 +256,15 @@ impl IncidentFact {
             worst.as_str().to_lowercase()
         )
     }
+}
+
+/// A postmortem to publish for a resolved incident, as the admin API takes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewPostmortem {
+    /// The incident.
+    pub incident: i64,
+    /// The postmortem.
+    pub postmortem: Postmortem,
 }
 
 /// An operator's update to post, as the admin API takes it.

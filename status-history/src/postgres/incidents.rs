@@ -7,8 +7,8 @@ use super::schema::INCIDENT_LOCK;
 use super::PostgresHistory;
 use crate::incident::codec::{self, Row};
 use crate::incident::{
-    merge, sweep, Incident, IncidentFact, IncidentUpdate, Merged, NewUpdate, UpdateKind,
-    UpdateStatus,
+    merge, sweep, Incident, IncidentFact, IncidentUpdate, Merged, NewPostmortem, NewUpdate,
+    Postmortem, UpdateKind, UpdateStatus,
 };
 use crate::Error;
 
@@ -197,7 +197,54 @@ async fn updates(
         .collect())
 }
 
+/// The incident of `row`, with its updates and postmortem.
+async fn whole(client: &impl GenericClient, row: &Row) -> Result<Incident, tokio_postgres::Error> {
+    let mut incident = row.incident(updates(client, row.id).await?);
+    incident.postmortem = client
+        .query_opt(
+            "SELECT body, at, actor FROM sh_incident_postmortems WHERE incident = $1",
+            &[&row.id],
+        )
+        .await?
+        .map(|r| Postmortem {
+            body: r.get(0),
+            at: r.get(1),
+            actor: r.get(2),
+        });
+    Ok(incident)
+}
+
 impl PostgresHistory {
+    pub(super) async fn set_postmortem_of(
+        &self,
+        p: &NewPostmortem,
+    ) -> Result<Option<Postmortem>, Error> {
+        self.call(async move |client| {
+            let tx = client.transaction().await?;
+            if tx
+                .query_opt(
+                    "SELECT 1 FROM sh_incidents WHERE id = $1 FOR UPDATE",
+                    &[&p.incident],
+                )
+                .await?
+                .is_none()
+            {
+                return Ok(None);
+            }
+            let m = &p.postmortem;
+            tx.execute(
+                "INSERT INTO sh_incident_postmortems (incident, body, at, actor)
+                 VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (incident) DO UPDATE SET body = $2, at = $3, actor = $4",
+                &[&p.incident, &m.body, &m.at, &m.actor],
+            )
+            .await?;
+            tx.commit().await?;
+            Ok(Some(m.clone()))
+        })
+        .await
+    }
+
     pub(super) async fn incidents_of(
         &self,
         since: i64,
@@ -216,9 +263,7 @@ impl PostgresHistory {
                 .await?;
             let mut out = Vec::with_capacity(rows.len());
             for r in &rows {
-                let r = row(r);
-                let updates = updates(&*client, r.id).await?;
-                out.push(r.incident(updates));
+                out.push(whole(&*client, &row(r)).await?);
             }
             Ok(out)
         })
@@ -236,9 +281,7 @@ impl PostgresHistory {
             else {
                 return Ok(None);
             };
-            let r = row(&r);
-            let updates = updates(&*client, r.id).await?;
-            Ok(Some(r.incident(updates)))
+            Ok(Some(whole(&*client, &row(&r)).await?))
         })
         .await
     }

@@ -18,7 +18,7 @@ use tokio_postgres::{Client, NoTls};
 
 use self::schema::{migrate, MIGRATIONS};
 use crate::error::Kind;
-use crate::incident::{Incident, IncidentUpdate, NewUpdate};
+use crate::incident::{Incident, IncidentUpdate, NewPostmortem, NewUpdate, Postmortem};
 use crate::model::{
     AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Tier, TransitionRecord,
 };
@@ -372,6 +372,13 @@ impl HistoryStore for PostgresHistory {
 
     fn post_update<'a>(&'a self, update: &'a NewUpdate) -> StoreFuture<'a, Option<IncidentUpdate>> {
         Box::pin(self.post_update_of(update))
+    }
+
+    fn set_postmortem<'a>(
+        &'a self,
+        postmortem: &'a NewPostmortem,
+    ) -> StoreFuture<'a, Option<Postmortem>> {
+        Box::pin(self.set_postmortem_of(postmortem))
     }
 
     fn prune<'a>(&'a self, now: DateTime<Utc>, retention: &'a Retention) -> StoreFuture<'a, u64> {

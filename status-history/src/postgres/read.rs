@@ -289,13 +289,17 @@ impl PostgresHistory {
                 )
                 .await?;
             // Incidents are kept as long as the audit trail that speaks of them.
-            deleted += client
-                .execute(
-                    "DELETE FROM sh_incident_updates WHERE incident IN
-                       (SELECT id FROM sh_incidents WHERE resolved < $1)",
-                    &[&ms(retention.audit)],
-                )
-                .await?;
+            for table in ["sh_incident_updates", "sh_incident_postmortems"] {
+                deleted += client
+                    .execute(
+                        &format!(
+                            "DELETE FROM {table} WHERE incident IN
+                               (SELECT id FROM sh_incidents WHERE resolved < $1)"
+                        ),
+                        &[&ms(retention.audit)],
+                    )
+                    .await?;
+            }
             deleted += client
                 .execute(
                     "DELETE FROM sh_incidents WHERE resolved < $1",

@@ -114,6 +114,13 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         WHEN message LIKE '%reopened%' THEN 'reopened'
         WHEN status = 'resolved' THEN 'resolved'
         ELSE 'opened' END;",
+    // 6: an incident's postmortem, once resolved: one an incident, replaced when rewritten.
+    "CREATE TABLE sh_incident_postmortems (
+        incident BIGINT PRIMARY KEY REFERENCES sh_incidents(id),
+        body TEXT NOT NULL,
+        at BIGINT NOT NULL,
+        actor TEXT
+    );",
 ];
 
 use tokio_postgres::Client;

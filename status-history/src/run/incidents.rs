@@ -6,8 +6,8 @@ use status_core::Facts;
 
 use super::History;
 use crate::incident::{
-    Incident, IncidentFact, IncidentTracker, IncidentUpdate, NewUpdate, Phase, Scene,
-    SceneDependency, UpdateStatus,
+    Incident, IncidentFact, IncidentTracker, IncidentUpdate, NewPostmortem, NewUpdate, Phase,
+    Postmortem, Scene, SceneDependency, UpdateStatus,
 };
 use crate::store::HistoryStore;
 use crate::Error;
@@ -58,6 +58,9 @@ pub const OPERATOR: &str = "operator";
 
 /// The longest message an update may carry, in characters.
 pub const MAX_UPDATE_MESSAGE: usize = 4096;
+
+/// The longest postmortem, in characters (and an admin body is at most 16 KiB).
+pub const MAX_POSTMORTEM: usize = 10_000;
 
 impl History {
     /// The incidents open, and those resolved since `since`, the latest started first, at
@@ -121,6 +124,54 @@ impl History {
         self.shared
             .store()
             .post_update(&update)
+            .await?
+            .ok_or_else(|| Error::not_found("no such incident"))
+    }
+
+    /// Publishes `body` as the postmortem of resolved incident `id` now, durable when it
+    /// answers (written by `actor`, or by [`OPERATOR`]), replacing an earlier one.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_invalid`] for a blank body, one over [`MAX_POSTMORTEM`] characters, or one
+    /// with control characters other than line breaks (nothing is written);
+    /// [`Error::is_not_found`] when there is no such incident; [`Error::is_conflict`] when it
+    /// is not resolved (a postmortem follows the resolution); [`Error::is_store`] when the
+    /// store fails.
+    pub async fn post_postmortem(
+        &self,
+        id: i64,
+        body: &str,
+        actor: Option<&str>,
+    ) -> Result<Postmortem, Error> {
+        let invalid = |e: status_core::Error| Error::invalid(e.to_string());
+        let body = status_core::text::paragraphs("postmortem", body).map_err(invalid)?;
+        if body.chars().count() > MAX_POSTMORTEM {
+            return Err(Error::invalid(format!(
+                "the postmortem is longer than {MAX_POSTMORTEM} characters"
+            )));
+        }
+        let actor = status_core::text::actor(actor).map_err(invalid)?;
+        let incident = self
+            .incident(id)
+            .await?
+            .ok_or_else(|| Error::not_found("no such incident"))?;
+        if incident.resolved.is_none() {
+            return Err(Error::conflict(
+                "the incident is not resolved: its postmortem follows its resolution",
+            ));
+        }
+        let postmortem = NewPostmortem {
+            incident: id,
+            postmortem: Postmortem {
+                body,
+                at: self.now().timestamp_millis(),
+                actor: Some(actor.unwrap_or_else(|| OPERATOR.to_owned())),
+            },
+        };
+        self.shared
+            .store()
+            .set_postmortem(&postmortem)
             .await?
             .ok_or_else(|| Error::not_found("no such incident"))
     }

@@ -26,7 +26,7 @@ mod read;
 /// The id of the passive dependency that says how the store fares.
 pub const HISTORY_ID: &str = "history";
 
-pub use self::incidents::{MAX_UPDATE_MESSAGE, OPERATOR};
+pub use self::incidents::{MAX_POSTMORTEM, MAX_UPDATE_MESSAGE, OPERATOR};
 
 /// How a [`History`] is opened: where, how often it writes, how much it holds back.
 #[derive(Debug, Clone)]

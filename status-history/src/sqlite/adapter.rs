@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use chrono::{DateTime, Utc};
 
 use super::SqliteStore;
-use crate::incident::{Incident, IncidentUpdate, NewUpdate};
+use crate::incident::{Incident, IncidentUpdate, NewPostmortem, NewUpdate, Postmortem};
 use crate::model::{
     AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Tier, TransitionRecord,
 };
@@ -221,6 +221,14 @@ impl HistoryStore for SqliteHistory {
     fn post_update<'a>(&'a self, update: &'a NewUpdate) -> StoreFuture<'a, Option<IncidentUpdate>> {
         let update = update.clone();
         self.with(move |store| store.post_update(&update))
+    }
+
+    fn set_postmortem<'a>(
+        &'a self,
+        postmortem: &'a NewPostmortem,
+    ) -> StoreFuture<'a, Option<Postmortem>> {
+        let postmortem = postmortem.clone();
+        self.with(move |store| store.set_postmortem(&postmortem))
     }
 
     fn prune<'a>(&'a self, now: DateTime<Utc>, retention: &'a Retention) -> StoreFuture<'a, u64> {

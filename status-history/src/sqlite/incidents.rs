@@ -5,7 +5,8 @@ use rusqlite::{params, OptionalExtension, Transaction};
 use super::SqliteStore;
 use crate::incident::codec::{self, Row};
 use crate::incident::{
-    merge, sweep, Incident, IncidentFact, IncidentUpdate, Merged, NewUpdate, UpdateKind,
+    merge, sweep, Incident, IncidentFact, IncidentUpdate, Merged, NewPostmortem, NewUpdate,
+    Postmortem, UpdateKind,
 };
 use crate::Error;
 
@@ -150,12 +151,7 @@ impl SqliteStore {
                     .collect::<Result<_, _>>()
             })
             .map_err(Error::sqlite)?;
-        rows.into_iter()
-            .map(|r| {
-                let updates = self.updates(r.id)?;
-                Ok(r.incident(updates))
-            })
-            .collect()
+        rows.into_iter().map(|r| self.whole(&r)).collect()
     }
 
     /// The incident `id`, if kept.
@@ -173,9 +169,57 @@ impl SqliteStore {
             )
             .optional()
             .map_err(Error::sqlite)?;
-        found
-            .map(|r| Ok(r.incident(self.updates(r.id)?)))
-            .transpose()
+        found.map(|r| self.whole(&r)).transpose()
+    }
+
+    /// The incident of `row`, with its updates and postmortem.
+    fn whole(&self, row: &Row) -> Result<Incident, Error> {
+        let mut incident = row.incident(self.updates(row.id)?);
+        incident.postmortem = self
+            .conn
+            .prepare_cached("SELECT body, at, actor FROM incident_postmortems WHERE incident = ?1")
+            .and_then(|mut s| {
+                s.query_row([row.id], |r| {
+                    Ok(Postmortem {
+                        body: r.get(0)?,
+                        at: r.get(1)?,
+                        actor: r.get(2)?,
+                    })
+                })
+                .optional()
+            })
+            .map_err(Error::sqlite)?;
+        Ok(incident)
+    }
+
+    /// Publishes `p` as its incident's postmortem, replacing any; `None` when there is no
+    /// such incident (nothing is written).
+    ///
+    /// # Errors
+    ///
+    /// When SQLite fails.
+    pub fn set_postmortem(&mut self, p: &NewPostmortem) -> Result<Option<Postmortem>, Error> {
+        let tx = self.conn.transaction().map_err(Error::sqlite)?;
+        let exists = tx
+            .query_row(
+                "SELECT 1 FROM incidents WHERE id = ?1",
+                [p.incident],
+                |_| Ok(()),
+            )
+            .optional()
+            .map_err(Error::sqlite)?;
+        if exists.is_none() {
+            return Ok(None);
+        }
+        let m = &p.postmortem;
+        tx.execute(
+            "INSERT INTO incident_postmortems (incident, body, at, actor) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (incident) DO UPDATE SET body = ?2, at = ?3, actor = ?4",
+            params![p.incident, m.body, m.at, m.actor],
+        )
+        .map_err(Error::sqlite)?;
+        tx.commit().map_err(Error::sqlite)?;
+        Ok(Some(m.clone()))
     }
 
     fn updates(&self, incident: i64) -> Result<Vec<IncidentUpdate>, Error> {

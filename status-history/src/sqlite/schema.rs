@@ -104,6 +104,13 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         WHEN message LIKE '%reopened%' THEN 'reopened'
         WHEN status = 'resolved' THEN 'resolved'
         ELSE 'opened' END;",
+    // 6: an incident's postmortem, once resolved: one an incident, replaced when rewritten.
+    "CREATE TABLE incident_postmortems (
+        incident INTEGER PRIMARY KEY REFERENCES incidents(id),
+        body TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        actor TEXT
+    );",
 ];
 
 /// The version a file is at once migrated.

@@ -38,11 +38,15 @@ impl SqliteStore {
         ))?;
         deleted += count(tx.execute("DELETE FROM audit WHERE at < ?1", [ms(retention.audit)]))?;
         // Incidents are kept as long as the audit trail that speaks of them.
-        deleted += count(tx.execute(
-            "DELETE FROM incident_updates WHERE incident IN
-               (SELECT id FROM incidents WHERE resolved < ?1)",
-            [ms(retention.audit)],
-        ))?;
+        for table in ["incident_updates", "incident_postmortems"] {
+            deleted += count(tx.execute(
+                &format!(
+                    "DELETE FROM {table} WHERE incident IN
+                       (SELECT id FROM incidents WHERE resolved < ?1)"
+                ),
+                [ms(retention.audit)],
+            ))?;
+        }
         deleted += count(tx.execute(
             "DELETE FROM incidents WHERE resolved < ?1",
             [ms(retention.audit)],

@@ -32,6 +32,10 @@ pub(super) fn routes() -> Router<AppState> {
         .route(
             "/admin/incidents/{id}/updates",
             post(crate::statuspage::admin::post),
+        )
+        .route(
+            "/admin/incidents/{id}/postmortem",
+            put(crate::statuspage::admin::postmortem),
         );
     actions
 }

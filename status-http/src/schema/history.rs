@@ -164,6 +164,36 @@ pub(crate) struct IncidentUpdateRequest {
     actor: Option<String>,
 }
 
+/// A postmortem: what happened and what changes, for the page.
+#[derive(ToSchema)]
+pub(crate) struct PostmortemRequest {
+    /// Not blank; line breaks kept (paragraphs apart by a blank line), no other control
+    /// character; at most 10,000 characters.
+    #[schema(
+        min_length = 1,
+        max_length = 10000,
+        pattern = "^[^\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]*[^\\s\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u2060-\\u2064\\u206a-\\u206f\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0][^\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]*$"
+    )]
+    body: String,
+    /// Who wrote it; cut to 128 characters (`operator` when not given).
+    #[schema(
+        nullable = false,
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]*$"
+    )]
+    actor: Option<String>,
+}
+
+/// An incident's postmortem, as kept.
+#[derive(ToSchema)]
+pub(crate) struct Postmortem {
+    body: String,
+    /// When it was published (its last writing).
+    #[schema(format = DateTime)]
+    at: String,
+    /// Who wrote it.
+    actor: Option<String>,
+}
+
 /// An update of an incident, as kept.
 #[derive(ToSchema)]
 pub(crate) struct IncidentUpdate {
@@ -212,6 +242,8 @@ pub(crate) struct Incident {
     #[schema(format = DateTime)]
     updated: String,
     updates: Vec<IncidentUpdate>,
+    /// Its postmortem, once written.
+    postmortem: Option<Postmortem>,
 }
 
 /// Incidents open and of the last days, the latest started first.

@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Deserialize;
 use serde_json::json;
-use status_history::incident::{Incident, IncidentUpdate, UpdateStatus};
+use status_history::incident::{Incident, IncidentUpdate, Postmortem, UpdateStatus};
 
 use super::json::time;
 use super::StatusPageState;
@@ -28,6 +28,18 @@ struct UpdateRequest {
     message: String,
     #[serde(default)]
     actor: Option<String>,
+}
+
+/// The body of a PUT of a postmortem: its text, maybe an actor.
+#[derive(Deserialize)]
+struct PostmortemRequest {
+    body: String,
+    #[serde(default)]
+    actor: Option<String>,
+}
+
+fn postmortem_json(p: &Postmortem) -> serde_json::Value {
+    json!({ "body": p.body, "at": time(p.at), "actor": p.actor })
 }
 
 fn update_json(u: &IncidentUpdate) -> serde_json::Value {
@@ -55,6 +67,7 @@ fn incident_json(i: &Incident) -> serde_json::Value {
         "resolved": i.resolved.map(time),
         "updated": time(i.updated),
         "updates": i.updates.iter().map(update_json).collect::<Vec<_>>(),
+        "postmortem": i.postmortem.as_ref().map(postmortem_json),
     })
 }
 
@@ -138,5 +151,47 @@ pub(crate) async fn post(
         json_response(StatusCode::CREATED, JSON, &update_json(&update)),
         update.actor.clone(),
         Some(format!("{}: {}", status.as_str(), update.message)),
+    ))
+}
+
+/// PUT `/admin/incidents/{id}/postmortem`: publishes what was learned from a resolved
+/// incident, shown under it on the page, in the JSON (`postmortem_body`,
+/// `postmortem_published_at`) and in the feeds; a second PUT replaces it.
+#[cfg_attr(feature = "openapi", utoipa::path(put, path = "/admin/incidents/{id}/postmortem", tag = "admin", security(("bearer" = [])),
+    params(("id" = i64, Path, minimum = 1, description = "The incident")),
+    request_body = crate::schema::PostmortemRequest,
+    responses(
+        (status = 200, description = "The postmortem, kept and published", body = crate::schema::Postmortem),
+        (status = 400, description = "A malformed postmortem, or an id that is not one: nothing is kept", body = crate::schema::Error),
+        (status = 404, description = "No such incident, or no history kept", body = crate::schema::Error),
+        (status = 409, description = "The incident is not resolved: nothing is kept", body = crate::schema::Error),
+        (status = 503, description = "The history store is not available: nothing is kept", body = crate::schema::Error),
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
+pub(crate) async fn postmortem(
+    _: Admin,
+    State(state): State<Arc<StatusPageState>>,
+    Path(id): Path<String>,
+    body: AdminBody,
+) -> Result<Response, ApiError> {
+    let id = incident_id(&id)?;
+    let history = kept(state.history.as_ref())?;
+    let request: PostmortemRequest = body.parse()?;
+    let kept = history
+        .post_postmortem(id, &request.body, request.actor.as_deref())
+        .await
+        .map_err(|e| {
+            if e.is_not_found() {
+                ApiError::not_found("incident", &id.to_string())
+            } else if e.is_conflict() {
+                ApiError::new(StatusCode::CONFLICT, e.to_string())
+            } else {
+                crate::history::rejection(e)
+            }
+        })?;
+    let first_line = kept.body.lines().next().unwrap_or_default();
+    Ok(with_actor(
+        json_response(StatusCode::OK, JSON, &postmortem_json(&kept)),
+        kept.actor.clone(),
+        Some(format!("postmortem of incident {id}: {first_line}")),
     ))
 }

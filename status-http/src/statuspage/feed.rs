@@ -110,6 +110,18 @@ fn capital(word: &str) -> String {
 
 fn incident(base: &Base, i: &PublicIncident) -> Entry {
     let mut html = String::new();
+    if let Some((body, at)) = &i.postmortem {
+        html.push_str(&format!(
+            "<p><strong>Postmortem</strong> ({})</p>",
+            said(ms(*at))
+        ));
+        for paragraph in body.split("\n\n").filter(|p| !p.trim().is_empty()) {
+            html.push_str(&format!(
+                "<p>{}</p>",
+                escape(paragraph).replace('\n', "<br>")
+            ));
+        }
+    }
     for u in &i.updates {
         html.push_str(&format!(
             "<p><strong>{}</strong> ({})<br>{}</p>",
@@ -124,10 +136,10 @@ fn incident(base: &Base, i: &PublicIncident) -> Entry {
     }
     Entry {
         id: format!("{}#incident-{}", base.id, i.id),
-        title: format!("{} ({})", i.name, capital(i.status.as_str())),
+        title: format!("{} ({})", i.name, capital(i.status_word())),
         link: format!("{}#incident-{}", base.page, i.id),
         published: ms(i.started),
-        updated: ms(i.updated),
+        updated: ms(i.last_changed()),
         html,
     }
 }

@@ -41,7 +41,12 @@ impl Render<'_> {
     }
 
     fn updated(&self) -> String {
-        let latest = self.s.incidents.iter().map(|i| i.updated).max();
+        let latest = self
+            .s
+            .incidents
+            .iter()
+            .map(PublicIncident::last_changed)
+            .max();
         latest.map_or_else(|| at(self.s.now), time)
     }
 
@@ -128,9 +133,9 @@ impl Render<'_> {
             components: self.touched(&i.components),
             id,
             name: i.name.clone(),
-            status: i.status.as_str(),
+            status: i.status_word(),
             created_at: time(i.started),
-            updated_at: time(i.updated),
+            updated_at: time(i.last_changed()),
             monitoring_at: i.monitoring.map(time),
             resolved_at: i.resolved.map(time),
             impact: i.impact,
@@ -139,6 +144,8 @@ impl Render<'_> {
             page_id: self.page_id(),
             scheduled_for: None,
             scheduled_until: None,
+            postmortem_body: i.postmortem.as_ref().map(|(body, _)| body.clone()),
+            postmortem_published_at: i.postmortem.as_ref().map(|(_, at)| time(*at)),
         }
     }
 
@@ -181,6 +188,8 @@ impl Render<'_> {
             components: self.touched(&m.components),
             scheduled_for: Some(at(m.start)),
             scheduled_until: Some(at(m.until)),
+            postmortem_body: None,
+            postmortem_published_at: None,
         }
     }
 

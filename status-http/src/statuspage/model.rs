@@ -269,6 +269,26 @@ pub(crate) struct PublicIncident {
     pub(crate) monitoring: Option<i64>,
     pub(crate) components: Vec<(String, String)>,
     pub(crate) updates: Vec<PublicUpdate>,
+    /// Its postmortem and when it was published, once written.
+    pub(crate) postmortem: Option<(String, i64)>,
+}
+
+impl PublicIncident {
+    /// When it last changed, its postmortem included.
+    pub(crate) fn last_changed(&self) -> i64 {
+        self.postmortem
+            .as_ref()
+            .map_or(self.updated, |(_, at)| self.updated.max(*at))
+    }
+
+    /// Its Statuspage status: `postmortem` once resolved with one written.
+    pub(crate) fn status_word(&self) -> &'static str {
+        if self.postmortem.is_some() && self.status == UpdateStatus::Resolved {
+            "postmortem"
+        } else {
+            self.status.as_str()
+        }
+    }
 }
 
 /// One update as outsiders read it.
@@ -339,6 +359,7 @@ impl PublicIncident {
                 .map(|u| u.at),
             components: touched,
             updates,
+            postmortem: incident.postmortem.as_ref().map(|p| (p.body.clone(), p.at)),
         }
     }
 }

@@ -46,6 +46,8 @@ struct IncidentView {
     status: &'static str,
     impact: &'static str,
     updates: Vec<UpdateView>,
+    /// The postmortem's paragraphs, and when it was published.
+    postmortem: Option<(Vec<String>, String)>,
 }
 
 struct UpdateView {
@@ -86,8 +88,17 @@ fn view(i: &PublicIncident) -> IncidentView {
     IncidentView {
         id: i.id,
         name: i.name.clone(),
-        status: i.status.as_str(),
+        status: i.status_word(),
         impact: i.impact,
+        postmortem: i.postmortem.as_ref().map(|(body, at)| {
+            let paragraphs = body
+                .split("\n\n")
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(str::to_owned)
+                .collect();
+            (paragraphs, when(*at))
+        }),
         updates: i
             .updates
             .iter()

@@ -112,6 +112,10 @@ pub(crate) struct IncidentBody {
     pub(super) scheduled_for: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) scheduled_until: Option<String>,
+    /// What was learned, once resolved (plain text, paragraphs apart by blank lines).
+    pub(super) postmortem_body: Option<String>,
+    /// When the postmortem was published.
+    pub(super) postmortem_published_at: Option<String>,
 }
 
 /// `/api/v2/status.json`.

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::support::{fixture, get};
 
-const ROUTES: [(&str, &str); 54] = [
+const ROUTES: [(&str, &str); 55] = [
     ("get", "/healthcheck"),
     ("get", "/healthcheck/groups/{name}"),
     ("get", "/healthcheck/groups/{name}/summary"),
@@ -60,6 +60,7 @@ const ROUTES: [(&str, &str); 54] = [
     ("get", "/status/page/events"),
     ("get", "/admin/incidents"),
     ("post", "/admin/incidents/{id}/updates"),
+    ("put", "/admin/incidents/{id}/postmortem"),
 ];
 
 #[tokio::test(start_paused = true)]

@@ -194,6 +194,13 @@ async fn an_outage_is_one_incident_an_update_shows_at_once_and_recovery_resolves
         audit.body
     );
 
+    // A postmortem follows the resolution: refused while open, and nothing kept.
+    let postmortem = format!("/admin/incidents/{id}/postmortem");
+    let written = r#"{"body":"The disk filled.\n\nWe now alert at 80 %.","actor":"ana"}"#;
+    let a = admin(&app, Method::PUT, &postmortem, Some(TOKEN), written).await;
+    assert_eq!(a.status, StatusCode::CONFLICT, "{}", a.body);
+    assert!(a.json()["error"].as_str().unwrap().contains("not resolved"));
+
     // Recovery, then the quiet time: resolved, and past.
     f.set(&f.db, CheckStatus::Ok).await;
     settle(&history).await;
@@ -213,6 +220,7 @@ async fn an_outage_is_one_incident_an_update_shows_at_once_and_recovery_resolves
     let incident = &a.json()["incidents"][0];
     assert_eq!(incident["status"], "resolved");
     assert!(incident["resolved_at"].is_string());
+    assert_eq!(incident["postmortem_body"], serde_json::Value::Null);
     assert_eq!(
         get(&app, "/api/v2/status.json").await.json()["status"]["indicator"],
         "none"
@@ -229,6 +237,91 @@ async fn an_outage_is_one_incident_an_update_shows_at_once_and_recovery_resolves
         .to_str()
         .unwrap()
         .contains("default-src 'none'"));
+
+    // The postmortem: refused when malformed or unauthenticated, kept and shown when not.
+    for (body, code) in [
+        ("{", StatusCode::BAD_REQUEST),
+        (r#"{"body":"  \n  "}"#, StatusCode::BAD_REQUEST),
+        (r#"{"body":"tab\there"}"#, StatusCode::BAD_REQUEST),
+        (r#"{"text":"x"}"#, StatusCode::BAD_REQUEST),
+    ] {
+        let a = admin(&app, Method::PUT, &postmortem, Some(TOKEN), body).await;
+        assert_eq!(a.status, code, "{body}: {}", a.body);
+    }
+    let long = format!(r#"{{"body":"{}"}}"#, "x".repeat(10_001));
+    let a = admin(&app, Method::PUT, &postmortem, Some(TOKEN), long).await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST, "{}", a.body);
+    let a = admin(&app, Method::PUT, &postmortem, None, written).await;
+    assert_eq!(a.status, StatusCode::UNAUTHORIZED);
+    let a = admin(
+        &app,
+        Method::PUT,
+        "/admin/incidents/999/postmortem",
+        Some(TOKEN),
+        written,
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::NOT_FOUND, "{}", a.body);
+    let kept = history
+        .incident(id.parse().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(kept.postmortem, None, "nothing was kept");
+
+    let a = admin(&app, Method::PUT, &postmortem, Some(TOKEN), written).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert_eq!(
+        a.json()["body"],
+        "The disk filled.\n\nWe now alert at 80 %."
+    );
+    assert_eq!(a.json()["actor"], "ana");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let incident = &get(&app, "/api/v2/incidents.json").await.json()["incidents"][0];
+    assert_eq!(incident["status"], "postmortem");
+    assert_eq!(
+        incident["postmortem_body"],
+        "The disk filled.\n\nWe now alert at 80 %."
+    );
+    assert!(incident["postmortem_published_at"].is_string());
+    let page = get(&app, "/status/page").await.body;
+    assert!(page.contains("<p>We now alert at 80 %.</p>"), "{page}");
+    let feed: atom_syndication::Feed = get(&app, "/history.atom").await.body.parse().unwrap();
+    let html = feed.entries[0]
+        .content
+        .as_ref()
+        .unwrap()
+        .value
+        .clone()
+        .unwrap();
+    assert!(html.starts_with("<p><strong>Postmortem</strong>"), "{html}");
+    let audit = admin(
+        &app,
+        Method::GET,
+        "/admin/audit",
+        Some(TOKEN),
+        Body::empty(),
+    )
+    .await;
+    assert!(
+        audit.body.contains("postmortem of incident"),
+        "{}",
+        audit.body
+    );
+    // Written again, replaced.
+    let again = r#"{"body":"The disk filled; the alert was too late."}"#;
+    let a = admin(&app, Method::PUT, &postmortem, Some(TOKEN), again).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert_eq!(a.json()["actor"], "operator");
+    let kept = history
+        .incident(id.parse().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        kept.postmortem.unwrap().body,
+        "The disk filled; the alert was too late."
+    );
 }
 
 #[tokio::test(start_paused = true)]
