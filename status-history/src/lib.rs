@@ -126,13 +126,15 @@ use std::time::Duration;
 
 pub use self::error::Error;
 pub use self::model::{
-    AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Spent, Tier, TransitionRecord,
+    Announcement, AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Spent, Tier,
+    TransitionRecord,
 };
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use self::postgres::{postgres_migrations, PostgresHistory};
 pub use self::run::{
-    History, HistoryBuilder, HistoryStats, Restored, HISTORY_ID, MAX_POSTMORTEM,
+    History, HistoryBuilder, HistoryStats, NewAnnouncement, Restored, HISTORY_ID,
+    MAX_ANNOUNCED_DEPENDENCIES, MAX_ANNOUNCEMENT_BODY, MAX_ANNOUNCEMENT_TITLE, MAX_POSTMORTEM,
     MAX_UPDATE_MESSAGE, OPERATOR,
 };
 pub use self::sqlite::{migrations, Opened, SqliteHistory, SqliteStore};

@@ -268,6 +268,30 @@ pub struct TransitionRecord {
 
 pub use status_core::AuditRecord;
 
+/// A maintenance an operator announced to the public: what and when, in words for
+/// customers, and the dependencies it covers (muted for its window when announced).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Announcement {
+    /// Its id in the store.
+    pub id: i64,
+    /// Its title: `Database upgrade`.
+    pub title: String,
+    /// What customers should know (paragraphs apart by blank lines).
+    pub body: String,
+    /// The dependencies it covers (ids).
+    pub dependencies: Vec<String>,
+    /// When it starts.
+    pub start: DateTime<Utc>,
+    /// When it ends.
+    pub until: DateTime<Utc>,
+    /// When it was announced.
+    pub created: DateTime<Utc>,
+    /// Who announced it.
+    pub actor: Option<String>,
+    /// When it was called off, if it was.
+    pub cancelled: Option<DateTime<Utc>>,
+}
+
 /// A mute as kept: restored at a start while its window has not ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MuteRecord {

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 
 use crate::incident::{Incident, IncidentUpdate, NewPostmortem, NewUpdate, Postmortem};
 use crate::model::{
-    AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Tier, TransitionRecord,
+    Announcement, AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Tier, TransitionRecord,
 };
 use crate::Writes;
 use crate::{Error, Retention};
@@ -111,6 +111,22 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug + 'static {
         &'a self,
         postmortem: &'a NewPostmortem,
     ) -> StoreFuture<'a, Option<Postmortem>>;
+
+    /// Keeps a maintenance announced to the public (its `id` is the store's, its
+    /// `cancelled` none); answers it as kept.
+    fn announce<'a>(&'a self, announcement: &'a Announcement) -> StoreFuture<'a, Announcement>;
+
+    /// The announcements ending at or after `since`, called off or not, the soonest first,
+    /// at most 200.
+    fn announcements(&self, since: DateTime<Utc>) -> StoreFuture<'_, Vec<Announcement>>;
+
+    /// Calls off announcement `id` at `at` (a second call keeps the first time); answers it,
+    /// or `None` when there is no such announcement.
+    fn cancel_announcement(
+        &self,
+        id: i64,
+        at: DateTime<Utc>,
+    ) -> StoreFuture<'_, Option<Announcement>>;
 
     /// Deletes what `retention` no longer keeps at `now`; answers the rows deleted.
     fn prune<'a>(&'a self, now: DateTime<Utc>, retention: &'a Retention) -> StoreFuture<'a, u64>;

@@ -119,7 +119,10 @@ struct HistoryPageDoc;
         crate::statuspage::feed::rss,
         crate::statuspage::admin::list,
         crate::statuspage::admin::post,
-        crate::statuspage::admin::postmortem
+        crate::statuspage::admin::postmortem,
+        crate::statuspage::announce::announce,
+        crate::statuspage::announce::list,
+        crate::statuspage::announce::cancel
     ),
     tags((name = "status page", description = "What the people who depend on the service read: Statuspage v2 JSON, badges, the public page"))
 )]

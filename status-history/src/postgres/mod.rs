@@ -3,6 +3,7 @@
 //! dependency's time in each level is the fleet's), mutes, overrides and state are each
 //! instance's own.
 
+mod announce;
 mod incidents;
 mod read;
 mod schema;
@@ -19,6 +20,7 @@ use tokio_postgres::{Client, NoTls};
 use self::schema::{migrate, MIGRATIONS};
 use crate::error::Kind;
 use crate::incident::{Incident, IncidentUpdate, NewPostmortem, NewUpdate, Postmortem};
+use crate::model::Announcement;
 use crate::model::{
     AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Tier, TransitionRecord,
 };
@@ -379,6 +381,22 @@ impl HistoryStore for PostgresHistory {
         postmortem: &'a NewPostmortem,
     ) -> StoreFuture<'a, Option<Postmortem>> {
         Box::pin(self.set_postmortem_of(postmortem))
+    }
+
+    fn announce<'a>(&'a self, announcement: &'a Announcement) -> StoreFuture<'a, Announcement> {
+        Box::pin(self.announce_of(announcement))
+    }
+
+    fn announcements(&self, since: DateTime<Utc>) -> StoreFuture<'_, Vec<Announcement>> {
+        Box::pin(self.announcements_of(since.timestamp_millis()))
+    }
+
+    fn cancel_announcement(
+        &self,
+        id: i64,
+        at: DateTime<Utc>,
+    ) -> StoreFuture<'_, Option<Announcement>> {
+        Box::pin(self.cancel_announcement_of(id, at.timestamp_millis()))
     }
 
     fn prune<'a>(&'a self, now: DateTime<Utc>, retention: &'a Retention) -> StoreFuture<'a, u64> {

@@ -308,6 +308,12 @@ impl PostgresHistory {
                 .await?;
             deleted += client
                 .execute(
+                    "DELETE FROM sh_maintenances WHERE until < $1",
+                    &[&ms(retention.audit)],
+                )
+                .await?;
+            deleted += client
+                .execute(
                     "DELETE FROM sh_mutes WHERE instance = $1 AND until < $2",
                     &[&self.instance, &now],
                 )

@@ -114,13 +114,26 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         WHEN message LIKE '%reopened%' THEN 'reopened'
         WHEN status = 'resolved' THEN 'resolved'
         ELSE 'opened' END;",
-    // 6: an incident's postmortem, once resolved: one an incident, replaced when rewritten.
+    // 6: an incident's postmortem, once resolved: one an incident, replaced when rewritten;
+    // maintenances announced to the public, with the dependencies they cover (a JSON list).
     "CREATE TABLE sh_incident_postmortems (
         incident BIGINT PRIMARY KEY REFERENCES sh_incidents(id),
         body TEXT NOT NULL,
         at BIGINT NOT NULL,
         actor TEXT
-    );",
+    );
+    CREATE TABLE sh_maintenances (
+        id BIGSERIAL PRIMARY KEY,
+        title TEXT NOT NULL,
+        body TEXT NOT NULL,
+        dependencies TEXT NOT NULL,
+        start BIGINT NOT NULL,
+        until BIGINT NOT NULL,
+        created BIGINT NOT NULL,
+        actor TEXT,
+        cancelled BIGINT
+    );
+    CREATE INDEX sh_maintenances_by_end ON sh_maintenances (until);",
 ];
 
 use tokio_postgres::Client;

@@ -17,6 +17,7 @@ use crate::tally::Recorder;
 use crate::uptime::Weights;
 use crate::{Retention, Writes};
 
+mod announce;
 mod drive;
 mod health;
 mod incidents;
@@ -26,6 +27,9 @@ mod read;
 /// The id of the passive dependency that says how the store fares.
 pub const HISTORY_ID: &str = "history";
 
+pub use self::announce::{
+    NewAnnouncement, MAX_ANNOUNCED_DEPENDENCIES, MAX_ANNOUNCEMENT_BODY, MAX_ANNOUNCEMENT_TITLE,
+};
 pub use self::incidents::{MAX_POSTMORTEM, MAX_UPDATE_MESSAGE, OPERATOR};
 
 /// How a [`History`] is opened: where, how often it writes, how much it holds back.

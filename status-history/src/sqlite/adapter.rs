@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use super::SqliteStore;
 use crate::incident::{Incident, IncidentUpdate, NewPostmortem, NewUpdate, Postmortem};
 use crate::model::{
-    AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Tier, TransitionRecord,
+    Announcement, AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Tier, TransitionRecord,
 };
 use crate::store::{HistoryStore, StoreFuture};
 use crate::{Error, Retention, Writes};
@@ -229,6 +229,23 @@ impl HistoryStore for SqliteHistory {
     ) -> StoreFuture<'a, Option<Postmortem>> {
         let postmortem = postmortem.clone();
         self.with(move |store| store.set_postmortem(&postmortem))
+    }
+
+    fn announce<'a>(&'a self, announcement: &'a Announcement) -> StoreFuture<'a, Announcement> {
+        let announcement = announcement.clone();
+        self.with(move |store| store.announce(&announcement))
+    }
+
+    fn announcements(&self, since: DateTime<Utc>) -> StoreFuture<'_, Vec<Announcement>> {
+        self.with(move |store| store.announcements(since.timestamp_millis()))
+    }
+
+    fn cancel_announcement(
+        &self,
+        id: i64,
+        at: DateTime<Utc>,
+    ) -> StoreFuture<'_, Option<Announcement>> {
+        self.with(move |store| store.cancel_announcement(id, at.timestamp_millis()))
     }
 
     fn prune<'a>(&'a self, now: DateTime<Utc>, retention: &'a Retention) -> StoreFuture<'a, u64> {

@@ -2,6 +2,7 @@
 //! nothing committed), migrated on open, moved aside when corrupt.
 
 mod adapter;
+mod announce;
 mod incidents;
 mod read;
 mod schema;

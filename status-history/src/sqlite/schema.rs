@@ -104,13 +104,26 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         WHEN message LIKE '%reopened%' THEN 'reopened'
         WHEN status = 'resolved' THEN 'resolved'
         ELSE 'opened' END;",
-    // 6: an incident's postmortem, once resolved: one an incident, replaced when rewritten.
+    // 6: an incident's postmortem, once resolved: one an incident, replaced when rewritten;
+    // maintenances announced to the public, with the dependencies they cover (a JSON list).
     "CREATE TABLE incident_postmortems (
         incident INTEGER PRIMARY KEY REFERENCES incidents(id),
         body TEXT NOT NULL,
         at INTEGER NOT NULL,
         actor TEXT
-    );",
+    );
+    CREATE TABLE maintenances (
+        id INTEGER PRIMARY KEY,
+        title TEXT NOT NULL,
+        body TEXT NOT NULL,
+        dependencies TEXT NOT NULL,
+        start INTEGER NOT NULL,
+        until INTEGER NOT NULL,
+        created INTEGER NOT NULL,
+        actor TEXT,
+        cancelled INTEGER
+    );
+    CREATE INDEX maintenances_by_end ON maintenances (until);",
 ];
 
 /// The version a file is at once migrated.

@@ -52,6 +52,10 @@ impl SqliteStore {
             [ms(retention.audit)],
         ))?;
         deleted += count(tx.execute(
+            "DELETE FROM maintenances WHERE until < ?1",
+            [ms(retention.audit)],
+        ))?;
+        deleted += count(tx.execute(
             "DELETE FROM runs WHERE covered_until < ?1 AND id <> ?2",
             params![ms(retention.transitions), self.run],
         ))?;

@@ -36,6 +36,14 @@ pub(super) fn routes() -> Router<AppState> {
         .route(
             "/admin/incidents/{id}/postmortem",
             put(crate::statuspage::admin::postmortem),
+        )
+        .route(
+            "/admin/maintenances",
+            get(crate::statuspage::announce::list).post(crate::statuspage::announce::announce),
+        )
+        .route(
+            "/admin/maintenances/{id}",
+            axum::routing::delete(crate::statuspage::announce::cancel),
         );
     actions
 }

@@ -183,6 +183,58 @@ pub(crate) struct PostmortemRequest {
     actor: Option<String>,
 }
 
+/// A maintenance to announce to the public.
+#[derive(ToSchema)]
+pub(crate) struct AnnounceRequest {
+    /// For customers: printable, not blank, at most 200 characters.
+    #[schema(min_length = 1, max_length = 200)]
+    title: String,
+    /// For customers: line breaks kept, not blank, at most 4,096 characters.
+    #[schema(min_length = 1, max_length = 4096)]
+    message: String,
+    /// The dependencies it covers (1 to 64), muted for its window.
+    #[schema(min_items = 1, max_items = 64)]
+    dependencies: Vec<String>,
+    /// When it starts (RFC 3339; now when not given).
+    #[schema(nullable = false, format = DateTime)]
+    start: Option<String>,
+    /// When it ends (RFC 3339), after the start and within 30 days.
+    #[schema(format = DateTime)]
+    end: String,
+    /// Who announces it; cut to 128 characters.
+    #[schema(nullable = false)]
+    actor: Option<String>,
+}
+
+/// A maintenance announced, as kept.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Announcement {
+    id: i64,
+    title: String,
+    message: String,
+    dependencies: Vec<String>,
+    #[schema(format = DateTime)]
+    start: String,
+    #[schema(format = DateTime)]
+    end: String,
+    #[schema(format = DateTime)]
+    created: String,
+    actor: Option<String>,
+    /// When it was called off, if it was.
+    #[schema(format = DateTime)]
+    cancelled: Option<String>,
+    /// On a POST: the dependencies it could not mute, and why (none, as a rule).
+    #[schema(nullable = false)]
+    not_muted: Option<Vec<serde_json::Value>>,
+}
+
+/// Maintenances announced, the soonest first.
+#[derive(ToSchema)]
+pub(crate) struct AnnouncementList {
+    maintenances: Vec<Announcement>,
+}
+
 /// An incident's postmortem, as kept.
 #[derive(ToSchema)]
 pub(crate) struct Postmortem {

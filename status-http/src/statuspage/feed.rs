@@ -145,20 +145,40 @@ fn incident(base: &Base, i: &PublicIncident) -> Entry {
 }
 
 fn maintenance(base: &Base, m: &Maintenance) -> Entry {
-    let state = if m.active { "In progress" } else { "Scheduled" };
+    let state = if m.completed {
+        "Completed"
+    } else if m.active {
+        "In progress"
+    } else {
+        "Scheduled"
+    };
     let names: Vec<String> = m.components.iter().map(|(_, n)| escape(n)).collect();
+    let mut html = format!(
+        "<p><strong>{state}</strong><br>From {} until {}.</p>",
+        said(m.start),
+        said(m.until)
+    );
+    for paragraph in m.body.split("\n\n").filter(|p| !p.trim().is_empty()) {
+        html.push_str(&format!(
+            "<p>{}</p>",
+            escape(paragraph).replace('\n', "<br>")
+        ));
+    }
+    html.push_str(&format!("<p>Affected: {}</p>", names.join(", ")));
     Entry {
         id: format!("{}#{}", base.id, m.id),
         title: format!("{} ({state})", m.name),
         link: format!("{}#{}", base.page, m.id),
         published: m.set_at,
-        updated: m.set_at,
-        html: format!(
-            "<p><strong>{state}</strong><br>From {} until {}.</p><p>Affected: {}</p>",
-            said(m.start),
-            said(m.until),
-            names.join(", ")
-        ),
+        // Its state changes with the clock: an entry a reader sees move.
+        updated: if m.completed {
+            m.until
+        } else if m.active {
+            m.start.max(m.set_at)
+        } else {
+            m.set_at
+        },
+        html,
     }
 }
 

@@ -26,7 +26,7 @@ pub(super) fn time(ms: i64) -> String {
         .to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
-fn at(t: DateTime<Utc>) -> String {
+pub(super) fn at(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
@@ -159,7 +159,18 @@ impl Render<'_> {
     }
 
     fn maintenance(&self, m: &Maintenance) -> IncidentBody {
-        let status = if m.active { "in_progress" } else { "scheduled" };
+        let status = if m.completed {
+            "completed"
+        } else if m.active {
+            "in_progress"
+        } else {
+            "scheduled"
+        };
+        let shortlink = format!(
+            "{}/status/page#{}",
+            self.state.url.as_deref().unwrap_or_default(),
+            m.id
+        );
         IncidentBody {
             id: m.id.clone(),
             name: m.name.clone(),
@@ -169,13 +180,13 @@ impl Render<'_> {
             monitoring_at: None,
             resolved_at: None,
             impact: "maintenance",
-            shortlink: String::new(),
+            shortlink,
             started_at: at(m.start),
             page_id: self.page_id(),
             incident_updates: vec![UpdateBody {
                 id: format!("{}-0", m.id),
                 status,
-                body: format!("{}, until {}.", m.name, at(m.until)),
+                body: m.body.clone(),
                 incident_id: m.id.clone(),
                 created_at: at(m.set_at),
                 updated_at: at(m.set_at),
@@ -198,8 +209,8 @@ impl Render<'_> {
             .maintenances
             .iter()
             .filter(|m| match which {
-                Which::All => true,
-                Which::Upcoming => !m.active,
+                Which::All => !m.completed,
+                Which::Upcoming => !m.active && !m.completed,
                 Which::Active => m.active,
             })
             .map(|m| self.maintenance(m))
@@ -292,7 +303,7 @@ v2!(
     |r| IncidentsDoc { page: r.page(), incidents: r.incidents(true) }
 );
 v2!(
-    /// GET `/api/v2/scheduled-maintenances.json`: maintenance windows in force or ahead.
+    /// GET `/api/v2/scheduled-maintenances.json`: maintenances announced, in force or ahead.
     maintenances, "/api/v2/scheduled-maintenances.json", MaintenancesDoc,
     |r| MaintenancesDoc { page: r.page(), scheduled_maintenances: r.maintenances(Which::All) }
 );

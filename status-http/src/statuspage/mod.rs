@@ -24,10 +24,11 @@ use axum::body::Bytes;
 use chrono::{DateTime, Utc};
 use status_core::{CheckStatus, Facts, Registry};
 use status_history::incident::Incident;
-use status_history::History;
+use status_history::{Announcement, History};
 use tokio::time::Instant;
 
 pub(crate) mod admin;
+pub(crate) mod announce;
 pub(crate) mod badge;
 pub(crate) mod feed;
 pub(crate) mod json;
@@ -53,8 +54,18 @@ const INCIDENTS_FRESH: Duration = Duration::from_secs(1);
 /// Incidents read from the store, and when.
 type Kept = tokio::sync::Mutex<Option<(Instant, Arc<Vec<Incident>>)>>;
 
-/// A snapshot, with the report and incidents it was made of.
-type Made = (Arc<Facts>, Arc<Vec<Incident>>, Arc<Snapshot>);
+/// Maintenances announced, read from the store, and when.
+type Announced = tokio::sync::Mutex<Option<(Instant, Arc<Vec<Announcement>>)>>;
+
+/// A snapshot, with the report, incidents and announcements it was made of, and the minute
+/// (maintenances start and end with the clock).
+type Made = (
+    Arc<Facts>,
+    Arc<Vec<Incident>>,
+    Arc<Vec<Announcement>>,
+    i64,
+    Arc<Snapshot>,
+);
 
 /// The routes' state: the registry, the history, and the bodies cached per change.
 #[derive(Debug)]
@@ -72,6 +83,10 @@ pub(crate) struct StatusPageState {
     incidents: Kept,
     /// The incidents of the feeds: 90 days.
     feed: Kept,
+    /// The maintenances announced, in force, ahead or of the last 90 days.
+    announced: Announced,
+    /// The list of no announcement.
+    unannounced: Arc<Vec<Announcement>>,
     /// The incidents of a router without a history, or before the first read.
     none: Arc<Vec<Incident>>,
     /// The last snapshot, and the report and incidents it was made of.
@@ -112,6 +127,8 @@ impl StatusPageState {
             created: Mutex::new(HashMap::new()),
             incidents: tokio::sync::Mutex::new(None),
             feed: tokio::sync::Mutex::new(None),
+            announced: tokio::sync::Mutex::new(None),
+            unannounced: Arc::default(),
             none: Arc::default(),
             last: Mutex::new(None),
             bodies: Mutex::new(HashMap::new()),
@@ -168,28 +185,68 @@ impl StatusPageState {
         list
     }
 
+    /// The maintenances announced (in force, ahead, or ended in the last 90 days), read as
+    /// [`incidents`](Self::incidents) are.
+    async fn announcements(&self) -> Arc<Vec<Announcement>> {
+        let Some(history) = &self.history else {
+            return Arc::clone(&self.unannounced);
+        };
+        let mut cached = self.announced.lock().await;
+        if let Some((at, list)) = &*cached {
+            if at.elapsed() < INCIDENTS_FRESH {
+                return Arc::clone(list);
+            }
+        }
+        let last = cached
+            .as_ref()
+            .map_or_else(|| Arc::clone(&self.unannounced), |(_, l)| Arc::clone(l));
+        let since = history.now() - chrono::Duration::days(feed::FEED_DAYS);
+        let list = match history.announcements(since).await {
+            Ok(list) if *last == list => last,
+            Ok(list) => Arc::new(list),
+            Err(e) => {
+                tracing::warn!("the status page could not read the maintenances announced: {e}");
+                last
+            }
+        };
+        *cached = Some((Instant::now(), Arc::clone(&list)));
+        list
+    }
+
     /// What the page shows now: made again only when the registry's report (a new one at
-    /// most a second apart, or on a change) or the incidents read are new, as the probes'
-    /// bodies are.
+    /// most a second apart, or on a change), the incidents or the announcements read are
+    /// new, or the minute turns, as the probes' bodies are.
     pub(crate) async fn snapshot(&self) -> Arc<Snapshot> {
         let kept = self.incidents().await;
+        let announced = self.announcements().await;
         let facts = self.registry.facts();
-        if let Some((f, i, snapshot)) = &*self.last.lock().unwrap_or_else(PoisonError::into_inner) {
-            if Arc::ptr_eq(f, &facts) && Arc::ptr_eq(i, &kept) {
+        let minute = self.now().timestamp() / 60;
+        if let Some((f, i, a, m, snapshot)) =
+            &*self.last.lock().unwrap_or_else(PoisonError::into_inner)
+        {
+            if Arc::ptr_eq(f, &facts)
+                && Arc::ptr_eq(i, &kept)
+                && Arc::ptr_eq(a, &announced)
+                && *m == minute
+            {
                 return Arc::clone(snapshot);
             }
         }
-        let snapshot = Arc::new(self.make(&facts, &kept));
+        let snapshot = Arc::new(self.make(&facts, &kept, &announced));
         *self.last.lock().unwrap_or_else(PoisonError::into_inner) =
-            Some((facts, kept, Arc::clone(&snapshot)));
+            Some((facts, kept, announced, minute, Arc::clone(&snapshot)));
         snapshot
     }
 
-    fn make(&self, facts: &Facts, kept: &[Incident]) -> Snapshot {
-        let now = self
-            .history
+    /// The time the page says: the history's clock, or the registry's.
+    fn now(&self) -> DateTime<Utc> {
+        self.history
             .as_ref()
-            .map_or_else(|| self.registry.clock().wall(), History::now);
+            .map_or_else(|| self.registry.clock().wall(), History::now)
+    }
+
+    fn make(&self, facts: &Facts, kept: &[Incident], announced: &[Announcement]) -> Snapshot {
+        let now = self.now();
         let mut components = components_of(self.registry.appname(), facts, &self.public);
         for c in &mut components {
             c.created = self.created(&c.id, now);
@@ -198,7 +255,7 @@ impl StatusPageState {
             .iter()
             .map(|i| PublicIncident::of(i, &components))
             .collect();
-        let maintenances = maintenances(&self.registry, &components);
+        let maintenances = maintenances(announced, &components, now);
         let condition = facts.level();
         let mut h = std::collections::hash_map::DefaultHasher::new();
         (&components, &incidents, &maintenances, condition).hash(&mut h);

@@ -1,11 +1,10 @@
 //! What the public routes show, made of the registry and the incidents: components,
 //! incidents and maintenance windows in outsiders' words.
 
-use std::collections::BTreeMap;
-
 use chrono::{DateTime, Utc};
-use status_core::{CheckStatus, Facts, Registry};
+use status_core::{CheckStatus, Facts};
 use status_history::incident::{Incident, UpdateKind, UpdateStatus};
+use status_history::Announcement;
 
 use super::PUBLIC_TAG;
 
@@ -364,54 +363,49 @@ impl PublicIncident {
     }
 }
 
-/// A maintenance window: a mute of a component's dependency, in force or scheduled.
+/// A maintenance an operator announced: what customers read of it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Maintenance {
     pub(crate) id: String,
     pub(crate) name: String,
+    pub(crate) body: String,
     pub(crate) start: DateTime<Utc>,
     pub(crate) until: DateTime<Utc>,
     pub(crate) set_at: DateTime<Utc>,
+    /// In force now.
     pub(crate) active: bool,
+    /// Over (its end passed).
+    pub(crate) completed: bool,
     pub(crate) components: Vec<(String, String)>,
 }
 
-/// The maintenance windows of the components' dependencies, the soonest first.
-pub(super) fn maintenances(registry: &Registry, components: &[Component]) -> Vec<Maintenance> {
-    let mut by_window: BTreeMap<(DateTime<Utc>, DateTime<Utc>), Maintenance> = BTreeMap::new();
-    for mute in registry.mutes() {
-        let id = mute.dependency.as_str();
-        let touched: Vec<(String, String)> = components
-            .iter()
-            .filter(|c| !c.members.is_empty() && c.members.iter().any(|m| m == id))
-            .map(|c| (c.id.clone(), c.name.clone()))
-            .collect();
-        if touched.is_empty() {
-            continue;
-        }
-        let m = by_window
-            .entry((mute.start, mute.until))
-            .or_insert_with(|| Maintenance {
-                id: format!("maintenance-{}", mute.start.timestamp()),
-                name: String::new(),
-                start: mute.start,
-                until: mute.until,
-                set_at: mute.set_at,
-                active: mute.active,
-                components: Vec::new(),
-            });
-        for c in touched {
-            if !m.components.contains(&c) {
-                m.components.push(c);
-            }
-        }
-    }
-    by_window
-        .into_values()
-        .map(|mut m| {
-            let names: Vec<&str> = m.components.iter().map(|(_, n)| n.as_str()).collect();
-            m.name = format!("Scheduled maintenance of {}", names.join(", "));
-            m
+/// The announced maintenances at `now` (those called off left out), the soonest first, each
+/// with the components its dependencies belong to. A mute is not one: it silences, and
+/// publishes nothing.
+pub(super) fn maintenances(
+    announced: &[Announcement],
+    components: &[Component],
+    now: DateTime<Utc>,
+) -> Vec<Maintenance> {
+    announced
+        .iter()
+        .filter(|a| a.cancelled.is_none())
+        .map(|a| Maintenance {
+            id: format!("maintenance-{}", a.id),
+            name: a.title.clone(),
+            body: a.body.clone(),
+            start: a.start,
+            until: a.until,
+            set_at: a.created,
+            active: a.start <= now && now < a.until,
+            completed: a.until <= now,
+            components: components
+                .iter()
+                .filter(|c| {
+                    c.members.is_empty() || c.members.iter().any(|m| a.dependencies.contains(m))
+                })
+                .map(|c| (c.id.clone(), c.name.clone()))
+                .collect(),
         })
         .collect()
 }

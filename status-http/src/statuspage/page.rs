@@ -57,7 +57,9 @@ struct UpdateView {
 }
 
 struct MaintenanceView {
+    id: String,
     name: String,
+    paragraphs: Vec<String>,
     active: bool,
     start: String,
     until: String,
@@ -185,8 +187,17 @@ pub(crate) async fn page(State(state): State<Arc<StatusPageState>>) -> Result<Re
             maintenances: s
                 .maintenances
                 .iter()
+                .filter(|m| !m.completed)
                 .map(|m| MaintenanceView {
+                    id: m.id.clone(),
                     name: m.name.clone(),
+                    paragraphs: m
+                        .body
+                        .split("\n\n")
+                        .map(str::trim)
+                        .filter(|p| !p.is_empty())
+                        .map(str::to_owned)
+                        .collect(),
                     active: m.active,
                     start: m.start.format("%Y-%m-%d %H:%M").to_string(),
                     until: m.until.format("%Y-%m-%d %H:%M").to_string(),

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::support::{fixture, get};
 
-const ROUTES: [(&str, &str); 55] = [
+const ROUTES: [(&str, &str); 58] = [
     ("get", "/healthcheck"),
     ("get", "/healthcheck/groups/{name}"),
     ("get", "/healthcheck/groups/{name}/summary"),
@@ -61,6 +61,9 @@ const ROUTES: [(&str, &str); 55] = [
     ("get", "/admin/incidents"),
     ("post", "/admin/incidents/{id}/updates"),
     ("put", "/admin/incidents/{id}/postmortem"),
+    ("get", "/admin/maintenances"),
+    ("post", "/admin/maintenances"),
+    ("delete", "/admin/maintenances/{id}"),
 ];
 
 #[tokio::test(start_paused = true)]

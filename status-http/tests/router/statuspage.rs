@@ -669,3 +669,151 @@ async fn an_incident_is_public_once_it_lasts_or_an_operator_speaks() {
     tokio::time::sleep(Duration::from_millis(1100)).await;
     assert_eq!(open(approved).await, 1);
 }
+
+/// A mute silences and publishes nothing; an announcement publishes a maintenance (page,
+/// JSON, feeds) and mutes what it covers for its window; calling it off lifts both. A
+/// malformed announcement keeps and mutes nothing.
+#[tokio::test(start_paused = true)]
+async fn a_maintenance_is_public_only_when_announced_and_mutes_its_window() {
+    let f = fixture().await;
+    let (app, history) = app(&f).await;
+    settle(&history).await;
+    let maintenances = |app: axum::Router, path: &'static str| async move {
+        get(&app, path).await.json()["scheduled_maintenances"]
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+
+    // An ad-hoc mute: silence, not a publication.
+    let a = admin(
+        &app,
+        Method::PUT,
+        "/admin/mutes/db",
+        Some(TOKEN),
+        r#"{"ttlSeconds":600,"reason":"vendor is noisy"}"#,
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert!(
+        maintenances(app.clone(), "/api/v2/scheduled-maintenances.json")
+            .await
+            .is_empty()
+    );
+    assert!(!get(&app, "/status/page")
+        .await
+        .body
+        .contains("vendor is noisy"));
+    let a = admin(
+        &app,
+        Method::DELETE,
+        "/admin/mutes/db",
+        Some(TOKEN),
+        Body::empty(),
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+
+    let now = history.now();
+    let time = |minutes: i64| (now + chrono::Duration::minutes(minutes)).to_rfc3339();
+    let announced = |title: &str, deps: &str, start: &str, end: &str| {
+        format!(
+            r#"{{"title":"{title}","message":"We upgrade the database.\n\nCheckout may be slow.","dependencies":{deps},"start":"{start}","end":"{end}","actor":"ana"}}"#
+        )
+    };
+    for (body, code) in [
+        (announced("Upgrade", r#"["nope"]"#, &time(10), &time(70)), StatusCode::NOT_FOUND),
+        (announced("Upgrade", r#"["db"]"#, &time(70), &time(10)), StatusCode::BAD_REQUEST),
+        (announced("  ", r#"["db"]"#, &time(10), &time(70)), StatusCode::BAD_REQUEST),
+        (announced("Up\tgrade", r#"["db"]"#, &time(10), &time(70)), StatusCode::BAD_REQUEST),
+        (announced("Upgrade", "[]", &time(10), &time(70)), StatusCode::BAD_REQUEST),
+        (announced("Upgrade", r#"["db"]"#, &time(-70), &time(-10)), StatusCode::BAD_REQUEST),
+        (announced("Upgrade", r#"["db"]"#, &time(10), &time(60 * 24 * 40)), StatusCode::BAD_REQUEST),
+        (announced("Upgrade", r#"["db"]"#, "soon", &time(70)), StatusCode::BAD_REQUEST),
+        (r#"{"title":"x","message":"y","dependencies":["db"],"end":"2099-01-01T00:00:00Z","extra":1}"#.to_owned(), StatusCode::BAD_REQUEST),
+    ] {
+        let a = admin(&app, Method::POST, "/admin/maintenances", Some(TOKEN), body.clone()).await;
+        assert_eq!(a.status, code, "{body}: {}", a.body);
+        assert!(a.json()["error"].is_string(), "{}", a.body);
+    }
+    let good = announced("Database upgrade", r#"["db"]"#, &time(10), &time(70));
+    let a = admin(
+        &app,
+        Method::POST,
+        "/admin/maintenances",
+        None,
+        good.clone(),
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::UNAUTHORIZED);
+    let a = admin(
+        &app,
+        Method::GET,
+        "/admin/maintenances",
+        Some(TOKEN),
+        Body::empty(),
+    )
+    .await;
+    assert_eq!(
+        a.json()["maintenances"],
+        serde_json::json!([]),
+        "nothing kept"
+    );
+    assert!(f.registry.mutes().is_empty(), "nothing muted");
+
+    let a = admin(&app, Method::POST, "/admin/maintenances", Some(TOKEN), good).await;
+    assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
+    let id = a.json()["id"].as_i64().unwrap();
+    assert_eq!(a.json()["notMuted"], serde_json::json!([]));
+    let mute = f.registry.muted("db");
+    assert!(mute.is_none(), "not in force before its window: {mute:?}");
+    assert_eq!(f.registry.mutes().len(), 1, "scheduled");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let upcoming = maintenances(app.clone(), "/api/v2/scheduled-maintenances/upcoming.json").await;
+    assert_eq!(upcoming.len(), 1, "{upcoming:?}");
+    assert_eq!(upcoming[0]["name"], "Database upgrade");
+    assert_eq!(upcoming[0]["status"], "scheduled");
+    assert_eq!(upcoming[0]["components"][0]["name"], "core");
+    assert_eq!(
+        upcoming[0]["incident_updates"][0]["body"],
+        "We upgrade the database.\n\nCheckout may be slow."
+    );
+    let page = get(&app, "/status/page").await.body;
+    assert!(
+        page.contains("Database upgrade") && page.contains("Checkout may be slow."),
+        "{page}"
+    );
+    assert!(get(&app, "/history.atom")
+        .await
+        .body
+        .contains("Database upgrade (Scheduled)"));
+
+    // In its window: in progress, and the database muted.
+    tokio::time::sleep(Duration::from_secs(11 * 60)).await;
+    settle(&history).await;
+    let active = maintenances(app.clone(), "/api/v2/scheduled-maintenances/active.json").await;
+    assert_eq!(active.len(), 1);
+    assert_eq!(active[0]["status"], "in_progress");
+    assert!(f.registry.muted("db").is_some());
+
+    // Called off: off the page, the mute it set lifted, kept as called off.
+    let uri = format!("/admin/maintenances/{id}");
+    let a = admin(&app, Method::DELETE, &uri, Some(TOKEN), Body::empty()).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert!(a.json()["cancelled"].is_string());
+    assert!(f.registry.muted("db").is_none());
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert!(
+        maintenances(app.clone(), "/api/v2/scheduled-maintenances.json")
+            .await
+            .is_empty()
+    );
+    for (uri, code) in [
+        ("/admin/maintenances/999", StatusCode::NOT_FOUND),
+        ("/admin/maintenances/x", StatusCode::BAD_REQUEST),
+    ] {
+        let a = admin(&app, Method::DELETE, uri, Some(TOKEN), Body::empty()).await;
+        assert_eq!(a.status, code, "{uri}: {}", a.body);
+    }
+}
