@@ -6,7 +6,7 @@
   const source = new EventSource("page/events");
   source.addEventListener("changed", async () => {
     try {
-      const response = await fetch("page", { cache: "no-store" });
+      const response = await fetch("page" + location.search, { cache: "no-store" });
       if (!response.ok) return;
       const doc = new DOMParser().parseFromString(await response.text(), "text/html");
       const fresh = doc.getElementById("page");

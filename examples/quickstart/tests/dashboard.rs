@@ -798,6 +798,25 @@ async fn the_public_status_page_shows_an_incident_and_its_recovery_without_a_rel
     let shot = screenshot_path().with_file_name("status-page.png");
     std::fs::write(&shot, png).unwrap();
 
+    // The same page in German, as a reader who asks for it sees it.
+    client
+        .goto(&format!("http://{addr}/status/page?lang=de"))
+        .await
+        .unwrap();
+    until(
+        &client,
+        "the page in German",
+        "return document.documentElement.lang === 'de'
+           && document.getElementById('open-incidents').textContent.includes('Ausfall')",
+    )
+    .await;
+    let png = client.screenshot().await.unwrap();
+    std::fs::write(shot.with_file_name("status-page-de.png"), png).unwrap();
+    client
+        .goto(&format!("http://{addr}/status/page"))
+        .await
+        .unwrap();
+
     // Recovery and the quiet time: the page follows without reloading.
     js(&client, "window.__notReloaded = true; return true").await;
     let (code, _) = http("PUT", addr, "/demo/chaos/primary-db", r#"{"mode":"ok"}"#).await;

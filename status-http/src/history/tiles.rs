@@ -67,6 +67,15 @@ pub(crate) fn overall(days: &[DayTile]) -> String {
     sums(days).words(days.len())
 }
 
+/// The uptime over the days, weighted by the time observed in each, and the time observed
+/// (ms): `None` with nothing observed.
+pub(crate) fn coverage(days: &[DayTile]) -> (Option<f64>, u64) {
+    let s = sums(days);
+    #[allow(clippy::cast_precision_loss)]
+    let share = (s.observed > 0).then(|| s.up / s.observed as f64);
+    (share, s.observed)
+}
+
 /// Up and observed time over some days, in milliseconds.
 #[derive(Debug, Clone, Copy, Default)]
 struct Sums {

@@ -31,6 +31,8 @@ pub(crate) mod admin;
 pub(crate) mod announce;
 pub(crate) mod badge;
 pub(crate) mod feed;
+#[cfg(feature = "dashboard")]
+mod i18n;
 pub(crate) mod json;
 mod model;
 #[cfg(feature = "dashboard")]

@@ -267,6 +267,8 @@ pub(crate) struct PublicIncident {
     pub(crate) resolved: Option<i64>,
     pub(crate) monitoring: Option<i64>,
     pub(crate) components: Vec<(String, String)>,
+    /// The names of the top-level components it touches, that its name says.
+    pub(crate) what: Vec<String>,
     pub(crate) updates: Vec<PublicUpdate>,
     /// Its postmortem and when it was published, once written.
     pub(crate) postmortem: Option<(String, i64)>,
@@ -296,7 +298,11 @@ pub(crate) struct PublicUpdate {
     pub(crate) id: i64,
     pub(crate) at: i64,
     pub(crate) status: UpdateStatus,
+    /// In English (the JSON's and the feeds' language).
     pub(crate) body: String,
+    /// Whose words: an operator's are shown as written, the engine's are said in the page's
+    /// language.
+    pub(crate) kind: UpdateKind,
 }
 
 impl PublicIncident {
@@ -341,6 +347,7 @@ impl PublicIncident {
                         format!("We are investigating a problem affecting {what}.")
                     }
                 },
+                kind: u.kind,
             })
             .collect();
         Self {
@@ -357,6 +364,7 @@ impl PublicIncident {
                 .find(|u| u.status == UpdateStatus::Monitoring)
                 .map(|u| u.at),
             components: touched,
+            what: names.iter().map(|n| (*n).to_owned()).collect(),
             updates,
             postmortem: incident.postmortem.as_ref().map(|p| (p.body.clone(), p.at)),
         }

@@ -9,17 +9,22 @@ use std::time::Duration;
 
 use askama::Template;
 use axum::extract::State;
-use axum::http::header::{CONTENT_SECURITY_POLICY, CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS};
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::header::{
+    ACCEPT_LANGUAGE, CONTENT_LANGUAGE, CONTENT_SECURITY_POLICY, CONTENT_TYPE, VARY,
+    X_CONTENT_TYPE_OPTIONS,
+};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::Stream;
-use status_history::incident::UpdateStatus;
+use status_history::incident::{UpdateKind, UpdateStatus};
 
+use super::i18n::{self, Locale};
 use super::{indicator, PublicIncident, Snapshot, StatusPageState};
 use crate::dashboard::CSP;
 use crate::error::ApiError;
 use crate::history::tiles;
+use crate::query::Params;
 
 /// Days of tiles a component shows.
 const DAYS: u32 = 90;
@@ -34,24 +39,26 @@ struct ComponentRow {
     description: String,
     /// Nested under the public group before it.
     nested: bool,
-    status: &'static str,
+    status: String,
     class: &'static str,
     uptime: String,
     tiles: String,
+    tiles_label: String,
 }
 
 struct IncidentView {
     id: i64,
     name: String,
-    status: &'static str,
+    status: String,
     impact: &'static str,
     updates: Vec<UpdateView>,
     /// The postmortem's paragraphs, and when it was published.
     postmortem: Option<(Vec<String>, String)>,
+    postmortem_label: String,
 }
 
 struct UpdateView {
-    status: &'static str,
+    status: String,
     at: String,
     body: String,
 }
@@ -60,9 +67,24 @@ struct MaintenanceView {
     id: String,
     name: String,
     paragraphs: Vec<String>,
-    active: bool,
-    start: String,
-    until: String,
+    state: String,
+    window: String,
+}
+
+/// The page's fixed words, in its language.
+struct Words {
+    lang: &'static str,
+    title: String,
+    status: String,
+    open_incidents: String,
+    scheduled_maintenance: String,
+    components: String,
+    components_span: String,
+    past_incidents: String,
+    past_span: String,
+    no_incidents: String,
+    updated: String,
+    languages: String,
 }
 
 #[derive(Template)]
@@ -70,13 +92,14 @@ struct MaintenanceView {
 struct PageTemplate<'a> {
     name: &'a str,
     indicator: &'static str,
-    description: &'static str,
+    description: String,
     open: Vec<IncidentView>,
     past: Vec<IncidentView>,
     maintenances: Vec<MaintenanceView>,
     components: Vec<ComponentRow>,
-    days: u32,
-    now: String,
+    t: Words,
+    /// Each language: its tag, its name, whether it is this page's.
+    languages: Vec<(&'static str, String, bool)>,
 }
 
 fn when(ms: i64) -> String {
@@ -86,34 +109,77 @@ fn when(ms: i64) -> String {
         .to_string()
 }
 
-fn view(i: &PublicIncident) -> IncidentView {
+fn paragraphs(text: &str) -> Vec<String> {
+    text.split("\n\n")
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// An incident in the page's language: its name and the engine's updates said anew from
+/// what they are; an operator's words as written.
+fn view(i: &PublicIncident, l: &Locale) -> IncidentView {
+    let what = if i.what.is_empty() {
+        l.text("the-service", &[])
+    } else {
+        i.what.join(", ")
+    };
+    let say = |id: &str| l.text(id, &[("what", what.clone().into())]);
+    let name = match i.impact {
+        "critical" => say("incident-outage"),
+        "major" => say("incident-disruption"),
+        _ => say("incident-degraded"),
+    };
     IncidentView {
         id: i.id,
-        name: i.name.clone(),
-        status: i.status_word(),
+        name,
+        status: l.text(&format!("update-{}", i.status_word()), &[]),
         impact: i.impact,
-        postmortem: i.postmortem.as_ref().map(|(body, at)| {
-            let paragraphs = body
-                .split("\n\n")
-                .map(str::trim)
-                .filter(|p| !p.is_empty())
-                .map(str::to_owned)
-                .collect();
-            (paragraphs, when(*at))
-        }),
+        postmortem: i
+            .postmortem
+            .as_ref()
+            .map(|(body, at)| (paragraphs(body), when(*at))),
+        postmortem_label: l.text("postmortem", &[]),
         updates: i
             .updates
             .iter()
             .map(|u| UpdateView {
-                status: u.status.as_str(),
+                status: l.text(&format!("update-{}", u.status.as_str()), &[]),
                 at: when(u.at),
-                body: u.body.clone(),
+                body: match u.kind {
+                    UpdateKind::Operator => u.body.clone(),
+                    UpdateKind::Opened => say("engine-opened"),
+                    UpdateKind::Reopened => say("engine-reopened"),
+                    UpdateKind::Resolved => l.text("engine-resolved", &[]),
+                },
             })
             .collect(),
     }
 }
 
-async fn rows(state: &StatusPageState, s: &Snapshot) -> Vec<ComponentRow> {
+/// The uptime of `days` in the page's language, and what it covers.
+fn uptime(days: &[status_history::DayTile], l: &Locale) -> String {
+    let (share, observed) = tiles::coverage(days);
+    let Some(share) = share else {
+        return l.text("uptime-no-data", &[]);
+    };
+    let percent = l.percent(share);
+    let whole = u64::try_from(days.len()).unwrap_or(u64::MAX) * 86_400_000;
+    if observed + 60_000 >= whole {
+        return percent;
+    }
+    l.text(
+        "uptime-observed",
+        &[
+            ("uptime", percent.into()),
+            ("observed", tiles::lasted(observed).into()),
+            ("days", days.len().into()),
+        ],
+    )
+}
+
+async fn rows(state: &StatusPageState, s: &Snapshot, l: &Locale) -> Vec<ComponentRow> {
     let mut rows = Vec::with_capacity(s.components.len());
     for c in &s.components {
         let days = match &state.history {
@@ -125,13 +191,16 @@ async fn rows(state: &StatusPageState, s: &Snapshot) -> Vec<ComponentRow> {
             name: c.name.clone(),
             description: c.description.clone().unwrap_or_default(),
             nested: c.group_id.is_some(),
-            status: match c.status() {
-                "operational" => "Operational",
-                "degraded_performance" => "Degraded performance",
-                "partial_outage" => "Partial outage",
-                "major_outage" => "Major outage",
-                _ => "Under maintenance",
-            },
+            status: l.text(
+                match c.status() {
+                    "operational" => "status-operational",
+                    "degraded_performance" => "status-degraded",
+                    "partial_outage" => "status-partial",
+                    "major_outage" => "status-major",
+                    _ => "status-maintenance",
+                },
+                &[],
+            ),
             class: if c.maintenance {
                 "maintenance"
             } else {
@@ -145,12 +214,20 @@ async fn rows(state: &StatusPageState, s: &Snapshot) -> Vec<ComponentRow> {
             uptime: if days.is_empty() {
                 String::new()
             } else {
-                tiles::overall(&days)
+                uptime(&days, l)
             },
             tiles: tiles::tiles(&days),
+            tiles_label: l.text("tiles-label", &[("name", c.name.clone().into())]),
         });
     }
     rows
+}
+
+/// `?lang=`: the page's language (else `Accept-Language`); anything else (a cache buster)
+/// is ignored, as a public page should.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(crate) struct PageQuery {
+    lang: Option<String>,
 }
 
 /// GET `/status/page`.
@@ -158,31 +235,55 @@ async fn rows(state: &StatusPageState, s: &Snapshot) -> Vec<ComponentRow> {
     responses(
         (status = 200, description = "The public status page", content_type = "text/html", body = String),
         (status = "default", description = "A rejected request (400, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
-pub(crate) async fn page(State(state): State<Arc<StatusPageState>>) -> Result<Response, ApiError> {
+pub(crate) async fn page(
+    State(state): State<Arc<StatusPageState>>,
+    Params(query): Params<PageQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let accept = headers.get(ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
+    let l = i18n::negotiate(query.lang.as_deref(), accept);
     let s = state.snapshot().await;
     // The tiles change with the day, and today's with the hour: a render a minute at most.
     let fingerprint = s.fingerprint ^ u64::try_from(s.now.timestamp() / 60).unwrap_or_default();
-    if let Some(html) = state.peek("page", fingerprint) {
-        return Ok(html_response(html));
+    if let Some(html) = state.peek(l.key(), fingerprint) {
+        return Ok(html_response(html, l.tag()));
     }
-    let components = rows(&state, &s).await;
-    let html = state.cached("page", fingerprint, || {
-        let (indicator, description) = indicator(s.condition);
+    let components = rows(&state, &s, l).await;
+    let html = state.cached(l.key(), fingerprint, || {
+        let (indicator, _) = indicator(s.condition);
+        let days = DAYS.into();
+        let t = Words {
+            lang: l.tag(),
+            title: l.text("page-title", &[("name", state.name.clone().into())]),
+            status: l.text("page-status", &[]),
+            open_incidents: l.text("open-incidents", &[]),
+            scheduled_maintenance: l.text("scheduled-maintenance", &[]),
+            components: l.text("components", &[]),
+            components_span: l.text("components-span", &[("days", days)]),
+            past_incidents: l.text("past-incidents", &[]),
+            past_span: l.text("past-span", &[("days", 14.into())]),
+            no_incidents: l.text("no-incidents", &[]),
+            updated: l.text(
+                "updated",
+                &[("now", s.now.format("%Y-%m-%d %H:%M:%S").to_string().into())],
+            ),
+            languages: l.text("languages", &[]),
+        };
         let template = PageTemplate {
             name: &state.name,
             indicator,
-            description,
+            description: l.text(&format!("indicator-{indicator}"), &[]),
             open: s
                 .incidents
                 .iter()
                 .filter(|i| i.resolved.is_none())
-                .map(view)
+                .map(|i| view(i, l))
                 .collect(),
             past: s
                 .incidents
                 .iter()
                 .filter(|i| i.status == UpdateStatus::Resolved)
-                .map(view)
+                .map(|i| view(i, l))
                 .collect(),
             maintenances: s
                 .maintenances
@@ -191,33 +292,45 @@ pub(crate) async fn page(State(state): State<Arc<StatusPageState>>) -> Result<Re
                 .map(|m| MaintenanceView {
                     id: m.id.clone(),
                     name: m.name.clone(),
-                    paragraphs: m
-                        .body
-                        .split("\n\n")
-                        .map(str::trim)
-                        .filter(|p| !p.is_empty())
-                        .map(str::to_owned)
-                        .collect(),
-                    active: m.active,
-                    start: m.start.format("%Y-%m-%d %H:%M").to_string(),
-                    until: m.until.format("%Y-%m-%d %H:%M").to_string(),
+                    paragraphs: paragraphs(&m.body),
+                    state: l.text(
+                        if m.active {
+                            "maintenance-in-progress"
+                        } else {
+                            "maintenance-scheduled"
+                        },
+                        &[],
+                    ),
+                    window: l.text(
+                        "maintenance-window",
+                        &[
+                            ("start", m.start.format("%Y-%m-%d %H:%M").to_string().into()),
+                            ("until", m.until.format("%Y-%m-%d %H:%M").to_string().into()),
+                        ],
+                    ),
                 })
                 .collect(),
             components,
-            days: DAYS,
-            now: s.now.format("%Y-%m-%d %H:%M:%S").to_string(),
+            t,
+            languages: i18n::languages()
+                .into_iter()
+                .map(|(tag, name)| (tag, name, tag == l.tag()))
+                .collect(),
         };
         template
             .render()
             .unwrap_or_else(|e| format!("cannot render the status page: {e}"))
             .into_bytes()
     });
-    Ok(html_response(html))
+    Ok(html_response(html, l.tag()))
 }
 
-fn html_response(html: axum::body::Bytes) -> Response {
+fn html_response(html: axum::body::Bytes, lang: &'static str) -> Response {
     (
         [
+            (CONTENT_LANGUAGE, HeaderValue::from_static(lang)),
+            // The language follows the request's: caches keep one answer per language.
+            (VARY, HeaderValue::from_static("accept-language")),
             (
                 CONTENT_TYPE,
                 HeaderValue::from_static("text/html; charset=utf-8"),

@@ -817,3 +817,57 @@ async fn a_maintenance_is_public_only_when_announced_and_mutes_its_window() {
         assert_eq!(a.status, code, "{uri}: {}", a.body);
     }
 }
+
+/// The page speaks the reader's language: `?lang=`, else `Accept-Language`, else English;
+/// the engine's words are said anew, an operator's are shown as written.
+#[tokio::test(start_paused = true)]
+async fn the_page_follows_the_readers_language() {
+    let f = fixture().await;
+    let (app, history) = app(&f).await;
+    f.set(&f.db, CheckStatus::Outage).await;
+    settle(&history).await;
+    let page = |lang: Option<&'static str>, accept: Option<&'static str>| {
+        let app = app.clone();
+        async move {
+            let uri = lang.map_or("/status/page".to_owned(), |l| {
+                format!("/status/page?lang={l}")
+            });
+            let mut request = axum::http::Request::get(uri);
+            if let Some(accept) = accept {
+                request = request.header("accept-language", accept);
+            }
+            call(&app, request.body(Body::empty()).unwrap()).await
+        }
+    };
+    let de = page(None, Some("de-CH, de;q=0.9, en;q=0.5")).await;
+    assert_eq!(de.status, StatusCode::OK);
+    assert_eq!(de.header("content-language"), "de");
+    assert_eq!(de.header("vary"), "accept-language");
+    assert!(de.body.contains(r#"<html lang="de">"#), "{}", de.body);
+    assert!(de.body.contains("Schwerer Ausfall"), "{}", de.body);
+    assert!(de.body.contains("Ausfall: core"), "{}", de.body);
+    assert!(
+        de.body
+            .contains("Wir untersuchen ein Problem, das core betrifft."),
+        "{}",
+        de.body
+    );
+    assert!(de.body.contains("Offene Störungen"));
+    assert!(!de.body.contains("Open incidents"));
+
+    let en = page(Some("en"), Some("de")).await;
+    assert_eq!(en.header("content-language"), "en");
+    assert!(en.body.contains("Outage of core") && en.body.contains("Open incidents"));
+    let unknown = page(None, Some("fr-FR, fr;q=0.9")).await;
+    assert_eq!(unknown.header("content-language"), "en");
+    let busted = page(Some("de"), None).await;
+    assert!(busted
+        .body
+        .contains(r#"<strong lang="de">Deutsch</strong>"#));
+    assert!(busted
+        .body
+        .contains(r#"<a href="?lang=en" lang="en" hreflang="en">English</a>"#));
+    // A cache buster is no error on a public page.
+    let a = get(&app, "/status/page?utm_source=mail").await;
+    assert_eq!(a.status, StatusCode::OK);
+}
