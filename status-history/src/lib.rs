@@ -126,8 +126,8 @@ use std::time::Duration;
 
 pub use self::error::Error;
 pub use self::model::{
-    Announcement, AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Spent, Tier,
-    TransitionRecord,
+    Announcement, AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Spent, Subscriber,
+    SubscriberKind, Tier, TransitionRecord,
 };
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]

@@ -292,6 +292,61 @@ pub struct Announcement {
     pub cancelled: Option<DateTime<Utc>>,
 }
 
+/// How a subscriber of the status page is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SubscriberKind {
+    /// By mail, once the address is confirmed (double opt-in).
+    Email,
+    /// By a webhook, Statuspage's JSON posted to its URL.
+    Webhook,
+}
+
+impl SubscriberKind {
+    /// `email` or `webhook`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Email => "email",
+            Self::Webhook => "webhook",
+        }
+    }
+
+    /// The kind `word` names.
+    #[must_use]
+    pub fn parse(word: &str) -> Option<Self> {
+        match word {
+            "email" => Some(Self::Email),
+            "webhook" => Some(Self::Webhook),
+            _ => None,
+        }
+    }
+}
+
+/// Someone who asked the status page to tell them: what is told, where, in which
+/// language, about which components.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Subscriber {
+    /// Its id in the store.
+    pub id: i64,
+    /// By mail or webhook.
+    pub kind: SubscriberKind,
+    /// The mail address (lowercase) or the webhook's URL.
+    pub address: String,
+    /// The component ids they care about; empty for all.
+    pub components: Vec<String>,
+    /// The language mails are written in (a tag: `en`, `de`).
+    pub lang: String,
+    /// The hash of their secret token (which confirms and unsubscribes); the token itself is
+    /// never kept.
+    pub token: String,
+    /// When they asked.
+    pub created: DateTime<Utc>,
+    /// When they confirmed (a webhook: at once); nothing is sent before.
+    pub confirmed: Option<DateTime<Utc>>,
+    /// When a confirmation was last sent.
+    pub confirm_sent: Option<DateTime<Utc>>,
+}
+
 /// A mute as kept: restored at a start while its window has not ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MuteRecord {

@@ -10,7 +10,8 @@ use chrono::{DateTime, Utc};
 
 use crate::incident::{Incident, IncidentUpdate, NewPostmortem, NewUpdate, Postmortem};
 use crate::model::{
-    Announcement, AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Tier, TransitionRecord,
+    Announcement, AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Subscriber,
+    SubscriberKind, Tier, TransitionRecord,
 };
 use crate::Writes;
 use crate::{Error, Retention};
@@ -127,6 +128,44 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug + 'static {
         id: i64,
         at: DateTime<Utc>,
     ) -> StoreFuture<'_, Option<Announcement>>;
+
+    /// The status page's subscriber of `kind` at `address`, if any.
+    fn subscriber<'a>(
+        &'a self,
+        kind: SubscriberKind,
+        address: &'a str,
+    ) -> StoreFuture<'a, Option<Subscriber>>;
+
+    /// Keeps a subscriber (its `id` the store's), or for one of that kind and address kept
+    /// already, its components, language, token and last confirmation; answers it as kept.
+    fn subscribe<'a>(&'a self, subscriber: &'a Subscriber) -> StoreFuture<'a, Subscriber>;
+
+    /// Confirms the subscriber whose token hashes to `token`, at `at` (a second time keeps
+    /// the first); `None` when there is none.
+    fn confirm_subscriber<'a>(
+        &'a self,
+        token: &'a str,
+        at: DateTime<Utc>,
+    ) -> StoreFuture<'a, Option<Subscriber>>;
+
+    /// Removes the subscriber whose token hashes to `token`, and what it was sent; `None`
+    /// when there is none.
+    fn unsubscribe<'a>(&'a self, token: &'a str) -> StoreFuture<'a, Option<Subscriber>>;
+
+    /// Every subscriber, confirmed or not, by id (at most 100,000).
+    fn subscribers(&self) -> StoreFuture<'_, Vec<Subscriber>>;
+
+    /// Claims the sending of `event` to `subscriber`: `true` for the first instance to claim
+    /// it (it sends), `false` when claimed already, so that a fleet sends each message once.
+    fn claim_delivery<'a>(
+        &'a self,
+        event: &'a str,
+        subscriber: i64,
+        at: DateTime<Utc>,
+    ) -> StoreFuture<'a, bool>;
+
+    /// Lets a claim go (its sending failed): it is tried again.
+    fn release_delivery<'a>(&'a self, event: &'a str, subscriber: i64) -> StoreFuture<'a, ()>;
 
     /// Deletes what `retention` no longer keeps at `now`; answers the rows deleted.
     fn prune<'a>(&'a self, now: DateTime<Utc>, retention: &'a Retention) -> StoreFuture<'a, u64>;

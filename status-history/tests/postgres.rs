@@ -749,3 +749,52 @@ async fn an_instance_that_dies_mid_incident_does_not_hold_it_open() {
         UpdateStatus::Resolved
     );
 }
+
+/// Ten instances claim the same message for one subscriber at once: one sends it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_instances_claiming_one_delivery_send_it_once() {
+    use status_history::{Subscriber, SubscriberKind};
+    let pg = PostgresServer::start();
+    let stores: Vec<_> = (0..10)
+        .map(|i| Arc::new(store(&pg, &format!("i-{i}"))))
+        .collect();
+    for s in &stores {
+        s.open(at(T0)).await.unwrap();
+    }
+    let kept = stores[0]
+        .subscribe(&Subscriber {
+            id: 0,
+            kind: SubscriberKind::Webhook,
+            address: "https://hooks.example.com/status".into(),
+            components: Vec::new(),
+            lang: "en".into(),
+            token: "hash".into(),
+            created: at(T0),
+            confirmed: Some(at(T0)),
+            confirm_sent: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(stores[3].subscribers().await.unwrap(), vec![kept.clone()]);
+    let claims: Vec<_> = stores
+        .iter()
+        .map(|s| {
+            let s = Arc::clone(s);
+            tokio::spawn(async move {
+                s.claim_delivery("incident-7-update-9", kept.id, at(T0 + 1))
+                    .await
+                    .unwrap()
+            })
+        })
+        .collect();
+    let mut won = 0;
+    for c in claims {
+        won += usize::from(c.await.unwrap());
+    }
+    assert_eq!(won, 1);
+    assert_eq!(
+        stores[5].unsubscribe("hash").await.unwrap().map(|s| s.id),
+        Some(kept.id)
+    );
+    assert!(stores[6].subscribers().await.unwrap().is_empty());
+}

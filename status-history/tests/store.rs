@@ -296,3 +296,97 @@ fn incident_updates_of_a_version_4_file_get_their_kinds() {
         "an operator's words are an operator's, whatever they say"
     );
 }
+
+/// The page's subscribers: kept across a reopening, confirmed once, each delivery claimed by
+/// one, an unsubscription taking its deliveries with it, and subscribing again keeping the
+/// confirmation but not the old token.
+#[test]
+fn subscribers_are_kept_confirmed_claimed_once_and_removed_whole() {
+    use status_history::{Subscriber, SubscriberKind};
+    let path = temp("subscribers");
+    let at = |ms: i64| Utc.timestamp_millis_opt(ms).unwrap();
+    let ana = Subscriber {
+        id: 0,
+        kind: SubscriberKind::Email,
+        address: "ana@example.com".into(),
+        components: vec!["group-ready".into()],
+        lang: "de".into(),
+        token: "hash-1".into(),
+        created: at(NOW),
+        confirmed: None,
+        confirm_sent: Some(at(NOW)),
+    };
+    let id = {
+        let mut store = SqliteStore::open(&path, NOW).unwrap().store;
+        let kept = store.subscribe(&ana).unwrap();
+        assert_eq!(
+            (kept.address.as_str(), kept.confirmed),
+            ("ana@example.com", None)
+        );
+        kept.id
+    };
+    let mut store = SqliteStore::open(&path, NOW + 1).unwrap().store;
+    let kept = store
+        .subscriber(SubscriberKind::Email, "ana@example.com")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (kept.id, kept.components.clone(), kept.lang.as_str()),
+        (id, vec!["group-ready".to_owned()], "de")
+    );
+    assert!(store.confirm_subscriber("no-such", NOW).unwrap().is_none());
+    let confirmed = store
+        .confirm_subscriber("hash-1", NOW + 5)
+        .unwrap()
+        .unwrap();
+    assert_eq!(confirmed.confirmed, Some(at(NOW + 5)));
+    let again = store
+        .confirm_subscriber("hash-1", NOW + 9)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        again.confirmed,
+        Some(at(NOW + 5)),
+        "the first confirmation stays"
+    );
+
+    assert!(store
+        .claim_delivery("incident-1-update-1", id, NOW)
+        .unwrap());
+    assert!(
+        !store
+            .claim_delivery("incident-1-update-1", id, NOW + 1)
+            .unwrap(),
+        "once"
+    );
+    store.release_delivery("incident-1-update-1", id).unwrap();
+    assert!(
+        store
+            .claim_delivery("incident-1-update-1", id, NOW + 2)
+            .unwrap(),
+        "after a failure"
+    );
+
+    // Subscribing again: a new token, the same confirmation.
+    let renewed = store
+        .subscribe(&Subscriber {
+            token: "hash-2".into(),
+            components: Vec::new(),
+            ..ana.clone()
+        })
+        .unwrap();
+    assert_eq!((renewed.id, renewed.token.as_str()), (id, "hash-2"));
+    assert_eq!(renewed.confirmed, Some(at(NOW + 5)));
+    assert!(
+        store.unsubscribe("hash-1").unwrap().is_none(),
+        "the old token is void"
+    );
+    assert_eq!(store.unsubscribe("hash-2").unwrap().unwrap().id, id);
+    assert!(store.subscribers().unwrap().is_empty());
+    assert!(
+        store
+            .claim_delivery("incident-1-update-1", id, NOW + 3)
+            .unwrap(),
+        "its deliveries went with it"
+    );
+}

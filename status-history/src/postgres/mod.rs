@@ -7,6 +7,7 @@ mod announce;
 mod incidents;
 mod read;
 mod schema;
+mod subscribers;
 mod write;
 
 use std::collections::HashMap;
@@ -20,7 +21,7 @@ use tokio_postgres::{Client, NoTls};
 use self::schema::{migrate, MIGRATIONS};
 use crate::error::Kind;
 use crate::incident::{Incident, IncidentUpdate, NewPostmortem, NewUpdate, Postmortem};
-use crate::model::Announcement;
+use crate::model::{Announcement, Subscriber, SubscriberKind};
 use crate::model::{
     AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Tier, TransitionRecord,
 };
@@ -397,6 +398,47 @@ impl HistoryStore for PostgresHistory {
         at: DateTime<Utc>,
     ) -> StoreFuture<'_, Option<Announcement>> {
         Box::pin(self.cancel_announcement_of(id, at.timestamp_millis()))
+    }
+
+    fn subscriber<'a>(
+        &'a self,
+        kind: SubscriberKind,
+        address: &'a str,
+    ) -> StoreFuture<'a, Option<Subscriber>> {
+        Box::pin(self.subscriber_of(kind, address))
+    }
+
+    fn subscribe<'a>(&'a self, subscriber: &'a Subscriber) -> StoreFuture<'a, Subscriber> {
+        Box::pin(self.subscribe_of(subscriber))
+    }
+
+    fn confirm_subscriber<'a>(
+        &'a self,
+        token: &'a str,
+        at: DateTime<Utc>,
+    ) -> StoreFuture<'a, Option<Subscriber>> {
+        Box::pin(self.confirm_subscriber_of(token, at.timestamp_millis()))
+    }
+
+    fn unsubscribe<'a>(&'a self, token: &'a str) -> StoreFuture<'a, Option<Subscriber>> {
+        Box::pin(self.unsubscribe_of(token))
+    }
+
+    fn subscribers(&self) -> StoreFuture<'_, Vec<Subscriber>> {
+        Box::pin(self.subscribers_of())
+    }
+
+    fn claim_delivery<'a>(
+        &'a self,
+        event: &'a str,
+        subscriber: i64,
+        at: DateTime<Utc>,
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(self.claim_delivery_of(event, subscriber, at.timestamp_millis()))
+    }
+
+    fn release_delivery<'a>(&'a self, event: &'a str, subscriber: i64) -> StoreFuture<'a, ()> {
+        Box::pin(self.release_delivery_of(event, subscriber))
     }
 
     fn prune<'a>(&'a self, now: DateTime<Utc>, retention: &'a Retention) -> StoreFuture<'a, u64> {

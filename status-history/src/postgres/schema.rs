@@ -115,7 +115,9 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         WHEN status = 'resolved' THEN 'resolved'
         ELSE 'opened' END;",
     // 6: an incident's postmortem, once resolved: one an incident, replaced when rewritten;
-    // maintenances announced to the public, with the dependencies they cover (a JSON list).
+    // maintenances announced to the public, with the dependencies they cover (a JSON list);
+    // the page's subscribers (their secret token kept hashed) and what each was sent, so
+    // that a fleet sends each message once.
     "CREATE TABLE sh_incident_postmortems (
         incident BIGINT PRIMARY KEY REFERENCES sh_incidents(id),
         body TEXT NOT NULL,
@@ -133,7 +135,25 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         actor TEXT,
         cancelled BIGINT
     );
-    CREATE INDEX sh_maintenances_by_end ON sh_maintenances (until);",
+    CREATE INDEX sh_maintenances_by_end ON sh_maintenances (until);
+    CREATE TABLE sh_subscribers (
+        id BIGSERIAL PRIMARY KEY,
+        kind TEXT NOT NULL,
+        address TEXT NOT NULL,
+        components TEXT NOT NULL,
+        lang TEXT NOT NULL,
+        token TEXT NOT NULL UNIQUE,
+        created BIGINT NOT NULL,
+        confirmed BIGINT,
+        confirm_sent BIGINT,
+        UNIQUE (kind, address)
+    );
+    CREATE TABLE sh_deliveries (
+        event TEXT NOT NULL,
+        subscriber BIGINT NOT NULL,
+        at BIGINT NOT NULL,
+        PRIMARY KEY (event, subscriber)
+    );",
 ];
 
 use tokio_postgres::Client;

@@ -8,7 +8,8 @@ use chrono::{DateTime, Utc};
 use super::SqliteStore;
 use crate::incident::{Incident, IncidentUpdate, NewPostmortem, NewUpdate, Postmortem};
 use crate::model::{
-    Announcement, AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Tier, TransitionRecord,
+    Announcement, AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Subscriber,
+    SubscriberKind, Tier, TransitionRecord,
 };
 use crate::store::{HistoryStore, StoreFuture};
 use crate::{Error, Retention, Writes};
@@ -246,6 +247,53 @@ impl HistoryStore for SqliteHistory {
         at: DateTime<Utc>,
     ) -> StoreFuture<'_, Option<Announcement>> {
         self.with(move |store| store.cancel_announcement(id, at.timestamp_millis()))
+    }
+
+    fn subscriber<'a>(
+        &'a self,
+        kind: SubscriberKind,
+        address: &'a str,
+    ) -> StoreFuture<'a, Option<Subscriber>> {
+        let address = address.to_owned();
+        self.with(move |store| store.subscriber(kind, &address))
+    }
+
+    fn subscribe<'a>(&'a self, subscriber: &'a Subscriber) -> StoreFuture<'a, Subscriber> {
+        let subscriber = subscriber.clone();
+        self.with(move |store| store.subscribe(&subscriber))
+    }
+
+    fn confirm_subscriber<'a>(
+        &'a self,
+        token: &'a str,
+        at: DateTime<Utc>,
+    ) -> StoreFuture<'a, Option<Subscriber>> {
+        let token = token.to_owned();
+        self.with(move |store| store.confirm_subscriber(&token, at.timestamp_millis()))
+    }
+
+    fn unsubscribe<'a>(&'a self, token: &'a str) -> StoreFuture<'a, Option<Subscriber>> {
+        let token = token.to_owned();
+        self.with(move |store| store.unsubscribe(&token))
+    }
+
+    fn subscribers(&self) -> StoreFuture<'_, Vec<Subscriber>> {
+        self.with(|store| store.subscribers())
+    }
+
+    fn claim_delivery<'a>(
+        &'a self,
+        event: &'a str,
+        subscriber: i64,
+        at: DateTime<Utc>,
+    ) -> StoreFuture<'a, bool> {
+        let event = event.to_owned();
+        self.with(move |store| store.claim_delivery(&event, subscriber, at.timestamp_millis()))
+    }
+
+    fn release_delivery<'a>(&'a self, event: &'a str, subscriber: i64) -> StoreFuture<'a, ()> {
+        let event = event.to_owned();
+        self.with(move |store| store.release_delivery(&event, subscriber))
     }
 
     fn prune<'a>(&'a self, now: DateTime<Utc>, retention: &'a Retention) -> StoreFuture<'a, u64> {

@@ -6,6 +6,7 @@ mod announce;
 mod incidents;
 mod read;
 mod schema;
+mod subscribers;
 mod write;
 
 pub use adapter::SqliteHistory;

@@ -105,7 +105,9 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         WHEN status = 'resolved' THEN 'resolved'
         ELSE 'opened' END;",
     // 6: an incident's postmortem, once resolved: one an incident, replaced when rewritten;
-    // maintenances announced to the public, with the dependencies they cover (a JSON list).
+    // maintenances announced to the public, with the dependencies they cover (a JSON list);
+    // the page's subscribers (their secret token kept hashed) and what each was sent, so
+    // that a fleet sends each message once.
     "CREATE TABLE incident_postmortems (
         incident INTEGER PRIMARY KEY REFERENCES incidents(id),
         body TEXT NOT NULL,
@@ -123,7 +125,25 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         actor TEXT,
         cancelled INTEGER
     );
-    CREATE INDEX maintenances_by_end ON maintenances (until);",
+    CREATE INDEX maintenances_by_end ON maintenances (until);
+    CREATE TABLE subscribers (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        address TEXT NOT NULL,
+        components TEXT NOT NULL,
+        lang TEXT NOT NULL,
+        token TEXT NOT NULL UNIQUE,
+        created INTEGER NOT NULL,
+        confirmed INTEGER,
+        confirm_sent INTEGER,
+        UNIQUE (kind, address)
+    );
+    CREATE TABLE deliveries (
+        event TEXT NOT NULL,
+        subscriber INTEGER NOT NULL,
+        at INTEGER NOT NULL,
+        PRIMARY KEY (event, subscriber)
+    );",
 ];
 
 /// The version a file is at once migrated.
