@@ -148,6 +148,9 @@ pub use self::otel::otel_metrics;
 pub use self::routes::Routes;
 #[cfg(feature = "serve")]
 pub use self::serve::serve;
+#[cfg(feature = "subscribers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "subscribers")))]
+pub use self::statuspage::subscribe::Subscriptions;
 #[cfg(feature = "history")]
 #[cfg_attr(docsrs, doc(cfg(feature = "history")))]
 pub use self::statuspage::{PublicGroup, Publication, DEFAULT_PUBLIC_AFTER, PUBLIC_TAG};

@@ -66,6 +66,8 @@ pub struct Routes {
     public_groups: Vec<crate::PublicGroup>,
     #[cfg(feature = "history")]
     publication: crate::Publication,
+    #[cfg(feature = "subscribers")]
+    subscriptions: Option<crate::Subscriptions>,
 }
 
 impl std::fmt::Debug for Routes {
@@ -109,6 +111,8 @@ impl Routes {
             public_groups: Vec::new(),
             #[cfg(feature = "history")]
             publication: crate::Publication::default(),
+            #[cfg(feature = "subscribers")]
+            subscriptions: None,
         }
     }
 
@@ -253,6 +257,19 @@ impl Routes {
     #[cfg(feature = "history")]
     pub fn incident_publication(mut self, publication: crate::Publication) -> Self {
         self.publication = publication;
+        self
+    }
+
+    /// Lets visitors of the public status page subscribe (`POST /status/page/subscriptions`):
+    /// by webhook, and by mail once [`Subscriptions::smtp`](crate::Subscriptions::smtp) and
+    /// [`mail_from`](crate::Subscriptions::mail_from) are set; they are told each public
+    /// incident's opening, updates, resolution and postmortem, and each announced
+    /// maintenance. Needs a [`history`](Self::history) (where subscribers are kept) and a
+    /// [`status_page_url`](Self::status_page_url) (the links in mails); the teller runs on
+    /// the runtime the routes are built on.
+    #[cfg(feature = "subscribers")]
+    pub fn subscriptions(mut self, subscriptions: crate::Subscriptions) -> Self {
+        self.subscriptions = Some(subscriptions);
         self
     }
 

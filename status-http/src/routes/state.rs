@@ -83,6 +83,20 @@ pub(super) fn assemble(routes: super::Routes, probes: ProbeState) -> AppState {
         .appname
         .clone()
         .unwrap_or_else(|| routes.registry.appname().to_owned());
+    #[cfg(feature = "history")]
+    let statuspage = Arc::new(crate::statuspage::StatusPageState::new(
+        routes.registry.clone(),
+        routes.history.clone(),
+        page_name,
+        routes.status_page_url,
+        routes.public_groups,
+        routes.publication,
+        #[cfg(feature = "subscribers")]
+        routes.subscriptions,
+    ));
+    // The page's subscribers are told from here on, on the runtime the routes are built on.
+    #[cfg(feature = "subscribers")]
+    crate::statuspage::subscribe::start(&statuspage);
     AppState(Arc::new(Areas {
         probes: Arc::new(probes),
         admin: Arc::new(AdminState {
@@ -117,14 +131,7 @@ pub(super) fn assemble(routes: super::Routes, probes: ProbeState) -> AppState {
             fleet: routes.fleet,
         }),
         #[cfg(feature = "history")]
-        statuspage: Arc::new(crate::statuspage::StatusPageState::new(
-            routes.registry.clone(),
-            routes.history.clone(),
-            page_name,
-            routes.status_page_url,
-            routes.public_groups,
-            routes.publication,
-        )),
+        statuspage,
         #[cfg(feature = "history")]
         history: Arc::new(crate::history::HistoryState::new(
             routes.registry.clone(),

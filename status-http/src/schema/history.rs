@@ -183,6 +183,38 @@ pub(crate) struct PostmortemRequest {
     actor: Option<String>,
 }
 
+/// A subscription: a mail address or a webhook URL, maybe the components cared about. The
+/// page's form sends the same as `application/x-www-form-urlencoded`, `components` apart by
+/// commas.
+#[derive(ToSchema)]
+pub(crate) struct SubscribeRequest {
+    /// A mail address (told once confirmed by the link mailed to it).
+    #[schema(nullable = false, max_length = 254)]
+    email: Option<String>,
+    /// An `http` or `https` URL, its host at a public address.
+    #[schema(nullable = false, max_length = 2048)]
+    webhook: Option<String>,
+    /// Component ids of the page (at most 64); all when none.
+    #[schema(nullable = false, max_items = 64)]
+    components: Option<Vec<String>>,
+}
+
+/// A subscription taken.
+#[derive(ToSchema)]
+pub(crate) struct Subscribed {
+    /// `pending` (a confirmation mail is on its way) or `subscribed` (a webhook).
+    status: String,
+    /// For a mail: what to do next.
+    #[schema(nullable = false)]
+    message: Option<String>,
+    /// For a webhook: its id.
+    #[schema(nullable = false)]
+    id: Option<i64>,
+    /// For a webhook: where to unsubscribe it (also in every message).
+    #[schema(nullable = false)]
+    unsubscribe: Option<String>,
+}
+
 /// A maintenance to announce to the public.
 #[derive(ToSchema)]
 pub(crate) struct AnnounceRequest {

@@ -30,9 +30,17 @@ pub(super) fn at(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
-struct Render<'a> {
+pub(crate) struct Render<'a> {
     state: &'a StatusPageState,
     s: &'a Snapshot,
+}
+
+impl<'a> Render<'a> {
+    /// The JSON of `s`, a snapshot of `state`'s page.
+    #[cfg_attr(not(feature = "subscribers"), allow(dead_code))]
+    pub(crate) fn new(state: &'a StatusPageState, s: &'a Snapshot) -> Self {
+        Self { state, s }
+    }
 }
 
 impl Render<'_> {
@@ -106,7 +114,7 @@ impl Render<'_> {
             .collect()
     }
 
-    fn incident(&self, i: &PublicIncident) -> IncidentBody {
+    pub(crate) fn incident(&self, i: &PublicIncident) -> IncidentBody {
         let id = i.id.to_string();
         let shortlink = format!(
             "{}/status/page#incident-{id}",
@@ -158,7 +166,7 @@ impl Render<'_> {
             .collect()
     }
 
-    fn maintenance(&self, m: &Maintenance) -> IncidentBody {
+    pub(crate) fn maintenance(&self, m: &Maintenance) -> IncidentBody {
         let status = if m.completed {
             "completed"
         } else if m.active {

@@ -37,6 +37,8 @@ pub(crate) mod json;
 mod model;
 #[cfg(feature = "dashboard")]
 pub(crate) mod page;
+#[cfg(feature = "subscribers")]
+pub(crate) mod subscribe;
 pub(crate) mod wire;
 
 use self::model::{components_of, maintenances};
@@ -80,6 +82,9 @@ pub(crate) struct StatusPageState {
     public: Vec<PublicGroup>,
     /// When an incident is public.
     publication: Publication,
+    /// The door to subscribers, when the page takes them.
+    #[cfg(feature = "subscribers")]
+    pub(crate) door: Option<Arc<subscribe::Door>>,
     /// When this page first showed each component.
     created: Mutex<HashMap<String, DateTime<Utc>>>,
     incidents: Kept,
@@ -118,6 +123,7 @@ impl StatusPageState {
         url: Option<String>,
         public: Vec<PublicGroup>,
         publication: Publication,
+        #[cfg(feature = "subscribers")] subscriptions: Option<subscribe::Subscriptions>,
     ) -> Self {
         Self {
             registry,
@@ -126,6 +132,8 @@ impl StatusPageState {
             url,
             public,
             publication,
+            #[cfg(feature = "subscribers")]
+            door: subscriptions.map(subscribe::Door::new),
             created: Mutex::new(HashMap::new()),
             incidents: tokio::sync::Mutex::new(None),
             feed: tokio::sync::Mutex::new(None),
@@ -344,5 +352,20 @@ where
     let router = router
         .route("/status/page", get(page::page))
         .route("/status/page/events", get(page::events));
+    #[cfg(feature = "subscribers")]
+    let router = router
+        .route(
+            "/status/page/subscriptions",
+            axum::routing::post(subscribe::subscribe)
+                .layer(axum::extract::DefaultBodyLimit::max(4096)),
+        )
+        .route(
+            "/status/page/subscriptions/confirm",
+            get(subscribe::confirm),
+        )
+        .route(
+            "/status/page/subscriptions/unsubscribe",
+            get(subscribe::unsubscribe).post(subscribe::unsubscribe_post),
+        );
     router
 }

@@ -46,21 +46,21 @@ struct ComponentRow {
     tiles_label: String,
 }
 
-struct IncidentView {
+pub(crate) struct IncidentView {
     id: i64,
-    name: String,
-    status: String,
+    pub(crate) name: String,
+    pub(crate) status: String,
     impact: &'static str,
-    updates: Vec<UpdateView>,
+    pub(crate) updates: Vec<UpdateView>,
     /// The postmortem's paragraphs, and when it was published.
     postmortem: Option<(Vec<String>, String)>,
-    postmortem_label: String,
+    pub(crate) postmortem_label: String,
 }
 
-struct UpdateView {
-    status: String,
-    at: String,
-    body: String,
+pub(crate) struct UpdateView {
+    pub(crate) status: String,
+    pub(crate) at: String,
+    pub(crate) body: String,
 }
 
 struct MaintenanceView {
@@ -119,7 +119,7 @@ fn paragraphs(text: &str) -> Vec<String> {
 
 /// An incident in the page's language: its name and the engine's updates said anew from
 /// what they are; an operator's words as written.
-fn view(i: &PublicIncident, l: &Locale) -> IncidentView {
+pub(crate) fn view(i: &PublicIncident, l: &Locale) -> IncidentView {
     let what = if i.what.is_empty() {
         l.text("the-service", &[])
     } else {

@@ -1,0 +1,207 @@
+//! The status page's subscribers (feature `subscribers`): a visitor asks to be told, by mail
+//! or webhook, of the components they choose, and is told each public incident's opening,
+//! updates, resolution and postmortem, and each announced maintenance. A door without a
+//! token, so: mail is double opt-in, a confirmation is not re-sent within a cooldown, the
+//! door is bounded in rate and in total, a webhook may not reach a private address, tokens
+//! are kept hashed, and the subscribers are kept in the history (a fleet sends each message
+//! once).
+//!
+//! | route | what |
+//! |---|---|
+//! | `POST /status/page/subscriptions` | JSON or a form: `email` or `webhook`, maybe `components` |
+//! | `GET /status/page/subscriptions/confirm?token=` | confirms a mail address |
+//! | `GET`, `POST /status/page/subscriptions/unsubscribe?token=` | unsubscribes at once (RFC 8058) |
+
+mod deliver;
+pub(crate) mod guard;
+mod routes;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub(crate) use self::deliver::start;
+pub(crate) use self::routes::{confirm, subscribe, unsubscribe, unsubscribe_post};
+
+/// How the status page takes and tells subscribers ([`Routes::subscriptions`]): where mail
+/// goes out (SMTP), who it is from, and the bounds of the door.
+///
+/// [`Routes::subscriptions`]: crate::Routes::subscriptions
+#[derive(Debug, Clone)]
+pub struct Subscriptions {
+    pub(crate) smtp: Option<String>,
+    pub(crate) from: Option<String>,
+    pub(crate) allow_private_webhooks: bool,
+    pub(crate) confirm_cooldown: Duration,
+    pub(crate) max_subscribers: usize,
+    pub(crate) burst: u32,
+    pub(crate) per_minute: u32,
+    pub(crate) every: Duration,
+    pub(crate) secret: Option<Vec<u8>>,
+}
+
+impl Default for Subscriptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Subscriptions {
+    /// Webhooks only (no mail) until [`smtp`](Self::smtp) and
+    /// [`mail_from`](Self::mail_from) are given; at most 10,000 subscribers; 30 new
+    /// subscriptions at once, 30 a minute after; a confirmation at most every 10 minutes
+    /// per address; webhooks to public addresses only; looks for news every 2 s.
+    #[must_use]
+    pub fn new() -> Self {
+        Self {
+            smtp: None,
+            from: None,
+            allow_private_webhooks: false,
+            confirm_cooldown: Duration::from_secs(600),
+            max_subscribers: 10_000,
+            burst: 30,
+            per_minute: 30,
+            every: Duration::from_secs(2),
+            secret: None,
+        }
+    }
+
+    /// Sends mail through the SMTP server at `url`: `smtp://host:port` (STARTTLS where
+    /// the server offers it), `smtps://host:port` (TLS from the start), with
+    /// `user:password@` when it asks for them.
+    #[must_use]
+    pub fn smtp(mut self, url: impl Into<String>) -> Self {
+        self.smtp = Some(url.into());
+        self
+    }
+
+    /// The address mail is from: `status@shop.example`, or `Shop status <status@shop.example>`.
+    #[must_use]
+    pub fn mail_from(mut self, address: impl Into<String>) -> Self {
+        self.from = Some(address.into());
+        self
+    }
+
+    /// Lets webhooks reach loopback, private and link-local addresses: for tests and
+    /// closed networks; never on a page the internet can reach.
+    #[must_use]
+    pub fn allow_private_webhooks(mut self, allow: bool) -> Self {
+        self.allow_private_webhooks = allow;
+        self
+    }
+
+    /// How long before a confirmation is sent again to one address.
+    #[must_use]
+    pub fn confirm_cooldown(mut self, cooldown: Duration) -> Self {
+        self.confirm_cooldown = cooldown;
+        self
+    }
+
+    /// The most subscribers kept, confirmed or not.
+    #[must_use]
+    pub fn max_subscribers(mut self, max: usize) -> Self {
+        self.max_subscribers = max;
+        self
+    }
+
+    /// How many subscriptions may come in at once (`burst`) and a minute after.
+    #[must_use]
+    pub fn rate(mut self, burst: u32, per_minute: u32) -> Self {
+        self.burst = burst;
+        self.per_minute = per_minute;
+        self
+    }
+
+    /// The secret the subscribers' tokens are made from (at least 32 bytes): the same for
+    /// every instance of a fleet and across restarts, so that every link sent keeps working.
+    /// Without one, each process makes its own, and says so: the links of mails sent
+    /// before a restart (or by another instance) no longer work.
+    #[must_use]
+    pub fn secret(mut self, secret: impl Into<Vec<u8>>) -> Self {
+        self.secret = Some(secret.into());
+        self
+    }
+
+    /// How often the page looks for news to tell.
+    #[must_use]
+    pub fn every(mut self, every: Duration) -> Self {
+        self.every = every;
+        self
+    }
+}
+
+/// What the routes and the teller share.
+pub(crate) struct Door {
+    pub(crate) config: Subscriptions,
+    pub(crate) bucket: Mutex<guard::Bucket>,
+    key: Vec<u8>,
+}
+
+impl std::fmt::Debug for Door {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Door").finish_non_exhaustive()
+    }
+}
+
+impl Door {
+    pub(crate) fn new(config: Subscriptions) -> Arc<Self> {
+        let bucket = guard::Bucket::new(config.burst, config.per_minute, std::time::Instant::now());
+        let key = match config.secret.clone().filter(|s| s.len() >= 32) {
+            Some(key) => key,
+            None => {
+                if config.secret.is_some() {
+                    tracing::warn!(
+                        "the subscriptions' secret is shorter than 32 bytes: a random one is used"
+                    );
+                }
+                tracing::warn!(
+                    "the subscriptions have no secret (Subscriptions::secret): this process makes \
+                     its own, and the links of mails sent before a restart, or by another \
+                     instance, will not work"
+                );
+                let mut key = vec![0u8; 32];
+                let _ = getrandom::fill(&mut key);
+                key
+            }
+        };
+        Arc::new(Self {
+            config,
+            bucket: Mutex::new(bucket),
+            key,
+        })
+    }
+
+    /// The secret token of the subscriber of `kind` at `address` (it confirms and
+    /// unsubscribes), and its hash as kept: made again from the page's secret whenever a
+    /// message needs it, never stored.
+    pub(crate) fn token(
+        &self,
+        kind: status_history::SubscriberKind,
+        address: &str,
+    ) -> (String, String) {
+        use hmac::Mac;
+        let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(&self.key)
+            .unwrap_or_else(|_| unreachable!("HMAC takes a key of any length"));
+        mac.update(kind.as_str().as_bytes());
+        mac.update(b"\n");
+        mac.update(address.as_bytes());
+        let token = hex(&mac.finalize().into_bytes());
+        let hash = hash(&token);
+        (token, hash)
+    }
+}
+
+/// A token's hash, as kept: the token itself is never stored.
+pub(crate) fn hash(token: &str) -> String {
+    use sha2::Digest;
+    hex(&sha2::Sha256::digest(token.as_bytes()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}

@@ -1,0 +1,472 @@
+//! The door: subscribe, confirm, unsubscribe. Every refusal is a 4xx with a clear word,
+//! and changes nothing.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, PoisonError};
+use std::time::Duration;
+
+use axum::extract::{FromRequest, Request, State};
+use axum::http::header::{ACCEPT_LANGUAGE, CONTENT_TYPE, RETRY_AFTER};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+use axum::{Form, Json};
+use serde::Deserialize;
+use serde_json::json;
+use status_history::{Subscriber, SubscriberKind};
+
+use super::{guard, hash, Door};
+use crate::error::ApiError;
+use crate::query::Params;
+use crate::statuspage::i18n::{self, Locale};
+use crate::statuspage::StatusPageState;
+
+/// The longest webhook URL taken.
+const MAX_URL: usize = 2048;
+
+/// What a subscription asks for.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SubscribeJson {
+    #[serde(default)]
+    email: Option<String>,
+    #[serde(default)]
+    webhook: Option<String>,
+    #[serde(default)]
+    components: Option<Vec<String>>,
+}
+
+/// The same, from the page's form: components apart by commas.
+#[derive(Debug, Default, Deserialize)]
+struct SubscribeForm {
+    #[serde(default)]
+    email: Option<String>,
+    #[serde(default)]
+    webhook: Option<String>,
+    #[serde(default)]
+    components: Option<String>,
+}
+
+/// `?lang=` (and, for confirm and unsubscribe, `?token=`).
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct DoorQuery {
+    #[serde(default)]
+    lang: Option<String>,
+    #[serde(default)]
+    token: Option<String>,
+}
+
+/// A refusal, as JSON for an API call or as a page for the form.
+struct Refusal {
+    status: StatusCode,
+    message: String,
+    retry_after: Option<Duration>,
+}
+
+impl Refusal {
+    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    fn answer(self, html: bool) -> Response {
+        let mut response = if html {
+            (self.status, Html(page("", &escape(&self.message)))).into_response()
+        } else {
+            ApiError::new(self.status, self.message).into_response()
+        };
+        if let Some(wait) = self.retry_after {
+            if let Ok(v) = HeaderValue::from_str(&wait.as_secs().max(1).to_string()) {
+                response.headers_mut().insert(RETRY_AFTER, v);
+            }
+        }
+        response
+    }
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// A small page of the door's own: a word and a way back.
+fn page(lang: &str, words: &str) -> String {
+    format!(
+        "<!doctype html><html lang=\"{}\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" \
+         content=\"width=device-width, initial-scale=1\"><title>{words}</title><link \
+         rel=\"stylesheet\" href=\"../assets/dashboard.css\"></head><body \
+         class=\"statuspage\"><main><p class=\"banner\">{words}</p><p><a \
+         href=\"../page\">←</a></p></main></body></html>",
+        if lang.is_empty() { "en" } else { lang }
+    )
+}
+
+fn door(state: &StatusPageState) -> Result<&Arc<Door>, Refusal> {
+    state.door.as_ref().ok_or_else(|| {
+        Refusal::new(
+            StatusCode::NOT_FOUND,
+            "this status page takes no subscriptions (see status_http::Routes::subscriptions)",
+        )
+    })
+}
+
+fn locale(query: &DoorQuery, headers: &HeaderMap) -> &'static Locale {
+    let accept = headers.get(ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
+    i18n::negotiate(query.lang.as_deref(), accept)
+}
+
+/// POST `/status/page/subscriptions`: asks to be told, by mail (`email`, confirmed by a
+/// link first) or webhook (`webhook`, at once), of `components` (all when none).
+#[cfg_attr(feature = "openapi", utoipa::path(post, path = "/status/page/subscriptions", tag = "status page",
+    request_body(content = crate::schema::SubscribeRequest, content_type = "application/json"),
+    responses(
+        (status = 201, description = "A webhook subscribed (its unsubscribe link in the answer and in every message)", body = crate::schema::Subscribed),
+        (status = 202, description = "Asked: a confirmation mail is on its way (the same answer for an address already subscribed, which is left as it is)", body = crate::schema::Subscribed),
+        (status = 400, description = "Not an address or URL, a webhook to a private address, an unknown component: nothing kept", body = crate::schema::Error),
+        (status = 404, description = "This page takes no subscriptions, or no history is kept", body = crate::schema::Error),
+        (status = 413, description = "A body over 4 KiB", body = crate::schema::Error),
+        (status = 415, description = "Neither JSON nor a form", body = crate::schema::Error),
+        (status = 429, description = "Too many subscriptions now, too many in all, or a confirmation sent to this address lately (Retry-After)", body = crate::schema::Error),
+        (status = 503, description = "The history store is not available: nothing kept", body = crate::schema::Error),
+        (status = "default", description = "A rejected request (400, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
+pub(crate) async fn subscribe(
+    State(state): State<Arc<StatusPageState>>,
+    Params(query): Params<DoorQuery>,
+    request: Request,
+) -> Response {
+    let headers = request.headers().clone();
+    let form = headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/x-www-form-urlencoded"));
+    match subscribe_inner(&state, &query, &headers, request, form).await {
+        Ok(response) => response,
+        Err(refusal) => refusal.answer(form),
+    }
+}
+
+async fn subscribe_inner(
+    state: &StatusPageState,
+    query: &DoorQuery,
+    headers: &HeaderMap,
+    request: Request,
+    form: bool,
+) -> Result<Response, Refusal> {
+    let door = door(state)?;
+    let history = state
+        .history
+        .as_ref()
+        .ok_or_else(|| Refusal::new(StatusCode::NOT_FOUND, "no history is kept here"))?;
+    let l = locale(query, headers);
+    let asked = if form {
+        let Form(f) = Form::<SubscribeForm>::from_request(request, &())
+            .await
+            .map_err(|e| Refusal::new(e.status(), e.body_text()))?;
+        SubscribeJson {
+            email: f.email.filter(|e| !e.trim().is_empty()),
+            webhook: f.webhook.filter(|w| !w.trim().is_empty()),
+            components: f.components.map(|c| {
+                c.split(',')
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            }),
+        }
+    } else {
+        let Json(j) = Json::<SubscribeJson>::from_request(request, &())
+            .await
+            .map_err(|e| Refusal::new(e.status(), e.body_text()))?;
+        j
+    };
+    // The door's rate first: what follows reads the store and may send mail.
+    door.bucket
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take(std::time::Instant::now())
+        .map_err(|wait| Refusal {
+            retry_after: Some(wait),
+            ..Refusal::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too many subscriptions just now: try again later",
+            )
+        })?;
+    let (kind, address) = match (&asked.email, &asked.webhook) {
+        (Some(email), None) => {
+            if door.config.smtp.is_none() || door.config.from.is_none() {
+                return Err(Refusal::new(
+                    StatusCode::BAD_REQUEST,
+                    "this page sends no mail: subscribe a webhook",
+                ));
+            }
+            let address = guard::mail_address(email).ok_or_else(|| {
+                Refusal::new(StatusCode::BAD_REQUEST, "email is not a mail address")
+            })?;
+            (SubscriberKind::Email, address)
+        }
+        (None, Some(url)) => (
+            SubscriberKind::Webhook,
+            webhook_url(url, door.config.allow_private_webhooks).await?,
+        ),
+        _ => {
+            return Err(Refusal::new(
+                StatusCode::BAD_REQUEST,
+                "give either email or webhook",
+            ))
+        }
+    };
+    let snapshot = state.snapshot().await;
+    let components = asked.components.unwrap_or_default();
+    if components.len() > 64 {
+        return Err(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            "at most 64 components",
+        ));
+    }
+    for c in &components {
+        if !snapshot.components.iter().any(|k| &k.id == c) {
+            return Err(Refusal::new(
+                StatusCode::BAD_REQUEST,
+                format!("no component {c:?} on this page"),
+            ));
+        }
+    }
+    let store = |e: status_history::Error| {
+        Refusal::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("the history store is not available: {e}"),
+        )
+    };
+    let now = history.now();
+    let existing = history.subscriber(kind, &address).await.map_err(store)?;
+    let pending = json!({
+        "status": "pending",
+        "message": l.text("subscribed-pending", &[]),
+    });
+    if let Some(s) = &existing {
+        if s.confirmed.is_some() {
+            // Left as it is: a stranger who knows an address changes nothing, and learns
+            // nothing (the same answer as for a new one).
+            return Ok(answered(form, l, StatusCode::ACCEPTED, &pending));
+        }
+        if let Some(sent) = s.confirm_sent {
+            let since = (now - sent).to_std().unwrap_or_default();
+            if since < door.config.confirm_cooldown {
+                return Err(Refusal {
+                    retry_after: Some(door.config.confirm_cooldown - since),
+                    ..Refusal::new(
+                        StatusCode::TOO_MANY_REQUESTS,
+                        "a confirmation was sent to this address lately: look for it",
+                    )
+                });
+            }
+        }
+    } else {
+        let kept = history.subscribers().await.map_err(store)?.len();
+        if kept >= door.config.max_subscribers {
+            return Err(Refusal {
+                retry_after: Some(Duration::from_secs(3600)),
+                ..Refusal::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "this page takes no more subscribers",
+                )
+            });
+        }
+    }
+    let (secret, hashed) = door.token(kind, &address);
+    let webhook = kind == SubscriberKind::Webhook;
+    let kept = history
+        .subscribe(&Subscriber {
+            id: 0,
+            kind,
+            address: address.clone(),
+            components,
+            lang: l.tag().to_owned(),
+            token: hashed,
+            created: now,
+            // A webhook is confirmed at once: its URL was checked, and its owner reads the
+            // unsubscribe link in the answer and in every message.
+            confirmed: webhook.then_some(now),
+            confirm_sent: (!webhook).then_some(now),
+        })
+        .await
+        .map_err(store)?;
+    let base = state.url.clone().unwrap_or_default();
+    if webhook {
+        let body = json!({
+            "status": "subscribed",
+            "id": kept.id,
+            "unsubscribe": format!("{base}/status/page/subscriptions/unsubscribe?token={secret}"),
+        });
+        return Ok(answered(form, l, StatusCode::CREATED, &body));
+    }
+    super::deliver::confirmation(state, door, &kept, &secret, l).await;
+    Ok(answered(form, l, StatusCode::ACCEPTED, &pending))
+}
+
+/// The answer to a subscription: its JSON, or a page for the form.
+fn answered(form: bool, l: &Locale, status: StatusCode, body: &serde_json::Value) -> Response {
+    if form {
+        let words = body["message"]
+            .as_str()
+            .map_or_else(|| l.text("subscribed-confirmed", &[]), str::to_owned);
+        (status, Html(page(l.tag(), &escape(&words)))).into_response()
+    } else {
+        (status, Json(body.clone())).into_response()
+    }
+}
+
+/// A webhook URL, checked: `http` or `https`, no credentials, at most 2,048 bytes, and every
+/// address its host resolves to public (unless `allow_private`).
+async fn webhook_url(url: &str, allow_private: bool) -> Result<String, Refusal> {
+    let bad = |why: &str| Refusal::new(StatusCode::BAD_REQUEST, format!("webhook: {why}"));
+    let url = url.trim();
+    if url.len() > MAX_URL {
+        return Err(bad("the URL is longer than 2,048 bytes"));
+    }
+    let parsed: axum::http::Uri = url.parse().map_err(|_| bad("not a URL"))?;
+    if !matches!(parsed.scheme_str(), Some("http" | "https")) {
+        return Err(bad("only http and https URLs"));
+    }
+    let authority = parsed.authority().ok_or_else(|| bad("no host"))?;
+    if authority.as_str().contains('@') {
+        return Err(bad("no credentials in the URL"));
+    }
+    let host = authority
+        .host()
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let port = authority
+        .port_u16()
+        .unwrap_or(if parsed.scheme_str() == Some("https") {
+            443
+        } else {
+            80
+        });
+    let addresses: Vec<SocketAddr> = tokio::time::timeout(
+        Duration::from_secs(3),
+        tokio::net::lookup_host((host, port)),
+    )
+    .await
+    .map_err(|_| bad("its host did not resolve in time"))?
+    .map_err(|_| bad("its host does not resolve"))?
+    .collect();
+    if addresses.is_empty() {
+        return Err(bad("its host does not resolve"));
+    }
+    if !allow_private && addresses.iter().any(|a| !guard::reachable(a.ip())) {
+        return Err(bad(
+            "its host is a loopback, private, link-local or metadata address",
+        ));
+    }
+    Ok(url.to_owned())
+}
+
+/// GET `/status/page/subscriptions/confirm?token=`: confirms a mail address.
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/status/page/subscriptions/confirm", tag = "status page",
+    params(("token" = String, Query, description = "The token of the confirmation mail")),
+    responses(
+        (status = 200, description = "Confirmed", content_type = "text/html", body = String),
+        (status = 404, description = "No subscription has this token", content_type = "text/html", body = String),
+        (status = "default", description = "A rejected request (400, 404, 405, 408, 413, 414, 431, 503)", body = crate::schema::Error))))]
+pub(crate) async fn confirm(
+    State(state): State<Arc<StatusPageState>>,
+    Params(query): Params<DoorQuery>,
+    headers: HeaderMap,
+) -> Response {
+    let l = locale(&query, &headers);
+    by_token(&state, &query, l, true).await
+}
+
+/// GET `/status/page/subscriptions/unsubscribe?token=`: unsubscribes at once (the link in
+/// every message's text).
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/status/page/subscriptions/unsubscribe", tag = "status page",
+    params(("token" = String, Query, description = "The token of the subscription")),
+    responses(
+        (status = 200, description = "Unsubscribed", content_type = "text/html", body = String),
+        (status = 404, description = "No subscription has this token", content_type = "text/html", body = String),
+        (status = "default", description = "A rejected request (400, 404, 405, 408, 413, 414, 431, 503)", body = crate::schema::Error))))]
+pub(crate) async fn unsubscribe(
+    State(state): State<Arc<StatusPageState>>,
+    Params(query): Params<DoorQuery>,
+    headers: HeaderMap,
+) -> Response {
+    let l = locale(&query, &headers);
+    by_token(&state, &query, l, false).await
+}
+
+/// POST `/status/page/subscriptions/unsubscribe?token=`: RFC 8058's one-click
+/// unsubscription (`List-Unsubscribe=One-Click`), at once.
+#[cfg_attr(feature = "openapi", utoipa::path(post, path = "/status/page/subscriptions/unsubscribe", tag = "status page",
+    params(("token" = String, Query, description = "The token of the subscription")),
+    responses(
+        (status = 200, description = "Unsubscribed", content_type = "text/html", body = String),
+        (status = 404, description = "No subscription has this token", content_type = "text/html", body = String),
+        (status = "default", description = "A rejected request (400, 404, 405, 408, 413, 414, 431, 503)", body = crate::schema::Error))))]
+pub(crate) async fn unsubscribe_post(
+    State(state): State<Arc<StatusPageState>>,
+    Params(query): Params<DoorQuery>,
+    headers: HeaderMap,
+) -> Response {
+    let l = locale(&query, &headers);
+    by_token(&state, &query, l, false).await
+}
+
+async fn by_token(
+    state: &StatusPageState,
+    query: &DoorQuery,
+    l: &Locale,
+    confirm: bool,
+) -> Response {
+    let Some(history) = state.history.as_ref().filter(|_| state.door.is_some()) else {
+        return Refusal::new(
+            StatusCode::NOT_FOUND,
+            "this status page takes no subscriptions",
+        )
+        .answer(true);
+    };
+    let Some(token) = query
+        .token
+        .as_deref()
+        .filter(|t| !t.is_empty() && t.len() <= 128)
+    else {
+        return (
+            StatusCode::BAD_REQUEST,
+            Html(page(l.tag(), &escape(&l.text("subscription-unknown", &[])))),
+        )
+            .into_response();
+    };
+    let hashed = hash(token);
+    let answer = if confirm {
+        history.confirm_subscriber(&hashed).await
+    } else {
+        history.unsubscribe(&hashed).await
+    };
+    match answer {
+        Ok(_) => {
+            let words = l.text(
+                if confirm {
+                    "subscribed-confirmed"
+                } else {
+                    "unsubscribed"
+                },
+                &[],
+            );
+            (StatusCode::OK, Html(page(l.tag(), &escape(&words)))).into_response()
+        }
+        Err(e) if e.is_not_found() => (
+            StatusCode::NOT_FOUND,
+            Html(page(l.tag(), &escape(&l.text("subscription-unknown", &[])))),
+        )
+            .into_response(),
+        Err(e) => Refusal::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("the history store is not available: {e}"),
+        )
+        .answer(true),
+    }
+}
