@@ -101,6 +101,16 @@ struct HistoryDoc;
 #[openapi(paths(crate::history::page::overview, crate::history::page::dependency))]
 struct HistoryPageDoc;
 
+#[cfg(feature = "subscribers")]
+#[derive(OpenApi)]
+#[openapi(paths(
+    crate::statuspage::subscribe::routes::subscribe,
+    crate::statuspage::subscribe::routes::confirm,
+    crate::statuspage::subscribe::routes::unsubscribe,
+    crate::statuspage::subscribe::routes::unsubscribe_post
+))]
+struct SubscribersDoc;
+
 #[cfg(feature = "history")]
 #[derive(OpenApi)]
 #[openapi(
@@ -153,6 +163,8 @@ fn assembled() -> utoipa::openapi::OpenApi {
     doc.merge(StatusPageDoc::openapi());
     #[cfg(all(feature = "history", feature = "dashboard"))]
     doc.merge(StatusPagePageDoc::openapi());
+    #[cfg(feature = "subscribers")]
+    doc.merge(SubscribersDoc::openapi());
     doc
 }
 

@@ -57,6 +57,17 @@ pub fn app(demo: &Demo) -> Router {
     status = status.incident_publication(status_http::Publication::After(
         demo.config.incident_public_after,
     ));
+    let mut subscriptions = status_http::Subscriptions::new()
+        .allow_private_webhooks(demo.config.subscriptions.allow_private_webhooks);
+    if let Some(smtp) = &demo.config.subscriptions.smtp {
+        subscriptions = subscriptions
+            .smtp(smtp.clone())
+            .mail_from(demo.config.subscriptions.mail_from.clone());
+    }
+    if let Some(secret) = &demo.config.subscriptions.secret {
+        subscriptions = subscriptions.secret(secret.clone().into_bytes());
+    }
+    status = status.subscriptions(subscriptions);
     status = status.public_group(
         status_http::PublicGroup::new("ready", "Online shop")
             .description("Browsing the catalogue, search and checkout"),

@@ -34,6 +34,19 @@ pub const DEPENDENCIES: [(&str, Urgency, &str, &str); 5] = [
     ),
 ];
 
+/// How the status page takes subscribers: webhooks always, mail with an SMTP server.
+#[derive(Debug, Clone, Default)]
+pub struct SubscriptionsConfig {
+    /// The SMTP server mail goes out through (`smtp://host:port`); none: no mail.
+    pub smtp: Option<String>,
+    /// Who mail is from.
+    pub mail_from: String,
+    /// Whether webhooks may reach loopback and private addresses (tests only).
+    pub allow_private_webhooks: bool,
+    /// The secret tokens are made from (`STATUS_SUBSCRIPTIONS_SECRET`); none: one per run.
+    pub secret: Option<String>,
+}
+
 /// How the demo runs.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -86,6 +99,8 @@ pub struct Config {
     /// Where the demo is read from outside (`https://status.example.com`): the status
     /// page's JSON and the notifications' incident links say it.
     pub public_url: Option<String>,
+    /// The status page's subscribers.
+    pub subscriptions: SubscriptionsConfig,
 }
 
 /// Where history is kept.
@@ -263,6 +278,7 @@ impl Default for Config {
             incident_quiet: status_history::incident::DEFAULT_QUIET,
             incident_public_after: status_http::DEFAULT_PUBLIC_AFTER,
             public_url: None,
+            subscriptions: SubscriptionsConfig::default(),
         }
     }
 }

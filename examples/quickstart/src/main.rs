@@ -231,6 +231,21 @@ struct Args {
     /// JSON and the notifications' incident links say it.
     #[arg(long, value_name = "URL")]
     public_url: Option<String>,
+    /// Mail for the status page's subscribers goes out through this SMTP server
+    /// (smtp://host:port, STARTTLS where offered; smtps://host:port): visitors may then
+    /// subscribe by mail (double opt-in). Webhook subscribers are taken without it.
+    #[arg(long, value_name = "URL")]
+    smtp: Option<String>,
+    /// Who the subscribers' mail is from.
+    #[arg(
+        long,
+        value_name = "ADDRESS",
+        default_value = "status@quickstart.example"
+    )]
+    mail_from: String,
+    /// Lets subscribers' webhooks reach loopback and private addresses (for tests only).
+    #[arg(long)]
+    subscriber_webhooks_allow_private: bool,
     /// The server: `status` (`status_http::serve`) or `axum` (`axum::serve`: no timeouts, no
     /// connection cap, a shutdown that waits for every connection), for comparisons.
     #[arg(long, value_enum, default_value_t = Server::Status)]
@@ -359,7 +374,18 @@ async fn main() -> anyhow::Result<()> {
         history: (!args.no_history).then(|| quickstart::HistoryTarget::parse(&args.history)),
         incident_quiet: Duration::from_secs(args.incident_quiet_secs),
         incident_public_after: Duration::from_secs(args.incident_public_after_secs),
-        public_url: args.public_url.clone(),
+        // With mail, the links in it need an address: this one, unless told another.
+        public_url: args.public_url.clone().or_else(|| {
+            args.smtp
+                .as_ref()
+                .map(|_| format!("http://{}", SocketAddr::new(args.bind, args.port)))
+        }),
+        subscriptions: quickstart::SubscriptionsConfig {
+            smtp: args.smtp.clone(),
+            mail_from: args.mail_from.clone(),
+            allow_private_webhooks: args.subscriber_webhooks_allow_private,
+            secret: std::env::var("STATUS_SUBSCRIPTIONS_SECRET").ok(),
+        },
         notify: quickstart::NotifyConfig {
             webhook: args.notify_webhook,
             slack: args.notify_slack,

@@ -279,6 +279,19 @@ impl StatusPageState {
         }
     }
 
+    /// Whether visitors may subscribe by mail here.
+    #[cfg_attr(not(feature = "dashboard"), allow(dead_code))]
+    pub(crate) fn takes_mail(&self) -> bool {
+        #[cfg(feature = "subscribers")]
+        {
+            self.door
+                .as_ref()
+                .is_some_and(|d| d.config.smtp.is_some() && d.config.from.is_some())
+        }
+        #[cfg(not(feature = "subscribers"))]
+        false
+    }
+
     /// When this page first showed component `id` (now, the first time it is asked).
     pub(crate) fn created(&self, id: &str, now: DateTime<Utc>) -> DateTime<Utc> {
         *self

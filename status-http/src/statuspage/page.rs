@@ -85,6 +85,9 @@ struct Words {
     no_incidents: String,
     updated: String,
     languages: String,
+    subscribe_heading: String,
+    subscribe_email: String,
+    subscribe_button: String,
 }
 
 #[derive(Template)]
@@ -98,6 +101,8 @@ struct PageTemplate<'a> {
     maintenances: Vec<MaintenanceView>,
     components: Vec<ComponentRow>,
     t: Words,
+    /// Whether visitors may subscribe by mail here.
+    mail: bool,
     /// Each language: its tag, its name, whether it is this page's.
     languages: Vec<(&'static str, String, bool)>,
 }
@@ -268,6 +273,9 @@ pub(crate) async fn page(
                 &[("now", s.now.format("%Y-%m-%d %H:%M:%S").to_string().into())],
             ),
             languages: l.text("languages", &[]),
+            subscribe_heading: l.text("subscribe-heading", &[]),
+            subscribe_email: l.text("subscribe-email", &[]),
+            subscribe_button: l.text("subscribe-button", &[]),
         };
         let template = PageTemplate {
             name: &state.name,
@@ -312,6 +320,7 @@ pub(crate) async fn page(
                 .collect(),
             components,
             t,
+            mail: state.takes_mail(),
             languages: i18n::languages()
                 .into_iter()
                 .map(|(tag, name)| (tag, name, tag == l.tag()))

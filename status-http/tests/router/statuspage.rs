@@ -871,3 +871,123 @@ async fn the_page_follows_the_readers_language() {
     let a = get(&app, "/status/page?utm_source=mail").await;
     assert_eq!(a.status, StatusCode::OK);
 }
+
+/// The subscribers' door refuses what it must, with a clear word, and keeps nothing then: no
+/// subscriptions without them enabled, a private webhook, an unknown component, neither or
+/// both of mail and webhook, mail where none is sent, a body that is neither JSON nor a form,
+/// a body too large, and a burst past its bound (429, Retry-After).
+#[tokio::test]
+async fn the_subscribers_door_refuses_what_it_must_and_keeps_nothing() {
+    let f = fixture().await;
+    let (plain, _) = app(&f).await;
+    let post = |app: axum::Router, body: String, content_type: &'static str| async move {
+        call(
+            &app,
+            axum::http::Request::post("/status/page/subscriptions")
+                .header("content-type", content_type)
+                .body(Body::from(body))
+                .unwrap(),
+        )
+        .await
+    };
+    let json = "application/json";
+    let a = post(
+        plain.clone(),
+        r#"{"webhook":"https://example.com/hook"}"#.into(),
+        json,
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::NOT_FOUND, "{}", a.body);
+
+    let history = History::in_memory().open();
+    history.attach(&f.registry);
+    let app = status_http::Routes::new(&f.registry)
+        .history(history.clone())
+        .status_page_url("https://status.shop.example")
+        .public_group(PublicGroup::new("core", "Checkout"))
+        .subscriptions(status_http::Subscriptions::new().rate(8, 1))
+        .build();
+    // The store opens beside the routes: until it has, the door answers 503 and keeps nothing.
+    while history.subscribers().await.is_err() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for (body, content_type, code) in [
+        (
+            r#"{"webhook":"http://127.0.0.1:9/hook"}"#,
+            json,
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            r#"{"webhook":"http://169.254.169.254/latest"}"#,
+            json,
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            r#"{"webhook":"ftp://example.com/"}"#,
+            json,
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            r#"{"email":"ana@example.com"}"#,
+            json,
+            StatusCode::BAD_REQUEST,
+        ),
+        (r#"{}"#, json, StatusCode::BAD_REQUEST),
+        (
+            r#"{"webhook":"http://localhost/","email":"a@b.co"}"#,
+            json,
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            r#"{"webhook":"http://[::1]/","components":["group-core"]}"#,
+            json,
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "webhook=x",
+            "text/plain",
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ),
+    ] {
+        let a = post(app.clone(), body.into(), content_type).await;
+        assert_eq!(a.status, code, "{body}: {}", a.body);
+        assert!(a.json()["error"].is_string(), "{}", a.body);
+    }
+    let big = format!(
+        r#"{{"webhook":"https://example.com/{}"}}"#,
+        "x".repeat(5000)
+    );
+    let a = post(app.clone(), big, json).await;
+    assert_eq!(a.status, StatusCode::PAYLOAD_TOO_LARGE, "{}", a.body);
+    assert!(
+        history.subscribers().await.unwrap().is_empty(),
+        "nothing kept"
+    );
+
+    // Past the bucket's eight: 429 with Retry-After, and still nothing kept.
+    let mut refused = 0;
+    for _ in 0..12 {
+        let a = post(
+            app.clone(),
+            r#"{"webhook":"http://127.0.0.1:9/"}"#.into(),
+            json,
+        )
+        .await;
+        if a.status == StatusCode::TOO_MANY_REQUESTS {
+            assert!(a.header("retry-after").parse::<u64>().unwrap() >= 1);
+            refused += 1;
+        }
+    }
+    assert!(refused >= 4, "{refused} refused of 12 past a bucket of 8");
+    assert!(history.subscribers().await.unwrap().is_empty());
+
+    // Confirm and unsubscribe with a token of no one: 404, a page.
+    for uri in [
+        "/status/page/subscriptions/confirm?token=nope",
+        "/status/page/subscriptions/unsubscribe?token=nope",
+    ] {
+        let a = get(&app, uri).await;
+        assert_eq!(a.status, StatusCode::NOT_FOUND, "{uri}");
+        assert!(a.body.contains("<html"), "{}", a.body);
+    }
+}

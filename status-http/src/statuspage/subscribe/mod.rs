@@ -14,7 +14,7 @@
 
 mod deliver;
 pub(crate) mod guard;
-mod routes;
+pub(crate) mod routes;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

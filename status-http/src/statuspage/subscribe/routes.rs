@@ -60,6 +60,7 @@ struct Refusal {
     status: StatusCode,
     message: String,
     retry_after: Option<Duration>,
+    up: &'static str,
 }
 
 impl Refusal {
@@ -68,12 +69,13 @@ impl Refusal {
             status,
             message: message.into(),
             retry_after: None,
+            up: UP_ONE,
         }
     }
 
     fn answer(self, html: bool) -> Response {
         let mut response = if html {
-            (self.status, Html(page("", &escape(&self.message)))).into_response()
+            (self.status, Html(page("", &escape(&self.message), self.up))).into_response()
         } else {
             ApiError::new(self.status, self.message).into_response()
         };
@@ -93,17 +95,23 @@ fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// A small page of the door's own: a word and a way back.
-fn page(lang: &str, words: &str) -> String {
+/// A small page of the door's own: a word and a way back (`up` leads from where it is
+/// served to `/status/`).
+fn page(lang: &str, words: &str, up: &str) -> String {
     format!(
         "<!doctype html><html lang=\"{}\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" \
          content=\"width=device-width, initial-scale=1\"><title>{words}</title><link \
-         rel=\"stylesheet\" href=\"../assets/dashboard.css\"></head><body \
+         rel=\"stylesheet\" href=\"{up}assets/dashboard.css\"></head><body \
          class=\"statuspage\"><main><p class=\"banner\">{words}</p><p><a \
-         href=\"../page\">←</a></p></main></body></html>",
+         href=\"{up}page\">←</a></p></main></body></html>",
         if lang.is_empty() { "en" } else { lang }
     )
 }
+
+/// From `/status/page/subscriptions` up to `/status/`.
+const UP_ONE: &str = "../";
+/// From `/status/page/subscriptions/confirm` (and `unsubscribe`) up to `/status/`.
+const UP_TWO: &str = "../../";
 
 fn door(state: &StatusPageState) -> Result<&Arc<Door>, Refusal> {
     state.door.as_ref().ok_or_else(|| {
@@ -314,7 +322,7 @@ fn answered(form: bool, l: &Locale, status: StatusCode, body: &serde_json::Value
         let words = body["message"]
             .as_str()
             .map_or_else(|| l.text("subscribed-confirmed", &[]), str::to_owned);
-        (status, Html(page(l.tag(), &escape(&words)))).into_response()
+        (status, Html(page(l.tag(), &escape(&words), UP_ONE))).into_response()
     } else {
         (status, Json(body.clone())).into_response()
     }
@@ -436,7 +444,11 @@ async fn by_token(
     else {
         return (
             StatusCode::BAD_REQUEST,
-            Html(page(l.tag(), &escape(&l.text("subscription-unknown", &[])))),
+            Html(page(
+                l.tag(),
+                &escape(&l.text("subscription-unknown", &[])),
+                UP_TWO,
+            )),
         )
             .into_response();
     };
@@ -456,17 +468,24 @@ async fn by_token(
                 },
                 &[],
             );
-            (StatusCode::OK, Html(page(l.tag(), &escape(&words)))).into_response()
+            (StatusCode::OK, Html(page(l.tag(), &escape(&words), UP_TWO))).into_response()
         }
         Err(e) if e.is_not_found() => (
             StatusCode::NOT_FOUND,
-            Html(page(l.tag(), &escape(&l.text("subscription-unknown", &[])))),
+            Html(page(
+                l.tag(),
+                &escape(&l.text("subscription-unknown", &[])),
+                UP_TWO,
+            )),
         )
             .into_response(),
-        Err(e) => Refusal::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("the history store is not available: {e}"),
-        )
+        Err(e) => Refusal {
+            up: UP_TWO,
+            ..Refusal::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("the history store is not available: {e}"),
+            )
+        }
         .answer(true),
     }
 }
