@@ -207,20 +207,35 @@ try:
     if "We now alert at 80 %." not in text(mails_to("ana@example.com")[4]):
         fail("the postmortem is not in the mail")
 
+    # A maintenance announced, starting now: its announcement and its start, told once each.
+    now = time.time()
+    iso = lambda t: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+    status, body, _ = call("POST", "/admin/maintenances", {
+        "title": "Database upgrade", "message": "Checkout may be slow.",
+        "dependencies": ["primary-db"], "start": iso(now), "end": iso(now + 600)})
+    if status != 201:
+        fail(f"announce: {status} {body}")
+    events("ana@example.com", 6, "the maintenance's announcement and start told once to each")
+    subjects = sorted(m["subject"] for m in mails_to("ana@example.com")[5:7])
+    if not all("Database upgrade" in s for s in subjects):
+        fail(f"the maintenance's mails: {subjects}")
+    maintenance = json.loads(body)["id"]
+    call("DELETE", f"/admin/maintenances/{maintenance}")
+
     # One click: Ana is out; the next outage reaches the webhook only.
     status, body, _ = call("POST", unsubscribe, raw=b"List-Unsubscribe=One-Click",
                            headers={"Content-Type": "application/x-www-form-urlencoded"})
     if status != 200:
         fail(f"one-click unsubscribe: {status} {body}")
     call("PUT", "/demo/chaos/primary-db", {"mode": "outage"})
-    until("the next outage at the webhook", lambda: (len(hooks) == 5, len(hooks)), 40)
+    until("the next outage at the webhook", lambda: (len(hooks) == 7, len(hooks)), 40)
     time.sleep(6)
-    if len(mails_to("ana@example.com")) != 5:
-        fail(f"ana got {len(mails_to('ana@example.com'))} mails after unsubscribing, not 5")
+    if len(mails_to("ana@example.com")) != 7:
+        fail(f"ana got {len(mails_to('ana@example.com'))} mails after unsubscribing, not 7")
     if len(mails_to("bob@example.com")) != 1:
         fail(f"bob, unconfirmed, got {len(mails_to('bob@example.com'))} mails")
-    if len(hooks) != 5:
-        fail(f"the webhook got {len(hooks)} posts, not 5 (one per event)")
+    if len(hooks) != 7:
+        fail(f"the webhook got {len(hooks)} posts, not 7 (one per event)")
     status, _, _ = call("GET", hook_unsubscribe)
     if status != 200:
         fail(f"the webhook's unsubscribe link: {status}")
@@ -237,7 +252,7 @@ try:
         flood_mails = sum(1 for (to, _) in mails if any(t.startswith("flood") for t in to))
     if flood_mails != taken:
         fail(f"{flood_mails} confirmation mails for {taken} subscriptions taken")
-    print(f"subscribers: 4 events, one message each to the confirmed (mail and webhook), none to "
+    print(f"subscribers: 6 events, one message each to the confirmed (mail and webhook), none to "
           f"the unconfirmed or the unsubscribed; a flood of 60: {taken} taken, {len(refused)} refused")
 finally:
     server.terminate()
