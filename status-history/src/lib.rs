@@ -41,7 +41,7 @@
 //! | `uptime`, `model` | the uptime fold over buckets; series, tiers, buckets, records |
 //! | [`incident`] | the pure `IncidentTracker` (told the registry's facts), `merge` of a fleet's facts into one incident, update kinds |
 //! | `store`, `sqlite`, `postgres` | the one [`HistoryStore`] trait and its two stores, with their migrations |
-//! | `run` | [`History`]: the driver (events in, a write a second), the live reads, restore at a start |
+//! | `run` | [`History`]: the driver (events in, a write a second), the live reads, restore at a start; incidents' updates and postmortems, announced maintenances, the status page's subscribers and their deliveries |
 //! | `writes`, `error` | a write's batch; [`Error`] with its kinds |
 //!
 //! # Features

@@ -54,7 +54,7 @@
 //! | `auth`, `body`, `query`, `error` | the token, bounded JSON bodies, query strings, errors as JSON |
 //! | `present`, `render`, `respond` | one presentation path (public view, app name), bodies made once per report generation, ETags |
 //! | `dashboard`, `panel`, `live` | `/status` and its events; panels; metrics read when scraped |
-//! | `history`, `statuspage` | uptime, transitions, history pages; incidents and the public page |
+//! | `history`, `statuspage` | uptime, transitions, history pages; incidents and the public page: its components (public groups), JSON, feeds, badges, languages (Fluent), announced maintenances, postmortems, subscribers |
 //! | `fleet`, `traffic`, `notify`, `otel`, `metrics` | the satellites' routes, answers and metrics |
 //! | [`serve`](mod@serve), [`shutdown`], [`middleware`] | the bounded HTTP/1 server (status-serve's), the graceful end, the gates |
 //! | `openapi`, `schema` | `GET /openapi.json` and the bodies it describes |
@@ -76,7 +76,8 @@
 //! | `traffic` | [`traffic`]: status-traffic's refusals as answers, panels and metrics |
 //! | `fleet` | `GET /fleet`, `/fleet/datacenters/{dc}`, `/fleet/dependencies`, `/status/fleet`, fleet-aware readiness (brings status-fleet) |
 //! | `notify` (off by default) | [`notify_metrics`]: each notification sink's deliveries, failures, drops and queue in `/metrics` (brings `metrics`, and status-notify with its HTTP client) |
-//! | `history` | uptime, transitions and the kept audit trail (`/healthcheck/uptime`, `/healthcheck/report`, `…/transitions`, `/admin/history/audit`), incidents (`/admin/incidents`), the public status page (`/status/page`, Statuspage v2 JSON, badges) and the history pages (brings status-history with SQLite) |
+//! | `history` | uptime, transitions and the kept audit trail (`/healthcheck/uptime`, `/healthcheck/report`, `…/transitions`, `/admin/history/audit`), incidents (`/admin/incidents`, postmortems), announced maintenances (`/admin/maintenances`), the public status page (`/status/page`, Statuspage v2 JSON, feeds, badges) and the history pages (brings status-history with SQLite) |
+//! | `subscribers` | the public page's subscribers: mail (lettre, SMTP) and webhooks (reqwest), [`Subscriptions`], [`Routes::subscriptions`] (brings `history` and `dashboard`) |
 //! | `otel` (off by default) | [`otel_metrics`]: the OTLP export's requests, failures, drops and queue in `/metrics` (brings `metrics`, and status-otel with OpenTelemetry's SDK) |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
