@@ -56,7 +56,7 @@ impl SqliteStore {
     }
 
     /// The announcements ending at or after `since` (ms), called off or not, the soonest
-    /// first, at most [`MAX_ANNOUNCEMENTS`].
+    /// first, at most 200.
     ///
     /// # Errors
     ///

@@ -132,7 +132,7 @@ impl SqliteStore {
         Ok(found)
     }
 
-    /// Every subscriber, confirmed or not, by id (at most [`MAX_READ`]).
+    /// Every subscriber, confirmed or not, by id (at most 100,000).
     ///
     /// # Errors
     ///
