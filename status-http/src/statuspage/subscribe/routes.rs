@@ -173,7 +173,7 @@ async fn subscribe_inner(
     let asked = if form {
         let Form(f) = Form::<SubscribeForm>::from_request(request, &())
             .await
-            .map_err(|e| Refusal::new(e.status(), e.body_text()))?;
+            .map_err(|e| Refusal::new(malformed(e.status()), e.body_text()))?;
         SubscribeJson {
             email: f.email.filter(|e| !e.trim().is_empty()),
             webhook: f.webhook.filter(|w| !w.trim().is_empty()),
@@ -188,7 +188,7 @@ async fn subscribe_inner(
     } else {
         let Json(j) = Json::<SubscribeJson>::from_request(request, &())
             .await
-            .map_err(|e| Refusal::new(e.status(), e.body_text()))?;
+            .map_err(|e| Refusal::new(malformed(e.status()), e.body_text()))?;
         j
     };
     // The door's rate first: what follows reads the store and may send mail.
@@ -316,6 +316,16 @@ async fn subscribe_inner(
     Ok(answered(form, l, StatusCode::ACCEPTED, &pending))
 }
 
+/// A body refused as axum words it, but a body of the wrong shape is a 400 here (as on
+/// every route of this crate), not a 422.
+fn malformed(status: StatusCode) -> StatusCode {
+    if status == StatusCode::UNPROCESSABLE_ENTITY {
+        StatusCode::BAD_REQUEST
+    } else {
+        status
+    }
+}
+
 /// The answer to a subscription: its JSON, or a page for the form.
 fn answered(form: bool, l: &Locale, status: StatusCode, body: &serde_json::Value) -> Response {
     if form {
@@ -379,6 +389,7 @@ async fn webhook_url(url: &str, allow_private: bool) -> Result<String, Refusal> 
     params(("token" = String, Query, description = "The token of the confirmation mail")),
     responses(
         (status = 200, description = "Confirmed", content_type = "text/html", body = String),
+        (status = 400, description = "No token", content_type = "text/html", body = String),
         (status = 404, description = "No subscription has this token", content_type = "text/html", body = String),
         (status = "default", description = "A rejected request (400, 404, 405, 408, 413, 414, 431, 503)", body = crate::schema::Error))))]
 pub(crate) async fn confirm(
@@ -396,6 +407,7 @@ pub(crate) async fn confirm(
     params(("token" = String, Query, description = "The token of the subscription")),
     responses(
         (status = 200, description = "Unsubscribed", content_type = "text/html", body = String),
+        (status = 400, description = "No token", content_type = "text/html", body = String),
         (status = 404, description = "No subscription has this token", content_type = "text/html", body = String),
         (status = "default", description = "A rejected request (400, 404, 405, 408, 413, 414, 431, 503)", body = crate::schema::Error))))]
 pub(crate) async fn unsubscribe(
@@ -413,6 +425,7 @@ pub(crate) async fn unsubscribe(
     params(("token" = String, Query, description = "The token of the subscription")),
     responses(
         (status = 200, description = "Unsubscribed", content_type = "text/html", body = String),
+        (status = 400, description = "No token", content_type = "text/html", body = String),
         (status = 404, description = "No subscription has this token", content_type = "text/html", body = String),
         (status = "default", description = "A rejected request (400, 404, 405, 408, 413, 414, 431, 503)", body = crate::schema::Error))))]
 pub(crate) async fn unsubscribe_post(
