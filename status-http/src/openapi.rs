@@ -105,9 +105,9 @@ struct HistoryPageDoc;
 #[derive(OpenApi)]
 #[openapi(paths(
     crate::statuspage::subscribe::routes::subscribe,
-    crate::statuspage::subscribe::routes::confirm,
-    crate::statuspage::subscribe::routes::unsubscribe,
-    crate::statuspage::subscribe::routes::unsubscribe_post
+    crate::statuspage::subscribe::links::confirm,
+    crate::statuspage::subscribe::links::unsubscribe,
+    crate::statuspage::subscribe::links::unsubscribe_post
 ))]
 struct SubscribersDoc;
 

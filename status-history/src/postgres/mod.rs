@@ -3,6 +3,7 @@
 //! dependency's time in each level is the fleet's), mutes, overrides and state are each
 //! instance's own.
 
+mod adapter;
 mod announce;
 mod incidents;
 mod read;
@@ -12,21 +13,14 @@ mod write;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::PoisonError;
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
 use tokio_postgres::{Client, NoTls};
 
 use self::schema::{migrate, MIGRATIONS};
 use crate::error::Kind;
-use crate::incident::{Incident, IncidentUpdate, NewPostmortem, NewUpdate, Postmortem};
-use crate::model::{Announcement, Subscriber, SubscriberKind};
-use crate::model::{
-    AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Tier, TransitionRecord,
-};
-use crate::store::{HistoryStore, StoreFuture};
-use crate::{Error, Retention, Writes};
+use crate::model::Series;
+use crate::Error;
 
 /// The PostgreSQL schema's migrations, in order: for tests that build a database at an
 /// earlier version (record it in `sh_schema`).
@@ -212,236 +206,69 @@ async fn claim(client: &Client, instance: &str) -> Result<(), Error> {
     ))
 }
 
-impl HistoryStore for PostgresHistory {
-    fn kind(&self) -> &'static str {
-        "postgres"
-    }
-
-    fn open(&self, now: DateTime<Utc>) -> StoreFuture<'_, ()> {
-        let now = now.timestamp_millis();
-        Box::pin(async move {
-            let mut guard = self.client.lock().await;
-            if guard.as_ref().is_some_and(|c| !c.is_closed()) {
-                return Ok(());
+impl PostgresHistory {
+    /// Connects (when not connected), claims the instance, migrates, and starts the run at
+    /// `now` (ms): the store's `open`.
+    async fn open_at(&self, now: i64) -> Result<(), Error> {
+        let mut guard = self.client.lock().await;
+        if guard.as_ref().is_some_and(|c| !c.is_closed()) {
+            return Ok(());
+        }
+        let (mut client, connection) =
+            tokio::time::timeout(CALL_TIMEOUT, self.config.connect(NoTls))
+                .await
+                .map_err(|_| {
+                    Error::of(
+                        Kind::Unavailable,
+                        "PostgreSQL did not answer the connection",
+                    )
+                })?
+                .map_err(|e| pg(&e))?;
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::warn!("the history's PostgreSQL connection ended: {e}");
             }
-            let (mut client, connection) =
-                tokio::time::timeout(CALL_TIMEOUT, self.config.connect(NoTls))
-                    .await
-                    .map_err(|_| {
-                        Error::of(
-                            Kind::Unavailable,
-                            "PostgreSQL did not answer the connection",
-                        )
-                    })?
-                    .map_err(|e| pg(&e))?;
-            tokio::spawn(async move {
-                if let Err(e) = connection.await {
-                    tracing::warn!("the history's PostgreSQL connection ended: {e}");
-                }
-            });
-            client
-                .batch_execute("SET statement_timeout = '10s'")
+        });
+        client
+            .batch_execute("SET statement_timeout = '10s'")
+            .await
+            .map_err(|e| pg(&e))?;
+        claim(&client, &self.instance).await?;
+        tokio::time::timeout(CALL_TIMEOUT, migrate(&mut client))
+            .await
+            .map_err(|_| Error::new("PostgreSQL did not answer the migration"))??;
+        // One run a process: a connection lost and made again continues it.
+        if self.run.load(Ordering::Acquire) == 0 {
+            let row = client
+                .query_one(
+                    "INSERT INTO sh_runs (instance, datacenter, started, covered_until)
+                         VALUES ($1, $2, $3, $3) RETURNING id",
+                    &[&self.instance, &self.datacenter, &now],
+                )
                 .await
                 .map_err(|e| pg(&e))?;
-            claim(&client, &self.instance).await?;
-            tokio::time::timeout(CALL_TIMEOUT, migrate(&mut client))
-                .await
-                .map_err(|_| Error::new("PostgreSQL did not answer the migration"))??;
-            // One run a process: a connection lost and made again continues it.
-            if self.run.load(Ordering::Acquire) == 0 {
-                let row = client
-                    .query_one(
-                        "INSERT INTO sh_runs (instance, datacenter, started, covered_until)
-                         VALUES ($1, $2, $3, $3) RETURNING id",
-                        &[&self.instance, &self.datacenter, &now],
-                    )
-                    .await
-                    .map_err(|e| pg(&e))?;
-                self.run.store(row.get(0), Ordering::Release);
+            self.run.store(row.get(0), Ordering::Release);
+        }
+        *guard = Some(client);
+        self.open.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// Lets go of the instance's lock and the connection: the store's `close`.
+    async fn close_now(&self) -> Result<(), Error> {
+        // The instance's advisory lock is let go at once, then the connection goes (which
+        // would let go of it too, but only once the server notices: a process started
+        // right after might be refused meanwhile).
+        if let Some(client) = self.client.lock().await.take() {
+            let key = fnv1a(&self.instance);
+            let unlocked = client
+                .execute("SELECT pg_advisory_unlock($1, $2)", &[&INSTANCE_LOCK, &key])
+                .await;
+            if let Err(e) = unlocked {
+                tracing::debug!("the instance's lock goes with its connection: {e}");
             }
-            *guard = Some(client);
-            self.open.store(true, Ordering::Release);
-            Ok(())
-        })
-    }
-
-    fn is_open(&self) -> bool {
-        self.open.load(Ordering::Acquire)
-    }
-
-    fn close(&self) -> StoreFuture<'_, ()> {
-        Box::pin(async move {
-            // The instance's advisory lock is let go at once, then the connection goes (which
-            // would let go of it too, but only once the server notices: a process started
-            // right after might be refused meanwhile).
-            if let Some(client) = self.client.lock().await.take() {
-                let key = fnv1a(&self.instance);
-                let unlocked = client
-                    .execute("SELECT pg_advisory_unlock($1, $2)", &[&INSTANCE_LOCK, &key])
-                    .await;
-                if let Err(e) = unlocked {
-                    tracing::debug!("the instance's lock goes with its connection: {e}");
-                }
-            }
-            self.open.store(false, Ordering::Release);
-            Ok(())
-        })
-    }
-
-    fn write<'a>(&'a self, writes: &'a Writes) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            let known = self
-                .series
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone();
-            let learned = self
-                .call(async |client| {
-                    let tx = client.transaction().await?;
-                    let learned = write::write_all(&tx, known, self, writes).await?;
-                    tx.commit().await?;
-                    Ok(learned)
-                })
-                .await?;
-            self.series
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .extend(learned);
-            Ok(())
-        })
-    }
-
-    fn buckets<'a>(
-        &'a self,
-        series: &'a Series,
-        tier: Tier,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
-    ) -> StoreFuture<'a, Vec<Bucket>> {
-        Box::pin(self.buckets_of(series, tier, from.timestamp(), to.timestamp()))
-    }
-
-    fn days_of<'a>(
-        &'a self,
-        kind: &'a str,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
-    ) -> StoreFuture<'a, Vec<(Series, Vec<Bucket>)>> {
-        Box::pin(self.days_of_of(kind, from.timestamp(), to.timestamp()))
-    }
-
-    fn transitions<'a>(
-        &'a self,
-        series: &'a Series,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
-        limit: usize,
-    ) -> StoreFuture<'a, Vec<TransitionRecord>> {
-        Box::pin(self.transitions_of(
-            series,
-            from.timestamp_millis(),
-            to.timestamp_millis(),
-            limit,
-        ))
-    }
-
-    fn audit(&self, before: Option<i64>, limit: usize) -> StoreFuture<'_, Vec<(i64, AuditRecord)>> {
-        Box::pin(self.audit_of(before, limit))
-    }
-
-    fn mutes(&self) -> StoreFuture<'_, Vec<MuteRecord>> {
-        Box::pin(self.mutes_of())
-    }
-
-    fn overrides(&self) -> StoreFuture<'_, Vec<OverrideRecord>> {
-        Box::pin(self.overrides_of())
-    }
-
-    fn state<'a>(&'a self, key: &'a str) -> StoreFuture<'a, Option<String>> {
-        Box::pin(self.state_of(key))
-    }
-
-    fn series<'a>(&'a self, kind: &'a str) -> StoreFuture<'a, Vec<Series>> {
-        Box::pin(self.series_of(kind))
-    }
-
-    fn incidents(&self, since: DateTime<Utc>, limit: usize) -> StoreFuture<'_, Vec<Incident>> {
-        Box::pin(self.incidents_of(since.timestamp_millis(), limit))
-    }
-
-    fn incident(&self, id: i64) -> StoreFuture<'_, Option<Incident>> {
-        Box::pin(self.incident_of(id))
-    }
-
-    fn post_update<'a>(&'a self, update: &'a NewUpdate) -> StoreFuture<'a, Option<IncidentUpdate>> {
-        Box::pin(self.post_update_of(update))
-    }
-
-    fn set_postmortem<'a>(
-        &'a self,
-        postmortem: &'a NewPostmortem,
-    ) -> StoreFuture<'a, Option<Postmortem>> {
-        Box::pin(self.set_postmortem_of(postmortem))
-    }
-
-    fn announce<'a>(&'a self, announcement: &'a Announcement) -> StoreFuture<'a, Announcement> {
-        Box::pin(self.announce_of(announcement))
-    }
-
-    fn announcements(&self, since: DateTime<Utc>) -> StoreFuture<'_, Vec<Announcement>> {
-        Box::pin(self.announcements_of(since.timestamp_millis()))
-    }
-
-    fn cancel_announcement(
-        &self,
-        id: i64,
-        at: DateTime<Utc>,
-    ) -> StoreFuture<'_, Option<Announcement>> {
-        Box::pin(self.cancel_announcement_of(id, at.timestamp_millis()))
-    }
-
-    fn subscriber<'a>(
-        &'a self,
-        kind: SubscriberKind,
-        address: &'a str,
-    ) -> StoreFuture<'a, Option<Subscriber>> {
-        Box::pin(self.subscriber_of(kind, address))
-    }
-
-    fn subscribe<'a>(&'a self, subscriber: &'a Subscriber) -> StoreFuture<'a, Subscriber> {
-        Box::pin(self.subscribe_of(subscriber))
-    }
-
-    fn confirm_subscriber<'a>(
-        &'a self,
-        token: &'a str,
-        at: DateTime<Utc>,
-    ) -> StoreFuture<'a, Option<Subscriber>> {
-        Box::pin(self.confirm_subscriber_of(token, at.timestamp_millis()))
-    }
-
-    fn unsubscribe<'a>(&'a self, token: &'a str) -> StoreFuture<'a, Option<Subscriber>> {
-        Box::pin(self.unsubscribe_of(token))
-    }
-
-    fn subscribers(&self) -> StoreFuture<'_, Vec<Subscriber>> {
-        Box::pin(self.subscribers_of())
-    }
-
-    fn claim_delivery<'a>(
-        &'a self,
-        event: &'a str,
-        subscriber: i64,
-        at: DateTime<Utc>,
-    ) -> StoreFuture<'a, bool> {
-        Box::pin(self.claim_delivery_of(event, subscriber, at.timestamp_millis()))
-    }
-
-    fn release_delivery<'a>(&'a self, event: &'a str, subscriber: i64) -> StoreFuture<'a, ()> {
-        Box::pin(self.release_delivery_of(event, subscriber))
-    }
-
-    fn prune<'a>(&'a self, now: DateTime<Utc>, retention: &'a Retention) -> StoreFuture<'a, u64> {
-        Box::pin(self.prune_of(now.timestamp_millis(), retention))
+        }
+        self.open.store(false, Ordering::Release);
+        Ok(())
     }
 }

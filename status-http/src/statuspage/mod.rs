@@ -37,13 +37,14 @@ pub(crate) mod json;
 mod model;
 #[cfg(feature = "dashboard")]
 pub(crate) mod page;
+mod public;
 #[cfg(feature = "subscribers")]
 pub(crate) mod subscribe;
 pub(crate) mod wire;
 
 use self::model::{components_of, maintenances};
 pub(crate) use self::model::{indicator, Component, Maintenance, PublicIncident};
-pub use self::model::{PublicGroup, Publication, DEFAULT_PUBLIC_AFTER};
+pub use self::public::{PublicGroup, Publication, DEFAULT_PUBLIC_AFTER};
 
 /// The tag that makes a dependency a component of the public page.
 pub const PUBLIC_TAG: &str = "public";

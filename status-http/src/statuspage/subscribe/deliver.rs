@@ -9,16 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use lettre::message::header::ContentType;
-use lettre::message::{Mailbox, Message};
-use lettre::transport::smtp::authentication::Credentials;
-use lettre::transport::smtp::client::{Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 use serde_json::json;
 use status_history::{Subscriber, SubscriberKind};
 
-use super::{guard, Door};
-use crate::statuspage::i18n::{self, Locale};
+use super::send::{mail_message, page_url, transport, unsubscribe_link, words, Resolver};
+use super::Door;
+use crate::statuspage::i18n;
 use crate::statuspage::{Maintenance, PublicIncident, Snapshot, StatusPageState};
 
 /// News older than this is not told: a subscriber is told what happens, not history.
@@ -28,17 +25,17 @@ const MAX_BACKOFF: Duration = Duration::from_secs(3600);
 
 /// One thing to tell.
 #[derive(Debug, Clone)]
-struct Event {
+pub(super) struct Event {
     /// Stable across instances and restarts: what a delivery is claimed by.
-    key: String,
-    at: DateTime<Utc>,
+    pub(super) key: String,
+    pub(super) at: DateTime<Utc>,
     /// The component ids it touches (empty: all).
-    components: Vec<String>,
-    what: What,
+    pub(super) components: Vec<String>,
+    pub(super) what: What,
 }
 
 #[derive(Debug, Clone)]
-enum What {
+pub(super) enum What {
     /// An incident's update (its opening, an operator's word, its resolution).
     Update { incident: i64, update: i64 },
     /// An incident's postmortem.
@@ -302,218 +299,6 @@ impl Teller {
                 }
             }
         }
-    }
-}
-
-/// The subject, the text and the Statuspage JSON of `e`, in `l`'s words.
-fn words(
-    state: &StatusPageState,
-    snapshot: &Snapshot,
-    incidents: &[PublicIncident],
-    e: &Event,
-    l: &Locale,
-) -> (String, String, serde_json::Value) {
-    let render = crate::statuspage::json::Render::new(state, snapshot);
-    let (incident, update) = match &e.what {
-        What::Update { incident, update } => (*incident, Some(*update)),
-        What::Postmortem { incident } => (*incident, None),
-        What::Maintenance { id, phase } => {
-            let Some(m) = snapshot.maintenances.iter().find(|m| &m.id == id) else {
-                return (String::new(), String::new(), json!(null));
-            };
-            let title = l.text(
-                &format!("maintenance-{phase}"),
-                &[("title", m.name.clone().into())],
-            );
-            let window = l.text(
-                "maintenance-window",
-                &[
-                    ("start", m.start.format("%Y-%m-%d %H:%M").to_string().into()),
-                    ("until", m.until.format("%Y-%m-%d %H:%M").to_string().into()),
-                ],
-            );
-            return (
-                format!("[{}] {title}", state.name),
-                format!("{window}\n\n{}", m.body),
-                serde_json::to_value(render.maintenance(m)).unwrap_or_default(),
-            );
-        }
-    };
-    let Some(i) = incidents.iter().find(|i| i.id == incident) else {
-        return (String::new(), String::new(), json!(null));
-    };
-    let view = crate::statuspage::page::view(i, l);
-    let text = match update {
-        Some(update) => i
-            .updates
-            .iter()
-            .position(|u| u.id == update)
-            .and_then(|n| view.updates.get(n))
-            .map(|u| format!("{} ({} UTC)\n\n{}", u.status, u.at, u.body))
-            .unwrap_or_default(),
-        None => i
-            .postmortem
-            .as_ref()
-            .map(|(body, _)| format!("{}\n\n{body}", view.postmortem_label))
-            .unwrap_or_default(),
-    };
-    (
-        format!("[{}] {}: {}", state.name, view.name, view.status),
-        text,
-        serde_json::to_value(render.incident(i)).unwrap_or_default(),
-    )
-}
-
-fn page_url(state: &StatusPageState) -> String {
-    format!("{}/status/page", state.url.as_deref().unwrap_or_default())
-}
-
-/// The unsubscribe link of `s`, its token made again from the page's secret.
-fn unsubscribe_link(state: &StatusPageState, door: &Door, s: &Subscriber) -> String {
-    let (secret, _) = door.token(s.kind, &s.address);
-    format!(
-        "{}/status/page/subscriptions/unsubscribe?token={secret}",
-        state.url.as_deref().unwrap_or_default()
-    )
-}
-
-/// Sends the confirmation mail of a new subscriber: a link with its token, nothing else.
-pub(crate) async fn confirmation(
-    state: &StatusPageState,
-    door: &Door,
-    s: &Subscriber,
-    secret: &str,
-    l: &Locale,
-) {
-    let Some(url) = door.config.smtp.as_deref() else {
-        return;
-    };
-    let base = state.url.as_deref().unwrap_or_default();
-    let link = format!(
-        "{base}/status/page/subscriptions/confirm?token={secret}&lang={}",
-        l.tag()
-    );
-    let body = format!(
-        "{}\n\n{link}\n\n{}\n",
-        l.text("mail-confirm-body", &[("name", state.name.clone().into())]),
-        l.text("mail-confirm-ignore", &[]),
-    );
-    let subject = l.text(
-        "mail-confirm-subject",
-        &[("name", state.name.clone().into())],
-    );
-    let sent = match (
-        transport(url),
-        mail_message(door, &s.address, &subject, body, None),
-    ) {
-        (Ok(t), Ok(m)) => t.send(m).await.map(|_| ()).map_err(|e| e.to_string()),
-        (Err(e), _) | (_, Err(e)) => Err(e),
-    };
-    if let Err(e) = sent {
-        tracing::warn!(
-            subscriber = s.id,
-            "a confirmation mail could not be sent: {e}"
-        );
-    }
-}
-
-/// A mail to `to`, with RFC 8058's one-click unsubscription when `unsubscribe` is given.
-fn mail_message(
-    door: &Door,
-    to: &str,
-    subject: &str,
-    body: String,
-    unsubscribe: Option<&str>,
-) -> Result<Message, String> {
-    let from: Mailbox = door
-        .config
-        .from
-        .as_deref()
-        .ok_or("no sender is set")?
-        .parse()
-        .map_err(|e| format!("the sender: {e}"))?;
-    let to: Mailbox = to.parse().map_err(|e| format!("the address: {e}"))?;
-    let mut builder = Message::builder().from(from).to(to).subject(subject);
-    if let Some(link) = unsubscribe {
-        builder = builder
-            .raw_header(lettre::message::header::HeaderValue::new(
-                lettre::message::header::HeaderName::new_from_ascii_str("List-Unsubscribe"),
-                format!("<{link}>"),
-            ))
-            .raw_header(lettre::message::header::HeaderValue::new(
-                lettre::message::header::HeaderName::new_from_ascii_str("List-Unsubscribe-Post"),
-                "List-Unsubscribe=One-Click".to_owned(),
-            ));
-    }
-    builder
-        .header(ContentType::TEXT_PLAIN)
-        .body(body)
-        .map_err(|e| e.to_string())
-}
-
-/// The SMTP transport of `url`: `smtp://[user:password@]host[:port]` with STARTTLS where
-/// offered, `smtps://…` with TLS from the start.
-fn transport(url: &str) -> Result<AsyncSmtpTransport<Tokio1Executor>, String> {
-    let (scheme, rest) = url.split_once("://").ok_or("the SMTP URL has no scheme")?;
-    let (credentials, hostport) = match rest.trim_end_matches('/').rsplit_once('@') {
-        Some((user, hostport)) => {
-            let (name, password) = user.split_once(':').unwrap_or((user, ""));
-            (
-                Some(Credentials::new(name.to_owned(), password.to_owned())),
-                hostport,
-            )
-        }
-        None => (None, rest.trim_end_matches('/')),
-    };
-    let (host, port) = match hostport.rsplit_once(':') {
-        Some((h, p)) => (
-            h,
-            p.parse::<u16>()
-                .map_err(|_| "the SMTP port is not a number")?,
-        ),
-        None => (hostport, if scheme == "smtps" { 465 } else { 587 }),
-    };
-    let tls = TlsParameters::new(host.to_owned()).map_err(|e| e.to_string())?;
-    let tls = match scheme {
-        "smtp" => Tls::Opportunistic(tls),
-        "smtps" => Tls::Wrapper(tls),
-        other => {
-            return Err(format!(
-                "the SMTP URL's scheme is {other:?}, not smtp or smtps"
-            ))
-        }
-    };
-    let mut builder = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(host)
-        .port(port)
-        .tls(tls)
-        .timeout(Some(Duration::from_secs(10)));
-    if let Some(c) = credentials {
-        builder = builder.credentials(c);
-    }
-    Ok(builder.build())
-}
-
-/// Resolves a webhook's host, leaving out the addresses a webhook may not reach (checked
-/// again at each sending: a name that resolved to a public address when subscribed may not
-/// point inside later).
-struct Resolver {
-    allow_private: bool,
-}
-
-impl reqwest::dns::Resolve for Resolver {
-    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
-        let allow_private = self.allow_private;
-        Box::pin(async move {
-            let found: Vec<std::net::SocketAddr> = tokio::net::lookup_host((name.as_str(), 0))
-                .await?
-                .filter(|a| allow_private || guard::reachable(a.ip()))
-                .collect();
-            if found.is_empty() {
-                return Err("the webhook's host resolves to no address it may reach".into());
-            }
-            let addrs: reqwest::dns::Addrs = Box::new(found.into_iter());
-            Ok(addrs)
-        })
     }
 }
 

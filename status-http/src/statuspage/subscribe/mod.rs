@@ -14,13 +14,16 @@
 
 mod deliver;
 pub(crate) mod guard;
+pub(crate) mod links;
 pub(crate) mod routes;
+mod send;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub(crate) use self::deliver::start;
-pub(crate) use self::routes::{confirm, subscribe, unsubscribe, unsubscribe_post};
+pub(crate) use self::links::{confirm, unsubscribe, unsubscribe_post};
+pub(crate) use self::routes::subscribe;
 
 /// How the status page takes and tells subscribers ([`Routes::subscriptions`]): where mail
 /// goes out (SMTP), who it is from, and the bounds of the door.

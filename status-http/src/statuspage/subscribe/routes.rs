@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::json;
 use status_history::{Subscriber, SubscriberKind};
 
-use super::{guard, hash, Door};
+use super::{guard, Door};
 use crate::error::ApiError;
 use crate::query::Params;
 use crate::statuspage::i18n::{self, Locale};
@@ -52,19 +52,19 @@ pub(crate) struct DoorQuery {
     #[serde(default)]
     lang: Option<String>,
     #[serde(default)]
-    token: Option<String>,
+    pub(super) token: Option<String>,
 }
 
 /// A refusal, as JSON for an API call or as a page for the form.
-struct Refusal {
-    status: StatusCode,
-    message: String,
-    retry_after: Option<Duration>,
-    up: &'static str,
+pub(super) struct Refusal {
+    pub(super) status: StatusCode,
+    pub(super) message: String,
+    pub(super) retry_after: Option<Duration>,
+    pub(super) up: &'static str,
 }
 
 impl Refusal {
-    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+    pub(super) fn new(status: StatusCode, message: impl Into<String>) -> Self {
         Self {
             status,
             message: message.into(),
@@ -73,7 +73,7 @@ impl Refusal {
         }
     }
 
-    fn answer(self, html: bool) -> Response {
+    pub(super) fn answer(self, html: bool) -> Response {
         let mut response = if html {
             (self.status, Html(page("", &escape(&self.message), self.up))).into_response()
         } else {
@@ -88,7 +88,7 @@ impl Refusal {
     }
 }
 
-fn escape(s: &str) -> String {
+pub(super) fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -97,7 +97,7 @@ fn escape(s: &str) -> String {
 
 /// A small page of the door's own: a word and a way back (`up` leads from where it is
 /// served to `/status/`).
-fn page(lang: &str, words: &str, up: &str) -> String {
+pub(super) fn page(lang: &str, words: &str, up: &str) -> String {
     format!(
         "<!doctype html><html lang=\"{}\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" \
          content=\"width=device-width, initial-scale=1\"><title>{words}</title><link \
@@ -111,7 +111,7 @@ fn page(lang: &str, words: &str, up: &str) -> String {
 /// From `/status/page/subscriptions` up to `/status/`.
 const UP_ONE: &str = "../";
 /// From `/status/page/subscriptions/confirm` (and `unsubscribe`) up to `/status/`.
-const UP_TWO: &str = "../../";
+pub(super) const UP_TWO: &str = "../../";
 
 fn door(state: &StatusPageState) -> Result<&Arc<Door>, Refusal> {
     state.door.as_ref().ok_or_else(|| {
@@ -122,7 +122,7 @@ fn door(state: &StatusPageState) -> Result<&Arc<Door>, Refusal> {
     })
 }
 
-fn locale(query: &DoorQuery, headers: &HeaderMap) -> &'static Locale {
+pub(super) fn locale(query: &DoorQuery, headers: &HeaderMap) -> &'static Locale {
     let accept = headers.get(ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
     i18n::negotiate(query.lang.as_deref(), accept)
 }
@@ -312,7 +312,7 @@ async fn subscribe_inner(
         });
         return Ok(answered(form, l, StatusCode::CREATED, &body));
     }
-    super::deliver::confirmation(state, door, &kept, &secret, l).await;
+    super::send::confirmation(state, door, &kept, &secret, l).await;
     Ok(answered(form, l, StatusCode::ACCEPTED, &pending))
 }
 
@@ -382,123 +382,4 @@ async fn webhook_url(url: &str, allow_private: bool) -> Result<String, Refusal> 
         ));
     }
     Ok(url.to_owned())
-}
-
-/// GET `/status/page/subscriptions/confirm?token=`: confirms a mail address.
-#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/status/page/subscriptions/confirm", tag = "status page",
-    params(("token" = String, Query, description = "The token of the confirmation mail")),
-    responses(
-        (status = 200, description = "Confirmed", content_type = "text/html", body = String),
-        (status = 400, description = "No token", content_type = "text/html", body = String),
-        (status = 404, description = "No subscription has this token", content_type = "text/html", body = String),
-        (status = "default", description = "A rejected request (400, 404, 405, 408, 413, 414, 431, 503)", body = crate::schema::Error))))]
-pub(crate) async fn confirm(
-    State(state): State<Arc<StatusPageState>>,
-    Params(query): Params<DoorQuery>,
-    headers: HeaderMap,
-) -> Response {
-    let l = locale(&query, &headers);
-    by_token(&state, &query, l, true).await
-}
-
-/// GET `/status/page/subscriptions/unsubscribe?token=`: unsubscribes at once (the link in
-/// every message's text).
-#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/status/page/subscriptions/unsubscribe", tag = "status page",
-    params(("token" = String, Query, description = "The token of the subscription")),
-    responses(
-        (status = 200, description = "Unsubscribed", content_type = "text/html", body = String),
-        (status = 400, description = "No token", content_type = "text/html", body = String),
-        (status = 404, description = "No subscription has this token", content_type = "text/html", body = String),
-        (status = "default", description = "A rejected request (400, 404, 405, 408, 413, 414, 431, 503)", body = crate::schema::Error))))]
-pub(crate) async fn unsubscribe(
-    State(state): State<Arc<StatusPageState>>,
-    Params(query): Params<DoorQuery>,
-    headers: HeaderMap,
-) -> Response {
-    let l = locale(&query, &headers);
-    by_token(&state, &query, l, false).await
-}
-
-/// POST `/status/page/subscriptions/unsubscribe?token=`: RFC 8058's one-click
-/// unsubscription (`List-Unsubscribe=One-Click`), at once.
-#[cfg_attr(feature = "openapi", utoipa::path(post, path = "/status/page/subscriptions/unsubscribe", tag = "status page",
-    params(("token" = String, Query, description = "The token of the subscription")),
-    responses(
-        (status = 200, description = "Unsubscribed", content_type = "text/html", body = String),
-        (status = 400, description = "No token", content_type = "text/html", body = String),
-        (status = 404, description = "No subscription has this token", content_type = "text/html", body = String),
-        (status = "default", description = "A rejected request (400, 404, 405, 408, 413, 414, 431, 503)", body = crate::schema::Error))))]
-pub(crate) async fn unsubscribe_post(
-    State(state): State<Arc<StatusPageState>>,
-    Params(query): Params<DoorQuery>,
-    headers: HeaderMap,
-) -> Response {
-    let l = locale(&query, &headers);
-    by_token(&state, &query, l, false).await
-}
-
-async fn by_token(
-    state: &StatusPageState,
-    query: &DoorQuery,
-    l: &Locale,
-    confirm: bool,
-) -> Response {
-    let Some(history) = state.history.as_ref().filter(|_| state.door.is_some()) else {
-        return Refusal::new(
-            StatusCode::NOT_FOUND,
-            "this status page takes no subscriptions",
-        )
-        .answer(true);
-    };
-    let Some(token) = query
-        .token
-        .as_deref()
-        .filter(|t| !t.is_empty() && t.len() <= 128)
-    else {
-        return (
-            StatusCode::BAD_REQUEST,
-            Html(page(
-                l.tag(),
-                &escape(&l.text("subscription-unknown", &[])),
-                UP_TWO,
-            )),
-        )
-            .into_response();
-    };
-    let hashed = hash(token);
-    let answer = if confirm {
-        history.confirm_subscriber(&hashed).await
-    } else {
-        history.unsubscribe(&hashed).await
-    };
-    match answer {
-        Ok(_) => {
-            let words = l.text(
-                if confirm {
-                    "subscribed-confirmed"
-                } else {
-                    "unsubscribed"
-                },
-                &[],
-            );
-            (StatusCode::OK, Html(page(l.tag(), &escape(&words), UP_TWO))).into_response()
-        }
-        Err(e) if e.is_not_found() => (
-            StatusCode::NOT_FOUND,
-            Html(page(
-                l.tag(),
-                &escape(&l.text("subscription-unknown", &[])),
-                UP_TWO,
-            )),
-        )
-            .into_response(),
-        Err(e) => Refusal {
-            up: UP_TWO,
-            ..Refusal::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!("the history store is not available: {e}"),
-            )
-        }
-        .answer(true),
-    }
 }
