@@ -76,11 +76,25 @@ pub(crate) fn kept(history: Option<&History>) -> Result<&History, ApiError> {
 pub(crate) fn rejection(e: status_history::Error) -> ApiError {
     if e.is_invalid() {
         ApiError::bad_request(e.to_string())
+    } else if e.is_conflict() {
+        ApiError::new(StatusCode::CONFLICT, e.to_string())
     } else {
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             format!("the history store is not available: {e}"),
         )
+    }
+}
+
+/// A refusal about `what` `id` (an incident, a maintenance): a 404 naming it when there is
+/// none, else as [`rejection`].
+pub(crate) fn about(what: &'static str, id: i64) -> impl Fn(status_history::Error) -> ApiError {
+    move |e| {
+        if e.is_not_found() {
+            ApiError::not_found(what, &id.to_string())
+        } else {
+            rejection(e)
+        }
     }
 }
 

@@ -17,7 +17,7 @@ use crate::admin::with_actor;
 use crate::auth::Admin;
 use crate::body::AdminBody;
 use crate::error::ApiError;
-use crate::history::{kept, rejection, DaysQuery};
+use crate::history::{about, kept, rejection, DaysQuery};
 use crate::query::{number, Params};
 use crate::respond::{json_response, JSON};
 
@@ -140,13 +140,7 @@ pub(crate) async fn post(
     let update = history
         .post_update(id, status, &request.message, request.actor.as_deref())
         .await
-        .map_err(|e| {
-            if e.is_not_found() {
-                ApiError::not_found("incident", &id.to_string())
-            } else {
-                crate::history::rejection(e)
-            }
-        })?;
+        .map_err(about("incident", id))?;
     Ok(with_actor(
         json_response(StatusCode::CREATED, JSON, &update_json(&update)),
         update.actor.clone(),
@@ -179,15 +173,7 @@ pub(crate) async fn postmortem(
     let kept = history
         .post_postmortem(id, &request.body, request.actor.as_deref())
         .await
-        .map_err(|e| {
-            if e.is_not_found() {
-                ApiError::not_found("incident", &id.to_string())
-            } else if e.is_conflict() {
-                ApiError::new(StatusCode::CONFLICT, e.to_string())
-            } else {
-                crate::history::rejection(e)
-            }
-        })?;
+        .map_err(about("incident", id))?;
     let first_line = kept.body.lines().next().unwrap_or_default();
     Ok(with_actor(
         json_response(StatusCode::OK, JSON, &postmortem_json(&kept)),

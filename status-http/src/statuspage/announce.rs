@@ -21,7 +21,7 @@ use crate::admin::with_actor;
 use crate::auth::Admin;
 use crate::body::AdminBody;
 use crate::error::ApiError;
-use crate::history::{kept, rejection};
+use crate::history::{about, kept, rejection};
 use crate::respond::{json_response, JSON};
 
 /// The body of a POST: a title and a message for customers, the dependencies it covers,
@@ -172,13 +172,10 @@ pub(crate) async fn cancel(
         ))
     })?;
     let history = kept(state.history.as_ref())?;
-    let cancelled = history.cancel_announcement(id).await.map_err(|e| {
-        if e.is_not_found() {
-            ApiError::not_found("maintenance", &id.to_string())
-        } else {
-            rejection(e)
-        }
-    })?;
+    let cancelled = history
+        .cancel_announcement(id)
+        .await
+        .map_err(about("maintenance", id))?;
     // Lift the mutes it set: those of its window still in force (an operator's own mute of
     // another window is left alone).
     for dependency in &cancelled.dependencies {
