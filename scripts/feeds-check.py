@@ -95,8 +95,14 @@ if "primary-db" in json.dumps([entry, item], default=str):
     fail("a dependency id reached the public feed")
 
 # An operator's words, with markup in them, read back as the text they wrote.
-_, body, _ = call("GET", "/api/v2/incidents/unresolved.json")
-incident = json.loads(body)["incidents"][0]["id"]
+# The JSON's incidents are read apart from the feeds' (each at most a second old).
+incident = until(
+    "the incident in unresolved.json",
+    lambda: (lambda open_: (bool(open_), open_[0]["id"] if open_ else None))(
+        json.loads(call("GET", "/api/v2/incidents/unresolved.json")[1])["incidents"]
+    ),
+    10,
+)
 status, body, _ = call(
     "POST",
     f"/admin/incidents/{incident}/updates",
