@@ -158,7 +158,7 @@ pub(crate) async fn subscribe(
 }
 
 async fn subscribe_inner(
-    state: &StatusPageState,
+    state: &Arc<StatusPageState>,
     query: &DoorQuery,
     headers: &HeaderMap,
     request: Request,
@@ -312,7 +312,12 @@ async fn subscribe_inner(
         });
         return Ok(answered(form, l, StatusCode::CREATED, &body));
     }
-    super::send::confirmation(state, door, &kept, &secret, l).await;
+    // Sent beside the answer: a slow mail server does not hold the door (the bucket bounds
+    // how many are on their way).
+    let (state, door) = (Arc::clone(state), Arc::clone(door));
+    tokio::spawn(async move {
+        super::send::confirmation(&state, &door, &kept, &secret, l).await;
+    });
     Ok(answered(form, l, StatusCode::ACCEPTED, &pending))
 }
 
