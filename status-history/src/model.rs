@@ -322,6 +322,12 @@ impl SubscriberKind {
     }
 }
 
+/// How long the record of a message sent to a subscriber is kept (news older than a day is
+/// never told, so two days suffice), and how long an address may stay unconfirmed before it
+/// is let go (so that unconfirmed asks cannot fill the page's bound for good).
+pub(crate) const SUBSCRIPTIONS_PRUNED_AFTER: std::time::Duration =
+    std::time::Duration::from_secs(2 * 86_400);
+
 /// Someone who asked the status page to tell them: what is told, where, in which
 /// language, about which components.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

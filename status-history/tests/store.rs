@@ -389,4 +389,50 @@ fn subscribers_are_kept_confirmed_claimed_once_and_removed_whole() {
             .unwrap(),
         "its deliveries went with it"
     );
+
+    // Pruned after two days: what was sent, and addresses never confirmed; not the confirmed,
+    // nor the newly asked.
+    let day = 86_400_000;
+    let with = |address: &str, token: &str, created: i64| Subscriber {
+        address: address.into(),
+        token: token.into(),
+        created: at(created),
+        ..ana.clone()
+    };
+    let bob = store
+        .subscribe(&with("bob@example.com", "hash-3", NOW))
+        .unwrap();
+    store
+        .subscribe(&with("carl@example.com", "hash-4", NOW))
+        .unwrap();
+    store
+        .subscribe(&with("eve@example.com", "hash-5", NOW + 2 * day))
+        .unwrap();
+    store
+        .confirm_subscriber("hash-3", NOW + 10)
+        .unwrap()
+        .unwrap();
+    assert!(store
+        .claim_delivery("maintenance-1-announced", bob.id, NOW + 10)
+        .unwrap());
+    store
+        .prune(NOW + 2 * day + 20, &status_history::Retention::default())
+        .unwrap();
+    let kept: Vec<String> = store
+        .subscribers()
+        .unwrap()
+        .into_iter()
+        .map(|s| s.address)
+        .collect();
+    assert_eq!(
+        kept,
+        ["bob@example.com", "eve@example.com"],
+        "carl never confirmed"
+    );
+    assert!(
+        store
+            .claim_delivery("maintenance-1-announced", bob.id, NOW + 2 * day + 30)
+            .unwrap(),
+        "its old delivery pruned"
+    );
 }

@@ -312,6 +312,17 @@ impl PostgresHistory {
                     &[&ms(retention.audit)],
                 )
                 .await?;
+            // What was sent, and addresses never confirmed, are kept two days.
+            let stale = ms(crate::model::SUBSCRIPTIONS_PRUNED_AFTER);
+            deleted += client
+                .execute("DELETE FROM sh_deliveries WHERE at < $1", &[&stale])
+                .await?;
+            deleted += client
+                .execute(
+                    "DELETE FROM sh_subscribers WHERE confirmed IS NULL AND created < $1",
+                    &[&stale],
+                )
+                .await?;
             deleted += client
                 .execute(
                     "DELETE FROM sh_mutes WHERE instance = $1 AND until < $2",

@@ -55,6 +55,13 @@ impl SqliteStore {
             "DELETE FROM maintenances WHERE until < ?1",
             [ms(retention.audit)],
         ))?;
+        // What was sent, and addresses never confirmed, are kept two days.
+        let stale = ms(crate::model::SUBSCRIPTIONS_PRUNED_AFTER);
+        deleted += count(tx.execute("DELETE FROM deliveries WHERE at < ?1", [stale]))?;
+        deleted += count(tx.execute(
+            "DELETE FROM subscribers WHERE confirmed IS NULL AND created < ?1",
+            [stale],
+        ))?;
         deleted += count(tx.execute(
             "DELETE FROM runs WHERE covered_until < ?1 AND id <> ?2",
             params![ms(retention.transitions), self.run],
