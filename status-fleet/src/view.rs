@@ -227,6 +227,23 @@ impl FleetView {
         self.datacenters.iter().find(|d| d.datacenter == name)
     }
 
+    /// What fails across the fleet: every data center's failing dependencies, shared failures
+    /// first, then the worst level, the most instances, by data center and dependency. The
+    /// one order every consumer shows (`/fleet/dependencies`, the fleet page, MCP's `fleet`).
+    #[must_use]
+    pub fn what_fails(&self) -> Vec<&DependencyFailure> {
+        let mut rows: Vec<_> = self.datacenters.iter().flat_map(|d| &d.failing).collect();
+        rows.sort_by(|a, b| {
+            (b.shared, b.level, b.instances)
+                .cmp(&(a.shared, a.level, a.instances))
+                .then_with(|| {
+                    (a.datacenter.as_str(), a.dependency.as_str())
+                        .cmp(&(b.datacenter.as_str(), b.dependency.as_str()))
+                })
+        });
+        rows
+    }
+
     /// This view marked stale: the store could not be read since it was made.
     #[must_use]
     pub fn into_stale(mut self) -> Self {

@@ -209,7 +209,7 @@ pub(crate) async fn fleet(
 struct DependenciesAnswer<'a> {
     /// Whether the view is older than it should be (readiness then excuses nothing).
     stale: bool,
-    /// What fails, every data center's, in the order [`what_fails`] gives.
+    /// What fails, every data center's, in the order [`FleetView::what_fails`] gives.
     dependencies: Vec<DependencyRow<'a>>,
 }
 
@@ -229,21 +229,6 @@ pub(crate) fn wall(first: std::time::Instant) -> chrono::DateTime<chrono::Utc> {
     chrono::Utc::now() - chrono::Duration::from_std(ago).unwrap_or_default()
 }
 
-/// What fails across the fleet: every data center's failing dependencies, shared failures
-/// first, then the worst level, the most instances, by data center and dependency.
-pub(crate) fn what_fails(view: &FleetView) -> Vec<&status_fleet::DependencyFailure> {
-    let mut rows: Vec<_> = view.datacenters.iter().flat_map(|d| &d.failing).collect();
-    rows.sort_by(|a, b| {
-        (b.shared, b.level, b.instances)
-            .cmp(&(a.shared, a.level, a.instances))
-            .then_with(|| {
-                (a.datacenter.as_str(), a.dependency.as_str())
-                    .cmp(&(b.datacenter.as_str(), b.dependency.as_str()))
-            })
-    });
-    rows
-}
-
 /// GET `/fleet/dependencies`: what fails across the fleet, from memory: each data center's
 /// failing dependencies, a row a dependency and level (`instances` fail it at that level or
 /// worse, of `fresh`), `shared` when more than half of the data center's fresh instances
@@ -261,7 +246,7 @@ pub(crate) async fn dependencies(
 ) -> Result<Response, ApiError> {
     let fleet = source(&state)?;
     let view = fleet.view();
-    let rows = what_fails(&view)
+    let rows = view.what_fails()
         .into_iter()
         .map(|failure| DependencyRow {
             failure,

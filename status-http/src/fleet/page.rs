@@ -193,7 +193,7 @@ pub(crate) async fn page(
             .map(|d| (d.datacenter.clone(), None))
             .collect();
     }
-    let all_failing = super::what_fails(&view);
+    let all_failing = view.what_fails();
     let mut datacenters: Vec<&DatacenterView> = view
         .datacenters
         .iter()

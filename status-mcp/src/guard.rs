@@ -1,0 +1,163 @@
+//! The door of `/mcp`: a bearer token (admin or read-only) compared in constant time, a bound
+//! on requests in flight, and the count of what was turned away.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use axum::body::Body;
+use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
+use axum::http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::StreamableHttpService;
+use subtle::ConstantTimeEq;
+use tokio::sync::Semaphore;
+
+use crate::diagnose::Access;
+use crate::tools::Server;
+
+/// A bearer token; its `Debug` never shows it.
+#[derive(Clone)]
+pub(crate) struct Token(Arc<[u8]>);
+
+impl Token {
+    /// The token, or `None` if it is blank.
+    pub(crate) fn new(token: &str) -> Option<Self> {
+        let token = token.trim();
+        (!token.is_empty()).then(|| Self(Arc::from(token.as_bytes())))
+    }
+
+    /// Whether `candidate` is the token, in time that depends only on their lengths.
+    fn matches(&self, candidate: &[u8]) -> bool {
+        candidate.len() == self.0.len() && bool::from(candidate.ct_eq(&self.0))
+    }
+}
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Token(..)")
+    }
+}
+
+/// What `/mcp` turned away and answered, since the start.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub(crate) answered: AtomicU64,
+    pub(crate) unauthorized: AtomicU64,
+    pub(crate) busy: AtomicU64,
+}
+
+/// The guarded MCP endpoint: a tower service answering at the path it is mounted on.
+#[derive(Clone)]
+pub struct McpService {
+    pub(crate) inner: Arc<Guarded>,
+}
+
+impl std::fmt::Debug for McpService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpService")
+            .field("admin_token", &self.inner.admin.is_some())
+            .field("read_token", &self.inner.read.is_some())
+            .field("in_flight", &self.inner.permits.available_permits())
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) struct Guarded {
+    pub(crate) admin: Option<Token>,
+    pub(crate) read: Option<Token>,
+    pub(crate) permits: Arc<Semaphore>,
+    pub(crate) transport: StreamableHttpService<Server, NeverSessionManager>,
+    pub(crate) counters: Arc<Counters>,
+}
+
+impl Guarded {
+    /// Who `headers` say the caller is, if anyone.
+    fn access(&self, headers: &HeaderMap) -> Option<Access> {
+        let presented = headers
+            .get(AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| {
+                let (scheme, credentials) = v.trim().split_once(' ')?;
+                scheme
+                    .eq_ignore_ascii_case("bearer")
+                    .then(|| credentials.trim().as_bytes())
+            })?;
+        // Both compared, whichever matches, so the time says nothing of which one exists.
+        let admin = self.admin.as_ref().is_some_and(|t| t.matches(presented));
+        let read = self.read.as_ref().is_some_and(|t| t.matches(presented));
+        if admin {
+            Some(Access::Admin)
+        } else if read {
+            Some(Access::Read)
+        } else {
+            None
+        }
+    }
+
+    async fn call(self: Arc<Self>, mut request: Request<Body>) -> Response<Body> {
+        if self.admin.is_none() && self.read.is_none() {
+            self.counters.unauthorized.fetch_add(1, Ordering::Relaxed);
+            return refused(
+                StatusCode::FORBIDDEN,
+                "MCP is closed: no token is configured (set an admin or a read-only token)",
+            );
+        }
+        let Some(access) = self.access(request.headers()) else {
+            self.counters.unauthorized.fetch_add(1, Ordering::Relaxed);
+            let mut answer = refused(
+                StatusCode::UNAUTHORIZED,
+                "a bearer token is required: Authorization: Bearer <token>",
+            );
+            answer.headers_mut().insert(
+                WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"mcp\""),
+            );
+            return answer;
+        };
+        let Ok(_permit) = Arc::clone(&self.permits).try_acquire_owned() else {
+            self.counters.busy.fetch_add(1, Ordering::Relaxed);
+            let mut answer = refused(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too many MCP requests in flight; retry in a second",
+            );
+            answer
+                .headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+            return answer;
+        };
+        request.extensions_mut().insert(access);
+        let answer = self.transport.handle(request).await;
+        self.counters.answered.fetch_add(1, Ordering::Relaxed);
+        answer.map(Body::new)
+    }
+}
+
+/// A refusal before the protocol: JSON, as every 4xx of the contract.
+fn refused(status: StatusCode, why: &str) -> Response<Body> {
+    let body = serde_json::json!({ "error": why, "status": status.as_u16() }).to_string();
+    let mut answer = Response::new(Body::from(body));
+    *answer.status_mut() = status;
+    answer
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    answer
+}
+
+impl tower::Service<Request<Body>> for McpService {
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let inner = Arc::clone(&self.inner);
+        Box::pin(async move { Ok(inner.call(request).await) })
+    }
+}

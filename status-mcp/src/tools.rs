@@ -1,0 +1,274 @@
+//! The MCP server's tools and resources: every one reads, none writes (no tool that changes
+//! anything is registered, so none can be called).
+
+use std::sync::Arc;
+
+use axum::http::request::Parts;
+use rmcp::handler::server::common::Extension;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolResult, ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler};
+use serde::Deserialize;
+use status_core::{Probes, Registry};
+
+use crate::answer::{answer, json, refusal};
+use crate::diagnose::{self, Access};
+use crate::why;
+
+/// What the tools read: the registry's facts, the probes' readiness, and when configured the
+/// history and the fleet.
+pub(crate) struct Sources {
+    pub(crate) registry: Registry,
+    pub(crate) probes: Probes,
+    #[cfg(feature = "history")]
+    pub(crate) history: Option<status_history::History>,
+    #[cfg(feature = "fleet")]
+    pub(crate) fleet: Option<crate::FleetWatch>,
+}
+
+/// One MCP server over [`Sources`]; cheap to clone (a request of the stateless transport
+/// gets its own).
+#[derive(Clone)]
+pub(crate) struct Server {
+    sources: Arc<Sources>,
+    tool_router: ToolRouter<Self>,
+}
+
+/// The `why` tool's parameters.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub(crate) struct WhyParams {
+    /// The dependency's id, as `summary` names it.
+    pub(crate) id: String,
+}
+
+/// The `uptime` tool's parameters.
+#[cfg_attr(not(feature = "history"), allow(dead_code))]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub(crate) struct UptimeParams {
+    /// A dependency's id; with neither it nor `group`, the system.
+    #[serde(default)]
+    pub(crate) dependency: Option<String>,
+    /// A probe group's name.
+    #[serde(default)]
+    pub(crate) group: Option<String>,
+    /// How far back from now: a number and `m`, `h` or `d` (`30m`, `24h`, `30d`); 24h when
+    /// not given.
+    #[serde(default)]
+    pub(crate) window: Option<String>,
+}
+
+/// The `incidents` tool's parameters.
+#[cfg_attr(not(feature = "history"), allow(dead_code))]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub(crate) struct IncidentsParams {
+    /// Incidents resolved within this many days are included, with every open one (1 to 90;
+    /// 7 when not given).
+    #[serde(default)]
+    pub(crate) days: Option<u32>,
+    /// At most this many, the latest started first (1 to 50; 10 when not given).
+    #[serde(default)]
+    pub(crate) limit: Option<u32>,
+}
+
+/// The caller's access, as the guard put it on the HTTP request (read-only when absent).
+fn access(parts: &Parts) -> Access {
+    parts
+        .extensions
+        .get::<Access>()
+        .copied()
+        .unwrap_or(Access::Read)
+}
+
+#[tool_router]
+impl Server {
+    pub(crate) fn new(sources: Arc<Sources>) -> Self {
+        Self {
+            sources,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// The answer of `summary`, for the tool and the `status://summary` resource.
+    fn summary_answer(&self, access: Access) -> diagnose::Summary {
+        let facts = self.sources.registry.facts();
+        let features = self.sources.registry.features();
+        let readiness = self.sources.probes.ready(false);
+        diagnose::summary(&facts, &features, &readiness, access)
+    }
+
+    /// The answer of `why`, for the tool and the `status://dependencies/{id}` resources.
+    async fn why_answer(&self, id: &str, access: Access) -> Option<why::Why> {
+        let facts = self.sources.registry.facts();
+        let features = self.sources.registry.features();
+        let infos = self.sources.registry.dependencies();
+        let mut answer = why::why(&facts, &features, &infos, id, access)?;
+        answer.transitions = crate::read::transitions(&self.sources, id, access).await;
+        #[cfg(feature = "fleet")]
+        if let Some(fleet) = &self.sources.fleet {
+            answer.fleet = Some(fleet.word(id, answer.level));
+        }
+        Some(answer)
+    }
+
+    #[tool(
+        description = "The system's condition now: what fails, each failure's root causes and \
+                       what each takes down (dependencies, features off, groups failing), \
+                       readiness, and what is muted or in maintenance. Start here.",
+        annotations(
+            title = "What is down",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn summary(&self, Extension(parts): Extension<Parts>) -> CallToolResult {
+        let summary = self.summary_answer(access(&parts));
+        answer(summary.line(), &summary)
+    }
+
+    #[tool(
+        description = "One dependency: its level and since when, its check's message, its \
+                       failing ancestors up to the root causes, its dependents, what it takes \
+                       down, its recent transitions, and the fleet's word on it (shared across \
+                       the data center, or this instance's own).",
+        annotations(
+            title = "Why is it down",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn why(
+        &self,
+        Extension(parts): Extension<Parts>,
+        Parameters(WhyParams { id }): Parameters<WhyParams>,
+    ) -> CallToolResult {
+        match self.why_answer(&id, access(&parts)).await {
+            Some(why) => answer(why.line(), &why),
+            None => refusal(crate::read::unknown(&self.sources.registry, &id)),
+        }
+    }
+
+    #[tool(
+        description = "Uptime and SLA of a dependency, a probe group or the system over a \
+                       window back from now (time in each level, checks, failures), from the \
+                       durable history.",
+        annotations(
+            title = "Uptime",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn uptime(&self, Parameters(params): Parameters<UptimeParams>) -> CallToolResult {
+        crate::read::uptime(&self.sources, params).await
+    }
+
+    #[tool(
+        description = "Incidents open, and those resolved in the last days, the latest first, \
+                       each with its root causes, what it affected, and its updates.",
+        annotations(
+            title = "Incidents",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn incidents(&self, Parameters(params): Parameters<IncidentsParams>) -> CallToolResult {
+        crate::read::incidents(&self.sources, params).await
+    }
+
+    #[tool(
+        description = "What fails where across the fleet: each data center's failing \
+                       dependencies, how many of its fresh instances fail each, and whether \
+                       the failure is shared (the data center's) or an instance's own.",
+        annotations(
+            title = "Across the fleet",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn fleet(&self) -> CallToolResult {
+        crate::read::fleet(&self.sources)
+    }
+}
+
+/// The summary's resource.
+pub(crate) const SUMMARY_URI: &str = "status://summary";
+/// The prefix of each dependency's resource.
+pub(crate) const DEPENDENCY_URI: &str = "status://dependencies/";
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_instructions(format!(
+            "Dependency health of {} (read-only). Call `summary` first: it names what fails \
+             and the root causes; then `why` with a dependency's id.",
+            self.sources.registry.appname()
+        ))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let json = "application/json";
+        let mut resources = vec![Resource::new(SUMMARY_URI, "summary")
+            .with_description("The system's condition, root causes and what they take down")
+            .with_mime_type(json)];
+        resources.extend(self.sources.registry.dependencies().iter().map(|d| {
+            Resource::new(format!("{DEPENDENCY_URI}{}", d.id()), d.id().to_string())
+                .with_description(format!("Why {} is at its level", d.id()))
+                .with_mime_type(json)
+        }));
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let access = context
+            .extensions
+            .get::<Parts>()
+            .map_or(Access::Read, access);
+        let uri = request.uri.as_str();
+        let body = if uri == SUMMARY_URI {
+            json(&self.summary_answer(access))
+        } else if let Some(id) = uri.strip_prefix(DEPENDENCY_URI) {
+            match self.why_answer(id, access).await {
+                Some(why) => json(&why),
+                None => {
+                    return Err(ErrorData::resource_not_found(
+                        crate::read::unknown(&self.sources.registry, id),
+                        None,
+                    ))
+                }
+            }
+        } else {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource {uri}: {SUMMARY_URI} or {DEPENDENCY_URI}{{id}}"),
+                None,
+            ));
+        };
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(body, uri).with_mime_type("application/json")
+        ])
+        .into())
+    }
+}
