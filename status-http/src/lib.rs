@@ -104,6 +104,8 @@ mod history;
     )
 ))]
 mod live;
+#[cfg(feature = "mcp")]
+mod mcp;
 #[cfg(feature = "metrics")]
 mod metrics;
 mod mutes;
@@ -155,6 +157,8 @@ pub use self::statuspage::subscribe::Subscriptions;
 #[cfg(feature = "history")]
 #[cfg_attr(docsrs, doc(cfg(feature = "history")))]
 pub use self::statuspage::{PublicGroup, Publication, DEFAULT_PUBLIC_AFTER, PUBLIC_TAG};
+#[cfg(feature = "mcp")]
+pub use status_mcp::{Mcp, McpStats};
 
 /// The metrics library `/metrics` is written with, for [`Routes::register_metrics`].
 #[cfg(feature = "metrics")]

@@ -68,6 +68,12 @@ pub fn app(demo: &Demo) -> Router {
         subscriptions = subscriptions.secret(secret.clone().into_bytes());
     }
     status = status.subscriptions(subscriptions);
+    // Agents read at /mcp with the admin token, or a read-only one when configured.
+    let mut mcp = status_http::Mcp::new(&demo.registry);
+    if let Some(token) = &demo.config.mcp_read_token {
+        mcp = mcp.read_token(token);
+    }
+    status = status.mcp(mcp);
     status = status.public_group(
         status_http::PublicGroup::new("ready", "Online shop")
             .description("Browsing the catalogue, search and checkout"),

@@ -56,6 +56,8 @@ pub struct Config {
     pub timeout: Duration,
     /// The admin token.
     pub admin_token: String,
+    /// A read-only token for agents at `/mcp` (`STATUS_MCP_TOKEN`), beside the admin token.
+    pub mcp_read_token: Option<String>,
     /// A Redis server to check as `redis` (Weak), e.g. `redis://127.0.0.1:6379/`.
     pub redis: Option<String>,
     /// A PostgreSQL server to check as `postgres` (Required), e.g.
@@ -260,6 +262,7 @@ impl Default for Config {
             period: Duration::from_secs(1),
             timeout: Duration::from_secs(2),
             admin_token: String::new(),
+            mcp_read_token: None,
             redis: None,
             postgres: None,
             checks: Vec::new(),

@@ -329,6 +329,9 @@ async fn main() -> anyhow::Result<()> {
         period: Duration::from_millis(args.period_ms),
         timeout: Duration::from_millis(args.timeout_ms),
         admin_token: admin_token.clone(),
+        mcp_read_token: std::env::var("STATUS_MCP_TOKEN")
+            .ok()
+            .filter(|t| !t.trim().is_empty()),
         redis: args.redis,
         postgres: args.postgres,
         checks: args.checks,
@@ -423,6 +426,14 @@ async fn main() -> anyhow::Result<()> {
         println!("  admin token: from STATUS_ADMIN_TOKEN (not shown)");
         "$STATUS_ADMIN_TOKEN"
     };
+    println!(
+        "  agents (MCP, streamable HTTP): http://{addr}/mcp with the admin token{}",
+        if demo.config.mcp_read_token.is_some() {
+            " or STATUS_MCP_TOKEN (read-only)"
+        } else {
+            ""
+        }
+    );
     println!(
         "  break something: curl -X PUT -H \"Authorization: Bearer {shown}\" -d '{{\"mode\":\"outage\"}}' http://{addr}/demo/chaos/primary-db"
     );

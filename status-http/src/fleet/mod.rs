@@ -246,7 +246,8 @@ pub(crate) async fn dependencies(
 ) -> Result<Response, ApiError> {
     let fleet = source(&state)?;
     let view = fleet.view();
-    let rows = view.what_fails()
+    let rows = view
+        .what_fails()
         .into_iter()
         .map(|failure| DependencyRow {
             failure,

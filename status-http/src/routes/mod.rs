@@ -70,6 +70,8 @@ pub struct Routes {
     publication: crate::Publication,
     #[cfg(feature = "subscribers")]
     subscriptions: Option<crate::Subscriptions>,
+    #[cfg(feature = "mcp")]
+    mcp: Option<crate::Mcp>,
 }
 
 impl std::fmt::Debug for Routes {
@@ -115,7 +117,19 @@ impl Routes {
             publication: crate::Publication::default(),
             #[cfg(feature = "subscribers")]
             subscriptions: None,
+            #[cfg(feature = "mcp")]
+            mcp: None,
         }
+    }
+
+    /// Configures `/mcp` (the read-only MCP server, feature `mcp`): a read-only token for
+    /// agents, its bounds. Whatever it was not told it takes from these routes: the admin
+    /// token, the probes, the history and the fleet. Without this call `/mcp` serves
+    /// `Mcp::new` so configured (the admin token alone may call it).
+    #[cfg(feature = "mcp")]
+    pub fn mcp(mut self, mcp: crate::Mcp) -> Self {
+        self.mcp = Some(mcp);
+        self
     }
 
     /// Registers more metrics in the registry `/metrics` serves, beside the engine's: how
@@ -320,6 +334,25 @@ impl Routes {
             ));
         }
         verdicts.check()?;
+        #[cfg(feature = "mcp")]
+        let mcp = {
+            let mcp = crate::mcp::complete(
+                self.mcp
+                    .take()
+                    .unwrap_or_else(|| crate::Mcp::new(&self.registry)),
+                self.admin_token.as_deref(),
+                &verdicts,
+                #[cfg(feature = "history")]
+                self.history.as_ref(),
+                #[cfg(feature = "fleet")]
+                self.fleet.as_ref(),
+            );
+            crate::mcp::service(
+                mcp,
+                #[cfg(feature = "metrics")]
+                &mut self.metrics,
+            )
+        };
         probes.verdicts = verdicts;
         let audit = self.audit.clone();
         let registry = self.registry.clone();
@@ -345,6 +378,8 @@ impl Routes {
         let traced = crate::statuspage::routes(crate::history::routes(traced));
         #[cfg(feature = "fleet")]
         let traced = crate::fleet::routes(traced);
+        #[cfg(feature = "mcp")]
+        let traced = traced.route_service("/mcp", mcp);
         let traced = traced
             .layer(DefaultBodyLimit::max(BODY_LIMIT))
             // A handler's bug answers 500 and is logged; the connection lives on.

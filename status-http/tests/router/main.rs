@@ -10,6 +10,8 @@ mod groups;
 mod hardening;
 #[cfg(feature = "history")]
 mod history;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod metrics;
 mod middleware;
 mod mutes;
