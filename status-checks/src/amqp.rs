@@ -190,7 +190,7 @@ impl Check for AmqpCheck {
                             threshold.status_of(depth),
                             format!("{depth} messages ready in {queue}"),
                         )
-                        .with_value(depth)
+                        .with_value_in(depth, status_core::check::Unit::Count)
                     }
                     // A passive declare of a missing queue closes the channel (404), not the
                     // connection, which is kept.

@@ -161,7 +161,7 @@ impl Check for HttpCheck {
                             status,
                             format!("remote condition {status} (HTTP {code})"),
                         )
-                        .with_value(ms)
+                        .with_value_in(ms, status_core::check::Unit::Milliseconds)
                     }
                     None => CheckOutcome::new(
                         CheckStatus::Outage,

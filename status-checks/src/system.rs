@@ -44,7 +44,8 @@ pub fn disk_space(
                 free >> 20,
                 total >> 20
             );
-            CheckOutcome::new(graded.status(), message).with_value(percent)
+            CheckOutcome::new(graded.status(), message)
+                .with_value_in(percent, status_core::check::Unit::Percent)
         }
         Err(e) => CheckOutcome::from_error(std::io::Error::from(e)),
     })
@@ -70,7 +71,8 @@ pub fn process_memory(
             #[allow(clippy::cast_precision_loss)]
             let mib = bytes as f64 / f64::from(1u32 << 20);
             let graded = threshold.grade(mib);
-            CheckOutcome::new(graded.status(), format!("{mib:.1} MiB resident")).with_value(mib)
+            CheckOutcome::new(graded.status(), format!("{mib:.1} MiB resident"))
+                .with_value_in(mib, status_core::check::Unit::Mebibytes)
         }
         Err(e) => CheckOutcome::from_error(e),
     })

@@ -28,6 +28,7 @@ pub struct CheckResult {
     pub(crate) since: DateTime<Utc>,
     pub(crate) thrown: Option<ErrorChain>,
     pub(crate) observed_value: Option<f64>,
+    pub(crate) observed_unit: Option<crate::check::Unit>,
     pub(crate) blocked_by: Vec<DependencyId>,
     pub(crate) flapping: bool,
     pub(crate) stale: bool,
@@ -168,6 +169,12 @@ impl CheckResult {
     #[must_use]
     pub fn observed_value(&self) -> Option<f64> {
         self.observed_value
+    }
+
+    /// The unit of [`observed_value`](Self::observed_value), when the check said it.
+    #[must_use]
+    pub fn observed_unit(&self) -> Option<crate::check::Unit> {
+        self.observed_value.and(self.observed_unit)
     }
 
     /// The failing ancestors this failure is attributed to (root causes, sorted).

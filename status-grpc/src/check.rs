@@ -119,7 +119,7 @@ impl Check for GrpcHealthCheck {
                         .as_ref()
                         .map_or(CheckStatus::Ok, |t| t.status_of(ms));
                     CheckOutcome::new(status, format!("{named} is SERVING, in {ms:.1} ms"))
-                        .with_value(ms)
+                        .with_value_in(ms, status_core::check::Unit::Milliseconds)
                 }
                 Ok(ServingStatus::NotServing) => {
                     CheckOutcome::new(CheckStatus::Outage, format!("{named} is NOT_SERVING"))

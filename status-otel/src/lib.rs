@@ -12,11 +12,16 @@
 //!
 //! | name | kind | unit | attributes |
 //! |---|---|---|---|
-//! | `status.system.state` | gauge, a state set | | `status.state` (`ok`, `minor`, `major`, `outage`) |
-//! | `status.dependency.state` | gauge, a state set | | `status.dependency.id`, `.urgency`, `.kind`, `.groups`; `status.state` |
-//! | `status.group.state` | gauge, a state set | | `status.group.name`, `status.state` |
-//! | `status.feature.state` | gauge, a state set | | `status.feature.name`, `status.state` (`enabled`, `disabled`) |
-//! | `status.dependency.value` | gauge | | `status.dependency.id`: what the latest check measured, where it measures one (latency in ms, a queue's depth, a certificate's expiry in Unix seconds) |
+//! | `status.system.state` | UpDownCounter, a state set | | `status.state` (`ok`, `minor`, `major`, `outage`) |
+//! | `status.dependency.state` | UpDownCounter, a state set | | `status.dependency.id`, `.urgency`, `.kind`, `.groups`, `service.peer.name`; `status.state` |
+//! | `status.group.state` | UpDownCounter, a state set | | `status.group.name`, `status.state` |
+//! | `status.feature.state` | UpDownCounter, a state set | | `status.feature.name`, `status.state` (`enabled`, `disabled`) |
+//! | `status.dependency.latency` | gauge | `s` | `status.dependency.id`, `service.peer.name`: a duration the latest check measured (a request's latency) |
+//! | `status.dependency.timestamp` | gauge | `s` | the same: a moment it measured, in seconds since the Unix epoch (a certificate's expiry) |
+//! | `status.dependency.count` | gauge | `{item}` | the same: a count it measured (a queue's depth) |
+//! | `status.dependency.ratio` | gauge | `1` | the same: a share from 0 to 1 (a failure ratio; a percentage divided by 100) |
+//! | `status.dependency.size` | gauge | `By` | the same: a size in bytes (resident memory) |
+//! | `status.dependency.value` | gauge | | the same: a value measured in no unit the check said ([`CheckOutcome::with_value`](status_core::check::CheckOutcome::with_value)), as measured |
 //! | `status.check.duration` | histogram | `s` | `status.dependency.id`, `status.check.outcome` (`ok`, `minor`, `major`, `outage`, `timeout`, `panic`) |
 //! | `status.dependency.transitions` | counter | `{transition}` | `status.dependency.id`, `status.state.from`, `status.state.to` |
 //! | `dotnet.health_check.reports` | counter, [`dotnet_aliases`](OtlpBuilder::dotnet_aliases) | `{report}` | `dotnet.health_check.status` (`Healthy`, `Degraded`, `Unhealthy`) |
@@ -24,10 +29,17 @@
 //! | log record `status.transition` | one per transition | | `status.dependency.id`, `status.state.from`, `status.state.to`, `status.message`, `status.causes`, `status.muted`, `status.dependency.urgency`, `status.error` |
 //! | span `status.check` | one per check run, [`check_spans`](OtlpBuilder::check_spans) | | `status.dependency.id`, `status.check.outcome`, `status.state` |
 //!
-//! A state set reports every state, the current one 1 and the others 0, the shape
-//! OpenTelemetry recommends for a value with a few states (as `k8s.container.status.state`);
-//! there is no semantic convention for health yet (semantic-conventions #1106 is open), so
-//! the names are this crate's, lower-case and dotted as the conventions write them.
+//! A state set is an UpDownCounter (an OTLP `Sum`, not monotonic, cumulative) reporting
+//! every state, the current one 1 and the others 0: how the semantic conventions model a
+//! value with a few states (`hw.status`, `k8s.pod.status.phase`). A measured value is
+//! exported under the name of what it measures, converted to its canonical unit, when the
+//! check says its unit ([`CheckOutcome::with_value_in`](status_core::check::CheckOutcome::with_value_in);
+//! the built-in checks do); one metric never mixes milliseconds with queue depths. A
+//! dependency that is a remote service (it has a service pool, `DependencyBuilder::service_pool`)
+//! carries `service.peer.name` (conventions 1.39) on its state set, its values, its
+//! durations, its transitions, its log records and its spans. There is no semantic convention
+//! for health yet (semantic-conventions #1106 is open), so the names are this crate's,
+//! lower-case and dotted as the conventions write them.
 //!
 //! A transition is a change of a dependency's reported status (a change of staleness alone
 //! is not one); a dependency's first result is one only when it is not OK. Severity: INFO to

@@ -8,9 +8,20 @@ pub const DEPENDENCY_STATE: &str = "status.dependency.state";
 pub const GROUP_STATE: &str = "status.group.state";
 /// Each feature's state set: `status.state` is `enabled` or `disabled`.
 pub const FEATURE_STATE: &str = "status.feature.state";
-/// The value each dependency's latest check measured, where it measures one (a latency in
-/// milliseconds, a queue's depth, a certificate's expiry in Unix seconds).
+/// A value a dependency's latest check measured in no unit it said, as measured (a check
+/// that says its unit has its value under the name of what it measures, below).
 pub const DEPENDENCY_VALUE: &str = "status.dependency.value";
+/// A duration a dependency's latest check measured (a latency), in seconds (`s`).
+pub const DEPENDENCY_LATENCY: &str = "status.dependency.latency";
+/// A moment a dependency's latest check measured (a certificate's expiry), in seconds since
+/// the Unix epoch (`s`).
+pub const DEPENDENCY_TIMESTAMP: &str = "status.dependency.timestamp";
+/// A count a dependency's latest check measured (a queue's depth), `{item}`.
+pub const DEPENDENCY_COUNT: &str = "status.dependency.count";
+/// A share a dependency's latest check measured, from 0 to 1 (`1`).
+pub const DEPENDENCY_RATIO: &str = "status.dependency.ratio";
+/// A size a dependency's latest check measured, in bytes (`By`).
+pub const DEPENDENCY_SIZE: &str = "status.dependency.size";
 /// How long each check took, in seconds, by dependency and outcome.
 pub const CHECK_DURATION: &str = "status.check.duration";
 /// Changes of a dependency's reported status, by dependency, from and to.
@@ -30,6 +41,9 @@ pub const STATE: &str = "status.state";
 pub const DEPENDENCY_ID: &str = "status.dependency.id";
 /// A dependency's urgency: `REQUIRED`, `STRONG`, `WEAK`, `NONE`.
 pub const DEPENDENCY_URGENCY: &str = "status.dependency.urgency";
+/// The remote service a dependency is, when it is one (its service pool): OpenTelemetry's
+/// `service.peer.name` (semantic conventions 1.39).
+pub const SERVICE_PEER_NAME: &str = "service.peer.name";
 /// A dependency's kind (`redis`, `postgres`, …), empty when not set.
 pub const DEPENDENCY_KIND: &str = "status.dependency.kind";
 /// The probe groups a dependency belongs to, comma-separated and sorted.

@@ -83,13 +83,10 @@ impl fmt::Debug for Recorder {
 impl Listener for Recorder {
     fn on_checked(&self, result: &CheckResult, outcome: RunOutcome) {
         let id = result.id().to_string();
-        self.durations.record(
-            result.duration().as_secs_f64(),
-            &[
-                KeyValue::new(names::DEPENDENCY_ID, id.clone()),
-                KeyValue::new(names::CHECK_OUTCOME, outcome.as_str()),
-            ],
-        );
+        let mut attributes = crate::gauges::identity(result);
+        attributes.push(KeyValue::new(names::CHECK_OUTCOME, outcome.as_str()));
+        self.durations
+            .record(result.duration().as_secs_f64(), &attributes);
         if let Some(dotnet) = &self.dotnet {
             if let Some(registry) = self.registry.upgrade() {
                 dotnet.reports.add(
@@ -131,15 +128,12 @@ impl Listener for Recorder {
             _ => {}
         }
         let from = previous.map_or("unknown", state);
-        let id = current.id().to_string();
-        self.transitions.add(
-            1,
-            &[
-                KeyValue::new(names::DEPENDENCY_ID, id.clone()),
-                KeyValue::new(names::FROM, from),
-                KeyValue::new(names::TO, state(to)),
-            ],
-        );
+        let mut attributes = crate::gauges::identity(current);
+        attributes.extend([
+            KeyValue::new(names::FROM, from),
+            KeyValue::new(names::TO, state(to)),
+        ]);
+        self.transitions.add(1, &attributes);
         if let Some(logs) = &self.logs {
             logs.push((self.record(from, current), self.scope.clone()));
         }
@@ -189,6 +183,9 @@ impl Recorder {
                 AnyValue::from(current.urgency().as_str()),
             ),
         ]);
+        if !current.service_pool().is_empty() {
+            record.add_attribute(names::SERVICE_PEER_NAME, current.service_pool().to_owned());
+        }
         if let Some(error) = current.thrown() {
             let mut chain = error.message().to_owned();
             for cause in error.causes() {
@@ -224,11 +221,20 @@ impl Recorder {
             name: Cow::Borrowed(names::CHECK_SPAN),
             start_time: start,
             end_time: end,
-            attributes: vec![
-                KeyValue::new(names::DEPENDENCY_ID, id),
-                KeyValue::new(names::CHECK_OUTCOME, outcome.as_str()),
-                KeyValue::new(names::STATE, state(result.status())),
-            ],
+            attributes: {
+                let mut attributes = vec![
+                    KeyValue::new(names::DEPENDENCY_ID, id),
+                    KeyValue::new(names::CHECK_OUTCOME, outcome.as_str()),
+                    KeyValue::new(names::STATE, state(result.status())),
+                ];
+                if !result.service_pool().is_empty() {
+                    attributes.push(KeyValue::new(
+                        names::SERVICE_PEER_NAME,
+                        result.service_pool().to_owned(),
+                    ));
+                }
+                attributes
+            },
             dropped_attributes_count: 0,
             events: SpanEvents::default(),
             links: SpanLinks::default(),

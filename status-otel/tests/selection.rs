@@ -69,7 +69,7 @@ async fn none_leaves_a_signal_out_and_an_unknown_exporter_is_refused() {
         .unwrap();
     down.store(true, Ordering::Relaxed);
     let outage = || {
-        collector.gauge(
+        collector.state(
             names::DEPENDENCY_STATE,
             &[(names::DEPENDENCY_ID, "db"), (names::STATE, "outage")],
         ) == Some(1)

@@ -20,8 +20,9 @@ OpenTelemetry (OTLP/HTTP protobuf), when OTEL_EXPORTER_OTLP_ENDPOINT is set:
   OTEL_METRIC_EXPORT_INTERVAL       ms between metric exports (60000)
   OTEL_{METRICS,LOGS,TRACES}_EXPORTER  otlp, or none to leave a signal out
   OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_SDK_DISABLED=true
-Exported: state sets status.{system,dependency,group,feature}.state, the histogram
-status.check.duration, the counter status.dependency.transitions, a log record per
+Exported: state sets status.{system,dependency,group,feature}.state (UpDownCounters), the
+measured values status.dependency.{latency,timestamp,count,ratio,size} in their units, the
+histogram status.check.duration, the counter status.dependency.transitions, a log record per
 transition; nothing per probe. Its health: the dependency otlp-export.";
 
 /// The status demo: five dependencies, three features, chaos controls.

@@ -239,8 +239,10 @@ fn grade(
     let lifetime = not_after
         .duration_since(not_before)
         .unwrap_or(Duration::ZERO);
-    let outcome =
-        |status, message: String| CheckOutcome::new(status, message).with_value(expiry_secs);
+    let outcome = |status, message: String| {
+        CheckOutcome::new(status, message)
+            .with_value_in(expiry_secs, status_core::check::Unit::UnixSeconds)
+    };
     if now >= not_after {
         return outcome(
             CheckStatus::Outage,

@@ -21,6 +21,7 @@
 mod outcome;
 mod ratio;
 mod threshold;
+mod unit;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,6 +33,7 @@ use futures::FutureExt;
 pub use self::outcome::{BoxError, CheckOutcome, ErrorChain};
 pub use self::ratio::{FailureRatio, FailureRecorder};
 pub use self::threshold::Threshold;
+pub use self::unit::{Quantity, Unit};
 use crate::CheckStatus;
 
 /// A health check of one dependency.

@@ -10,6 +10,9 @@ use crate::CheckStatus;
 /// fail with (anything that converts into it: `std::io::Error`, `String`, `anyhow::Error`, …).
 pub type BoxError = Box<dyn StdError + Send + Sync>;
 
+/// A value measured, with its unit when said.
+pub(crate) type Measured = (f64, Option<super::Unit>);
+
 /// The most causes kept from an error's `source()` chain.
 const MAX_CAUSES: usize = 8;
 
@@ -31,6 +34,7 @@ pub struct CheckOutcome {
     message: String,
     error: Option<ErrorChain>,
     value: Option<f64>,
+    unit: Option<super::Unit>,
     settled: bool,
 }
 
@@ -49,6 +53,7 @@ impl CheckOutcome {
             message: message.into(),
             error: None,
             value: None,
+            unit: None,
             settled: false,
         }
     }
@@ -64,14 +69,27 @@ impl CheckOutcome {
             message: chain.message.clone(),
             error: Some(chain),
             value: None,
+            unit: None,
             settled: false,
         }
     }
 
-    /// The same outcome, with the value that was measured (a latency, a ratio, a size).
+    /// The same outcome, with the value that was measured (a latency, a ratio, a size), in
+    /// no unit said: exported as it is (OpenTelemetry's `status.dependency.value`). Say the
+    /// unit with [`with_value_in`](Self::with_value_in) when there is one.
     #[must_use]
     pub fn with_value(mut self, value: f64) -> Self {
         self.value = Some(value);
+        self.unit = None;
+        self
+    }
+
+    /// The same outcome, with the value that was measured and its unit: exporters then name
+    /// it by what it measures and convert it to their canonical unit (a latency in seconds).
+    #[must_use]
+    pub fn with_value_in(mut self, value: f64, unit: super::Unit) -> Self {
+        self.value = Some(value);
+        self.unit = Some(unit);
         self
     }
 
@@ -140,8 +158,15 @@ impl CheckOutcome {
         self.value
     }
 
-    pub(crate) fn into_parts(self) -> (CheckStatus, String, Option<ErrorChain>, Option<f64>) {
-        (self.status, self.message, self.error, self.value)
+    /// The unit of the value measured, when said.
+    #[must_use]
+    pub fn unit(&self) -> Option<super::Unit> {
+        self.value.and(self.unit)
+    }
+
+    pub(crate) fn into_parts(self) -> (CheckStatus, String, Option<ErrorChain>, Option<Measured>) {
+        let measured = self.value.map(|v| (v, self.unit));
+        (self.status, self.message, self.error, measured)
     }
 }
 

@@ -162,7 +162,7 @@ impl Check for FailureRatio {
                 ratio * 100.0
             ),
         )
-        .with_value(ratio)
+        .with_value_in(ratio, super::Unit::Ratio)
     }
 
     fn attach(&self, clock: &Clock) {

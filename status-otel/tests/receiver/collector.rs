@@ -75,11 +75,12 @@ impl Collector {
             .find_map(|m| m.data.as_ref().and_then(&read))
     }
 
-    /// The latest value of the gauge `name` for the data point whose attributes include
-    /// every one of `with`.
-    pub(crate) fn gauge(&self, name: &str, with: &[(&str, &str)]) -> Option<i64> {
+    /// The latest value of the state set `name` for the data point whose attributes include
+    /// every one of `with`: a state set is an UpDownCounter, an OTLP sum that is not
+    /// monotonic (a gauge, or a monotonic sum, reads as nothing).
+    pub(crate) fn state(&self, name: &str, with: &[(&str, &str)]) -> Option<i64> {
         self.latest(name, |data| match data {
-            metric::Data::Gauge(g) => match g
+            metric::Data::Sum(s) if !s.is_monotonic => match s
                 .data_points
                 .iter()
                 .find(|p| matches(&p.attributes, with))?
@@ -88,6 +89,59 @@ impl Collector {
                 Some(number_data_point::Value::AsInt(v)) => Some(v),
                 _ => None,
             },
+            _ => None,
+        })
+    }
+
+    /// The states the latest export of the state set `name` reported for the points matching
+    /// `with`, sorted, with their values.
+    pub(crate) fn states(&self, name: &str, with: &[(&str, &str)]) -> Vec<(String, i64)> {
+        self.latest(name, |data| match data {
+            metric::Data::Sum(s) if !s.is_monotonic => {
+                let mut states: Vec<(String, i64)> = s
+                    .data_points
+                    .iter()
+                    .filter(|p| matches(&p.attributes, with))
+                    .filter_map(|p| {
+                        let state = attribute(&p.attributes, "status.state")?;
+                        match p.value {
+                            Some(number_data_point::Value::AsInt(v)) => Some((state, v)),
+                            _ => None,
+                        }
+                    })
+                    .collect();
+                states.sort();
+                Some(states)
+            }
+            _ => None,
+        })
+        .unwrap_or_default()
+    }
+
+    /// The unit the latest export of `name` declared.
+    pub(crate) fn unit(&self, name: &str) -> Option<String> {
+        let received = self.received.lock().unwrap();
+        received
+            .metrics
+            .iter()
+            .rev()
+            .flat_map(metrics_named(name))
+            .map(|m| m.unit)
+            .next()
+    }
+
+    /// The attributes of the latest point of the floating-point gauge `name` matching `with`.
+    pub(crate) fn gauge_attributes(
+        &self,
+        name: &str,
+        with: &[(&str, &str)],
+    ) -> Option<Vec<KeyValue>> {
+        self.latest(name, |data| match data {
+            metric::Data::Gauge(g) => g
+                .data_points
+                .iter()
+                .find(|p| matches(&p.attributes, with))
+                .map(|p| p.attributes.clone()),
             _ => None,
         })
     }

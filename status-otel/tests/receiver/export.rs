@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::Request;
-use status_core::check::tiered;
+use status_core::check::{tiered, CheckOutcome, Unit};
 use status_core::{
     CheckResult, CheckStatus, Dependency, Group, Listener, Registry, RunOutcome, Urgency,
 };
@@ -93,7 +93,7 @@ async fn a_chaos_outage_moves_the_gauges_and_writes_one_record_per_transition() 
     let state = |s: &'static str| {
         let c = collector.clone();
         move || {
-            c.gauge(
+            c.state(
                 names::DEPENDENCY_STATE,
                 &[
                     (names::DEPENDENCY_ID, "payments-api"),
@@ -107,26 +107,28 @@ async fn a_chaos_outage_moves_the_gauges_and_writes_one_record_per_transition() 
     };
     assert!(eventually(Duration::from_secs(10), state("ok")).await);
     assert_eq!(
-        collector.gauge(
+        collector.states(
             names::DEPENDENCY_STATE,
-            &[
-                (names::DEPENDENCY_ID, "payments-api"),
-                (names::STATE, "outage")
-            ]
+            &[(names::DEPENDENCY_ID, "payments-api")]
         ),
-        Some(0),
-        "every state is reported, the others at 0"
+        [("major", 0), ("minor", 0), ("ok", 1), ("outage", 0)].map(|(s, v)| (s.to_owned(), v)),
+        "every state is reported, the current one 1, as a non-monotonic sum"
+    );
+    assert_eq!(
+        collector.states(names::SYSTEM_STATE, &[]).len(),
+        4,
+        "the system's state set too"
     );
 
     // The chaos outage, then the recovery.
     down.store(true, Ordering::Relaxed);
     assert!(eventually(Duration::from_secs(10), state("outage")).await);
     assert_eq!(
-        collector.gauge(names::SYSTEM_STATE, &[(names::STATE, "outage")]),
+        collector.state(names::SYSTEM_STATE, &[(names::STATE, "outage")]),
         Some(1)
     );
     assert_eq!(
-        collector.gauge(
+        collector.state(
             names::GROUP_STATE,
             &[(names::GROUP_NAME, "payments"), (names::STATE, "outage")]
         ),
@@ -135,7 +137,7 @@ async fn a_chaos_outage_moves_the_gauges_and_writes_one_record_per_transition() 
     down.store(false, Ordering::Relaxed);
     assert!(eventually(Duration::from_secs(10), state("ok")).await);
     assert_eq!(
-        collector.gauge(names::SYSTEM_STATE, &[(names::STATE, "ok")]),
+        collector.state(names::SYSTEM_STATE, &[(names::STATE, "ok")]),
         Some(1)
     );
 
@@ -310,6 +312,31 @@ async fn the_environment_configures_the_export_and_no_span_is_sent_unless_asked(
             .unwrap(),
         )
         .unwrap();
+    let measured = |id: &str, value: f64, unit: Unit| {
+        Dependency::builder(
+            id,
+            tiered(move || async move {
+                CheckOutcome::new(CheckStatus::Ok, "measured").with_value_in(value, unit)
+            }),
+        )
+    };
+    registry
+        .add(
+            measured("payments", 12.5, Unit::Milliseconds)
+                .service_pool("payments-service")
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    for (id, value, unit) in [
+        ("certificate", 1_900_000_000.0, Unit::UnixSeconds),
+        ("backlog", 7.0, Unit::Count),
+        ("disk", 25.0, Unit::Percent),
+    ] {
+        registry
+            .add(measured(id, value, unit).build().unwrap())
+            .unwrap();
+    }
     assert!(
         Otlp::start_from_env(&registry).unwrap().is_none(),
         "nothing set, nothing exported"
@@ -339,6 +366,75 @@ async fn the_environment_configures_the_export_and_no_span_is_sent_unless_asked(
         collector.gauge_f64(names::DEPENDENCY_VALUE, &[(names::DEPENDENCY_ID, "cache")]),
         None,
         "a dependency that measures nothing has no value"
+    );
+    // Values whose check said its unit: one metric per quantity, in its canonical unit.
+    let latency = collector.gauge_f64(
+        names::DEPENDENCY_LATENCY,
+        &[(names::DEPENDENCY_ID, "payments")],
+    );
+    assert!(
+        latency.is_some_and(|s| (s - 0.0125).abs() < 1e-9),
+        "{latency:?}: 12.5 ms in seconds"
+    );
+    assert_eq!(
+        collector.unit(names::DEPENDENCY_LATENCY).as_deref(),
+        Some("s")
+    );
+    assert_eq!(
+        collector.gauge_f64(
+            names::DEPENDENCY_TIMESTAMP,
+            &[(names::DEPENDENCY_ID, "certificate")]
+        ),
+        Some(1_900_000_000.0)
+    );
+    assert_eq!(
+        collector.unit(names::DEPENDENCY_TIMESTAMP).as_deref(),
+        Some("s")
+    );
+    assert_eq!(
+        collector.gauge_f64(
+            names::DEPENDENCY_COUNT,
+            &[(names::DEPENDENCY_ID, "backlog")]
+        ),
+        Some(7.0)
+    );
+    assert_eq!(
+        collector.unit(names::DEPENDENCY_COUNT).as_deref(),
+        Some("{item}")
+    );
+    assert_eq!(
+        collector.gauge_f64(names::DEPENDENCY_RATIO, &[(names::DEPENDENCY_ID, "disk")]),
+        Some(0.25),
+        "25 % as a share"
+    );
+    assert_eq!(
+        collector.unit(names::DEPENDENCY_RATIO).as_deref(),
+        Some("1")
+    );
+    assert_eq!(
+        collector.gauge_f64(
+            names::DEPENDENCY_VALUE,
+            &[(names::DEPENDENCY_ID, "payments")]
+        ),
+        None,
+        "a value with a unit is not also exported without one"
+    );
+    // A remote service carries `service.peer.name`, on its state set and its values alike.
+    let peer = [
+        (names::DEPENDENCY_ID, "payments"),
+        (names::SERVICE_PEER_NAME, "payments-service"),
+    ];
+    assert!(collector
+        .gauge_attributes(names::DEPENDENCY_LATENCY, &peer)
+        .is_some());
+    assert_eq!(collector.states(names::DEPENDENCY_STATE, &peer).len(), 4);
+    let cache = collector
+        .gauge_attributes(names::DEPENDENCY_VALUE, &[(names::DEPENDENCY_ID, "queue")])
+        .unwrap();
+    assert_eq!(
+        attribute(&cache, names::SERVICE_PEER_NAME),
+        None,
+        "not a remote service"
     );
     let received = collector.received.lock().unwrap();
     assert_eq!(

@@ -95,7 +95,7 @@ async fn a_collector_that_hangs_for_a_minute_changes_nothing_for_the_checks() {
         .await
     );
     assert!(
-        eventually(Duration::from_secs(10), || collector.gauge(
+        eventually(Duration::from_secs(10), || collector.state(
             names::DEPENDENCY_STATE,
             &[(names::DEPENDENCY_ID, "db"), (names::STATE, "ok")]
         ) == Some(1))
