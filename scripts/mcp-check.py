@@ -227,8 +227,8 @@ async def main():
     # Malformed JSON-RPC and an oversized body: refused, nothing changed.
     headers = {"Authorization": f"Bearer {ADMIN}", "Accept": "application/json, text/event-stream"}
     status, body, _ = http("POST", "/mcp", b"{not json", headers)
-    if not 400 <= status < 500:
-        fail(f"malformed JSON: {status} {body}")
+    if status != 400 or json.loads(body)["error"]["code"] != -32700:
+        fail(f"malformed JSON is not JSON-RPC's parse error: {status} {body}")
     status, body, _ = http("POST", "/mcp", b"x" * 200_000, headers)
     if status != 413:
         fail(f"an oversized body: {status} {body}")

@@ -70,6 +70,8 @@ pub(crate) struct Guarded {
     pub(crate) admin: Option<Token>,
     pub(crate) read: Option<Token>,
     pub(crate) permits: Arc<Semaphore>,
+    /// The largest body read, in bytes.
+    pub(crate) max_body: usize,
     pub(crate) transport: StreamableHttpService<Server, NeverSessionManager>,
     pub(crate) counters: Arc<Counters>,
 }
@@ -130,10 +132,84 @@ impl Guarded {
             return answer;
         };
         request.extensions_mut().insert(access);
+        let request = match self.read_body(request).await {
+            Ok(request) => request,
+            Err(refusal) => return *refusal,
+        };
         let answer = self.transport.handle(request).await;
         self.counters.answered.fetch_add(1, Ordering::Relaxed);
         answer.map(Body::new)
     }
+}
+
+impl Guarded {
+    /// A POST's body read whole (at most `max_body` bytes: 413 beyond) and parsed once: what
+    /// is not JSON is answered with JSON-RPC's parse error (-32700), JSON that is not a
+    /// JSON-RPC message with its invalid request (-32600), both with 400 and nothing done.
+    async fn read_body(
+        &self,
+        request: Request<Body>,
+    ) -> Result<Request<Body>, Box<Response<Body>>> {
+        if request.method() != axum::http::Method::POST {
+            return Ok(request);
+        }
+        let (parts, body) = request.into_parts();
+        let bytes = match axum::body::to_bytes(body, self.max_body).await {
+            Ok(bytes) => bytes,
+            Err(e) if is_too_large(&e) => {
+                return Err(Box::new(refused(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    &format!("the body is larger than {} bytes", self.max_body),
+                )));
+            }
+            Err(e) => {
+                return Err(Box::new(refused(
+                    StatusCode::BAD_REQUEST,
+                    &format!("the body could not be read: {e}"),
+                )))
+            }
+        };
+        match serde_json::from_slice::<serde_json::Value>(&bytes) {
+            Err(e) => Err(Box::new(rpc_error(-32700, &format!("Parse error: {e}")))),
+            Ok(serde_json::Value::Object(message))
+                if message.get("jsonrpc").and_then(serde_json::Value::as_str) == Some("2.0") =>
+            {
+                Ok(Request::from_parts(parts, Body::from(bytes)))
+            }
+            Ok(_) => Err(Box::new(rpc_error(
+                -32600,
+                "Invalid Request: a JSON-RPC 2.0 message is an object with \"jsonrpc\": \"2.0\"",
+            ))),
+        }
+    }
+}
+
+/// Whether reading a body failed for its length.
+fn is_too_large(e: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(error) = source {
+        if error.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        source = error.source();
+    }
+    false
+}
+
+/// A JSON-RPC error answering a message that could not be read (its id unknown: null), 400.
+fn rpc_error(code: i64, message: &str) -> Response<Body> {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": { "code": code, "message": message },
+    })
+    .to_string();
+    let mut answer = Response::new(Body::from(body));
+    *answer.status_mut() = StatusCode::BAD_REQUEST;
+    answer
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    answer
 }
 
 /// A refusal before the protocol: JSON, as every 4xx of the contract.

@@ -251,6 +251,7 @@ impl Mcp {
                 admin: self.admin,
                 read: self.read,
                 permits: Arc::new(tokio::sync::Semaphore::new(self.max_in_flight)),
+                max_body: self.max_body_bytes,
                 transport,
                 counters: self.counters,
             }),

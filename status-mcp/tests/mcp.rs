@@ -260,9 +260,17 @@ async fn bad_input_is_refused_and_changes_nothing() {
         registry.result("db").unwrap().mute().is_none(),
         "nothing was muted"
     );
-    // Malformed JSON: a JSON-RPC parse error, nothing else.
+    // Malformed JSON: a JSON-RPC parse error, nothing else; JSON that is no JSON-RPC
+    // message: an invalid request.
     let (status, text) = send(&app, post(Some(ADMIN), "{not json")).await;
-    assert!(status.is_client_error(), "{status} {text}");
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
+    let answer: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(answer["error"]["code"], json!(-32700), "{answer}");
+    assert_eq!(answer["id"], Value::Null);
+    let (status, text) = send(&app, post(Some(ADMIN), r#"{"method": "tools/list"}"#)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
+    let answer: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(answer["error"]["code"], json!(-32600), "{answer}");
     // An oversized body: 413 before any parse.
     let small = Mcp::new(&registry)
         .admin_token(ADMIN)
@@ -434,4 +442,34 @@ async fn the_fleet_says_whether_a_failure_is_shared() {
     // Without a fleet, the tool says so.
     let (line, _, error) = call(&server(&registry), ADMIN, "fleet", json!({})).await;
     assert!(error && line.contains("no fleet view"), "{line}");
+}
+
+#[tokio::test]
+async fn answers_are_sized_for_a_context() {
+    let registry = Registry::builder().appname("big").build();
+    let down = || check::ping(|| async { Err::<(), _>(std::io::Error::other("down")) });
+    for i in 0..25 {
+        registry
+            .add(
+                Dependency::builder(format!("dep-{i:02}"), down())
+                    .build()
+                    .unwrap(),
+            )
+            .unwrap();
+    }
+    registry.refresh_all().await;
+    let app = server(&registry);
+    let (line, body, _) = call(&app, ADMIN, "summary", json!({})).await;
+    assert_eq!(body["failing"].as_array().unwrap().len(), 20);
+    assert_eq!(body["rootCauses"].as_array().unwrap().len(), 20);
+    assert_eq!(body["omitted"]["failing"], json!(5), "{body}");
+    assert_eq!(body["omitted"]["rootCauses"], json!(5), "{body}");
+    assert!(line.contains("25 failing"), "{line}");
+    assert!(line.contains(", and 5 more"), "{line}");
+    // Compact: well under what a model's context minds.
+    assert!(
+        body.to_string().len() < 16_000,
+        "{} bytes",
+        body.to_string().len()
+    );
 }
