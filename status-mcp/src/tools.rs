@@ -37,7 +37,8 @@ pub(crate) struct Sources {
 #[derive(Clone)]
 pub(crate) struct Server {
     sources: Arc<Sources>,
-    tool_router: ToolRouter<Self>,
+    /// Built once: a request clones the pointer, not the tools' schemas.
+    tool_router: Arc<ToolRouter<Self>>,
 }
 
 /// The `why` tool's parameters.
@@ -90,7 +91,7 @@ impl Server {
     pub(crate) fn new(sources: Arc<Sources>) -> Self {
         Self {
             sources,
-            tool_router: Self::tool_router(),
+            tool_router: Arc::new(Self::tool_router()),
         }
     }
 
