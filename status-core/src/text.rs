@@ -105,6 +105,22 @@ pub fn actor(actor: Option<&str>) -> Result<Option<String>, Error> {
     }
 }
 
+/// The credentials of an `Authorization` header's value when its scheme is `Bearer` (in any
+/// case, spaces around trimmed): how status-http's admin routes and status-mcp read a token.
+///
+/// ```
+/// assert_eq!(status_core::text::bearer(" bearer  s3cret "), Some("s3cret"));
+/// assert_eq!(status_core::text::bearer("Basic dTpw"), None);
+/// assert_eq!(status_core::text::bearer("Bearer"), None);
+/// ```
+#[must_use]
+pub fn bearer(header: &str) -> Option<&str> {
+    let (scheme, credentials) = header.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| credentials.trim())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

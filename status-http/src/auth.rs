@@ -46,12 +46,7 @@ impl AdminToken {
         let presented = headers
             .get(AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| {
-                let (scheme, credentials) = v.trim().split_once(' ')?;
-                scheme
-                    .eq_ignore_ascii_case("bearer")
-                    .then(|| credentials.trim())
-            });
+            .and_then(status_core::text::bearer);
         match presented {
             Some(candidate) if self.matches(candidate.as_bytes()) => Ok(()),
             _ => Err(ApiError::unauthorized()),

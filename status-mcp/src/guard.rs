@@ -82,12 +82,8 @@ impl Guarded {
         let presented = headers
             .get(AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| {
-                let (scheme, credentials) = v.trim().split_once(' ')?;
-                scheme
-                    .eq_ignore_ascii_case("bearer")
-                    .then(|| credentials.trim().as_bytes())
-            })?;
+            .and_then(status_core::text::bearer)?
+            .as_bytes();
         // Both compared, whichever matches, so the time says nothing of which one exists.
         let admin = self.admin.as_ref().is_some_and(|t| t.matches(presented));
         let read = self.read.as_ref().is_some_and(|t| t.matches(presented));
