@@ -23,6 +23,19 @@ impl std::fmt::Display for BodyTimeout {
 
 impl std::error::Error for BodyTimeout {}
 
+/// For an optional field of a request body, `#[serde(default, deserialize_with =
+/// "crate::body::present")]`: it may be left out, not given as `null` (as the OpenAPI
+/// description says: such fields are not nullable), so that a `null` is refused with the
+/// field named rather than read as absent.
+#[cfg(feature = "history")]
+pub(crate) fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
+}
+
 /// The largest admin request body accepted: 16 KiB.
 pub const BODY_LIMIT: usize = 16 * 1024;
 

@@ -26,7 +26,7 @@ use crate::respond::{json_response, JSON};
 struct UpdateRequest {
     status: String,
     message: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::body::present")]
     actor: Option<String>,
 }
 
@@ -34,7 +34,7 @@ struct UpdateRequest {
 #[derive(Deserialize)]
 struct PostmortemRequest {
     body: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::body::present")]
     actor: Option<String>,
 }
 

@@ -32,10 +32,10 @@ struct AnnounceRequest {
     title: String,
     message: String,
     dependencies: Vec<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::body::present")]
     start: Option<String>,
     end: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::body::present")]
     actor: Option<String>,
 }
 

@@ -608,3 +608,45 @@ async fn the_trail_falls_back_to_the_process_while_the_history_cannot_be_read() 
     );
     assert_eq!(body["entries"][0]["actor"], "alice", "{body}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_optional_field_given_as_null_is_refused_and_nothing_is_announced() {
+    let f = fixture().await;
+    let (app, history) = app_with_history(&f).await;
+    let _ = history.restored().await;
+    for field in ["actor", "start"] {
+        let mut body = serde_json::json!({
+            "title": "Database upgrade",
+            "message": "Writes pause for a minute.",
+            "dependencies": ["db"],
+            "end": (chrono::Utc::now() + chrono::Duration::hours(2)).to_rfc3339(),
+        });
+        body[field] = serde_json::Value::Null;
+        let refused = admin(
+            &app,
+            Method::POST,
+            "/admin/maintenances",
+            Some(TOKEN),
+            body.to_string(),
+        )
+        .await;
+        assert!(
+            refused.status.is_client_error(),
+            "{field}: {} {}",
+            refused.status,
+            refused.body
+        );
+        assert!(
+            refused.body.contains(field) || refused.body.contains("null"),
+            "{}",
+            refused.body
+        );
+    }
+    let listed = admin(&app, Method::GET, "/admin/maintenances", Some(TOKEN), "").await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.body);
+    assert!(!listed.body.contains("Database upgrade"), "{}", listed.body);
+    assert!(
+        f.registry.result("db").unwrap().mute().is_none(),
+        "nothing muted"
+    );
+}

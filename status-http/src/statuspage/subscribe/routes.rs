@@ -27,11 +27,11 @@ const MAX_URL: usize = 2048;
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SubscribeJson {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::body::present")]
     email: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::body::present")]
     webhook: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::body::present")]
     components: Option<Vec<String>>,
 }
 
