@@ -10,7 +10,8 @@ use crate::Error;
 /// The longest actor kept, in characters; longer ones are cut.
 pub const MAX_ACTOR_CHARS: usize = 128;
 
-/// Characters that show nothing: whitespace, zero-width and joiner characters, fillers.
+/// Characters that show nothing: whitespace, zero-width and joiner characters, fillers, the
+/// Braille blank, musical formatting, tag characters and variation selectors.
 fn is_invisible(c: char) -> bool {
     c.is_whitespace()
         || matches!(
@@ -30,6 +31,10 @@ fn is_invisible(c: char) -> bool {
                 | '\u{FE00}'..='\u{FE0F}'
                 | '\u{FEFF}'
                 | '\u{FFA0}'
+                | '\u{2800}'
+                | '\u{1D173}'..='\u{1D17A}'
+                | '\u{E0000}'..='\u{E007F}'
+                | '\u{E0100}'..='\u{E01EF}'
         )
 }
 
@@ -124,6 +129,24 @@ pub fn bearer(header: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_of_invisible_characters_alone_is_blank() {
+        // Tag characters (the ones that spell hidden text), variation selectors, the
+        // Braille blank: each shows nothing.
+        for text in [
+            "\u{E0041}\u{E0042}",
+            "\u{E0100}",
+            "\u{2800}\u{200B}",
+            "\u{1D173}",
+            " \u{3164} ",
+        ] {
+            assert!(is_blank(text), "{text:?}");
+            assert!(printable("reason", text).is_err(), "{text:?}");
+        }
+        assert!(!is_blank("a\u{E0041}"));
+        assert!(!is_blank("🏳\u{FE0F}"));
+    }
 
     #[test]
     fn paragraphs_keep_their_line_breaks_and_nothing_else() {

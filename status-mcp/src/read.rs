@@ -163,8 +163,7 @@ pub(crate) async fn uptime(sources: &Sources, params: UptimeParams) -> CallToolR
         Ok(back) => back,
         Err(why) => return refusal(why),
     };
-    let now = history.now();
-    match history.uptime(series, now - back, now).await {
+    match history.uptime_over(series, back).await {
         Ok(report) => {
             let percent = |share: Option<f64>| {
                 share.map_or_else(|| "unknown".to_owned(), |s| format!("{:.3}%", s * 100.0))

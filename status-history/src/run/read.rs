@@ -22,7 +22,33 @@ impl History {
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> Result<UptimeReport, Error> {
-        let window = Window::new(from, to, self.now(), &self.shared.builder.retention)?;
+        self.uptime_at(series, from, to, self.now()).await
+    }
+
+    /// Time in each level, uptime and SLA of `series` over the last `span`, up to now: the
+    /// window and its check against what is kept read one clock, so the longest span kept
+    /// (400 days by default) is a window, not a moment too old.
+    ///
+    /// # Errors
+    ///
+    /// As [`uptime`](Self::uptime).
+    pub async fn uptime_over(
+        &self,
+        series: Series,
+        span: chrono::Duration,
+    ) -> Result<UptimeReport, Error> {
+        let now = self.now();
+        self.uptime_at(series, now - span, now, now).await
+    }
+
+    async fn uptime_at(
+        &self,
+        series: Series,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<UptimeReport, Error> {
+        let window = Window::new(from, to, now, &self.shared.builder.retention)?;
         let buckets = self
             .live_buckets(&series, window.tier, window.from, window.to)
             .await?;

@@ -191,9 +191,8 @@ pub(crate) async fn uptime(
     let span = window(&query)?;
     let c = find(&state, &name).await?;
     let history = crate::history::kept(state.history.as_ref())?;
-    let now = history.now();
     let report = history
-        .uptime(c.series.clone(), now - span, now)
+        .uptime_over(c.series.clone(), span)
         .await
         .map_err(crate::history::rejection)?;
     let label = format!("uptime {}", query.window.as_deref().unwrap_or("30d"));

@@ -379,6 +379,10 @@ async fn badges_say_a_level_or_an_uptime_carry_an_etag_and_only_components_have_
         "{}",
         a.body
     );
+    // The longest window documented is a window (it once came out a moment too old).
+    let a = get(&app, "/badge/core/uptime.svg?window=400d").await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert!(a.body.contains("uptime 400d"), "{}", a.body);
     for bad in ["window=0d", "window=401d", "window=1w", "other=1"] {
         let a = get(&app, &format!("/badge/core/uptime.svg?{bad}")).await;
         assert_eq!(a.status, StatusCode::BAD_REQUEST, "{bad}: {}", a.body);
@@ -989,5 +993,27 @@ async fn the_subscribers_door_refuses_what_it_must_and_keeps_nothing() {
         let a = get(&app, uri).await;
         assert_eq!(a.status, StatusCode::NOT_FOUND, "{uri}");
         assert!(a.body.contains("<html"), "{}", a.body);
+    }
+}
+
+/// On the wall clock (not paused): the badge's window and the history's check of it once
+/// read the clock twice, so the longest window documented, 400 days, came out a moment older
+/// than kept and was refused.
+#[tokio::test]
+async fn the_longest_badge_window_is_served_on_a_running_clock() {
+    let f = fixture().await;
+    f.registry
+        .add_group(Group::builder("core").dependency("db").build().unwrap())
+        .unwrap();
+    let history = History::in_memory().open();
+    history.attach(&f.registry);
+    let _ = history.restored().await;
+    let app = status_http::Routes::new(&f.registry)
+        .history(history.clone())
+        .public_group(status_http::PublicGroup::new("core", "Core"))
+        .build();
+    for _ in 0..20 {
+        let a = get(&app, "/badge/core/uptime.svg?window=400d").await;
+        assert_eq!(a.status, StatusCode::OK, "{}", a.body);
     }
 }
