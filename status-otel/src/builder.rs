@@ -128,6 +128,25 @@ impl OtlpBuilder {
                 }
             }
         }
+        // The OTLP exporter drops a header it cannot send without a word: say so, once, by
+        // name (a value may be a secret).
+        for var in [
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+            "OTEL_EXPORTER_OTLP_LOGS_HEADERS",
+            "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+        ] {
+            if let Ok(value) = std::env::var(var) {
+                for name in refused_headers(&value) {
+                    tracing::warn!(
+                        variable = var,
+                        header = %name,
+                        "an OTLP header cannot be sent (a name or value that is not one: \
+                         control characters, line breaks): it is left out of every request"
+                    );
+                }
+            }
+        }
         let send_metrics = exporter_wanted("OTEL_METRICS_EXPORTER")?;
         let send_logs = exporter_wanted("OTEL_LOGS_EXPORTER")?;
         let send_spans = self.check_spans && exporter_wanted("OTEL_TRACES_EXPORTER")?;
@@ -314,6 +333,50 @@ fn exporter_wanted(var: &str) -> Result<bool, Error> {
     Ok(wanted)
 }
 
+/// The names of the headers in an `OTEL_EXPORTER_OTLP_*HEADERS` value (`name=value` pairs
+/// apart by commas, values percent-encoded) that cannot be sent: a name or a value HTTP does
+/// not allow (a line break, a control character), or a pair without `=`.
+fn refused_headers(value: &str) -> Vec<String> {
+    value
+        .split(',')
+        .filter(|pair| !pair.trim().is_empty())
+        .filter_map(|pair| {
+            let Some((name, value)) = pair.split_once('=') else {
+                return Some(pair.trim().chars().take(64).collect());
+            };
+            let name = name.trim();
+            let decoded = percent_decode(value.trim());
+            let sendable = http::HeaderName::from_bytes(name.as_bytes()).is_ok()
+                && http::HeaderValue::from_bytes(&decoded).is_ok();
+            (!sendable).then(|| name.escape_debug().take(64).collect())
+        })
+        .collect()
+}
+
+/// `%XX` sequences decoded; anything else kept as it is.
+fn percent_decode(text: &str) -> Vec<u8> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
 /// `OTEL_EXPORTER_OTLP_TIMEOUT` in milliseconds, 10 s when unset or unreadable.
 fn env_timeout() -> Duration {
     std::env::var("OTEL_EXPORTER_OTLP_TIMEOUT")
@@ -362,4 +425,21 @@ fn export_dependency(counts: Arc<Counts>) -> Result<Dependency, Error> {
         .failures_before_outage(1)
         .build()
         .map_err(|e| Error::new(ErrorKind::Invalid, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::refused_headers;
+
+    #[test]
+    fn headers_that_cannot_be_sent_are_named() {
+        assert!(refused_headers("api-key=abc,x-tenant=shop%20one").is_empty());
+        assert_eq!(
+            refused_headers("api-key=abc%0D%0AX-Evil: 1,ok=1"),
+            ["api-key"]
+        );
+        assert_eq!(refused_headers("bad name=1"), ["bad name"]);
+        assert_eq!(refused_headers("novalue"), ["novalue"]);
+        assert!(refused_headers("").is_empty());
+    }
 }

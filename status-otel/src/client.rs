@@ -15,6 +15,26 @@ use tokio::runtime::Handle;
 /// message at most); anything longer is cut, never buffered whole.
 pub(crate) const MAX_ANSWER: usize = 64 * 1024;
 
+/// The longest a collector's `Retry-After` holds a signal back: a collector that asks for an
+/// hour is heard for two minutes, then tried again.
+pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
+
+/// How long a `Retry-After` value asks to wait (delay-seconds or an HTTP date, RFC 9110),
+/// at most [`MAX_RETRY_AFTER`]; `None` when it is neither.
+pub(crate) fn retry_after(value: &str, now: chrono::DateTime<chrono::Utc>) -> Option<Duration> {
+    let value = value.trim();
+    let wait = match value.parse::<u64>() {
+        Ok(seconds) => Duration::from_secs(seconds),
+        Err(_) => {
+            let at = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+            (at.with_timezone(&chrono::Utc) - now)
+                .to_std()
+                .unwrap_or(Duration::ZERO)
+        }
+    };
+    Some(wait.min(MAX_RETRY_AFTER))
+}
+
 /// The signals, in the order [`Counts`] keeps them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Signal {
@@ -79,6 +99,9 @@ pub(crate) struct Client {
     runtime: Handle,
     timeout: Duration,
     counts: Arc<Counts>,
+    /// Per signal, until when the collector asked not to be sent anything (`Retry-After` on a
+    /// 429 or 503).
+    held: Mutex<[Option<std::time::Instant>; 3]>,
 }
 
 impl Client {
@@ -97,6 +120,7 @@ impl Client {
             runtime,
             timeout,
             counts,
+            held: Mutex::new([None; 3]),
         })
     }
 }
@@ -113,6 +137,18 @@ impl fmt::Debug for Client {
 impl HttpClient for Client {
     async fn send_bytes(&self, request: Request<Bytes>) -> Result<Response<Bytes>, HttpError> {
         let signal = Signal::of_path(request.uri().path());
+        let slot = signal.map_or(0, |s| s as usize);
+        let held = self.held.lock().ok().and_then(|held| held[slot]);
+        if let Some(until) = held.filter(|until| std::time::Instant::now() < *until) {
+            // What the collector asked: nothing until then. This batch is dropped, counted.
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            let why = format!(
+                "held back: the collector asked to retry after {}s",
+                left.as_secs() + 1
+            );
+            self.counts.record(signal, Err(why.clone()));
+            return Err(HttpError::from(why));
+        }
         // Counted even when the exporter gives up on this request before it ends.
         let mut pending = Pending {
             counts: &self.counts,
@@ -146,6 +182,23 @@ impl HttpClient for Client {
             Ok(answer) => answer,
             Err(e) => Err(HttpError::from(format!("the export task ended: {e}"))),
         };
+        if let Ok(response) = &answer {
+            let status = response.status();
+            let asked = (status == http::StatusCode::TOO_MANY_REQUESTS
+                || status == http::StatusCode::SERVICE_UNAVAILABLE)
+                .then(|| response.headers().get(http::header::RETRY_AFTER))
+                .flatten()
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| retry_after(v, chrono::Utc::now()));
+            if let (Some(wait), Ok(mut held)) = (asked, self.held.lock()) {
+                held[slot] = Some(std::time::Instant::now() + wait);
+                tracing::warn!(
+                    signal = signal.map_or("unknown", Signal::as_str),
+                    seconds = wait.as_secs(),
+                    "the OTLP collector asked to retry later: this signal waits"
+                );
+            }
+        }
         let outcome = match &answer {
             Ok(response) if response.status().is_success() => Ok(()),
             Ok(response) => Err(format!("the collector answered {}", response.status())),
@@ -185,4 +238,28 @@ fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
         source = e.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_is_seconds_or_a_date_and_bounded() {
+        let now = chrono::DateTime::parse_from_rfc3339("2026-11-28T09:00:00Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        assert_eq!(retry_after("30", now), Some(Duration::from_secs(30)));
+        assert_eq!(retry_after("86400", now), Some(MAX_RETRY_AFTER));
+        assert_eq!(
+            retry_after("Sat, 28 Nov 2026 09:00:45 GMT", now),
+            Some(Duration::from_secs(45))
+        );
+        assert_eq!(
+            retry_after("Sat, 28 Nov 2026 08:00:00 GMT", now),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(retry_after("soon", now), None);
+        assert_eq!(retry_after("-5", now), None);
+    }
 }

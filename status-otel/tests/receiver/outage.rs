@@ -113,3 +113,67 @@ async fn a_collector_that_hangs_for_a_minute_changes_nothing_for_the_checks() {
         .await
         .unwrap();
 }
+
+/// A collector that answers 429 with `Retry-After: 30`, longer than the export's deadline (the
+/// SDK's own retries give up within it) is left alone for those 30 seconds, per signal,
+/// rather than asked again at every export (every 100 ms here); the exports held are counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_collector_that_asks_to_retry_later_is_heard() {
+    use std::sync::atomic::AtomicUsize;
+
+    use axum::http::{header, StatusCode};
+    use axum::routing::post;
+
+    let asked = Arc::new(AtomicUsize::new(0));
+    let app = axum::Router::new().route(
+        "/v1/metrics",
+        post({
+            let asked = Arc::clone(&asked);
+            move || async move {
+                asked.fetch_add(1, Ordering::SeqCst);
+                (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    [(header::RETRY_AFTER, "30")],
+                    "slow down",
+                )
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let registry = Registry::builder().jitter(0.0).build();
+    let otlp = Otlp::builder()
+        .endpoint(format!("http://{addr}"))
+        .interval(Duration::from_millis(100))
+        .timeout(Duration::from_millis(500))
+        .start(&registry)
+        .unwrap();
+    assert!(
+        eventually(Duration::from_secs(10), || asked.load(Ordering::SeqCst)
+            >= 1)
+        .await
+    );
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        1,
+        "nothing more asked of it within the 30 seconds it asked for"
+    );
+    let stats = otlp.stats();
+    assert!(
+        stats.failed[0] >= 5,
+        "the held exports are counted: {stats:?}"
+    );
+    assert!(
+        stats
+            .last_error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("retry after"),
+        "{stats:?}"
+    );
+    tokio::task::spawn_blocking(move || otlp.shutdown())
+        .await
+        .unwrap();
+}
