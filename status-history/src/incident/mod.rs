@@ -17,7 +17,9 @@ use serde::{Deserialize, Serialize};
 use status_core::CheckStatus;
 
 pub use self::merge::{merge, sweep, MemberState, Merged, StoredIncident, GONE_AFTER};
-pub use self::track::{IncidentTracker, Scene, SceneDependency, DEFAULT_QUIET, REAFFIRM_EVERY};
+pub use self::track::{
+    IncidentTracker, Scene, SceneDependency, DEFAULT_QUIET, MAX_INCIDENTS_PER_HOUR, REAFFIRM_EVERY,
+};
 
 /// How bad an incident is, in the words of Statuspage's `impact`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -11,6 +11,14 @@ use super::{Impact, IncidentFact, Phase};
 /// How long everything an incident covers must stay healthy before it resolves: 5 minutes.
 pub const DEFAULT_QUIET: Duration = Duration::from_secs(300);
 
+/// The most incidents a root cause opens in an hour: past it, a new failure of the same root
+/// reopens its latest incident rather than open one more (a flapping dependency is one
+/// incident that keeps reopening, not a page of them).
+pub const MAX_INCIDENTS_PER_HOUR: usize = 3;
+
+/// An hour, in ms.
+const HOUR: i64 = 3_600_000;
+
 /// How often an open incident is said again though nothing changed (ms): a fleet's store
 /// then knows the instance is still there (see [`GONE_AFTER`](super::GONE_AFTER)).
 pub const REAFFIRM_EVERY: i64 = 60_000;
@@ -117,6 +125,9 @@ impl Tracked {
 /// - **Resolves** it once everything it covers has been OK for the quiet time, dated when
 ///   they recovered; a failure within the quiet time keeps it open, and one within the
 ///   quiet time after it resolved reopens it.
+/// - **Bounds** them: a root cause opens at most [`MAX_INCIDENTS_PER_HOUR`] in an hour; past
+///   that, its next failure reopens its latest incident (a flapping dependency is one incident
+///   that reopens, not one more each time it fails after the quiet time).
 ///
 /// ```
 /// use status_core::{CheckStatus, Urgency};
@@ -227,10 +238,27 @@ impl IncidentTracker {
             }
             let roots = dep.roots();
             let quiet = self.quiet;
-            let found = self.incidents.iter_mut().find(|t| {
-                t.declared.is_none_or(|at| now - at < quiet)
-                    && t.roots.iter().any(|r| roots.contains(r))
-            });
+            let shares = |t: &Tracked| t.roots.iter().any(|r| roots.contains(r));
+            let mut found = self
+                .incidents
+                .iter()
+                .position(|t| t.declared.is_none_or(|at| now - at < quiet) && shares(t));
+            // Past its budget, a root's new failure is its latest incident's, reopened.
+            let this_hour = self
+                .incidents
+                .iter()
+                .filter(|t| now - t.started < HOUR && shares(t))
+                .count();
+            if found.is_none() && this_hour >= MAX_INCIDENTS_PER_HOUR {
+                found = self
+                    .incidents
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, t)| shares(t))
+                    .max_by_key(|(_, t)| t.started)
+                    .map(|(i, _)| i);
+            }
+            let found = found.map(|i| &mut self.incidents[i]);
             match found {
                 Some(t) => {
                     t.roots.extend(roots);
@@ -290,10 +318,11 @@ impl IncidentTracker {
                 changed.push(fact);
             }
         }
-        // Forgotten once past the time they could reopen.
+        // Forgotten once past the time they could reopen, and past the hour their start
+        // counts against their roots' budget.
         let quiet = self.quiet;
         self.incidents
-            .retain(|t| t.declared.is_none_or(|at| now - at < quiet));
+            .retain(|t| t.declared.is_none_or(|at| now - at < quiet) || now - t.started < HOUR);
         changed
     }
 }
@@ -315,6 +344,39 @@ mod tests {
             }],
             system_failing: status == CheckStatus::Outage,
         }
+    }
+
+    #[test]
+    fn a_flapping_root_opens_at_most_three_incidents_an_hour_then_reopens_the_last() {
+        let quiet = Duration::from_secs(60);
+        let mut tracker = IncidentTracker::new(quiet);
+        let mut opened = BTreeSet::new();
+        // Down for 10 s, then up for 3 minutes (past the quiet time and past reopening), for
+        // two hours: 36 flaps.
+        let mut now = 0;
+        for _ in 0..36 {
+            for fact in tracker.observe(now, &db(CheckStatus::Outage)) {
+                opened.insert(fact.started);
+            }
+            now += 10_000;
+            tracker.observe(now, &db(CheckStatus::Ok));
+            now += 90_000;
+            tracker.observe(now, &db(CheckStatus::Ok));
+            now += 100_000;
+            tracker.observe(now, &db(CheckStatus::Ok));
+        }
+        // Three in the first hour, and a new budget each hour after: at most 3 an hour.
+        let hours = now / HOUR + 1;
+        assert!(
+            opened.len() <= MAX_INCIDENTS_PER_HOUR * hours as usize,
+            "{opened:?}"
+        );
+        assert!(opened.len() >= MAX_INCIDENTS_PER_HOUR, "{opened:?}");
+        let first_hour = opened.iter().filter(|s| **s < HOUR).count();
+        assert_eq!(first_hour, MAX_INCIDENTS_PER_HOUR, "{opened:?}");
+        // A single failure still opens one, and a root's budget is its own.
+        let mut fresh = IncidentTracker::new(quiet);
+        assert_eq!(fresh.observe(0, &db(CheckStatus::Outage)).len(), 1);
     }
 
     #[test]
