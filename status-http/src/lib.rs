@@ -100,7 +100,8 @@ mod history;
         feature = "fleet",
         feature = "notify",
         feature = "otel",
-        feature = "history"
+        feature = "history",
+        feature = "dashboard"
     )
 ))]
 mod live;
@@ -125,6 +126,8 @@ mod routes;
 mod schema;
 #[cfg(feature = "history")]
 mod statuspage;
+#[cfg(feature = "dashboard")]
+mod streams;
 mod sync;
 mod trail;
 

@@ -96,10 +96,18 @@
       connection.className = "connection lost";
     });
     events.addEventListener("error", () => {
-      connection.textContent = "reconnecting…";
-      connection.className = "connection lost";
-      // EventSource reconnects by itself; if the browser gave up, start again.
-      if (events.readyState === EventSource.CLOSED) setTimeout(connect, 2000);
+      if (events.readyState === EventSource.CLOSED) {
+        // Refused (too many streams, from this address or in all) or gone for good: the
+        // page is refreshed once a minute by a new stream (its first event is the whole
+        // live part), never hammered every two seconds.
+        connection.textContent = "live updates refused: refreshing every minute";
+        connection.className = "connection lost";
+        setTimeout(connect, 60000);
+      } else {
+        // A blip: EventSource reconnects by itself.
+        connection.textContent = "reconnecting…";
+        connection.className = "connection lost";
+      }
     });
   }
 

@@ -935,3 +935,77 @@ async fn the_fleet_page_leads_with_what_fails() {
     let shot = screenshot_path().with_file_name("fleet-page.png");
     std::fs::write(&shot, png).unwrap();
 }
+
+/// Holds an event stream of `path` open from this machine's address: the request sent and
+/// the answer's head read, the connection kept.
+async fn hold_stream(addr: SocketAddr, path: &str) -> tokio::net::TcpStream {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request =
+        format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut head = [0u8; 64];
+    let n = stream.read(&mut head).await.unwrap();
+    let head = String::from_utf8_lossy(&head[..n]);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    stream
+}
+
+/// When one address holds its share of event streams, a page it opens is refused a stream
+/// (429) and falls back to refreshing every minute: it says so, and is never stuck on what
+/// it showed at load nor retrying every two seconds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_refused_its_stream_falls_back_to_refreshing() {
+    let dir = common::fresh_dir("refused-streams");
+    let demo = Demo::start(Config {
+        period: Duration::from_millis(100),
+        timeout: Duration::from_millis(500),
+        admin_token: TOKEN.to_owned(),
+        history: Some(quickstart::HistoryTarget::Sqlite(dir.join("history.db"))),
+        ..Config::default()
+    })
+    .unwrap();
+    demo.registry.refresh_all().await;
+    // Served with each connection's address, as status_http::serve does.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let router = app(&demo).into_make_service_with_connect_info::<SocketAddr>();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let mut held = Vec::new();
+    for _ in 0..8 {
+        held.push(hold_stream(addr, "/status/page/events").await);
+        held.push(hold_stream(addr, "/status/events").await);
+    }
+    let (_driver, client) = browser().await;
+    client
+        .goto(&format!("http://{addr}/status/page"))
+        .await
+        .unwrap();
+    until(
+        &client,
+        "the page polls",
+        "return document.documentElement.dataset.updates === 'polling'",
+    )
+    .await;
+    client.goto(&format!("http://{addr}/status")).await.unwrap();
+    until(
+        &client,
+        "the dashboard says it refreshes every minute",
+        "return document.getElementById('connection').textContent.includes('every minute')",
+    )
+    .await;
+    let (_, metrics) = common::request(addr, "GET", "/metrics", None, "").await;
+    for stream in ["page", "dashboard"] {
+        let line = format!(
+            r#"status_http_event_streams_refused_total{{stream="{stream}",reason="address"}}"#
+        );
+        let refused: f64 = metrics
+            .lines()
+            .find(|l| l.starts_with(&line))
+            .and_then(|l| l.split_whitespace().last())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0.0);
+        assert!(refused >= 1.0, "{stream}: {metrics}");
+    }
+    drop(held);
+}

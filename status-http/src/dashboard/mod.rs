@@ -12,7 +12,6 @@ mod view;
 use self::live::LiveFeed;
 
 use std::convert::Infallible;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -47,8 +46,8 @@ pub(crate) struct DashboardState {
     pub(crate) panels: Vec<Panel>,
     /// The shared live renders.
     pub(crate) feed: Arc<LiveFeed>,
-    /// Event streams open now.
-    pub(crate) event_streams: AtomicUsize,
+    /// The dashboard's event streams: 64 at most, 8 from one address.
+    pub(crate) streams: Arc<crate::streams::StreamLimits>,
     /// Whether `/status/history` is served: the page links to it.
     pub(crate) history: bool,
 }
@@ -64,7 +63,7 @@ impl DashboardState {
             present,
             panels,
             feed: Arc::new(LiveFeed::new()),
-            event_streams: AtomicUsize::new(0),
+            streams: crate::streams::StreamLimits::new("dashboard", MAX_EVENT_STREAMS, 8),
             history: false,
         }
     }
@@ -75,7 +74,8 @@ pub(crate) const CSP: &str =
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
                    connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
-/// Dashboard event streams served at once; more answer 503.
+/// Dashboard event streams served at once; more answer 503 (and more than 8 from one address
+/// 429).
 pub(crate) const MAX_EVENT_STREAMS: usize = 64;
 
 #[derive(Template)]
@@ -139,16 +139,10 @@ pub(crate) async fn page(
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn events(
     State(state): State<Arc<DashboardState>>,
+    peer: crate::streams::Peer,
     #[cfg(feature = "serve")] closing: Option<Extension<Closing>>,
-) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
-    let open = state.event_streams.fetch_add(1, Ordering::AcqRel);
-    let slot = StreamSlot(Arc::clone(&state));
-    if open >= MAX_EVENT_STREAMS {
-        return Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("too many dashboard event streams open (at most {MAX_EVENT_STREAMS})"),
-        ));
-    }
+) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, Response> {
+    let slot = state.streams.try_open(crate::streams::address(peer))?;
     let renders = live::subscribe(&state);
     #[cfg(feature = "serve")]
     let closed: BoxFuture<'static, ()> = match closing {
@@ -180,15 +174,6 @@ pub(crate) async fn events(
         }
     });
     Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
-}
-
-/// One open event stream, counted until dropped.
-struct StreamSlot(Arc<DashboardState>);
-
-impl Drop for StreamSlot {
-    fn drop(&mut self) {
-        self.0.event_streams.fetch_sub(1, Ordering::AcqRel);
-    }
 }
 
 /// GET `/status/assets/{file}`: the embedded CSS, JavaScript and logo.

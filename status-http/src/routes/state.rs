@@ -75,8 +75,8 @@ substate! {
 }
 
 /// Every area's state, made of the builder's settings and the probes' state.
-#[allow(clippy::needless_pass_by_value)] // consumed by the areas that features bring
-pub(super) fn assemble(routes: super::Routes, probes: ProbeState) -> AppState {
+#[allow(clippy::needless_pass_by_value, unused_mut)] // consumed by the areas that features bring
+pub(super) fn assemble(mut routes: super::Routes, probes: ProbeState) -> AppState {
     let present = probes.present.clone();
     #[cfg(feature = "history")]
     let page_name = present
@@ -97,6 +97,30 @@ pub(super) fn assemble(routes: super::Routes, probes: ProbeState) -> AppState {
     // The page's subscribers are told from here on, on the runtime the routes are built on.
     #[cfg(feature = "subscribers")]
     crate::statuspage::subscribe::start(&statuspage);
+    #[cfg(feature = "dashboard")]
+    let dashboard = Arc::new({
+        #[allow(unused_mut)]
+        let mut dashboard = crate::dashboard::DashboardState::new(
+            routes.registry.clone(),
+            present.clone(),
+            routes.panels,
+        );
+        #[cfg(feature = "history")]
+        {
+            dashboard.history = routes.history.is_some();
+        }
+        dashboard
+    });
+    #[cfg(all(feature = "dashboard", feature = "metrics"))]
+    {
+        #[allow(unused_mut)]
+        let mut limits = vec![Arc::clone(&dashboard.streams)];
+        #[cfg(feature = "history")]
+        limits.push(Arc::clone(&statuspage.streams));
+        routes.metrics.push(Box::new(move |registry| {
+            crate::streams::register_metrics(limits, registry);
+        }));
+    }
     AppState(Arc::new(Areas {
         probes: Arc::new(probes),
         admin: Arc::new(AdminState {
@@ -106,19 +130,7 @@ pub(super) fn assemble(routes: super::Routes, probes: ProbeState) -> AppState {
         auth: AdminAuth::new(routes.admin_token.as_deref().unwrap_or_default()),
         audit: routes.audit.clone(),
         #[cfg(feature = "dashboard")]
-        dashboard: Arc::new({
-            #[allow(unused_mut)]
-            let mut dashboard = crate::dashboard::DashboardState::new(
-                routes.registry.clone(),
-                present,
-                routes.panels,
-            );
-            #[cfg(feature = "history")]
-            {
-                dashboard.history = routes.history.is_some();
-            }
-            dashboard
-        }),
+        dashboard,
         #[cfg(feature = "metrics")]
         metrics: Arc::new(MetricsState {
             metrics: Metrics::new(&routes.registry, routes.metrics),

@@ -100,8 +100,9 @@ pub(crate) struct StatusPageState {
     /// The last snapshot, and the report and incidents it was made of.
     last: Mutex<Option<Made>>,
     bodies: Mutex<HashMap<&'static str, (u64, Bytes)>>,
+    /// The page's event streams: 256 at most, 8 from one address.
     #[cfg(feature = "dashboard")]
-    pub(crate) streams: std::sync::atomic::AtomicUsize,
+    pub(crate) streams: Arc<crate::streams::StreamLimits>,
 }
 
 /// What one render sees: the components, the incidents, the maintenance windows.
@@ -144,7 +145,7 @@ impl StatusPageState {
             last: Mutex::new(None),
             bodies: Mutex::new(HashMap::new()),
             #[cfg(feature = "dashboard")]
-            streams: std::sync::atomic::AtomicUsize::new(0),
+            streams: crate::streams::StreamLimits::new("page", 256, 8),
         }
     }
 

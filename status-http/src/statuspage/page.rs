@@ -3,7 +3,6 @@
 //! outside, and with JavaScript follows `/status/page/events`.
 
 use std::convert::Infallible;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,7 +12,7 @@ use axum::http::header::{
     ACCEPT_LANGUAGE, CONTENT_LANGUAGE, CONTENT_SECURITY_POLICY, CONTENT_TYPE, VARY,
     X_CONTENT_TYPE_OPTIONS,
 };
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::Stream;
@@ -29,7 +28,6 @@ use crate::query::Params;
 /// Days of tiles a component shows.
 const DAYS: u32 = 90;
 /// The most pages following the events at once: an unauthenticated path stays bounded.
-const MAX_STREAMS: usize = 256;
 /// How often a stream looks for a change.
 const EVERY: Duration = Duration::from_secs(2);
 
@@ -352,41 +350,29 @@ fn html_response(html: axum::body::Bytes, lang: &'static str) -> Response {
         .into_response()
 }
 
-/// One open event stream, counted until dropped.
-struct Slot(Arc<StatusPageState>);
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        self.0.streams.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-/// GET `/status/page/events`: a `changed` event whenever what the page shows changes.
+/// GET `/status/page/events`: a `changed` event whenever what the page shows changes. At most
+/// 256 streams, 8 from one address: a refused page refreshes every minute instead.
 #[cfg_attr(feature = "openapi", utoipa::path(get, path = "/status/page/events", tag = "status page",
     responses(
         (status = 200, description = "Server-sent events: `changed` when the page changes", content(("text/event-stream"))),
-        (status = 503, description = "Too many streams open", body = crate::schema::Error),
+        (status = 429, description = "Too many streams from this address (`Retry-After`)", body = crate::schema::Error),
+        (status = 503, description = "Too many streams open (`Retry-After`)", body = crate::schema::Error),
         (status = "default", description = "A rejected request (400, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn events(
     State(state): State<Arc<StatusPageState>>,
-) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
-    let open = state.streams.fetch_add(1, Ordering::AcqRel);
-    let slot = Slot(Arc::clone(&state));
-    if open >= MAX_STREAMS {
-        return Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("too many status page event streams open (at most {MAX_STREAMS})"),
-        ));
-    }
+    peer: crate::streams::Peer,
+) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, Response> {
+    let slot = state.streams.try_open(crate::streams::address(peer))?;
     let first = state.snapshot().await.fingerprint;
-    let stream = futures::stream::unfold((slot, first), |(slot, mut seen)| async move {
+    let open = (state, slot, first);
+    let stream = futures::stream::unfold(open, |(state, slot, mut seen)| async move {
         loop {
             tokio::time::sleep(EVERY).await;
-            let now = slot.0.snapshot().await.fingerprint;
+            let now = state.snapshot().await.fingerprint;
             if now != seen {
                 seen = now;
                 let event = SseEvent::default().event("changed").data("changed");
-                return Some((Ok(event), (slot, seen)));
+                return Some((Ok(event), (state, slot, seen)));
             }
         }
     });

@@ -187,3 +187,73 @@ async fn every_open_page_gets_each_render() {
         assert!(String::from_utf8_lossy(&next).contains("System OUTAGE"));
     }
 }
+
+/// One client cannot take every stream: at most 8 from one address (429, `Retry-After`),
+/// while another address still gets one; refusals are counted in `/metrics`.
+#[tokio::test(start_paused = true)]
+async fn event_streams_are_shared_fairly_between_addresses() {
+    use axum::extract::ConnectInfo;
+    use std::net::SocketAddr;
+
+    let f = fixture().await;
+    let history = status_history::History::in_memory().open();
+    history.attach(&f.registry);
+    let app = status_http::Routes::new(&f.registry)
+        .history(history)
+        .build();
+    let from = |ip: &str, path: &str| {
+        let mut request = Request::get(path).body(Body::empty()).unwrap();
+        let addr: SocketAddr = format!("{ip}:40000").parse().unwrap();
+        request.extensions_mut().insert(ConnectInfo(addr));
+        request
+    };
+    for path in ["/status/events", "/status/page/events"] {
+        let mut open = Vec::new();
+        for _ in 0..8 {
+            let response = app
+                .clone()
+                .oneshot(from("203.0.113.7", path))
+                .await
+                .unwrap();
+            assert_eq!(response.status(), StatusCode::OK, "{path}");
+            open.push(response);
+        }
+        let refused = app
+            .clone()
+            .oneshot(from("203.0.113.7", path))
+            .await
+            .unwrap();
+        assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS, "{path}");
+        assert_eq!(refused.headers()["retry-after"], "60");
+        let other = app
+            .clone()
+            .oneshot(from("198.51.100.1", path))
+            .await
+            .unwrap();
+        assert_eq!(
+            other.status(),
+            StatusCode::OK,
+            "{path}: another address is served"
+        );
+        // Closing one frees its address's place.
+        open.pop();
+        for _ in 0..64 {
+            tokio::task::yield_now().await;
+        }
+        let again = app
+            .clone()
+            .oneshot(from("203.0.113.7", path))
+            .await
+            .unwrap();
+        assert_eq!(again.status(), StatusCode::OK, "{path}");
+    }
+    let metrics = get(&app, "/metrics").await.body;
+    for stream in ["dashboard", "page"] {
+        assert!(
+            metrics.contains(&format!(
+                r#"status_http_event_streams_refused_total{{stream="{stream}",reason="address"}} 1"#
+            )),
+            "{metrics}"
+        );
+    }
+}

@@ -1,0 +1,184 @@
+//! Event streams shared fairly: a bound on all the streams of a kind (the status page's, the
+//! dashboard's) and one per client address, so that one client cannot take every place while
+//! everyone else is turned away. Refusals are counted for `/metrics`.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use axum::extract::ConnectInfo;
+use axum::http::header::RETRY_AFTER;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Extension;
+
+use crate::error::ApiError;
+use crate::sync::lock;
+
+/// How long a refused client is asked to wait, in seconds: the pages then refresh every
+/// minute instead.
+const RETRY_AFTER_SECS: &str = "60";
+
+/// The streams of one kind: at most `total` open, at most `per_address` from one address.
+#[derive(Debug)]
+pub(crate) struct StreamLimits {
+    /// What the streams are, for messages and metrics: `page`, `dashboard`.
+    pub(crate) kind: &'static str,
+    total: usize,
+    per_address: usize,
+    open: Mutex<Open>,
+    /// Refused because every place was taken.
+    pub(crate) refused_total: AtomicU64,
+    /// Refused because the client's address had its share.
+    pub(crate) refused_address: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct Open {
+    all: usize,
+    by_address: HashMap<IpAddr, usize>,
+}
+
+/// One open stream, counted until dropped.
+#[derive(Debug)]
+pub(crate) struct StreamSlot {
+    limits: Arc<StreamLimits>,
+    from: Option<IpAddr>,
+}
+
+impl StreamLimits {
+    pub(crate) fn new(kind: &'static str, total: usize, per_address: usize) -> Arc<Self> {
+        Arc::new(Self {
+            kind,
+            total,
+            per_address,
+            open: Mutex::default(),
+            refused_total: AtomicU64::new(0),
+            refused_address: AtomicU64::new(0),
+        })
+    }
+
+    /// Streams open now.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn open(&self) -> usize {
+        lock(&self.open).all
+    }
+
+    /// A place for a stream from `from` (the connection's address, when the server says it),
+    /// or the refusal: 429 when the address has its share, 503 when every place is taken,
+    /// both with `Retry-After`.
+    pub(crate) fn try_open(self: &Arc<Self>, from: Option<IpAddr>) -> Result<StreamSlot, Response> {
+        let mut open = lock(&self.open);
+        if let Some(ip) = from {
+            if open.by_address.get(&ip).copied().unwrap_or(0) >= self.per_address {
+                self.refused_address.fetch_add(1, Ordering::Relaxed);
+                return Err(refusal(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    format!(
+                        "too many {} event streams from this address (at most {}); \
+                         refresh instead",
+                        self.kind, self.per_address
+                    ),
+                ));
+            }
+        }
+        if open.all >= self.total {
+            self.refused_total.fetch_add(1, Ordering::Relaxed);
+            return Err(refusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "too many {} event streams open (at most {})",
+                    self.kind, self.total
+                ),
+            ));
+        }
+        open.all += 1;
+        if let Some(ip) = from {
+            *open.by_address.entry(ip).or_default() += 1;
+        }
+        Ok(StreamSlot {
+            limits: Arc::clone(self),
+            from,
+        })
+    }
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let mut open = lock(&self.limits.open);
+        open.all = open.all.saturating_sub(1);
+        if let Some(ip) = self.from {
+            if let Some(n) = open.by_address.get_mut(&ip) {
+                *n -= 1;
+                if *n == 0 {
+                    open.by_address.remove(&ip);
+                }
+            }
+        }
+    }
+}
+
+/// A refusal: the contract's JSON error, with `Retry-After`.
+fn refusal(status: StatusCode, message: String) -> Response {
+    let mut response = ApiError::new(status, message).into_response();
+    response
+        .headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_SECS));
+    response
+}
+
+/// The client's address, as the server recorded it for the connection ([`serve`](crate::serve())
+/// does, as does `into_make_service_with_connect_info`); `None` elsewhere (only the total
+/// bound then applies).
+pub(crate) type Peer = Option<Extension<ConnectInfo<SocketAddr>>>;
+
+/// The address of `peer`, IPv4-mapped IPv6 addresses as IPv4.
+pub(crate) fn address(peer: Peer) -> Option<IpAddr> {
+    peer.map(|Extension(ConnectInfo(addr))| addr.ip().to_canonical())
+}
+
+/// The event streams' counts in `/metrics`: `status_http_event_streams{stream}` open now, and
+/// `status_http_event_streams_refused_total{stream, reason}` (`address`: its share taken,
+/// `total`: every place taken).
+#[cfg(feature = "metrics")]
+pub(crate) fn register_metrics(
+    limits: Vec<Arc<StreamLimits>>,
+    registry: &mut prometheus_client::registry::Registry,
+) {
+    use prometheus_client::encoding::NoLabelSet;
+    use prometheus_client::metrics::MetricType;
+
+    use crate::live::Live;
+    let open = limits.clone();
+    registry.register(
+        "status_http_event_streams",
+        "Event streams open now, by stream (page, dashboard)",
+        Live::new(MetricType::Gauge, move |mut encoder| {
+            for l in &open {
+                let n = i64::try_from(l.open()).unwrap_or(i64::MAX);
+                encoder
+                    .encode_family(&[("stream", l.kind)])?
+                    .encode_gauge(&n)?;
+            }
+            Ok(())
+        }),
+    );
+    registry.register(
+        "status_http_event_streams_refused",
+        "Event streams refused, by stream and reason: address (the client's share taken), total (every place taken)",
+        Live::new(MetricType::Counter, move |mut encoder| {
+            for l in &limits {
+                for (reason, count) in [
+                    ("address", &l.refused_address),
+                    ("total", &l.refused_total),
+                ] {
+                    encoder
+                        .encode_family(&[("stream", l.kind), ("reason", reason)])?
+                        .encode_counter::<NoLabelSet, _, u64>(&count.load(Ordering::Relaxed), None)?;
+                }
+            }
+            Ok(())
+        }),
+    );
+}
