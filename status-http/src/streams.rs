@@ -68,12 +68,12 @@ impl StreamLimits {
     /// A place for a stream from `from` (the connection's address, when the server says it),
     /// or the refusal: 429 when the address has its share, 503 when every place is taken,
     /// both with `Retry-After`.
-    pub(crate) fn try_open(self: &Arc<Self>, from: Option<IpAddr>) -> Result<StreamSlot, Response> {
+    pub(crate) fn try_open(self: &Arc<Self>, from: Option<IpAddr>) -> Result<StreamSlot, Refused> {
         let mut open = lock(&self.open);
         if let Some(ip) = from {
             if open.by_address.get(&ip).copied().unwrap_or(0) >= self.per_address {
                 self.refused_address.fetch_add(1, Ordering::Relaxed);
-                return Err(refusal(
+                return Err(Refused(
                     StatusCode::TOO_MANY_REQUESTS,
                     format!(
                         "too many {} event streams from this address (at most {}); \
@@ -85,7 +85,7 @@ impl StreamLimits {
         }
         if open.all >= self.total {
             self.refused_total.fetch_add(1, Ordering::Relaxed);
-            return Err(refusal(
+            return Err(Refused(
                 StatusCode::SERVICE_UNAVAILABLE,
                 format!(
                     "too many {} event streams open (at most {})",
@@ -119,13 +119,18 @@ impl Drop for StreamSlot {
     }
 }
 
-/// A refusal: the contract's JSON error, with `Retry-After`.
-fn refusal(status: StatusCode, message: String) -> Response {
-    let mut response = ApiError::new(status, message).into_response();
-    response
-        .headers_mut()
-        .insert(RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_SECS));
-    response
+/// A stream refused: the contract's JSON error, with `Retry-After`.
+#[derive(Debug)]
+pub(crate) struct Refused(StatusCode, String);
+
+impl IntoResponse for Refused {
+    fn into_response(self) -> Response {
+        let mut response = ApiError::new(self.0, self.1).into_response();
+        response
+            .headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_SECS));
+        response
+    }
 }
 
 /// The client's address, as the server recorded it for the connection ([`serve`](crate::serve())

@@ -141,7 +141,7 @@ pub(crate) async fn events(
     State(state): State<Arc<DashboardState>>,
     peer: crate::streams::Peer,
     #[cfg(feature = "serve")] closing: Option<Extension<Closing>>,
-) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, Response> {
+) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, crate::streams::Refused> {
     let slot = state.streams.try_open(crate::streams::address(peer))?;
     let renders = live::subscribe(&state);
     #[cfg(feature = "serve")]

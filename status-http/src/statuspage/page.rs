@@ -361,7 +361,7 @@ fn html_response(html: axum::body::Bytes, lang: &'static str) -> Response {
 pub(crate) async fn events(
     State(state): State<Arc<StatusPageState>>,
     peer: crate::streams::Peer,
-) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, Response> {
+) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, crate::streams::Refused> {
     let slot = state.streams.try_open(crate::streams::address(peer))?;
     let first = state.snapshot().await.fingerprint;
     let open = (state, slot, first);
