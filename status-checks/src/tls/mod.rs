@@ -18,6 +18,7 @@ use self::verify::{verifier, Recording};
 use status_core::check::{Check, CheckOutcome};
 use status_core::{CheckStatus, Error};
 
+mod file;
 mod verify;
 
 /// Grades a TLS certificate by the share of its lifetime left: MINOR below one third (when
@@ -167,9 +168,7 @@ impl TlsCheck {
                 })
             }
             Source::File(path) => {
-                let pem = tokio::fs::read(path)
-                    .await
-                    .map_err(CheckOutcome::from_error)?;
+                let pem = file::read_pem(path).await?;
                 let chain = CertificateDer::pem_slice_iter(&pem)
                     .collect::<Result<Vec<_>, _>>()
                     .map_err(|e| {

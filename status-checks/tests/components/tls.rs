@@ -191,3 +191,53 @@ async fn a_served_file_is_read_at_every_run_so_a_renewal_shows_at_once() {
     assert_eq!(check.check().await.status(), CheckStatus::Outage);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A path that is not a regular file is never read: a FIFO (whose open would block for
+/// ever), a device that never ends (`/dev/zero`), a directory; nor a file past 1 MiB. Each
+/// answers at once, and no thread is left behind.
+#[tokio::test]
+async fn only_a_regular_file_of_reasonable_size_is_read() {
+    let dir = std::env::temp_dir().join(format!("status-tls-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("fifo.pem");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let huge = dir.join("huge.pem");
+    std::fs::write(&huge, vec![b'A'; 2 * 1024 * 1024]).unwrap();
+    let threads = || std::fs::read_dir("/proc/self/task").unwrap().count();
+    let before = threads();
+    for (path, says) in [
+        (fifo.as_path(), "not a regular file"),
+        (std::path::Path::new("/dev/zero"), "not a regular file"),
+        (dir.as_path(), "not a regular file"),
+        (huge.as_path(), "larger than 1024 KiB"),
+    ] {
+        for _ in 0..5 {
+            let check = TlsCheck::file(path, "localhost").unwrap();
+            let outcome = tokio::time::timeout(std::time::Duration::from_secs(2), check.check())
+                .await
+                .unwrap_or_else(|_| panic!("{}: the check hangs", path.display()));
+            assert_eq!(
+                outcome.status(),
+                CheckStatus::Outage,
+                "{}",
+                outcome.message()
+            );
+            assert!(outcome.message().contains(says), "{}", outcome.message());
+        }
+    }
+    // Every reading thread has ended.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while threads() > before && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(
+        threads() <= before,
+        "{} threads, {before} before",
+        threads()
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -136,6 +136,8 @@ pub(crate) async fn page(
 #[cfg_attr(feature = "openapi", utoipa::path(get, path = "/status/events", tag = "operators",
     responses(
         (status = 200, description = "Server-sent events: `live` renders, a last `closing` on shutdown", content(("text/event-stream"))),
+        (status = 429, description = "Too many streams from this address (`Retry-After`)", body = crate::schema::Error),
+        (status = 503, description = "Too many streams open (`Retry-After`)", body = crate::schema::Error),
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn events(
     State(state): State<Arc<DashboardState>>,
