@@ -95,6 +95,11 @@ impl Check for NatsCheck {
         let client = match slot.take() {
             Some(client) if client.connection_state() == State::Connected => client,
             _ => {
+                // The client reads the server's greeting whole, however long: read it here
+                // first, bounded, so a peer that streams a line without end costs 64 KiB.
+                if let Err(why) = greeting(&self.url).await {
+                    return CheckOutcome::from_error(std::io::Error::other(why));
+                }
                 let options = ConnectOptions::new()
                     .connection_timeout(Duration::from_secs(5))
                     .max_reconnects(1);
@@ -131,6 +136,72 @@ impl Check for NatsCheck {
 /// Asks JetStream for the account's information (`$JS.API.INFO`), read only as far as an
 /// error: the answer's shape changes between server versions; an error or no responder
 /// (JetStream off) is what matters.
+/// The longest greeting (`INFO {…}`) read from a server: a real one is under 2 KiB.
+pub(crate) const MAX_GREETING: usize = 64 * 1024;
+
+/// The server at `url` greets as a NATS server does, within [`MAX_GREETING`] bytes and
+/// 5 seconds: the first line is `INFO …` (NATS sends it in the clear, TLS or not).
+async fn greeting(url: &str) -> Result<(), String> {
+    use tokio::io::AsyncReadExt;
+    let rest = url
+        .strip_prefix("nats://")
+        .or_else(|| url.strip_prefix("tls://"))
+        .unwrap_or(url);
+    let authority = rest.split(['/', '?']).next().unwrap_or_default();
+    let host_port = authority.rsplit('@').next().unwrap_or_default();
+    let target = if host_port
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+    {
+        host_port.to_owned()
+    } else {
+        format!("{host_port}:4222")
+    };
+    let read = async {
+        let mut stream = tokio::net::TcpStream::connect(&target)
+            .await
+            .map_err(|e| format!("cannot connect to {target}: {e}"))?;
+        let mut line = Vec::with_capacity(1024);
+        let mut chunk = [0u8; 4096];
+        loop {
+            let n = stream
+                .read(&mut chunk)
+                .await
+                .map_err(|e| format!("{target}: {e}"))?;
+            if n == 0 {
+                return Err(format!(
+                    "{target} closed the connection before its greeting"
+                ));
+            }
+            line.extend_from_slice(&chunk[..n]);
+            if line.contains(&b'\n') {
+                break;
+            }
+            if line.len() > MAX_GREETING {
+                return Err(format!(
+                    "{target} sent more than {} KiB without ending its greeting: not a NATS \
+                     server, or a hostile one",
+                    MAX_GREETING / 1024
+                ));
+            }
+        }
+        if line.starts_with(b"INFO ") || line.starts_with(b"INFO\t") {
+            Ok(())
+        } else {
+            let shown: String = String::from_utf8_lossy(&line[..line.len().min(64)])
+                .chars()
+                .filter(|c| !c.is_control())
+                .collect();
+            Err(format!(
+                "{target} did not greet as a NATS server does: {shown:?}"
+            ))
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), read)
+        .await
+        .map_err(|_| format!("{target}: no greeting within 5 s"))?
+}
+
 async fn jetstream_info(client: &Client) -> Result<(), String> {
     let answer = client
         .request("$JS.API.INFO", Default::default())

@@ -50,3 +50,58 @@ fn urls_that_are_not_nats_are_refused() {
     assert!(NatsCheck::new("nats://").is_err());
     assert!(NatsCheck::new("nats://:4222").is_err());
 }
+
+/// A peer that streams a greeting without end, or sends no NATS greeting at all, is read
+/// at most 64 KiB: the check fails at once and the process's memory stays flat.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_greeting_without_end_is_read_64_kib_at_most() {
+    use tokio::io::AsyncWriteExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut peer, _)) = listener.accept().await else {
+                return;
+            };
+            tokio::spawn(async move {
+                let _ = peer.write_all(b"INFO {\"server_id\":\"").await;
+                let junk = vec![b'x'; 1 << 20];
+                // 200 MB, as the adversarial pass sent; the check stops reading long before.
+                for _ in 0..200 {
+                    if peer.write_all(&junk).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    let resident = || {
+        std::fs::read_to_string("/proc/self/statm")
+            .ok()
+            .and_then(|s| {
+                s.split_whitespace()
+                    .nth(1)
+                    .and_then(|p| p.parse::<u64>().ok())
+            })
+            .unwrap_or(0)
+            * 4096
+    };
+    let check = NatsCheck::new(&format!("nats://127.0.0.1:{port}")).unwrap();
+    let first = check.check().await;
+    assert_eq!(first.status(), CheckStatus::Outage, "{}", first.message());
+    let before = resident();
+    for _ in 0..20 {
+        let outcome = check.check().await;
+        assert_eq!(outcome.status(), CheckStatus::Outage);
+        assert!(
+            outcome.message().contains("without ending its greeting"),
+            "{}",
+            outcome.message()
+        );
+    }
+    let grown = resident().saturating_sub(before);
+    assert!(
+        grown < 32 << 20,
+        "resident memory grew {grown} bytes over 20 runs"
+    );
+}
