@@ -153,28 +153,30 @@ pub(crate) async fn events(
     };
     #[cfg(not(feature = "serve"))]
     let closed: BoxFuture<'static, ()> = Box::pin(std::future::pending());
-    let stream = futures::stream::unfold(Some((renders, slot, closed)), |open| async move {
-        let (mut renders, slot, mut closed) = open?;
-        loop {
-            tokio::select! {
-                () = &mut closed => {
-                    let last = SseEvent::default()
-                        .event("closing")
-                        .data("the server is shutting down");
-                    return Some((Ok(last), None));
+    // The stream keeps the state (and its feed) alive as long as it is open, and its slot.
+    let stream =
+        futures::stream::unfold(Some((renders, (state, slot), closed)), |open| async move {
+            let (mut renders, slot, mut closed) = open?;
+            loop {
+                tokio::select! {
+                    () = &mut closed => {
+                        let last = SseEvent::default()
+                            .event("closing")
+                            .data("the server is shutting down");
+                        return Some((Ok(last), None));
+                    }
+                    changed = renders.changed() => changed.ok()?,
                 }
-                changed = renders.changed() => changed.ok()?,
+                let html = renders.borrow_and_update().clone();
+                if let Some(html) = html {
+                    let event = SseEvent::default()
+                        .event("live")
+                        .retry(Duration::from_secs(1))
+                        .data(&*html);
+                    return Some((Ok(event), Some((renders, slot, closed))));
+                }
             }
-            let html = renders.borrow_and_update().clone();
-            if let Some(html) = html {
-                let event = SseEvent::default()
-                    .event("live")
-                    .retry(Duration::from_secs(1))
-                    .data(&*html);
-                return Some((Ok(event), Some((renders, slot, closed))));
-            }
-        }
-    });
+        });
     Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }
 

@@ -153,7 +153,7 @@ const CODES: [(&str, &str, &[&str]); 49] = [
     ("get", "/admin/audit", &["200"]),
     ("get", "/metrics", &["200"]),
     ("get", "/status", &["200"]),
-    ("get", "/status/events", &["200"]),
+    ("get", "/status/events", &["200", "429", "503"]),
     ("get", "/status/assets/{file}", &["200"]),
     ("get", "/openapi.json", &["200"]),
     // A bad page (400), no fleet view (404), a store that cannot list (503).
@@ -218,7 +218,7 @@ const CODES: [(&str, &str, &[&str]); 49] = [
         &["200", "304", "400", "404", "503"],
     ),
     ("get", "/status/page", &["200"]),
-    ("get", "/status/page/events", &["200", "503"]),
+    ("get", "/status/page/events", &["200", "429", "503"]),
     ("get", "/admin/incidents", &["200", "400", "404", "503"]),
     (
         "post",
