@@ -187,6 +187,22 @@ async fn demo() -> (Demo, SocketAddr) {
     (demo, addr)
 }
 
+/// The demo checked every 100 ms with a history in a fresh directory named `name`, the rest
+/// of `config` as given; every dependency checked once.
+async fn demo_with_history(name: &str, config: Config) -> Demo {
+    let dir = common::fresh_dir(name);
+    let demo = Demo::start(Config {
+        period: Duration::from_millis(100),
+        timeout: Duration::from_millis(500),
+        admin_token: TOKEN.to_owned(),
+        history: Some(quickstart::HistoryTarget::Sqlite(dir.join("history.db"))),
+        ..config
+    })
+    .unwrap();
+    demo.registry.refresh_all().await;
+    demo
+}
+
 async fn http(method: &str, addr: SocketAddr, path: &str, body: &str) -> (u16, Value) {
     let (code, body) = common::request(addr, method, path, Some(TOKEN), body).await;
     (code, serde_json::from_str(&body).unwrap_or(Value::Null))
@@ -588,16 +604,7 @@ async fn hostile_names_and_messages_stay_text() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_history_page_shows_tiles_and_with_a_token_the_audit_trail() {
-    let dir = common::fresh_dir("status-dashboard-history");
-    let demo = Demo::start(Config {
-        period: Duration::from_millis(100),
-        timeout: Duration::from_millis(500),
-        admin_token: TOKEN.to_owned(),
-        history: Some(quickstart::HistoryTarget::Sqlite(dir.join("history.db"))),
-        ..Config::default()
-    })
-    .unwrap();
-    demo.registry.refresh_all().await;
+    let demo = demo_with_history("status-dashboard-history", Config::default()).await;
     let addr = serve(app(&demo)).await;
     let (code, _) = http(
         "PUT",
@@ -705,17 +712,14 @@ async fn the_history_page_shows_tiles_and_with_a_token_the_audit_trail() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_public_status_page_shows_an_incident_and_its_recovery_without_a_reload() {
-    let dir = common::fresh_dir("status-page-chromium");
-    let demo = Demo::start(Config {
-        period: Duration::from_millis(100),
-        timeout: Duration::from_millis(500),
-        admin_token: TOKEN.to_owned(),
-        history: Some(quickstart::HistoryTarget::Sqlite(dir.join("history.db"))),
-        incident_quiet: Duration::from_secs(2),
-        ..Config::default()
-    })
-    .unwrap();
-    demo.registry.refresh_all().await;
+    let demo = demo_with_history(
+        "status-page-chromium",
+        Config {
+            incident_quiet: Duration::from_secs(2),
+            ..Config::default()
+        },
+    )
+    .await;
     let addr = serve(app(&demo)).await;
     let history = demo.history.clone().unwrap();
     let (code, _) = http(
@@ -956,16 +960,7 @@ async fn hold_stream(addr: SocketAddr, path: &str) -> tokio::net::TcpStream {
 /// it showed at load nor retrying every two seconds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_refused_its_stream_falls_back_to_refreshing() {
-    let dir = common::fresh_dir("refused-streams");
-    let demo = Demo::start(Config {
-        period: Duration::from_millis(100),
-        timeout: Duration::from_millis(500),
-        admin_token: TOKEN.to_owned(),
-        history: Some(quickstart::HistoryTarget::Sqlite(dir.join("history.db"))),
-        ..Config::default()
-    })
-    .unwrap();
-    demo.registry.refresh_all().await;
+    let demo = demo_with_history("refused-streams", Config::default()).await;
     // Served with each connection's address, as status_http::serve does.
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

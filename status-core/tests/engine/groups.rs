@@ -247,6 +247,7 @@ async fn a_group_its_members_can_never_fail_is_warned_about() {
         "{}",
         text()
     );
+    tracing::callsite::rebuild_interest_cache();
     registry
         .add_group(
             Group::builder("capped")

@@ -162,7 +162,11 @@ impl Logged {
             .with_max_level(tracing::Level::TRACE)
             .with_ansi(false)
             .finish();
-        (logged, tracing::subscriber::set_default(subscriber))
+        let guard = tracing::subscriber::set_default(subscriber);
+        // Callsites another test's thread registered while no subscriber listened there may
+        // have cached "never": ask them again, now that this thread's does.
+        tracing::callsite::rebuild_interest_cache();
+        (logged, guard)
     }
 
     /// Everything written so far.
