@@ -136,6 +136,59 @@ impl AmqpCheck {
     }
 }
 
+/// The largest first frame (`Connection.Start`) read from a server: a real one is under
+/// 2 KiB.
+pub(crate) const MAX_GREETING: u32 = 64 * 1024;
+
+/// The server at `host:port` answers AMQP 0-9-1's protocol header as a broker does, within
+/// 5 seconds: its first frame is a method frame on channel 0 of at most [`MAX_GREETING`]
+/// bytes, ended by the frame-end octet. Nothing more than that is read.
+async fn greeting(host: &str, port: u16) -> Result<(), String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let target = format!("{host}:{port}");
+    let read = async {
+        let mut stream = tokio::net::TcpStream::connect((host, port))
+            .await
+            .map_err(|e| format!("cannot connect to {target}: {e}"))?;
+        stream
+            .write_all(b"AMQP\x00\x00\x09\x01")
+            .await
+            .map_err(|e| format!("{target}: {e}"))?;
+        let mut head = [0u8; 7];
+        stream
+            .read_exact(&mut head)
+            .await
+            .map_err(|e| format!("{target} sent no frame: {e}"))?;
+        let size = u32::from_be_bytes([head[3], head[4], head[5], head[6]]);
+        if head[0] != 1 || head[1..3] != [0, 0] {
+            return Err(format!(
+                "{target} did not answer as an AMQP 0-9-1 broker does"
+            ));
+        }
+        if size > MAX_GREETING {
+            return Err(format!(
+                "{target} declared a first frame of {size} bytes (at most {} KiB is read): not \
+                 a broker, or a hostile one",
+                MAX_GREETING / 1024
+            ));
+        }
+        let mut rest = vec![0u8; size as usize + 1];
+        stream
+            .read_exact(&mut rest)
+            .await
+            .map_err(|e| format!("{target}: its first frame was cut: {e}"))?;
+        if rest.last() != Some(&0xCE) {
+            return Err(format!(
+                "{target}: its first frame does not end as a frame does"
+            ));
+        }
+        Ok(())
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(5), read)
+        .await
+        .map_err(|_| format!("{target}: no first frame within 5 s"))?
+}
+
 impl Check for AmqpCheck {
     async fn check(&self) -> CheckOutcome {
         let started = Instant::now();
@@ -144,6 +197,15 @@ impl Check for AmqpCheck {
         let held = match slot.take() {
             Some(held) if held.connection.status().connected() => held,
             _ => {
+                // lapin believes the frame size a server declares, and a peer that declares
+                // 2 GiB leaves its I/O thread behind: read the server's first frame here
+                // first, bounded, over plain AMQP.
+                if self.uri.scheme == lapin::uri::AMQPScheme::AMQP {
+                    let authority = &self.uri.authority;
+                    if let Err(why) = greeting(&authority.host, authority.port).await {
+                        return CheckOutcome::from_error(std::io::Error::other(why));
+                    }
+                }
                 let runtime = match Dedicated::start() {
                     Ok(runtime) => runtime,
                     Err(e) => return CheckOutcome::from_error(e),
