@@ -38,6 +38,8 @@ use status_core::{CheckStatus, Error};
 /// ```
 pub struct NatsCheck {
     url: String,
+    /// `host:port` the greeting is read from, found once from the URL.
+    target: String,
     jetstream: bool,
     client: Mutex<Option<Client>>,
     latency: Option<Threshold>,
@@ -60,12 +62,22 @@ impl NatsCheck {
                     status_core::mask_credentials(url)
                 ))
             })?;
-        let host = rest.rsplit('@').next().unwrap_or_default();
+        let authority = rest.split(['/', '?']).next().unwrap_or_default();
+        let host = authority.rsplit('@').next().unwrap_or_default();
         if host.is_empty() || host.starts_with(':') {
             return Err(Error::invalid("a NATS URL needs a host"));
         }
+        let has_port = host
+            .rsplit_once(':')
+            .is_some_and(|(_, p)| p.parse::<u16>().is_ok());
+        let target = if has_port {
+            host.to_owned()
+        } else {
+            format!("{host}:4222")
+        };
         Ok(Self {
             url: url.to_owned(),
+            target,
             jetstream: false,
             client: Mutex::new(None),
             latency: None,
@@ -97,7 +109,7 @@ impl Check for NatsCheck {
             _ => {
                 // The client reads the server's greeting whole, however long: read it here
                 // first, bounded, so a peer that streams a line without end costs 64 KiB.
-                if let Err(why) = greeting(&self.url).await {
+                if let Err(why) = greeting(&self.target).await {
                     return CheckOutcome::from_error(std::io::Error::other(why));
                 }
                 let options = ConnectOptions::new()
@@ -139,26 +151,12 @@ impl Check for NatsCheck {
 /// The longest greeting (`INFO {…}`) read from a server: a real one is under 2 KiB.
 pub(crate) const MAX_GREETING: usize = 64 * 1024;
 
-/// The server at `url` greets as a NATS server does, within [`MAX_GREETING`] bytes and
+/// The server at `target` (`host:port`) greets as a NATS server does, within [`MAX_GREETING`] bytes and
 /// 5 seconds: the first line is `INFO …` (NATS sends it in the clear, TLS or not).
-async fn greeting(url: &str) -> Result<(), String> {
+async fn greeting(target: &str) -> Result<(), String> {
     use tokio::io::AsyncReadExt;
-    let rest = url
-        .strip_prefix("nats://")
-        .or_else(|| url.strip_prefix("tls://"))
-        .unwrap_or(url);
-    let authority = rest.split(['/', '?']).next().unwrap_or_default();
-    let host_port = authority.rsplit('@').next().unwrap_or_default();
-    let target = if host_port
-        .rsplit_once(':')
-        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-    {
-        host_port.to_owned()
-    } else {
-        format!("{host_port}:4222")
-    };
     let read = async {
-        let mut stream = tokio::net::TcpStream::connect(&target)
+        let mut stream = tokio::net::TcpStream::connect(target)
             .await
             .map_err(|e| format!("cannot connect to {target}: {e}"))?;
         let mut line = Vec::with_capacity(1024);

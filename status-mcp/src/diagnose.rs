@@ -212,10 +212,21 @@ pub(crate) fn summary(
             *roots.entry(root).or_default() += 1;
         }
     }
-    let mut root_causes: Vec<RootCause> = roots
-        .keys()
-        .filter_map(|id| facts.dependency(id))
-        .map(|d| RootCause {
+    // Ordered by the failures each accounts for (itself included), then its level; what
+    // each takes down is worked out only for those shown.
+    let mut ranked: Vec<(&DependencyFacts, usize)> = roots
+        .iter()
+        .filter_map(|(id, n)| facts.dependency(id).map(|d| (d, *n)))
+        .collect();
+    ranked.sort_by(|(a, n), (b, m)| {
+        (m, b.level())
+            .cmp(&(n, a.level()))
+            .then_with(|| a.id().cmp(b.id()))
+    });
+    let ranked = capped(ranked, "rootCauses", &mut omitted);
+    let root_causes: Vec<RootCause> = ranked
+        .into_iter()
+        .map(|(d, _)| RootCause {
             id: d.id().to_string(),
             level: d.level(),
             since: time(d.result().since()),
@@ -225,10 +236,6 @@ pub(crate) fn summary(
             takes_down: takes_down(facts, features, d.id().as_str()),
         })
         .collect();
-    root_causes.sort_by(|a, b| {
-        let weight = |r: &RootCause| (r.takes_down.dependencies.len(), r.level);
-        weight(b).cmp(&weight(a)).then_with(|| a.id.cmp(&b.id))
-    });
     let mut failing: Vec<Failing> = failing_facts
         .iter()
         .map(|d| Failing {
@@ -286,7 +293,7 @@ pub(crate) fn summary(
             ),
         },
         maintenance: facts.maintenance(),
-        root_causes: capped(root_causes, "rootCauses", &mut omitted),
+        root_causes,
         failing: capped(failing, "failing", &mut omitted),
         features_off: capped(features_off, "featuresOff", &mut omitted),
         groups_failing: capped(groups_failing, "groupsFailing", &mut omitted),

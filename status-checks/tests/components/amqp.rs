@@ -5,7 +5,7 @@ use status_checks::amqp::AmqpCheck;
 use status_core::check::{Check, Threshold};
 use status_core::CheckStatus;
 
-use crate::servers::{rabbitmq, Silent};
+use crate::servers::{hostile, rabbitmq, Silent};
 use crate::{healthy_stopped_and_restarted, never_answers_without_leaks};
 
 /// One RabbitMQ for the whole file: it takes seconds to start.
@@ -104,25 +104,17 @@ fn urls_that_are_not_amqp_are_refused_without_their_password() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_peer_declaring_a_huge_frame_leaves_nothing_behind() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut peer, _)) = listener.accept().await else {
-                return;
-            };
-            tokio::spawn(async move {
-                let mut header = [0u8; 8];
-                if peer.read_exact(&mut header).await.is_err() {
-                    return;
-                }
-                // A method frame on channel 0 of 2 GiB, then nothing.
-                let _ = peer.write_all(&[1, 0, 0, 0x80, 0, 0, 0]).await;
-                let mut rest = Vec::new();
-                let _ = peer.read_to_end(&mut rest).await;
-            });
+    let port = hostile(|mut peer| async move {
+        let mut header = [0u8; 8];
+        if peer.read_exact(&mut header).await.is_err() {
+            return;
         }
-    });
+        // A method frame on channel 0 of 2 GiB, then nothing.
+        let _ = peer.write_all(&[1, 0, 0, 0x80, 0, 0, 0]).await;
+        let mut rest = Vec::new();
+        let _ = peer.read_to_end(&mut rest).await;
+    })
+    .await;
     let count = |dir: &str| std::fs::read_dir(dir).unwrap().count();
     let check = AmqpCheck::new(&format!("amqp://guest:guest@127.0.0.1:{port}/%2f")).unwrap();
     let first = tokio::time::timeout(std::time::Duration::from_secs(5), check.check())

@@ -2,7 +2,7 @@ use status_checks::nats::NatsCheck;
 use status_core::check::{Check, Threshold};
 use status_core::CheckStatus;
 
-use crate::servers::{nats, Silent};
+use crate::servers::{hostile, nats, Silent};
 use crate::{healthy_stopped_and_restarted, never_answers_without_leaks};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -56,25 +56,17 @@ fn urls_that_are_not_nats_are_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_greeting_without_end_is_read_64_kib_at_most() {
     use tokio::io::AsyncWriteExt;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut peer, _)) = listener.accept().await else {
+    let port = hostile(|mut peer| async move {
+        let _ = peer.write_all(b"INFO {\"server_id\":\"").await;
+        let junk = vec![b'x'; 1 << 20];
+        // 200 MB, as the adversarial pass sent; the check stops reading long before.
+        for _ in 0..200 {
+            if peer.write_all(&junk).await.is_err() {
                 return;
-            };
-            tokio::spawn(async move {
-                let _ = peer.write_all(b"INFO {\"server_id\":\"").await;
-                let junk = vec![b'x'; 1 << 20];
-                // 200 MB, as the adversarial pass sent; the check stops reading long before.
-                for _ in 0..200 {
-                    if peer.write_all(&junk).await.is_err() {
-                        return;
-                    }
-                }
-            });
+            }
         }
-    });
+    })
+    .await;
     let resident = || {
         std::fs::read_to_string("/proc/self/statm")
             .ok()

@@ -736,3 +736,20 @@ pub(crate) fn rabbitmq() -> Process {
         |dir| std::fs::write(dir.join("enabled_plugins"), "[].").unwrap(),
     )
 }
+
+/// A hostile peer on a free loopback port: every connection is handed to `behave` (a task of
+/// its own each). Answers the port.
+pub(crate) async fn hostile<F, Fut>(behave: F) -> u16
+where
+    F: Fn(tokio::net::TcpStream) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((peer, _)) = listener.accept().await {
+            tokio::spawn(behave(peer));
+        }
+    });
+    port
+}
