@@ -122,7 +122,7 @@ use self::store::owner_token;
 #[cfg(any(feature = "redis", feature = "etcd"))]
 use self::store::unhex;
 pub use self::store::{
-    Beat, BeatError, Boxed, FleetSource, FleetStats, FleetStore, VoiceAsk, VoiceLease,
+    Beat, BeatError, Boxed, FleetSource, FleetStats, FleetStore, VoiceAnswer, VoiceAsk, VoiceLease,
 };
 pub use self::tracker::{Answer, FleetTracker, Note, Published, Told};
 pub use self::view::{DatacenterView, FleetView};
@@ -171,11 +171,14 @@ pub enum Rejection {
     ForgedCount,
     /// A beat that came after its deadline on the server's clock.
     Late,
+    /// A voice lease no instance could have written (garbage, or an expiry beyond what the
+    /// TTL allows): taken as free, so that it silences no one.
+    ForgedLease,
 }
 
 impl Rejection {
     /// Every reason, in the order [`REJECTIONS`] names them.
-    pub const ALL: [Rejection; 10] = [
+    pub const ALL: [Rejection; 11] = [
         Rejection::WrongType,
         Rejection::TooLarge,
         Rejection::BadId,
@@ -186,6 +189,7 @@ impl Rejection {
         Rejection::BadFailing,
         Rejection::ForgedCount,
         Rejection::Late,
+        Rejection::ForgedLease,
     ];
 
     /// Its word: the metric's `reason` label, the store's answer.
@@ -202,6 +206,7 @@ impl Rejection {
             Rejection::BadFailing => "bad_failing",
             Rejection::ForgedCount => "forged_count",
             Rejection::Late => "late",
+            Rejection::ForgedLease => "forged_lease",
         }
     }
 
@@ -226,8 +231,8 @@ impl std::fmt::Display for Rejection {
 
 /// Why the store refused or healed something, as counted: each [`Rejection`]'s word, in
 /// order.
-pub const REJECTIONS: [&str; 10] = {
-    let mut words = [""; 10];
+pub const REJECTIONS: [&str; 11] = {
+    let mut words = [""; 11];
     let mut i = 0;
     while i < words.len() {
         words[i] = Rejection::ALL[i].as_str();

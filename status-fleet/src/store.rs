@@ -208,22 +208,26 @@ pub trait FleetStore: Send + Sync + std::fmt::Debug + 'static {
         None
     }
 
-    /// Asks the fleet's voice lease `name` (one a failing dependency) `ask` for `holder`,
-    /// lasting `ttl` when taken: who holds it after. One instance speaks for the fleet
-    /// while it holds it ([`FleetChorus`](crate::FleetChorus)). By default a store keeps
-    /// none (an unavailable error): every instance then tells its own notices.
+    /// Asks the fleet's voice lease of `dependency` in `datacenter` `ask` for `holder`,
+    /// lasting `ttl` when taken: who holds it after. One instance of each data center speaks
+    /// for it while it holds the lease ([`FleetChorus`](crate::FleetChorus)). What no
+    /// instance could have written (a value no store writes, an expiry further than twice
+    /// `ttl` ahead, an etcd key under no lease or a lease granted longer) is free, and said
+    /// in [`VoiceAnswer::forged`]. By default a store keeps none (an unavailable error):
+    /// every instance then tells its own notices.
     ///
     /// # Errors
     ///
     /// [`Error::is_unavailable`]: the store keeps no leases, or cannot be reached.
     fn voice<'a>(
         &'a self,
-        name: &'a str,
+        datacenter: &'a str,
+        dependency: &'a str,
         holder: &'a str,
         ask: VoiceAsk,
         ttl: Duration,
-    ) -> Boxed<'a, Result<VoiceLease, Error>> {
-        let _ = (name, holder, ask, ttl);
+    ) -> Boxed<'a, Result<VoiceAnswer, Error>> {
+        let _ = (datacenter, dependency, holder, ask, ttl);
         Box::pin(std::future::ready(Err(Error::unavailable(
             "this fleet store keeps no voice leases",
         ))))
@@ -253,6 +257,25 @@ pub enum VoiceLease {
     Open(String),
     /// Its holder told the fleet's recovery.
     Resolved(String),
+}
+
+/// A voice lease as the store answers it, and whether what it held was forged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VoiceAnswer {
+    /// The lease after the ask.
+    pub lease: VoiceLease,
+    /// The store held what no instance could have written (garbage, or an expiry beyond
+    /// what the TTL allows): it was taken as free. Counted as `forged_lease`.
+    pub forged: bool,
+}
+
+impl From<VoiceLease> for VoiceAnswer {
+    fn from(lease: VoiceLease) -> Self {
+        Self {
+            lease,
+            forged: false,
+        }
+    }
 }
 
 /// A store's cursor: bytes (a key, a member) in hex.

@@ -22,6 +22,10 @@ pub struct FleetVoice {
     pub figures: String,
     /// The instance that speaks for the fleet.
     pub speaker: String,
+    /// The data center it speaks for, when the voice is one data center's: the notice's
+    /// sentence then names it (`primary-db is OK again in dc-1 (was OUTAGE)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub datacenter: Option<String>,
 }
 
 impl FleetVoice {
@@ -31,7 +35,15 @@ impl FleetVoice {
         Self {
             figures: figures.into(),
             speaker: speaker.into(),
+            datacenter: None,
         }
+    }
+
+    /// Speaks for data center `datacenter` only.
+    #[must_use]
+    pub fn in_datacenter(mut self, datacenter: impl Into<String>) -> Self {
+        self.datacenter = Some(datacenter.into());
+        self
     }
 }
 

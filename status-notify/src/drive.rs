@@ -248,6 +248,9 @@ impl Drive {
     fn send(&mut self, registry: &Registry, notice: Notice, fleet: Option<FleetVoice>) {
         self.sequence += 1;
         let mut message = message(registry, notice, &self.id_prefix, self.sequence);
+        if let Some(dc) = fleet.as_ref().and_then(|f| f.datacenter.as_deref()) {
+            message.text = message.notice.text_in(dc);
+        }
         message.fleet = fleet;
         match self.outbox.try_send(message) {
             Ok(()) => {}

@@ -105,9 +105,23 @@ pub const MAX_REFUSED_ADDRESSES: usize = 1_024;
 pub(crate) const NAMED_ADDRESSES: usize = 5;
 
 impl Notice {
+    /// The notice in one sentence, told for data center `datacenter` of a fleet: a
+    /// dependency's change or recovery names it (`primary-db is OK again in dc-1 (was
+    /// OUTAGE)`), so that one data center's recovery never reads as the dependency's.
+    #[must_use]
+    pub fn text_in(&self, datacenter: &str) -> String {
+        self.sentence(Some(datacenter))
+    }
+
     /// The notice in one sentence, for people.
     #[must_use]
     pub fn text(&self) -> String {
+        self.sentence(None)
+    }
+
+    /// The sentence, naming data center `dc` in a dependency's change or recovery.
+    fn sentence(&self, dc: Option<&str>) -> String {
+        let place = dc.map(|dc| format!(" in {dc}")).unwrap_or_default();
         match self {
             Self::Changed {
                 id,
@@ -115,14 +129,14 @@ impl Notice {
                 to,
                 also_affected,
             } => {
-                let mut text = format!("{id} is {to} (was {from})");
+                let mut text = format!("{id} is {to}{place} (was {from})");
                 if !also_affected.is_empty() {
                     let names: Vec<&str> = also_affected.iter().map(DependencyId::as_str).collect();
                     text += &format!("; also affected: {}", names.join(", "));
                 }
                 text
             }
-            Self::Resolved { id, from } => format!("{id} is OK again (was {from})"),
+            Self::Resolved { id, from } => format!("{id} is OK again{place} (was {from})"),
             Self::Flapping { id } => {
                 format!("{id} is flapping: its changes are not told until it is stable")
             }

@@ -14,20 +14,25 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 pub use self::tracker::{ChangeTicket, ChorusStep, ChorusTracker, LeaseCall};
-use crate::Fleet;
+use crate::{Fleet, VoiceAnswer};
 
-/// One notification per shared failure, for [`NotificationsBuilder::chorus`]
-/// (status-notify's): a dependency failing on most of this instance's data center (by the
-/// fleet's rule, [`FleetView::shared`](crate::FleetView::shared)) is told once for the
-/// fleet, by whoever takes its voice lease in the store first, with the fleet's figures
-/// (`primary-db OUTAGE on 47 of 50 in dc-1`); the others stay silent about it. The speaker
-/// renews its lease every tick and tells the recovery once the failure is no longer shared
-/// and its own dependency is OK; if it goes, its lease lapses (three TTLs) and a silent
-/// instance takes over.
+/// One notification per shared failure and data center, for
+/// [`NotificationsBuilder::chorus`] (status-notify's): a dependency failing on most of this
+/// instance's data center (by the fleet's rule, [`FleetView::shared`](crate::FleetView::shared))
+/// is told once for that data center, by whoever of it takes the voice lease of the data
+/// center and the dependency in the store first, with its figures (`primary-db OUTAGE on 47
+/// of 50 in dc-1`); the others of it stay silent about it. The speaker renews its lease every
+/// tick and tells the recovery in its data center once the failure is no longer shared there
+/// and its own dependency is OK, naming the data centers that still fail it; if it goes, its
+/// lease lapses (three TTLs) and a silent instance takes over. Another data center failing
+/// the same dependency has its own speaker, its own notice and its own recovery.
 ///
 /// Fails toward telling: a failure not (yet) shared after two beat periods, a stale view,
 /// or a store that keeps no leases or cannot be reached, and the instance tells its own
-/// notice, as without a fleet. Its own failures it always tells.
+/// notice, as without a fleet. Its own failures it always tells. A lease no instance could
+/// have written (one that would outlast every TTL) is free, counted (`forged_lease` in
+/// [`FleetStats::rejected`](crate::FleetStats::rejected)) and logged: forged data silences
+/// no one.
 ///
 /// The rules are a pure [`ChorusTracker`]; this drives it in one task (started at the first
 /// question), told each question, each change of the fleet's view and each answer of the
@@ -98,8 +103,11 @@ impl Chorus for FleetChorus {
 /// Drives the tracker: each question, each change of the view, each lease answer and each
 /// deadline, and carries out the steps it answers.
 async fn drive(fleet: Fleet, mut asks: mpsc::UnboundedReceiver<Ask>) {
-    let mut tracker = ChorusTracker::new(fleet.member().instance_id, fleet.ttl() * 2 / 3);
-    let (answer, mut answers) = mpsc::unbounded_channel();
+    let member = fleet.member();
+    let mut tracker =
+        ChorusTracker::new(member.instance_id, member.datacenter, fleet.ttl() * 2 / 3);
+    let (answer, mut answers) =
+        mpsc::unbounded_channel::<(LeaseCall, Result<VoiceAnswer, status_core::Error>)>();
     let mut waiting: HashMap<ChangeTicket, oneshot::Sender<Voice>> = HashMap::new();
     loop {
         // Made before the view is read, so that no change is missed.
@@ -122,7 +130,15 @@ async fn drive(fleet: Fleet, mut asks: mpsc::UnboundedReceiver<Ask>) {
                 }
             }
             () = viewed => tracker.advance(Instant::now().into_std(), &fleet.view()),
-            Some((call, lease)) = answers.recv() => tracker.answered(call, lease),
+            Some((call, answer)) = answers.recv() => {
+                let lease = answer.map(|answer| {
+                    if answer.forged {
+                        fleet.forged_lease(call.datacenter(), call.dependency());
+                    }
+                    answer.lease
+                });
+                tracker.answered(call, lease);
+            }
             () = sleep_until(deadline) => {
                 tracker.advance(Instant::now().into_std(), &fleet.view());
             }
@@ -133,7 +149,13 @@ async fn drive(fleet: Fleet, mut asks: mpsc::UnboundedReceiver<Ask>) {
                     let (store, answer) = (Arc::clone(fleet.store()), answer.clone());
                     let (me, ttl) = (fleet.member().instance_id, fleet.ttl());
                     tokio::spawn(async move {
-                        let lease = store.voice(call.dependency().as_str(), &me, ask, ttl * 3);
+                        let lease = store.voice(
+                            call.datacenter(),
+                            call.dependency().as_str(),
+                            &me,
+                            ask,
+                            ttl * 3,
+                        );
                         let lease = match tokio::time::timeout(ttl / 3, lease).await {
                             Ok(lease) => lease,
                             Err(_) => Err(status_core::Error::unavailable(

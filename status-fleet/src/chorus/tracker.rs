@@ -19,6 +19,7 @@ pub struct ChangeTicket(u64);
 /// Why a lease call was made: handed back with its answer ([`ChorusTracker::answered`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaseCall {
+    datacenter: String,
     id: DependencyId,
     why: Why,
 }
@@ -40,8 +41,9 @@ enum Why {
 /// What the driver does next.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChorusStep {
-    /// Ask `ask` of the voice lease of `call`'s dependency in the store, and hand the
-    /// answer (or a timeout, as an error) to [`ChorusTracker::answered`] with `call`.
+    /// Ask `ask` of the voice lease of `call`'s dependency in its data center in the store,
+    /// and hand the answer (or a timeout, as an error) to [`ChorusTracker::answered`] with
+    /// `call`.
     Lease {
         /// What is asked of the lease.
         ask: VoiceAsk,
@@ -68,6 +70,12 @@ impl LeaseCall {
     pub fn dependency(&self) -> &DependencyId {
         &self.id
     }
+
+    /// The data center whose lease is asked: the instance's own.
+    #[must_use]
+    pub fn datacenter(&self) -> &str {
+        &self.datacenter
+    }
 }
 
 /// A change waiting for the fleet to share it.
@@ -80,14 +88,16 @@ struct Waiting {
 }
 
 /// One instance's part in the fleet's voice (see [`FleetChorus`](crate::FleetChorus) for
-/// the rules): each change is told by this instance, for the fleet, or by another; the
-/// speaker renews its lease each tick and tells the recovery once the failure is no longer
-/// shared and its own dependency is OK; a silent instance takes over from a speaker whose
-/// lease lapsed. Fails toward telling: a change not shared by its deadline, or a lease the
-/// store would not give, is this instance's own.
+/// the rules): each change is told by this instance, for its data center, or by another of
+/// it; the speaker renews its lease each tick and tells the recovery in its data center once
+/// the failure is no longer shared there and its own dependency is OK; a silent instance
+/// takes over from a speaker whose lease lapsed. Each data center has its own lease, so its
+/// failure and its recovery are told once, naming it. Fails toward telling: a change not
+/// shared by its deadline, or a lease the store would not give, is this instance's own.
 #[derive(Debug)]
 pub struct ChorusTracker {
     me: String,
+    datacenter: String,
     wait: Duration,
     next_ticket: u64,
     waiting: Vec<Waiting>,
@@ -100,12 +110,14 @@ pub struct ChorusTracker {
 }
 
 impl ChorusTracker {
-    /// The part of instance `me`, waiting up to `wait` for the fleet to share a change
-    /// (two beat periods: the others' failures reach the counts at one of the next beats).
+    /// The part of instance `me` of `datacenter`, waiting up to `wait` for its data center
+    /// to share a change (two beat periods: the others' failures reach the counts at one of
+    /// the next beats).
     #[must_use]
-    pub fn new(me: impl Into<String>, wait: Duration) -> Self {
+    pub fn new(me: impl Into<String>, datacenter: impl Into<String>, wait: Duration) -> Self {
         Self {
             me: me.into(),
+            datacenter: datacenter.into(),
             wait,
             next_ticket: 0,
             waiting: Vec::new(),
@@ -144,7 +156,7 @@ impl ChorusTracker {
     pub fn advance(&mut self, now: Instant, view: &FleetView) {
         let waiting = std::mem::take(&mut self.waiting);
         for w in waiting {
-            if let Some(figures) = shared(view, &w.id, w.level) {
+            if let Some(figures) = shared(view, &self.datacenter, &w.id, w.level) {
                 self.forget(&w.id);
                 self.lease(
                     &w.id,
@@ -185,19 +197,16 @@ impl ChorusTracker {
                     .iter()
                     .any(|f| f.dependency.id == id.as_str() && f.impact != CheckStatus::Ok)
             });
-            let still_shared = shared(view, &id, CheckStatus::Minor).is_some();
+            let still_shared = shared(view, &self.datacenter, &id, CheckStatus::Minor).is_some();
             if view.stale || own_failing || still_shared {
                 self.lease(&id, VoiceAsk::Claim, Why::Renew);
                 continue;
             }
             self.speaking.remove(&id);
             self.lease(&id, VoiceAsk::Resolve, Why::Resolve);
-            let dc = view.own.as_ref().map_or("", |o| o.datacenter.as_str());
-            let figures = format!(
-                "{id} recovered: {}",
-                figures(view, dc, &id, CheckStatus::Minor)
-            );
-            let voice = FleetVoice::new(figures, self.me.clone());
+            let figures = recovery(view, &self.datacenter, &id);
+            let voice =
+                FleetVoice::new(figures, self.me.clone()).in_datacenter(self.datacenter.clone());
             self.steps
                 .push(ChorusStep::Recovered(Recovered { id, from, voice }));
         }
@@ -215,7 +224,7 @@ impl ChorusTracker {
     /// The store's answer to `call` (a timeout is an error: whatever failed, the lease is
     /// as good as not held).
     pub fn answered(&mut self, call: LeaseCall, answer: Result<VoiceLease, Error>) {
-        let LeaseCall { id, why } = call;
+        let LeaseCall { id, why, .. } = call;
         let answer = answer.ok();
         let mine = matches!(&answer, Some(VoiceLease::Open(holder)) if *holder == self.me);
         match why {
@@ -224,7 +233,10 @@ impl ChorusTracker {
                     Some(VoiceLease::Open(_)) if mine => {
                         self.forget(&id);
                         self.speaking.insert(id, level);
-                        Voice::Fleet(FleetVoice::new(figures, self.me.clone()))
+                        Voice::Fleet(
+                            FleetVoice::new(figures, self.me.clone())
+                                .in_datacenter(self.datacenter.clone()),
+                        )
                     }
                     Some(VoiceLease::Open(_)) => {
                         self.forget(&id);
@@ -294,6 +306,7 @@ impl ChorusTracker {
         self.steps.push(ChorusStep::Lease {
             ask,
             call: LeaseCall {
+                datacenter: self.datacenter.clone(),
                 id: id.clone(),
                 why,
             },
@@ -301,12 +314,39 @@ impl ChorusTracker {
     }
 }
 
-/// The figures of `id` at `level` across this instance's data center, if it is shared
-/// there now.
-fn shared(view: &FleetView, id: &DependencyId, level: CheckStatus) -> Option<String> {
-    let own = view.own.as_ref()?;
-    view.shared(&own.datacenter, "", id.as_str(), level)?;
-    Some(figures(view, &own.datacenter, id, level))
+/// The figures of `id` at `level` across data center `dc` (this instance's), if it is
+/// shared there now.
+fn shared(view: &FleetView, dc: &str, id: &DependencyId, level: CheckStatus) -> Option<String> {
+    view.shared(dc, "", id.as_str(), level)?;
+    Some(figures(view, dc, id, level))
+}
+
+/// `primary-db recovered in east (0 of 20 failing); still failing in west: OUTAGE on 2 of
+/// 2`: a data center's recovery, never worded as the dependency's while another fails it.
+fn recovery(view: &FleetView, dc: &str, id: &DependencyId) -> String {
+    let (failing, fresh) = view.datacenter(dc).map_or((0, 0), |d| {
+        (d.failing_at_least(id.as_str(), CheckStatus::Minor), d.fresh)
+    });
+    let mut text = format!("{id} recovered in {dc} ({failing} of {fresh} failing)");
+    let elsewhere: Vec<String> = view
+        .datacenters
+        .iter()
+        .filter(|d| d.datacenter != dc)
+        .filter_map(|d| {
+            let failing = d.failing_at_least(id.as_str(), CheckStatus::Minor);
+            let worst = d
+                .counted
+                .iter()
+                .filter(|c| c.dependency == id.as_str() && c.instances > 0)
+                .map(|c| c.level)
+                .max()?;
+            (failing > 0).then(|| format!("{}: {worst} on {failing} of {}", d.datacenter, d.fresh))
+        })
+        .collect();
+    if !elsewhere.is_empty() {
+        text += &format!("; still failing in {}", elsewhere.join(", "));
+    }
+    text
 }
 
 /// `primary-db OUTAGE on 47 of 50 in dc-1`.
@@ -371,13 +411,66 @@ mod tests {
         view
     }
 
+    /// The fleet's view from one instance of `me_in` (failing `db` when its data center
+    /// does), over east and west of `n` instances each, `east` and `west` of which fail `db`.
+    fn two(me_in: &str, n: usize, east: usize, west: usize) -> FleetView {
+        let counts = |dc: &str, failing: usize| {
+            let mut counts = DatacenterCounts::new(
+                dc,
+                Conditions {
+                    ok: n - failing,
+                    outage: failing,
+                    ..Conditions::default()
+                },
+                n,
+            );
+            if failing > 0 {
+                counts.failing = vec![DependencyCount {
+                    dependency: "db".into(),
+                    level: CheckStatus::Outage,
+                    instances: failing,
+                }];
+            }
+            counts
+        };
+        let mut view = FleetView::from_counts(
+            vec![counts("east", east), counts("west", west)],
+            HealthRule::default(),
+        );
+        let mine = if me_in == "east" { east } else { west } > 0;
+        view.own = Some(Own {
+            datacenter: me_in.into(),
+            condition: if mine {
+                CheckStatus::Outage
+            } else {
+                CheckStatus::Ok
+            },
+            failing: if mine {
+                vec![OwnFailure {
+                    dependency: FailingDependency::new("db", CheckStatus::Outage),
+                    impact: CheckStatus::Outage,
+                }]
+            } else {
+                Vec::new()
+            },
+        });
+        view
+    }
+
     /// The leases as the store keeps them: state, holder, expiry.
     #[derive(Default)]
     struct Leases(HashMap<String, (&'static str, String, Instant)>);
 
     impl Leases {
-        fn ask(&mut self, id: &str, holder: &str, ask: VoiceAsk, now: Instant) -> VoiceLease {
-            let (state, who) = match self.0.get(id) {
+        fn ask(
+            &mut self,
+            call: &LeaseCall,
+            holder: &str,
+            ask: VoiceAsk,
+            now: Instant,
+        ) -> VoiceLease {
+            let id = format!("{}\t{}", call.datacenter(), call.dependency());
+            let (state, who) = match self.0.get(&id) {
                 Some((s, w, until)) if *until > now => (*s, w.clone()),
                 _ => ("free", String::new()),
             };
@@ -393,8 +486,7 @@ mod tests {
                 } else {
                     "open"
                 };
-                self.0
-                    .insert(id.into(), (state, holder.into(), now + LEASE));
+                self.0.insert(id, (state, holder.into(), now + LEASE));
                 (state, holder.to_owned())
             } else {
                 (state, who)
@@ -413,6 +505,8 @@ mod tests {
         tracker: ChorusTracker,
         voices: Vec<Voice>,
         recovered: usize,
+        /// The recoveries told, in full.
+        told: Vec<Recovered>,
         refused: usize,
     }
 
@@ -430,13 +524,16 @@ mod tests {
                     match step {
                         ChorusStep::Lease { ask, call } => {
                             let answer = match leases.as_deref_mut() {
-                                Some(l) => Ok(l.ask(call.id.as_str(), &m.name, ask, now)),
+                                Some(l) => Ok(l.ask(&call, &m.name, ask, now)),
                                 None => Err(Error::unavailable("down")),
                             };
                             m.tracker.answered(call, answer);
                         }
                         ChorusStep::Answer { voice, .. } => m.voices.push(voice),
-                        ChorusStep::Recovered(_) => m.recovered += 1,
+                        ChorusStep::Recovered(r) => {
+                            m.recovered += 1;
+                            m.told.push(r);
+                        }
                         ChorusStep::LeaseRefused(_) => m.refused += 1,
                     }
                 }
@@ -448,9 +545,10 @@ mod tests {
         (0..n)
             .map(|i| Member {
                 name: format!("i{i}"),
-                tracker: ChorusTracker::new(format!("i{i}"), WAIT),
+                tracker: ChorusTracker::new(format!("i{i}"), "east", WAIT),
                 voices: Vec::new(),
                 recovered: 0,
+                told: Vec::new(),
                 refused: 0,
             })
             .collect()
@@ -501,6 +599,71 @@ mod tests {
         settle(&mut members, Some(&mut leases), t0);
         assert!(members.iter().all(|m| !m.tracker.silent_about(&db())));
         assert_eq!(members.iter().map(|m| m.recovered).sum::<usize>(), 1);
+    }
+
+    #[test]
+    fn each_data_center_tells_its_own_failure_and_recovery() {
+        let (t0, mut leases) = (Instant::now(), Leases::default());
+        let member = |i: usize, dc: &str| Member {
+            name: format!("{dc}{i}"),
+            tracker: ChorusTracker::new(format!("{dc}{i}"), dc, WAIT),
+            voices: Vec::new(),
+            recovered: 0,
+            told: Vec::new(),
+            refused: 0,
+        };
+        let mut east: Vec<Member> = (0..3).map(|i| member(i, "east")).collect();
+        let mut west: Vec<Member> = (0..3).map(|i| member(i, "west")).collect();
+        for m in &mut east {
+            m.tracker
+                .changed(db(), CheckStatus::Outage, t0, &two("east", 3, 3, 3));
+        }
+        for m in &mut west {
+            m.tracker
+                .changed(db(), CheckStatus::Outage, t0, &two("west", 3, 3, 3));
+        }
+        settle(&mut east, Some(&mut leases), t0);
+        settle(&mut west, Some(&mut leases), t0);
+        // One voice in each data center, each with its own figures.
+        for (members, dc) in [(&east, "east"), (&west, "west")] {
+            assert_eq!(count(members, |v| matches!(v, Voice::Fleet(_))), 1, "{dc}");
+            assert_eq!(count(members, |v| *v == Voice::Silent), 2, "{dc}");
+            let Some(Voice::Fleet(voice)) = members[0].voices.first() else {
+                panic!("{dc}: {:?}", members[0].voices)
+            };
+            assert_eq!(voice.figures, format!("db OUTAGE on 3 of 3 in {dc}"));
+            assert_eq!(voice.datacenter.as_deref(), Some(dc));
+        }
+
+        // East recovers while west still fails: east's recovery, worded as east's.
+        let tick = |members: &mut Vec<Member>, dc: &str, e: usize, w: usize| {
+            for m in members.iter_mut() {
+                m.tracker.tick(&two(dc, 3, e, w));
+            }
+        };
+        for _ in 0..2 {
+            tick(&mut east, "east", 0, 3);
+            settle(&mut east, Some(&mut leases), t0);
+            tick(&mut west, "west", 0, 3);
+            settle(&mut west, Some(&mut leases), t0);
+        }
+        let told: Vec<&Recovered> = east.iter().flat_map(|m| &m.told).collect();
+        assert_eq!(told.len(), 1, "{told:?}");
+        assert_eq!(told[0].voice.datacenter.as_deref(), Some("east"));
+        assert_eq!(
+            told[0].voice.figures,
+            "db recovered in east (0 of 3 failing); still failing in west: OUTAGE on 3 of 3"
+        );
+        assert_eq!(west.iter().map(|m| m.recovered).sum::<usize>(), 0);
+        assert!(west[0].tracker.speaks_for(&db()));
+
+        // West recovers: its own recovery, once.
+        for _ in 0..2 {
+            tick(&mut west, "west", 0, 0);
+            settle(&mut west, Some(&mut leases), t0);
+        }
+        assert_eq!(west.iter().map(|m| m.recovered).sum::<usize>(), 1);
+        assert_eq!(west[0].recovered, 1);
     }
 
     #[test]
@@ -595,7 +758,7 @@ mod tests {
     #[test]
     fn a_slow_store_is_asked_once_per_lease_at_a_time() {
         let t0 = Instant::now();
-        let mut tracker = ChorusTracker::new("i0", WAIT);
+        let mut tracker = ChorusTracker::new("i0", "east", WAIT);
         tracker.changed(db(), CheckStatus::Outage, t0, &view(3, 3, true));
         let Some(ChorusStep::Lease { call, .. }) = tracker.steps().next() else {
             panic!("no claim asked")

@@ -14,7 +14,7 @@
 //! |---|---|
 //! | `{prefix}mark` | [`FLEET_MARK`]: this prefix is a fleet's (written by the first instance) |
 //! | `{prefix}i/{dc}\0{id}` | the instance's summary (JSON), under its lease |
-//! | `{prefix}v/{dependency}` | the fleet's voice lease of a shared failure: `open` or `resolved`, and its holder, under an etcd lease of its own ([`FleetStore::voice`](super::FleetStore::voice)) |
+//! | `{prefix}v/{dc}\0{dependency}` | the fleet's voice lease of a failure shared in a data center: `open` or `resolved`, and its holder, under an etcd lease of its own ([`FleetStore::voice`](super::FleetStore::voice)) |
 //!
 //! **One id, one process.** An instance is keyed by its data center and id, and its summary
 //! is written only under its own lease or where no key is: a second process given the same
@@ -145,6 +145,7 @@ impl EtcdFleet {
                 caught_up: tokio::sync::Notify::new(),
                 moved: tokio::sync::watch::Sender::new(()),
                 claimed: std::sync::atomic::AtomicBool::new(false),
+                voice_grants: Mutex::default(),
             }),
             watching: true,
             publish: tokio::sync::Mutex::default(),

@@ -34,11 +34,14 @@ impl FleetStore for EtcdFleet {
 
     fn voice<'a>(
         &'a self,
-        name: &'a str,
+        datacenter: &'a str,
+        dependency: &'a str,
         holder: &'a str,
         ask: crate::VoiceAsk,
         ttl: Duration,
-    ) -> Boxed<'a, Result<crate::VoiceLease, Error>> {
-        Box::pin(EtcdFleet::voice(self, name, holder, ask, ttl))
+    ) -> Boxed<'a, Result<crate::VoiceAnswer, Error>> {
+        Box::pin(EtcdFleet::voice(
+            self, datacenter, dependency, holder, ask, ttl,
+        ))
     }
 }

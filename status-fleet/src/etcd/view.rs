@@ -39,6 +39,8 @@ pub(super) struct Inner {
     pub(super) moved: tokio::sync::watch::Sender<()>,
     /// Whether the prefix was found a fleet's: nothing is written under it before.
     pub(super) claimed: std::sync::atomic::AtomicBool,
+    /// The granted TTL of the etcd leases other holders' voice keys were found under.
+    pub(super) voice_grants: Mutex<std::collections::HashMap<i64, i64>>,
 }
 
 /// The view as the watch keeps it.

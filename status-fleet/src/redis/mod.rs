@@ -16,7 +16,7 @@
 //! | `{K}:fail` | sorted set, by beat | `dc \0 dependency \0 level \0 id`: one member a failing dependency of an instance, scored by its last beat |
 //! | `{K}:fails` | hash | instance id → its failing dependencies of its last beat, `dependency \t level` a line |
 //! | `{K}:fcount` | hash | `dc \t dependency \t level` → how many members of `{K}:fail` it has |
-//! | `{K}:voice` | hash | failing dependency → its voice lease, `state \n holder \n expiry` ([`FleetStore::voice`](crate::FleetStore::voice)) |
+//! | `{K}:voice` | hash | `datacenter \t dependency` → its voice lease, `state \n holder \n expiry` ([`FleetStore::voice`](crate::FleetStore::voice)) |
 //!
 //! **What fails.** A beat moves the scores of its instance's failing members (at most
 //! [`MAX_FAILING`](crate::MAX_FAILING), ids validated by the script) to its beat, O(log N)
@@ -55,7 +55,7 @@ use status_checks::store::{Connection, RedisStore};
 
 use crate::{
     Beat, BeatError, Boxed, DatacenterCounts, FleetStore, InstancePage, InstanceQuery,
-    InstanceSummary, VoiceAsk, VoiceLease, MAX_PAGE, MAX_SUMMARY,
+    InstanceSummary, VoiceAnswer, VoiceAsk, VoiceLease, MAX_PAGE, MAX_SUMMARY,
 };
 mod clock;
 mod parse;
@@ -116,7 +116,8 @@ const BEAT: &str = include_str!("beat.lua");
 /// each member and its record (empty when missing, or larger than `ARGV[4]`).
 const LIST: &str = include_str!("list.lua");
 
-/// A voice lease asked (claim, takeover, resolve, peek): the state after and its holder.
+/// A voice lease asked (claim, takeover, resolve, peek): the state after, its holder, and
+/// whether what it held was forged.
 const VOICE: &str = include_str!("voice.lua");
 
 /// A fleet kept in Redis (one server, or a cluster: every key under one hash tag).

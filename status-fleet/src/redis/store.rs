@@ -4,18 +4,19 @@
 use super::*;
 
 impl RedisFleet {
-    /// The voice lease `name`: see [`FleetStore::voice`].
+    /// The voice lease of `dependency` in `datacenter`: see [`FleetStore::voice`].
     ///
     /// # Errors
     ///
     /// Redis unreachable, or an answer this client cannot read.
     pub async fn voice(
         &self,
-        name: &str,
+        datacenter: &str,
+        dependency: &str,
         holder: &str,
         ask: VoiceAsk,
         ttl: Duration,
-    ) -> Result<VoiceLease, Error> {
+    ) -> Result<VoiceAnswer, Error> {
         let op = match ask {
             VoiceAsk::Claim => "claim",
             VoiceAsk::TakeOver => "takeover",
@@ -30,7 +31,8 @@ impl RedisFleet {
             .voice
             .key(&self.voice_key)
             .arg(op)
-            .arg(name)
+            // A tab is in no data center's name.
+            .arg(format!("{datacenter}\t{dependency}"))
             .arg(holder)
             .arg(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1))
             .invoke_async(&mut connection)
@@ -42,24 +44,34 @@ impl RedisFleet {
                 return Err(Error::unavailable(format!("the fleet store failed: {e}")));
             }
         };
-        match answer.as_slice() {
-            [state, _] if state == "free" => Ok(VoiceLease::Free),
-            [state, who] if state == "open" => Ok(VoiceLease::Open(who.clone())),
-            [state, who] if state == "resolved" => Ok(VoiceLease::Resolved(who.clone())),
-            _ => Err(Error::unavailable("an answer this client cannot read")),
-        }
+        let [state, who, forged] = answer.as_slice() else {
+            return Err(Error::unavailable("an answer this client cannot read"));
+        };
+        let lease = match state.as_str() {
+            "free" => VoiceLease::Free,
+            "open" => VoiceLease::Open(who.clone()),
+            "resolved" => VoiceLease::Resolved(who.clone()),
+            _ => return Err(Error::unavailable("an answer this client cannot read")),
+        };
+        Ok(VoiceAnswer {
+            lease,
+            forged: forged == "1",
+        })
     }
 }
 
 impl FleetStore for RedisFleet {
     fn voice<'a>(
         &'a self,
-        name: &'a str,
+        datacenter: &'a str,
+        dependency: &'a str,
         holder: &'a str,
         ask: VoiceAsk,
         ttl: Duration,
-    ) -> Boxed<'a, Result<VoiceLease, Error>> {
-        Box::pin(RedisFleet::voice(self, name, holder, ask, ttl))
+    ) -> Boxed<'a, Result<VoiceAnswer, Error>> {
+        Box::pin(RedisFleet::voice(
+            self, datacenter, dependency, holder, ask, ttl,
+        ))
     }
 
     fn ttl(&self) -> Duration {

@@ -214,6 +214,18 @@ impl Fleet {
         read(&self.tracker).member().clone()
     }
 
+    /// The store held a voice lease no instance could have written, for `dependency` in
+    /// `datacenter`: taken as free, counted (`forged_lease`) and said.
+    #[cfg(feature = "notify")]
+    pub(crate) fn forged_lease(&self, datacenter: &str, dependency: &status_core::DependencyId) {
+        self.stats.reject(Rejection::ForgedLease, 1);
+        tracing::warn!(
+            datacenter,
+            dependency = %dependency,
+            "the fleet store held a voice lease no instance could have written: taken as free"
+        );
+    }
+
     /// The store it beats into.
     #[must_use]
     pub fn store(&self) -> &Arc<dyn FleetStore> {

@@ -45,11 +45,15 @@ struct Instance {
     _registry: Registry,
     db: Reporter,
     disk: Reporter,
-    _fleet: Fleet,
+    fleet: Fleet,
     _notifications: Notifications,
 }
 
 fn instance(store: impl FleetStore, hook: &str, id: usize) -> Instance {
+    instance_in(store, hook, id, "east")
+}
+
+fn instance_in(store: impl FleetStore, hook: &str, id: usize, datacenter: &str) -> Instance {
     let registry = Registry::new();
     let (db, disk) = (required(&registry, "db"), required(&registry, "disk"));
     let fleet = Fleet::start(
@@ -57,7 +61,7 @@ fn instance(store: impl FleetStore, hook: &str, id: usize) -> Instance {
         store,
         Member {
             instance_id: format!("i{id:02}"),
-            datacenter: "east".into(),
+            datacenter: datacenter.into(),
             version: "1".into(),
             url: String::new(),
         },
@@ -77,7 +81,7 @@ fn instance(store: impl FleetStore, hook: &str, id: usize) -> Instance {
         _registry: registry,
         db,
         disk,
-        _fleet: fleet,
+        fleet,
         _notifications: notifications,
     }
 }
@@ -189,8 +193,148 @@ async fn one_voice<S: FleetStore>(store: impl Fn() -> S, ttl: Duration) {
         resolved[0]["fleet"]["figures"]
             .as_str()
             .unwrap()
-            .starts_with("db recovered: "),
+            .starts_with("db recovered in east (0 of "),
         "{resolved:#?}"
     );
     assert_eq!(about(&received, "db", "changed").len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_data_center_tells_its_failure_and_recovery_in_redis() {
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let ttl = Duration::from_millis(900);
+    // A lease forged to last a year silences no one: free, counted.
+    let mut forger = redis::Client::open(url.as_str())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let year = 365 * 24 * 3600 * 1000_u64;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let _: () = redis::cmd("HSET")
+        .arg("{chorus}:voice")
+        .arg("west\tdb")
+        .arg(format!("open\nforger\n{}", now + year))
+        .query_async(&mut forger)
+        .await
+        .unwrap();
+    per_datacenter(|| RedisFleet::new(&url, "chorus", ttl).unwrap(), ttl).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_data_center_tells_its_failure_and_recovery_in_etcd() {
+    let etcd = EtcdCluster::start(1);
+    let urls = etcd.urls();
+    let ttl = Duration::from_secs(2);
+    // A lease forged under an etcd lease of a year silences no one: free, counted.
+    let mut client = etcd_client::Client::connect([urls.as_str()], None)
+        .await
+        .unwrap();
+    client
+        .put("chorus/mark", status_fleet::FLEET_MARK, None)
+        .await
+        .unwrap();
+    let year = client
+        .lease_grant(365 * 24 * 3600, None)
+        .await
+        .unwrap()
+        .id();
+    client
+        .put(
+            b"chorus/v/west\0db".to_vec(),
+            "open\nforger",
+            Some(etcd_client::PutOptions::new().with_lease(year)),
+        )
+        .await
+        .unwrap();
+    per_datacenter(|| EtcdFleet::new(&urls, "chorus", ttl).unwrap(), ttl).await;
+}
+
+/// Three instances in east and three in west over `store`, where west's lease of `db` was
+/// forged to last a year: both fail `db`, each data center tells it once; east recovers
+/// first, told as east's, naming west; then west, told once.
+async fn per_datacenter<S: FleetStore>(store: impl Fn() -> S, ttl: Duration) {
+    let (hook, received) = receiver().await;
+    let east: Vec<Instance> = (0..3)
+        .map(|i| instance_in(store(), &hook, i, "east"))
+        .collect();
+    let west: Vec<Instance> = (3..6)
+        .map(|i| instance_in(store(), &hook, i, "west"))
+        .collect();
+    tokio::time::sleep(ttl).await;
+    for instance in east.iter().chain(&west) {
+        instance
+            .db
+            .record(CheckOutcome::new(CheckStatus::Outage, "down"));
+    }
+    settle("both told", &received, |r| {
+        about(r, "db", "changed").len() >= 2
+    })
+    .await;
+    let told = about(&received, "db", "changed");
+    assert_eq!(told.len(), 2, "{told:#?}");
+    let mut places: Vec<&str> = told
+        .iter()
+        .map(|m| m["fleet"]["datacenter"].as_str().unwrap())
+        .collect();
+    places.sort_unstable();
+    assert_eq!(places, ["east", "west"], "{told:#?}");
+    for m in &told {
+        let dc = m["fleet"]["datacenter"].as_str().unwrap();
+        assert_eq!(m["text"], format!("db is OUTAGE in {dc} (was OK)"), "{m:#}");
+        assert!(
+            m["fleet"]["figures"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!(" of 3 in {dc}")),
+            "{m:#}"
+        );
+        assert_ne!(m["fleet"]["speaker"], "forger");
+    }
+    let forged = status_fleet::Rejection::ForgedLease.index();
+    assert!(
+        west.iter().any(|i| i.fleet.stats().rejected[forged] > 0),
+        "the forged lease was not counted"
+    );
+
+    // East recovers; west still fails: east's recovery, worded as east's.
+    for instance in &east {
+        instance.db.record(CheckOutcome::new(CheckStatus::Ok, "up"));
+    }
+    settle("east's recovery", &received, |r| {
+        !about(r, "db", "resolved").is_empty()
+    })
+    .await;
+    let resolved = about(&received, "db", "resolved");
+    assert_eq!(resolved.len(), 1, "{resolved:#?}");
+    assert_eq!(resolved[0]["text"], "db is OK again in east (was OUTAGE)");
+    // The speaker tells it once east no longer shares it (one may still be on its way).
+    let figures = resolved[0]["fleet"]["figures"].as_str().unwrap();
+    assert!(
+        figures.starts_with("db recovered in east (")
+            && figures.ends_with(" of 3 failing); still failing in west: OUTAGE on 3 of 3"),
+        "{figures}"
+    );
+
+    // West recovers: its own recovery, once.
+    for instance in &west {
+        instance.db.record(CheckOutcome::new(CheckStatus::Ok, "up"));
+    }
+    settle("west's recovery", &received, |r| {
+        about(r, "db", "resolved").len() >= 2
+    })
+    .await;
+    let resolved = about(&received, "db", "resolved");
+    assert_eq!(resolved.len(), 2, "{resolved:#?}");
+    assert_eq!(resolved[1]["text"], "db is OK again in west (was OUTAGE)");
+    let figures = resolved[1]["fleet"]["figures"].as_str().unwrap();
+    assert!(
+        figures.starts_with("db recovered in west (") && figures.ends_with(" of 3 failing)"),
+        "{figures}"
+    );
+    assert_eq!(about(&received, "db", "changed").len(), 2);
 }
