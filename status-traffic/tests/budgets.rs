@@ -69,18 +69,19 @@ impl Drop for Redis {
     }
 }
 
-fn budgets(
+async fn budgets(
     redis: &Redis,
     n: usize,
     capacity: u64,
     window: Duration,
     kind: BudgetWindow,
 ) -> Vec<Arc<RedisBudget>> {
-    budgets_named(redis, "cull-budget", n, capacity, window, kind)
+    budgets_named(redis, "cull-budget", n, capacity, window, kind).await
 }
 
-/// `n` instances' budgets under `key`, each asking for at most 250 ms.
-fn budgets_named(
+/// `n` instances' budgets under `key`, each asking for at most 250 ms, vouched for (the
+/// store is new: it forgot nothing).
+async fn budgets_named(
     redis: &Redis,
     key: &str,
     n: usize,
@@ -88,7 +89,7 @@ fn budgets_named(
     window: Duration,
     kind: BudgetWindow,
 ) -> Vec<Arc<RedisBudget>> {
-    (0..n)
+    let fleet: Vec<Arc<RedisBudget>> = (0..n)
         .map(|i| {
             Arc::new(
                 RedisBudget::new(&redis.url(), key, capacity, window, kind, format!("i{i}"))
@@ -96,7 +97,9 @@ fn budgets_named(
                     .timeout(Duration::from_millis(250)),
             )
         })
-        .collect()
+        .collect();
+    fleet[0].vouch().await.unwrap();
+    fleet
 }
 
 /// Sleeps until `offset` into the next window of `window` (the server's clock is this
@@ -137,7 +140,7 @@ fn tokens(answers: &[Result<Grant, BudgetError>]) -> usize {
 async fn twenty_instances_share_a_fixed_window() {
     let redis = Redis::start();
     let window = Duration::from_secs(2);
-    let fleet = budgets(&redis, 20, 10, window, BudgetWindow::Fixed);
+    let fleet = budgets(&redis, 20, 10, window, BudgetWindow::Fixed).await;
     into_next_window(window, Duration::from_millis(100)).await;
     let first = ask_all(&fleet).await;
     assert_eq!(tokens(&first), 10, "{first:?}");
@@ -153,7 +156,7 @@ async fn twenty_instances_share_a_fixed_window() {
 async fn the_sliding_window_never_passes_capacity_in_any_span() {
     let redis = Redis::start();
     let window = Duration::from_millis(1000);
-    let fleet = budgets(&redis, 5, 3, window, BudgetWindow::Sliding);
+    let fleet = budgets(&redis, 5, 3, window, BudgetWindow::Sliding).await;
     let started = Instant::now();
     let mut granted: Vec<Duration> = Vec::new();
     while started.elapsed() < Duration::from_millis(3500) {
@@ -183,7 +186,9 @@ async fn the_sliding_window_never_passes_capacity_in_any_span() {
 async fn every_key_expires_even_one_written_without_expiry() {
     let redis = Redis::start();
     let window = Duration::from_secs(10);
-    let fixed = budgets(&redis, 1, 2, window, BudgetWindow::Fixed).remove(0);
+    let fixed = budgets(&redis, 1, 2, window, BudgetWindow::Fixed)
+        .await
+        .remove(0);
     let sliding = RedisBudget::new(
         &redis.url(),
         "cull-sliding",
@@ -193,7 +198,9 @@ async fn every_key_expires_even_one_written_without_expiry() {
         "a",
     )
     .unwrap();
-    // Every ask in one window of the fixed budget: one key.
+    sliding.vouch().await.unwrap();
+    // Every ask in one window of the fixed budget: one key (and one each of when the store
+    // learnt the budget, kept a week).
     into_next_window(window, Duration::from_millis(100)).await;
     for _ in 0..3 {
         fixed.take().await.unwrap();
@@ -205,19 +212,24 @@ async fn every_key_expires_even_one_written_without_expiry() {
         .query_async(&mut connection)
         .await
         .unwrap();
-    assert_eq!(keys.len(), 2, "{keys:?}");
+    assert_eq!(keys.len(), 4, "{keys:?}");
     for key in &keys {
         let ttl: i64 = redis::cmd("PTTL")
             .arg(key)
             .query_async(&mut connection)
             .await
             .unwrap();
-        assert!(ttl > 0 && ttl <= 11_000, "{key}: {ttl}");
+        let most = if key.ends_with(":known") {
+            7 * 24 * 3_600_000
+        } else {
+            11_000
+        };
+        assert!(ttl > 0 && ttl <= most, "{key}: {ttl}");
     }
     // A key left without expiry (by a write whose EXPIRE never came) is given one.
     let fixed_key = keys
         .iter()
-        .find(|k| k.starts_with("{cull-budget}:"))
+        .find(|k| k.starts_with("{cull-budget}:") && !k.ends_with(":known"))
         .unwrap();
     let _: () = redis::cmd("PERSIST")
         .arg(fixed_key)
@@ -234,7 +246,7 @@ async fn every_key_expires_even_one_written_without_expiry() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_redis_there_is_no_token_and_with_it_back_there_is() {
+async fn without_redis_there_is_no_token_and_back_empty_a_window_counts_as_spent() {
     let mut redis = Redis::start();
     let budget = RedisBudget::new(
         &redis.url(),
@@ -246,6 +258,7 @@ async fn without_redis_there_is_no_token_and_with_it_back_there_is() {
     )
     .unwrap()
     .timeout(Duration::from_millis(200));
+    budget.vouch().await.unwrap();
     assert!(matches!(budget.take().await, Ok(Grant::Token { used: 1 })));
     redis.stop();
     for _ in 0..3 {
@@ -264,15 +277,68 @@ async fn without_redis_there_is_no_token_and_with_it_back_there_is() {
         );
     }
     redis.restart();
-    // A new server, an empty budget: tokens again.
+    // A new server, empty: it forgot the grant, so the window from now counts as spent.
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        if let Ok(Grant::Token { used }) = budget.take().await {
-            assert_eq!(used, 1);
-            break;
+        match budget.take().await {
+            Ok(Grant::Unknown { left }) => {
+                assert!(left > Duration::from_secs(50) && left <= Duration::from_secs(60));
+                break;
+            }
+            Ok(grant) => panic!("granted by a store that forgot its grants: {grant:?}"),
+            Err(_) => {}
         }
-        assert!(Instant::now() < deadline, "no token after Redis came back");
+        assert!(Instant::now() < deadline, "no answer after Redis came back");
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    for _ in 0..3 {
+        assert!(matches!(budget.take().await, Ok(Grant::Unknown { .. })));
+    }
+}
+
+/// Capacity 2 a 3-s window: two grants, Redis restarted empty, and every ask for a window
+/// after it is refused, so that the grants it forgot still count.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_restarted_empty_grants_nothing_for_a_window() {
+    for kind in [BudgetWindow::Fixed, BudgetWindow::Sliding] {
+        let mut redis = Redis::start();
+        let window = Duration::from_secs(3);
+        let budget = RedisBudget::new(&redis.url(), "restarted", 2, window, kind, "a").unwrap();
+        // New, and not vouched for: nothing for a window.
+        let Ok(Grant::Unknown { left }) = budget.take().await else {
+            panic!("a new budget granted at once")
+        };
+        assert_eq!(left, window);
+        budget.vouch().await.unwrap();
+        let mut grants = Vec::new();
+        while grants.len() < 2 {
+            if let Ok(Grant::Token { .. }) = budget.take().await {
+                grants.push(Instant::now());
+            }
+        }
+        redis.stop();
+        redis.restart();
+        let restarted = Instant::now();
+        let mut unknown = 0;
+        while Instant::now() < restarted + window * 2 {
+            match budget.take().await {
+                Ok(Grant::Token { .. }) => grants.push(Instant::now()),
+                Ok(Grant::Unknown { .. }) => unknown += 1,
+                _ => {}
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(unknown > 10, "{kind:?}: {unknown} asks counted spent");
+        assert!(grants.len() > 2, "{kind:?}: grants again after the window");
+        // The first grant after the restart comes a window after it (the grants before it
+        // were all within the window before), so none holds more than the capacity across it.
+        assert!(grants[2] >= restarted + window - Duration::from_millis(300));
+        if kind == BudgetWindow::Sliding {
+            for (i, at) in grants.iter().enumerate() {
+                let within = grants[i..].iter().filter(|t| **t - *at < window).count();
+                assert!(within <= 2, "{kind:?}: {within} grants within a window");
+            }
+        }
     }
 }
 
@@ -283,7 +349,7 @@ async fn twenty_cullers_cull_capacity_per_window() {
 
     let redis = Redis::start();
     let window = Duration::from_secs(3);
-    let fleet = budgets(&redis, 20, 10, window, BudgetWindow::Fixed);
+    let fleet = budgets(&redis, 20, 10, window, BudgetWindow::Fixed).await;
     into_next_window(window, Duration::from_millis(100)).await;
     let cullers: Vec<_> = fleet
         .into_iter()
@@ -341,7 +407,7 @@ async fn without_redis_a_culler_never_culls_and_resumes_when_it_is_back() {
     for _ in 0..20 {
         failures.record(true);
     }
-    let handle = Culler::new(&registry, failures, budget)
+    let handle = Culler::new(&registry, failures, budget.clone())
         .threshold(10)
         .interval(Duration::from_millis(100))
         .start();
@@ -350,6 +416,8 @@ async fn without_redis_a_culler_never_culls_and_resumes_when_it_is_back() {
     let denied = handle.state().denied_unreachable;
     assert!(denied >= 3, "{denied} denials counted");
     redis.restart();
+    // Back empty: it grants only once an operator vouches that it forgot nothing.
+    budget.vouch().await.unwrap();
     tokio::time::timeout(Duration::from_secs(5), handle.culled())
         .await
         .expect("culls once Redis is back");
@@ -398,7 +466,7 @@ async fn a_stalled_redis_spends_nothing_while_no_instance_culls() {
     let redis = Redis::start();
     let window = Duration::from_secs(600);
     // Seven tokens; each instance takes one first (it learns the server's clock), three left.
-    let fleet = budgets_named(&redis, "stalled", 4, 7, window, BudgetWindow::Sliding);
+    let fleet = budgets_named(&redis, "stalled", 4, 7, window, BudgetWindow::Sliding).await;
     for budget in &fleet {
         assert!(matches!(budget.take().await, Ok(Grant::Token { .. })));
     }
@@ -429,7 +497,7 @@ async fn a_stalled_redis_spends_nothing_while_no_instance_culls() {
         for budget in &fleet {
             match budget.take().await {
                 Ok(Grant::Token { .. }) => heard += 1,
-                Ok(Grant::Spent { .. }) => {}
+                Ok(Grant::Spent { .. } | Grant::Unknown { .. }) => {}
                 Err(BudgetError::TimedOut(_) | BudgetError::Unreachable(_)) => refused_late += 1,
             }
         }
@@ -480,6 +548,7 @@ async fn on_a_redis_cluster_a_failover_never_grants_past_capacity() {
             )
         })
         .collect();
+    fleet[0].vouch().await.unwrap();
     // Two grants before the failover, heard and replicated.
     let mut heard = 0;
     for budget in &fleet[..2] {
@@ -496,7 +565,7 @@ async fn on_a_redis_cluster_a_failover_never_grants_past_capacity() {
         for budget in &fleet {
             match budget.take().await {
                 Ok(Grant::Token { .. }) => heard += 1,
-                Ok(Grant::Spent { .. }) => {}
+                Ok(Grant::Spent { .. } | Grant::Unknown { .. }) => {}
                 Err(_) => refused += 1,
             }
         }

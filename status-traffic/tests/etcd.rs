@@ -17,7 +17,8 @@ use status_traffic::cull::{Budget, BudgetWindow, EtcdBudget, Grant};
 
 use etcd_server::EtcdCluster;
 
-fn budgets(
+/// `n` instances' budgets under `key`, vouched for (the cluster is new: it forgot nothing).
+async fn budgets(
     urls: &str,
     key: &str,
     n: usize,
@@ -25,7 +26,7 @@ fn budgets(
     window: Duration,
     kind: BudgetWindow,
 ) -> Vec<Arc<EtcdBudget>> {
-    (0..n)
+    let fleet: Vec<Arc<EtcdBudget>> = (0..n)
         .map(|i| {
             Arc::new(
                 EtcdBudget::new(urls, key, capacity, window, kind, format!("i{i}"))
@@ -33,7 +34,9 @@ fn budgets(
                     .timeout(Duration::from_secs(1)),
             )
         })
-        .collect()
+        .collect();
+    fleet[0].vouch().await.unwrap();
+    fleet
 }
 
 /// Every budget asks `asks` times at once; the tokens granted.
@@ -46,7 +49,7 @@ async fn tokens(budgets: &[Arc<EtcdBudget>], asks: usize) -> (usize, usize) {
             for _ in 0..asks {
                 match budget.take().await {
                     Ok(Grant::Token { .. }) => granted += 1,
-                    Ok(Grant::Spent { .. }) => {}
+                    Ok(Grant::Spent { .. } | Grant::Unknown { .. }) => {}
                     Err(_) => refused += 1,
                 }
             }
@@ -73,7 +76,8 @@ async fn eight_instances_asking_at_once_get_exactly_the_capacity() {
         3,
         window,
         BudgetWindow::Sliding,
-    );
+    )
+    .await;
     let (granted, refused) = tokens(&sliding, 4).await;
     assert_eq!((granted, refused), (3, 0));
     assert_eq!(
@@ -84,7 +88,7 @@ async fn eight_instances_asking_at_once_get_exactly_the_capacity() {
 
     // The fixed window is the cluster's (a lease), not a calendar's: exactly the capacity,
     // whatever the instances' clocks say.
-    let fixed = budgets(&etcd.urls(), "contended", 8, 3, window, BudgetWindow::Fixed);
+    let fixed = budgets(&etcd.urls(), "contended", 8, 3, window, BudgetWindow::Fixed).await;
     let (granted, refused) = tokens(&fixed, 4).await;
     assert_eq!((granted, refused), (3, 0));
     assert_eq!(fixed[5].take().await, Ok(Grant::Spent { used: 3 }));
@@ -97,7 +101,7 @@ async fn eight_instances_asking_at_once_get_exactly_the_capacity() {
 async fn a_sliding_grant_frees_its_slot_a_window_later_never_sooner() {
     let etcd = EtcdCluster::start(1);
     let window = Duration::from_secs(2);
-    let budget = &budgets(&etcd.urls(), "sliding", 1, 1, window, BudgetWindow::Sliding)[0];
+    let budget = &budgets(&etcd.urls(), "sliding", 1, 1, window, BudgetWindow::Sliding).await[0];
     let granted = Instant::now();
     assert_eq!(budget.take().await, Ok(Grant::Token { used: 1 }));
     loop {
@@ -122,7 +126,7 @@ async fn a_sliding_grant_frees_its_slot_a_window_later_never_sooner() {
 async fn a_fixed_window_is_the_clusters_and_its_grants_end_together() {
     let etcd = EtcdCluster::start(1);
     let window = Duration::from_secs(2);
-    let asked = budgets(&etcd.urls(), "fixed", 3, 2, window, BudgetWindow::Fixed);
+    let asked = budgets(&etcd.urls(), "fixed", 3, 2, window, BudgetWindow::Fixed).await;
     let begun = Instant::now();
     assert_eq!(asked[0].take().await, Ok(Grant::Token { used: 1 }));
     assert_eq!(asked[1].take().await, Ok(Grant::Token { used: 2 }));
@@ -138,7 +142,7 @@ async fn a_fixed_window_is_the_clusters_and_its_grants_end_together() {
                 assert_eq!(used, 1, "both of the last window's grants ended with it");
                 break;
             }
-            Grant::Spent { .. } => {
+            Grant::Spent { .. } | Grant::Unknown { .. } => {
                 assert!(begun.elapsed() < Duration::from_secs(10), "never freed");
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
@@ -146,9 +150,66 @@ async fn a_fixed_window_is_the_clusters_and_its_grants_end_together() {
     }
     etcd.ctl(&["put", "handmade/fixed/window", "by hand"])
         .unwrap();
-    let healed = &budgets(&etcd.urls(), "handmade", 1, 1, window, BudgetWindow::Fixed)[0];
+    let healed = &budgets(&etcd.urls(), "handmade", 1, 1, window, BudgetWindow::Fixed).await[0];
     assert_eq!(healed.take().await, Ok(Grant::Token { used: 1 }));
     assert_eq!(healed.healed(), 1);
+}
+
+/// One ask of each budget: the tokens granted.
+async fn grants(fleet: &[EtcdBudget]) -> usize {
+    let mut n = 0;
+    for budget in fleet {
+        if let Ok(Grant::Token { .. }) = budget.take().await {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// A budget the cluster does not know (new, or its data lost: every key of it gone) counts as
+/// spent for a window from when it learnt it, so that the grants it forgot still count.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_budget_the_cluster_does_not_know_grants_nothing_for_a_window() {
+    let etcd = EtcdCluster::start(1);
+    let window = Duration::from_secs(3);
+    for kind in [BudgetWindow::Fixed, BudgetWindow::Sliding] {
+        let key = format!("forgot-{}", kind.name());
+        let fleet: Vec<EtcdBudget> = (0..3)
+            .map(|i| EtcdBudget::new(&etcd.urls(), &key, 2, window, kind, format!("i{i}")).unwrap())
+            .collect();
+        // New: every instance is refused for a window, whoever asks first.
+        let learnt = Instant::now();
+        for budget in &fleet {
+            let answer = budget.take().await;
+            assert!(matches!(answer, Ok(Grant::Unknown { .. })), "{answer:?}");
+        }
+        let mut first = None;
+        while first.is_none() {
+            if grants(&fleet).await > 0 {
+                first = Some(learnt.elapsed());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let first = first.unwrap();
+        assert!(
+            first >= window - Duration::from_millis(200),
+            "{kind:?}: granted after {first:?}"
+        );
+        assert!(first < window * 3, "{kind:?}: granted after {first:?}");
+
+        // Its data lost: every key of the budget gone. A window counted spent again.
+        etcd.ctl(&["del", "--prefix", &format!("{key}/")]).unwrap();
+        let lost = Instant::now();
+        let mut after = 0;
+        while lost.elapsed() < window - Duration::from_millis(500) {
+            after += grants(&fleet).await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(
+            after, 0,
+            "{kind:?}: granted by a cluster that forgot its grants"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -166,7 +227,8 @@ async fn a_slot_without_a_lease_is_healed_and_strangers_are_ignored() {
         1,
         Duration::from_secs(60),
         BudgetWindow::Sliding,
-    )[0];
+    )
+    .await[0];
     assert_eq!(budget.take().await, Ok(Grant::Token { used: 1 }));
     assert_eq!(budget.healed(), 1);
     assert_eq!(budget.take().await, Ok(Grant::Spent { used: 1 }));
@@ -182,7 +244,8 @@ async fn an_etcd_stopped_or_never_there_is_a_refusal_in_time() {
         5,
         Duration::from_secs(60),
         BudgetWindow::Sliding,
-    )[0];
+    )
+    .await[0];
     assert!(matches!(budget.take().await, Ok(Grant::Token { .. })));
     etcd.stop(0);
     let asked = Instant::now();
@@ -295,7 +358,8 @@ async fn the_leader_lost_mid_run_grants_nothing_twice_and_views_resume_within_tw
         capacity,
         Duration::from_secs(120),
         BudgetWindow::Sliding,
-    );
+    )
+    .await;
     let asking = {
         let budgets = budgets.clone();
         tokio::spawn(async move {
@@ -339,6 +403,7 @@ async fn the_leader_lost_mid_run_grants_nothing_twice_and_views_resume_within_tw
         match budgets[0].take().await {
             Ok(Grant::Token { .. }) => granted += 1,
             Ok(Grant::Spent { used }) => break used,
+            Ok(Grant::Unknown { left }) => panic!("the cluster forgot the budget ({left:?})"),
             Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
         }
     };
@@ -396,7 +461,8 @@ async fn a_minority_lost_changes_nothing() {
         2,
         Duration::from_secs(60),
         BudgetWindow::Sliding,
-    )[0];
+    )
+    .await[0];
     let mut failed = 0;
     for _ in 0..10 {
         if tokio::time::timeout(TTL / 3, store.beat(&me))
@@ -471,7 +537,8 @@ async fn quorum_lost_views_go_stale_then_fail_open_budgets_refuse_and_all_resume
         5,
         Duration::from_secs(60),
         BudgetWindow::Sliding,
-    )[0];
+    )
+    .await[0];
     assert!(matches!(budget.take().await, Ok(Grant::Token { .. })));
 
     let leader = etcd.leader().unwrap();

@@ -212,6 +212,10 @@ pub struct Cull {
     pub sliding: bool,
     /// How long the instance must have run before it may cull itself.
     pub min_uptime: Duration,
+    /// Vouch at start that the budget's store forgot no grant (a fleet and a store both
+    /// new): it grants at once, rather than counting its first window as spent. Never in a
+    /// start script: a store restarted empty would then forget grants unnoticed.
+    pub vouch: bool,
 }
 
 impl Default for Cull {
@@ -225,6 +229,7 @@ impl Default for Cull {
             budget_window: Duration::from_secs(600),
             sliding: true,
             min_uptime: Duration::from_secs(30),
+            vouch: false,
         }
     }
 }

@@ -385,6 +385,16 @@ fn notifications(
 /// What `/demo/work` stands for depends on: the `ready` group's dependencies.
 const WORK_NEEDS: [&str; 3] = ["primary-db", "search", "payments-api"];
 
+/// Says how vouching for the cull budget went (`--cull-vouch`).
+fn vouched(answer: Result<(), status_traffic::cull::BudgetError>) {
+    match answer {
+        Ok(()) => tracing::warn!(
+            "vouched that the cull budget's store forgot no grant: it grants from now"
+        ),
+        Err(e) => tracing::warn!("could not vouch for the cull budget: {e}"),
+    }
+}
+
 /// The failure counter of `/demo/work` and the culler judging by it, with its budget; with
 /// a fleet, a failure the data center shares culls no one.
 fn start_culler(
@@ -412,28 +422,42 @@ fn start_culler(
         BudgetWindow::Fixed
     };
     let budget: Arc<dyn Budget> = match &cull.store {
-        Some(Store::Etcd(urls)) => Arc::new(
-            EtcdBudget::new(
-                urls,
-                "status/quickstart/cull",
-                cull.capacity,
-                cull.budget_window,
-                window,
-                &config.instance_id,
-            )
-            .map_err(|e| anyhow::anyhow!("--cull-etcd {urls:?}: {e}"))?,
-        ),
-        Some(Store::Redis(url)) => Arc::new(
-            RedisBudget::new(
-                url,
-                "status:quickstart:cull",
-                cull.capacity,
-                cull.budget_window,
-                window,
-                &config.instance_id,
-            )
-            .map_err(|e| anyhow::anyhow!("--cull-redis {url:?}: {e}"))?,
-        ),
+        Some(Store::Etcd(urls)) => {
+            let budget = Arc::new(
+                EtcdBudget::new(
+                    urls,
+                    "status/quickstart/cull",
+                    cull.capacity,
+                    cull.budget_window,
+                    window,
+                    &config.instance_id,
+                )
+                .map_err(|e| anyhow::anyhow!("--cull-etcd {urls:?}: {e}"))?,
+            );
+            if cull.vouch {
+                let budget = Arc::clone(&budget);
+                tokio::spawn(async move { vouched(budget.vouch().await) });
+            }
+            budget
+        }
+        Some(Store::Redis(url)) => {
+            let budget = Arc::new(
+                RedisBudget::new(
+                    url,
+                    "status:quickstart:cull",
+                    cull.capacity,
+                    cull.budget_window,
+                    window,
+                    &config.instance_id,
+                )
+                .map_err(|e| anyhow::anyhow!("--cull-redis {url:?}: {e}"))?,
+            );
+            if cull.vouch {
+                let budget = Arc::clone(&budget);
+                tokio::spawn(async move { vouched(budget.vouch().await) });
+            }
+            budget
+        }
         None => Arc::new(
             InProcessBudget::new(cull.capacity, cull.budget_window).clock(registry.clock().clone()),
         ),

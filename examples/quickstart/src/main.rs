@@ -122,6 +122,11 @@ struct Args {
     /// How long the instance must have run before it may cull itself, in seconds.
     #[arg(long, default_value_t = 30)]
     cull_min_uptime_s: u64,
+    /// Vouch that the budget's store (`--cull-redis`, `--cull-etcd`) forgot no grant (a
+    /// fleet and a store both new): it grants at once, rather than counting its first window
+    /// as spent. Never in a start script: a store restarted empty would then forget grants.
+    #[arg(long)]
+    cull_vouch: bool,
     /// Once culled, exit after this many milliseconds (default: stay, failing the probes).
     #[arg(long)]
     cull_exit_after_ms: Option<u64>,
@@ -352,6 +357,7 @@ async fn main() -> anyhow::Result<()> {
             budget_window: Duration::from_secs(args.cull_budget_window_s),
             sliding: args.cull_budget == CullBudget::Sliding,
             min_uptime: Duration::from_secs(args.cull_min_uptime_s),
+            vouch: args.cull_vouch,
         },
         fleet: fleet_store.map(|store| quickstart::FleetConfig {
             store,

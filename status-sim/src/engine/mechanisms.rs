@@ -126,7 +126,7 @@ impl Sim {
                         self.counts[node.index()].culled += 1;
                         self.schedule(restart, Event::Timer(node, Timer::Restart));
                     }
-                    Look::Spent { .. } | Look::Unreachable(_) => {
+                    Look::Spent { .. } | Look::Unknown { .. } | Look::Unreachable(_) => {
                         self.counts[node.index()].denied += 1;
                     }
                     // The simulator's nodes have no fleet to share a failure with.

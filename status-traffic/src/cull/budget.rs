@@ -29,6 +29,12 @@ pub enum Grant {
         /// Tokens spent in the window.
         used: u64,
     },
+    /// The store did not know the budget (new, or forgotten: a store restarted empty): the
+    /// window since it learnt it counts as spent, so that grants it forgot still count.
+    Unknown {
+        /// Until it grants again.
+        left: Duration,
+    },
 }
 
 /// Why a budget could not be asked. Each is a refusal.

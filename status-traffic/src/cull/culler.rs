@@ -29,7 +29,8 @@ pub struct CullerState {
     pub budget: String,
     /// Whether this instance culled itself.
     pub culled: bool,
-    /// Asks refused because the budget was spent.
+    /// Asks refused because the budget was spent (or counted spent: its store did not know
+    /// it).
     pub denied_spent: u64,
     /// Asks that could not reach the budget (a refusal too).
     pub denied_unreachable: u64,
@@ -225,7 +226,7 @@ impl Culler {
                         }
                     }
                 }
-                Look::Spent { .. } => set(&|s| s.denied_spent += 1),
+                Look::Spent { .. } | Look::Unknown { .. } => set(&|s| s.denied_spent += 1),
                 Look::Unreachable(_) => set(&|s| s.denied_unreachable += 1),
                 Look::Shared(_) => set(&|s| s.excused_shared += 1),
                 Look::Healthy | Look::Leaving | Look::TooYoung => {}

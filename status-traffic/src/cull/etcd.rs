@@ -7,6 +7,8 @@
 //! | `{key}/sliding/{slot}` | a grant of the last window: its lease lasts the window |
 //! | `{key}/fixed/window` | the window in force: a key under a lease that lasts the window |
 //! | `{key}/fixed/slots/{slot}` | a grant of the window in force: under the window's lease |
+//! | `{key}/known` | the cluster knows the budget (no lease) |
+//! | `{key}/learning` | the window after it learnt it, spent: under a lease of the window |
 //!
 //! Slots are numbered below the capacity: at most `capacity` keys can live at once, and a
 //! slot taken at `t` is free again no sooner than `t + window` (etcd counts a lease from its
@@ -28,6 +30,12 @@
 //! - **clocks**: both windows are the leases', the cluster's own; no instance's clock counts.
 //! - **a window key without a lease** (written by hand, the window would never end) is
 //!   deleted and logged, and a new window begins.
+//! - **restarted empty, or new**: `{key}/known` (no lease) says the cluster knows the budget.
+//!   Where it is missing (an etcd whose data was lost forgot the grants with it, or the
+//!   budget is new), one transaction writes it with `{key}/learning` under a lease of the
+//!   window, and nothing is granted while `learning` lives ([`Grant::Unknown`]): the
+//!   forgotten window counts as spent, so the capacity holds across the loss.
+//!   [`EtcdBudget::vouch`] is an operator's word that nothing was forgotten.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -169,9 +177,100 @@ impl EtcdBudget {
             "the fixed window changed as it was read".to_owned(),
         ))
     }
+    /// Whether the cluster knows the budget: `None` if so; else the time until it grants
+    /// again (the window after it learnt it, begun by this ask if it did not know it).
+    async fn unknown(&self, client: &mut Client) -> Result<Option<Duration>, BudgetError> {
+        let unreachable = |e: etcd_client::Error| BudgetError::Unreachable(e.to_string());
+        let (known, learning) = (
+            format!("{}/known", self.key),
+            format!("{}/learning", self.key),
+        );
+        let read = client
+            .txn(Txn::new().and_then([
+                TxnOp::get(known.as_str(), None),
+                TxnOp::get(learning.as_str(), None),
+            ]))
+            .await
+            .map_err(unreachable)?;
+        let mut found = read.op_responses().into_iter().map(|op| match op {
+            etcd_client::TxnOpResponse::Get(get) => {
+                get.kvs().first().map(etcd_client::KeyValue::lease)
+            }
+            _ => None,
+        });
+        let (is_known, learning_lease) = (found.next().flatten(), found.next().flatten());
+        if let Some(lease) = learning_lease {
+            let left = client
+                .lease_time_to_live(lease, None)
+                .await
+                .map_err(unreachable)?
+                .ttl();
+            return Ok(Some(Duration::from_secs(
+                u64::try_from(left.max(1)).unwrap_or(1),
+            )));
+        }
+        if is_known.is_some() {
+            return Ok(None);
+        }
+        let lease = client
+            .lease_grant(self.window_seconds(), None)
+            .await
+            .map_err(unreachable)?
+            .id();
+        let learnt = client
+            .txn(
+                Txn::new()
+                    .when([Compare::version(known.as_str(), CompareOp::Equal, 0)])
+                    .and_then([
+                        TxnOp::put(known.as_str(), self.instance.clone(), None),
+                        TxnOp::put(
+                            learning.as_str(),
+                            self.instance.clone(),
+                            Some(PutOptions::new().with_lease(lease)),
+                        ),
+                    ]),
+            )
+            .await
+            .map_err(unreachable)?;
+        if learnt.succeeded() {
+            tracing::warn!(
+                key = self.key,
+                "the cull budget's etcd did not know it (new, or its data lost): nothing is granted for one window"
+            );
+        } else {
+            // Another instance learnt it first, with its window.
+            let _ = client.lease_revoke(lease).await;
+        }
+        Ok(Some(self.window))
+    }
+
+    /// An operator's word that the cluster has forgotten no grant of this budget (a fleet
+    /// and a cluster both new, a test): it grants at once, without counting a window as spent
+    /// first. Never call it at every start: a cluster that lost its data would then forget
+    /// grants silently.
+    ///
+    /// # Errors
+    ///
+    /// etcd unreachable.
+    pub async fn vouch(&self) -> Result<(), BudgetError> {
+        let unreachable = |e: etcd_client::Error| BudgetError::Unreachable(e.to_string());
+        let mut client = self.store.client().await.map_err(unreachable)?;
+        client
+            .txn(Txn::new().and_then([
+                TxnOp::put(format!("{}/known", self.key), self.instance.clone(), None),
+                TxnOp::delete(format!("{}/learning", self.key), None),
+            ]))
+            .await
+            .map_err(unreachable)?;
+        Ok(())
+    }
+
     async fn ask(&self) -> Result<Grant, BudgetError> {
         let unreachable = |e: etcd_client::Error| BudgetError::Unreachable(e.to_string());
         let mut client = self.store.client().await.map_err(unreachable)?;
+        if let Some(left) = self.unknown(&mut client).await? {
+            return Ok(Grant::Unknown { left });
+        }
         // The fixed window's grants go under its lease, compared in each grant's transaction
         // (a grant never outlives the window it was counted in); a sliding grant under a lease
         // of its own.

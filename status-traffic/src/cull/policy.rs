@@ -35,6 +35,12 @@ pub enum Look {
         /// Tokens used in the window.
         used: u64,
     },
+    /// Over it, the budget's store did not know it (new, or restarted empty): counted spent
+    /// for `left` more.
+    Unknown {
+        /// Until the budget grants again.
+        left: Duration,
+    },
     /// Over it, the budget could not be asked: never cull without coordination.
     Unreachable(String),
     /// Over it, while a dependency the instance's traffic depends on fails for most of its
@@ -62,6 +68,7 @@ impl Look {
         match grant {
             Ok(Grant::Token { used }) => Self::Cull { used },
             Ok(Grant::Spent { used }) => Self::Spent { used },
+            Ok(Grant::Unknown { left }) => Self::Unknown { left },
             Err(e) => Self::Unreachable(e.to_string()),
         }
     }
@@ -89,6 +96,11 @@ impl Look {
             Self::Spent { used } => {
                 format!("{seen}; not culling: the budget is spent ({used} used)")
             }
+            Self::Unknown { left } => format!(
+                "{seen}; not culling: the budget's store did not know it (new, or restarted \
+                 empty), so it counts as spent for one window: {} s left",
+                left.as_secs().max(1)
+            ),
             Self::Unreachable(e) => format!("{seen}; not culling: {e}"),
             Self::Shared(why) => format!("{seen}; not culling, the failure is shared: {why}"),
         }

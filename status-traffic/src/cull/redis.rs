@@ -12,9 +12,14 @@
 //!   healed (deleted, or clamped at zero) instead of refusing for ever or granting for ever;
 //! - **a cluster**: one key a budget (`{key}:fixed` or `{key}:sliding`, its hash tag the
 //!   budget's key), passed in `KEYS`;
-//! - **restarted**: a Redis without persistence forgets its grants, so a restart mid-window
-//!   lets up to a whole capacity more through; with RDB snapshots it forgets those since the
-//!   last snapshot, with AOF (`appendfsync everysec`) at most a second's.
+//! - **restarted empty, or new**: a second key, `{key}:known`, holds when the store learnt
+//!   the budget (by its clock). A budget the store does not know (a Redis restarted without
+//!   persistence forgot both keys, or the budget is new) counts as spent for one window from
+//!   then ([`Grant::Unknown`]), so grants it forgot still count and the capacity holds across
+//!   the restart; [`RedisBudget::vouch`] is an operator's word that nothing was forgotten.
+//!   With RDB snapshots a restart may still forget the grants made since the last snapshot
+//!   (the key of when it learnt the budget survives), with AOF (`appendfsync everysec`) at most
+//!   a second's.
 
 use std::fmt;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -26,12 +31,24 @@ use super::budget::{Asking, Budget, BudgetError, BudgetWindow, Grant};
 
 /// One hash a budget: the window's number (`w`) and the grants in it (`n`), counted up to the
 /// capacity; it expires when its window ends. A field that does not parse, or a negative
-/// count, is taken for zero and rewritten.
+/// count, is taken for zero and rewritten. `KEYS[2]` holds when the store learnt the budget:
+/// for a window from then, nothing is granted (answer 3, with the ms left).
 const FIXED: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local window, capacity, deadline = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[4])
 if now > deadline then return {2, 0, now} end
+-- When the store learnt the budget: unknown (new, or forgotten) counts as spent for a window.
+local read, known = pcall(redis.call, 'GET', KEYS[2])
+if not read then redis.call('DEL', KEYS[2]); known = false end
+known = tonumber(known)
+local keep = math.max(window * 2, 604800000)
+if not known or known > now then
+  redis.call('SET', KEYS[2], now, 'PX', keep)
+  return {3, window, now}
+end
+redis.call('PEXPIRE', KEYS[2], keep)
+if now < known + window then return {3, known + window - now, now} end
 local kind = redis.call('TYPE', KEYS[1])['ok']
 if kind ~= 'none' and kind ~= 'hash' then redis.call('DEL', KEYS[1]) end
 local current = math.floor(now / window)
@@ -50,12 +67,24 @@ return {1, used + 1, now}
 ";
 
 /// The grant times of the last window in a sorted set: exact, at most `capacity` members
-/// (more, written by something else, are trimmed to the newest `capacity`).
+/// (more, written by something else, are trimmed to the newest `capacity`). `KEYS[2]` as in
+/// [`FIXED`].
 const SLIDING: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local window, capacity, deadline = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[4])
 if now > deadline then return {2, 0, now} end
+-- When the store learnt the budget: unknown (new, or forgotten) counts as spent for a window.
+local read, known = pcall(redis.call, 'GET', KEYS[2])
+if not read then redis.call('DEL', KEYS[2]); known = false end
+known = tonumber(known)
+local keep = math.max(window * 2, 604800000)
+if not known or known > now then
+  redis.call('SET', KEYS[2], now, 'PX', keep)
+  return {3, window, now}
+end
+redis.call('PEXPIRE', KEYS[2], keep)
+if now < known + window then return {3, known + window - now, now} end
 local kind = redis.call('TYPE', KEYS[1])['ok']
 if kind ~= 'none' and kind ~= 'zset' then redis.call('DEL', KEYS[1]) end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
@@ -75,6 +104,8 @@ pub struct RedisBudget {
     store: RedisStore,
     /// The key, with its hash tag: `{key}:fixed` or `{key}:sliding`.
     key: String,
+    /// When the store learnt the budget, in the same slot: `{key}:known`.
+    known: String,
     /// The server's clock less this instance's (ms), from the last answer; unknown at first.
     offset: AtomicI64,
     capacity: u64,
@@ -118,8 +149,10 @@ impl RedisBudget {
     ) -> Result<Self, status_core::Error> {
         let suffix = kind.name();
         let store = RedisStore::open(url)?;
+        let key = key.into();
         Ok(Self {
-            key: RedisStore::tagged(&key.into(), suffix)?,
+            known: RedisStore::tagged(&key, "known")?,
+            key: RedisStore::tagged(&key, suffix)?,
             replicas: usize::from(store.is_cluster()),
             store,
             offset: AtomicI64::new(i64::MIN),
@@ -147,6 +180,30 @@ impl RedisBudget {
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
+    }
+
+    /// An operator's word that the store has forgotten no grant of this budget (a fleet and a
+    /// store both new, a test): it grants at once, without counting a window as spent first.
+    /// Never call it at every start: a store restarted empty would then forget grants
+    /// silently.
+    ///
+    /// # Errors
+    ///
+    /// Redis unreachable.
+    pub async fn vouch(&self) -> Result<(), BudgetError> {
+        let unreachable = |e: redis::RedisError| BudgetError::Unreachable(e.to_string());
+        let mut connection = self.store.connection().await.map_err(unreachable)?;
+        let keep = u64::try_from(self.window.as_millis().saturating_mul(2))
+            .unwrap_or(u64::MAX)
+            .max(604_800_000);
+        redis::cmd("SET")
+            .arg(&self.known)
+            .arg(0)
+            .arg("PX")
+            .arg(keep)
+            .query_async::<()>(&mut connection)
+            .await
+            .map_err(unreachable)
     }
 
     /// This instance's clock, in ms since the epoch.
@@ -180,6 +237,7 @@ impl RedisBudget {
         let sent = Self::local_ms();
         let answer: Result<(u64, u64, i64), _> = redis::Script::new(script)
             .key(&self.key)
+            .key(&self.known)
             .arg(u64::try_from(self.window.as_millis()).unwrap_or(u64::MAX))
             .arg(self.capacity)
             .arg(format!("{}:{ask}", self.instance))
@@ -212,6 +270,9 @@ impl RedisBudget {
                     }
                     1 => Ok(Grant::Token { used }),
                     0 => Ok(Grant::Spent { used }),
+                    3 => Ok(Grant::Unknown {
+                        left: Duration::from_millis(used),
+                    }),
                     _ => Err(BudgetError::TimedOut(self.timeout)),
                 }
             }
