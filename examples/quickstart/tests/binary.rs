@@ -220,6 +220,75 @@ async fn sigterm_ends_within_delay_and_grace_with_a_stream_and_half_sent_request
     assert!(rest.contains("event: closing"), "{rest}");
 }
 
+/// Checks in flight when the signal comes hold nothing up: a NATS server that accepts and
+/// never speaks, checks that take a minute each, and a certificate file that is a FIFO nobody
+/// writes (refused before it is opened: it once held a blocking thread, and the shutdown,
+/// for ever). It stops within its delay and grace, as without them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_in_time_while_checks_hang() {
+    let dir = std::env::temp_dir().join(format!("status-sigterm-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("cert.pem");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let nats = format!("nats=nats://{}", silent.local_addr().unwrap());
+    let tls_file = format!("tls-file={}@example.com", fifo.display());
+    let (delay, grace) = (Duration::from_millis(500), Duration::from_millis(500));
+    let (child, addr) = start_with(
+        500,
+        &[
+            "--shutdown-grace-ms",
+            "500",
+            "--check",
+            &tls_file,
+            "--check",
+            &nats,
+            "--extra-dependencies",
+            "3",
+            "--extra-delay-ms",
+            "60000",
+        ],
+        None,
+    )
+    .await;
+    // Both have been asked (and hang) before the signal.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, body) = common::request(addr, "GET", "/healthcheck", None, "").await;
+        let body: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let asked = |id: &str| {
+            body["results"].as_object().is_some_and(|by_level| {
+                by_level
+                    .values()
+                    .filter_map(serde_json::Value::as_array)
+                    .flatten()
+                    .any(|d| d["id"] == id && d["checked"] == true)
+            })
+        };
+        if asked("tls-file") && asked("nats") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never checked: {body:#}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let signalled = Instant::now();
+    terminate(&child);
+    let exit = exit_of(child).await;
+    let took = signalled.elapsed();
+    assert!(exit.success(), "{exit:?}");
+    assert!(
+        took < delay + grace + Duration::from_secs(1),
+        "took {took:?} to stop while checks hung"
+    );
+    drop(silent);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_thousand_idle_connections_do_not_keep_the_probes_out() {
     // This process holds the 2,000 connections; the quickstart gets 1,024 descriptors.
