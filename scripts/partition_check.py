@@ -9,7 +9,8 @@ The invariants, with TTL the fleet's, a beat a third of it, and δ the recorder'
                record's age (etcd keeps no age: within its lease, twice across a new leader).
   I2 counts    a view that says it is fresh counts, in each data center, every instance that
                could beat throughout the last two TTLs (the view is at most a TTL old, and
-               counts records at most a TTL old), and none that could not.
+               counts records at most a TTL old), and none that could not (on etcd, across a
+               new leader, which extends every lease, a lease and an election longer).
   I3 culls     no instance culls itself without a grant of the budget, naming it: seen in the
                store, or (a store restarted empty just after, before the recorder's next
                read) named by its culler ("budget token N"), and then counted in I4 too.
@@ -155,9 +156,26 @@ class History:
         return None
 
 
+# The election timeout scripts/partition gives etcd (--election-timeout 1000).
+ELECTION = 1.0
+
+
+def leader_changed(h, start, end):
+    """Whether etcd may have elected a new leader between `start` (less a lease and an
+    election) and `end`: a fault that cuts, slows or restarts the store began before `end`
+    and healed after that."""
+    if h.config["store"] != "etcd":
+        return False
+    lease = -(-h.config["ttl_ms"] // 1000)
+    since = start - lease - ELECTION
+    return any(f["kind"] in ("partition-store", "lossy", "store-restart")
+               and f["t"] <= end and f["healed"] + ELECTION >= since for f in h.faults)
+
+
 def check(h):
     violations = defaultdict(list)
     ttl, beat = h.ttl, h.beat
+    lease = -(-h.config["ttl_ms"] // 1000)
     stats = {"samples": 0, "records": 0, "fresh_views": 0, "culls": len(h.culls),
              "grants": len(h.grants), "told": 0}
     datacenters = sorted(set(h.config["datacenters"].values()))
@@ -175,12 +193,16 @@ def check(h):
             if not view["stale"]:
                 stats["fresh_views"] += 1
                 last_fresh = t
-                # I2: the counts are those who could beat.
+                # I2: the counts are those who could beat. On etcd, a new leader extends
+                # every lease by its TTL and the election timeout (etcd's lessor.Promote): an
+                # instance gone just before a leader change lives on in the store that long,
+                # and is counted (the store's truth, as I1 allows its record).
                 start = asked - 2 * ttl - SLACK
+                extended = start - beat - (lease + ELECTION if leader_changed(h, start, t) else 0)
                 for dc in datacenters:
                     ids = [i for i, l in h.lives.items() if l[3] == dc]
                     surely = sum(1 for i in ids if h.could_all_along(i, start, t))
-                    maybe = sum(1 for i in ids if not h.could_not(i, start - beat, t))
+                    maybe = sum(1 for i in ids if not h.could_not(i, extended, t))
                     fresh = view["dcs"].get(dc, [0])[0]
                     if not surely <= fresh <= maybe:
                         violations["I2 counts"].append(
@@ -200,7 +222,6 @@ def check(h):
     # no beat time (its age is 0): a record lives while its lease does, up to the TTL in whole
     # seconds after the last keep-alive, and twice that across a new leader (which extends
     # every lease), so it may say what its instance said that long ago.
-    lease = -(-h.config["ttl_ms"] // 1000)
     ageless = 2 * lease if h.config["store"] == "etcd" else 0
     for page in h.pages:
         asked, t = page["tf"]
