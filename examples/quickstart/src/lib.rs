@@ -422,46 +422,36 @@ fn start_culler(
         BudgetWindow::Fixed
     };
     let budget: Arc<dyn Budget> = match &cull.store {
-        Some(Store::Etcd(urls)) => {
-            let budget = Arc::new(
-                EtcdBudget::new(
-                    urls,
-                    "status/quickstart/cull",
-                    cull.capacity,
-                    cull.budget_window,
-                    window,
-                    &config.instance_id,
-                )
-                .map_err(|e| anyhow::anyhow!("--cull-etcd {urls:?}: {e}"))?,
-            );
-            if cull.vouch {
-                let budget = Arc::clone(&budget);
-                tokio::spawn(async move { vouched(budget.vouch().await) });
-            }
-            budget
-        }
-        Some(Store::Redis(url)) => {
-            let budget = Arc::new(
-                RedisBudget::new(
-                    url,
-                    "status:quickstart:cull",
-                    cull.capacity,
-                    cull.budget_window,
-                    window,
-                    &config.instance_id,
-                )
-                .map_err(|e| anyhow::anyhow!("--cull-redis {url:?}: {e}"))?,
-            );
-            if cull.vouch {
-                let budget = Arc::clone(&budget);
-                tokio::spawn(async move { vouched(budget.vouch().await) });
-            }
-            budget
-        }
+        Some(Store::Etcd(urls)) => Arc::new(
+            EtcdBudget::new(
+                urls,
+                "status/quickstart/cull",
+                cull.capacity,
+                cull.budget_window,
+                window,
+                &config.instance_id,
+            )
+            .map_err(|e| anyhow::anyhow!("--cull-etcd {urls:?}: {e}"))?,
+        ),
+        Some(Store::Redis(url)) => Arc::new(
+            RedisBudget::new(
+                url,
+                "status:quickstart:cull",
+                cull.capacity,
+                cull.budget_window,
+                window,
+                &config.instance_id,
+            )
+            .map_err(|e| anyhow::anyhow!("--cull-redis {url:?}: {e}"))?,
+        ),
         None => Arc::new(
             InProcessBudget::new(cull.capacity, cull.budget_window).clock(registry.clock().clone()),
         ),
     };
+    if cull.vouch {
+        let budget = Arc::clone(&budget);
+        tokio::spawn(async move { vouched(budget.vouch().await) });
+    }
     let reporter = registry.add_passive(
         Dependency::passive("culler")
             .urgency(Urgency::None)

@@ -378,66 +378,39 @@ mod tests {
     /// The fleet's view from one instance of `n` in `east`, `failing` of which (this one
     /// among them when `mine`) fail `db` at OUTAGE.
     fn view(n: usize, failing: usize, mine: bool) -> FleetView {
-        let conditions = Conditions {
-            ok: n - failing,
-            outage: failing,
-            ..Conditions::default()
-        };
-        let mut counts = DatacenterCounts::new("east", conditions, n);
-        if failing > 0 {
-            counts.failing = vec![DependencyCount {
-                dependency: "db".into(),
-                level: CheckStatus::Outage,
-                instances: failing,
-            }];
-        }
-        let mut view = FleetView::from_counts(vec![counts], HealthRule::default());
-        view.own = Some(Own {
-            datacenter: "east".into(),
-            condition: if mine {
-                CheckStatus::Outage
-            } else {
-                CheckStatus::Ok
-            },
-            failing: if mine {
-                vec![OwnFailure {
-                    dependency: FailingDependency::new("db", CheckStatus::Outage),
-                    impact: CheckStatus::Outage,
-                }]
-            } else {
-                Vec::new()
-            },
-        });
-        view
+        view_in("east", mine, &[("east", n, failing)])
     }
 
     /// The fleet's view from one instance of `me_in` (failing `db` when its data center
     /// does), over east and west of `n` instances each, `east` and `west` of which fail `db`.
     fn two(me_in: &str, n: usize, east: usize, west: usize) -> FleetView {
-        let counts = |dc: &str, failing: usize| {
-            let mut counts = DatacenterCounts::new(
-                dc,
-                Conditions {
+        let mine = if me_in == "east" { east } else { west } > 0;
+        view_in(me_in, mine, &[("east", n, east), ("west", n, west)])
+    }
+
+    /// The fleet's view from one instance of `me_in` (failing `db` at OUTAGE when `mine`),
+    /// over data centers of `(name, instances, failing db at OUTAGE)`.
+    fn view_in(me_in: &str, mine: bool, datacenters: &[(&str, usize, usize)]) -> FleetView {
+        let counts = datacenters
+            .iter()
+            .map(|&(dc, n, failing)| {
+                let conditions = Conditions {
                     ok: n - failing,
                     outage: failing,
                     ..Conditions::default()
-                },
-                n,
-            );
-            if failing > 0 {
-                counts.failing = vec![DependencyCount {
-                    dependency: "db".into(),
-                    level: CheckStatus::Outage,
-                    instances: failing,
-                }];
-            }
-            counts
-        };
-        let mut view = FleetView::from_counts(
-            vec![counts("east", east), counts("west", west)],
-            HealthRule::default(),
-        );
-        let mine = if me_in == "east" { east } else { west } > 0;
+                };
+                let mut counts = DatacenterCounts::new(dc, conditions, n);
+                if failing > 0 {
+                    counts.failing = vec![DependencyCount {
+                        dependency: "db".into(),
+                        level: CheckStatus::Outage,
+                        instances: failing,
+                    }];
+                }
+                counts
+            })
+            .collect();
+        let mut view = FleetView::from_counts(counts, HealthRule::default());
         view.own = Some(Own {
             datacenter: me_in.into(),
             condition: if mine {

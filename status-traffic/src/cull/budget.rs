@@ -15,6 +15,9 @@ use status_core::Clock;
 /// A boxed future of a budget's answer.
 pub type Asking<'a> = Pin<Box<dyn Future<Output = Result<Grant, BudgetError>> + Send + 'a>>;
 
+/// A boxed future of a budget's store taking an operator's word ([`Budget::vouch`]).
+pub type Vouching<'a> = Pin<Box<dyn Future<Output = Result<(), BudgetError>> + Send + 'a>>;
+
 /// What a budget answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Grant {
@@ -90,6 +93,15 @@ pub trait Budget: Send + Sync + fmt::Debug {
 
     /// What it is, for the dashboard: `"fixed window in Redis, 10 per 600 s"`.
     fn describe(&self) -> String;
+
+    /// An operator's word that the budget's store forgot no grant (a fleet and a store both
+    /// new): a budget its store does not know then grants at once, rather than counting a
+    /// window as spent first ([`Grant::Unknown`]). Never at every start: a store restarted
+    /// empty would forget grants unnoticed. Nothing to do by default (a budget in this
+    /// process forgets nothing while it runs).
+    fn vouch(&self) -> Vouching<'_> {
+        Box::pin(std::future::ready(Ok(())))
+    }
 }
 
 /// The grants of a budget kept in memory, pure: at most `capacity` in any `window`-long span

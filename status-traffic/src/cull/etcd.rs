@@ -43,7 +43,7 @@ use std::time::Duration;
 use etcd_client::{Client, Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp};
 use status_checks::store::EtcdStore;
 
-use super::budget::{Asking, Budget, BudgetError, BudgetWindow, Grant};
+use super::budget::{Asking, Budget, BudgetError, BudgetWindow, Grant, Vouching};
 
 /// A budget in etcd, for every instance that names the same key.
 #[derive(Debug)]
@@ -403,6 +403,10 @@ impl Budget for EtcdBudget {
             }
             answer
         })
+    }
+
+    fn vouch(&self) -> Vouching<'_> {
+        Box::pin(EtcdBudget::vouch(self))
     }
 
     fn describe(&self) -> String {

@@ -25,7 +25,7 @@ mod policy;
 mod redis;
 
 pub use self::budget::{
-    Asking, Budget, BudgetError, BudgetWindow, Grant, GrantWindow, InProcessBudget,
+    Asking, Budget, BudgetError, BudgetWindow, Grant, GrantWindow, InProcessBudget, Vouching,
 };
 pub use self::culler::{Culler, CullerHandle, CullerState};
 #[cfg(feature = "etcd")]

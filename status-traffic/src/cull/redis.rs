@@ -27,13 +27,14 @@ use std::time::Duration;
 
 use status_checks::store::RedisStore;
 
-use super::budget::{Asking, Budget, BudgetError, BudgetWindow, Grant};
+use super::budget::{Asking, Budget, BudgetError, BudgetWindow, Grant, Vouching};
 
-/// One hash a budget: the window's number (`w`) and the grants in it (`n`), counted up to the
-/// capacity; it expires when its window ends. A field that does not parse, or a negative
-/// count, is taken for zero and rewritten. `KEYS[2]` holds when the store learnt the budget:
-/// for a window from then, nothing is granted (answer 3, with the ms left).
-const FIXED: &str = r"
+/// What both scripts do first: the server's time, a deadline (answer 2 past it), and when
+/// the store learnt the budget in `KEYS[2]`: a budget it does not know (new, or forgotten)
+/// counts as spent for a window from then (answer 3, with the ms left).
+macro_rules! preamble {
+    () => {
+        r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local window, capacity, deadline = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[4])
@@ -49,6 +50,17 @@ if not known or known > now then
 end
 redis.call('PEXPIRE', KEYS[2], keep)
 if now < known + window then return {3, known + window - now, now} end
+"
+    };
+}
+
+/// One hash a budget: the window's number (`w`) and the grants in it (`n`), counted up to the
+/// capacity; it expires when its window ends. A field that does not parse, or a negative
+/// count, is taken for zero and rewritten. `KEYS[2]` holds when the store learnt the budget:
+/// for a window from then, nothing is granted (answer 3, with the ms left).
+const FIXED: &str = concat!(
+    preamble!(),
+    r"
 local kind = redis.call('TYPE', KEYS[1])['ok']
 if kind ~= 'none' and kind ~= 'hash' then redis.call('DEL', KEYS[1]) end
 local current = math.floor(now / window)
@@ -64,27 +76,15 @@ end
 redis.call('HSET', KEYS[1], 'w', current, 'n', used + 1)
 redis.call('PEXPIRE', KEYS[1], ttl)
 return {1, used + 1, now}
-";
+"
+);
 
 /// The grant times of the last window in a sorted set: exact, at most `capacity` members
 /// (more, written by something else, are trimmed to the newest `capacity`). `KEYS[2]` as in
 /// [`FIXED`].
-const SLIDING: &str = r"
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local window, capacity, deadline = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[4])
-if now > deadline then return {2, 0, now} end
--- When the store learnt the budget: unknown (new, or forgotten) counts as spent for a window.
-local read, known = pcall(redis.call, 'GET', KEYS[2])
-if not read then redis.call('DEL', KEYS[2]); known = false end
-known = tonumber(known)
-local keep = math.max(window * 2, 604800000)
-if not known or known > now then
-  redis.call('SET', KEYS[2], now, 'PX', keep)
-  return {3, window, now}
-end
-redis.call('PEXPIRE', KEYS[2], keep)
-if now < known + window then return {3, known + window - now, now} end
+const SLIDING: &str = concat!(
+    preamble!(),
+    r"
 local kind = redis.call('TYPE', KEYS[1])['ok']
 if kind ~= 'none' and kind ~= 'zset' then redis.call('DEL', KEYS[1]) end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
@@ -97,7 +97,8 @@ end
 redis.call('ZADD', KEYS[1], now, ARGV[3])
 redis.call('PEXPIRE', KEYS[1], window)
 return {1, used + 1, now}
-";
+"
+);
 
 /// A budget in Redis, for every instance that names the same key.
 pub struct RedisBudget {
@@ -297,6 +298,10 @@ impl Budget for RedisBudget {
                 }
             }
         })
+    }
+
+    fn vouch(&self) -> Vouching<'_> {
+        Box::pin(RedisBudget::vouch(self))
     }
 
     fn describe(&self) -> String {
