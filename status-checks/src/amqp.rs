@@ -2,6 +2,7 @@
 //! depth against a threshold.
 
 use std::fmt;
+use std::sync::Arc;
 
 use lapin::options::QueueDeclareOptions;
 use lapin::types::FieldTable;
@@ -48,6 +49,8 @@ pub struct AmqpCheck {
     queue: Option<(String, Threshold)>,
     connection: Mutex<Option<Held>>,
     latency: Option<Threshold>,
+    /// A private CA's roots for `amqps://`, and their PEM for lapin; the web's by default.
+    roots: Option<(Arc<rustls::RootCertStore>, String)>,
 }
 
 /// A connection and the runtime its tasks run on; dropping it drops both (connection first).
@@ -118,7 +121,24 @@ impl AmqpCheck {
             queue: None,
             connection: Mutex::new(None),
             latency: None,
+            roots: None,
         })
+    }
+
+    /// Trusts the certificates in `pem` for `amqps://` instead of the web's roots (a broker
+    /// with a private CA).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_invalid`] when `pem` holds no certificate rustls accepts as a root, or is
+    /// not UTF-8.
+    pub fn roots_pem(mut self, pem: &[u8]) -> Result<Self, Error> {
+        let roots = crate::roots::from_pem(pem)?;
+        let text = std::str::from_utf8(pem)
+            .map_err(|_| Error::invalid("the roots' PEM is not UTF-8"))?
+            .to_owned();
+        self.roots = Some((Arc::new(roots), text));
+        Ok(self)
     }
 
     /// Reads the depth (messages ready) of `queue` at every run, graded by `threshold`.
@@ -142,51 +162,80 @@ pub(crate) const MAX_GREETING: u32 = 64 * 1024;
 
 /// The server at `host:port` answers AMQP 0-9-1's protocol header as a broker does, within
 /// 5 seconds: its first frame is a method frame on channel 0 of at most [`MAX_GREETING`]
-/// bytes, ended by the frame-end octet. Nothing more than that is read.
-async fn greeting(host: &str, port: u16) -> Result<(), String> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+/// bytes, ended by the frame-end octet. Nothing more than that is read. Over TLS when `tls`
+/// gives the roots to verify the broker by (its certificate for `host`, as lapin verifies it).
+async fn greeting(
+    host: &str,
+    port: u16,
+    tls: Option<Arc<rustls::RootCertStore>>,
+) -> Result<(), String> {
     let target = format!("{host}:{port}");
     let read = async {
-        let mut stream = tokio::net::TcpStream::connect((host, port))
+        let stream = tokio::net::TcpStream::connect((host, port))
             .await
             .map_err(|e| format!("cannot connect to {target}: {e}"))?;
-        stream
-            .write_all(b"AMQP\x00\x00\x09\x01")
+        let Some(roots) = tls else {
+            return first_frame(stream, &target).await;
+        };
+        let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("{target}: {e}"))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+        let name = rustls::pki_types::ServerName::try_from(host.to_owned())
+            .map_err(|e| format!("{target}: not a name to verify: {e}"))?;
+        let stream = tokio_rustls::TlsConnector::from(Arc::new(config))
+            .connect(name, stream)
             .await
-            .map_err(|e| format!("{target}: {e}"))?;
-        let mut head = [0u8; 7];
-        stream
-            .read_exact(&mut head)
-            .await
-            .map_err(|e| format!("{target} sent no frame: {e}"))?;
-        let size = u32::from_be_bytes([head[3], head[4], head[5], head[6]]);
-        if head[0] != 1 || head[1..3] != [0, 0] {
-            return Err(format!(
-                "{target} did not answer as an AMQP 0-9-1 broker does"
-            ));
-        }
-        if size > MAX_GREETING {
-            return Err(format!(
-                "{target} declared a first frame of {size} bytes (at most {} KiB is read): not \
-                 a broker, or a hostile one",
-                MAX_GREETING / 1024
-            ));
-        }
-        let mut rest = vec![0u8; size as usize + 1];
-        stream
-            .read_exact(&mut rest)
-            .await
-            .map_err(|e| format!("{target}: its first frame was cut: {e}"))?;
-        if rest.last() != Some(&0xCE) {
-            return Err(format!(
-                "{target}: its first frame does not end as a frame does"
-            ));
-        }
-        Ok(())
+            .map_err(|e| format!("{target}: TLS: {e}"))?;
+        first_frame(stream, &target).await
     };
     tokio::time::timeout(std::time::Duration::from_secs(5), read)
         .await
         .map_err(|_| format!("{target}: no first frame within 5 s"))?
+}
+
+/// Sends the protocol header on `stream` and reads the broker's first frame, bounded.
+async fn first_frame<S>(mut stream: S, target: &str) -> Result<(), String>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    stream
+        .write_all(b"AMQP\x00\x00\x09\x01")
+        .await
+        .map_err(|e| format!("{target}: {e}"))?;
+    let mut head = [0u8; 7];
+    stream
+        .read_exact(&mut head)
+        .await
+        .map_err(|e| format!("{target} sent no frame: {e}"))?;
+    let size = u32::from_be_bytes([head[3], head[4], head[5], head[6]]);
+    if head[0] != 1 || head[1..3] != [0, 0] {
+        return Err(format!(
+            "{target} did not answer as an AMQP 0-9-1 broker does"
+        ));
+    }
+    if size > MAX_GREETING {
+        return Err(format!(
+            "{target} declared a first frame of {size} bytes (at most {} KiB is read): not \
+             a broker, or a hostile one",
+            MAX_GREETING / 1024
+        ));
+    }
+    let mut rest = vec![0u8; size as usize + 1];
+    stream
+        .read_exact(&mut rest)
+        .await
+        .map_err(|e| format!("{target}: its first frame was cut: {e}"))?;
+    if rest.last() != Some(&0xCE) {
+        return Err(format!(
+            "{target}: its first frame does not end as a frame does"
+        ));
+    }
+    Ok(())
 }
 
 impl Check for AmqpCheck {
@@ -199,21 +248,30 @@ impl Check for AmqpCheck {
             _ => {
                 // lapin believes the frame size a server declares, and a peer that declares
                 // 2 GiB leaves its I/O thread behind: read the server's first frame here
-                // first, bounded, over plain AMQP.
-                if self.uri.scheme == lapin::uri::AMQPScheme::AMQP {
-                    let authority = &self.uri.authority;
-                    if let Err(why) = greeting(&authority.host, authority.port).await {
-                        return CheckOutcome::from_error(std::io::Error::other(why));
-                    }
+                // first, bounded (over TLS for amqps://, verified as lapin verifies it).
+                let tls = (self.uri.scheme == lapin::uri::AMQPScheme::AMQPS).then(|| {
+                    self.roots.as_ref().map_or_else(
+                        || Arc::new(crate::roots::web()),
+                        |(roots, _)| Arc::clone(roots),
+                    )
+                });
+                let authority = &self.uri.authority;
+                if let Err(why) = greeting(&authority.host, authority.port, tls).await {
+                    return CheckOutcome::from_error(std::io::Error::other(why));
                 }
                 let runtime = match Dedicated::start() {
                     Ok(runtime) => runtime,
                     Err(e) => return CheckOutcome::from_error(e),
                 };
                 let on = async_rs::Runtime::tokio_with_handle(runtime.handle.clone());
-                match Connection::connect_uri_with_runtime(
+                let tls = lapin::tcp::OwnedTLSConfig {
+                    identity: None,
+                    cert_chain: self.roots.as_ref().map(|(_, pem)| pem.clone()),
+                };
+                match Connection::connect_uri_with_config(
                     self.uri.clone(),
                     ConnectionProperties::default(),
+                    tls,
                     on,
                 )
                 .await

@@ -65,6 +65,8 @@ pub mod net;
 pub mod postgres;
 #[cfg(feature = "redis")]
 pub mod redis;
+#[cfg(any(feature = "tls", feature = "amqp"))]
+mod roots;
 #[cfg(any(feature = "redis", feature = "etcd"))]
 pub mod store;
 #[cfg(feature = "system")]

@@ -71,7 +71,7 @@ impl TlsCheck {
                 host: host.to_owned(),
                 port,
             },
-            roots: Arc::new(web_roots()),
+            roots: Arc::new(crate::roots::web()),
             minor: 1.0 / 3.0,
             major: 0.1,
         })
@@ -87,7 +87,7 @@ impl TlsCheck {
         Ok(Self {
             name: server_name(name)?,
             source: Source::File(path.into()),
-            roots: Arc::new(web_roots()),
+            roots: Arc::new(crate::roots::web()),
             minor: 1.0 / 3.0,
             major: 0.1,
         })
@@ -109,17 +109,7 @@ impl TlsCheck {
     ///
     /// [`Error::is_invalid`] when `pem` holds no certificate rustls accepts as a root.
     pub fn roots_pem(mut self, pem: &[u8]) -> Result<Self, Error> {
-        let mut roots = RootCertStore::empty();
-        for cert in CertificateDer::pem_slice_iter(pem) {
-            let cert = cert.map_err(|e| Error::invalid(format!("invalid PEM: {e}")))?;
-            roots
-                .add(cert)
-                .map_err(|e| Error::invalid(format!("not a root certificate: {e}")))?;
-        }
-        if roots.is_empty() {
-            return Err(Error::invalid("no certificate in the roots' PEM"));
-        }
-        self.roots = Arc::new(roots);
+        self.roots = Arc::new(crate::roots::from_pem(pem)?);
         Ok(self)
     }
 
@@ -300,12 +290,6 @@ fn validity(der: &CertificateDer<'_>) -> Result<(SystemTime, SystemTime), String
 fn server_name(name: &str) -> Result<ServerName<'static>, Error> {
     ServerName::try_from(name.to_owned())
         .map_err(|e| Error::invalid(format!("not a DNS name or an IP: {name:?}: {e}")))
-}
-
-fn web_roots() -> RootCertStore {
-    RootCertStore {
-        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-    }
 }
 
 impl fmt::Debug for TlsCheck {

@@ -145,3 +145,74 @@ async fn a_peer_declaring_a_huge_frame_leaves_nothing_behind() {
         count("/proc/self/fd")
     );
 }
+
+/// The same over `amqps://`: the broker's first frame is read after the TLS handshake (the
+/// broker verified by a private CA, as lapin then verifies it), bounded: twenty runs against
+/// a peer declaring a 2 GiB frame leave nothing behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_tls_a_peer_declaring_a_huge_frame_leaves_nothing_behind() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let ca = crate::tls::Ca::new();
+    let (cert, key) = ca.leaf(-1, 30);
+    let acceptor = crate::tls::acceptor(&cert, &key);
+    let port = hostile(move |peer| {
+        let acceptor = acceptor.clone();
+        async move {
+            let Ok(mut peer) = acceptor.accept(peer).await else {
+                return;
+            };
+            let mut header = [0u8; 8];
+            if peer.read_exact(&mut header).await.is_err() {
+                return;
+            }
+            let _ = peer.write_all(&[1, 0, 0, 0x80, 0, 0, 0]).await;
+            let _ = peer.flush().await;
+            let mut rest = Vec::new();
+            let _ = peer.read_to_end(&mut rest).await;
+        }
+    })
+    .await;
+    let check = AmqpCheck::new(&format!("amqps://guest:guest@localhost:{port}/%2f"))
+        .unwrap()
+        .roots_pem(ca.pem().as_bytes())
+        .unwrap();
+    let count = |dir: &str| std::fs::read_dir(dir).unwrap().count();
+    let first = tokio::time::timeout(std::time::Duration::from_secs(5), check.check())
+        .await
+        .expect("the check answers");
+    assert!(
+        first.message().contains("declared a first frame"),
+        "{}",
+        first.message()
+    );
+    let (threads, fds) = (count("/proc/self/task"), count("/proc/self/fd"));
+    for _ in 0..20 {
+        let outcome = tokio::time::timeout(std::time::Duration::from_secs(5), check.check())
+            .await
+            .expect("the check answers");
+        assert_eq!(outcome.status(), CheckStatus::Outage);
+        assert!(
+            outcome.message().contains("declared a first frame"),
+            "{}",
+            outcome.message()
+        );
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(count("/proc/self/task") <= threads + 1);
+    assert!(count("/proc/self/fd") <= fds + 2);
+
+    // Untrusted (the web's roots, not this CA): refused at the handshake, said.
+    let untrusted = AmqpCheck::new(&format!("amqps://guest:guest@localhost:{port}/%2f")).unwrap();
+    let outcome = untrusted.check().await;
+    assert_eq!(outcome.status(), CheckStatus::Outage);
+    assert!(outcome.message().contains("TLS"), "{}", outcome.message());
+}
+
+#[test]
+fn roots_that_are_not_pem_certificates_are_refused() {
+    let check = AmqpCheck::new("amqps://guest:guest@localhost:5671/%2f").unwrap();
+    assert!(check
+        .roots_pem(b"not a certificate")
+        .unwrap_err()
+        .is_invalid());
+}

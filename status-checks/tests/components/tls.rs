@@ -13,12 +13,12 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
 /// A certificate authority of the test's own.
-struct Ca {
+pub(crate) struct Ca {
     issuer: CertifiedIssuer<'static, KeyPair>,
 }
 
 impl Ca {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         valid(&mut params, -3650, 3650);
@@ -27,12 +27,12 @@ impl Ca {
         }
     }
 
-    fn pem(&self) -> String {
+    pub(crate) fn pem(&self) -> String {
         self.issuer.pem()
     }
 
     /// A certificate for `localhost`, valid from `from` to `to` days from today, and its key.
-    fn leaf(&self, from: i64, to: i64) -> (String, KeyPair) {
+    pub(crate) fn leaf(&self, from: i64, to: i64) -> (String, KeyPair) {
         let mut params = CertificateParams::new(vec!["localhost".to_owned()]).unwrap();
         valid(&mut params, from, to);
         let key = KeyPair::generate().unwrap();
@@ -51,8 +51,8 @@ fn valid(params: &mut CertificateParams, from: i64, to: i64) {
     params.not_after = ymd(to);
 }
 
-/// Serves `cert` (a PEM chain) with `key` on loopback: every connection gets a handshake.
-async fn serve(cert: &str, key: &KeyPair) -> u16 {
+/// A TLS acceptor presenting `cert` (a PEM chain) with `key`.
+pub(crate) fn acceptor(cert: &str, key: &KeyPair) -> TlsAcceptor {
     let chain = rustls::pki_types::CertificateDer::pem_slice_iter(cert.as_bytes())
         .collect::<Result<Vec<_>, _>>()
         .unwrap();
@@ -65,7 +65,12 @@ async fn serve(cert: &str, key: &KeyPair) -> u16 {
     .with_no_client_auth()
     .with_single_cert(chain, key)
     .unwrap();
-    let acceptor = TlsAcceptor::from(Arc::new(config));
+    TlsAcceptor::from(Arc::new(config))
+}
+
+/// Serves `cert` (a PEM chain) with `key` on loopback: every connection gets a handshake.
+async fn serve(cert: &str, key: &KeyPair) -> u16 {
+    let acceptor = acceptor(cert, key);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move {
