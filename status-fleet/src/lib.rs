@@ -60,8 +60,12 @@ mod tracker;
 mod view;
 
 /// Hooks for the fuzz targets of `fuzz/`: the parsers of what the stores hand back, private
-/// otherwise. Built only by `cargo fuzz` (`--cfg fuzzing`); not part of the API.
-#[cfg(all(fuzzing, any(feature = "redis", feature = "etcd")))]
+/// otherwise. Built for the fuzz targets only (feature `fuzzing`, or `cargo fuzz`'s `--cfg
+/// fuzzing`); not part of the API.
+#[cfg(all(
+    any(fuzzing, feature = "fuzzing"),
+    any(feature = "redis", feature = "etcd")
+))]
 #[doc(hidden)]
 pub mod fuzzing {
     use std::time::Duration;

@@ -53,8 +53,8 @@ mod tally;
 mod view;
 mod voice;
 
-/// How etcd's keys and values are read, for the fuzz targets (`cargo fuzz` only).
-#[cfg(fuzzing)]
+/// How etcd's keys and values are read, for the fuzz targets (feature `fuzzing`, or `cargo fuzz`).
+#[cfg(any(fuzzing, feature = "fuzzing"))]
 pub(crate) mod fuzzing {
     pub(crate) fn entry(key: &[u8], value: &[u8]) -> Result<crate::InstanceSummary, &'static str> {
         super::tally::entry(key, value).map_err(crate::Rejection::as_str)

@@ -61,8 +61,8 @@ mod clock;
 mod parse;
 mod store;
 
-/// The parsers of what Redis hands back, for the fuzz targets (`cargo fuzz` only).
-#[cfg(fuzzing)]
+/// The parsers of what Redis hands back, for the fuzz targets (feature `fuzzing`, or `cargo fuzz`).
+#[cfg(any(fuzzing, feature = "fuzzing"))]
 pub(crate) mod fuzzing {
     use std::time::Duration;
 

@@ -1,13 +1,12 @@
-//! What the fuzz targets share (each includes it with `#[path]`): one runtime, and the
-//! registry most of them ask: a passive `db`, and `writes` requiring it no worse than MINOR.
-#![allow(dead_code)]
+//! What the targets share: one runtime, and the registry most of them ask: a passive `db`,
+//! and `writes` requiring it no worse than MINOR.
 
 use std::sync::OnceLock;
 
 use status_core::{CheckStatus, Dependency, Feature, Registry};
 
 /// One current-thread runtime for every input.
-pub fn runtime() -> &'static tokio::runtime::Runtime {
+pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
     static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     RUNTIME.get_or_init(|| {
         tokio::runtime::Builder::new_current_thread()
@@ -18,7 +17,7 @@ pub fn runtime() -> &'static tokio::runtime::Runtime {
 }
 
 /// A registry with the passive dependency `db`.
-pub fn registry_with_db() -> Registry {
+pub(crate) fn registry_with_db() -> Registry {
     let registry = Registry::new();
     registry
         .add_passive(Dependency::passive("db").build_info().expect("valid"))
@@ -27,7 +26,7 @@ pub fn registry_with_db() -> Registry {
 }
 
 /// [`registry_with_db`] and the feature `writes`, requiring `db` no worse than MINOR.
-pub fn registry_with_writes() -> Registry {
+pub(crate) fn registry_with_writes() -> Registry {
     let registry = registry_with_db();
     registry
         .add_feature(
