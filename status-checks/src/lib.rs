@@ -49,6 +49,8 @@ mod latency;
 
 #[cfg(feature = "amqp")]
 pub mod amqp;
+#[cfg(any(feature = "redis", feature = "postgres"))]
+mod bounded;
 #[cfg(feature = "etcd")]
 pub mod etcd;
 #[cfg(feature = "http")]

@@ -17,7 +17,9 @@ use status_core::Error;
 /// The connection is opened on the first run and reused. A run that fails or is cut off by
 /// the timeout closes it: the client is dropped and the task driving the socket aborted, so a
 /// server that stops answering never keeps a connection or a task past the timeout. The next
-/// run connects again. Connections are made without TLS.
+/// run connects again. Connections are made without TLS. At most [`MAX_ANSWER`] bytes are
+/// read in answer to each message (to a single host): a server that streams more fails the
+/// run at once, rather than being buffered until the timeout.
 ///
 /// # Example
 ///
@@ -82,14 +84,77 @@ impl PostgresCheck {
         self
     }
 
-    async fn connect(&self) -> Result<Connection, tokio_postgres::Error> {
-        let (client, connection) = self.config.connect(NoTls).await?;
+    /// A new connection. To one host (over TCP or its Unix socket), at most [`MAX_ANSWER`]
+    /// bytes are read in answer to each message sent; to several, as the client connects
+    /// (it picks among them), unbounded.
+    async fn connect(&self) -> Result<Connection, Failure> {
+        let port = self.config.get_ports().first().copied().unwrap_or(5432);
+        match self.config.get_hosts() {
+            [tokio_postgres::config::Host::Tcp(host)] => {
+                let stream = tokio::net::TcpStream::connect((host.as_str(), port)).await?;
+                stream.set_nodelay(true)?;
+                self.raw(stream).await
+            }
+            #[cfg(unix)]
+            [tokio_postgres::config::Host::Unix(dir)] => {
+                let socket = dir.join(format!(".s.PGSQL.{port}"));
+                self.raw(tokio::net::UnixStream::connect(socket).await?)
+                    .await
+            }
+            _ => {
+                let (client, connection) = self.config.connect(NoTls).await?;
+                Ok(Connection::driven(client, connection))
+            }
+        }
+    }
+
+    /// The protocol over `stream`, bounded.
+    async fn raw<S>(&self, stream: S) -> Result<Connection, Failure>
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let bounded = crate::bounded::Bounded::new(stream, MAX_ANSWER);
+        let (client, connection) = self.config.connect_raw(bounded, NoTls).await?;
+        Ok(Connection::driven(client, connection))
+    }
+}
+
+/// The most bytes read in answer to one message (the startup's, or the query's): a check's
+/// query should answer little.
+pub const MAX_ANSWER: usize = 1024 * 1024;
+
+/// Why a connection could not be made.
+#[derive(Debug)]
+enum Failure {
+    Io(std::io::Error),
+    Postgres(tokio_postgres::Error),
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Self {
+        Self::Io(e)
+    }
+}
+
+impl From<tokio_postgres::Error> for Failure {
+    fn from(e: tokio_postgres::Error) -> Self {
+        Self::Postgres(e)
+    }
+}
+
+impl Connection {
+    /// `client`, its socket driven by `connection` on a task of its own.
+    fn driven<S, T>(client: Client, connection: tokio_postgres::Connection<S, T>) -> Self
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+        T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
         let driver = tokio::spawn(async move {
             if let Err(e) = connection.await {
                 tracing::debug!("postgres check connection ended: {e}");
             }
         });
-        Ok(Connection { client, driver })
+        Self { client, driver }
     }
 }
 
@@ -102,7 +167,8 @@ impl Check for PostgresCheck {
             Some(c) if !c.client.is_closed() => c,
             _ => match self.connect().await {
                 Ok(c) => c,
-                Err(e) => return CheckOutcome::from_error(e),
+                Err(Failure::Io(e)) => return CheckOutcome::from_error(e),
+                Err(Failure::Postgres(e)) => return CheckOutcome::from_error(e),
             },
         };
         match connection.client.simple_query(&self.query).await {

@@ -14,7 +14,9 @@ use status_core::Error;
 ///
 /// The connection is opened on the first run and reused; a run that fails or is cut off by
 /// the timeout drops it (closing the socket), and the next run opens a new one, so a hung
-/// server never keeps a connection past the timeout.
+/// server never keeps a connection past the timeout. At most [`MAX_REPLY`] bytes are read in
+/// answer to one command (a PONG is seven): a server that streams more fails the run at
+/// once, rather than being buffered until the timeout.
 ///
 /// # Example
 ///
@@ -60,6 +62,44 @@ impl RedisCheck {
     }
 }
 
+/// The most bytes read in answer to one command (the handshake's or PING).
+pub const MAX_REPLY: usize = 64 * 1024;
+
+impl RedisCheck {
+    /// A new connection, reading at most [`MAX_REPLY`] bytes an answer (over TCP or a Unix
+    /// socket; other addresses, as the client opens them).
+    async fn connect(&self) -> redis::RedisResult<MultiplexedConnection> {
+        let info = self.client.get_connection_info();
+        match &info.addr {
+            redis::ConnectionAddr::Tcp(host, port) => {
+                let stream = tokio::net::TcpStream::connect((host.as_str(), *port)).await?;
+                stream.set_nodelay(true)?;
+                multiplexed(&info.redis, stream).await
+            }
+            #[cfg(unix)]
+            redis::ConnectionAddr::Unix(path) => {
+                multiplexed(&info.redis, tokio::net::UnixStream::connect(path).await?).await
+            }
+            _ => self.client.get_multiplexed_async_connection().await,
+        }
+    }
+}
+
+/// A multiplexed connection over `stream`, bounded, its driver spawned (it ends with the
+/// connection).
+async fn multiplexed<S>(
+    info: &redis::RedisConnectionInfo,
+    stream: S,
+) -> redis::RedisResult<MultiplexedConnection>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let bounded = crate::bounded::Bounded::new(stream, MAX_REPLY);
+    let (connection, driver) = MultiplexedConnection::new(info, bounded).await?;
+    tokio::spawn(driver);
+    Ok(connection)
+}
+
 impl Check for RedisCheck {
     async fn check(&self) -> CheckOutcome {
         let started = Instant::now();
@@ -67,7 +107,7 @@ impl Check for RedisCheck {
         // Taken out: if this run is cancelled, the connection is dropped with it.
         let mut connection = match slot.take() {
             Some(connection) => connection,
-            None => match self.client.get_multiplexed_async_connection().await {
+            None => match self.connect().await {
                 Ok(connection) => connection,
                 Err(e) => return CheckOutcome::from_error(e),
             },
