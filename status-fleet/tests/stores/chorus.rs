@@ -189,11 +189,10 @@ async fn one_voice<S: FleetStore>(store: impl Fn() -> S, ttl: Duration) {
     assert_eq!(resolved.len(), 1, "{resolved:#?}");
     let new_speaker = resolved[0]["fleet"]["speaker"].as_str().unwrap();
     assert_ne!(new_speaker, speaker, "{resolved:#?}");
+    // Told once the failure is no longer shared in east (a few may still be on their way).
+    let figures = resolved[0]["fleet"]["figures"].as_str().unwrap();
     assert!(
-        resolved[0]["fleet"]["figures"]
-            .as_str()
-            .unwrap()
-            .starts_with("db recovered in east (0 of "),
+        figures.starts_with("db recovered in east (") && figures.ends_with(" failing)"),
         "{resolved:#?}"
     );
     assert_eq!(about(&received, "db", "changed").len(), 1);
