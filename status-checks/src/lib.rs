@@ -67,7 +67,7 @@ pub mod net;
 pub mod postgres;
 #[cfg(feature = "redis")]
 pub mod redis;
-#[cfg(any(feature = "tls", feature = "amqp"))]
+#[cfg(any(feature = "tls", feature = "amqp", feature = "nats"))]
 mod roots;
 #[cfg(any(feature = "redis", feature = "etcd"))]
 pub mod store;

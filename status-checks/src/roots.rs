@@ -14,6 +14,7 @@ pub(crate) fn web() -> RootCertStore {
 }
 
 /// The certificates in `pem`, as roots.
+#[cfg(any(feature = "tls", feature = "amqp"))]
 ///
 /// # Errors
 ///

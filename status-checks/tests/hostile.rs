@@ -6,9 +6,7 @@
 //! and resident memory are where they were after a warm-up, and every run failed rather than
 //! hung; and while they run, resident memory never rises past 64 MiB (sampled every 2 ms).
 //! (The TCP check only connects: any peer that accepts passes it. The TLS file check's FIFO,
-//! `/dev/zero` and hung mounts are `components::tls`'s. Not here: a NATS server that greets
-//! as one and then streams a line without end, which async-nats buffers until the run's
-//! timeout, 257 MiB for twenty runs of 250 ms at once: it takes no stream of ours to bound.)
+//! `/dev/zero` and hung mounts are `components::tls`'s.)
 #![cfg(all(
     feature = "redis",
     feature = "etcd",
@@ -296,6 +294,11 @@ fn every_check_is_bounded_whatever_its_server_sends() {
         opening: b"INFO {\"server_id\":\"",
         huge: b"INFO {}\r\nMSG a 1 2147483647\r\n",
     };
+    // A greeting as a server's, then the same after the client's CONNECT.
+    static NATS_AFTER: Protocol = Protocol {
+        opening: b"INFO {\"server_id\":\"x\"}\r\n-ERR '",
+        huge: b"INFO {\"server_id\":\"x\"}\r\nMSG a 1 2147483647\r\n",
+    };
     // A method frame on channel 0 of 2 GiB.
     static AMQP: Protocol = Protocol {
         opening: b"\x01\x00\x00\x00\x10\x00\x00",
@@ -347,6 +350,12 @@ fn every_check_is_bounded_whatever_its_server_sends() {
         );
         wrong.extend(
             suite("nats", &NATS, |port| {
+                NatsCheck::new(&format!("nats://127.0.0.1:{port}")).unwrap()
+            })
+            .await,
+        );
+        wrong.extend(
+            suite("nats after its greeting", &NATS_AFTER, |port| {
                 NatsCheck::new(&format!("nats://127.0.0.1:{port}")).unwrap()
             })
             .await,

@@ -253,7 +253,11 @@ impl EtcdBudget {
     ///
     /// etcd unreachable.
     pub async fn vouch(&self) -> Result<(), BudgetError> {
-        let unreachable = |e: etcd_client::Error| BudgetError::Unreachable(e.to_string());
+        let unreachable = |e: etcd_client::Error| {
+            // The next call goes to the next member.
+            self.store.failed();
+            BudgetError::Unreachable(e.to_string())
+        };
         let mut client = self.store.client().await.map_err(unreachable)?;
         client
             .txn(Txn::new().and_then([
