@@ -91,8 +91,32 @@ fn nats(c: &mut Criterion) {
     let rt = runtime();
     let server = servers::nats(false);
     let url = format!("nats://127.0.0.1:{}", server.port);
-    let client = rt.block_on(async_nats::connect(url.as_str())).unwrap();
-    let bare = || async { client.flush().await.unwrap() };
+    // A round trip to the server: PING, PONG on a raw socket (async-nats's `flush` only
+    // empties the client's own buffer, the server never asked).
+    let socket = rt.block_on(async {
+        let mut socket = BufReader::new(
+            tokio::net::TcpStream::connect(format!("127.0.0.1:{}", server.port))
+                .await
+                .unwrap(),
+        );
+        let mut info = String::new();
+        socket.read_line(&mut info).await.unwrap();
+        socket
+            .get_mut()
+            .write_all(b"CONNECT {\"verbose\":false}\r\n")
+            .await
+            .unwrap();
+        tokio::sync::Mutex::new(socket)
+    });
+    let bare = || async {
+        let mut socket = socket.lock().await;
+        socket.get_mut().write_all(b"PING\r\n").await.unwrap();
+        let mut line = String::new();
+        while line != "PONG\r\n" {
+            line.clear();
+            socket.read_line(&mut line).await.unwrap();
+        }
+    };
     pair(
         c,
         &rt,
