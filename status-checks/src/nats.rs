@@ -114,8 +114,9 @@ impl NatsCheck {
             .trim_start_matches('[')
             .trim_end_matches(']')
             .to_owned();
+        // Percent-decoded; a `+` in userinfo is itself, not a space as in a form.
         let decode = |s: &str| {
-            url::form_urlencoded::parse(format!("x={s}").as_bytes())
+            url::form_urlencoded::parse(format!("x={}", s.replace('+', "%2B")).as_bytes())
                 .next()
                 .map(|(_, v)| v.into_owned())
                 .unwrap_or_default()
@@ -375,12 +376,14 @@ impl Connection {
         };
         // JetStream answers at once, or says it is off at once (no responders); a server
         // too old to say so is given two seconds.
-        match tokio::time::timeout(Duration::from_secs(2), wait).await {
+        let waited = tokio::time::timeout(Duration::from_secs(2), wait).await;
+        // Unsubscribed whatever came: the next run subscribes sid 1 again.
+        self.stream.write_all(b"UNSUB 1\r\n").await?;
+        match waited {
             Err(_) => return Ok(Err("no answer within 2 s".to_owned())),
             Ok(Err(failure)) => return Err(failure),
             Ok(Ok(())) => {}
         }
-        self.stream.write_all(b"UNSUB 1\r\n").await?;
         let (headers, body) = answer.unwrap_or_default();
         // No responders: `NATS/1.0 503` in the headers.
         let status = String::from_utf8_lossy(&headers);
@@ -457,5 +460,21 @@ impl fmt::Debug for NatsCheck {
             .field("jetstream", &self.jetstream)
             .field("latency", &self.latency)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_read_from_the_url_percent_decoded() {
+        let check = NatsCheck::new("nats://app:a+b%40c@127.0.0.1:4223").unwrap();
+        assert!(check.login == Login::User("app".into(), "a+b@c".into()));
+        assert_eq!((check.host.as_str(), check.port), ("127.0.0.1", 4223));
+        let token = NatsCheck::new("tls://t0k%2Fen@example.com").unwrap();
+        assert!(token.login == Login::Token("t0k/en".into()));
+        assert!(token.tls && token.port == 4222);
+        assert!(NatsCheck::new("nats://h").unwrap().login == Login::None);
     }
 }
