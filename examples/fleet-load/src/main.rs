@@ -15,6 +15,17 @@
 //! the run says how long until another instance's view (an observer beating as `Fleet` does,
 //! or with etcd a watcher's counts) finds it shared.
 //!
+//! `--baseline` measures, in the same run and against the same server, what the beat is
+//! compared with: the bare write of the same record at the same rate under the same key shape
+//! (a script of `HSET` and `PEXPIRE`; with etcd, a put of the summary with a lease), then the
+//! store, in turn, `--rounds` times; it prints the ratio of their CPU per beat, the median of
+//! the pairs:
+//!
+//! ```sh
+//! cargo run --release -p fleet-load -- --redis redis://127.0.0.1:6379/ --key load \
+//!     --instances 10000 --outage dc-1=0.6 --failing 0.05 --no-shared --baseline --rounds 3
+//! ```
+//!
 //! `--store exchange` runs the fleet's previous design instead, the baseline: one script that
 //! publishes a summary and reads every summary back, so that each exchange costs O(N).
 //!
@@ -36,6 +47,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Parser;
+use status_checks::store::RedisStore;
 use status_core::CheckStatus;
 use status_fleet::{
     EtcdFleet, FailingDependency, FleetStore, FleetView, HealthRule, InstanceSummary, RedisFleet,
@@ -76,7 +88,8 @@ struct Args {
     /// The TTL in milliseconds: each instance beats every third of it.
     #[arg(long, default_value_t = 3000)]
     ttl_ms: u64,
-    /// `beat` (the store as it is) or `exchange` (the previous design, the baseline).
+    /// `beat` (the store as it is), `exchange` (the previous design) or `bare` (the bare
+    /// write `--baseline` measures, alone).
     #[arg(long, default_value = "beat")]
     store: String,
     /// Connections to the store (Redis, or each etcd member), shared by the instances.
@@ -89,6 +102,14 @@ struct Args {
     /// With --failing: no shared failure halfway through (the steady cost alone).
     #[arg(long)]
     no_shared: bool,
+    /// Measure the baseline in the same run: the bare write (Redis: a script of `HSET` and
+    /// `PEXPIRE` of the same record under the same key shape; etcd: a put of the summary with
+    /// a lease) at the same rate, then the store, in turn, `--rounds` times; prints the ratio.
+    #[arg(long)]
+    baseline: bool,
+    /// With --baseline: pairs of runs (bare, then the store).
+    #[arg(long, default_value_t = 2)]
+    rounds: usize,
 }
 
 /// A cheap hash of an instance's index, in 0..1.
@@ -201,6 +222,70 @@ enum Store {
     /// One publisher a logical instance, and the watchers.
     Etcd(Vec<EtcdFleet>, Vec<EtcdFleet>),
     Exchange(Vec<redis::aio::MultiplexedConnection>, redis::Script),
+    /// The baseline: a bare scripted write of the record a beat writes, under `{K}:inst`.
+    Bare(Vec<RedisStore>, String, redis::Script),
+    /// The baseline with etcd: a bare put of the summary with a lease, under this prefix.
+    EtcdBare(Vec<etcd_client::Client>, String),
+}
+
+impl Store {
+    /// Its name in the table.
+    fn label<'a>(&self, store: &'a str) -> &'a str {
+        match self {
+            Self::Etcd(..) => "etcd",
+            Self::EtcdBare(..) => "etcd: bare put with a lease",
+            Self::Bare(..) => "bare: HSET+PEXPIRE script",
+            _ => store,
+        }
+    }
+}
+
+/// The baseline's write: the record a beat writes, under the same key shape (a hash field an
+/// instance), and the key's expiry renewed, as a script, as the beat is.
+const BARE: &str = r"
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+";
+
+/// Where the store's CPU is read: every Redis server named (a cluster's masters), or the etcd
+/// member.
+enum Meter {
+    Redis(Vec<redis::aio::MultiplexedConnection>),
+    Etcd(String),
+}
+
+impl Meter {
+    async fn open(args: &Args) -> anyhow::Result<Self> {
+        if let Some(urls) = &args.etcd {
+            return Ok(Self::Etcd(urls.clone()));
+        }
+        let mut all = Vec::new();
+        for url in args.redis.as_deref().unwrap_or_default().split(',') {
+            let client = redis::Client::open(url.trim()).context("--redis")?;
+            all.push(client.get_multiplexed_async_connection().await?);
+        }
+        Ok(Self::Redis(all))
+    }
+
+    /// CPU seconds so far, bytes sent so far (Redis), and resident bytes (etcd).
+    async fn read(&mut self) -> anyhow::Result<(f64, u64, f64)> {
+        match self {
+            Self::Redis(all) => {
+                let (mut cpu, mut out) = (0.0, 0);
+                for server in all {
+                    let (c, o) = usage(server).await?;
+                    cpu += c;
+                    out += o;
+                }
+                Ok((cpu, out, 0.0))
+            }
+            Self::Etcd(urls) => {
+                let (cpu, memory) = etcd_usage(urls).await?;
+                Ok((cpu, 0, memory))
+            }
+        }
+    }
 }
 
 #[tokio::main]
@@ -210,12 +295,62 @@ async fn main() -> anyhow::Result<()> {
         args.instances > 0 && args.datacenters > 0,
         "at least one of each"
     );
+    let mut meter = Meter::open(&args).await?;
+    if !args.baseline {
+        let store = open(&args, args.etcd.is_some(), false).await?;
+        phase(&args, store, &mut meter).await?;
+        return Ok(());
+    }
+    // The bare write and the store, in turn, against the same server: the ratio of their CPU
+    // per beat in each pair, and the median of those ratios.
+    let mut ratios = Vec::new();
+    for _ in 0..args.rounds.max(1) {
+        let bare = phase(
+            &args,
+            open(&args, args.etcd.is_some(), true).await?,
+            &mut meter,
+        )
+        .await?;
+        let store = phase(
+            &args,
+            open(&args, args.etcd.is_some(), false).await?,
+            &mut meter,
+        )
+        .await?;
+        ratios.push(store.cpu_per_beat / bare.cpu_per_beat.max(1e-9));
+    }
+    ratios.sort_by(f64::total_cmp);
+    let median = ratios[ratios.len() / 2];
+    println!(
+        "ratio: {median:.2} (the store's CPU per beat over the bare write's; each pair: {})",
+        ratios
+            .iter()
+            .map(|r| format!("{r:.2}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(())
+}
+
+/// The store a phase runs: the fleet's (`--store`, or etcd), or with `bare` the baseline, a
+/// bare write of the same size under the same key shape.
+async fn open(args: &Args, etcd: bool, bare: bool) -> anyhow::Result<Arc<Store>> {
     let ttl = Duration::from_millis(args.ttl_ms.max(30));
     let period = ttl / 3;
-    let redis_url = args.redis.clone().unwrap_or_default();
-    let mut admin = None;
     let connections = args.connections.max(1);
-    let store = Arc::new(match (&args.etcd, args.store.as_str()) {
+    let redis_url = args.redis.clone().unwrap_or_default();
+    let store = match (&args.etcd, args.store.as_str()) {
+        (Some(urls), _) if etcd && bare => {
+            let mut clients = Vec::new();
+            for _ in 0..connections {
+                let endpoints: Vec<&str> = urls.split(',').collect();
+                clients.push(etcd_client::Client::connect(endpoints, None).await?);
+            }
+            Store::EtcdBare(
+                clients,
+                format!("{}-bare/i/", args.key.trim_end_matches('/')),
+            )
+        }
         (Some(urls), _) => {
             // The logical instances share `--connections` clients, as a machine's instances
             // would not: one process cannot hold 10,000 connections and measure etcd too.
@@ -234,6 +369,13 @@ async fn main() -> anyhow::Result<()> {
             anyhow::ensure!(watchers[0].verify().await?, "etcd at {urls} did not answer");
             Store::Etcd(publishers, watchers)
         }
+        (None, store) if bare || store == "bare" => {
+            let key = RedisStore::tagged(&format!("{}-bare", args.key), "inst")?;
+            let stores = (0..connections)
+                .map(|_| RedisStore::open(&redis_url))
+                .collect::<Result<_, _>>()?;
+            Store::Bare(stores, key, redis::Script::new(BARE))
+        }
         (None, "beat") => Store::Beat(
             (0..connections)
                 .map(|_| RedisFleet::new(&redis_url, args.key.clone(), ttl))
@@ -247,12 +389,22 @@ async fn main() -> anyhow::Result<()> {
             }
             Store::Exchange(all, redis::Script::new(EXCHANGE))
         }
-        (None, other) => anyhow::bail!("--store {other:?}: beat or exchange"),
-    });
-    if args.etcd.is_none() {
-        let client = redis::Client::open(redis_url.as_str()).context("--redis")?;
-        admin = Some(client.get_multiplexed_async_connection().await?);
-    }
+        (None, other) => anyhow::bail!("--store {other:?}: beat, exchange or bare"),
+    };
+    Ok(Arc::new(store))
+}
+
+/// What one phase measured.
+struct Outcome {
+    /// The store's CPU seconds per beat answered.
+    cpu_per_beat: f64,
+}
+
+/// One run of the load against `store`: its table row on stdout, what it saw on stderr.
+async fn phase(args: &Args, store: Arc<Store>, meter: &mut Meter) -> anyhow::Result<Outcome> {
+    let ttl = Duration::from_millis(args.ttl_ms.max(30));
+    let period = ttl / 3;
+    let redis_url = args.redis.clone().unwrap_or_default();
     let change =
         (args.change_every_s > 0).then(|| period.as_secs_f64() / args.change_every_s as f64);
     let outages: HashMap<String, f64> = args.outage.iter().cloned().collect();
@@ -295,6 +447,7 @@ async fn main() -> anyhow::Result<()> {
         let store = Arc::clone(&store);
         let key = args.key.clone();
         let ttl_ms = ttl.as_millis().to_string();
+        let seconds = args.seconds;
         let answers = answers.clone();
         let started = Arc::clone(&started);
         tasks.push(tokio::spawn(async move {
@@ -309,6 +462,7 @@ async fn main() -> anyhow::Result<()> {
             let mut at = start + period.mul_f64(next_random());
             let json = serde_json::to_string(&me).expect("a summary serializes");
             let mut joined = false;
+            let mut lease = None;
             while at < end {
                 // A member of the shared failure publishes it the moment it starts.
                 if shared_member && !joined && at > shared_at {
@@ -353,6 +507,46 @@ async fn main() -> anyhow::Result<()> {
                             .invoke_async(&mut c)
                             .await;
                         answer.is_ok()
+                    }
+                    Store::Bare(stores, key, script) => {
+                        let record = format!(
+                            "{}\n{}\n1\n{}\n{json}",
+                            me.datacenter,
+                            u8::from(me.condition != CheckStatus::Ok),
+                            epoch_ms()
+                        );
+                        match stores[i % stores.len()].connection().await {
+                            Ok(mut c) => script
+                                .key(key)
+                                .arg(&me.instance_id)
+                                .arg(record)
+                                .arg(u64::try_from(10 * ttl.as_millis()).unwrap_or(u64::MAX))
+                                .invoke_async::<i64>(&mut c)
+                                .await
+                                .is_ok(),
+                            Err(_) => false,
+                        }
+                    }
+                    Store::EtcdBare(clients, prefix) => {
+                        let mut client = clients[i % clients.len()].clone();
+                        if lease.is_none() {
+                            // One lease an instance, long enough for the run: the put is
+                            // what is measured, not keeping the lease.
+                            let life =
+                                i64::try_from(ttl.as_secs() + seconds + 60).unwrap_or(i64::MAX);
+                            lease = client.lease_grant(life, None).await.ok().map(|l| l.id());
+                        }
+                        match lease {
+                            Some(id) => client
+                                .put(
+                                    format!("{prefix}{}", me.instance_id),
+                                    json.as_str(),
+                                    Some(etcd_client::PutOptions::new().with_lease(id)),
+                                )
+                                .await
+                                .is_ok(),
+                            None => false,
+                        }
                     }
                 };
                 if measured {
@@ -479,22 +673,9 @@ async fn main() -> anyhow::Result<()> {
         None => None,
     };
     tokio::time::sleep_until(measure_from).await;
-    let mut etcd_memory = 0.0;
-    let (cpu_before, out_before) = match (&mut admin, &args.etcd) {
-        (Some(admin), _) => usage(admin).await?,
-        (None, Some(urls)) => (etcd_usage(urls).await?.0, 0),
-        _ => (0.0, 0),
-    };
+    let (cpu_before, out_before, _) = meter.read().await?;
     tokio::time::sleep_until(end).await;
-    let (cpu_after, out_after) = match (&mut admin, &args.etcd) {
-        (Some(admin), _) => usage(admin).await?,
-        (None, Some(urls)) => {
-            let (cpu, memory) = etcd_usage(urls).await?;
-            etcd_memory = memory;
-            (cpu, 0)
-        }
-        _ => (0.0, 0),
-    };
+    let (cpu_after, out_after, etcd_memory) = meter.read().await?;
     // Beats still unanswered five seconds after the end are cut off, and counted.
     let cut = tokio::time::timeout(Duration::from_secs(5), async {
         for task in &mut tasks {
@@ -530,11 +711,7 @@ async fn main() -> anyhow::Result<()> {
     let out = (out_after - out_before) as f64;
     println!(
         "| {} | {} | {} | {:.0} | {:.2} ms | {:.2} ms | {:.3} | {:.1} µs | {} | {failed} |",
-        if args.etcd.is_some() {
-            "etcd"
-        } else {
-            args.store.as_str()
-        },
+        store.label(&args.store),
         args.instances,
         args.datacenters,
         latencies.len() as f64 / seconds,
@@ -643,7 +820,9 @@ async fn main() -> anyhow::Result<()> {
             .collect();
         eprintln!("verdicts: {}", verdicts.join(", "));
     }
-    Ok(())
+    Ok(Outcome {
+        cpu_per_beat: cpu / beats.max(1) as f64,
+    })
 }
 
 /// A beat within `within`, as `Fleet` gives it: whether it was answered.

@@ -1,7 +1,9 @@
 //! The fleet in Redis, at a constant cost per instance.
 //!
 //! One beat of one instance is one script of six commands of O(log N) whatever the fleet's
-//! size N; no beat reads another instance's summary. What every instance needs back, each data
+//! size N (the clock; one read of its records and one of the counts' cache; its member
+//! moved; one write of its records), plus one for each failing dependency; no beat reads
+//! another instance's summary. What every instance needs back, each data
 //! center's fresh instances by condition and its serving ones, is counted at most every
 //! thirtieth of the TTL by whichever beat comes first (O(D log N) for D data centers) and
 //! cached for the others. The keys, all under one hash tag so that a Redis Cluster keeps them
@@ -9,12 +11,10 @@
 //!
 //! | key | type | what |
 //! |---|---|---|
-//! | `{K}:inst` | hash | instance id → `dc \n condition \n serving \n beat \n summary JSON` |
+//! | `{K}:inst` | hash | instance id → `dc \n condition \n serving \n beat \n summary JSON`; `id \0own` → the token of the process that holds it and its last beat's number; `id \0fails` → its failing dependencies of its last beat, `dependency \t level` a line |
 //! | `{K}:live` | sorted set, by lex | `dc \0 condition serving \0 beat \0 id`: one member an instance |
 //! | `{K}:dcs` | hash | each data center (its value unused); the cached counts and when they were made; the settling mark |
-//! | `{K}:own` | hash | instance id → the token of the process that holds it |
 //! | `{K}:fail` | sorted set, by beat | `dc \0 dependency \0 level \0 id`: one member a failing dependency of an instance, scored by its last beat |
-//! | `{K}:fails` | hash | instance id → its failing dependencies of its last beat, `dependency \t level` a line |
 //! | `{K}:fcount` | hash | `dc \t dependency \t level` → how many members of `{K}:fail` it has |
 //! | `{K}:voice` | hash | `datacenter \t dependency` → its voice lease, `state \n holder \n expiry` ([`FleetStore::voice`](crate::FleetStore::voice)) |
 //!
@@ -86,6 +86,9 @@ use self::parse::{
     attach, condition_digit, failing_lines, page_bounds, parse_beat, parse_failing, parse_page,
 };
 
+/// The counts with what fails attached, and when the store made each: `(counted, failing)`.
+type Attached = ((u64, u64), Vec<DatacenterCounts>);
+
 /// What fails across the fleet, a row a data center, dependency and level.
 type FailingRows = std::sync::Arc<Vec<(String, crate::DependencyCount)>>;
 use crate::sync::lock;
@@ -125,11 +128,14 @@ const VOICE: &str = include_str!("voice.lua");
 pub struct RedisFleet {
     store: RedisStore,
     /// The last counts read, and when the store made them: sent again only when newer.
-    last: std::sync::Mutex<Option<(u64, Vec<DatacenterCounts>)>>,
+    last: std::sync::Mutex<Option<(u64, std::sync::Arc<Vec<DatacenterCounts>>)>>,
+    /// The last counts handed out with what fails attached, and the times of both: most
+    /// beats hand out the same again.
+    attached: std::sync::Mutex<Option<Attached>>,
     /// What fails across the fleet, as last read, and when the store last changed it: sent
     /// again only when it changes.
     last_failing: std::sync::Mutex<Option<(u64, FailingRows)>>,
-    keys: [String; 7],
+    keys: [String; 5],
     voice_key: String,
     /// This process's token: the id it beats under is its own while it beats.
     owner: String,
@@ -163,15 +169,14 @@ impl RedisFleet {
             RedisStore::tagged(&key, "inst")?,
             RedisStore::tagged(&key, "live")?,
             RedisStore::tagged(&key, "dcs")?,
-            RedisStore::tagged(&key, "own")?,
             RedisStore::tagged(&key, "fail")?,
-            RedisStore::tagged(&key, "fails")?,
             RedisStore::tagged(&key, "fcount")?,
         ];
         let voice_key = RedisStore::tagged(&key, "voice")?;
         Ok(Self {
             store,
             last: std::sync::Mutex::new(None),
+            attached: std::sync::Mutex::new(None),
             last_failing: std::sync::Mutex::new(None),
             keys,
             voice_key,
@@ -297,23 +302,26 @@ impl RedisFleet {
         };
         let (mut beat, sent, (failing_at, failing)) = parse_beat(&answer)?;
         self.clock.heard(beat.now_ms);
-        if sent {
+        let counts = if sent {
+            let counts = std::sync::Arc::new(std::mem::take(&mut beat.datacenters));
             let mut last = lock(&self.last);
             if last.as_ref().is_none_or(|(at, _)| *at <= beat.counted_ms) {
-                *last = Some((beat.counted_ms, beat.datacenters.clone()));
+                *last = Some((beat.counted_ms, std::sync::Arc::clone(&counts)));
             }
+            counts
         } else {
             match held {
-                Some((at, counts)) if at == beat.counted_ms => beat.datacenters = counts,
+                Some((at, counts)) if at == beat.counted_ms => counts,
                 _ => return Err(BeatError::Store("counts neither sent nor held".into())),
             }
-        }
+        };
         let forged_at = Rejection::ForgedCount.index();
+        let fresh_rows = failing.is_some();
         let rows = match failing {
             Some(text) => {
                 let (rows, mut forged) = parse_failing(&text);
                 let rows: FailingRows = std::sync::Arc::new(rows);
-                let mut datacenters = beat.datacenters.clone();
+                let mut datacenters = (*counts).clone();
                 forged += attach(&mut datacenters, &rows);
                 // Said once, when it comes: rows no upkeep could have written.
                 beat.skipped[forged_at] += forged;
@@ -328,7 +336,19 @@ impl RedisFleet {
                 _ => return Err(BeatError::Store("what fails neither sent nor held".into())),
             },
         };
+        // The counts with what fails attached: made once for each pair of them, then copied.
+        let key = (beat.counted_ms, failing_at);
+        if !sent && !fresh_rows {
+            if let Some((made_for, made)) = lock(&self.attached).as_ref() {
+                if *made_for == key {
+                    beat.datacenters.clone_from(made);
+                    return Ok(beat);
+                }
+            }
+        }
+        beat.datacenters = (*counts).clone();
         attach(&mut beat.datacenters, &rows);
+        *lock(&self.attached) = Some((key, beat.datacenters.clone()));
         Ok(beat)
     }
 

@@ -22,7 +22,15 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ttl = tonumber(ARGV[1])
 local full = {}
-local records = redis.call('HGETALL', KEYS[1])
+-- The records only: the hash also holds each instance's holder and failing lines, and the
+-- fleet's hot fields, all named with a NUL.
+local all, records = redis.call('HGETALL', KEYS[1]), {}
+for i = 1, #all, 2 do
+  if not string.find(all[i], '%z') then
+    table.insert(records, all[i])
+    table.insert(records, all[i + 1])
+  end
+end
 for i = 1, #records, 2 do
   local dc, cond, serv, beat = string.match(records[i + 1], '^([^\n]*)\n([0-3])\n([01])\n(%d+)\n')
   beat = tonumber(beat)
@@ -912,20 +920,28 @@ async fn a_beat_delivered_late_changes_nothing() {
     store.beat(&outage).await.unwrap();
     let mut conn = connection(&redis).await;
     let own: String = redis::cmd("HGET")
-        .arg("{late}:own")
-        .arg("i1")
+        .arg("{late}:inst")
+        .arg("i1\0own")
         .query_async(&mut conn)
         .await
         .unwrap();
-    let (owner, last) = own.split_once('\t').expect("owner \\t sequence");
+    let mut fields = own.splitn(3, '\t');
+    let (owner, last) = (
+        fields.next().unwrap(),
+        fields.next().expect("owner \\t sequence"),
+    );
     assert_eq!(last, "2", "{own:?}");
+    assert!(
+        fields.next().is_some_and(|m| m.ends_with("\0i1")),
+        "{own:?}"
+    );
     let ok = InstanceSummary::new("i1", "dc-1", CheckStatus::Ok, Vec::new(), "1");
     let json = serde_json::to_string(&ok).unwrap();
     let script = redis::Script::new(BEAT);
     let mut send = async |sequence: u64, deadline: u64| -> String {
         let answer: Vec<redis::Value> = script
             .key(
-                ["inst", "live", "dcs", "own", "fail", "fails", "fcount"]
+                ["inst", "live", "dcs", "fail", "fcount"]
                     .map(|k| format!("{{late}}:{k}"))
                     .to_vec(),
             )
