@@ -634,7 +634,7 @@ async fn phase(args: &Args, store: Arc<Store>, meter: &mut Meter) -> anyhow::Res
     // to a watcher, over the measured span.
     let delivered = Arc::new(std::sync::Mutex::new(Vec::<u64>::new()));
     let delivery = match &args.etcd {
-        Some(urls) => {
+        Some(urls) if matches!(*store, Store::Etcd(..)) => {
             let url = urls.split(',').next().unwrap_or_default().to_owned();
             let prefix = format!("{}/i/", args.key.trim_end_matches('/'));
             let delivered = Arc::clone(&delivered);
@@ -670,7 +670,7 @@ async fn phase(args: &Args, store: Arc<Store>, meter: &mut Meter) -> anyhow::Res
                 }
             }))
         }
-        None => None,
+        _ => None,
     };
     tokio::time::sleep_until(measure_from).await;
     let (cpu_before, out_before, _) = meter.read().await?;

@@ -316,6 +316,14 @@ impl RedisFleet {
             }
         };
         let forged_at = Rejection::ForgedCount.index();
+        // What fails, as sent, unless another beat in flight already brought the same (every
+        // beat that left before the first answer of a change gets it: thousands, when a
+        // process beats for many instances and the store is slow).
+        let failing = failing.filter(|_| {
+            lock(&self.last_failing)
+                .as_ref()
+                .is_none_or(|(at, _)| *at != failing_at)
+        });
         let fresh_rows = failing.is_some();
         let rows = match failing {
             Some(text) => {
@@ -331,10 +339,19 @@ impl RedisFleet {
                 }
                 rows
             }
-            None => match held_failing {
-                Some((at, rows)) if at == failing_at => rows,
-                _ => return Err(BeatError::Store("what fails neither sent nor held".into())),
-            },
+            None => {
+                let last = lock(&self.last_failing).clone();
+                match [last, held_failing]
+                    .into_iter()
+                    .flatten()
+                    .find(|(at, _)| *at == failing_at)
+                {
+                    Some((_, rows)) => rows,
+                    None => {
+                        return Err(BeatError::Store("what fails neither sent nor held".into()))
+                    }
+                }
+            }
         };
         // The counts with what fails attached: made once for each pair of them, then copied.
         let key = (beat.counted_ms, failing_at);
