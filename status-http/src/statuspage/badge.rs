@@ -12,7 +12,8 @@ use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
-use super::{Component, StatusPageState};
+use super::{Component, Snapshot, StatusPageState};
+use crate::render::{Body, Conditional};
 use crate::error::ApiError;
 use crate::query::Params;
 
@@ -67,15 +68,7 @@ async fn find(state: &StatusPageState, name: &str) -> Result<Component, ApiError
                 == Some(name)
         })
         .cloned()
-        .ok_or_else(|| {
-            ApiError::new(
-                StatusCode::NOT_FOUND,
-                format!(
-                    "no badge named {name:?}: badges are for groups, dependencies tagged \
-                     \"public\", and \"system\""
-                ),
-            )
-        })
+        .ok_or_else(|| no_badge(name))
 }
 
 fn answer(headers: &HeaderMap, body: String) -> Response {
@@ -113,7 +106,7 @@ fn answer(headers: &HeaderMap, body: String) -> Response {
 pub(crate) async fn level(
     State(state): State<Arc<StatusPageState>>,
     Path(file): Path<String>,
-    headers: HeaderMap,
+    conditional: Conditional,
 ) -> Result<Response, ApiError> {
     let name = file.strip_suffix(".svg").ok_or_else(|| {
         ApiError::new(
@@ -121,18 +114,57 @@ pub(crate) async fn level(
             format!("no badge {file:?}: badges end in .svg"),
         )
     })?;
-    let c = find(&state, name).await?;
-    let (value, color) = if c.maintenance {
-        ("maintenance", "#007ec6")
-    } else {
-        match c.level {
-            status_core::CheckStatus::Ok => ("operational", "#4c1"),
-            status_core::CheckStatus::Minor => ("degraded", "#dfb317"),
-            status_core::CheckStatus::Major => ("partial outage", "#fe7d37"),
-            status_core::CheckStatus::Outage => ("major outage", "#e05d44"),
-        }
-    };
-    Ok(answer(&headers, svg(name, value, color)))
+    // Made once per change of what is published, then served as it is.
+    let published = state.published().await;
+    let body = published
+        .badge(name, |s| {
+            let (level, maintenance) = level_of(s, name)?;
+            let (value, color) = if maintenance {
+                ("maintenance", "#007ec6")
+            } else {
+                match level {
+                    status_core::CheckStatus::Ok => ("operational", "#4c1"),
+                    status_core::CheckStatus::Minor => ("degraded", "#dfb317"),
+                    status_core::CheckStatus::Major => ("partial outage", "#fe7d37"),
+                    status_core::CheckStatus::Outage => ("major outage", "#e05d44"),
+                }
+            };
+            Some(Body::new(svg(name, value, color), SVG))
+        })
+        .ok_or_else(|| no_badge(name))?;
+    let mut response = body.respond(StatusCode::OK, &conditional);
+    response
+        .headers_mut()
+        .insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    Ok(response)
+}
+
+/// A badge's content type.
+const SVG: &str = "image/svg+xml";
+
+/// The level of the component a badge names, and whether it is under maintenance.
+fn level_of(s: &Snapshot, name: &str) -> Option<(status_core::CheckStatus, bool)> {
+    if name == "system" {
+        return Some((s.condition, false));
+    }
+    s.components
+        .iter()
+        .find(|c| {
+            c.id.strip_prefix("group-")
+                .or_else(|| c.id.strip_prefix("dependency-"))
+                == Some(name)
+        })
+        .map(|c| (c.level, c.maintenance))
+}
+
+fn no_badge(name: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        format!(
+            "no badge named {name:?}: badges are for groups, dependencies tagged \
+             \"public\", and \"system\""
+        ),
+    )
 }
 
 /// `?window=`.

@@ -4,11 +4,10 @@
 
 use std::sync::Arc;
 
-use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
-use axum::http::HeaderValue;
-use axum::response::{IntoResponse, Response};
+use axum::http::header::CACHE_CONTROL;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::Response;
 use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
 use serde::Serialize;
 
@@ -17,6 +16,8 @@ use super::wire::{
     PageStatus, StatusDoc, SummaryDoc, UpdateBody,
 };
 use super::{indicator, Component, Maintenance, PublicIncident, Snapshot, StatusPageState};
+use crate::render::{Body, Conditional};
+use crate::respond::JSON;
 
 /// A time in ms as RFC 3339 with milliseconds, as Statuspage writes them.
 pub(super) fn time(ms: i64) -> String {
@@ -233,60 +234,61 @@ enum Which {
     Active,
 }
 
-fn respond(body: Bytes) -> Response {
-    (
-        [
-            (CONTENT_TYPE, HeaderValue::from_static("application/json")),
-            // Public, for widgets on other origins, as Statuspage serves it.
-            (
-                axum::http::header::ACCESS_CONTROL_ALLOW_ORIGIN,
-                HeaderValue::from_static("*"),
-            ),
-            (CACHE_CONTROL, HeaderValue::from_static("no-cache")),
-        ],
-        body,
-    )
-        .into_response()
+/// A public body as served: its entity tag (304 for a client holding it), compressed when
+/// the client accepts it, never cached without revalidation.
+pub(super) fn respond(body: &Body, conditional: &Conditional) -> Response {
+    let mut response = body.respond(StatusCode::OK, conditional);
+    let headers = response.headers_mut();
+    // Public, for widgets on other origins, as Statuspage serves it.
+    headers.insert(
+        axum::http::header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
 }
 
+/// Document `index` of what is published now: made once per change of what it shows, then
+/// served as it is.
 async fn serve<T: Serialize>(
     state: &StatusPageState,
-    kind: &'static str,
+    index: usize,
+    conditional: &Conditional,
     doc: impl FnOnce(&Render<'_>) -> T,
 ) -> Response {
-    let snapshot = state.snapshot().await;
-    let body = state.cached(kind, snapshot.fingerprint, || {
-        let r = Render {
-            state,
-            s: &snapshot,
-        };
-        serde_json::to_vec(&doc(&r)).unwrap_or_default()
+    let published = state.published().await;
+    let body = published.document(index, |snapshot| {
+        let r = Render { state, s: snapshot };
+        Body::new(serde_json::to_vec(&doc(&r)).unwrap_or_default(), JSON)
     });
-    respond(body)
+    respond(&body, conditional)
 }
 
 /// Declares a Statuspage route: its handler and its OpenAPI entry.
 macro_rules! v2 {
-    ($(#[$doc:meta])* $name:ident, $path:literal, $body:ty, |$r:ident| $make:expr) => {
+    ($(#[$doc:meta])* $name:ident, $index:literal, $path:literal, $body:ty, |$r:ident| $make:expr) => {
         $(#[$doc])*
         #[cfg_attr(feature = "openapi", utoipa::path(get, path = $path, tag = "status page",
             responses(
                 (status = 200, description = "As Atlassian Statuspage's public API answers", body = $body),
                 (status = "default", description = "A rejected request (400, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
-        pub(crate) async fn $name(State(state): State<Arc<StatusPageState>>) -> Response {
-            serve(&state, $path, |$r| $make).await
+        pub(crate) async fn $name(
+            State(state): State<Arc<StatusPageState>>,
+            conditional: Conditional,
+        ) -> Response {
+            serve(&state, $index, &conditional, |$r| $make).await
         }
     };
 }
 
 v2!(
     /// GET `/api/v2/status.json`: the page's indicator.
-    status, "/api/v2/status.json", StatusDoc,
+    status, 0, "/api/v2/status.json", StatusDoc,
     |r| StatusDoc { page: r.page(), status: r.status() }
 );
 v2!(
     /// GET `/api/v2/summary.json`: components, unresolved incidents, maintenances, status.
-    summary, "/api/v2/summary.json", SummaryDoc,
+    summary, 1, "/api/v2/summary.json", SummaryDoc,
     |r| SummaryDoc {
         page: r.page(),
         components: r.components(),
@@ -297,31 +299,31 @@ v2!(
 );
 v2!(
     /// GET `/api/v2/components.json`.
-    components, "/api/v2/components.json", ComponentsDoc,
+    components, 2, "/api/v2/components.json", ComponentsDoc,
     |r| ComponentsDoc { page: r.page(), components: r.components() }
 );
 v2!(
     /// GET `/api/v2/incidents.json`: open incidents and those of the last 14 days.
-    incidents, "/api/v2/incidents.json", IncidentsDoc,
+    incidents, 3, "/api/v2/incidents.json", IncidentsDoc,
     |r| IncidentsDoc { page: r.page(), incidents: r.incidents(false) }
 );
 v2!(
     /// GET `/api/v2/incidents/unresolved.json`.
-    unresolved, "/api/v2/incidents/unresolved.json", IncidentsDoc,
+    unresolved, 4, "/api/v2/incidents/unresolved.json", IncidentsDoc,
     |r| IncidentsDoc { page: r.page(), incidents: r.incidents(true) }
 );
 v2!(
     /// GET `/api/v2/scheduled-maintenances.json`: maintenances announced, in force or ahead.
-    maintenances, "/api/v2/scheduled-maintenances.json", MaintenancesDoc,
+    maintenances, 5, "/api/v2/scheduled-maintenances.json", MaintenancesDoc,
     |r| MaintenancesDoc { page: r.page(), scheduled_maintenances: r.maintenances(Which::All) }
 );
 v2!(
     /// GET `/api/v2/scheduled-maintenances/upcoming.json`.
-    upcoming, "/api/v2/scheduled-maintenances/upcoming.json", MaintenancesDoc,
+    upcoming, 6, "/api/v2/scheduled-maintenances/upcoming.json", MaintenancesDoc,
     |r| MaintenancesDoc { page: r.page(), scheduled_maintenances: r.maintenances(Which::Upcoming) }
 );
 v2!(
     /// GET `/api/v2/scheduled-maintenances/active.json`.
-    active, "/api/v2/scheduled-maintenances/active.json", MaintenancesDoc,
+    active, 7, "/api/v2/scheduled-maintenances/active.json", MaintenancesDoc,
     |r| MaintenancesDoc { page: r.page(), scheduled_maintenances: r.maintenances(Which::Active) }
 );

@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::time::Duration;
 
 use axum::body::Bytes;
@@ -72,6 +72,92 @@ type Made = (
     Arc<Snapshot>,
 );
 
+/// The Statuspage v2 documents, each made at most once of a snapshot.
+pub(crate) const DOCUMENTS: usize = 8;
+
+/// What the public routes serve now: a snapshot, and the bodies made of it, each once, with
+/// its entity tag and its compressed forms (made once, the first time a client accepts them).
+#[derive(Debug)]
+pub(crate) struct Published {
+    pub(crate) snapshot: Arc<Snapshot>,
+    /// The v2 documents, by their index.
+    documents: [OnceLock<crate::render::Body>; DOCUMENTS],
+    /// The page, by language.
+    pages: Mutex<HashMap<&'static str, crate::render::Body>>,
+    /// The level badges, by component (only names that are a component's).
+    badges: Mutex<HashMap<Box<str>, crate::render::Body>>,
+}
+
+impl Published {
+    fn new(snapshot: Arc<Snapshot>) -> Self {
+        Self {
+            snapshot,
+            documents: Default::default(),
+            pages: Mutex::default(),
+            badges: Mutex::default(),
+        }
+    }
+
+    /// Document `index`, made by `make` the first time.
+    pub(crate) fn document(
+        &self,
+        index: usize,
+        make: impl FnOnce(&Snapshot) -> crate::render::Body,
+    ) -> crate::render::Body {
+        self.documents[index]
+            .get_or_init(|| make(&self.snapshot))
+            .clone()
+    }
+
+    /// The page in language `lang`, if it was made.
+    #[cfg_attr(not(feature = "dashboard"), allow(dead_code))]
+    pub(crate) fn page(&self, lang: &'static str) -> Option<crate::render::Body> {
+        let pages = self.pages.lock().unwrap_or_else(PoisonError::into_inner);
+        pages.get(lang).cloned()
+    }
+
+    /// Keeps the page in `lang` (a request may have made the same meanwhile: the first kept
+    /// is served).
+    #[cfg_attr(not(feature = "dashboard"), allow(dead_code))]
+    pub(crate) fn keep_page(
+        &self,
+        lang: &'static str,
+        page: crate::render::Body,
+    ) -> crate::render::Body {
+        let mut pages = self.pages.lock().unwrap_or_else(PoisonError::into_inner);
+        pages.entry(lang).or_insert(page).clone()
+    }
+
+    /// The badge of component `name`, made by `make` the first time (`None`: no such
+    /// component, and nothing kept).
+    pub(crate) fn badge(
+        &self,
+        name: &str,
+        make: impl FnOnce(&Snapshot) -> Option<crate::render::Body>,
+    ) -> Option<crate::render::Body> {
+        if let Some(body) = self
+            .badges
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(name)
+        {
+            return Some(body.clone());
+        }
+        let body = make(&self.snapshot)?;
+        let mut badges = self.badges.lock().unwrap_or_else(PoisonError::into_inner);
+        Some(badges.entry(name.into()).or_insert(body).clone())
+    }
+}
+
+/// The published snapshot, the facts and minute it was checked against, and when.
+#[derive(Debug, Clone)]
+struct Current {
+    facts: Arc<Facts>,
+    minute: i64,
+    checked: Instant,
+    published: Arc<Published>,
+}
+
 /// The routes' state: the registry, the history, and the bodies cached per change.
 #[derive(Debug)]
 pub(crate) struct StatusPageState {
@@ -100,6 +186,8 @@ pub(crate) struct StatusPageState {
     /// The last snapshot, and the report and incidents it was made of.
     last: Mutex<Option<Made>>,
     bodies: Mutex<HashMap<&'static str, (u64, Bytes)>>,
+    /// What the public routes serve now.
+    current: RwLock<Option<Current>>,
     /// The page's event streams: 256 at most, 8 from one address.
     #[cfg(feature = "dashboard")]
     pub(crate) streams: Arc<crate::streams::StreamLimits>,
@@ -144,6 +232,7 @@ impl StatusPageState {
             none: Arc::default(),
             last: Mutex::new(None),
             bodies: Mutex::new(HashMap::new()),
+            current: RwLock::new(None),
             #[cfg(feature = "dashboard")]
             streams: crate::streams::StreamLimits::new("page", 256, 8),
         }
@@ -248,6 +337,36 @@ impl StatusPageState {
         *self.last.lock().unwrap_or_else(PoisonError::into_inner) =
             Some((facts, kept, announced, minute, Arc::clone(&snapshot)));
         snapshot
+    }
+
+    /// What the public routes serve: the last snapshot and its bodies while the registry's
+    /// facts and the minute are the same and the incidents were read less than a second ago
+    /// (a read lock and two pointer comparisons); else [`snapshot`](Self::snapshot), and its
+    /// bodies kept as long as it is the same.
+    pub(crate) async fn published(&self) -> Arc<Published> {
+        let minute = self.now().timestamp() / 60;
+        if let Some(c) = &*self.current.read().unwrap_or_else(PoisonError::into_inner) {
+            if c.minute == minute
+                && c.checked.elapsed() < INCIDENTS_FRESH
+                && Arc::ptr_eq(&c.facts, &self.registry.facts())
+            {
+                return Arc::clone(&c.published);
+            }
+        }
+        let facts = self.registry.facts();
+        let snapshot = self.snapshot().await;
+        let mut current = self.current.write().unwrap_or_else(PoisonError::into_inner);
+        let published = match &*current {
+            Some(c) if Arc::ptr_eq(&c.published.snapshot, &snapshot) => Arc::clone(&c.published),
+            _ => Arc::new(Published::new(snapshot)),
+        };
+        *current = Some(Current {
+            facts,
+            minute,
+            checked: Instant::now(),
+            published: Arc::clone(&published),
+        });
+        published
     }
 
     /// The time the page says: the history's clock, or the registry's.

@@ -7,14 +7,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askama::Template;
-use axum::extract::State;
+use axum::extract::{FromRequestParts, State};
 use axum::http::header::{
-    ACCEPT_LANGUAGE, CONTENT_LANGUAGE, CONTENT_SECURITY_POLICY, CONTENT_TYPE, VARY,
-    X_CONTENT_TYPE_OPTIONS,
+    ACCEPT_LANGUAGE, CONTENT_LANGUAGE, CONTENT_SECURITY_POLICY, VARY, X_CONTENT_TYPE_OPTIONS,
 };
-use axum::http::{HeaderMap, HeaderValue};
+use axum::http::request::Parts;
+use axum::http::HeaderValue;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use futures::Stream;
 use status_history::incident::{UpdateKind, UpdateStatus};
 
@@ -24,6 +24,7 @@ use crate::dashboard::CSP;
 use crate::error::ApiError;
 use crate::history::tiles;
 use crate::query::Params;
+use crate::render::{Body, Conditional};
 
 /// Days of tiles a component shows.
 const DAYS: u32 = 90;
@@ -241,18 +242,20 @@ pub(crate) struct PageQuery {
 pub(crate) async fn page(
     State(state): State<Arc<StatusPageState>>,
     Params(query): Params<PageQuery>,
-    headers: HeaderMap,
+    AcceptLanguage(accept): AcceptLanguage,
+    conditional: Conditional,
 ) -> Result<Response, ApiError> {
-    let accept = headers.get(ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
+    let accept = accept.as_ref().and_then(|v| v.to_str().ok());
     let l = i18n::negotiate(query.lang.as_deref(), accept);
-    let s = state.snapshot().await;
-    // The tiles change with the day, and today's with the hour: a render a minute at most.
-    let fingerprint = s.fingerprint ^ u64::try_from(s.now.timestamp() / 60).unwrap_or_default();
-    if let Some(html) = state.peek(l.key(), fingerprint) {
-        return Ok(html_response(html, l.tag()));
+    // What is published changes with the minute too (the tiles change with the day, and
+    // today's with the hour): a render a minute at most, per language.
+    let published = state.published().await;
+    if let Some(body) = published.page(l.key()) {
+        return Ok(html_response(&body, l.tag(), &conditional));
     }
-    let components = rows(&state, &s, l).await;
-    let html = state.cached(l.key(), fingerprint, || {
+    let s = &published.snapshot;
+    let components = rows(&state, s, l).await;
+    let html = {
         let (indicator, _) = indicator(s.condition);
         let days = DAYS.into();
         let t = Words {
@@ -327,27 +330,40 @@ pub(crate) async fn page(
         template
             .render()
             .unwrap_or_else(|e| format!("cannot render the status page: {e}"))
-            .into_bytes()
-    });
-    Ok(html_response(html, l.tag()))
+    };
+    let body = published.keep_page(l.key(), Body::new(html, HTML));
+    Ok(html_response(&body, l.tag(), &conditional))
 }
 
-fn html_response(html: axum::body::Bytes, lang: &'static str) -> Response {
-    (
-        [
-            (CONTENT_LANGUAGE, HeaderValue::from_static(lang)),
-            // The language follows the request's: caches keep one answer per language.
-            (VARY, HeaderValue::from_static("accept-language")),
-            (
-                CONTENT_TYPE,
-                HeaderValue::from_static("text/html; charset=utf-8"),
-            ),
-            (CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP)),
-            (X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
-        ],
-        html,
-    )
-        .into_response()
+/// The page's content type.
+const HTML: &str = "text/html; charset=utf-8";
+
+/// The request's `Accept-Language`, alone: extracting the whole `HeaderMap` would copy it.
+pub(crate) struct AcceptLanguage(Option<HeaderValue>);
+
+impl<S: Send + Sync> FromRequestParts<S> for AcceptLanguage {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(Self(parts.headers.get(ACCEPT_LANGUAGE).cloned()))
+    }
+}
+
+fn html_response(body: &Body, lang: &'static str, conditional: &Conditional) -> Response {
+    let mut response = body.respond(axum::http::StatusCode::OK, conditional);
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_LANGUAGE, HeaderValue::from_static(lang));
+    // The language follows the request's: caches keep one answer per language (and per
+    // coding, which the body says).
+    let vary = if headers.contains_key(VARY) {
+        "accept-encoding, accept-language"
+    } else {
+        "accept-language"
+    };
+    headers.insert(VARY, HeaderValue::from_static(vary));
+    headers.insert(CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    response
 }
 
 /// GET `/status/page/events`: a `changed` event whenever what the page shows changes. At most

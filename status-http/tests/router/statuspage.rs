@@ -846,7 +846,8 @@ async fn the_page_follows_the_readers_language() {
     let de = page(None, Some("de-CH, de;q=0.9, en;q=0.5")).await;
     assert_eq!(de.status, StatusCode::OK);
     assert_eq!(de.header("content-language"), "de");
-    assert_eq!(de.header("vary"), "accept-language");
+    // By language, and by coding: the page goes compressed to a client that accepts it.
+    assert_eq!(de.header("vary"), "accept-encoding, accept-language");
     assert!(de.body.contains(r#"<html lang="de">"#), "{}", de.body);
     assert!(de.body.contains("Schwerer Ausfall"), "{}", de.body);
     assert!(de.body.contains("Ausfall: core"), "{}", de.body);
@@ -1016,4 +1017,85 @@ async fn the_longest_badge_window_is_served_on_a_running_clock() {
         let a = get(&app, "/badge/core/uptime.svg?window=400d").await;
         assert_eq!(a.status, StatusCode::OK, "{}", a.body);
     }
+}
+
+/// The public routes serve bodies made once per change of what they show: the same bytes and
+/// the same tag until something shown changes (a client holding the tag gets a 304), a new
+/// tag after; each compressed once for the clients that accept it, under a tag of its own.
+#[tokio::test(start_paused = true)]
+async fn public_bodies_are_made_once_per_change_and_carry_their_tag_and_codings() {
+    use http_body_util::BodyExt;
+    use std::io::Read;
+    use tower::ServiceExt;
+
+    let raw = |app: axum::Router, route: &'static str, headers: Vec<(&'static str, String)>| async move {
+        let mut request = Request::get(route);
+        for (name, value) in headers {
+            request = request.header(name, value);
+        }
+        let response = app
+            .oneshot(request.body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        let (parts, body) = response.into_parts();
+        let bytes = body.collect().await.unwrap().to_bytes().to_vec();
+        (parts.status, parts.headers, bytes)
+    };
+    let f = fixture().await;
+    let (app, history) = app(&f).await;
+    settle(&history).await;
+    let routes = [
+        "/api/v2/summary.json",
+        "/api/v2/status.json",
+        "/api/v2/components.json",
+        "/status/page",
+        "/badge/core.svg",
+    ];
+    let mut tags = Vec::new();
+    for route in routes {
+        let (status, headers, first) = raw(app.clone(), route, Vec::new()).await;
+        assert_eq!(status, StatusCode::OK, "{route}");
+        let tag = headers["etag"].to_str().unwrap().to_owned();
+        let (_, again_headers, again) = raw(app.clone(), route, Vec::new()).await;
+        assert_eq!(again, first, "{route}: the same body until a change");
+        assert_eq!(again_headers["etag"], tag.as_str(), "{route}");
+        let (status, held, body) =
+            raw(app.clone(), route, vec![("if-none-match", tag.clone())]).await;
+        assert_eq!(status, StatusCode::NOT_MODIFIED, "{route}");
+        assert!(body.is_empty(), "{route}");
+        assert_eq!(held["etag"], tag.as_str(), "{route}");
+        tags.push(tag);
+    }
+    // The page is large enough to gain: gzip for a client that accepts only it, the same
+    // representation under a tag of its own.
+    let (_, plain_headers, plain) = raw(app.clone(), "/status/page", Vec::new()).await;
+    assert!(plain.len() >= 1024, "the page is {} bytes", plain.len());
+    let gzip = vec![("accept-encoding", "gzip".to_owned())];
+    let (status, headers, gzipped) = raw(app.clone(), "/status/page", gzip.clone()).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers["content-encoding"], "gzip");
+    assert_eq!(headers["content-language"], "en");
+    assert!(gzipped.len() < plain.len());
+    let mut unzipped = Vec::new();
+    flate2::read::GzDecoder::new(&gzipped[..])
+        .read_to_end(&mut unzipped)
+        .unwrap();
+    assert_eq!(unzipped, plain, "the same page, compressed");
+    assert_ne!(headers["etag"], plain_headers["etag"], "one tag a representation");
+    let (_, again, _) = raw(app.clone(), "/status/page", gzip).await;
+    assert_eq!(again["etag"], headers["etag"], "compressed once, then kept");
+
+    // A change of what is shown: every body is made again, under a new tag; a client holding
+    // the old one gets the new body.
+    f.set(&f.db, CheckStatus::Outage).await;
+    for (route, tag) in routes.into_iter().zip(tags) {
+        let (status, headers, body) =
+            raw(app.clone(), route, vec![("if-none-match", tag.clone())]).await;
+        assert_eq!(status, StatusCode::OK, "{route}: a change, a new body");
+        assert_ne!(headers["etag"], tag.as_str(), "{route}");
+        assert!(!body.is_empty(), "{route}");
+    }
+    let (_, _, status) = raw(app.clone(), "/api/v2/status.json", Vec::new()).await;
+    let status: serde_json::Value = serde_json::from_slice(&status).unwrap();
+    assert_ne!(status["status"]["indicator"], "none", "{status}");
 }
