@@ -18,7 +18,7 @@ use utoipa::{Modify, OpenApi};
                        features gated on dependencies; operator overrides; metrics."
     ),
     paths(
-        crate::probes::detailed,
+        detailed,
         summary,
         live,
         crate::probes::ready,
@@ -210,8 +210,19 @@ pub(crate) async fn openapi_json() -> axum::response::Response {
         .into_response()
 }
 
-// Liveness, the summary and a group's summary are served by a hand-written service
-// (`probes::HotProbe`), not a handler: their operations are declared on these, never called.
+// The detailed report, liveness, the summary and a group's summary are served by a
+// hand-written service (`probes::HotProbe`), not a handler: their operations are declared on
+// these, never called.
+
+/// GET `/healthcheck`: the detailed report.
+#[utoipa::path(get, path = "/healthcheck", tag = "probes", params(crate::schema::ProbeParams),
+    responses(
+        (status = 200, description = "OK, MINOR or MAJOR", content((crate::schema::Report = "application/json"), (crate::schema::HealthJson = "application/health+json"), (String = "text/plain"))),
+        (status = 503, description = "OUTAGE (or anything but OK with `strict`)", content((crate::schema::Report = "application/json"), (crate::schema::HealthJson = "application/health+json"), (String = "text/plain"))),
+        (status = 304, description = "The body the `If-None-Match` names is current"),
+        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error)))]
+#[allow(dead_code)]
+fn detailed() {}
 
 /// GET `/healthcheck/summary`: fails while out of rotation.
 #[utoipa::path(get, path = "/healthcheck/summary", tag = "probes", params(crate::schema::ProbeParams),

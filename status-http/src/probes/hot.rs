@@ -1,5 +1,5 @@
-//! Liveness, the summary and a group's summary, the probes a balancer calls many times a
-//! second, as one hand-written tower service.
+//! Liveness, the summary, a group's summary and the detailed report, the probes a balancer
+//! (or a monitor) calls many times a second, as one hand-written tower service.
 
 use std::convert::Infallible;
 use std::future::{ready, Ready};
@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use axum::http::Request;
 use axum::response::{IntoResponse, Response};
 
-use super::{groups, live_answer, summary_answer, ProbeState};
+use super::{detailed_answer, groups, live_answer, summary_answer, ProbeState};
 use crate::query::ProbeQuery;
 use crate::render::Conditional;
 
@@ -24,6 +24,8 @@ pub(crate) struct HotProbe {
 
 #[derive(Debug, Clone, Copy)]
 enum Route {
+    /// `/healthcheck`: the detailed report.
+    Detailed,
     Live,
     Summary,
     /// `/healthcheck/groups/{name}/summary`: the name is the path's next-to-last segment.
@@ -31,6 +33,13 @@ enum Route {
 }
 
 impl HotProbe {
+    pub(crate) fn detailed(state: Arc<ProbeState>) -> Self {
+        Self {
+            state,
+            route: Route::Detailed,
+        }
+    }
+
     pub(crate) fn live(state: Arc<ProbeState>) -> Self {
         Self {
             state,
@@ -67,6 +76,8 @@ impl<B> tower::Service<Request<B>> for HotProbe {
         let conditional = Conditional::from_headers(&parts.headers);
         let response = match (ProbeQuery::from_parts(&parts), self.route) {
             (Err(rejected), _) => rejected.into_response(),
+            (Ok(query), Route::Detailed) => detailed_answer(&self.state, &query, &conditional)
+                .unwrap_or_else(IntoResponse::into_response),
             (Ok(query), Route::Live) => live_answer(&self.state, &query, &conditional),
             (Ok(query), Route::Summary) => summary_answer(&self.state, &query, &conditional)
                 .unwrap_or_else(IntoResponse::into_response),

@@ -136,25 +136,18 @@ pub(super) fn slot(format: Format) -> usize {
     }
 }
 
-/// GET `/healthcheck`.
-#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/healthcheck", tag = "probes", params(crate::schema::ProbeParams),
-    responses(
-        (status = 200, description = "OK, MINOR or MAJOR", content((crate::schema::Report = "application/json"), (crate::schema::HealthJson = "application/health+json"), (String = "text/plain"))),
-        (status = 503, description = "OUTAGE (or anything but OK with `strict`)", content((crate::schema::Report = "application/json"), (crate::schema::HealthJson = "application/health+json"), (String = "text/plain"))),
-        (status = 304, description = "The body the `If-None-Match` names is current"),
-        (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
-pub(crate) async fn detailed(
-    State(state): State<Arc<ProbeState>>,
-    query: ProbeQuery,
-    conditional: Conditional,
+/// GET `/healthcheck` (served by [`HotProbe`]): the detailed report, made once per report
+/// generation and format.
+pub(super) fn detailed_answer(
+    state: &ProbeState,
+    query: &ProbeQuery,
+    conditional: &Conditional,
 ) -> Result<Response, ApiError> {
     if !query.exclude.is_empty() {
-        let report = state.report_excluding(&query);
+        let report = state.report_excluding(query);
         let code = state.code(report.condition(), query.strict);
         let drain = state.registry.drain_state();
-        return Ok(
-            detailed_body(&report, drain.as_ref(), query.format)?.respond(code, &conditional)
-        );
+        return Ok(detailed_body(&report, drain.as_ref(), query.format)?.respond(code, conditional));
     }
     let rendered = state.rendered();
     let code = state.code(rendered.report.condition(), query.strict);
@@ -163,7 +156,7 @@ pub(crate) async fn detailed(
     Ok(body
         .as_ref()
         .map_err(Clone::clone)?
-        .respond(code, &conditional))
+        .respond(code, conditional))
 }
 
 /// GET `/healthcheck/summary` (served by [`HotProbe`]): fails while out of rotation.
@@ -320,7 +313,10 @@ where
 {
     use axum::routing::{get, get_service};
     let hot = axum::Router::new()
-        .route("/healthcheck", get(detailed))
+        .route(
+            "/healthcheck",
+            get_service(HotProbe::detailed(Arc::clone(state))),
+        )
         .route(
             "/healthcheck/summary",
             get_service(HotProbe::summary(Arc::clone(state))),

@@ -389,6 +389,13 @@ impl Routes {
                 TraceLayer::new_for_http()
                     .on_failure(DefaultOnFailure::new().level(tracing::Level::DEBUG)),
             );
+        // The public page's routes are what a crowd refreshes during an incident: no request
+        // span either.
+        #[cfg(feature = "history")]
+        let hot = hot.merge(crate::statuspage::public_routes(
+            Router::new(),
+            &state.0.statuspage,
+        ));
         Ok(hot
             .merge(traced)
             .layer(RequestGuardLayer::new())

@@ -13,9 +13,9 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use super::{Component, Snapshot, StatusPageState};
-use crate::render::{Body, Conditional};
 use crate::error::ApiError;
 use crate::query::Params;
+use crate::render::{Body, Conditional};
 
 /// The longest window an uptime badge covers: 400 days (what the day tier keeps).
 const MAX_WINDOW_DAYS: i64 = 400;

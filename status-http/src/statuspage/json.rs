@@ -4,12 +4,12 @@
 
 use std::sync::Arc;
 
+#[cfg(feature = "openapi")]
 use axum::extract::State;
 use axum::http::header::CACHE_CONTROL;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
-use serde::Serialize;
 
 use super::wire::{
     ComponentBody, ComponentsDoc, IncidentBody, IncidentsDoc, MaintenancesDoc, PageInfo,
@@ -250,80 +250,159 @@ pub(super) fn respond(body: &Body, conditional: &Conditional) -> Response {
 
 /// Document `index` of what is published now: made once per change of what it shows, then
 /// served as it is.
-async fn serve<T: Serialize>(
-    state: &StatusPageState,
-    index: usize,
-    conditional: &Conditional,
-    doc: impl FnOnce(&Render<'_>) -> T,
-) -> Response {
+async fn serve(state: &StatusPageState, index: usize, conditional: &Conditional) -> Response {
     let published = state.published().await;
-    let body = published.document(index, |snapshot| {
-        let r = Render { state, s: snapshot };
-        Body::new(serde_json::to_vec(&doc(&r)).unwrap_or_default(), JSON)
-    });
-    respond(&body, conditional)
+    respond(&made(state, &published, index), conditional)
 }
 
-/// Declares a Statuspage route: its handler and its OpenAPI entry.
+/// Document `index` of `published`, made the first time it is asked.
+fn made(state: &StatusPageState, published: &super::Published, index: usize) -> Body {
+    published.document(index, |snapshot| {
+        Body::new(document(index, &Render { state, s: snapshot }), JSON)
+    })
+}
+
+/// Declares a Statuspage route's OpenAPI entry, on a handler that answers as the route's
+/// [`Document`] does (the route is served by the service, which skips the extractors).
 macro_rules! v2 {
-    ($(#[$doc:meta])* $name:ident, $index:literal, $path:literal, $body:ty, |$r:ident| $make:expr) => {
+    ($(#[$doc:meta])* $name:ident, $index:literal, $path:literal, $body:ty) => {
         $(#[$doc])*
-        #[cfg_attr(feature = "openapi", utoipa::path(get, path = $path, tag = "status page",
+        #[cfg(feature = "openapi")]
+        #[allow(dead_code)]
+        #[utoipa::path(get, path = $path, tag = "status page",
             responses(
                 (status = 200, description = "As Atlassian Statuspage's public API answers", body = $body),
-                (status = "default", description = "A rejected request (400, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
+                (status = "default", description = "A rejected request (400, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error)))]
         pub(crate) async fn $name(
             State(state): State<Arc<StatusPageState>>,
             conditional: Conditional,
         ) -> Response {
-            serve(&state, $index, &conditional, |$r| $make).await
+            serve(&state, $index, &conditional).await
         }
     };
 }
 
 v2!(
     /// GET `/api/v2/status.json`: the page's indicator.
-    status, 0, "/api/v2/status.json", StatusDoc,
-    |r| StatusDoc { page: r.page(), status: r.status() }
+    status, 0, "/api/v2/status.json", StatusDoc
 );
 v2!(
     /// GET `/api/v2/summary.json`: components, unresolved incidents, maintenances, status.
-    summary, 1, "/api/v2/summary.json", SummaryDoc,
-    |r| SummaryDoc {
-        page: r.page(),
-        components: r.components(),
-        incidents: r.incidents(true),
-        scheduled_maintenances: r.maintenances(Which::All),
-        status: r.status(),
-    }
+    summary, 1, "/api/v2/summary.json", SummaryDoc
 );
 v2!(
     /// GET `/api/v2/components.json`.
-    components, 2, "/api/v2/components.json", ComponentsDoc,
-    |r| ComponentsDoc { page: r.page(), components: r.components() }
+    components, 2, "/api/v2/components.json", ComponentsDoc
 );
 v2!(
     /// GET `/api/v2/incidents.json`: open incidents and those of the last 14 days.
-    incidents, 3, "/api/v2/incidents.json", IncidentsDoc,
-    |r| IncidentsDoc { page: r.page(), incidents: r.incidents(false) }
+    incidents, 3, "/api/v2/incidents.json", IncidentsDoc
 );
 v2!(
     /// GET `/api/v2/incidents/unresolved.json`.
-    unresolved, 4, "/api/v2/incidents/unresolved.json", IncidentsDoc,
-    |r| IncidentsDoc { page: r.page(), incidents: r.incidents(true) }
+    unresolved, 4, "/api/v2/incidents/unresolved.json", IncidentsDoc
 );
 v2!(
     /// GET `/api/v2/scheduled-maintenances.json`: maintenances announced, in force or ahead.
-    maintenances, 5, "/api/v2/scheduled-maintenances.json", MaintenancesDoc,
-    |r| MaintenancesDoc { page: r.page(), scheduled_maintenances: r.maintenances(Which::All) }
+    maintenances, 5, "/api/v2/scheduled-maintenances.json", MaintenancesDoc
 );
 v2!(
     /// GET `/api/v2/scheduled-maintenances/upcoming.json`.
-    upcoming, 6, "/api/v2/scheduled-maintenances/upcoming.json", MaintenancesDoc,
-    |r| MaintenancesDoc { page: r.page(), scheduled_maintenances: r.maintenances(Which::Upcoming) }
+    upcoming, 6, "/api/v2/scheduled-maintenances/upcoming.json", MaintenancesDoc
 );
 v2!(
     /// GET `/api/v2/scheduled-maintenances/active.json`.
-    active, 7, "/api/v2/scheduled-maintenances/active.json", MaintenancesDoc,
-    |r| MaintenancesDoc { page: r.page(), scheduled_maintenances: r.maintenances(Which::Active) }
+    active, 7, "/api/v2/scheduled-maintenances/active.json", MaintenancesDoc
 );
+
+/// The paths of the documents, by index.
+pub(crate) const PATHS: [&str; super::DOCUMENTS] = [
+    "/api/v2/status.json",
+    "/api/v2/summary.json",
+    "/api/v2/components.json",
+    "/api/v2/incidents.json",
+    "/api/v2/incidents/unresolved.json",
+    "/api/v2/scheduled-maintenances.json",
+    "/api/v2/scheduled-maintenances/upcoming.json",
+    "/api/v2/scheduled-maintenances/active.json",
+];
+
+/// Document `index` (as [`PATHS`] names them) of a snapshot, as JSON.
+fn document(index: usize, r: &Render<'_>) -> Vec<u8> {
+    let json = match index {
+        0 => serde_json::to_vec(&StatusDoc {
+            page: r.page(),
+            status: r.status(),
+        }),
+        1 => serde_json::to_vec(&SummaryDoc {
+            page: r.page(),
+            components: r.components(),
+            incidents: r.incidents(true),
+            scheduled_maintenances: r.maintenances(Which::All),
+            status: r.status(),
+        }),
+        2 => serde_json::to_vec(&ComponentsDoc {
+            page: r.page(),
+            components: r.components(),
+        }),
+        3 | 4 => serde_json::to_vec(&IncidentsDoc {
+            page: r.page(),
+            incidents: r.incidents(index == 4),
+        }),
+        _ => serde_json::to_vec(&MaintenancesDoc {
+            page: r.page(),
+            scheduled_maintenances: r.maintenances(match index {
+                6 => Which::Upcoming,
+                7 => Which::Active,
+                _ => Which::All,
+            }),
+        }),
+    };
+    json.unwrap_or_default()
+}
+
+/// A Statuspage v2 document as one hand-written service, as the probes are: while what is
+/// published holds, the answer is made on the spot from the body made of it (no extractor,
+/// no boxed handler future); else the handler's way, which publishes anew.
+#[derive(Debug, Clone)]
+pub(crate) struct Document {
+    state: Arc<StatusPageState>,
+    index: usize,
+}
+
+impl Document {
+    pub(crate) fn new(state: Arc<StatusPageState>, index: usize) -> Self {
+        Self { state, index }
+    }
+}
+
+impl<B> tower::Service<axum::http::Request<B>> for Document {
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = futures::future::Either<
+        std::future::Ready<Result<Response, Self::Error>>,
+        futures::future::BoxFuture<'static, Result<Response, Self::Error>>,
+    >;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: axum::http::Request<B>) -> Self::Future {
+        let conditional = Conditional::from_headers(request.headers());
+        if let Some(published) = self.state.published_now() {
+            let body = made(&self.state, &published, self.index);
+            return futures::future::Either::Left(std::future::ready(Ok(respond(
+                &body,
+                &conditional,
+            ))));
+        }
+        let (state, index) = (Arc::clone(&self.state), self.index);
+        futures::future::Either::Right(Box::pin(async move {
+            Ok(serve(&state, index, &conditional).await)
+        }))
+    }
+}

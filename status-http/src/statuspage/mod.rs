@@ -344,15 +344,10 @@ impl StatusPageState {
     /// (a read lock and two pointer comparisons); else [`snapshot`](Self::snapshot), and its
     /// bodies kept as long as it is the same.
     pub(crate) async fn published(&self) -> Arc<Published> {
-        let minute = self.now().timestamp() / 60;
-        if let Some(c) = &*self.current.read().unwrap_or_else(PoisonError::into_inner) {
-            if c.minute == minute
-                && c.checked.elapsed() < INCIDENTS_FRESH
-                && Arc::ptr_eq(&c.facts, &self.registry.facts())
-            {
-                return Arc::clone(&c.published);
-            }
+        if let Some(published) = self.published_now() {
+            return published;
         }
+        let (checked, minute) = self.minute();
         let facts = self.registry.facts();
         let snapshot = self.snapshot().await;
         let mut current = self.current.write().unwrap_or_else(PoisonError::into_inner);
@@ -363,10 +358,29 @@ impl StatusPageState {
         *current = Some(Current {
             facts,
             minute,
-            checked: Instant::now(),
+            checked,
             published: Arc::clone(&published),
         });
         published
+    }
+
+    /// What is published, if it still holds (the same facts and minute, incidents read less
+    /// than a second ago): no waiting, no store read.
+    pub(crate) fn published_now(&self) -> Option<Arc<Published>> {
+        let (now, minute) = self.minute();
+        let current = self.current.read().unwrap_or_else(PoisonError::into_inner);
+        let c = current.as_ref()?;
+        (now.saturating_duration_since(c.checked) < INCIDENTS_FRESH
+            && c.minute == minute
+            && Arc::ptr_eq(&c.facts, &self.registry.facts()))
+        .then(|| Arc::clone(&c.published))
+    }
+
+    /// Now on the registry's clock, and the minute it is in: one reading of the clock.
+    fn minute(&self) -> (Instant, i64) {
+        let clock = self.registry.clock();
+        let now = clock.now();
+        (now, clock.wall_at(now).timestamp() / 60)
     }
 
     /// The time the page says: the history's clock, or the registry's.
@@ -453,39 +467,47 @@ impl StatusPageState {
     }
 }
 
-/// Adds the public routes: the page (with `dashboard`), Statuspage v2 JSON, feeds, badges.
-pub(crate) fn routes<S>(router: axum::Router<S>) -> axum::Router<S>
+/// Adds the routes a crowd refreshes: the page (with `dashboard`), Statuspage v2 JSON, feeds,
+/// badges. Served as the probes are, without a request span: during an incident they are the
+/// hot path, and a trace of each would drown the others.
+pub(crate) fn public_routes<S>(
+    router: axum::Router<S>,
+    state: &Arc<StatusPageState>,
+) -> axum::Router<S>
 where
     S: Clone + Send + Sync + 'static,
     Arc<StatusPageState>: axum::extract::FromRef<S>,
 {
-    use axum::routing::get;
-    let router = router
-        .route("/api/v2/status.json", get(json::status))
-        .route("/api/v2/summary.json", get(json::summary))
-        .route("/api/v2/components.json", get(json::components))
-        .route("/api/v2/incidents.json", get(json::incidents))
-        .route("/api/v2/incidents/unresolved.json", get(json::unresolved))
-        .route(
-            "/api/v2/scheduled-maintenances.json",
-            get(json::maintenances),
-        )
-        .route(
-            "/api/v2/scheduled-maintenances/upcoming.json",
-            get(json::upcoming),
-        )
-        .route(
-            "/api/v2/scheduled-maintenances/active.json",
-            get(json::active),
-        )
+    use axum::routing::{get, get_service};
+    let router = json::PATHS
+        .iter()
+        .enumerate()
+        .fold(router, |router, (index, path)| {
+            router.route(
+                path,
+                get_service(json::Document::new(Arc::clone(state), index)),
+            )
+        })
         .route("/history.atom", get(feed::atom))
         .route("/history.rss", get(feed::rss))
         .route("/badge/{file}", get(badge::level))
         .route("/badge/{name}/uptime.svg", get(badge::uptime));
     #[cfg(feature = "dashboard")]
-    let router = router
-        .route("/status/page", get(page::page))
-        .route("/status/page/events", get(page::events));
+    let router = router.route("/status/page", get(page::page));
+    router
+}
+
+/// Adds the page's other routes: its event stream (with `dashboard`) and the subscribers'
+/// door (with `subscribers`).
+pub(crate) fn routes<S>(router: axum::Router<S>) -> axum::Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+    Arc<StatusPageState>: axum::extract::FromRef<S>,
+{
+    #[cfg(any(feature = "dashboard", feature = "subscribers"))]
+    use axum::routing::get;
+    #[cfg(feature = "dashboard")]
+    let router = router.route("/status/page/events", get(page::events));
     #[cfg(feature = "subscribers")]
     let router = router
         .route(

@@ -1081,7 +1081,10 @@ async fn public_bodies_are_made_once_per_change_and_carry_their_tag_and_codings(
         .read_to_end(&mut unzipped)
         .unwrap();
     assert_eq!(unzipped, plain, "the same page, compressed");
-    assert_ne!(headers["etag"], plain_headers["etag"], "one tag a representation");
+    assert_ne!(
+        headers["etag"], plain_headers["etag"],
+        "one tag a representation"
+    );
     let (_, again, _) = raw(app.clone(), "/status/page", gzip).await;
     assert_eq!(again["etag"], headers["etag"], "compressed once, then kept");
 
