@@ -9,7 +9,7 @@ use http_body_util::BodyExt;
 use status_core::{check, CheckStatus, Dependency, Urgency};
 use tower::ServiceExt;
 
-use crate::support::{call, fixture, get};
+use crate::support::{call, fixture, get, gunzip, raw};
 
 const SECRET: &str = "hunter2-launch-codes";
 
@@ -241,29 +241,8 @@ async fn core_errors_become_the_right_answers() {
     );
 }
 
-/// `route` with `headers`: status, headers and the raw body.
-async fn raw(
-    app: &axum::Router,
-    route: &str,
-    headers: &[(&str, &str)],
-) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
-    let mut request = Request::get(route);
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let response = app
-        .clone()
-        .oneshot(request.body(Body::empty()).unwrap())
-        .await
-        .unwrap();
-    let (parts, body) = response.into_parts();
-    let bytes = body.collect().await.unwrap().to_bytes().to_vec();
-    (parts.status, parts.headers, bytes)
-}
-
 #[tokio::test(start_paused = true)]
 async fn large_probe_bodies_go_gzipped_to_clients_that_accept_it() {
-    use std::io::Read;
     let f = fixture().await;
     let app = f.app();
     let (_, plain_headers, plain) = raw(&app, "/healthcheck", &[]).await;
@@ -281,11 +260,11 @@ async fn large_probe_bodies_go_gzipped_to_clients_that_accept_it() {
     assert_eq!(headers["content-encoding"], "gzip");
     assert_eq!(headers["vary"], "accept-encoding");
     assert!(gzipped.len() < plain.len());
-    let mut unzipped = Vec::new();
-    flate2::read::GzDecoder::new(&gzipped[..])
-        .read_to_end(&mut unzipped)
-        .unwrap();
-    assert_eq!(unzipped, plain, "the same representation, compressed");
+    assert_eq!(
+        gunzip(&gzipped),
+        plain,
+        "the same representation, compressed"
+    );
     let tag = headers["etag"].to_str().unwrap().to_owned();
     assert_ne!(
         tag,

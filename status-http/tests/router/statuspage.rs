@@ -10,7 +10,7 @@ use status_core::{CheckStatus, Dependency, Group};
 use status_history::History;
 use status_http::{PublicGroup, Publication};
 
-use crate::support::{admin, call, fixture, get, Fixture, TOKEN};
+use crate::support::{admin, call, fixture, get, gunzip, raw, Fixture, TOKEN};
 
 async fn app(f: &Fixture) -> (axum::Router, History) {
     f.registry
@@ -1024,23 +1024,6 @@ async fn the_longest_badge_window_is_served_on_a_running_clock() {
 /// tag after; each compressed once for the clients that accept it, under a tag of its own.
 #[tokio::test(start_paused = true)]
 async fn public_bodies_are_made_once_per_change_and_carry_their_tag_and_codings() {
-    use http_body_util::BodyExt;
-    use std::io::Read;
-    use tower::ServiceExt;
-
-    let raw = |app: axum::Router, route: &'static str, headers: Vec<(&'static str, String)>| async move {
-        let mut request = Request::get(route);
-        for (name, value) in headers {
-            request = request.header(name, value);
-        }
-        let response = app
-            .oneshot(request.body(Body::empty()).unwrap())
-            .await
-            .unwrap();
-        let (parts, body) = response.into_parts();
-        let bytes = body.collect().await.unwrap().to_bytes().to_vec();
-        (parts.status, parts.headers, bytes)
-    };
     let f = fixture().await;
     let (app, history) = app(&f).await;
     settle(&history).await;
@@ -1053,14 +1036,13 @@ async fn public_bodies_are_made_once_per_change_and_carry_their_tag_and_codings(
     ];
     let mut tags = Vec::new();
     for route in routes {
-        let (status, headers, first) = raw(app.clone(), route, Vec::new()).await;
+        let (status, headers, first) = raw(&app, route, &[]).await;
         assert_eq!(status, StatusCode::OK, "{route}");
         let tag = headers["etag"].to_str().unwrap().to_owned();
-        let (_, again_headers, again) = raw(app.clone(), route, Vec::new()).await;
+        let (_, again_headers, again) = raw(&app, route, &[]).await;
         assert_eq!(again, first, "{route}: the same body until a change");
         assert_eq!(again_headers["etag"], tag.as_str(), "{route}");
-        let (status, held, body) =
-            raw(app.clone(), route, vec![("if-none-match", tag.clone())]).await;
+        let (status, held, body) = raw(&app, route, &[("if-none-match", &tag)]).await;
         assert_eq!(status, StatusCode::NOT_MODIFIED, "{route}");
         assert!(body.is_empty(), "{route}");
         assert_eq!(held["etag"], tag.as_str(), "{route}");
@@ -1068,37 +1050,32 @@ async fn public_bodies_are_made_once_per_change_and_carry_their_tag_and_codings(
     }
     // The page is large enough to gain: gzip for a client that accepts only it, the same
     // representation under a tag of its own.
-    let (_, plain_headers, plain) = raw(app.clone(), "/status/page", Vec::new()).await;
+    let (_, plain_headers, plain) = raw(&app, "/status/page", &[]).await;
     assert!(plain.len() >= 1024, "the page is {} bytes", plain.len());
-    let gzip = vec![("accept-encoding", "gzip".to_owned())];
-    let (status, headers, gzipped) = raw(app.clone(), "/status/page", gzip.clone()).await;
+    let gzip = [("accept-encoding", "gzip")];
+    let (status, headers, gzipped) = raw(&app, "/status/page", &gzip).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(headers["content-encoding"], "gzip");
     assert_eq!(headers["content-language"], "en");
     assert!(gzipped.len() < plain.len());
-    let mut unzipped = Vec::new();
-    flate2::read::GzDecoder::new(&gzipped[..])
-        .read_to_end(&mut unzipped)
-        .unwrap();
-    assert_eq!(unzipped, plain, "the same page, compressed");
+    assert_eq!(gunzip(&gzipped), plain, "the same page, compressed");
     assert_ne!(
         headers["etag"], plain_headers["etag"],
         "one tag a representation"
     );
-    let (_, again, _) = raw(app.clone(), "/status/page", gzip).await;
+    let (_, again, _) = raw(&app, "/status/page", &gzip).await;
     assert_eq!(again["etag"], headers["etag"], "compressed once, then kept");
 
     // A change of what is shown: every body is made again, under a new tag; a client holding
     // the old one gets the new body.
     f.set(&f.db, CheckStatus::Outage).await;
     for (route, tag) in routes.into_iter().zip(tags) {
-        let (status, headers, body) =
-            raw(app.clone(), route, vec![("if-none-match", tag.clone())]).await;
+        let (status, headers, body) = raw(&app, route, &[("if-none-match", &tag)]).await;
         assert_eq!(status, StatusCode::OK, "{route}: a change, a new body");
         assert_ne!(headers["etag"], tag.as_str(), "{route}");
         assert!(!body.is_empty(), "{route}");
     }
-    let (_, _, status) = raw(app.clone(), "/api/v2/status.json", Vec::new()).await;
+    let (_, _, status) = raw(&app, "/api/v2/status.json", &[]).await;
     let status: serde_json::Value = serde_json::from_slice(&status).unwrap();
     assert_ne!(status["status"]["indicator"], "none", "{status}");
 }

@@ -164,3 +164,34 @@ pub(crate) async fn admin(
     }
     call(app, request.body(body.into()).unwrap()).await
 }
+
+/// A GET of `route` with `headers`: its status, headers and body as bytes (a compressed body
+/// is not text).
+pub(crate) async fn raw(
+    app: &axum::Router,
+    route: &str,
+    headers: &[(&str, &str)],
+) -> (StatusCode, HeaderMap, Vec<u8>) {
+    let mut request = Request::get(route);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = app
+        .clone()
+        .oneshot(request.body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let (parts, body) = response.into_parts();
+    let bytes = body.collect().await.unwrap().to_bytes().to_vec();
+    (parts.status, parts.headers, bytes)
+}
+
+/// `gzipped`, decompressed.
+pub(crate) fn gunzip(gzipped: &[u8]) -> Vec<u8> {
+    use std::io::Read;
+    let mut unzipped = Vec::new();
+    flate2::read::GzDecoder::new(gzipped)
+        .read_to_end(&mut unzipped)
+        .unwrap();
+    unzipped
+}
