@@ -1,9 +1,10 @@
 //! The fleet in Redis, at a constant cost per instance.
 //!
-//! One beat of one instance is one script of six commands of O(log N) whatever the fleet's
-//! size N (the clock; one read of its records and one of the counts' cache; its member
-//! moved; one write of its records), plus one for each failing dependency; no beat reads
-//! another instance's summary. What every instance needs back, each data
+//! One beat of one instance is one script of five commands of O(log N) whatever the fleet's
+//! size N (the clock; one read of its records and the fleet's hot fields; its member out and
+//! in; one write of its records), plus one for each failing dependency that comes or goes,
+//! and the counts read when the client does not hold the latest; no beat reads another
+//! instance's summary. What every instance needs back, each data
 //! center's fresh instances by condition and its serving ones, is counted at most every
 //! thirtieth of the TTL by whichever beat comes first (O(D log N) for D data centers) and
 //! cached for the others. The keys, all under one hash tag so that a Redis Cluster keeps them
@@ -11,9 +12,9 @@
 //!
 //! | key | type | what |
 //! |---|---|---|
-//! | `{K}:inst` | hash | instance id → `dc \n condition \n serving \n beat \n summary JSON`; `id \0own` → the token of the process that holds it and its last beat's number; `id \0fails` → its failing dependencies of its last beat, `dependency \t level` a line |
+//! | `{K}:inst` | hash | instance id → `dc \n condition \n serving \n beat \n summary JSON`; `id \0own` → `owner \t sequence \t member`: the token of the process that holds it, its last beat's number and that beat's member of `{K}:live`; `id \0fails` → its failing dependencies of its last beat, `dependency \t level` a line; and what every beat reads: `\0at` (when the counts were made), `\0settling`, `\0failing_at` (when what fails last changed) |
 //! | `{K}:live` | sorted set, by lex | `dc \0 condition serving \0 beat \0 id`: one member an instance |
-//! | `{K}:dcs` | hash | each data center (its value unused); the cached counts and when they were made; the settling mark |
+//! | `{K}:dcs` | hash | each data center (its value unused); the cached counts; what fails, and when it moved and was read out |
 //! | `{K}:fail` | sorted set, by beat | `dc \0 dependency \0 level \0 id`: one member a failing dependency of an instance, scored by its last beat |
 //! | `{K}:fcount` | hash | `dc \t dependency \t level` → how many members of `{K}:fail` it has |
 //! | `{K}:voice` | hash | `datacenter \t dependency` → its voice lease, `state \n holder \n expiry` ([`FleetStore::voice`](crate::FleetStore::voice)) |
