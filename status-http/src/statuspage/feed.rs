@@ -6,14 +6,12 @@
 use std::sync::Arc;
 
 use atom_syndication as atom;
-use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
-use axum::http::HeaderValue;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use chrono::{DateTime, TimeZone, Utc};
 
 use super::{Maintenance, PublicIncident, Snapshot, StatusPageState};
+use crate::render::Conditional;
 
 /// How far back the feeds go.
 pub(super) const FEED_DAYS: i64 = 90;
@@ -275,31 +273,22 @@ async fn serve(
     kind: &'static str,
     mime: &'static str,
     render: fn(&StatusPageState, &Snapshot, &[Entry]) -> String,
+    conditional: &Conditional,
 ) -> Response {
     let snapshot = state.snapshot().await;
     let kept = state.feed_incidents().await;
     // What the feed shows changes with the snapshot or the incidents read (a list is kept,
     // the same `Arc`, while the store answers the same).
     let fingerprint = snapshot.fingerprint ^ (Arc::as_ptr(&kept) as u64).rotate_left(17);
-    let body: Bytes = state.cached(kind, fingerprint, || {
+    let body = state.cached(kind, fingerprint, mime, || {
         let public: Vec<PublicIncident> = kept
             .iter()
             .map(|i| PublicIncident::of(i, &snapshot.components))
             .collect();
-        render(state, &snapshot, &entries(state, &snapshot, &public)).into_bytes()
+        render(state, &snapshot, &entries(state, &snapshot, &public))
     });
-    (
-        [
-            (CONTENT_TYPE, HeaderValue::from_static(mime)),
-            (
-                axum::http::header::ACCESS_CONTROL_ALLOW_ORIGIN,
-                HeaderValue::from_static("*"),
-            ),
-            (CACHE_CONTROL, HeaderValue::from_static("no-cache")),
-        ],
-        body,
-    )
-        .into_response()
+    // Feed readers poll: one holding this body's tag gets a 304.
+    super::json::respond(&body, conditional)
 }
 
 /// GET `/history.atom`: the incidents and maintenances of the last 90 days, as Atom 1.0.
@@ -307,12 +296,16 @@ async fn serve(
     responses(
         (status = 200, description = "Incidents and maintenances of the last 90 days, the newest first, each with its updates (Atom 1.0)", content_type = "application/atom+xml", body = String),
         (status = "default", description = "A rejected request (400, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
-pub(crate) async fn atom(State(state): State<Arc<StatusPageState>>) -> Response {
+pub(crate) async fn atom(
+    State(state): State<Arc<StatusPageState>>,
+    conditional: Conditional,
+) -> Response {
     serve(
         &state,
         "/history.atom",
         "application/atom+xml; charset=utf-8",
         atom_feed,
+        &conditional,
     )
     .await
 }
@@ -322,12 +315,16 @@ pub(crate) async fn atom(State(state): State<Arc<StatusPageState>>) -> Response 
     responses(
         (status = 200, description = "Incidents and maintenances of the last 90 days, the newest first, each with its updates (RSS 2.0)", content_type = "application/rss+xml", body = String),
         (status = "default", description = "A rejected request (400, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
-pub(crate) async fn rss(State(state): State<Arc<StatusPageState>>) -> Response {
+pub(crate) async fn rss(
+    State(state): State<Arc<StatusPageState>>,
+    conditional: Conditional,
+) -> Response {
     serve(
         &state,
         "/history.rss",
         "application/rss+xml; charset=utf-8",
         rss_feed,
+        &conditional,
     )
     .await
 }

@@ -20,7 +20,6 @@ use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::time::Duration;
 
-use axum::body::Bytes;
 use chrono::{DateTime, Utc};
 use status_core::{CheckStatus, Facts, Registry};
 use status_history::incident::Incident;
@@ -185,7 +184,7 @@ pub(crate) struct StatusPageState {
     none: Arc<Vec<Incident>>,
     /// The last snapshot, and the report and incidents it was made of.
     last: Mutex<Option<Made>>,
-    bodies: Mutex<HashMap<&'static str, (u64, Bytes)>>,
+    bodies: Mutex<HashMap<&'static str, (u64, crate::render::Body)>>,
     /// What the public routes serve now.
     current: RwLock<Option<Current>>,
     /// The page's event streams: 256 at most, 8 from one address.
@@ -437,28 +436,28 @@ impl StatusPageState {
             .or_insert(now)
     }
 
-    /// The body of `kind` made of a snapshot with this fingerprint, if there is one.
-    pub(crate) fn peek(&self, kind: &'static str, fingerprint: u64) -> Option<Bytes> {
-        let bodies = self.bodies.lock().unwrap_or_else(PoisonError::into_inner);
-        bodies
-            .get(kind)
-            .filter(|(f, _)| *f == fingerprint)
-            .map(|(_, body)| body.clone())
-    }
-
-    /// The body of `kind` for a snapshot with this fingerprint: the one kept, or the one
-    /// `render` makes (once per change of what it shows).
+    /// The body of `kind` (of type `content_type`) for what has this fingerprint: the one
+    /// kept, or the one `render` makes (once per change of what it shows), with its ETag and
+    /// its compressed forms.
     pub(crate) fn cached(
         &self,
         kind: &'static str,
         fingerprint: u64,
-        render: impl FnOnce() -> Vec<u8>,
-    ) -> Bytes {
-        if let Some(body) = self.peek(kind, fingerprint) {
+        content_type: &'static str,
+        render: impl FnOnce() -> String,
+    ) -> crate::render::Body {
+        let kept = self
+            .bodies
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(kind)
+            .filter(|(f, _)| *f == fingerprint)
+            .map(|(_, body)| body.clone());
+        if let Some(body) = kept {
             return body;
         }
         // Rendered outside the lock: another request may render the same; one is kept.
-        let body = Bytes::from(render());
+        let body = crate::render::Body::new(render(), content_type);
         self.bodies
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

@@ -1048,6 +1048,15 @@ async fn public_bodies_are_made_once_per_change_and_carry_their_tag_and_codings(
         assert_eq!(held["etag"], tag.as_str(), "{route}");
         tags.push(tag);
     }
+    // The feeds too: a reader polling with the tag it holds gets a 304.
+    for feed in ["/history.atom", "/history.rss"] {
+        let (status, headers, _) = raw(&app, feed, &[]).await;
+        assert_eq!(status, StatusCode::OK, "{feed}");
+        let tag = headers["etag"].to_str().unwrap().to_owned();
+        let (status, _, body) = raw(&app, feed, &[("if-none-match", &tag)]).await;
+        assert_eq!(status, StatusCode::NOT_MODIFIED, "{feed}");
+        assert!(body.is_empty(), "{feed}");
+    }
     // The page is large enough to gain: gzip for a client that accepts only it, the same
     // representation under a tag of its own.
     let (_, plain_headers, plain) = raw(&app, "/status/page", &[]).await;
