@@ -297,7 +297,7 @@ async fn main() -> anyhow::Result<()> {
     );
     let mut meter = Meter::open(&args).await?;
     if !args.baseline {
-        let store = open(&args, args.etcd.is_some(), false).await?;
+        let store = open(&args, false).await?;
         phase(&args, store, &mut meter).await?;
         return Ok(());
     }
@@ -305,18 +305,8 @@ async fn main() -> anyhow::Result<()> {
     // per beat in each pair, and the median of those ratios.
     let mut ratios = Vec::new();
     for _ in 0..args.rounds.max(1) {
-        let bare = phase(
-            &args,
-            open(&args, args.etcd.is_some(), true).await?,
-            &mut meter,
-        )
-        .await?;
-        let store = phase(
-            &args,
-            open(&args, args.etcd.is_some(), false).await?,
-            &mut meter,
-        )
-        .await?;
+        let bare = phase(&args, open(&args, true).await?, &mut meter).await?;
+        let store = phase(&args, open(&args, false).await?, &mut meter).await?;
         ratios.push(store.cpu_per_beat / bare.cpu_per_beat.max(1e-9));
     }
     ratios.sort_by(f64::total_cmp);
@@ -334,13 +324,13 @@ async fn main() -> anyhow::Result<()> {
 
 /// The store a phase runs: the fleet's (`--store`, or etcd), or with `bare` the baseline, a
 /// bare write of the same size under the same key shape.
-async fn open(args: &Args, etcd: bool, bare: bool) -> anyhow::Result<Arc<Store>> {
+async fn open(args: &Args, bare: bool) -> anyhow::Result<Arc<Store>> {
     let ttl = Duration::from_millis(args.ttl_ms.max(30));
     let period = ttl / 3;
     let connections = args.connections.max(1);
     let redis_url = args.redis.clone().unwrap_or_default();
     let store = match (&args.etcd, args.store.as_str()) {
-        (Some(urls), _) if etcd && bare => {
+        (Some(urls), _) if bare => {
             let mut clients = Vec::new();
             for _ in 0..connections {
                 let endpoints: Vec<&str> = urls.split(',').collect();

@@ -1,10 +1,10 @@
+local call = redis.call
 local id, dc, cond, serving, json, owner = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[12]
 local ttl, retire, limit, every = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 if not string.find(cond, '^[0-3]$') or not string.find(serving, '^[01]$') then
   return {'bad_state'}
 end
 if #json > limit then return {'too_large'} end
-local call = redis.call
 -- What this instance's last beat left, and what the fleet's upkeep left, in one read: who
 -- holds it (`id \0own`: `owner \t sequence \t member`, the owner, its last beat's number,
 -- and the beat's member of `{K}:live`), what it failed (`id \0fails`: one line each,
@@ -47,7 +47,7 @@ local function pad(ms) return string.format('%015d', ms) end
 -- `{K}:fail`; every member that comes or goes moves it, in this script.
 local function count(fdc, dep, lvl, by)
   local field = fdc .. '\t' .. dep .. '\t' .. lvl
-  if redis.call('HINCRBY', KEYS[5], field, by) <= 0 then redis.call('HDEL', KEYS[5], field) end
+  if call('HINCRBY', KEYS[5], field, by) <= 0 then call('HDEL', KEYS[5], field) end
 end
 local function member_of(record, rid)
   local pdc, pcond, pserv, pbeat =
@@ -62,13 +62,13 @@ local healed = 0
 if not fresh then
   local types = {'hash', 'zset', 'hash', 'zset', 'hash'}
   for i = 1, 5 do
-    local kind = redis.call('TYPE', KEYS[i])['ok']
+    local kind = call('TYPE', KEYS[i])['ok']
     if kind ~= 'none' and kind ~= types[i] then healed = healed + 1 end
   end
   -- A key of the wrong type: every key goes (members without records would count twice),
   -- and the instances rebuild them at their next beat.
   if healed > 0 then
-    redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+    call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
     held, holder, old, listed, at, settling_mark, failing_at = nil, nil, nil, nil, nil, nil, nil
   end
   -- A store found empty (new, flushed, restarted, healed), or not counted for half a TTL
@@ -76,8 +76,8 @@ if not fresh then
   -- promoted, a store unreachable), is settling for a TTL: the instances that beat
   -- meanwhile are not the fleet, and the others' last beats may be older than the TTL.
   local counted = tonumber(at)
-  if redis.call('EXISTS', KEYS[1]) == 0 or (counted and counted < now - ttl / 2) then
-    redis.call('HSET', KEYS[1], '\0settling', now)
+  if call('EXISTS', KEYS[1]) == 0 or (counted and counted < now - ttl / 2) then
+    call('HSET', KEYS[1], '\0settling', now)
   end
 end
 
@@ -87,10 +87,10 @@ end
 local known_dc = at and at == ARGV[10] and ARGV[11] == '1'
 if not known_dc then known_dc = call('HEXISTS', KEYS[3], dc) == 1 end
 if not known_dc then
-  local known = redis.call('HLEN', KEYS[3])
+  local known = call('HLEN', KEYS[3])
   for _, special in ipairs({'\0at', '\0counts', '\0failing', '\0failing_at', '\0failing_moved',
       '\0failing_built', '\0settling'}) do
-    known = known - redis.call('HEXISTS', KEYS[3], special)
+    known = known - call('HEXISTS', KEYS[3], special)
   end
   if known >= tonumber(ARGV[13]) then return {'too_many_datacenters'} end
 end
@@ -127,7 +127,7 @@ if listed then
     local dep, lvl = string.match(line, '^([^\t%z]+)\t([1-3])$')
     if dep then
       local m = pdc .. '\0' .. dep .. '\0' .. lvl .. '\0' .. id
-      if not want[m] and redis.call('ZREM', KEYS[4], m) == 1 then
+      if not want[m] and call('ZREM', KEYS[4], m) == 1 then
         count(pdc, dep, lvl, -1)
         moved = true
       end
@@ -171,35 +171,35 @@ end
 local retired = 0
 local function retire_members(members)
   for _, member in ipairs(members) do
-    redis.call('ZREM', KEYS[2], member)
+    call('ZREM', KEYS[2], member)
     local rid = string.match(member, '^[^%z]*%z[0-3][01]%z%d+%z(.*)$')
-    local record = rid and redis.call('HGET', KEYS[1], rid)
+    local record = rid and call('HGET', KEYS[1], rid)
     -- The record goes only if this member is its own (not an older one left behind).
     if record and member_of(record, rid) == member then
-      redis.call('HDEL', KEYS[1], rid, rid .. '\0own', rid .. '\0fails')
+      call('HDEL', KEYS[1], rid, rid .. '\0own', rid .. '\0fails')
     end
     retired = retired + 1
   end
 end
-for _, k in ipairs(KEYS) do redis.call('PEXPIRE', k, keep) end
+for _, k in ipairs(KEYS) do call('PEXPIRE', k, keep) end
 local rows = {}
 local from, to = pad(now - ttl + 1), pad(now + ttl + 1)
-local names = redis.call('HKEYS', KEYS[3])
+local names = call('HKEYS', KEYS[3])
 for _, name in ipairs(names) do
   if string.byte(name, 1) ~= 0 then
     local counts = {0, 0, 0, 0, 0}
     for c = 0, 3 do
       for s = 0, 1 do
         local p = name .. '\0' .. c .. s .. '\0'
-        retire_members(redis.call('ZRANGEBYLEX', KEYS[2], '[' .. p, '(' .. p .. pad(now - keep), 'LIMIT', 0, retire))
-        retire_members(redis.call('ZRANGEBYLEX', KEYS[2], '(' .. p .. pad(now + keep), '[' .. p .. '\255', 'LIMIT', 0, retire))
-        local n = redis.call('ZLEXCOUNT', KEYS[2], '[' .. p .. from, '(' .. p .. to)
+        retire_members(call('ZRANGEBYLEX', KEYS[2], '[' .. p, '(' .. p .. pad(now - keep), 'LIMIT', 0, retire))
+        retire_members(call('ZRANGEBYLEX', KEYS[2], '(' .. p .. pad(now + keep), '[' .. p .. '\255', 'LIMIT', 0, retire))
+        local n = call('ZLEXCOUNT', KEYS[2], '[' .. p .. from, '(' .. p .. to)
         counts[c + 1] = counts[c + 1] + n
         if s == 1 then counts[5] = counts[5] + n end
       end
     end
-    if redis.call('ZLEXCOUNT', KEYS[2], '[' .. name .. '\0', '(' .. name .. '\1') == 0 then
-      redis.call('HDEL', KEYS[3], name)
+    if call('ZLEXCOUNT', KEYS[2], '[' .. name .. '\0', '(' .. name .. '\1') == 0 then
+      call('HDEL', KEYS[3], name)
     else
       table.insert(rows, name .. '\t' .. table.concat(counts, '\t'))
     end
@@ -210,22 +210,22 @@ local counts = table.concat(rows, '\n')
 -- What fails: members not beaten for a TTL (or stamped in the future) go, counted down, and
 -- when the counts moved since they were last read out, they are read out again: O(F) for F
 -- failing (data center, dependency, level), at most ARGV[15] rows, only when they moved.
-local gone = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now - ttl, 'LIMIT', 0, retire * 4)
-for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '(' .. (now + ttl), '+inf', 'LIMIT', 0, retire)) do
+local gone = call('ZRANGEBYSCORE', KEYS[4], '-inf', now - ttl, 'LIMIT', 0, retire * 4)
+for _, m in ipairs(call('ZRANGEBYSCORE', KEYS[4], '(' .. (now + ttl), '+inf', 'LIMIT', 0, retire)) do
   table.insert(gone, m)
 end
 for _, m in ipairs(gone) do
-  redis.call('ZREM', KEYS[4], m)
+  call('ZREM', KEYS[4], m)
   local fdc, dep, lvl = string.match(m, '^([^%z]*)%z([^%z]+)%z([1-3])%z')
   if fdc then count(fdc, dep, lvl, -1) end
   retired = retired + 1
 end
-local pass = redis.call('HMGET', KEYS[3], '\0failing', '\0failing_moved', '\0failing_built')
+local pass = call('HMGET', KEYS[3], '\0failing', '\0failing_moved', '\0failing_built')
 local failing = pass[1] or ''
 failing_at = failing_at or '0'
 if #gone > 0 or not pass[3] or (pass[2] and tonumber(pass[2]) >= tonumber(pass[3])) then
   local frows = {}
-  local all = redis.call('HGETALL', KEYS[5])
+  local all = call('HGETALL', KEYS[5])
   for i = 1, #all, 2 do
     local n = tonumber(all[i + 1])
     if #frows < tonumber(ARGV[15]) and n and n > 0 and string.find(all[i], '^[^\t]*\t[^\t]+\t[1-3]$') then
@@ -235,15 +235,15 @@ if #gone > 0 or not pass[3] or (pass[2] and tonumber(pass[2]) >= tonumber(pass[3
   table.sort(frows)
   local text = table.concat(frows, '\n')
   if text ~= failing or failing_at == '0' then failing, failing_at = text, tostring(now) end
-  redis.call('HSET', KEYS[3], '\0failing', failing, '\0failing_built', now)
+  call('HSET', KEYS[3], '\0failing', failing, '\0failing_built', now)
 end
-local settling = tonumber(redis.call('HGET', KEYS[1], '\0settling'))
+local settling = tonumber(call('HGET', KEYS[1], '\0settling'))
 if settling and settling <= now - ttl then
-  redis.call('HDEL', KEYS[1], '\0settling')
+  call('HDEL', KEYS[1], '\0settling')
   settling = nil
 end
-redis.call('HSET', KEYS[3], '\0counts', counts)
-redis.call('HSET', KEYS[1], '\0at', now, '\0failing_at', failing_at)
+call('HSET', KEYS[3], '\0counts', counts)
+call('HSET', KEYS[1], '\0at', now, '\0failing_at', failing_at)
 local sent = false
 if failing_at ~= ARGV[16] then sent = failing end
 return {settling and 'settling' or 'ok', now, healed, retired, now, counts, sent, failing_at}
