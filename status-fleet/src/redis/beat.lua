@@ -1,10 +1,13 @@
 local call = redis.call
 local id, dc, cond, serving, json, owner = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[12]
-local ttl, retire, limit, every = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
-if not string.find(cond, '^[0-3]$') or not string.find(serving, '^[01]$') then
+-- (Every beat comes here: what it does not need is not parsed, numbers are formatted only where
+-- a command takes them, and strings compare by identity, as Lua interns them.)
+local ttl, every = tonumber(ARGV[6]), tonumber(ARGV[9])
+if not (cond == '0' or cond == '1' or cond == '2' or cond == '3') or
+    not (serving == '0' or serving == '1') then
   return {'bad_state'}
 end
-if #json > limit then return {'too_large'} end
+if #json > tonumber(ARGV[8]) then return {'too_large'} end
 -- What this instance's last beat left, and what the fleet's upkeep left, in one read: who
 -- holds it (`id \0own`: `owner \t sequence \t member`, the owner, its last beat's number,
 -- and the beat's member of `{K}:live`), what it failed (`id \0fails`: one line each,
@@ -35,14 +38,20 @@ if failing_lines ~= '' then for line in string.gmatch(failing_lines, '[^\n]+') d
   if not dep or #dep > 128 or #fails >= 32 then return {'bad_failing'} end
   fails[#fails + 1] = {dep, lvl}
 end end
+-- The server's clock in milliseconds, as digits (`stamp`, written in records and members) and
+-- as a number (`now`).
 local t = call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local micros = t[2]
+local stamp = t[1] .. string.sub(string.rep('0', 6 - #micros) .. micros, 1, 3)
+local now = tonumber(stamp)
 -- A beat run after its deadline (the client gave up on it; the network delivered it late)
 -- changes nothing: it would write a condition of seconds ago, stamped now, as fresh.
 local deadline = tonumber(ARGV[18] or '') or 0
 if deadline > 0 and now > deadline then return {'late', now} end
 local keep = ttl * 10
-local function pad(ms) return string.format('%015d', ms) end
+-- A beat in a member: 15 digits, so that lex order is time order.
+local function pad(digits) return string.rep('0', 15 - #digits) .. digits end
+local stamp15 = pad(stamp)
 -- What fails, counted: `{K}:fcount` holds, per `dc \t dependency \t level`, the members of
 -- `{K}:fail`; every member that comes or goes moves it, in this script.
 local function count(fdc, dep, lvl, by)
@@ -53,11 +62,12 @@ local function member_of(record, rid)
   local pdc, pcond, pserv, pbeat =
     string.match(record, '^([^\n]*)\n([0-3])\n([01])\n(%d+)\n')
   if not pdc then return nil end
-  return pdc .. '\0' .. pcond .. pserv .. '\0' .. pad(tonumber(pbeat)) .. '\0' .. rid
+  return pdc .. '\0' .. pcond .. pserv .. '\0' .. pad(pbeat) .. '\0' .. rid
 end
 
 -- (A key of the wrong type under the records: healed now, not at the next upkeep.)
-local fresh = not broken and at and tonumber(at) > now - every and tonumber(at) <= now
+local counted_at = not broken and at and tonumber(at)
+local fresh = counted_at and counted_at > now - every and counted_at <= now
 local healed = 0
 if not fresh then
   local types = {'hash', 'zset', 'hash', 'zset', 'hash'}
@@ -108,7 +118,7 @@ if holder and holder ~= owner and old then
     return {'id_taken', now, pdc}
   end
 end
-local member = dc .. '\0' .. cond .. serving .. '\0' .. pad(now) .. '\0' .. id
+local member = dc .. '\0' .. cond .. serving .. '\0' .. stamp15 .. '\0' .. id
 if old and old ~= member then call('ZREM', KEYS[2], old) end
 -- Its failing dependencies: a member of `{K}:fail` each (`dc \0 dependency \0 level \0 id`,
 -- scored by its beat). A beat moves their scores; what it no longer fails (or fails from
@@ -144,7 +154,7 @@ if #fails > 0 then
 end
 if moved then call('HSET', KEYS[3], '\0failing_moved', now) end
 -- Its record, who holds it, and what it fails: one write.
-local record = dc .. '\n' .. cond .. '\n' .. serving .. '\n' .. now .. '\n' .. json
+local record = dc .. '\n' .. cond .. '\n' .. serving .. '\n' .. stamp .. '\n' .. json
 local own = owner .. '\t' .. (seq and ARGV[17] or '0') .. '\t' .. member
 if #fails > 0 and listed ~= failing_lines then
   call('HSET', KEYS[1], id, record, id .. '\0own', own, id .. '\0fails', failing_lines)
@@ -152,7 +162,7 @@ else
   call('HSET', KEYS[1], id, record, id .. '\0own', own)
   if #fails == 0 and listed then call('HDEL', KEYS[1], id .. '\0fails') end
 end
-call('ZADD', KEYS[2], 0, member)
+call('ZADD', KEYS[2], '0', member)
 -- A data center the counts do not know yet is known from now on.
 if not known_dc then call('HSET', KEYS[3], dc, '') end
 
@@ -169,6 +179,7 @@ end
 
 -- The upkeep.
 local retired = 0
+local retire = tonumber(ARGV[7])
 local function retire_members(members)
   for _, member in ipairs(members) do
     call('ZREM', KEYS[2], member)
@@ -183,7 +194,7 @@ local function retire_members(members)
 end
 for _, k in ipairs(KEYS) do call('PEXPIRE', k, keep) end
 local rows = {}
-local from, to = pad(now - ttl + 1), pad(now + ttl + 1)
+local from, to = pad(tostring(now - ttl + 1)), pad(tostring(now + ttl + 1))
 local names = call('HKEYS', KEYS[3])
 for _, name in ipairs(names) do
   if string.byte(name, 1) ~= 0 then
@@ -191,8 +202,8 @@ for _, name in ipairs(names) do
     for c = 0, 3 do
       for s = 0, 1 do
         local p = name .. '\0' .. c .. s .. '\0'
-        retire_members(call('ZRANGEBYLEX', KEYS[2], '[' .. p, '(' .. p .. pad(now - keep), 'LIMIT', 0, retire))
-        retire_members(call('ZRANGEBYLEX', KEYS[2], '(' .. p .. pad(now + keep), '[' .. p .. '\255', 'LIMIT', 0, retire))
+        retire_members(call('ZRANGEBYLEX', KEYS[2], '[' .. p, '(' .. p .. pad(tostring(now - keep)), 'LIMIT', 0, retire))
+        retire_members(call('ZRANGEBYLEX', KEYS[2], '(' .. p .. pad(tostring(now + keep)), '[' .. p .. '\255', 'LIMIT', 0, retire))
         local n = call('ZLEXCOUNT', KEYS[2], '[' .. p .. from, '(' .. p .. to)
         counts[c + 1] = counts[c + 1] + n
         if s == 1 then counts[5] = counts[5] + n end
