@@ -1,20 +1,22 @@
+-- (The store puts its settings before this, as numbers in the script's text, parsed once when
+-- Redis loads it: `ttl`, `every`, `retire`, `limit`, `max_datacenters`, `max_rows`.)
 local call = redis.call
-local id, dc, cond, serving, json, owner = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[12]
+local id, dc, cond, serving, json, owner = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[8]
 -- (Every beat comes here: what it does not need is not parsed, numbers are formatted only where
 -- a command takes them, and strings compare by identity, as Lua interns them.)
-local ttl, every = tonumber(ARGV[6]), tonumber(ARGV[9])
 if not (cond == '0' or cond == '1' or cond == '2' or cond == '3') or
     not (serving == '0' or serving == '1') then
   return {'bad_state'}
 end
-if #json > tonumber(ARGV[8]) then return {'too_large'} end
+if #json > limit then return {'too_large'} end
 -- What this instance's last beat left, and what the fleet's upkeep left, in one read: who
 -- holds it (`id \0own`: `owner \t sequence \t member`, the owner, its last beat's number,
 -- and the beat's member of `{K}:live`), what it failed (`id \0fails`: one line each,
 -- `dependency \t level`); when the counts were made (`\0at`), whether the store is settling
 -- (`\0settling`), when what fails last changed (`\0failing_at`). Its record (`id`) is not
 -- read: the member says all a beat needs of it.
-local rec = redis.pcall('HMGET', KEYS[1], id .. '\0own', id .. '\0fails', '\0at', '\0settling',
+local own_field, fails_field = id .. '\0own', id .. '\0fails'
+local rec = redis.pcall('HMGET', KEYS[1], own_field, fails_field, '\0at', '\0settling',
   '\0failing_at')
 local broken = type(rec) ~= 'table' or rec.err
 if broken then rec = {} end
@@ -22,7 +24,7 @@ local held, listed, at, settling_mark, failing_at = rec[1], rec[2], rec[3], rec[
 -- A beat older than one this process already had taken (sent, given up as late, its
 -- connection dropped, then delivered after a newer one: a packet retransmitted for seconds)
 -- changes nothing: it would write a past condition, stamped now, as fresh.
-local seq = tonumber(ARGV[17] or '')
+local seq = tonumber(ARGV[11] or '')
 local holder, held_seq, old = nil, nil, nil
 if held then
   local o, n, m = string.match(held, '^([^\t]*)\t(%d+)\t(.*)$')
@@ -32,7 +34,7 @@ if seq and held_seq and holder == owner and seq <= held_seq then return {'late'}
 -- The failing dependencies: one line each, `dependency \t level` (1 MINOR … 3 OUTAGE), at
 -- most 32, ids as status-core's.
 local fails = {}
-local failing_lines = ARGV[14] or ''
+local failing_lines = ARGV[9] or ''
 if failing_lines ~= '' then for line in string.gmatch(failing_lines, '[^\n]+') do
   local dep, lvl = string.match(line, '^([a-z0-9][a-z0-9%._%-]*)\t([1-3])$')
   if not dep or #dep > 128 or #fails >= 32 then return {'bad_failing'} end
@@ -46,12 +48,11 @@ local stamp = t[1] .. string.sub(string.rep('0', 6 - #micros) .. micros, 1, 3)
 local now = tonumber(stamp)
 -- A beat run after its deadline (the client gave up on it; the network delivered it late)
 -- changes nothing: it would write a condition of seconds ago, stamped now, as fresh.
-local deadline = tonumber(ARGV[18] or '') or 0
+local deadline = tonumber(ARGV[12] or '') or 0
 if deadline > 0 and now > deadline then return {'late', now} end
 local keep = ttl * 10
 -- A beat in a member: 15 digits, so that lex order is time order.
-local function pad(digits) return string.rep('0', 15 - #digits) .. digits end
-local stamp15 = pad(stamp)
+local stamp15 = string.rep('0', 15 - #stamp) .. stamp
 -- What fails, counted: `{K}:fcount` holds, per `dc \t dependency \t level`, the members of
 -- `{K}:fail`; every member that comes or goes moves it, in this script.
 local function count(fdc, dep, lvl, by)
@@ -62,7 +63,7 @@ local function member_of(record, rid)
   local pdc, pcond, pserv, pbeat =
     string.match(record, '^([^\n]*)\n([0-3])\n([01])\n(%d+)\n')
   if not pdc then return nil end
-  return pdc .. '\0' .. pcond .. pserv .. '\0' .. pad(pbeat) .. '\0' .. rid
+  return pdc .. '\0' .. pcond .. pserv .. '\0' .. string.rep('0', 15 - #pbeat) .. pbeat .. '\0' .. rid
 end
 
 -- (A key of the wrong type under the records: healed now, not at the next upkeep.)
@@ -91,10 +92,10 @@ if not fresh then
   end
 end
 
--- At most ARGV[13] data centers: a new one past that is refused, so the upkeep's cost (it
+-- At most `max_datacenters` data centers: a new one past that is refused, so the upkeep's cost (it
 -- counts every data center) stays bounded whatever names the beats bring.
 -- Known without a lookup when the counts the client holds are the latest and name it.
-local known_dc = at and at == ARGV[10] and ARGV[11] == '1'
+local known_dc = at and at == ARGV[6] and ARGV[7] == '1'
 if not known_dc then known_dc = call('HEXISTS', KEYS[3], dc) == 1 end
 if not known_dc then
   local known = call('HLEN', KEYS[3])
@@ -102,7 +103,7 @@ if not known_dc then
       '\0failing_built', '\0settling'}) do
     known = known - call('HEXISTS', KEYS[3], special)
   end
-  if known >= tonumber(ARGV[13]) then return {'too_many_datacenters'} end
+  if known >= max_datacenters then return {'too_many_datacenters'} end
 end
 -- An instance with a record but no member said (written before its holder was kept with
 -- it): its member from the record, read once.
@@ -155,12 +156,12 @@ end
 if moved then call('HSET', KEYS[3], '\0failing_moved', now) end
 -- Its record, who holds it, and what it fails: one write.
 local record = dc .. '\n' .. cond .. '\n' .. serving .. '\n' .. stamp .. '\n' .. json
-local own = owner .. '\t' .. (seq and ARGV[17] or '0') .. '\t' .. member
+local own = owner .. '\t' .. (seq and ARGV[11] or '0') .. '\t' .. member
 if #fails > 0 and listed ~= failing_lines then
-  call('HSET', KEYS[1], id, record, id .. '\0own', own, id .. '\0fails', failing_lines)
+  call('HSET', KEYS[1], id, record, own_field, own, fails_field, failing_lines)
 else
-  call('HSET', KEYS[1], id, record, id .. '\0own', own)
-  if #fails == 0 and listed then call('HDEL', KEYS[1], id .. '\0fails') end
+  call('HSET', KEYS[1], id, record, own_field, own)
+  if #fails == 0 and listed then call('HDEL', KEYS[1], fails_field) end
 end
 call('ZADD', KEYS[2], '0', member)
 -- A data center the counts do not know yet is known from now on.
@@ -171,15 +172,15 @@ if fresh then
   -- last changed (it is sent again only then: it grows with the failing dependencies).
   -- (Each read only when sent: it may be kilobytes, and every beat comes here.)
   local counts, failing = false, false
-  if at ~= ARGV[10] then counts = call('HGET', KEYS[3], '\0counts') end
+  if at ~= ARGV[6] then counts = call('HGET', KEYS[3], '\0counts') end
   failing_at = failing_at or '0'
-  if failing_at ~= ARGV[16] then failing = call('HGET', KEYS[3], '\0failing') or '' end
+  if failing_at ~= ARGV[10] then failing = call('HGET', KEYS[3], '\0failing') or '' end
   return {settling_mark and 'settling' or 'ok', now, 0, 0, at, counts, failing, failing_at}
 end
 
 -- The upkeep.
+local function pad(ms) local digits = tostring(ms) return string.rep('0', 15 - #digits) .. digits end
 local retired = 0
-local retire = tonumber(ARGV[7])
 local function retire_members(members)
   for _, member in ipairs(members) do
     call('ZREM', KEYS[2], member)
@@ -194,7 +195,7 @@ local function retire_members(members)
 end
 for _, k in ipairs(KEYS) do call('PEXPIRE', k, keep) end
 local rows = {}
-local from, to = pad(tostring(now - ttl + 1)), pad(tostring(now + ttl + 1))
+local from, to = pad(now - ttl + 1), pad(now + ttl + 1)
 local names = call('HKEYS', KEYS[3])
 for _, name in ipairs(names) do
   if string.byte(name, 1) ~= 0 then
@@ -202,8 +203,8 @@ for _, name in ipairs(names) do
     for c = 0, 3 do
       for s = 0, 1 do
         local p = name .. '\0' .. c .. s .. '\0'
-        retire_members(call('ZRANGEBYLEX', KEYS[2], '[' .. p, '(' .. p .. pad(tostring(now - keep)), 'LIMIT', 0, retire))
-        retire_members(call('ZRANGEBYLEX', KEYS[2], '(' .. p .. pad(tostring(now + keep)), '[' .. p .. '\255', 'LIMIT', 0, retire))
+        retire_members(call('ZRANGEBYLEX', KEYS[2], '[' .. p, '(' .. p .. pad(now - keep), 'LIMIT', 0, retire))
+        retire_members(call('ZRANGEBYLEX', KEYS[2], '(' .. p .. pad(now + keep), '[' .. p .. '\255', 'LIMIT', 0, retire))
         local n = call('ZLEXCOUNT', KEYS[2], '[' .. p .. from, '(' .. p .. to)
         counts[c + 1] = counts[c + 1] + n
         if s == 1 then counts[5] = counts[5] + n end
@@ -220,7 +221,7 @@ local counts = table.concat(rows, '\n')
 
 -- What fails: members not beaten for a TTL (or stamped in the future) go, counted down, and
 -- when the counts moved since they were last read out, they are read out again: O(F) for F
--- failing (data center, dependency, level), at most ARGV[15] rows, only when they moved.
+-- failing (data center, dependency, level), at most `max_rows` rows, only when they moved.
 local gone = call('ZRANGEBYSCORE', KEYS[4], '-inf', now - ttl, 'LIMIT', 0, retire * 4)
 for _, m in ipairs(call('ZRANGEBYSCORE', KEYS[4], '(' .. (now + ttl), '+inf', 'LIMIT', 0, retire)) do
   table.insert(gone, m)
@@ -239,7 +240,7 @@ if #gone > 0 or not pass[3] or (pass[2] and tonumber(pass[2]) >= tonumber(pass[3
   local all = call('HGETALL', KEYS[5])
   for i = 1, #all, 2 do
     local n = tonumber(all[i + 1])
-    if #frows < tonumber(ARGV[15]) and n and n > 0 and string.find(all[i], '^[^\t]*\t[^\t]+\t[1-3]$') then
+    if #frows < max_rows and n and n > 0 and string.find(all[i], '^[^\t]*\t[^\t]+\t[1-3]$') then
       table.insert(frows, all[i] .. '\t' .. n)
     end
   end
@@ -256,5 +257,5 @@ end
 call('HSET', KEYS[3], '\0counts', counts)
 call('HSET', KEYS[1], '\0at', now, '\0failing_at', failing_at)
 local sent = false
-if failing_at ~= ARGV[16] then sent = failing end
+if failing_at ~= ARGV[10] then sent = failing end
 return {settling and 'settling' or 'ok', now, healed, retired, now, counts, sent, failing_at}

@@ -102,19 +102,30 @@ const RETIRE: u32 = 64;
 pub const DEFAULT_MAX_DATACENTERS: usize = 64;
 
 /// One beat. Always, in O(log N): this instance's record and member moved to the new beat.
-/// At most every `ARGV[9]` ms, fleet-wide (the first beat after that does it), the upkeep in
+/// At most every `every` ms, fleet-wide (the first beat after that does it), the upkeep in
 /// O(D log N): keys of the wrong type healed (all go), an empty store marked settling for a
-/// TTL, at most `ARGV[7]` members a data center retired (unheard of for ten TTLs, or stamped
+/// TTL, at most `retire` members a data center retired (unheard of for ten TTLs, or stamped
 /// in the future), data centers with no member forgotten, expiries renewed, and every data
 /// center counted into a cache the other beats hand out. Answers `ok` (or `settling`), the
 /// server's time, what it healed and retired, when the counts were made, and the counts: one
 /// line a data center, `dc \t ok \t minor \t major \t outage \t serving`; nil instead of
-/// counts the client says it holds (`ARGV[10]`: when its counts were made). A beat numbered
-/// (`ARGV[17]`) at or below the last one this process had taken answers `late` and changes
+/// counts the client says it holds (`ARGV[6]`: when its counts were made). A beat numbered
+/// (`ARGV[11]`) at or below the last one this process had taken answers `late` and changes
 /// nothing: delivered after a newer one, it would write a past condition as fresh. So does
-/// one run after its deadline on the server's clock (`ARGV[18]`, 0: none), answering `late`
-/// and the server's time.
+/// one run after its deadline on the server's clock (`ARGV[12]`, 0: none), answering `late`
+/// and the server's time. The store's settings come first, in the script's text
+/// ([`beat_script`]): Redis parses them once, not at every beat.
 const BEAT: &str = include_str!("beat.lua");
+
+/// The beat's script for a store's settings: the TTL and how often the fleet is counted (in
+/// ms), and the most data centers it takes, before [`BEAT`].
+fn beat_script(ttl_ms: u64, every_ms: u64, max_datacenters: usize) -> redis::Script {
+    redis::Script::new(&format!(
+        "local ttl, every, retire, limit, max_datacenters, max_rows = {ttl_ms}, {every_ms}, \
+         {RETIRE}, {MAX_SUMMARY}, {max_datacenters}, {}\n{BEAT}",
+        crate::MAX_FAILING_ROWS
+    ))
+}
 
 /// One page of instances in lex order of `{K}:live` after the cursor: the server's time, then
 /// each member and its record (empty when missing, or larger than `ARGV[4]`).
@@ -123,6 +134,16 @@ const LIST: &str = include_str!("list.lua");
 /// A voice lease asked (claim, takeover, resolve, peek): the state after, its holder, and
 /// whether what it held was forged.
 const VOICE: &str = include_str!("voice.lua");
+
+/// How often a fleet of this TTL is counted: a thirtieth of it, from 10 ms to a second.
+fn counted_every(ttl: Duration) -> Duration {
+    (ttl / 30).clamp(Duration::from_millis(10), Duration::from_secs(1))
+}
+
+/// A duration in whole milliseconds, as the scripts take it.
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
 
 /// A fleet kept in Redis (one server, or a cluster: every key under one hash tag).
 #[derive(Debug)]
@@ -186,7 +207,11 @@ impl RedisFleet {
             clock: clock::ServerClock::default(),
             max_datacenters: DEFAULT_MAX_DATACENTERS,
             ttl,
-            beat: redis::Script::new(BEAT),
+            beat: beat_script(
+                millis(ttl),
+                millis(counted_every(ttl)),
+                DEFAULT_MAX_DATACENTERS,
+            ),
             list: redis::Script::new(LIST),
             voice: redis::Script::new(VOICE),
         })
@@ -198,6 +223,11 @@ impl RedisFleet {
     #[must_use]
     pub fn max_datacenters(mut self, max: usize) -> Self {
         self.max_datacenters = max.max(1);
+        self.beat = beat_script(
+            millis(self.ttl),
+            millis(self.counted_every()),
+            self.max_datacenters,
+        );
         self
     }
 
@@ -206,7 +236,7 @@ impl RedisFleet {
     /// old.
     #[must_use]
     pub fn counted_every(&self) -> Duration {
-        (self.ttl / 30).clamp(Duration::from_millis(10), Duration::from_secs(1))
+        counted_every(self.ttl)
     }
 
     /// The TTL: an instance is stale this long after its last heartbeat.
@@ -267,16 +297,10 @@ impl RedisFleet {
                 .arg(condition_digit(me.condition))
                 .arg(u8::from(me.serving()))
                 .arg(&json)
-                .arg(u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX))
-                .arg(RETIRE)
-                .arg(MAX_SUMMARY)
-                .arg(u64::try_from(self.counted_every().as_millis()).unwrap_or(u64::MAX))
                 .arg(held_at)
                 .arg(u8::from(knows_me))
                 .arg(&self.owner)
-                .arg(self.max_datacenters)
                 .arg(failing_lines(me))
-                .arg(crate::MAX_FAILING_ROWS)
                 .arg(&held_failing_at)
                 .arg(
                     self.sequence

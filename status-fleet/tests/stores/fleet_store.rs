@@ -937,7 +937,11 @@ async fn a_beat_delivered_late_changes_nothing() {
     );
     let ok = InstanceSummary::new("i1", "dc-1", CheckStatus::Ok, Vec::new(), "1");
     let json = serde_json::to_string(&ok).unwrap();
-    let script = redis::Script::new(BEAT);
+    // The store's settings come first, in the script's text.
+    let script = redis::Script::new(&format!(
+        "local ttl, every, retire, limit, max_datacenters, max_rows = {}, 10, 64, {MAX_SUMMARY}, 64, 1024\n{BEAT}",
+        TTL.as_millis()
+    ));
     let mut send = async |sequence: u64, deadline: u64| -> String {
         let answer: Vec<redis::Value> = script
             .key(
@@ -950,16 +954,10 @@ async fn a_beat_delivered_late_changes_nothing() {
             .arg("0")
             .arg("1")
             .arg(&json)
-            .arg(TTL.as_millis() as u64)
-            .arg(64)
-            .arg(MAX_SUMMARY)
-            .arg(10)
             .arg(0)
             .arg(0)
             .arg(owner)
-            .arg(64)
             .arg("")
-            .arg(1024)
             .arg("")
             .arg(sequence)
             .arg(deadline)
