@@ -302,22 +302,39 @@ async fn main() -> anyhow::Result<()> {
         return Ok(());
     }
     // The bare write and the store, in turn, against the same server: the ratio of their CPU
-    // per beat in each pair, and the median of those ratios.
-    let mut ratios = Vec::new();
+    // per beat in each pair, and the median of those ratios. A pair in which either run lost
+    // beats measured a load that fell behind: shown, left out of the median.
+    let (mut ratios, mut behind) = (Vec::new(), Vec::new());
     for _ in 0..args.rounds.max(1) {
         let bare = phase(&args, open(&args, true).await?, &mut meter).await?;
         let store = phase(&args, open(&args, false).await?, &mut meter).await?;
-        ratios.push(store.cpu_per_beat / bare.cpu_per_beat.max(1e-9));
+        let ratio = store.cpu_per_beat / bare.cpu_per_beat.max(1e-9);
+        if bare.failed + store.failed > 0 {
+            behind.push(ratio);
+        } else {
+            ratios.push(ratio);
+        }
     }
-    ratios.sort_by(f64::total_cmp);
-    let median = ratios[ratios.len() / 2];
-    println!(
-        "ratio: {median:.2} (the store's CPU per beat over the bare write's; each pair: {})",
+    let list = |ratios: &[f64]| {
         ratios
             .iter()
             .map(|r| format!("{r:.2}"))
             .collect::<Vec<_>>()
             .join(", ")
+    };
+    ratios.sort_by(f64::total_cmp);
+    let left_out = if behind.is_empty() {
+        String::new()
+    } else {
+        format!("; left out, beats lost: {}", list(&behind))
+    };
+    let Some(median) = ratios.get(ratios.len() / 2) else {
+        println!("ratio: none (every pair lost beats{left_out})");
+        anyhow::bail!("every pair lost beats: the load fell behind");
+    };
+    println!(
+        "ratio: {median:.2} (the store's CPU per beat over the bare write's; each pair: {}{left_out})",
+        list(&ratios)
     );
     Ok(())
 }
@@ -388,6 +405,9 @@ async fn open(args: &Args, bare: bool) -> anyhow::Result<Arc<Store>> {
 struct Outcome {
     /// The store's CPU seconds per beat answered.
     cpu_per_beat: f64,
+    /// Beats that failed or went unanswered: the load fell behind (this machine busy with
+    /// something else, or the store saturated), and the run measured that, not a beat.
+    failed: usize,
 }
 
 /// One run of the load against `store`: its table row on stdout, what it saw on stderr.
@@ -812,6 +832,7 @@ async fn phase(args: &Args, store: Arc<Store>, meter: &mut Meter) -> anyhow::Res
     }
     Ok(Outcome {
         cpu_per_beat: cpu / beats.max(1) as f64,
+        failed,
     })
 }
 
