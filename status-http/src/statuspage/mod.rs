@@ -492,7 +492,10 @@ where
         .route("/badge/{file}", get(badge::level))
         .route("/badge/{name}/uptime.svg", get(badge::uptime));
     #[cfg(feature = "dashboard")]
-    let router = router.route("/status/page", get(page::page));
+    let router = router.route(
+        "/status/page",
+        get_service(page::Page::new(Arc::clone(state))),
+    );
     router
 }
 

@@ -1074,6 +1074,27 @@ async fn public_bodies_are_made_once_per_change_and_carry_their_tag_and_codings(
     );
     let (_, again, _) = raw(&app, "/status/page", &gzip).await;
     assert_eq!(again["etag"], headers["etag"], "compressed once, then kept");
+    // Another language, asked for by the header (once made, answered from what is published)
+    // or by the query (the handler's way, which checks it): the same page, in German.
+    let german = [("accept-language", "de-DE,de;q=0.9")];
+    let (status, first_headers, first) = raw(&app, "/status/page", &german).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(first_headers["content-language"], "de");
+    let (_, again_headers, again) = raw(&app, "/status/page", &german).await;
+    assert_eq!(
+        (again, &again_headers["etag"]),
+        (first.clone(), &first_headers["etag"])
+    );
+    assert_eq!(again_headers["vary"], "accept-encoding, accept-language");
+    let (_, by_query_headers, by_query) = raw(&app, "/status/page?lang=de", &[]).await;
+    assert_eq!(by_query, first, "one German page");
+    assert_eq!(by_query_headers["content-language"], "de");
+    assert_ne!(first, plain, "not the English one");
+    let (_, headers, _) = raw(&app, "/status/page?lang=de", &[("accept-language", "en")]).await;
+    assert_eq!(
+        headers["content-language"], "de",
+        "the query wins over the header"
+    );
 
     // A change of what is shown: every body is made again, under a new tag; a client holding
     // the old one gets the new body.
