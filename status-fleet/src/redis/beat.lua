@@ -52,7 +52,8 @@ local deadline = tonumber(ARGV[12] or '') or 0
 if deadline > 0 and now > deadline then return {'late', now} end
 local keep = ttl * 10
 -- A beat in a member: 15 digits, so that lex order is time order.
-local stamp15 = string.rep('0', 15 - #stamp) .. stamp
+local function pad(digits) return string.rep('0', 15 - #digits) .. digits end
+local stamp15 = pad(stamp)
 -- What fails, counted: `{K}:fcount` holds, per `dc \t dependency \t level`, the members of
 -- `{K}:fail`; every member that comes or goes moves it, in this script.
 local function count(fdc, dep, lvl, by)
@@ -63,7 +64,7 @@ local function member_of(record, rid)
   local pdc, pcond, pserv, pbeat =
     string.match(record, '^([^\n]*)\n([0-3])\n([01])\n(%d+)\n')
   if not pdc then return nil end
-  return pdc .. '\0' .. pcond .. pserv .. '\0' .. string.rep('0', 15 - #pbeat) .. pbeat .. '\0' .. rid
+  return pdc .. '\0' .. pcond .. pserv .. '\0' .. pad(pbeat) .. '\0' .. rid
 end
 
 -- (A key of the wrong type under the records: healed now, not at the next upkeep.)
@@ -179,7 +180,6 @@ if fresh then
 end
 
 -- The upkeep.
-local function pad(ms) local digits = tostring(ms) return string.rep('0', 15 - #digits) .. digits end
 local retired = 0
 local function retire_members(members)
   for _, member in ipairs(members) do
@@ -195,7 +195,7 @@ local function retire_members(members)
 end
 for _, k in ipairs(KEYS) do call('PEXPIRE', k, keep) end
 local rows = {}
-local from, to = pad(now - ttl + 1), pad(now + ttl + 1)
+local from, to = pad(tostring(now - ttl + 1)), pad(tostring(now + ttl + 1))
 local names = call('HKEYS', KEYS[3])
 for _, name in ipairs(names) do
   if string.byte(name, 1) ~= 0 then
@@ -203,8 +203,8 @@ for _, name in ipairs(names) do
     for c = 0, 3 do
       for s = 0, 1 do
         local p = name .. '\0' .. c .. s .. '\0'
-        retire_members(call('ZRANGEBYLEX', KEYS[2], '[' .. p, '(' .. p .. pad(now - keep), 'LIMIT', 0, retire))
-        retire_members(call('ZRANGEBYLEX', KEYS[2], '(' .. p .. pad(now + keep), '[' .. p .. '\255', 'LIMIT', 0, retire))
+        retire_members(call('ZRANGEBYLEX', KEYS[2], '[' .. p, '(' .. p .. pad(tostring(now - keep)), 'LIMIT', 0, retire))
+        retire_members(call('ZRANGEBYLEX', KEYS[2], '(' .. p .. pad(tostring(now + keep)), '[' .. p .. '\255', 'LIMIT', 0, retire))
         local n = call('ZLEXCOUNT', KEYS[2], '[' .. p .. from, '(' .. p .. to)
         counts[c + 1] = counts[c + 1] + n
         if s == 1 then counts[5] = counts[5] + n end

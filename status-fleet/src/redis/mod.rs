@@ -117,9 +117,10 @@ pub const DEFAULT_MAX_DATACENTERS: usize = 64;
 /// ([`beat_script`]): Redis parses them once, not at every beat.
 const BEAT: &str = include_str!("beat.lua");
 
-/// The beat's script for a store's settings: the TTL and how often the fleet is counted (in
-/// ms), and the most data centers it takes, before [`BEAT`].
-fn beat_script(ttl_ms: u64, every_ms: u64, max_datacenters: usize) -> redis::Script {
+/// The beat's script for a store's settings (its TTL, so how often the fleet is counted, and
+/// the most data centers it takes), before [`BEAT`].
+fn beat_script(ttl: Duration, max_datacenters: usize) -> redis::Script {
+    let (ttl_ms, every_ms) = (millis(ttl), millis(counted_every(ttl)));
     redis::Script::new(&format!(
         "local ttl, every, retire, limit, max_datacenters, max_rows = {ttl_ms}, {every_ms}, \
          {RETIRE}, {MAX_SUMMARY}, {max_datacenters}, {}\n{BEAT}",
@@ -207,11 +208,7 @@ impl RedisFleet {
             clock: clock::ServerClock::default(),
             max_datacenters: DEFAULT_MAX_DATACENTERS,
             ttl,
-            beat: beat_script(
-                millis(ttl),
-                millis(counted_every(ttl)),
-                DEFAULT_MAX_DATACENTERS,
-            ),
+            beat: beat_script(ttl, DEFAULT_MAX_DATACENTERS),
             list: redis::Script::new(LIST),
             voice: redis::Script::new(VOICE),
         })
@@ -223,11 +220,7 @@ impl RedisFleet {
     #[must_use]
     pub fn max_datacenters(mut self, max: usize) -> Self {
         self.max_datacenters = max.max(1);
-        self.beat = beat_script(
-            millis(self.ttl),
-            millis(self.counted_every()),
-            self.max_datacenters,
-        );
+        self.beat = beat_script(self.ttl, self.max_datacenters);
         self
     }
 
