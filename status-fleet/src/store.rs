@@ -35,6 +35,12 @@ pub trait FleetSource: Send + Sync + 'static {
     fn stats(&self) -> Option<FleetStats> {
         None
     }
+
+    /// Someone looks at what fails across the fleet through this source (the fleet's page,
+    /// `GET /fleet`): a store that sends a large fleet's instances only what they are judged
+    /// by sends this one the whole list for a while ([`FleetStore::look`]). Nothing by
+    /// default.
+    fn look(&self) {}
 }
 
 /// What one beat found.
@@ -194,6 +200,13 @@ pub trait FleetStore: Send + Sync + std::fmt::Debug + 'static {
 
     /// Where the store is, without credentials.
     fn describe(&self) -> String;
+
+    /// Someone looks at what fails across the fleet through this instance: a store that
+    /// sends each instance of a large fleet only the rows it is judged by (Redis, past
+    /// its failing budget) sends this one the
+    /// whole list at its beats for the next minute. Nothing by default: the store's
+    /// instances hold the whole list (etcd's watch).
+    fn look(&self) {}
 
     /// Told each time the counts the store keeps may have changed (a watch's event), so that
     /// [`Fleet`](crate::Fleet) takes them at once, between its beats; `None` (the default) for a store whose

@@ -313,6 +313,7 @@ impl FleetWatch {
 
     /// The fleet's word on `id`, which this instance sees at `mine`.
     pub(crate) fn word(&self, id: &str, mine: status_core::CheckStatus) -> why::FleetWord {
+        self.source.look();
         let view = self.source.view();
         let datacenters: Vec<why::FleetRow> = view
             .what_fails()

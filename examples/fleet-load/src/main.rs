@@ -604,6 +604,8 @@ async fn phase(args: &Args, store: Arc<Store>, meter: &mut Meter) -> anyhow::Res
                     let mut tick = tokio::time::interval(period);
                     loop {
                         tick.tick().await;
+                        // Watching what fails across the fleet, as a person at its page.
+                        fleet.look();
                         let counts = fleet.beat(&me).await.ok()?.datacenters;
                         if Instant::now() >= shared_at && shared(counts) {
                             return Some(Instant::now() - shared_at);

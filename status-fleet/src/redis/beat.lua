@@ -1,5 +1,6 @@
 -- (The store puts its settings before this, as numbers in the script's text, parsed once when
--- Redis loads it: `ttl`, `every`, `retire`, `limit`, `max_datacenters`, `max_rows`.)
+-- Redis loads it: `ttl`, `every`, `retire`, `limit`, `max_datacenters`, `max_rows`,
+-- `wide_budget`.)
 local call = redis.call
 local id, dc, cond, serving, json, owner = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[8]
 -- (Every beat comes here: what it does not need is not parsed, numbers are formatted only where
@@ -13,14 +14,20 @@ if #json > limit then return {'too_large'} end
 -- holds it (`id \0own`: `owner \t sequence \t member`, the owner, its last beat's number,
 -- and the beat's member of `{K}:live`), what it failed (`id \0fails`: one line each,
 -- `dependency \t level`); when the counts were made (`\0at`), whether the store is settling
--- (`\0settling`), when what fails last changed (`\0failing_at`). Its record (`id`) is not
--- read: the member says all a beat needs of it.
+-- (`\0settling`), when what fails last changed (`\0failing_at`), whether it is too large to
+-- hand to every instance (`\0failing_own`). Its record (`id`) is not read: the member says
+-- all a beat needs of it.
 local own_field, fails_field = id .. '\0own', id .. '\0fails'
 local rec = redis.pcall('HMGET', KEYS[1], own_field, fails_field, '\0at', '\0settling',
-  '\0failing_at')
+  '\0failing_at', '\0failing_own')
 local broken = type(rec) ~= 'table' or rec.err
 if broken then rec = {} end
 local held, listed, at, settling_mark, failing_at = rec[1], rec[2], rec[3], rec[4], rec[5]
+-- What fails across the fleet goes to this instance when it asks (`ARGV[13]`: someone looks
+-- at the fleet through it), or when handing it to every instance costs at most
+-- `wide_budget` bytes; otherwise it gets only the rows it is judged by: its own failing
+-- dependencies in its data center, at every level (O(its failing dependencies)).
+local wide = ARGV[13] == '1' or rec[6] ~= '1'
 -- A beat older than one this process already had taken (sent, given up as late, its
 -- connection dropped, then delivered after a newer one: a packet retransmitted for seconds)
 -- changes nothing: it would write a past condition, stamped now, as fresh.
@@ -168,6 +175,23 @@ call('ZADD', KEYS[2], '0', member)
 -- A data center the counts do not know yet is known from now on.
 if not known_dc then call('HSET', KEYS[3], dc, '') end
 
+-- The rows this instance is judged by, when it is not sent what fails across the fleet:
+-- `dc \t dependency \t level \t count` a line, as the upkeep writes them.
+local function own_rows()
+  if #fails == 0 then return '' end
+  local fields = {}
+  for _, f in ipairs(fails) do
+    for lvl = 1, 3 do fields[#fields + 1] = dc .. '\t' .. f[1] .. '\t' .. lvl end
+  end
+  local got = call('HMGET', KEYS[5], unpack(fields))
+  local lines = {}
+  for i, field in ipairs(fields) do
+    local n = tonumber(got[i])
+    if n and n > 0 then lines[#lines + 1] = field .. '\t' .. got[i] end
+  end
+  return table.concat(lines, '\n')
+end
+
 if fresh then
   -- The counts, unless the client holds these already; what fails, likewise, by when it
   -- last changed (it is sent again only then: it grows with the failing dependencies).
@@ -175,6 +199,10 @@ if fresh then
   local counts, failing = false, false
   if at ~= ARGV[6] then counts = call('HGET', KEYS[3], '\0counts') end
   failing_at = failing_at or '0'
+  if not wide then
+    return {settling_mark and 'settling' or 'ok', now, 0, 0, at, counts, false, failing_at,
+      own_rows()}
+  end
   if failing_at ~= ARGV[10] then failing = call('HGET', KEYS[3], '\0failing') or '' end
   return {settling_mark and 'settling' or 'ok', now, 0, 0, at, counts, failing, failing_at}
 end
@@ -197,6 +225,7 @@ for _, k in ipairs(KEYS) do call('PEXPIRE', k, keep) end
 local rows = {}
 local from, to = pad(tostring(now - ttl + 1)), pad(tostring(now + ttl + 1))
 local names = call('HKEYS', KEYS[3])
+local fleet_size = 0
 for _, name in ipairs(names) do
   if string.byte(name, 1) ~= 0 then
     local counts = {0, 0, 0, 0, 0}
@@ -214,6 +243,7 @@ for _, name in ipairs(names) do
       call('HDEL', KEYS[3], name)
     else
       table.insert(rows, name .. '\t' .. table.concat(counts, '\t'))
+      fleet_size = fleet_size + counts[1] + counts[2] + counts[3] + counts[4]
     end
   end
 end
@@ -236,18 +266,43 @@ local pass = call('HMGET', KEYS[3], '\0failing', '\0failing_moved', '\0failing_b
 local failing = pass[1] or ''
 failing_at = failing_at or '0'
 if #gone > 0 or not pass[3] or (pass[2] and tonumber(pass[2]) >= tonumber(pass[3])) then
-  local frows = {}
+  local frows, counted = {}, {}
   local all = call('HGETALL', KEYS[5])
   for i = 1, #all, 2 do
     local n = tonumber(all[i + 1])
     if #frows < max_rows and n and n > 0 and string.find(all[i], '^[^\t]*\t[^\t]+\t[1-3]$') then
       table.insert(frows, all[i] .. '\t' .. n)
+      counted[all[i]] = n
     end
   end
   table.sort(frows)
   local text = table.concat(frows, '\n')
-  if text ~= failing or failing_at == '0' then failing, failing_at = text, tostring(now) end
-  call('HSET', KEYS[3], '\0failing', failing, '\0failing_built', now)
+  -- Every copy handed out goes to every instance (kilobytes each: 100,000 instances make
+  -- gigabytes of one change), so a change is handed out at once only when it says something
+  -- new: a row that comes or goes, or a count moved by more than an eighth (any move of a
+  -- count under eight). Counts drifting by less wait for the copy to be a TTL old.
+  local published = tonumber(failing_at) or 0
+  local news = failing_at == '0' or published > now or published <= now - ttl
+  if text == failing then
+    news = true
+  elseif not news then
+    local rows = 0
+    for line in string.gmatch(failing, '[^\n]+') do
+      rows = rows + 1
+      local field, o = string.match(line, '^(.*)\t(%d+)$')
+      local n = field and counted[field]
+      o = tonumber(o)
+      if not n or not o or math.abs(n - o) * 8 > o then news = true break end
+    end
+    news = news or rows ~= #frows
+  end
+  if news then
+    if text ~= failing or failing_at == '0' then failing, failing_at = text, tostring(now) end
+    call('HSET', KEYS[3], '\0failing', failing, '\0failing_built', now)
+  else
+    -- Held back: built again at the next upkeep, until it is handed out.
+    call('HDEL', KEYS[3], '\0failing_built')
+  end
 end
 local settling = tonumber(call('HGET', KEYS[1], '\0settling'))
 if settling and settling <= now - ttl then
@@ -256,6 +311,19 @@ if settling and settling <= now - ttl then
 end
 call('HSET', KEYS[3], '\0counts', counts)
 call('HSET', KEYS[1], '\0at', now, '\0failing_at', failing_at)
+-- Handed to every instance, what fails would cost the store its size once per instance at
+-- each change: past the budget, each gets only its own rows unless it asks.
+if fleet_size * #failing > wide_budget then
+  call('HSET', KEYS[1], '\0failing_own', '1')
+  wide = ARGV[13] == '1'
+else
+  call('HDEL', KEYS[1], '\0failing_own')
+  wide = true
+end
+if not wide then
+  return {settling and 'settling' or 'ok', now, healed, retired, now, counts, false, failing_at,
+    own_rows()}
+end
 local sent = false
 if failing_at ~= ARGV[10] then sent = failing end
 return {settling and 'settling' or 'ok', now, healed, retired, now, counts, sent, failing_at}

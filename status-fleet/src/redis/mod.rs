@@ -12,7 +12,7 @@
 //!
 //! | key | type | what |
 //! |---|---|---|
-//! | `{K}:inst` | hash | instance id → `dc \n condition \n serving \n beat \n summary JSON`; `id \0own` → `owner \t sequence \t member`: the token of the process that holds it, its last beat's number and that beat's member of `{K}:live`; `id \0fails` → its failing dependencies of its last beat, `dependency \t level` a line; and what every beat reads: `\0at` (when the counts were made), `\0settling`, `\0failing_at` (when what fails last changed) |
+//! | `{K}:inst` | hash | instance id → `dc \n condition \n serving \n beat \n summary JSON`; `id \0own` → `owner \t sequence \t member`: the token of the process that holds it, its last beat's number and that beat's member of `{K}:live`; `id \0fails` → its failing dependencies of its last beat, `dependency \t level` a line; and what every beat reads: `\0at` (when the counts were made), `\0settling`, `\0failing_at` (when what fails last changed), `\0failing_own` (set while what fails is past the budget to hand to every instance) |
 //! | `{K}:live` | sorted set, by lex | `dc \0 condition serving \0 beat \0 id`: one member an instance |
 //! | `{K}:dcs` | hash | each data center (its value unused); the cached counts; what fails, and when it moved and was read out |
 //! | `{K}:fail` | sorted set, by beat | `dc \0 dependency \0 level \0 id`: one member a failing dependency of an instance, scored by its last beat |
@@ -26,7 +26,14 @@
 //! retires members not beaten for a TTL, counting them down, and reads the counts out only
 //! when they moved: O(F) for F failing (data center, dependency, level), whatever the number
 //! of instances; at most [`MAX_FAILING_ROWS`](crate::MAX_FAILING_ROWS) of them. What fails is
-//! sent to an instance only when it changed since the copy it holds.
+//! sent to an instance only when it changed since the copy it holds, and a change is handed
+//! out at once only when it says something new (a row that comes or goes, a count moved by
+//! more than an eighth); counts drifting by less wait until the copy is a TTL old. When the
+//! fleet's fresh instances times the list's size pass a budget
+//! ([`RedisFleet::failing_budget`]), each instance is sent only the rows it is judged by (its
+//! own failing dependencies in its data center), and the whole list only while someone looks
+//! at the fleet through it ([`FleetStore::look`](crate::FleetStore::look)): the store's
+//! egress stays bounded by what instances need, not by the fleet's size times the list's.
 //!
 //! **One id, one process.** Each [`RedisFleet`] draws a random token; the first process to
 //! beat under an id holds it, and a beat under that id with another token is refused
@@ -101,6 +108,16 @@ const RETIRE: u32 = 64;
 /// The most data centers a fleet in Redis accepts, by default.
 pub const DEFAULT_MAX_DATACENTERS: usize = 64;
 
+/// What one change of what fails across the fleet may cost the store, by default, when it is
+/// handed to every instance: 16 MiB (1,000 instances and a list of 16 KiB; 100,000 and one
+/// of 160 bytes). Past it, each instance is sent only its own rows, unless someone looks
+/// at the fleet through it ([`RedisFleet::failing_budget`]).
+pub const DEFAULT_FAILING_BUDGET: usize = 16 << 20;
+
+/// How long an instance is sent what fails across the fleet after someone looked at the
+/// fleet through it ([`FleetStore::look`]).
+const LOOKED_FOR: Duration = Duration::from_secs(60);
+
 /// One beat. Always, in O(log N): this instance's record and member moved to the new beat.
 /// At most every `every` ms, fleet-wide (the first beat after that does it), the upkeep in
 /// O(D log N): keys of the wrong type healed (all go), an empty store marked settling for a
@@ -113,17 +130,20 @@ pub const DEFAULT_MAX_DATACENTERS: usize = 64;
 /// (`ARGV[11]`) at or below the last one this process had taken answers `late` and changes
 /// nothing: delivered after a newer one, it would write a past condition as fresh. So does
 /// one run after its deadline on the server's clock (`ARGV[12]`, 0: none), answering `late`
-/// and the server's time. The store's settings come first, in the script's text
+/// and the server's time. What fails across the fleet comes when it changed since the copy
+/// the client holds (`ARGV[10]`), unless handing it to every instance is past the budget and
+/// the client does not ask for it (`ARGV[13]`, `1`: someone looks): then only this
+/// instance's own rows come, last. The store's settings come first, in the script's text
 /// ([`beat_script`]): Redis parses them once, not at every beat.
 const BEAT: &str = include_str!("beat.lua");
 
 /// The beat's script for a store's settings (its TTL, so how often the fleet is counted, and
 /// the most data centers it takes), before [`BEAT`].
-fn beat_script(ttl: Duration, max_datacenters: usize) -> redis::Script {
+fn beat_script(ttl: Duration, max_datacenters: usize, wide_budget: usize) -> redis::Script {
     let (ttl_ms, every_ms) = (millis(ttl), millis(counted_every(ttl)));
     redis::Script::new(&format!(
-        "local ttl, every, retire, limit, max_datacenters, max_rows = {ttl_ms}, {every_ms}, \
-         {RETIRE}, {MAX_SUMMARY}, {max_datacenters}, {}\n{BEAT}",
+        "local ttl, every, retire, limit, max_datacenters, max_rows, wide_budget = {ttl_ms}, \
+         {every_ms}, {RETIRE}, {MAX_SUMMARY}, {max_datacenters}, {}, {wide_budget}\n{BEAT}",
         crate::MAX_FAILING_ROWS
     ))
 }
@@ -169,6 +189,11 @@ pub struct RedisFleet {
     clock: clock::ServerClock,
     /// The most data centers the fleet accepts.
     max_datacenters: usize,
+    /// What one change of what fails may cost, handed to every instance.
+    failing_budget: usize,
+    /// Until when this instance is sent what fails across the fleet, whatever its size:
+    /// someone looks at the fleet through it.
+    looked_until: std::sync::Mutex<Option<std::time::Instant>>,
     ttl: Duration,
     // Sent by their SHA1 (EVALSHA), the body only when the server does not have it.
     beat: redis::Script,
@@ -207,8 +232,10 @@ impl RedisFleet {
             sequence: std::sync::atomic::AtomicU64::new(0),
             clock: clock::ServerClock::default(),
             max_datacenters: DEFAULT_MAX_DATACENTERS,
+            failing_budget: DEFAULT_FAILING_BUDGET,
+            looked_until: std::sync::Mutex::new(None),
             ttl,
-            beat: beat_script(ttl, DEFAULT_MAX_DATACENTERS),
+            beat: beat_script(ttl, DEFAULT_MAX_DATACENTERS, DEFAULT_FAILING_BUDGET),
             list: redis::Script::new(LIST),
             voice: redis::Script::new(VOICE),
         })
@@ -220,8 +247,34 @@ impl RedisFleet {
     #[must_use]
     pub fn max_datacenters(mut self, max: usize) -> Self {
         self.max_datacenters = max.max(1);
-        self.beat = beat_script(self.ttl, self.max_datacenters);
+        self.beat = beat_script(self.ttl, self.max_datacenters, self.failing_budget);
         self
+    }
+
+    /// What one change of what fails across the fleet may cost the store when it is handed
+    /// to every instance, in bytes: the fleet's fresh instances times the list's size
+    /// (default [`DEFAULT_FAILING_BUDGET`]). Past it, the store sends each instance only the
+    /// rows it is judged by (its own failing dependencies in its data center, every level),
+    /// fresh at every beat, and the whole list only to an instance someone looks at the fleet
+    /// through ([`FleetStore::look`]) for a minute after: 100,000 instances handed a list of
+    /// 10 KiB at every change would be a gigabyte out of the store each time. Give every
+    /// instance the same.
+    #[must_use]
+    pub fn failing_budget(mut self, bytes: usize) -> Self {
+        self.failing_budget = bytes;
+        self.beat = beat_script(self.ttl, self.max_datacenters, self.failing_budget);
+        self
+    }
+
+    /// Someone looks at what fails across the fleet through this instance: for a minute,
+    /// every beat is sent the whole list, whatever the fleet's size.
+    pub fn look(&self) {
+        *lock(&self.looked_until) = Some(std::time::Instant::now() + LOOKED_FOR);
+    }
+
+    /// Whether this instance is asking for the whole list of what fails.
+    fn looked(&self) -> bool {
+        lock(&self.looked_until).is_some_and(|until| std::time::Instant::now() < until)
     }
 
     /// How often the data centers are counted, fleet-wide: a thirtieth of the TTL (100 ms
@@ -277,6 +330,7 @@ impl RedisFleet {
         let held_failing_at = held_failing
             .as_ref()
             .map_or_else(String::new, |(at, _)| at.to_string());
+        let looked = self.looked();
         let mut connection = self.connection().await?;
         // Sent again, once, if the server said it came too late by a clock this process had
         // wrong (another server, after a failover): its answer set the clock right.
@@ -301,6 +355,7 @@ impl RedisFleet {
                         + 1,
                 )
                 .arg(self.clock.deadline(self.ttl / 3))
+                .arg(u8::from(looked))
                 .invoke_async(&mut connection)
                 .await;
             let answer = match answer {
@@ -318,7 +373,7 @@ impl RedisFleet {
                 _ => break answer,
             }
         };
-        let (mut beat, sent, (failing_at, failing)) = parse_beat(&answer)?;
+        let (mut beat, sent, (failing_at, failing, own)) = parse_beat(&answer)?;
         self.clock.heard(beat.now_ms);
         let counts = if sent {
             let counts = std::sync::Arc::new(std::mem::take(&mut beat.datacenters));
@@ -334,6 +389,16 @@ impl RedisFleet {
             }
         };
         let forged_at = Rejection::ForgedCount.index();
+        // Only the rows this instance is judged by (the list is past the budget): its own
+        // failing dependencies in its own data center, fresh at every beat.
+        if let Some(own) = own {
+            let (rows, forged) = parse_failing(&own);
+            beat.skipped[forged_at] += forged;
+            beat.datacenters = (*counts).clone();
+            // (Its own data center may not be counted yet: a row of it then waits.)
+            attach(&mut beat.datacenters, &rows);
+            return Ok(beat);
+        }
         // What fails, as sent, unless another beat in flight already brought the same (every
         // beat that left before the first answer of a change gets it: thousands, when a
         // process beats for many instances and the store is slow).

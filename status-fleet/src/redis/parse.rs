@@ -58,9 +58,10 @@ fn text(value: &redis::Value) -> Option<String> {
     }
 }
 
-/// What fails across the fleet as the store last counted it: when that changed, and the
-/// text when it came with the answer (it does not when the client holds it).
-pub(super) type FailingAnswer = (u64, Option<String>);
+/// What fails across the fleet as the store last counted it: when that changed, the text
+/// when it came with the answer (it does not when the client holds it, nor when the store
+/// hands each instance only its own rows), and those rows when it does.
+pub(super) type FailingAnswer = (u64, Option<String>, Option<String>);
 
 /// The server's time, if the answer says the beat came after its deadline (`late`).
 pub(super) fn late_at(answer: &[redis::Value]) -> Option<u64> {
@@ -110,6 +111,7 @@ pub(super) fn parse_beat(
     datacenters.sort_by(|a, b| a.datacenter.cmp(&b.datacenter));
     let failing = answer.get(6).and_then(text);
     let failing_at = answer.get(7).and_then(integer).unwrap_or(0);
+    let own = answer.get(8).and_then(text);
     Ok((
         Beat {
             now_ms,
@@ -121,7 +123,7 @@ pub(super) fn parse_beat(
             skipped: [0; REJECTIONS.len()],
         },
         sent,
-        (failing_at, failing),
+        (failing_at, failing, own),
     ))
 }
 

@@ -93,4 +93,8 @@ impl FleetStore for RedisFleet {
     fn describe(&self) -> String {
         RedisFleet::describe(self).to_owned()
     }
+
+    fn look(&self) {
+        RedisFleet::look(self);
+    }
 }

@@ -268,6 +268,10 @@ impl FleetSource for Fleet {
     fn stats(&self) -> Option<FleetStats> {
         Some(Fleet::stats(self))
     }
+
+    fn look(&self) {
+        self.store.look();
+    }
 }
 
 #[cfg(test)]

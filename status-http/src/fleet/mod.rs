@@ -50,6 +50,14 @@ impl Fleet {
         self.source.view()
     }
 
+    /// The view, for a person or a tool reading what fails across the fleet (not a balancer
+    /// asking after a data center): told to the source, so that a large fleet's store sends
+    /// this instance the whole list for a while.
+    pub(crate) fn looked_at(&self) -> Arc<FleetView> {
+        self.source.look();
+        self.source.view()
+    }
+
     /// The source, for the core's readiness composition.
     pub(crate) fn source(&self) -> Arc<dyn FleetSource> {
         Arc::clone(&self.source)
@@ -180,7 +188,7 @@ pub(crate) async fn fleet(
 ) -> Result<Response, ApiError> {
     let fleet = source(&state)?;
     let query = query.query()?;
-    let view = fleet.view();
+    let view = fleet.looked_at();
     let (page, instances_unavailable) = match list(fleet, query).await {
         Ok(page) => (page, None),
         Err(e) if e.status() == StatusCode::SERVICE_UNAVAILABLE => {
@@ -245,7 +253,7 @@ pub(crate) async fn dependencies(
     State(state): State<Arc<FleetState>>,
 ) -> Result<Response, ApiError> {
     let fleet = source(&state)?;
-    let view = fleet.view();
+    let view = fleet.looked_at();
     let rows = view
         .what_fails()
         .into_iter()

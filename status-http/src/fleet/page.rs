@@ -132,7 +132,7 @@ pub(crate) async fn page(
         return Ok(response);
     };
     let mut query = query.query()?;
-    let view = fleet.view();
+    let view = fleet.looked_at();
     // The landing page lists the data centers in trouble, each a page of its instances worst
     // first; a data center asked for by name is listed worst first, a page at a time; a cursor
     // over every data center pages through them all, in the store's order.
