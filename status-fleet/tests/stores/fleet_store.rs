@@ -7,8 +7,8 @@ use std::time::Duration;
 use proptest::prelude::*;
 use status_core::{CheckStatus, HoldSource, Registry};
 use status_fleet::{
-    FailingDependency, Fleet, HealthRule, InstanceQuery, InstanceSummary, Member, RedisFleet,
-    MAX_SUMMARY,
+    FailingDependency, Fleet, FleetView, HealthRule, InstanceQuery, InstanceSummary, Member,
+    RedisFleet, DEFAULT_FAILING_BUDGET, MAX_SUMMARY,
 };
 use tokio::time::Instant;
 
@@ -874,6 +874,170 @@ async fn data_centers_past_the_cap_are_refused() {
         4,
         "nothing of the refused ones kept"
     );
+}
+
+/// What fails across the fleet, handed to every instance, costs the store its size once per
+/// instance at each change. Past the budget, each instance is sent only the rows it is judged
+/// by (its own failing dependencies in its data center, at every level), enough to judge
+/// them mine or shared; the whole list goes to an instance someone looks through. Within
+/// it, every instance holds the whole list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_budget_each_instance_is_sent_what_it_is_judged_by() {
+    let redis = RedisServer::start();
+    let ttl = Duration::from_secs(3);
+    let summary = |id: &str, dc: &str, failing: Vec<FailingDependency>| {
+        InstanceSummary::new(id, dc, CheckStatus::Ok, Vec::new(), "1").with_failing(failing)
+    };
+    let db = || vec![FailingDependency::new("db", CheckStatus::Outage)];
+    let disk = || vec![FailingDependency::new("disk", CheckStatus::Minor)];
+    let fleet = [
+        summary("a1", "east", db()),
+        summary("a2", "east", db()),
+        summary("a3", "east", db()),
+        summary("a4", "east", Vec::new()),
+        summary("w1", "west", disk()),
+    ];
+    let mut c = connection(&redis).await;
+    for (key, budget, wide) in [("small", DEFAULT_FAILING_BUDGET, true), ("large", 0, false)] {
+        // Each instance its own process (its own copy of the list).
+        let stores: Vec<RedisFleet> = fleet
+            .iter()
+            .map(|_| {
+                RedisFleet::new(&redis.url(), key, ttl)
+                    .unwrap()
+                    .failing_budget(budget)
+            })
+            .collect();
+        let beat_all = || async {
+            let mut beats = Vec::new();
+            for (store, me) in stores.iter().zip(&fleet) {
+                beats.push(store.beat(me).await.unwrap());
+            }
+            beats
+        };
+        beat_all().await;
+        // Past an upkeep: what fails counted and read out.
+        tokio::time::sleep(stores[0].counted_every() * 3).await;
+        let beats = beat_all().await;
+        let view =
+            |i: usize| FleetView::from_counts(beats[i].datacenters.clone(), HealthRule::default());
+        let said = |i: usize, dc: &str| -> Vec<String> {
+            view(i)
+                .datacenter(dc)
+                .unwrap()
+                .failing
+                .iter()
+                .map(ToString::to_string)
+                .collect()
+        };
+        // a1 fails db with two others of east: shared, in either mode.
+        assert_eq!(
+            said(0, "east"),
+            ["db OUTAGE on 3 of 4 in east, shared"],
+            "{key}"
+        );
+        assert_eq!(said(4, "west"), ["disk MINOR on 1 of 1 in west"], "{key}");
+        let own: Option<String> = redis::cmd("HGET")
+            .arg(format!("{{{key}}}:inst"))
+            .arg("\0failing_own")
+            .query_async(&mut c)
+            .await
+            .unwrap();
+        assert_eq!(own.is_none(), wide, "{key}: {own:?}");
+        if wide {
+            // Every instance holds the whole list.
+            assert_eq!(said(3, "east"), ["db OUTAGE on 3 of 4 in east, shared"]);
+            assert_eq!(said(0, "west"), ["disk MINOR on 1 of 1 in west"]);
+            continue;
+        }
+        // Past the budget: a1 knows nothing of west's disk, a4 (failing nothing) nothing at
+        // all, however often they beat.
+        assert!(said(0, "west").is_empty(), "{:?}", said(0, "west"));
+        assert!(said(3, "east").is_empty() && said(3, "west").is_empty());
+        // Someone looks at the fleet through a4: its next beat brings the whole list.
+        stores[3].look();
+        let looked = stores[3].beat(&fleet[3]).await.unwrap();
+        let view = FleetView::from_counts(looked.datacenters, HealthRule::default());
+        let rows: Vec<String> = view.what_fails().iter().map(ToString::to_string).collect();
+        assert_eq!(
+            rows,
+            [
+                "db OUTAGE on 3 of 4 in east, shared",
+                "disk MINOR on 1 of 1 in west"
+            ]
+        );
+    }
+}
+
+/// A change of what fails goes to every instance holding the list, so it is handed out at
+/// once only when it says something new: a row that comes or goes, a count moved by more
+/// than an eighth. A count drifting by less waits until the copy is a TTL old.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_fails_is_handed_out_at_once_only_when_it_says_something_new() {
+    let redis = RedisServer::start();
+    let ttl = Duration::from_secs(2);
+    let beaters = RedisFleet::new(&redis.url(), "drift", ttl).unwrap();
+    let viewer = RedisFleet::new(&redis.url(), "drift", ttl).unwrap();
+    let me = InstanceSummary::new("viewer", "east", CheckStatus::Ok, Vec::new(), "1");
+    let failing = |i: usize, dc: &str, dep: &str| {
+        InstanceSummary::new(format!("i{i}"), dc, CheckStatus::Ok, Vec::new(), "1")
+            .with_failing(vec![FailingDependency::new(dep, CheckStatus::Outage)])
+    };
+    let mut fleet: Vec<InstanceSummary> = (0..16).map(|i| failing(i, "east", "db")).collect();
+    let seen = || async {
+        tokio::time::sleep(viewer.counted_every() * 3).await;
+        let beat = viewer.beat(&me).await.unwrap();
+        let view = FleetView::from_counts(beat.datacenters, HealthRule::default());
+        let rows: Vec<String> = view.what_fails().iter().map(ToString::to_string).collect();
+        rows
+    };
+    let beat_all = |fleet: &[InstanceSummary]| {
+        let fleet = fleet.to_vec();
+        let beaters = &beaters;
+        async move {
+            for me in &fleet {
+                beaters.beat(me).await.unwrap();
+            }
+        }
+    };
+    beat_all(&fleet).await;
+    viewer.beat(&me).await.unwrap();
+    let published = Instant::now();
+    assert_eq!(seen().await, ["db OUTAGE on 16 of 17 in east, shared"]);
+    // One more of 16: a sixteenth, held back.
+    fleet.push(failing(16, "east", "db"));
+    beat_all(&fleet).await;
+    assert_eq!(seen().await, ["db OUTAGE on 16 of 18 in east, shared"]);
+    // Three more (19 of 16): more than an eighth, handed out at once.
+    fleet.extend((17..19).map(|i| failing(i, "east", "db")));
+    beat_all(&fleet).await;
+    assert_eq!(seen().await, ["db OUTAGE on 19 of 20 in east, shared"]);
+    assert!(published.elapsed() < ttl, "the test ran too slowly to tell");
+    // One more again, held back; a new row (west's disk) says something new: the whole
+    // list, with the drift, at once.
+    fleet.push(failing(19, "east", "db"));
+    beat_all(&fleet).await;
+    assert_eq!(seen().await, ["db OUTAGE on 19 of 21 in east, shared"]);
+    fleet.push(failing(20, "west", "disk"));
+    beat_all(&fleet).await;
+    assert_eq!(
+        seen().await,
+        [
+            "db OUTAGE on 20 of 21 in east, shared",
+            "disk OUTAGE on 1 of 1 in west"
+        ]
+    );
+    // A drift held back goes out once the copy is a TTL old.
+    fleet.push(failing(21, "east", "db"));
+    beat_all(&fleet).await;
+    assert_eq!(seen().await[0], "db OUTAGE on 20 of 22 in east, shared");
+    let since = Instant::now();
+    while since.elapsed() < ttl + viewer.counted_every() * 2 {
+        beat_all(&fleet).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    beat_all(&fleet).await;
+    assert_eq!(seen().await[0], "db OUTAGE on 21 of 22 in east, shared");
 }
 
 /// A store that cannot be reached is an error of its own kind (`is_unavailable`, a 503 over

@@ -397,3 +397,68 @@ async fn what_fails_leads_the_fleet_page_and_has_its_own_route() {
     assert_eq!(json["stale"], true);
     assert_eq!(json["dependencies"].as_array().unwrap().len(), 2);
 }
+
+/// A source that counts who looked at what fails across the fleet.
+struct Looked {
+    view: Arc<FleetView>,
+    looks: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl status_fleet::FleetSource for Looked {
+    fn view(&self) -> Arc<FleetView> {
+        Arc::clone(&self.view)
+    }
+
+    fn instances(
+        &self,
+        _query: status_fleet::InstanceQuery,
+    ) -> std::pin::Pin<
+        Box<
+            dyn std::future::Future<Output = Result<status_fleet::InstancePage, status_core::Error>>
+                + Send
+                + '_,
+        >,
+    > {
+        Box::pin(std::future::ready(
+            Ok(status_fleet::InstancePage::default()),
+        ))
+    }
+
+    fn look(&self) {
+        self.looks.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A person or a tool reading what fails across the fleet (`/fleet`, its page, the
+/// dependencies' route) is told to the source, so that a large fleet's store sends this
+/// instance the whole list; a balancer polling a data center, or a scrape, is not (every
+/// instance would then be sent it, which is what the budget prevents).
+#[tokio::test(start_paused = true)]
+async fn people_looking_at_the_fleet_are_told_to_the_source_balancers_are_not() {
+    let f = fixture().await;
+    let looks = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let app = status_http::Routes::new(&f.registry)
+        .fleet(Looked {
+            view: Arc::new(view(CheckStatus::Ok)),
+            looks: Arc::clone(&looks),
+        })
+        .build();
+    let count = || looks.load(std::sync::atomic::Ordering::SeqCst);
+    for path in [
+        "/fleet/datacenters/east",
+        "/fleet/datacenters/west",
+        "/metrics",
+    ] {
+        get(&app, path).await;
+    }
+    assert_eq!(count(), 0, "balancers and scrapes are not people");
+    assert_eq!(get(&app, "/fleet").await.status, StatusCode::OK);
+    assert_eq!(count(), 1);
+    assert_eq!(
+        get(&app, "/fleet/dependencies").await.status,
+        StatusCode::OK
+    );
+    assert_eq!(count(), 2);
+    assert_eq!(get(&app, "/status/fleet").await.status, StatusCode::OK);
+    assert_eq!(count(), 3);
+}
