@@ -102,6 +102,10 @@ struct Args {
     /// With --failing: no shared failure halfway through (the steady cost alone).
     #[arg(long)]
     no_shared: bool,
+    /// Redis: what one change of what fails may cost handed to every instance, in bytes
+    /// (`RedisFleet::failing_budget`; by default the store's).
+    #[arg(long)]
+    failing_budget: Option<usize>,
     /// Measure the baseline in the same run: the bare write (Redis: a script of `HSET` and
     /// `PEXPIRE` of the same record under the same key shape; etcd: a put of the summary with
     /// a lease) at the same rate, then the store, in turn, `--rounds` times; prints the ratio.
@@ -288,6 +292,12 @@ impl Meter {
     }
 }
 
+/// The load tool shares this machine's cores with the store it measures, and its own work is
+/// mostly allocation (a hundred thousand tasks' requests and answers): with glibc's allocator
+/// it took a core at 100,000 instances, and the store fell behind for want of the other.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
@@ -385,7 +395,14 @@ async fn open(args: &Args, bare: bool) -> anyhow::Result<Arc<Store>> {
         }
         (None, "beat") => Store::Beat(
             (0..connections)
-                .map(|_| RedisFleet::new(&redis_url, args.key.clone(), ttl))
+                .map(|_| {
+                    RedisFleet::new(&redis_url, args.key.clone(), ttl).map(|f| {
+                        f.failing_budget(
+                            args.failing_budget
+                                .unwrap_or(status_fleet::DEFAULT_FAILING_BUDGET),
+                        )
+                    })
+                })
                 .collect::<Result<_, _>>()?,
         ),
         (None, "exchange") => {

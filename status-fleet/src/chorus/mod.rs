@@ -110,6 +110,11 @@ async fn drive(fleet: Fleet, mut asks: mpsc::UnboundedReceiver<Ask>) {
         mpsc::unbounded_channel::<(LeaseCall, Result<VoiceAnswer, status_core::Error>)>();
     let mut waiting: HashMap<ChangeTicket, oneshot::Sender<Voice>> = HashMap::new();
     loop {
+        // A speaker tells the fleet's figures (its data center's, then the others' when it
+        // recovers): on a fleet past the store's budget, it asks for the whole list.
+        if tracker.speaking() {
+            fleet.store().look();
+        }
         // Made before the view is read, so that no change is missed.
         let viewed = fleet.view_changed();
         let deadline = tracker.deadline().map(Instant::from_std);

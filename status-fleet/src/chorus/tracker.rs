@@ -287,6 +287,12 @@ impl ChorusTracker {
         self.speaking.contains_key(id)
     }
 
+    /// Whether this instance speaks for the fleet about any dependency now.
+    #[must_use]
+    pub fn speaking(&self) -> bool {
+        !self.speaking.is_empty()
+    }
+
     /// Whether this instance keeps silent about `id`, another speaking for the fleet.
     #[must_use]
     pub fn silent_about(&self, id: &DependencyId) -> bool {

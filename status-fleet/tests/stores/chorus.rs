@@ -119,6 +119,38 @@ async fn one_shared_outage_is_one_notice_and_one_recovery_in_redis() {
     one_voice(|| RedisFleet::new(&url, "chorus", ttl).unwrap(), ttl).await;
 }
 
+/// The same past the store's failing budget: each instance is sent only its own rows, and a
+/// speaker asks for the whole list (its recovery names the other data centers).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_voice_past_the_failing_budget_in_redis() {
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let ttl = Duration::from_millis(900);
+    let store = || {
+        RedisFleet::new(&url, "chorus", ttl)
+            .unwrap()
+            .failing_budget(0)
+    };
+    one_voice(store, ttl).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_data_center_tells_its_recovery_past_the_failing_budget_in_redis() {
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let ttl = Duration::from_millis(900);
+    forge_a_year_long_lease(&url).await;
+    per_datacenter(
+        || {
+            RedisFleet::new(&url, "chorus", ttl)
+                .unwrap()
+                .failing_budget(0)
+        },
+        ttl,
+    )
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_shared_outage_is_one_notice_and_one_recovery_in_etcd() {
     let etcd = EtcdCluster::start(1);
@@ -203,8 +235,13 @@ async fn each_data_center_tells_its_failure_and_recovery_in_redis() {
     let redis = RedisServer::start();
     let url = redis.url();
     let ttl = Duration::from_millis(900);
-    // A lease forged to last a year silences no one: free, counted.
-    let mut forger = redis::Client::open(url.as_str())
+    forge_a_year_long_lease(&url).await;
+    per_datacenter(|| RedisFleet::new(&url, "chorus", ttl).unwrap(), ttl).await;
+}
+
+/// West's lease of `db`, forged to last a year: it silences no one (free, counted).
+async fn forge_a_year_long_lease(url: &str) {
+    let mut forger = redis::Client::open(url)
         .unwrap()
         .get_multiplexed_async_connection()
         .await
@@ -221,7 +258,6 @@ async fn each_data_center_tells_its_failure_and_recovery_in_redis() {
         .query_async(&mut forger)
         .await
         .unwrap();
-    per_datacenter(|| RedisFleet::new(&url, "chorus", ttl).unwrap(), ttl).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
