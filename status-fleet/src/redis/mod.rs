@@ -333,9 +333,13 @@ impl RedisFleet {
         let looked = self.looked();
         let mut connection = self.connection().await?;
         // Sent again, once, if the server said it came too late by a clock this process had
-        // wrong (another server, after a failover): its answer set the clock right.
+        // wrong (another server, after a failover): its answer set the clock right. Not when
+        // it took half its span or more to be answered: the store was slow (a queue), and
+        // the same beat again would only lengthen the queue (at 100,000 instances, a store
+        // that fell behind was sent every late beat twice).
         let mut tries = 0;
         let answer = loop {
+            let asked = std::time::Instant::now();
             let answer: Result<Vec<redis::Value>, _> = self
                 .beat
                 .key(&self.keys[..])
@@ -366,11 +370,15 @@ impl RedisFleet {
                 }
             };
             match parse::late_at(&answer) {
-                Some(now) if tries == 0 => {
+                Some(now) if tries == 0 && asked.elapsed() < self.ttl / 6 => {
                     self.clock.heard(now);
                     tries += 1;
                 }
-                _ => break answer,
+                Some(now) => {
+                    self.clock.heard(now);
+                    break answer;
+                }
+                None => break answer,
             }
         };
         let (mut beat, sent, (failing_at, failing, own)) = parse_beat(&answer)?;

@@ -1040,6 +1040,63 @@ async fn what_fails_is_handed_out_at_once_only_when_it_says_something_new() {
     assert_eq!(seen().await[0], "db OUTAGE on 21 of 22 in east, shared");
 }
 
+/// A beat the store answers late because it was busy (its queue, not this process's clock)
+/// is not sent again: at 100,000 instances, a store that fell behind was sent every late beat
+/// twice, and fell further behind. The next beat, a third of the TTL later, goes as usual.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_beat_late_because_the_store_was_busy_is_not_sent_again() {
+    use status_fleet::{BeatError, Rejection};
+
+    let redis = RedisServer::start();
+    let ttl = Duration::from_millis(600);
+    let store = RedisFleet::new(&redis.url(), "busy", ttl).unwrap();
+    let me = InstanceSummary::new("i1", "dc-1", CheckStatus::Ok, Vec::new(), "1");
+    store.beat(&me).await.unwrap();
+    // Redis busy for 400 ms (a script that spins), twice the beat's span of a third of the TTL.
+    let mut busy = connection(&redis).await;
+    let spin = tokio::spawn(async move {
+        let _: () = redis::cmd("EVAL")
+            .arg(
+                "local t = redis.call('TIME') local until_us = t[1] * 1e6 + t[2] + 400000 \
+                 repeat t = redis.call('TIME') until t[1] * 1e6 + t[2] >= until_us",
+            )
+            .arg(0)
+            .query_async(&mut busy)
+            .await
+            .unwrap();
+    });
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    let late = store.beat(&me).await.unwrap_err();
+    assert!(
+        matches!(late, BeatError::Rejected(Rejection::Late)),
+        "{late:?}"
+    );
+    spin.await.unwrap();
+    let mut c = connection(&redis).await;
+    let stats: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    // Run to the end: calls less the one refused before the script was loaded.
+    let line = stats
+        .lines()
+        .find(|l| l.starts_with("cmdstat_evalsha:"))
+        .unwrap();
+    let field = |name: &str| -> u64 {
+        line.split([':', ','])
+            .find_map(|f| f.strip_prefix(name)?.strip_prefix('='))
+            .and_then(|n| n.parse().ok())
+            .unwrap()
+    };
+    assert_eq!(
+        field("calls") - field("failed_calls"),
+        2,
+        "the late beat went once: {line}"
+    );
+    store.beat(&me).await.unwrap();
+}
+
 /// A store that cannot be reached is an error of its own kind (`is_unavailable`, a 503 over
 /// HTTP), never mistaken for the client's bad cursor (`is_invalid`, a 400).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1103,7 +1160,7 @@ async fn a_beat_delivered_late_changes_nothing() {
     let json = serde_json::to_string(&ok).unwrap();
     // The store's settings come first, in the script's text.
     let script = redis::Script::new(&format!(
-        "local ttl, every, retire, limit, max_datacenters, max_rows = {}, 10, 64, {MAX_SUMMARY}, 64, 1024\n{BEAT}",
+        "local ttl, every, retire, limit, max_datacenters, max_rows, wide_budget = {}, 10, 64, {MAX_SUMMARY}, 64, 1024, {DEFAULT_FAILING_BUDGET}\n{BEAT}",
         TTL.as_millis()
     ));
     let mut send = async |sequence: u64, deadline: u64| -> String {
