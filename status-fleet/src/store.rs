@@ -64,6 +64,10 @@ pub struct Beat {
     /// them, by reason ([`REJECTIONS`]): garbage under the fleet's prefix, counted, never
     /// counted as instances.
     pub skipped: [u64; REJECTIONS.len()],
+    /// Whether what fails came as this instance's own rows only (a fleet too large to hand
+    /// the whole list to every instance, and no one looking through this one):
+    /// [`FleetView::failing_partial`].
+    pub failing_partial: bool,
 }
 
 impl Beat {
@@ -83,6 +87,7 @@ impl Beat {
             datacenters,
             settling: false,
             skipped,
+            failing_partial: false,
         }
     }
 }

@@ -249,7 +249,7 @@ impl FleetTracker {
     pub fn counts_moved(&mut self, now: Instant, counts: Vec<DatacenterCounts>) {
         // A store that keeps its counts as they change counts each summary's failing
         // dependencies through `counted_failing`: nothing here to forge.
-        let _ = self.set(now, counts);
+        let _ = self.set(now, counts, false);
     }
 
     /// The fleet at `now`: the last view read while younger than the TTL (the same `Arc`,
@@ -293,7 +293,7 @@ impl FleetTracker {
         if beat.settling {
             notes.push(Note::Settling);
         } else {
-            let forged = self.set(now, beat.datacenters);
+            let forged = self.set(now, beat.datacenters, beat.failing_partial);
             if forged > 0 {
                 notes.push(Note::Skipped {
                     reason: Rejection::ForgedCount,
@@ -336,8 +336,8 @@ impl FleetTracker {
     }
 
     /// The counts become the view, less what no store could have counted; answers how many
-    /// rows went.
-    fn set(&mut self, now: Instant, mut counts: Vec<DatacenterCounts>) -> u64 {
+    /// rows went. `partial`: what fails holds this instance's own rows only.
+    fn set(&mut self, now: Instant, mut counts: Vec<DatacenterCounts>, partial: bool) -> u64 {
         let forged = counts.iter_mut().map(DatacenterCounts::sanitize).sum();
         let own = self.last.as_ref().map_or_else(
             || Published::new(CheckStatus::Ok, Vec::new()),
@@ -345,6 +345,7 @@ impl FleetTracker {
         );
         let mut view = FleetView::from_counts(counts, self.rule);
         view.own = Some(own.own(&self.member.datacenter));
+        view.failing_partial = partial;
         // Each failing row's first sight, kept while the row lasts.
         let mut since = std::collections::HashMap::new();
         for dc in &mut view.datacenters {

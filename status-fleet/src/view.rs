@@ -97,6 +97,13 @@ pub struct FleetView {
     pub stale: bool,
     /// The data centers, by name.
     pub datacenters: Vec<DatacenterView>,
+    /// Whether what fails holds only this instance's own rows (its failing dependencies in
+    /// its data center): a store sends a fleet too large to hand the whole list to every
+    /// instance no more, until someone looks at the fleet through this one
+    /// ([`FleetSource::look`](crate::FleetSource::look)); the whole list comes with the next
+    /// beat.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub failing_partial: bool,
     /// This instance's own entry as counted (its data center, published condition and
     /// failing dependencies), so that rules about "the others" can leave it out.
     #[serde(skip)]
@@ -181,6 +188,7 @@ impl FleetView {
             fail_open,
             stale: false,
             datacenters,
+            failing_partial: false,
             own: None,
             rule,
         }

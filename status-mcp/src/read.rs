@@ -334,6 +334,8 @@ pub(crate) fn fleet(sources: &Sources) -> CallToolResult {
     let Some(fleet) = &sources.fleet else {
         return refusal("this instance has no fleet view (it is not part of a fleet)");
     };
+    // An agent reading what fails across the fleet looks at it, as a person at its page.
+    fleet.source.look();
     let view = fleet.source.view();
     let mut omitted = Omitted::default();
     let failing: Vec<crate::why::FleetRow> = view
@@ -364,6 +366,12 @@ pub(crate) fn fleet(sources: &Sources) -> CallToolResult {
     }
     if view.stale {
         line.push_str(" (stale view: the store is unreachable)");
+    }
+    if view.failing_partial {
+        line.push_str(
+            " (what fails: this instance's own failing dependencies only, the whole list with \
+             its next beat: ask again in a few seconds)",
+        );
     }
     let shared: Vec<String> = failing
         .iter()

@@ -13,7 +13,9 @@
 //! that the store keeps per-dependency counts; halfway through the measured span, 60 % of
 //! `dc-0` start failing `payments-api` at once (each publishing at once, as `Fleet` does), and
 //! the run says how long until another instance's view (an observer beating as `Fleet` does,
-//! or with etcd a watcher's counts) finds it shared.
+//! or with etcd a watcher's counts) finds it shared. The observer looks at the fleet, as a
+//! person at its page would (`RedisFleet::look`): past the store's failing budget
+//! (`--failing-budget BYTES` to set it), the other instances are sent only their own rows.
 //!
 //! `--baseline` measures, in the same run and against the same server, what the beat is
 //! compared with: the bare write of the same record at the same rate under the same key shape

@@ -405,6 +405,7 @@ impl RedisFleet {
             beat.datacenters = (*counts).clone();
             // (Its own data center may not be counted yet: a row of it then waits.)
             attach(&mut beat.datacenters, &rows);
+            beat.failing_partial = true;
             return Ok(beat);
         }
         // What fails, as sent, unless another beat in flight already brought the same (every

@@ -121,6 +121,7 @@ pub(super) fn parse_beat(
             datacenters,
             settling,
             skipped: [0; REJECTIONS.len()],
+            failing_partial: false,
         },
         sent,
         (failing_at, failing, own),

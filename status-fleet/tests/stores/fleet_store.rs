@@ -944,6 +944,7 @@ async fn past_the_budget_each_instance_is_sent_what_it_is_judged_by() {
             .await
             .unwrap();
         assert_eq!(own.is_none(), wide, "{key}: {own:?}");
+        assert!(beats.iter().all(|b| b.failing_partial != wide), "{key}");
         if wide {
             // Every instance holds the whole list.
             assert_eq!(said(3, "east"), ["db OUTAGE on 3 of 4 in east, shared"]);
@@ -957,6 +958,7 @@ async fn past_the_budget_each_instance_is_sent_what_it_is_judged_by() {
         // Someone looks at the fleet through a4: its next beat brings the whole list.
         stores[3].look();
         let looked = stores[3].beat(&fleet[3]).await.unwrap();
+        assert!(!looked.failing_partial);
         let view = FleetView::from_counts(looked.datacenters, HealthRule::default());
         let rows: Vec<String> = view.what_fails().iter().map(ToString::to_string).collect();
         assert_eq!(

@@ -18,6 +18,8 @@ use crate::query::Params;
 struct FleetPage {
     hostname: String,
     stale: bool,
+    /// What fails holds this instance's own rows only, the whole list on its way.
+    failing_partial: bool,
     fail_open: bool,
     /// Why the instances could not be listed, if they could not.
     unlisted: Option<String>,
@@ -203,6 +205,7 @@ pub(crate) async fn page(
     let page = FleetPage {
         hostname: state.hostname.clone(),
         stale: view.stale,
+        failing_partial: view.failing_partial,
         fail_open: view.fail_open,
         unlisted,
         next,

@@ -459,6 +459,35 @@ async fn people_looking_at_the_fleet_are_told_to_the_source_balancers_are_not() 
         StatusCode::OK
     );
     assert_eq!(count(), 2);
-    assert_eq!(get(&app, "/status/fleet").await.status, StatusCode::OK);
+    let page = get(&app, "/status/fleet").await;
+    assert_eq!(page.status, StatusCode::OK);
     assert_eq!(count(), 3);
+    assert!(
+        !page.body.contains("fleet-failing-partial"),
+        "{}",
+        page.body
+    );
+
+    // A view whose failing rows are this instance's own only (a large fleet, no one looking
+    // until now): said on the page and in the JSON, so that no one reads it as the fleet's.
+    let mut partial = view(CheckStatus::Ok);
+    partial.failing_partial = true;
+    let app = status_http::Routes::new(&f.registry)
+        .fleet(Looked {
+            view: Arc::new(partial),
+            looks: Arc::clone(&looks),
+        })
+        .build();
+    let page = get(&app, "/status/fleet").await;
+    assert!(
+        page.body.contains(r#"id="fleet-failing-partial""#),
+        "{}",
+        page.body
+    );
+    assert_eq!(get(&app, "/fleet").await.json()["failingPartial"], true);
+    let whole = status_http::Routes::new(&f.registry)
+        .fleet(|| Arc::new(view(CheckStatus::Ok)))
+        .build();
+    let json = get(&whole, "/fleet").await.json();
+    assert!(json.get("failingPartial").is_none(), "{json}");
 }
