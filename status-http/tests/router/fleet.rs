@@ -255,13 +255,7 @@ impl status_fleet::FleetSource for StoreDown {
     fn instances(
         &self,
         _: status_fleet::InstanceQuery,
-    ) -> std::pin::Pin<
-        Box<
-            dyn std::future::Future<Output = Result<status_fleet::InstancePage, status_core::Error>>
-                + Send
-                + '_,
-        >,
-    > {
+    ) -> status_fleet::Boxed<'_, Result<status_fleet::InstancePage, status_core::Error>> {
         Box::pin(async {
             Err(status_core::Error::unavailable(
                 "the fleet store failed: refused",
@@ -412,13 +406,7 @@ impl status_fleet::FleetSource for Looked {
     fn instances(
         &self,
         _query: status_fleet::InstanceQuery,
-    ) -> std::pin::Pin<
-        Box<
-            dyn std::future::Future<Output = Result<status_fleet::InstancePage, status_core::Error>>
-                + Send
-                + '_,
-        >,
-    > {
+    ) -> status_fleet::Boxed<'_, Result<status_fleet::InstancePage, status_core::Error>> {
         Box::pin(std::future::ready(
             Ok(status_fleet::InstancePage::default()),
         ))
