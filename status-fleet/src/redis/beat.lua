@@ -282,26 +282,25 @@ if #gone > 0 or not pass[3] or (pass[2] and tonumber(pass[2]) >= tonumber(pass[3
   -- new: a row that comes or goes, or a count moved by more than an eighth (any move of a
   -- count under eight). Counts drifting by less wait for the copy to be a TTL old.
   local published = tonumber(failing_at) or 0
-  local news = failing_at == '0' or published > now or published <= now - ttl
-  if text == failing then
-    news = true
-  elseif not news then
+  local held = text ~= failing and failing_at ~= '0' and published <= now
+    and published > now - ttl
+  if held then
     local rows = 0
     for line in string.gmatch(failing, '[^\n]+') do
       rows = rows + 1
       local field, o = string.match(line, '^(.*)\t(%d+)$')
       local n = field and counted[field]
       o = tonumber(o)
-      if not n or not o or math.abs(n - o) * 8 > o then news = true break end
+      if not n or not o or math.abs(n - o) * 8 > o then held = false break end
     end
-    news = news or rows ~= #frows
+    held = held and rows == #frows
   end
-  if news then
-    if text ~= failing or failing_at == '0' then failing, failing_at = text, tostring(now) end
-    call('HSET', KEYS[3], '\0failing', failing, '\0failing_built', now)
-  else
+  if held then
     -- Held back: built again at the next upkeep, until it is handed out.
     call('HDEL', KEYS[3], '\0failing_built')
+  else
+    if text ~= failing or failing_at == '0' then failing, failing_at = text, tostring(now) end
+    call('HSET', KEYS[3], '\0failing', failing, '\0failing_built', now)
   end
 end
 local settling = tonumber(call('HGET', KEYS[1], '\0settling'))
