@@ -11,33 +11,34 @@ if not (cond == '0' or cond == '1' or cond == '2' or cond == '3') or
 end
 if #json > limit then return {'too_large'} end
 -- What this instance's last beat left, and what the fleet's upkeep left, in one read: who
--- holds it (`id \0own`: `owner \t sequence \t member`, the owner, its last beat's number,
--- and the beat's member of `{K}:live`), what it failed (`id \0fails`: one line each,
--- `dependency \t level`); when the counts were made (`\0at`), whether the store is settling
--- (`\0settling`), when what fails last changed (`\0failing_at`), whether it is too large to
--- hand to every instance (`\0failing_own`). Its record (`id`) is not read: the member says
--- all a beat needs of it.
-local own_field, fails_field = id .. '\0own', id .. '\0fails'
-local rec = redis.pcall('HMGET', KEYS[1], own_field, fails_field, '\0at', '\0settling',
-  '\0failing_at', '\0failing_own')
+-- holds it and what it failed (`id \0own`: `owner \t sequence \t member`, the owner, its
+-- last beat's number and the beat's member of `{K}:live`, then, if it failed anything, a
+-- line each, `\n dependency \t level`); when the counts were made (`\0at`), whether the
+-- store is settling (`\0settling`), when what fails last changed (`\0failing_at`), whether
+-- it is too large to hand to every instance (`\0failing_own`). Its record (`id`) is not
+-- read: the member says all a beat needs of it. (Each field read is a lookup in a hash of
+-- every instance, most of them out of the CPU's caches: one for the instance, not two.)
+local own_field = id .. '\0own'
+local rec = redis.pcall('HMGET', KEYS[1], own_field, '\0at', '\0settling', '\0failing_at',
+  '\0failing_own')
 local broken = type(rec) ~= 'table' or rec.err
 if broken then rec = {} end
-local held, listed, at, settling_mark, failing_at = rec[1], rec[2], rec[3], rec[4], rec[5]
+local held, at, settling_mark, failing_at = rec[1], rec[2], rec[3], rec[4]
 -- What fails across the fleet goes to this instance when it asks (`ARGV[13]`: someone looks
 -- at the fleet through it), or when handing it to every instance costs at most
 -- `wide_budget` bytes; otherwise it gets only the rows it is judged by: its own failing
 -- dependencies in its data center, at every level (O(its failing dependencies)).
-local wide = ARGV[13] == '1' or rec[6] ~= '1'
+local wide = ARGV[13] == '1' or rec[5] ~= '1'
 -- A beat older than one this process already had taken (sent, given up as late, its
 -- connection dropped, then delivered after a newer one: a packet retransmitted for seconds)
 -- changes nothing: it would write a past condition, stamped now, as fresh.
 local seq = tonumber(ARGV[11] or '')
-local holder, held_seq, old = nil, nil, nil
+local holder, held_seq, old, listed = nil, nil, nil, nil
 if held then
-  local o, n, m = string.match(held, '^([^\t]*)\t(%d+)\t(.*)$')
-  if o then holder, held_seq, old = o, tonumber(n), m end
+  local o, n, m, f = string.match(held, '^([^\t]*)\t(%d+)\t([^\n]*)\n?(.*)$')
+  if o then holder, held_seq, old, listed = o, n, m, f ~= '' and f or nil end
 end
-if seq and held_seq and holder == owner and seq <= held_seq then return {'late'} end
+if seq and held_seq and holder == owner and seq <= tonumber(held_seq) then return {'late'} end
 -- The failing dependencies: one line each, `dependency \t level` (1 MINOR … 3 OUTAGE), at
 -- most 32, ids as status-core's.
 local fails = {}
@@ -50,8 +51,7 @@ end end
 -- The server's clock in milliseconds, as digits (`stamp`, written in records and members) and
 -- as a number (`now`).
 local t = call('TIME')
-local micros = t[2]
-local stamp = t[1] .. string.sub(string.rep('0', 6 - #micros) .. micros, 1, 3)
+local stamp = string.format('%s%03d', t[1], t[2] / 1000)
 local now = tonumber(stamp)
 -- A beat run after its deadline (the client gave up on it; the network delivered it late)
 -- changes nothing: it would write a condition of seconds ago, stamped now, as fresh.
@@ -60,7 +60,7 @@ if deadline > 0 and now > deadline then return {'late', now} end
 local keep = ttl * 10
 -- A beat in a member: 15 digits, so that lex order is time order.
 local function pad(digits) return string.rep('0', 15 - #digits) .. digits end
-local stamp15 = pad(stamp)
+local stamp15 = #stamp == 13 and '00' .. stamp or pad(stamp)
 -- What fails, counted: `{K}:fcount` holds, per `dc \t dependency \t level`, the members of
 -- `{K}:fail`; every member that comes or goes moves it, in this script.
 local function count(fdc, dep, lvl, by)
@@ -132,45 +132,43 @@ if old and old ~= member then call('ZREM', KEYS[2], old) end
 -- Its failing dependencies: a member of `{K}:fail` each (`dc \0 dependency \0 level \0 id`,
 -- scored by its beat). A beat moves their scores; what it no longer fails (or fails from
 -- another data center) goes. Each member that comes or goes is counted (`{K}:fcount`).
-local want = {}
-for _, f in ipairs(fails) do want[dc .. '\0' .. f[1] .. '\0' .. f[2] .. '\0' .. id] = f end
-local moved = false
--- What its last beat failed counts only with the member of that beat.
-local pdc = listed and old and string.match(old, '^([^%z]*)%z')
-if not pdc then listed = nil end
-if listed then
-  local n = 0
-  for line in string.gmatch(listed, '[^\n]+') do
-    n = n + 1
-    if n > 32 then break end
-    local dep, lvl = string.match(line, '^([^\t%z]+)\t([1-3])$')
-    if dep then
-      local m = pdc .. '\0' .. dep .. '\0' .. lvl .. '\0' .. id
-      if not want[m] and call('ZREM', KEYS[4], m) == 1 then
-        count(pdc, dep, lvl, -1)
+-- (Most beats fail nothing, now as at their last beat: they skip all of it.)
+if #fails > 0 or listed then
+  local want = {}
+  for _, f in ipairs(fails) do want[dc .. '\0' .. f[1] .. '\0' .. f[2] .. '\0' .. id] = f end
+  local moved = false
+  -- What its last beat failed counts only with the member of that beat.
+  local pdc = listed and old and string.match(old, '^([^%z]*)%z')
+  if pdc then
+    local n = 0
+    for line in string.gmatch(listed, '[^\n]+') do
+      n = n + 1
+      if n > 32 then break end
+      local dep, lvl = string.match(line, '^([^\t%z]+)\t([1-3])$')
+      if dep then
+        local m = pdc .. '\0' .. dep .. '\0' .. lvl .. '\0' .. id
+        if not want[m] and call('ZREM', KEYS[4], m) == 1 then
+          count(pdc, dep, lvl, -1)
+          moved = true
+        end
+      end
+    end
+  end
+  if #fails > 0 then
+    for m, f in pairs(want) do
+      if call('ZADD', KEYS[4], now, m) == 1 then
+        count(dc, f[1], f[2], 1)
         moved = true
       end
     end
   end
+  if moved then call('HSET', KEYS[3], '\0failing_moved', now) end
 end
-if #fails > 0 then
-  for m, f in pairs(want) do
-    if call('ZADD', KEYS[4], now, m) == 1 then
-      count(dc, f[1], f[2], 1)
-      moved = true
-    end
-  end
-end
-if moved then call('HSET', KEYS[3], '\0failing_moved', now) end
--- Its record, who holds it, and what it fails: one write.
+-- Its record, and who holds it with what it fails: one write.
 local record = dc .. '\n' .. cond .. '\n' .. serving .. '\n' .. stamp .. '\n' .. json
 local own = owner .. '\t' .. (seq and ARGV[11] or '0') .. '\t' .. member
-if #fails > 0 and listed ~= failing_lines then
-  call('HSET', KEYS[1], id, record, own_field, own, fails_field, failing_lines)
-else
-  call('HSET', KEYS[1], id, record, own_field, own)
-  if #fails == 0 and listed then call('HDEL', KEYS[1], fails_field) end
-end
+if #fails > 0 then own = own .. '\n' .. failing_lines end
+call('HSET', KEYS[1], id, record, own_field, own)
 call('ZADD', KEYS[2], '0', member)
 -- A data center the counts do not know yet is known from now on.
 if not known_dc then call('HSET', KEYS[3], dc, '') end
@@ -214,7 +212,8 @@ local function retire_members(members)
     call('ZREM', KEYS[2], member)
     local rid = string.match(member, '^[^%z]*%z[0-3][01]%z%d+%z(.*)$')
     local record = rid and call('HGET', KEYS[1], rid)
-    -- The record goes only if this member is its own (not an older one left behind).
+    -- The record goes only if this member is its own (not an older one left behind); with
+    -- it, what the versions before kept what it failed in (`id \0fails`).
     if record and member_of(record, rid) == member then
       call('HDEL', KEYS[1], rid, rid .. '\0own', rid .. '\0fails')
     end
