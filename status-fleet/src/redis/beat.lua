@@ -10,35 +10,45 @@ if not (cond == '0' or cond == '1' or cond == '2' or cond == '3') or
   return {'bad_state'}
 end
 if #json > limit then return {'too_large'} end
--- What this instance's last beat left, and what the fleet's upkeep left, in one read: who
--- holds it and what it failed (`id \0own`: `owner \t sequence \t member`, the owner, its
--- last beat's number and the beat's member of `{K}:live`, then, if it failed anything, a
--- line each, `\n dependency \t level`); when the counts were made (`\0at`), whether the
--- store is settling (`\0settling`), when what fails last changed (`\0failing_at`), whether
--- it is too large to hand to every instance (`\0failing_own`). Its record (`id`) is not
--- read: the member says all a beat needs of it. (Each field read is a lookup in a hash of
--- every instance, most of them out of the CPU's caches: one for the instance, not two.)
+-- What this instance's last beat left, and what the fleet's upkeep left, in one read of two
+-- fields: who holds it and what it failed (`id \0own`: `owner \t sequence \t member`, the
+-- owner, its last beat's number and the beat's member of `{K}:live`, then, if it failed
+-- anything, a line each, `\n dependency \t level`); and the fleet's (`\0fleet`: `at \t
+-- failing_at \t settling \t past`: when the counts were made, when what fails last changed,
+-- since when the store is settling if it is, `1` if what fails is too large to hand to every
+-- instance). Its record (`id`) is not read: the member says all a beat needs of it. (Each
+-- field read is a lookup and a string handed to Lua: two, not six.)
 local own_field = id .. '\0own'
-local rec = redis.pcall('HMGET', KEYS[1], own_field, '\0at', '\0settling', '\0failing_at',
-  '\0failing_own')
+local rec = redis.pcall('HMGET', KEYS[1], own_field, '\0fleet')
 local broken = type(rec) ~= 'table' or rec.err
 if broken then rec = {} end
-local held, at, settling_mark, failing_at = rec[1], rec[2], rec[3], rec[4]
+local held, at, failing_at, settling_mark, past = rec[1], nil, nil, nil, nil
+if rec[2] then
+  at, failing_at, settling_mark, past = string.match(rec[2], '^(%d+)\t(%d+)\t(%d*)\t(1?)$')
+  if settling_mark == '' then settling_mark = nil end
+end
 -- What fails across the fleet goes to this instance when it asks (`ARGV[13]`: someone looks
 -- at the fleet through it), or when handing it to every instance costs at most
 -- `wide_budget` bytes; otherwise it gets only the rows it is judged by: its own failing
 -- dependencies in its data center, at every level (O(its failing dependencies)).
-local wide = ARGV[13] == '1' or rec[5] ~= '1'
+local wide = ARGV[13] == '1' or past ~= '1'
 -- A beat older than one this process already had taken (sent, given up as late, its
 -- connection dropped, then delivered after a newer one: a packet retransmitted for seconds)
--- changes nothing: it would write a past condition, stamped now, as fresh.
-local seq = tonumber(ARGV[11] or '')
+-- changes nothing: it would write a past condition, stamped now, as fresh. (Sequence numbers
+-- are decimal digits without leading zeros, compared as such: by length, then as text.)
+local seq = ARGV[11]
+if seq and not string.find(seq, '^[1-9]%d*$') then seq = nil end
 local holder, held_seq, old, listed = nil, nil, nil, nil
 if held then
   local o, n, m, f = string.match(held, '^([^\t]*)\t(%d+)\t([^\n]*)\n?(.*)$')
   if o then holder, held_seq, old, listed = o, n, m, f ~= '' and f or nil end
+  -- (`0`, or digits with a leading zero, which no beat writes: no number to compare with.)
+  if held_seq and string.byte(held_seq, 1) == 48 then held_seq = nil end
 end
-if seq and held_seq and holder == owner and seq <= tonumber(held_seq) then return {'late'} end
+if seq and held_seq and holder == owner and
+    (#seq < #held_seq or (#seq == #held_seq and seq <= held_seq)) then
+  return {'late'}
+end
 -- The failing dependencies: one line each, `dependency \t level` (1 MINOR … 3 OUTAGE), at
 -- most 32, ids as status-core's.
 local fails = {}
@@ -51,12 +61,18 @@ end end
 -- The server's clock in milliseconds, as digits (`stamp`, written in records and members) and
 -- as a number (`now`).
 local t = call('TIME')
-local stamp = string.format('%s%03d', t[1], t[2] / 1000)
+local micros = t[2]
+local stamp = #micros == 6 and t[1] .. string.sub(micros, 1, 3) or
+  string.format('%s%03d', t[1], micros / 1000)
 local now = tonumber(stamp)
 -- A beat run after its deadline (the client gave up on it; the network delivered it late)
 -- changes nothing: it would write a condition of seconds ago, stamped now, as fresh.
-local deadline = tonumber(ARGV[12] or '') or 0
-if deadline > 0 and now > deadline then return {'late', now} end
+-- (Milliseconds as digits, no leading zero: compared by length, then as text; `0`, none.)
+local deadline = ARGV[12]
+if deadline and deadline ~= '0' and string.find(deadline, '^[1-9]%d*$') and
+    (#stamp > #deadline or (#stamp == #deadline and stamp > deadline)) then
+  return {'late', now}
+end
 local keep = ttl * 10
 -- A beat in a member: 15 digits, so that lex order is time order.
 local function pad(digits) return string.rep('0', 15 - #digits) .. digits end
@@ -95,8 +111,9 @@ if not fresh then
   -- promoted, a store unreachable), is settling for a TTL: the instances that beat
   -- meanwhile are not the fleet, and the others' last beats may be older than the TTL.
   local counted = tonumber(at)
+  -- (Written with the counts, at the end of the upkeep this beat runs.)
   if call('EXISTS', KEYS[1]) == 0 or (counted and counted < now - ttl / 2) then
-    call('HSET', KEYS[1], '\0settling', now)
+    settling_mark = stamp
   end
 end
 
@@ -166,7 +183,7 @@ if #fails > 0 or listed then
 end
 -- Its record, and who holds it with what it fails: one write.
 local record = dc .. '\n' .. cond .. '\n' .. serving .. '\n' .. stamp .. '\n' .. json
-local own = owner .. '\t' .. (seq and ARGV[11] or '0') .. '\t' .. member
+local own = owner .. '\t' .. (seq or '0') .. '\t' .. member
 if #fails > 0 then own = own .. '\n' .. failing_lines end
 call('HSET', KEYS[1], id, record, own_field, own)
 call('ZADD', KEYS[2], '0', member)
@@ -302,22 +319,15 @@ if #gone > 0 or not pass[3] or (pass[2] and tonumber(pass[2]) >= tonumber(pass[3
     call('HSET', KEYS[3], '\0failing', failing, '\0failing_built', now)
   end
 end
-local settling = tonumber(call('HGET', KEYS[1], '\0settling'))
-if settling and settling <= now - ttl then
-  call('HDEL', KEYS[1], '\0settling')
-  settling = nil
-end
-call('HSET', KEYS[3], '\0counts', counts)
-call('HSET', KEYS[1], '\0at', now, '\0failing_at', failing_at)
+local settling = settling_mark
+if settling and tonumber(settling) <= now - ttl then settling = nil end
 -- Handed to every instance, what fails would cost the store its size once per instance at
 -- each change: past the budget, each gets only its own rows unless it asks.
-if fleet_size * #failing > wide_budget then
-  call('HSET', KEYS[1], '\0failing_own', '1')
-  wide = ARGV[13] == '1'
-else
-  call('HDEL', KEYS[1], '\0failing_own')
-  wide = true
-end
+past = fleet_size * #failing > wide_budget
+wide = ARGV[13] == '1' or not past
+call('HSET', KEYS[3], '\0counts', counts)
+call('HSET', KEYS[1], '\0fleet',
+  stamp .. '\t' .. failing_at .. '\t' .. (settling or '') .. '\t' .. (past and '1' or ''))
 if not wide then
   return {settling and 'settling' or 'ok', now, healed, retired, now, counts, false, failing_at,
     own_rows()}

@@ -937,13 +937,16 @@ async fn past_the_budget_each_instance_is_sent_what_it_is_judged_by() {
             "{key}"
         );
         assert_eq!(said(4, "west"), ["disk MINOR on 1 of 1 in west"], "{key}");
-        let own: Option<String> = redis::cmd("HGET")
+        // The fleet's field (`at \t failing_at \t settling \t past`) says whether what fails
+        // is past the budget.
+        let upkept: String = redis::cmd("HGET")
             .arg(format!("{{{key}}}:inst"))
-            .arg("\0failing_own")
+            .arg("\0fleet")
             .query_async(&mut c)
             .await
             .unwrap();
-        assert_eq!(own.is_none(), wide, "{key}: {own:?}");
+        let past = upkept.rsplit('\t').next() == Some("1");
+        assert_eq!(past, !wide, "{key}: {upkept:?}");
         assert!(beats.iter().all(|b| b.failing_partial != wide), "{key}");
         if wide {
             // Every instance holds the whole list.
@@ -1214,4 +1217,74 @@ async fn a_beat_delivered_late_changes_nothing() {
     let taken = send(3, 0).await;
     assert!(taken == "ok" || taken == "settling", "{taken}");
     assert_eq!(listed().await, [CheckStatus::Ok]);
+    // Compared as numbers, not as text: 10 comes after 3, 9 before 10.
+    let taken = send(10, 0).await;
+    assert!(taken == "ok" || taken == "settling", "{taken}");
+    assert_eq!(send(9, 0).await, "late");
+    // A deadline of more digits than the server's clock is in the future.
+    let taken = send(11, u64::MAX).await;
+    assert!(taken == "ok" || taken == "settling", "{taken}");
+}
+
+/// A store found empty is settling for a TTL, then not; flushed, it settles again. The mark
+/// lives in the fleet's field (`\0fleet`), written with the counts, and every beat reads it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_store_settles_for_a_ttl_then_again_when_flushed() {
+    let redis = RedisServer::start();
+    let store = RedisFleet::new(&redis.url(), "settle", TTL).unwrap();
+    let me = InstanceSummary::new("i1", "dc-1", CheckStatus::Ok, Vec::new(), "1");
+    assert!(store.beat(&me).await.unwrap().settling, "new: settling");
+    // Within the TTL it still is, on the fresh path too (the counts made a moment ago).
+    assert!(store.beat(&me).await.unwrap().settling, "still settling");
+    let started = Instant::now();
+    let settled = loop {
+        tokio::time::sleep(TTL / 6).await;
+        let beat = store.beat(&me).await.unwrap();
+        if !beat.settling {
+            break started.elapsed();
+        }
+        assert!(started.elapsed() < TTL * 10, "never settled");
+    };
+    assert!(
+        settled >= TTL * 2 / 3,
+        "settled after {settled:?}, a TTL is {TTL:?}"
+    );
+    let mut conn = connection(&redis).await;
+    let fleet: String = redis::cmd("HGET")
+        .arg("{settle}:inst")
+        .arg("\0fleet")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let fields: Vec<&str> = fleet.split('\t').collect();
+    assert_eq!(fields.len(), 4, "{fleet:?}");
+    assert_eq!(fields[2], "", "no settling mark once settled: {fleet:?}");
+    let () = redis::cmd("FLUSHALL").query_async(&mut conn).await.unwrap();
+    assert!(
+        store.beat(&me).await.unwrap().settling,
+        "flushed: settling again"
+    );
+    // Garbage in the fleet's field is an upkeep's to rewrite, not a failed beat.
+    let () = redis::cmd("HSET")
+        .arg("{settle}:inst")
+        .arg("\0fleet")
+        .arg("not\tthe\tformat")
+        .query_async(&mut conn)
+        .await
+        .map(|_: i64| ())
+        .unwrap();
+    store.beat(&me).await.unwrap();
+    let fleet: String = redis::cmd("HGET")
+        .arg("{settle}:inst")
+        .arg("\0fleet")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(
+        fleet
+            .split('\t')
+            .next()
+            .is_some_and(|at| at.parse::<u64>().is_ok()),
+        "{fleet:?}"
+    );
 }
