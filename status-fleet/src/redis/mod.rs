@@ -12,7 +12,7 @@
 //!
 //! | key | type | what |
 //! |---|---|---|
-//! | `{K}:inst` | hash | instance id → `dc \n condition \n serving \n beat \n summary JSON`; `id \0own` → `owner \t sequence \t member`, then `\n dependency \t level` for each dependency that beat failed: the token of the process that holds it, its last beat's number, that beat's member of `{K}:live` and what it failed (one field, so that a beat looks up one field of its own in a hash of every instance); and what every beat reads: `\0at` (when the counts were made), `\0settling`, `\0failing_at` (when what fails last changed), `\0failing_own` (set while what fails is past the budget to hand to every instance) |
+//! | `{K}:inst` | hash | instance id → `dc \n condition \n serving \n beat \n summary JSON`; `id \0own` → `owner \t sequence \t member`, then `\n dependency \t level` for each dependency that beat failed: the token of the process that holds it, its last beat's number, that beat's member of `{K}:live` and what it failed (one field, so that a beat looks up one field of its own in a hash of every instance); and what every beat reads of the fleet, written by each upkeep: `\0fleet` → `at \t failing_at \t settling \t past`, when the counts were made, when what fails last changed, since when the store settles (empty when it does not), `1` while what fails is past the budget to hand to every instance |
 //! | `{K}:live` | sorted set, by lex | `dc \0 condition serving \0 beat \0 id`: one member an instance |
 //! | `{K}:dcs` | hash | each data center (its value unused); the cached counts; what fails, and when it moved and was read out |
 //! | `{K}:fail` | sorted set, by beat | `dc \0 dependency \0 level \0 id`: one member a failing dependency of an instance, scored by its last beat |
