@@ -115,6 +115,20 @@ fn keys(key: &str) -> Vec<String> {
         .collect()
 }
 
+/// One field of one of the store's hashes, as it is in Redis.
+async fn hget(
+    conn: &mut redis::aio::MultiplexedConnection,
+    key: &str,
+    field: &str,
+) -> Option<String> {
+    redis::cmd("HGET")
+        .arg(key)
+        .arg(field)
+        .query_async(conn)
+        .await
+        .unwrap()
+}
+
 async fn connection(redis: &RedisServer) -> redis::aio::MultiplexedConnection {
     redis::Client::open(redis.url())
         .unwrap()
@@ -939,10 +953,7 @@ async fn past_the_budget_each_instance_is_sent_what_it_is_judged_by() {
         assert_eq!(said(4, "west"), ["disk MINOR on 1 of 1 in west"], "{key}");
         // The fleet's field (`at \t failing_at \t settling \t past`) says whether what fails
         // is past the budget.
-        let upkept: String = redis::cmd("HGET")
-            .arg(format!("{{{key}}}:inst"))
-            .arg("\0fleet")
-            .query_async(&mut c)
+        let upkept = hget(&mut c, &format!("{{{key}}}:inst"), "\0fleet")
             .await
             .unwrap();
         let past = upkept.rsplit('\t').next() == Some("1");
@@ -1145,12 +1156,7 @@ async fn a_beat_delivered_late_changes_nothing() {
     store.beat(&outage).await.unwrap();
     store.beat(&outage).await.unwrap();
     let mut conn = connection(&redis).await;
-    let own: String = redis::cmd("HGET")
-        .arg("{late}:inst")
-        .arg("i1\0own")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    let own = hget(&mut conn, "{late}:inst", "i1\0own").await.unwrap();
     let mut fields = own.splitn(3, '\t');
     let (owner, last) = (
         fields.next().unwrap(),
@@ -1250,12 +1256,7 @@ async fn an_empty_store_settles_for_a_ttl_then_again_when_flushed() {
         "settled after {settled:?}, a TTL is {TTL:?}"
     );
     let mut conn = connection(&redis).await;
-    let fleet: String = redis::cmd("HGET")
-        .arg("{settle}:inst")
-        .arg("\0fleet")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    let fleet = hget(&mut conn, "{settle}:inst", "\0fleet").await.unwrap();
     let fields: Vec<&str> = fleet.split('\t').collect();
     assert_eq!(fields.len(), 4, "{fleet:?}");
     assert_eq!(fields[2], "", "no settling mark once settled: {fleet:?}");
@@ -1274,12 +1275,7 @@ async fn an_empty_store_settles_for_a_ttl_then_again_when_flushed() {
         .map(|_: i64| ())
         .unwrap();
     store.beat(&me).await.unwrap();
-    let fleet: String = redis::cmd("HGET")
-        .arg("{settle}:inst")
-        .arg("\0fleet")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    let fleet = hget(&mut conn, "{settle}:inst", "\0fleet").await.unwrap();
     assert!(
         fleet
             .split('\t')
