@@ -323,11 +323,11 @@ local settling = settling_mark
 if settling and tonumber(settling) <= now - ttl then settling = nil end
 -- Handed to every instance, what fails would cost the store its size once per instance at
 -- each change: past the budget, each gets only its own rows unless it asks.
-past = fleet_size * #failing > wide_budget
-wide = ARGV[13] == '1' or not past
+local over = fleet_size * #failing > wide_budget
+wide = ARGV[13] == '1' or not over
 call('HSET', KEYS[3], '\0counts', counts)
 call('HSET', KEYS[1], '\0fleet',
-  stamp .. '\t' .. failing_at .. '\t' .. (settling or '') .. '\t' .. (past and '1' or ''))
+  stamp .. '\t' .. failing_at .. '\t' .. (settling or '') .. '\t' .. (over and '1' or ''))
 if not wide then
   return {settling and 'settling' or 'ok', now, healed, retired, now, counts, false, failing_at,
     own_rows()}

@@ -1266,13 +1266,12 @@ async fn an_empty_store_settles_for_a_ttl_then_again_when_flushed() {
         "flushed: settling again"
     );
     // Garbage in the fleet's field is an upkeep's to rewrite, not a failed beat.
-    let () = redis::cmd("HSET")
+    let _: i64 = redis::cmd("HSET")
         .arg("{settle}:inst")
         .arg("\0fleet")
         .arg("not\tthe\tformat")
         .query_async(&mut conn)
         .await
-        .map(|_: i64| ())
         .unwrap();
     store.beat(&me).await.unwrap();
     let fleet = hget(&mut conn, "{settle}:inst", "\0fleet").await.unwrap();
