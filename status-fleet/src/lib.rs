@@ -115,7 +115,9 @@ pub use self::model::{
     MAX_FAILING, MAX_FAILING_ROWS,
 };
 #[cfg(feature = "redis")]
-pub use self::redis::{RedisFleet, DEFAULT_FAILING_BUDGET, DEFAULT_MAX_DATACENTERS};
+pub use self::redis::{
+    RedisFleet, DEFAULT_FAILING_BUDGET, DEFAULT_MAX_DATACENTERS, MAX_DATACENTERS,
+};
 pub use self::rule::HealthRule;
 pub use self::run::Fleet;
 pub use self::shared::DependencyFailure;

@@ -266,9 +266,10 @@ pub struct InstanceQuery {
     pub cursor: Option<String>,
     /// At most this many (the store caps it; 500 for Redis).
     pub limit: usize,
-    /// The worst first, where the store keeps instances by condition (Redis: OUTAGE first,
-    /// then MAJOR, MINOR, OK; the data centers in reverse order): for an operator, the
-    /// instances in trouble on the first page. Other stores list in their own order.
+    /// The worst first, where the store keeps instances by condition (Redis: in each data
+    /// center OUTAGE first, then MAJOR, MINOR, OK; the data centers in the reverse of the
+    /// order the store first saw them): for an operator, the instances in trouble on the
+    /// first page. Other stores list in their own order.
     pub worst_first: bool,
 }
 

@@ -228,7 +228,7 @@ enum Store {
     /// One publisher a logical instance, and the watchers.
     Etcd(Vec<EtcdFleet>, Vec<EtcdFleet>),
     Exchange(Vec<redis::aio::MultiplexedConnection>, redis::Script),
-    /// The baseline: a bare scripted write of the record a beat writes, under `{K}:inst`.
+    /// The baseline: a bare scripted write of the record a beat writes, under `{K-bare}:inst`.
     Bare(Vec<RedisStore>, String, redis::Script),
     /// The baseline with etcd: a bare put of the summary with a lease, under this prefix.
     EtcdBare(Vec<etcd_client::Client>, String),

@@ -11,13 +11,13 @@ if not (cond == '0' or cond == '1' or cond == '2' or cond == '3') or
 end
 if #json > limit then return {'too_large'} end
 -- What this instance's last beat left, and what the fleet's upkeep left, in one read of two
--- fields: who holds it and what it failed (`id \0own`: `owner \t sequence \t member`, the
--- owner, its last beat's number and the beat's member of `{K}:live`, then, if it failed
--- anything, a line each, `\n dependency \t level`); and the fleet's (`\0fleet`: `at \t
--- failing_at \t settling \t past`: when the counts were made, when what fails last changed,
--- since when the store is settling if it is, `1` if what fails is too large to hand to every
--- instance). Its record (`id`) is not read: the member says all a beat needs of it. (Each
--- field read is a lookup and a string handed to Lua: two, not six.)
+-- fields: who holds it and what it failed (`id \0own`: `owner \t sequence \t dc \t index \t
+-- beat`, the owner, its last beat's number, data center, that data center's index and beat,
+-- then, if it failed anything, a line each, `\n dependency \t level`); and the fleet's
+-- (`\0fleet`: `at \t failing_at \t settling \t past`: when the counts were made, when what
+-- fails last changed, since when the store is settling if it is, `1` if what fails is too
+-- large to hand to every instance). Its record (`id`) is not read: the holder's field says
+-- all a beat needs of it. (Each field read is a lookup and a string handed to Lua: two.)
 local own_field = id .. '\0own'
 local rec = redis.pcall('HMGET', KEYS[1], own_field, '\0fleet')
 local broken = type(rec) ~= 'table' or rec.err
@@ -38,10 +38,10 @@ local wide = ARGV[13] == '1' or past ~= '1'
 -- are decimal digits without leading zeros, compared as such: by length, then as text.)
 local seq = ARGV[11]
 if seq and not string.find(seq, '^[1-9]%d*$') then seq = nil end
-local holder, held_seq, old, listed = nil, nil, nil, nil
+local holder, held_seq, pdc, pindex, pbeat, listed = nil, nil, nil, nil, nil, nil
 if held then
-  local o, n, m, f = string.match(held, '^([^\t]*)\t(%d+)\t([^\n]*)\n?(.*)$')
-  if o then holder, held_seq, old, listed = o, n, m, f ~= '' and f or nil end
+  local o, n, d, x, b, f = string.match(held, '^([^\t]*)\t(%d+)\t([^\t\n]*)\t(%d+)\t(%d+)\n?(.*)$')
+  if o then holder, held_seq, pdc, pindex, pbeat, listed = o, n, d, x, b, f ~= '' and f or nil end
   -- (`0`, or digits with a leading zero, which no beat writes: no number to compare with.)
   if held_seq and string.byte(held_seq, 1) == 48 then held_seq = nil end
 end
@@ -58,8 +58,8 @@ if failing_lines ~= '' then for line in string.gmatch(failing_lines, '[^\n]+') d
   if not dep or #dep > 128 or #fails >= 32 then return {'bad_failing'} end
   fails[#fails + 1] = {dep, lvl}
 end end
--- The server's clock in milliseconds, as digits (`stamp`, written in records and members) and
--- as a number (`now`).
+-- The server's clock in milliseconds, as digits (`stamp`, written in records) and as a
+-- number (`now`).
 local t = call('TIME')
 local micros = t[2]
 local stamp = #micros == 6 and t[1] .. string.sub(micros, 1, 3) or
@@ -74,20 +74,11 @@ if deadline and deadline ~= '0' and string.find(deadline, '^[1-9]%d*$') and
   return {'late', now}
 end
 local keep = ttl * 10
--- A beat in a member: 15 digits, so that lex order is time order.
-local function pad(digits) return string.rep('0', 15 - #digits) .. digits end
-local stamp15 = #stamp == 13 and '00' .. stamp or pad(stamp)
 -- What fails, counted: `{K}:fcount` holds, per `dc \t dependency \t level`, the members of
 -- `{K}:fail`; every member that comes or goes moves it, in this script.
 local function count(fdc, dep, lvl, by)
   local field = fdc .. '\t' .. dep .. '\t' .. lvl
   if call('HINCRBY', KEYS[5], field, by) <= 0 then call('HDEL', KEYS[5], field) end
-end
-local function member_of(record, rid)
-  local pdc, pcond, pserv, pbeat =
-    string.match(record, '^([^\n]*)\n([0-3])\n([01])\n(%d+)\n')
-  if not pdc then return nil end
-  return pdc .. '\0' .. pcond .. pserv .. '\0' .. pad(pbeat) .. '\0' .. rid
 end
 
 -- (A key of the wrong type under the records: healed now, not at the next upkeep.)
@@ -104,7 +95,8 @@ if not fresh then
   -- and the instances rebuild them at their next beat.
   if healed > 0 then
     call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
-    held, holder, old, listed, at, settling_mark, failing_at = nil, nil, nil, nil, nil, nil, nil
+    held, holder, pdc, pindex, pbeat, listed = nil, nil, nil, nil, nil, nil
+    at, settling_mark, failing_at = nil, nil, nil
   end
   -- A store found empty (new, flushed, restarted, healed), or not counted for half a TTL
   -- (no beat reached it for longer than one beat period and its jitter: a replica just
@@ -117,35 +109,42 @@ if not fresh then
   end
 end
 
--- At most `max_datacenters` data centers: a new one past that is refused, so the upkeep's cost (it
--- counts every data center) stays bounded whatever names the beats bring.
--- Known without a lookup when the counts the client holds are the latest and name it.
-local known_dc = at and at == ARGV[6] and ARGV[7] == '1'
-if not known_dc then known_dc = call('HEXISTS', KEYS[3], dc) == 1 end
-if not known_dc then
-  local known = call('HLEN', KEYS[3])
-  for _, special in ipairs({'\0at', '\0counts', '\0failing', '\0failing_at', '\0failing_moved',
-      '\0failing_built', '\0settling'}) do
-    known = known - call('HEXISTS', KEYS[3], special)
-  end
-  if known >= max_datacenters then return {'too_many_datacenters'} end
-end
--- An instance with a record but no member said (written before its holder was kept with
--- it): its member from the record, read once.
-if not old and not broken then
-  local previous = call('HGET', KEYS[1], id)
-  old = previous and member_of(previous, id)
-end
 -- One id, one process: another's fresh record is never replaced.
-if holder and holder ~= owner and old then
-  local pdc, pbeat = string.match(old, '^([^%z]*)%z[0-3][01]%z(%d+)%z')
-  pbeat = tonumber(pbeat)
-  if pbeat and pbeat > now - ttl and pbeat <= now + ttl then
-    return {'id_taken', now, pdc}
+if holder and holder ~= owner and pbeat then
+  local b = tonumber(pbeat)
+  if b > now - ttl and b <= now + ttl then return {'id_taken', now, pdc} end
+end
+-- Its data center's index (`{K}:dcs`: name → index, below `max_datacenters`): known
+-- without a lookup from its last beat when it beats from the same one and the counts the
+-- client holds name it (a data center with a member is never forgotten, so its index is
+-- never handed to another; one lost from `{K}:dcs` is missing from the next counts, and
+-- looked up again). A new one past `max_datacenters` is refused, so the upkeep's cost (it
+-- counts every data center) stays bounded whatever names the beats bring.
+local index = pdc == dc and ARGV[7] == '1' and tonumber(pindex)
+if not (index and index < max_datacenters) then
+  index = tonumber(call('HGET', KEYS[3], dc))
+  if not (index and index >= 0 and index < max_datacenters and index % 1 == 0) then
+    local taken, known = {}, 0
+    local all = call('HGETALL', KEYS[3])
+    for i = 1, #all, 2 do
+      if string.byte(all[i], 1) ~= 0 then
+        known = known + 1
+        local x = tonumber(all[i + 1])
+        if x then taken[x] = true end
+      end
+    end
+    if known >= max_datacenters + (call('HEXISTS', KEYS[3], dc)) then
+      return {'too_many_datacenters'}
+    end
+    index = 0
+    while taken[index] do index = index + 1 end
+    call('HSET', KEYS[3], dc, index)
   end
 end
-local member = dc .. '\0' .. cond .. serving .. '\0' .. stamp15 .. '\0' .. id
-if old and old ~= member then call('ZREM', KEYS[2], old) end
+-- Its member of `{K}:live`: its id, scored by its group (data center, condition, serving)
+-- above its beat, `group * 2^42 + beat`, so that one `ZADD` moves it and a group's fresh
+-- members are one range. (Below 2^53: exact in a double, and in `%d`.)
+call('ZADD', KEYS[2], string.format('%d', ((index * 4 + cond) * 2 + serving) * 4398046511104 + now), id)
 -- Its failing dependencies: a member of `{K}:fail` each (`dc \0 dependency \0 level \0 id`,
 -- scored by its beat). A beat moves their scores; what it no longer fails (or fails from
 -- another data center) goes. Each member that comes or goes is counted (`{K}:fcount`).
@@ -154,9 +153,8 @@ if #fails > 0 or listed then
   local want = {}
   for _, f in ipairs(fails) do want[dc .. '\0' .. f[1] .. '\0' .. f[2] .. '\0' .. id] = f end
   local moved = false
-  -- What its last beat failed counts only with the member of that beat.
-  local pdc = listed and old and string.match(old, '^([^%z]*)%z')
-  if pdc then
+  -- What its last beat failed counts only with the data center of that beat.
+  if listed and pdc then
     local n = 0
     for line in string.gmatch(listed, '[^\n]+') do
       n = n + 1
@@ -183,12 +181,9 @@ if #fails > 0 or listed then
 end
 -- Its record, and who holds it with what it fails: one write.
 local record = dc .. '\n' .. cond .. '\n' .. serving .. '\n' .. stamp .. '\n' .. json
-local own = owner .. '\t' .. (seq or '0') .. '\t' .. member
+local own = owner .. '\t' .. (seq or '0') .. '\t' .. dc .. '\t' .. index .. '\t' .. stamp
 if #fails > 0 then own = own .. '\n' .. failing_lines end
 call('HSET', KEYS[1], id, record, own_field, own)
-call('ZADD', KEYS[2], '0', member)
--- A data center the counts do not know yet is known from now on.
-if not known_dc then call('HSET', KEYS[3], dc, '') end
 
 -- The rows this instance is judged by, when it is not sent what fails across the fleet:
 -- `dc \t dependency \t level \t count` a line, as the upkeep writes them.
@@ -224,38 +219,39 @@ end
 
 -- The upkeep.
 local retired = 0
+-- Members unheard of for ten TTLs (or stamped in the future) go, and their records with
+-- them (one member an id: it is always the record's own).
 local function retire_members(members)
-  for _, member in ipairs(members) do
-    call('ZREM', KEYS[2], member)
-    local rid = string.match(member, '^[^%z]*%z[0-3][01]%z%d+%z(.*)$')
-    local record = rid and call('HGET', KEYS[1], rid)
-    -- The record goes only if this member is its own (not an older one left behind); with
-    -- it, what the versions before kept what it failed in (`id \0fails`).
-    if record and member_of(record, rid) == member then
-      call('HDEL', KEYS[1], rid, rid .. '\0own', rid .. '\0fails')
-    end
+  for _, rid in ipairs(members) do
+    call('ZREM', KEYS[2], rid)
+    -- (With it, where the versions before kept what it failed, `id \0fails`.)
+    call('HDEL', KEYS[1], rid, rid .. '\0own', rid .. '\0fails')
     retired = retired + 1
   end
 end
 for _, k in ipairs(KEYS) do call('PEXPIRE', k, keep) end
 local rows = {}
-local from, to = pad(tostring(now - ttl + 1)), pad(tostring(now + ttl + 1))
-local names = call('HKEYS', KEYS[3])
+local span = 4398046511104
+local function at_score(x) return string.format('%d', x) end
+local names = call('HGETALL', KEYS[3])
 local fleet_size = 0
-for _, name in ipairs(names) do
+for i = 1, #names, 2 do
+  local name, index = names[i], tonumber(names[i + 1])
   if string.byte(name, 1) ~= 0 then
     local counts = {0, 0, 0, 0, 0}
-    for c = 0, 3 do
-      for s = 0, 1 do
-        local p = name .. '\0' .. c .. s .. '\0'
-        retire_members(call('ZRANGEBYLEX', KEYS[2], '[' .. p, '(' .. p .. pad(tostring(now - keep)), 'LIMIT', 0, retire))
-        retire_members(call('ZRANGEBYLEX', KEYS[2], '(' .. p .. pad(tostring(now + keep)), '[' .. p .. '\255', 'LIMIT', 0, retire))
-        local n = call('ZLEXCOUNT', KEYS[2], '[' .. p .. from, '(' .. p .. to)
-        counts[c + 1] = counts[c + 1] + n
-        if s == 1 then counts[5] = counts[5] + n end
+    if index then
+      for c = 0, 3 do
+        for s = 0, 1 do
+          local base = ((index * 4 + c) * 2 + s) * span
+          retire_members(call('ZRANGEBYSCORE', KEYS[2], at_score(base), '(' .. at_score(base + now - keep), 'LIMIT', 0, retire))
+          retire_members(call('ZRANGEBYSCORE', KEYS[2], '(' .. at_score(base + now + keep), '(' .. at_score(base + span), 'LIMIT', 0, retire))
+          local n = call('ZCOUNT', KEYS[2], at_score(base + now - ttl + 1), at_score(base + now + ttl))
+          counts[c + 1] = counts[c + 1] + n
+          if s == 1 then counts[5] = counts[5] + n end
+        end
       end
     end
-    if call('ZLEXCOUNT', KEYS[2], '[' .. name .. '\0', '(' .. name .. '\1') == 0 then
+    if not index or call('ZCOUNT', KEYS[2], at_score(index * 8 * span), '(' .. at_score((index + 1) * 8 * span)) == 0 then
       call('HDEL', KEYS[3], name)
     else
       table.insert(rows, name .. '\t' .. table.concat(counts, '\t'))

@@ -1,22 +1,24 @@
 //! The fleet in Redis, at a constant cost per instance.
 //!
-//! One beat of one instance is one script of five commands of O(log N) whatever the fleet's
-//! size N (the clock; one read of its records and the fleet's hot fields; its member out and
-//! in; one write of its records), plus one for each failing dependency that comes or goes,
-//! and the counts read when the client does not hold the latest; no beat reads another
+//! One beat of one instance is one script of four commands of O(log N) whatever the fleet's
+//! size N (the clock; one read of its own field and the fleet's; its member moved; one write
+//! of its records), plus one for each failing dependency that comes or goes, and the counts
+//! read when the client does not hold the latest; no beat reads another
 //! instance's summary. What every instance needs back, each data
 //! center's fresh instances by condition and its serving ones, is counted at most every
 //! thirtieth of the TTL by whichever beat comes first (O(D log N) for D data centers) and
 //! cached for the others. The keys, all under one hash tag so that a Redis Cluster keeps them
-//! in one slot (and every key a script touches is passed in `KEYS`):
+//! in one slot (and every key a script touches is passed in `KEYS`); `v2` since the members
+//! of `{K}:v2:live` are scored (the keys before, `{K}:inst`, `{K}:live`, …, are left to
+//! expire, ten TTLs after the last instance of a version before beat):
 //!
 //! | key | type | what |
 //! |---|---|---|
-//! | `{K}:inst` | hash | instance id → `dc \n condition \n serving \n beat \n summary JSON`; `id \0own` → `owner \t sequence \t member`, then `\n dependency \t level` for each dependency that beat failed: the token of the process that holds it, its last beat's number, that beat's member of `{K}:live` and what it failed (one field, so that a beat looks up one field of its own in a hash of every instance); and what every beat reads of the fleet, written by each upkeep: `\0fleet` → `at \t failing_at \t settling \t past`, when the counts were made, when what fails last changed, since when the store settles (empty when it does not), `1` while what fails is past the budget to hand to every instance |
-//! | `{K}:live` | sorted set, by lex | `dc \0 condition serving \0 beat \0 id`: one member an instance |
-//! | `{K}:dcs` | hash | each data center (its value unused); the cached counts; what fails, and when it moved and was read out |
-//! | `{K}:fail` | sorted set, by beat | `dc \0 dependency \0 level \0 id`: one member a failing dependency of an instance, scored by its last beat |
-//! | `{K}:fcount` | hash | `dc \t dependency \t level` → how many members of `{K}:fail` it has |
+//! | `{K}:v2:inst` | hash | instance id → `dc \n condition \n serving \n beat \n summary JSON`; `id \0own` → `owner \t sequence \t dc \t index \t beat`, then `\n dependency \t level` for each dependency that beat failed: the token of the process that holds it, its last beat's number, data center (and that data center's index) and beat, and what it failed (one field, so that a beat looks up one field of its own in a hash of every instance); and what every beat reads of the fleet, written by each upkeep: `\0fleet` → `at \t failing_at \t settling \t past`, when the counts were made, when what fails last changed, since when the store settles (empty when it does not), `1` while what fails is past the budget to hand to every instance |
+//! | `{K}:v2:live` | sorted set, by score | instance id, scored `group × 2^42 + beat` (the beat in milliseconds; the group `(index × 4 + condition) × 2 + serving`, the data center's index below [`MAX_DATACENTERS`]): one member an instance, moved by one `ZADD`, and each group's fresh members one range of scores |
+//! | `{K}:v2:dcs` | hash | each data center → its index (the smallest free when it first beats; freed when it has no member left); the cached counts; what fails, and when it moved and was read out |
+//! | `{K}:v2:fail` | sorted set, by beat | `dc \0 dependency \0 level \0 id`: one member a failing dependency of an instance, scored by its last beat |
+//! | `{K}:v2:fcount` | hash | `dc \t dependency \t level` → how many members of `{K}:v2:fail` it has |
 //! | `{K}:voice` | hash | `datacenter \t dependency` → its voice lease, `state \n holder \n expiry` ([`FleetStore::voice`](crate::FleetStore::voice)) |
 //!
 //! **What fails.** A beat moves the scores of its instance's failing members (at most
@@ -42,8 +44,8 @@
 //! the one refused says so (its `fleet` dependency MAJOR). A holder that stops beating loses
 //! the id a TTL later, so a restarted instance takes its id back within a TTL.
 //!
-//! Counts are `ZLEXCOUNT`s over the members whose beat is younger than the TTL: no instance
-//! keeps them up to date, so none can drift. The upkeep also retires a bounded number of
+//! Counts are `ZCOUNT`s over the members whose beat is younger than the TTL, a range of
+//! scores for each group: no instance keeps them up to date, so none can drift. The upkeep also retires a bounded number of
 //! instances not heard of for ten TTLs (and any member stamped in the future), and forgets
 //! data centers with no instance left.
 //!
@@ -91,7 +93,7 @@ pub(crate) mod fuzzing {
 }
 
 use self::parse::{
-    attach, condition_digit, failing_lines, page_bounds, parse_beat, parse_failing, parse_page,
+    attach, condition_digit, failing_lines, page_cursor, parse_beat, parse_failing, parse_page,
 };
 
 /// The counts with what fails attached, and when the store made each: `(counted, failing)`.
@@ -107,6 +109,10 @@ const RETIRE: u32 = 64;
 
 /// The most data centers a fleet in Redis accepts, by default.
 pub const DEFAULT_MAX_DATACENTERS: usize = 64;
+
+/// The most data centers a fleet in Redis can hold: a member's score keeps its data center's
+/// index in 8 bits (above 3 of condition and serving and 42 of its beat, below 2^53).
+pub const MAX_DATACENTERS: usize = 256;
 
 /// What one change of what fails across the fleet may cost the store, by default, when it is
 /// handed to every instance: 16 MiB (1,000 instances and a list of 16 KiB; 100,000 and one
@@ -148,8 +154,10 @@ fn beat_script(ttl: Duration, max_datacenters: usize, wide_budget: usize) -> red
     ))
 }
 
-/// One page of instances in lex order of `{K}:live` after the cursor: the server's time, then
-/// each member and its record (empty when missing, or larger than `ARGV[4]`).
+/// One page of instances in the order of `{K}:v2:live` (data center by index, condition,
+/// serving, beat, id) after the cursor: the server's time, then each member as
+/// `dc \0 condition serving \0 beat \0 id` and its record (empty when missing, or larger
+/// than `ARGV[4]`).
 const LIST: &str = include_str!("list.lua");
 
 /// A voice lease asked (claim, takeover, resolve, peek): the state after, its holder, and
@@ -214,11 +222,11 @@ impl RedisFleet {
         let store = RedisStore::open(url)?;
         let key = key.into();
         let keys = [
-            RedisStore::tagged(&key, "inst")?,
-            RedisStore::tagged(&key, "live")?,
-            RedisStore::tagged(&key, "dcs")?,
-            RedisStore::tagged(&key, "fail")?,
-            RedisStore::tagged(&key, "fcount")?,
+            RedisStore::tagged(&key, "v2:inst")?,
+            RedisStore::tagged(&key, "v2:live")?,
+            RedisStore::tagged(&key, "v2:dcs")?,
+            RedisStore::tagged(&key, "v2:fail")?,
+            RedisStore::tagged(&key, "v2:fcount")?,
         ];
         let voice_key = RedisStore::tagged(&key, "voice")?;
         Ok(Self {
@@ -242,11 +250,11 @@ impl RedisFleet {
     }
 
     /// The most data centers the fleet accepts (default [`DEFAULT_MAX_DATACENTERS`], at
-    /// least 1): a beat from one more is refused (`too_many_datacenters`, counted), so that
+    /// least 1, at most [`MAX_DATACENTERS`]): a beat from one more is refused (`too_many_datacenters`, counted), so that
     /// counting them, which every upkeep does, stays bounded. Give every instance the same.
     #[must_use]
     pub fn max_datacenters(mut self, max: usize) -> Self {
-        self.max_datacenters = max.max(1);
+        self.max_datacenters = max.clamp(1, MAX_DATACENTERS);
         self.beat = beat_script(self.ttl, self.max_datacenters, self.failing_budget);
         self
     }
@@ -468,7 +476,7 @@ impl RedisFleet {
     ///
     /// Redis unreachable, or a cursor this store did not hand out.
     pub async fn instances(&self, query: &InstanceQuery) -> Result<InstancePage, Error> {
-        let (from, to) = page_bounds(query)?;
+        let cursor = page_cursor(query)?;
         let limit = query.limit.clamp(1, MAX_PAGE);
         let mut connection = self
             .connection()
@@ -478,8 +486,9 @@ impl RedisFleet {
             .list
             .key(&self.keys[1])
             .key(&self.keys[0])
-            .arg(from)
-            .arg(to)
+            .key(&self.keys[2])
+            .arg(query.datacenter.as_deref().unwrap_or(""))
+            .arg(cursor)
             .arg(limit)
             .arg(MAX_SUMMARY + 256)
             .arg(if query.worst_first { "rev" } else { "fwd" })

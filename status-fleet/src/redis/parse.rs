@@ -176,40 +176,19 @@ pub(super) fn attach(
     forged
 }
 
-/// The lex range of a page: after the cursor (a member, in hex), within the data center; the
-/// bounds as `ZRANGEBYLEX` takes them (min, max), or for the worst first as `ZREVRANGEBYLEX`
-/// takes them (max, min).
-pub(super) fn page_bounds(query: &InstanceQuery) -> Result<(Vec<u8>, Vec<u8>), Error> {
-    let bound = |mark: u8, dc: &str, end: u8| {
-        let mut b = vec![mark];
-        b.extend_from_slice(dc.as_bytes());
-        b.push(end);
-        b
+/// The cursor of a page as the list script takes it: the member it goes on after (empty for
+/// the first page); refused when it is not hex, or another data center's than the page's.
+pub(super) fn page_cursor(query: &InstanceQuery) -> Result<Vec<u8>, Error> {
+    let Some(cursor) = &query.cursor else {
+        return Ok(Vec::new());
     };
-    let (mut low, mut high) = match &query.datacenter {
-        Some(dc) => (bound(b'[', dc, 0), bound(b'(', dc, 1)),
-        None => (b"-".to_vec(), b"+".to_vec()),
-    };
-    if let Some(cursor) = &query.cursor {
-        let member = unhex(cursor).ok_or_else(|| Error::invalid("invalid cursor"))?;
-        if let Some(dc) = &query.datacenter {
-            if !member.starts_with(dc.as_bytes()) {
-                return Err(Error::invalid("invalid cursor: another data center's"));
-            }
-        }
-        let mut after = b"(".to_vec();
-        after.extend_from_slice(&member);
-        if query.worst_first {
-            high = after;
-        } else {
-            low = after;
+    let member = unhex(cursor).ok_or_else(|| Error::invalid("invalid cursor"))?;
+    if let Some(dc) = &query.datacenter {
+        if member.get(..dc.len()) != Some(dc.as_bytes()) || member.get(dc.len()) != Some(&0) {
+            return Err(Error::invalid("invalid cursor: another data center's"));
         }
     }
-    Ok(if query.worst_first {
-        (high, low)
-    } else {
-        (low, high)
-    })
+    Ok(member)
 }
 
 pub(super) fn parse_page(
@@ -296,7 +275,7 @@ mod tests {
                 worst_first,
                 ..InstanceQuery::default()
             };
-            assert!(page_bounds(&query).is_ok());
+            assert!(page_cursor(&query).is_ok());
         }
         // A member within the bound is its own cursor.
         let short = b"dc\x0001\x00000000000000001\x00a".to_vec();
@@ -317,7 +296,7 @@ mod tests {
             limit: 10,
             worst_first: false,
         };
-        assert!(page_bounds(&query).is_err());
+        assert!(page_cursor(&query).is_err());
     }
 
     #[test]

@@ -15,8 +15,9 @@ use tokio::time::Instant;
 use crate::servers::RedisServer;
 
 /// Counts every data center's fresh instances by condition, and its serving ones, twice at
-/// the same instant: from the records (a full recount) and as the beat counts them (the lex
-/// sets). Answers the mismatches.
+/// the same instant: from the records (a full recount) and as the beat counts them (ranges
+/// of the scored set), and checks that every member is scored as its record says. Answers the
+/// mismatches.
 const RECOUNT: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -40,19 +41,37 @@ for i = 1, #records, 2 do
     if serv == '1' then full[dc][5] = full[dc][5] + 1 end
   end
 end
-local function pad(ms) return string.format('%015d', ms) end
-local from, to = pad(now - ttl + 1), pad(now + ttl + 1)
+local span = 4398046511104
+local function num(x) return string.format('%d', x) end
 local bad = {}
-for _, dc in ipairs(redis.call('HKEYS', KEYS[3])) do
-  if string.byte(dc, 1) ~= 0 then full[dc] = full[dc] or {0, 0, 0, 0, 0} end
+local index_of = {}
+local dcs = redis.call('HGETALL', KEYS[3])
+for i = 1, #dcs, 2 do
+  if string.byte(dcs[i], 1) ~= 0 then
+    full[dcs[i]] = full[dcs[i]] or {0, 0, 0, 0, 0}
+    index_of[dcs[i]] = tonumber(dcs[i + 1])
+  end
+end
+-- Every member is its record's: scored by its data center's index, condition, serving and beat.
+for i = 1, #records, 2 do
+  local dc, cond, serv, beat = string.match(records[i + 1], '^([^\n]*)\n([0-3])\n([01])\n(%d+)\n')
+  local x = index_of[dc]
+  local score = tonumber(redis.call('ZSCORE', KEYS[2], records[i]))
+  if not x or score ~= ((x * 4 + cond) * 2 + serv) * span + tonumber(beat) then
+    table.insert(bad, records[i] .. ': scored ' .. tostring(score) .. ', its record ' .. dc .. ' ' .. cond .. serv .. ' ' .. beat)
+  end
 end
 for dc, want in pairs(full) do
   local serving = 0
+  local x = index_of[dc]
   for c = 0, 3 do
     local got = 0
     for s = 0, 1 do
-      local p = dc .. '\0' .. c .. s .. '\0'
-      local n = redis.call('ZLEXCOUNT', KEYS[2], '[' .. p .. from, '(' .. p .. to)
+      local n = 0
+      if x then
+        local base = ((x * 4 + c) * 2 + s) * span
+        n = redis.call('ZCOUNT', KEYS[2], num(base + now - ttl + 1), num(base + now + ttl))
+      end
       got = got + n
       if s == 1 then serving = serving + n end
     end
@@ -109,7 +128,7 @@ return bad
 ";
 
 fn keys(key: &str) -> Vec<String> {
-    ["inst", "live", "dcs", "fail", "fcount"]
+    ["v2:inst", "v2:live", "v2:dcs", "v2:fail", "v2:fcount"]
         .iter()
         .map(|k| format!("{{{key}}}:{k}"))
         .collect()
@@ -281,12 +300,12 @@ async fn a_key_of_the_wrong_type_is_healed_and_said() {
     // The adversarial report's repro, on the new keys: a value of the wrong type.
     let mut c = connection(&redis).await;
     let _: () = redis::cmd("DEL")
-        .arg("{bad}:live")
+        .arg("{bad}:v2:live")
         .query_async(&mut c)
         .await
         .unwrap();
     let _: () = redis::cmd("LPUSH")
-        .arg("{bad}:live")
+        .arg("{bad}:v2:live")
         .arg("x")
         .query_async(&mut c)
         .await
@@ -310,6 +329,72 @@ async fn a_key_of_the_wrong_type_is_healed_and_said() {
     assert_eq!(fleet.stats().failures, 0, "no beat failed");
 }
 
+/// Instances that beat in the same millisecond share a score: a page that ends among them
+/// goes on with the others, each listed once, forward and the worst first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_goes_on_among_instances_of_one_score() {
+    let redis = RedisServer::start();
+    let store = RedisFleet::new(&redis.url(), "ties", TTL).unwrap();
+    let first = InstanceSummary::new("t0", "east", CheckStatus::Ok, Vec::new(), "1");
+    store.beat(&first).await.unwrap();
+    let mut c = connection(&redis).await;
+    let score = hget(&mut c, "{ties}:v2:inst", "t0\0own").await.unwrap();
+    // (`owner \t sequence \t dc \t index \t beat`: t0's beat, which the others share.)
+    let beat: u64 = score.split('\t').nth(4).unwrap().parse().unwrap();
+    let ids = ["t1", "t2", "t3", "t4", "t5"];
+    for id in ids {
+        let _: () = redis::cmd("HSET")
+            .arg("{ties}:v2:inst")
+            .arg(id)
+            .arg(format!(
+                "east\n0\n1\n{beat}\n{}",
+                serde_json::to_string(&InstanceSummary::new(
+                    id,
+                    "east",
+                    CheckStatus::Ok,
+                    Vec::new(),
+                    "1"
+                ))
+                .unwrap()
+            ))
+            .query_async(&mut c)
+            .await
+            .unwrap();
+        let _: () = redis::cmd("ZADD")
+            .arg("{ties}:v2:live")
+            .arg((1u64 << 42) + beat)
+            .arg(id)
+            .query_async(&mut c)
+            .await
+            .unwrap();
+    }
+    for worst_first in [false, true] {
+        let mut seen = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = store
+                .instances(&InstanceQuery {
+                    datacenter: Some("east".into()),
+                    cursor: cursor.clone(),
+                    limit: 2,
+                    worst_first,
+                })
+                .await
+                .unwrap();
+            seen.extend(page.instances.iter().map(|i| i.summary.instance_id.clone()));
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        let mut want = vec!["t0", "t1", "t2", "t3", "t4", "t5"];
+        if worst_first {
+            want.reverse();
+        }
+        assert_eq!(seen, want, "worst first: {worst_first}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_the_store_holds_is_never_trusted_as_written() {
     let redis = RedisServer::start();
@@ -331,7 +416,7 @@ async fn what_the_store_holds_is_never_trusted_as_written() {
         .as_millis();
     let huge = format!("east\n0\n1\n{now}\n{}", "x".repeat(30 << 20));
     let _: () = redis::cmd("HSET")
-        .arg("{forged}:inst")
+        .arg("{forged}:v2:inst")
         .arg("huge")
         .arg(huge)
         .query_async(&mut c)
@@ -343,33 +428,40 @@ async fn what_the_store_holds_is_never_trusted_as_written() {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis();
+    // (A member's score: `((index * 4 + condition) * 2 + serving) * 2^42 + beat`; east, the
+    // first data center the store saw, has index 0.)
+    let east_index = hget(&mut c, "{forged}:v2:dcs", "east").await;
+    assert_eq!(east_index.as_deref(), Some("0"));
+    let score = |index: u64, condition: u64, serving: u64, beat: u64| {
+        ((index * 4 + condition) * 2 + serving) * (1 << 42) + beat
+    };
     let _: () = redis::cmd("ZADD")
-        .arg("{forged}:live")
-        .arg(0)
-        .arg(format!("east\x0001\x00{now:015}\x00huge"))
+        .arg("{forged}:v2:live")
+        .arg(score(0, 0, 1, u64::try_from(now).unwrap()))
+        .arg("huge")
         .query_async(&mut c)
         .await
         .unwrap();
-    let future = 32_503_680_000_000u64;
-    let ghost = format!("north\x0001\x00{future:015}\x00ghost");
+    // Three years ahead: healthy for as long, were it trusted.
+    let future = u64::try_from(now).unwrap() + 100_000_000_000;
     let _: () = redis::cmd("ZADD")
-        .arg("{forged}:live")
-        .arg(0)
-        .arg(&ghost)
+        .arg("{forged}:v2:live")
+        .arg(score(1, 0, 1, future))
+        .arg("ghost")
         .query_async(&mut c)
         .await
         .unwrap();
     let _: () = redis::cmd("HSET")
-        .arg("{forged}:inst")
+        .arg("{forged}:v2:inst")
         .arg("ghost")
         .arg(format!("north\n0\n1\n{future}\n{{}}"))
         .query_async(&mut c)
         .await
         .unwrap();
     let _: () = redis::cmd("HSET")
-        .arg("{forged}:dcs")
+        .arg("{forged}:v2:dcs")
         .arg("north")
-        .arg("")
+        .arg("1")
         .query_async(&mut c)
         .await
         .unwrap();
@@ -414,14 +506,14 @@ async fn what_the_store_holds_is_never_trusted_as_written() {
         .all(|i| i.summary.instance_id != "ghost" || i.stale));
     // The member stamped in the future was retired by the upkeep, and its data center with it.
     let score: Option<f64> = redis::cmd("ZSCORE")
-        .arg("{forged}:live")
-        .arg(&ghost)
+        .arg("{forged}:v2:live")
+        .arg("ghost")
         .query_async(&mut c)
         .await
         .unwrap();
     assert_eq!(score, None, "retired");
     let north: bool = redis::cmd("HEXISTS")
-        .arg("{forged}:dcs")
+        .arg("{forged}:v2:dcs")
         .arg("north")
         .query_async(&mut c)
         .await
@@ -529,7 +621,7 @@ async fn on_a_redis_cluster_a_master_lost_leaves_views_stale_at_worst_never_wron
     .await;
 
     // The master holding the fleet's slot dies.
-    let master = cluster.master_of("{cluster-test}:inst");
+    let master = cluster.master_of("{cluster-test}:v2:inst");
     cluster.kill(master);
     let killed = Instant::now();
     // For six seconds, through the takeover: never wrong (east healthy, west unhealthy, no
@@ -953,7 +1045,7 @@ async fn past_the_budget_each_instance_is_sent_what_it_is_judged_by() {
         assert_eq!(said(4, "west"), ["disk MINOR on 1 of 1 in west"], "{key}");
         // The fleet's field (`at \t failing_at \t settling \t past`) says whether what fails
         // is past the budget.
-        let upkept = hget(&mut c, &format!("{{{key}}}:inst"), "\0fleet")
+        let upkept = hget(&mut c, &format!("{{{key}}}:v2:inst"), "\0fleet")
             .await
             .unwrap();
         let past = upkept.rsplit('\t').next() == Some("1");
@@ -1156,17 +1248,14 @@ async fn a_beat_delivered_late_changes_nothing() {
     store.beat(&outage).await.unwrap();
     store.beat(&outage).await.unwrap();
     let mut conn = connection(&redis).await;
-    let own = hget(&mut conn, "{late}:inst", "i1\0own").await.unwrap();
-    let mut fields = own.splitn(3, '\t');
-    let (owner, last) = (
-        fields.next().unwrap(),
-        fields.next().expect("owner \\t sequence"),
-    );
-    assert_eq!(last, "2", "{own:?}");
-    assert!(
-        fields.next().is_some_and(|m| m.ends_with("\0i1")),
-        "{own:?}"
-    );
+    let own = hget(&mut conn, "{late}:v2:inst", "i1\0own").await.unwrap();
+    // `owner \t sequence \t dc \t index \t beat`.
+    let fields: Vec<&str> = own.split('\t').collect();
+    let [owner, last, dc, index, beat] = fields[..] else {
+        panic!("{own:?}")
+    };
+    assert_eq!((last, dc, index), ("2", "dc-1", "0"), "{own:?}");
+    assert!(beat.parse::<u64>().is_ok(), "{own:?}");
     let ok = InstanceSummary::new("i1", "dc-1", CheckStatus::Ok, Vec::new(), "1");
     let json = serde_json::to_string(&ok).unwrap();
     // The store's settings come first, in the script's text.
@@ -1177,7 +1266,7 @@ async fn a_beat_delivered_late_changes_nothing() {
     let mut send = async |sequence: u64, deadline: u64| -> String {
         let answer: Vec<redis::Value> = script
             .key(
-                ["inst", "live", "dcs", "fail", "fcount"]
+                ["v2:inst", "v2:live", "v2:dcs", "v2:fail", "v2:fcount"]
                     .map(|k| format!("{{late}}:{k}"))
                     .to_vec(),
             )
@@ -1256,7 +1345,9 @@ async fn an_empty_store_settles_for_a_ttl_then_again_when_flushed() {
         "settled after {settled:?}, a TTL is {TTL:?}"
     );
     let mut conn = connection(&redis).await;
-    let fleet = hget(&mut conn, "{settle}:inst", "\0fleet").await.unwrap();
+    let fleet = hget(&mut conn, "{settle}:v2:inst", "\0fleet")
+        .await
+        .unwrap();
     let fields: Vec<&str> = fleet.split('\t').collect();
     assert_eq!(fields.len(), 4, "{fleet:?}");
     assert_eq!(fields[2], "", "no settling mark once settled: {fleet:?}");
@@ -1267,14 +1358,16 @@ async fn an_empty_store_settles_for_a_ttl_then_again_when_flushed() {
     );
     // Garbage in the fleet's field is an upkeep's to rewrite, not a failed beat.
     let _: i64 = redis::cmd("HSET")
-        .arg("{settle}:inst")
+        .arg("{settle}:v2:inst")
         .arg("\0fleet")
         .arg("not\tthe\tformat")
         .query_async(&mut conn)
         .await
         .unwrap();
     store.beat(&me).await.unwrap();
-    let fleet = hget(&mut conn, "{settle}:inst", "\0fleet").await.unwrap();
+    let fleet = hget(&mut conn, "{settle}:v2:inst", "\0fleet")
+        .await
+        .unwrap();
     assert!(
         fleet
             .split('\t')

@@ -202,14 +202,14 @@ async fn readiness_excuses_exactly_what_east_shares_in_redis() {
     let now: (u64, u64) = redis::cmd("TIME").query_async(&mut c).await.unwrap();
     let ms = now.0 * 1000 + now.1 / 1000 + 100;
     let _: () = redis::cmd("HINCRBY")
-        .arg("{shared}:fcount")
+        .arg("{shared}:v2:fcount")
         .arg("east\tdisk\t3")
         .arg(20)
         .query_async(&mut c)
         .await
         .unwrap();
     let _: () = redis::cmd("HSET")
-        .arg("{shared}:dcs")
+        .arg("{shared}:v2:dcs")
         .arg("\0failing_moved")
         .arg(ms)
         .query_async(&mut c)
@@ -234,7 +234,7 @@ async fn readiness_excuses_exactly_what_east_shares_in_redis() {
     );
     // A member no beat could have written (scored long ago) is retired by the next upkeep.
     let _: () = redis::cmd("ZADD")
-        .arg("{shared}:fail")
+        .arg("{shared}:v2:fail")
         .arg(0)
         .arg("garbage")
         .query_async(&mut c)
@@ -243,7 +243,7 @@ async fn readiness_excuses_exactly_what_east_shares_in_redis() {
     let mut gone = false;
     for _ in 0..100 {
         let score: Option<f64> = redis::cmd("ZSCORE")
-            .arg("{shared}:fail")
+            .arg("{shared}:v2:fail")
             .arg("garbage")
             .query_async(&mut c)
             .await
