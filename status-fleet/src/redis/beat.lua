@@ -14,17 +14,19 @@ if #json > limit then return {'too_large'} end
 -- fields: who holds it and what it failed (`id \0own`: `owner \t sequence \t dc \t index \t
 -- beat`, the owner, its last beat's number, data center, that data center's index and beat,
 -- then, if it failed anything, a line each, `\n dependency \t level`); and the fleet's
--- (`\0fleet`: `at \t failing_at \t settling \t past`: when the counts were made, when what
--- fails last changed, since when the store is settling if it is, `1` if what fails is too
--- large to hand to every instance). Its record (`id`) is not read: the holder's field says
+-- (`\0fleet`: `at \t failing_at \t settling \t past \t bridged`: when the counts were made,
+-- when what fails last changed, since when the store is settling if it is, `1` if what
+-- fails is too large to hand to every instance, `1` while the keys of a version before are
+-- counted too). Its record (`id`) is not read: the holder's field says
 -- all a beat needs of it. (Each field read is a lookup and a string handed to Lua: two.)
 local own_field = id .. '\0own'
 local rec = redis.pcall('HMGET', KEYS[1], own_field, '\0fleet')
 local broken = type(rec) ~= 'table' or rec.err
 if broken then rec = {} end
-local held, at, failing_at, settling_mark, past = rec[1], nil, nil, nil, nil
+local held, at, failing_at, settling_mark, past, bridged = rec[1], nil, nil, nil, nil, nil
 if rec[2] then
-  at, failing_at, settling_mark, past = string.match(rec[2], '^(%d+)\t(%d+)\t(%d*)\t(1?)$')
+  at, failing_at, settling_mark, past, bridged =
+    string.match(rec[2], '^(%d+)\t(%d+)\t(%d*)\t(1?)\t(1?)$')
   if settling_mark == '' then settling_mark = nil end
 end
 -- What fails across the fleet goes to this instance when it asks (`ARGV[13]`: someone looks
@@ -185,6 +187,15 @@ local own = owner .. '\t' .. (seq or '0') .. '\t' .. dc .. '\t' .. index .. '\t'
 if #fails > 0 then own = own .. '\n' .. failing_lines end
 call('HSET', KEYS[1], id, record, own_field, own)
 
+-- The keys of the versions before this one's (`{K}:live`, `{K}:dcs`, `{K}:fail`,
+-- `{K}:fcount`: one member an instance by lex, no index) are under the same hash tag, so in
+-- the same slot as `KEYS`; named here from `KEYS[1]`, not passed, as only the upkeep and a
+-- failing instance's own rows read them, and only while they exist. During a rolling
+-- upgrade the instances of a version before beat there: they are counted with this
+-- version's, so that a new version failing on its own instances is seen as theirs, not as
+-- the data center's, and the other way round.
+local v2_suffix = ':v2:inst$'
+
 -- The rows this instance is judged by, when it is not sent what fails across the fleet:
 -- `dc \t dependency \t level \t count` a line, as the upkeep writes them.
 local function own_rows()
@@ -194,10 +205,13 @@ local function own_rows()
     for lvl = 1, 3 do fields[#fields + 1] = dc .. '\t' .. f[1] .. '\t' .. lvl end
   end
   local got = call('HMGET', KEYS[5], unpack(fields))
+  local prefix = bridged == '1' and string.match(KEYS[1], '^(.*)' .. v2_suffix)
+  local before = prefix and redis.pcall('HMGET', prefix .. ':fcount', unpack(fields))
+  if type(before) ~= 'table' or before.err then before = {} end
   local lines = {}
   for i, field in ipairs(fields) do
-    local n = tonumber(got[i])
-    if n and n > 0 then lines[#lines + 1] = field .. '\t' .. got[i] end
+    local n = (tonumber(got[i]) or 0) + math.max(tonumber(before[i]) or 0, 0)
+    if n > 0 then lines[#lines + 1] = field .. '\t' .. n end
   end
   return table.concat(lines, '\n')
 end
@@ -224,8 +238,7 @@ local retired = 0
 local function retire_members(members)
   for _, rid in ipairs(members) do
     call('ZREM', KEYS[2], rid)
-    -- (With it, where the versions before kept what it failed, `id \0fails`.)
-    call('HDEL', KEYS[1], rid, rid .. '\0own', rid .. '\0fails')
+    call('HDEL', KEYS[1], rid, rid .. '\0own')
     retired = retired + 1
   end
 end
@@ -237,6 +250,9 @@ local names = call('HGETALL', KEYS[3])
 local fleet_size = 0
 for i = 1, #names, 2 do
   local name, index = names[i], tonumber(names[i + 1])
+  -- (An index no beat writes, garbage: the data center is forgotten, and its instances,
+  -- missing from the counts, index it again at their next beat.)
+  if index and (index < 0 or index >= 256 or index % 1 ~= 0) then index = nil end
   if string.byte(name, 1) ~= 0 then
     local counts = {0, 0, 0, 0, 0}
     if index then
@@ -259,6 +275,49 @@ for i = 1, #names, 2 do
     end
   end
 end
+-- The instances of a version before (see `v2_suffix`), while its keys are there: each data
+-- center's fresh members of `{K}:live` by condition, added to the rows (ten TTLs after the
+-- last of them stopped beating, its keys expire and this ends). A key of theirs that cannot
+-- be read is left out, never failing the beat.
+local prefix = string.match(KEYS[1], '^(.*)' .. v2_suffix)
+local bridge = prefix and call('EXISTS', prefix .. ':live') == 1
+if bridge then
+  local before, before_size = {}, 0
+  local ok = pcall(function()
+    local function pad(digits) return string.rep('0', 15 - #digits) .. digits end
+    local from, to = pad(tostring(now - ttl + 1)), pad(tostring(now + ttl + 1))
+    for _, name in ipairs(call('HKEYS', prefix .. ':dcs')) do
+      if string.byte(name, 1) ~= 0 and not string.find(name, '[\t\n]') then
+        local counts = {0, 0, 0, 0, 0}
+        for c = 0, 3 do
+          for s = 0, 1 do
+            local p = name .. '\0' .. c .. s .. '\0'
+            local n = call('ZLEXCOUNT', prefix .. ':live', '[' .. p .. from, '(' .. p .. to)
+            counts[c + 1] = counts[c + 1] + n
+            if s == 1 then counts[5] = counts[5] + n end
+          end
+        end
+        local fresh = counts[1] + counts[2] + counts[3] + counts[4]
+        if fresh > 0 then before[name], before_size = counts, before_size + fresh end
+      end
+    end
+  end)
+  if ok then
+    fleet_size = fleet_size + before_size
+    for i, row in ipairs(rows) do
+      local name, a, b, c, d, e = string.match(row, '^(.*)\t(%d+)\t(%d+)\t(%d+)\t(%d+)\t(%d+)$')
+      local o = name and before[name]
+      if o then
+        rows[i] = name .. '\t' .. (a + o[1]) .. '\t' .. (b + o[2]) .. '\t' .. (c + o[3]) .. '\t' ..
+          (d + o[4]) .. '\t' .. (e + o[5])
+        before[name] = nil
+      end
+    end
+    for name, o in pairs(before) do
+      table.insert(rows, name .. '\t' .. table.concat(o, '\t'))
+    end
+  end
+end
 local counts = table.concat(rows, '\n')
 
 -- What fails: members not beaten for a TTL (or stamped in the future) go, counted down, and
@@ -274,18 +333,45 @@ for _, m in ipairs(gone) do
   if fdc then count(fdc, dep, lvl, -1) end
   retired = retired + 1
 end
+-- A version before's failing members not beaten for a TTL go too, counted down as its own
+-- upkeep would (its instances may all have stopped: none runs it any more).
+local before_rows = {}
+if bridge then
+  pcall(function()
+    local fail, fcount = prefix .. ':fail', prefix .. ':fcount'
+    local stale = call('ZRANGEBYSCORE', fail, '-inf', now - ttl, 'LIMIT', 0, retire * 4)
+    for _, m in ipairs(call('ZRANGEBYSCORE', fail, '(' .. (now + ttl), '+inf', 'LIMIT', 0, retire)) do
+      table.insert(stale, m)
+    end
+    for _, m in ipairs(stale) do
+      call('ZREM', fail, m)
+      local fdc, dep, lvl = string.match(m, '^([^%z]*)%z([^%z]+)%z([1-3])%z')
+      if fdc then
+        local field = fdc .. '\t' .. dep .. '\t' .. lvl
+        if call('HINCRBY', fcount, field, -1) <= 0 then call('HDEL', fcount, field) end
+      end
+    end
+    before_rows = call('HGETALL', fcount)
+  end)
+end
 local pass = call('HMGET', KEYS[3], '\0failing', '\0failing_moved', '\0failing_built')
 local failing = pass[1] or ''
 failing_at = failing_at or '0'
-if #gone > 0 or not pass[3] or (pass[2] and tonumber(pass[2]) >= tonumber(pass[3])) then
+-- (While bridged, read out at every upkeep: the other version's beats move its counts.)
+if #gone > 0 or bridge or not pass[3] or (pass[2] and tonumber(pass[2]) >= tonumber(pass[3])) then
   local frows, counted = {}, {}
   local all = call('HGETALL', KEYS[5])
-  for i = 1, #all, 2 do
-    local n = tonumber(all[i + 1])
-    if #frows < max_rows and n and n > 0 and string.find(all[i], '^[^\t]*\t[^\t]+\t[1-3]$') then
-      table.insert(frows, all[i] .. '\t' .. n)
-      counted[all[i]] = n
+  for _, rows_of in ipairs({all, before_rows}) do
+    for i = 1, #rows_of, 2 do
+      local n = tonumber(rows_of[i + 1])
+      if n and n > 0 and string.find(rows_of[i], '^[^\t]*\t[^\t]+\t[1-3]$') then
+        counted[rows_of[i]] = (counted[rows_of[i]] or 0) + n
+      end
     end
+  end
+  for field, n in pairs(counted) do
+    if #frows >= max_rows then break end
+    table.insert(frows, field .. '\t' .. n)
   end
   table.sort(frows)
   local text = table.concat(frows, '\n')
@@ -322,8 +408,8 @@ if settling and tonumber(settling) <= now - ttl then settling = nil end
 local over = fleet_size * #failing > wide_budget
 wide = ARGV[13] == '1' or not over
 call('HSET', KEYS[3], '\0counts', counts)
-call('HSET', KEYS[1], '\0fleet',
-  stamp .. '\t' .. failing_at .. '\t' .. (settling or '') .. '\t' .. (over and '1' or ''))
+call('HSET', KEYS[1], '\0fleet', stamp .. '\t' .. failing_at .. '\t' .. (settling or '') .. '\t' ..
+  (over and '1' or '') .. '\t' .. (bridge and '1' or ''))
 if not wide then
   return {settling and 'settling' or 'ok', now, healed, retired, now, counts, false, failing_at,
     own_rows()}

@@ -8,18 +8,30 @@
 //! center's fresh instances by condition and its serving ones, is counted at most every
 //! thirtieth of the TTL by whichever beat comes first (O(D log N) for D data centers) and
 //! cached for the others. The keys, all under one hash tag so that a Redis Cluster keeps them
-//! in one slot (and every key a script touches is passed in `KEYS`); `v2` since the members
-//! of `{K}:v2:live` are scored (the keys before, `{K}:inst`, `{K}:live`, …, are left to
-//! expire, ten TTLs after the last instance of a version before beat):
+//! in one slot (and every key a script touches is passed in `KEYS`, but for the keys of the
+//! versions before, below); `v2` since the members of `{K}:v2:live` are scored:
 //!
 //! | key | type | what |
 //! |---|---|---|
-//! | `{K}:v2:inst` | hash | instance id → `dc \n condition \n serving \n beat \n summary JSON`; `id \0own` → `owner \t sequence \t dc \t index \t beat`, then `\n dependency \t level` for each dependency that beat failed: the token of the process that holds it, its last beat's number, data center (and that data center's index) and beat, and what it failed (one field, so that a beat looks up one field of its own in a hash of every instance); and what every beat reads of the fleet, written by each upkeep: `\0fleet` → `at \t failing_at \t settling \t past`, when the counts were made, when what fails last changed, since when the store settles (empty when it does not), `1` while what fails is past the budget to hand to every instance |
+//! | `{K}:v2:inst` | hash | instance id → `dc \n condition \n serving \n beat \n summary JSON`; `id \0own` → `owner \t sequence \t dc \t index \t beat`, then `\n dependency \t level` for each dependency that beat failed: the token of the process that holds it, its last beat's number, data center (and that data center's index) and beat, and what it failed (one field, so that a beat looks up one field of its own in a hash of every instance); and what every beat reads of the fleet, written by each upkeep: `\0fleet` → `at \t failing_at \t settling \t past \t bridged`, when the counts were made, when what fails last changed, since when the store settles (empty when it does not), `1` while what fails is past the budget to hand to every instance, `1` while the keys of a version before are counted too (below) |
 //! | `{K}:v2:live` | sorted set, by score | instance id, scored `group × 2^42 + beat` (the beat in milliseconds; the group `(index × 4 + condition) × 2 + serving`, the data center's index below [`MAX_DATACENTERS`]): one member an instance, moved by one `ZADD`, and each group's fresh members one range of scores |
 //! | `{K}:v2:dcs` | hash | each data center → its index (the smallest free when it first beats; freed when it has no member left); the cached counts; what fails, and when it moved and was read out |
 //! | `{K}:v2:fail` | sorted set, by beat | `dc \0 dependency \0 level \0 id`: one member a failing dependency of an instance, scored by its last beat |
 //! | `{K}:v2:fcount` | hash | `dc \t dependency \t level` → how many members of `{K}:v2:fail` it has |
 //! | `{K}:voice` | hash | `datacenter \t dependency` → its voice lease, `state \n holder \n expiry` ([`FleetStore::voice`](crate::FleetStore::voice)) |
+//!
+//! **A rolling upgrade.** The versions before kept the same keys without `v2:` (`{K}:live`
+//! ordered by lex, one member `dc \0 condition serving \0 beat \0 id` an instance). While
+//! `{K}:live` exists, each upkeep counts its fresh members into the counts it hands out, adds
+//! their failing rows (`{K}:fcount`) to what fails, and counts down their failing members not
+//! beaten for a TTL as their own upkeep did (the last of them may have stopped); the keys are
+//! named from `KEYS[1]`, under the same hash tag, so in the same slot. So an instance of this
+//! version judges its own failures among every instance of its data center, old and new: a
+//! new version failing on its own three instances beside four old ones is three of seven, not
+//! a failure the data center shares. The instances of a version before see only their own.
+//! An instance restarted from the version before into this one counts twice for up to a TTL,
+//! and one id held by processes of both versions is not refused. Ten TTLs after the last old
+//! instance stopped, its keys expire, and this ends.
 //!
 //! **What fails.** A beat moves the scores of its instance's failing members (at most
 //! [`MAX_FAILING`](crate::MAX_FAILING), ids validated by the script) to its beat, O(log N)

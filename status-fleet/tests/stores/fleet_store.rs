@@ -329,6 +329,246 @@ async fn a_key_of_the_wrong_type_is_healed_and_said() {
     assert_eq!(fleet.stats().failures, 0, "no beat failed");
 }
 
+/// The beat script of the version before the keys became `v2` (as of commit ddb9194), kept
+/// to play the instances not yet upgraded in a rolling upgrade.
+const BEAT_BEFORE_V2: &str = include_str!("beat_before_v2.lua");
+
+/// A rolling upgrade: instances of the version before beat into its keys (`{K}:live`, …)
+/// while this version's beat into `{K}:v2:…`. This version counts both, so that three new
+/// instances failing `db` on their own, beside four old ones that do not, are three of seven,
+/// not a failure the data center shares (which would keep them ready, and the rollout
+/// going). What an old instance fails is counted too, in the whole list and in the rows an
+/// instance is judged by past the budget; once the old ones stop, they leave the counts
+/// within a TTL, and what they failed is counted down though none of them runs the upkeep
+/// that used to.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rolling_upgrade_counts_the_instances_of_both_versions() {
+    let redis = RedisServer::start();
+    let mut c = connection(&redis).await;
+    for past_budget in [false, true] {
+        let key = if past_budget {
+            "upgrade-own"
+        } else {
+            "upgrade"
+        };
+        let mut store = RedisFleet::new(&redis.url(), key, TTL).unwrap();
+        if past_budget {
+            store = store.failing_budget(1);
+        }
+        rolling_upgrade(&store, &mut c, key, past_budget).await;
+    }
+}
+
+/// One rolling upgrade under `key`: `past_budget`, each instance sent only the rows it is
+/// judged by.
+async fn rolling_upgrade(
+    store: &RedisFleet,
+    c: &mut redis::aio::MultiplexedConnection,
+    key: &str,
+    past_budget: bool,
+) {
+    let before = redis::Script::new(&format!(
+        "local ttl, every, retire, limit, max_datacenters, max_rows, wide_budget = {}, 10, 64, {MAX_SUMMARY}, 64, 1024, {DEFAULT_FAILING_BUDGET}\n{BEAT_BEFORE_V2}",
+        TTL.as_millis()
+    ));
+    let old_keys: Vec<String> = ["inst", "live", "dcs", "fail", "fcount"]
+        .iter()
+        .map(|k| format!("{{{key}}}:{k}"))
+        .collect();
+    let mut old_sequence = 0u64;
+    // Four old instances; o4 fails `db` at MINOR.
+    let mut old_beat = async |c: &mut redis::aio::MultiplexedConnection| {
+        for i in 1..=4 {
+            old_sequence += 1;
+            let id = format!("o{i}");
+            let (condition, failing) = if i == 4 { ("1", "db\t1") } else { ("0", "") };
+            let me = InstanceSummary::new(
+                &id,
+                "east",
+                CONDITIONS[usize::from(i == 4)],
+                Vec::new(),
+                "0",
+            );
+            let answer: Vec<redis::Value> = before
+                .key(old_keys.clone())
+                .arg(&id)
+                .arg("east")
+                .arg(condition)
+                .arg("1")
+                .arg(serde_json::to_string(&me).unwrap())
+                .arg(0)
+                .arg(0)
+                .arg(format!("old-{i}"))
+                .arg(failing)
+                .arg("")
+                .arg(old_sequence)
+                .arg(0)
+                .arg(0)
+                .invoke_async(c)
+                .await
+                .unwrap();
+            let status: String = redis::from_redis_value(&answer[0]).unwrap();
+            assert!(status == "ok" || status == "settling", "{status}");
+        }
+    };
+    // Three new ones, failing `db` at OUTAGE.
+    let new: Vec<InstanceSummary> = (1..=3)
+        .map(|i| {
+            InstanceSummary::new(
+                format!("n{i}"),
+                "east",
+                CheckStatus::Outage,
+                Vec::new(),
+                "1",
+            )
+            .with_failing(vec![FailingDependency::new("db", CheckStatus::Outage)])
+        })
+        .collect();
+    let east = |beat: &status_fleet::Beat| {
+        beat.datacenters
+            .iter()
+            .find(|d| d.datacenter == "east")
+            .cloned()
+            .unwrap()
+    };
+    let db = |d: &status_fleet::DatacenterCounts, level: CheckStatus| {
+        d.failing
+            .iter()
+            .find(|f| f.dependency == "db" && f.level == level)
+            .map_or(0, |f| f.instances)
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let seen = loop {
+        old_beat(c).await;
+        let mut last = None;
+        for me in &new {
+            last = Some(store.beat(me).await.unwrap());
+        }
+        let last = last.unwrap();
+        assert_eq!(last.failing_partial, past_budget, "{key}");
+        let d = east(&last);
+        if d.conditions.total() == 7
+            && db(&d, CheckStatus::Outage) == 3
+            && db(&d, CheckStatus::Minor) == 1
+        {
+            break d;
+        }
+        assert!(Instant::now() < deadline, "{key}: {d:?}");
+        tokio::time::sleep(store.counted_every()).await;
+    };
+    assert_eq!(
+        (
+            seen.conditions.ok,
+            seen.conditions.minor,
+            seen.conditions.outage,
+            seen.serving
+        ),
+        (3, 1, 3, 4),
+        "{key}"
+    );
+    let fleet = hget(c, &format!("{{{key}}}:v2:inst"), "\0fleet")
+        .await
+        .unwrap();
+    assert_eq!(
+        fleet.split('\t').nth(4),
+        Some("1"),
+        "{key}: bridged, {fleet:?}"
+    );
+    // Judged among the six others: two of six fail `db` at OUTAGE as well; not the data
+    // center's. (Among the new ones alone it would be: two of two.)
+    let rule = HealthRule::default();
+    assert!(!rule.shared(2, 6) && rule.shared(2, 2));
+
+    // The old instances stop: within a TTL and a count, only the new ones are left, and
+    // o4's `db` is counted down in the old keys, by this version's upkeep.
+    let stopped = Instant::now();
+    let d = loop {
+        let mut last = None;
+        for me in &new {
+            last = Some(store.beat(me).await.unwrap());
+        }
+        let d = east(&last.unwrap());
+        if d.conditions.total() == 3 && db(&d, CheckStatus::Minor) == 0 {
+            break d;
+        }
+        assert!(
+            Instant::now() < stopped + Duration::from_secs(10),
+            "{key}: {d:?}"
+        );
+        tokio::time::sleep(store.counted_every()).await;
+    };
+    assert_eq!(
+        (d.conditions.outage, db(&d, CheckStatus::Outage)),
+        (3, 3),
+        "{key}"
+    );
+    assert!(stopped.elapsed() >= TTL - Duration::from_millis(50));
+    let minor = hget(c, &format!("{{{key}}}:fcount"), "east\tdb\t1").await;
+    assert_eq!(minor, None, "{key}: counted down");
+}
+
+/// A data center lost from `{K}:v2:dcs` (deleted by hand, a partial restore) is missing from
+/// the next counts; its instances, no longer named in the counts they hold, look their data
+/// center up at their next beat, find it gone and index it again: the counts recover within
+/// a few beats, every member scored as its record says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_center_lost_from_the_store_is_indexed_again() {
+    let redis = RedisServer::start();
+    let store = RedisFleet::new(&redis.url(), "lost", TTL).unwrap();
+    let east = InstanceSummary::new("e1", "east", CheckStatus::Ok, Vec::new(), "1");
+    let west = InstanceSummary::new("w1", "west", CheckStatus::Minor, Vec::new(), "1");
+    let counted = |beat: &status_fleet::Beat| {
+        let mut names: Vec<(String, usize)> = beat
+            .datacenters
+            .iter()
+            .map(|d| (d.datacenter.clone(), d.conditions.total()))
+            .collect();
+        names.sort();
+        names
+    };
+    let both = vec![("east".to_owned(), 1), ("west".to_owned(), 1)];
+    let mut c = connection(&redis).await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        store.beat(&east).await.unwrap();
+        if counted(&store.beat(&west).await.unwrap()) == both {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never counted");
+        tokio::time::sleep(store.counted_every()).await;
+    }
+    let _: () = redis::cmd("HDEL")
+        .arg("{lost}:v2:dcs")
+        .arg("east")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    let mut missed = false;
+    loop {
+        store.beat(&east).await.unwrap();
+        let beat = store.beat(&west).await.unwrap();
+        if counted(&beat) == both && missed {
+            break;
+        }
+        missed |= counted(&beat) == [("west".to_owned(), 1)];
+        assert!(
+            Instant::now() < deadline + Duration::from_secs(5),
+            "{beat:?}"
+        );
+        tokio::time::sleep(store.counted_every()).await;
+    }
+    assert!(hget(&mut c, "{lost}:v2:dcs", "east").await.is_some());
+    let bad: Vec<String> = redis::cmd("EVAL")
+        .arg(RECOUNT)
+        .arg(5)
+        .arg(keys("lost"))
+        .arg(TTL.as_millis() as u64)
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    assert!(bad.is_empty(), "{bad:?}");
+}
+
 /// Instances that beat in the same millisecond share a score: a page that ends among them
 /// goes on with the others, each listed once, forward and the worst first.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1043,12 +1283,12 @@ async fn past_the_budget_each_instance_is_sent_what_it_is_judged_by() {
             "{key}"
         );
         assert_eq!(said(4, "west"), ["disk MINOR on 1 of 1 in west"], "{key}");
-        // The fleet's field (`at \t failing_at \t settling \t past`) says whether what fails
-        // is past the budget.
+        // The fleet's field (`at \t failing_at \t settling \t past \t bridged`) says whether
+        // what fails is past the budget.
         let upkept = hget(&mut c, &format!("{{{key}}}:v2:inst"), "\0fleet")
             .await
             .unwrap();
-        let past = upkept.rsplit('\t').next() == Some("1");
+        let past = upkept.split('\t').nth(3) == Some("1");
         assert_eq!(past, !wide, "{key}: {upkept:?}");
         assert!(beats.iter().all(|b| b.failing_partial != wide), "{key}");
         if wide {
@@ -1349,8 +1589,9 @@ async fn an_empty_store_settles_for_a_ttl_then_again_when_flushed() {
         .await
         .unwrap();
     let fields: Vec<&str> = fleet.split('\t').collect();
-    assert_eq!(fields.len(), 4, "{fleet:?}");
+    assert_eq!(fields.len(), 5, "{fleet:?}");
     assert_eq!(fields[2], "", "no settling mark once settled: {fleet:?}");
+    assert_eq!(fields[4], "", "no version before to count: {fleet:?}");
     let () = redis::cmd("FLUSHALL").query_async(&mut conn).await.unwrap();
     assert!(
         store.beat(&me).await.unwrap().settling,

@@ -1,0 +1,337 @@
+-- (The store puts its settings before this, as numbers in the script's text, parsed once when
+-- Redis loads it: `ttl`, `every`, `retire`, `limit`, `max_datacenters`, `max_rows`,
+-- `wide_budget`.)
+local call = redis.call
+local id, dc, cond, serving, json, owner = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[8]
+-- (Every beat comes here: what it does not need is not parsed, numbers are formatted only where
+-- a command takes them, and strings compare by identity, as Lua interns them.)
+if not (cond == '0' or cond == '1' or cond == '2' or cond == '3') or
+    not (serving == '0' or serving == '1') then
+  return {'bad_state'}
+end
+if #json > limit then return {'too_large'} end
+-- What this instance's last beat left, and what the fleet's upkeep left, in one read of two
+-- fields: who holds it and what it failed (`id \0own`: `owner \t sequence \t member`, the
+-- owner, its last beat's number and the beat's member of `{K}:live`, then, if it failed
+-- anything, a line each, `\n dependency \t level`); and the fleet's (`\0fleet`: `at \t
+-- failing_at \t settling \t past`: when the counts were made, when what fails last changed,
+-- since when the store is settling if it is, `1` if what fails is too large to hand to every
+-- instance). Its record (`id`) is not read: the member says all a beat needs of it. (Each
+-- field read is a lookup and a string handed to Lua: two, not six.)
+local own_field = id .. '\0own'
+local rec = redis.pcall('HMGET', KEYS[1], own_field, '\0fleet')
+local broken = type(rec) ~= 'table' or rec.err
+if broken then rec = {} end
+local held, at, failing_at, settling_mark, past = rec[1], nil, nil, nil, nil
+if rec[2] then
+  at, failing_at, settling_mark, past = string.match(rec[2], '^(%d+)\t(%d+)\t(%d*)\t(1?)$')
+  if settling_mark == '' then settling_mark = nil end
+end
+-- What fails across the fleet goes to this instance when it asks (`ARGV[13]`: someone looks
+-- at the fleet through it), or when handing it to every instance costs at most
+-- `wide_budget` bytes; otherwise it gets only the rows it is judged by: its own failing
+-- dependencies in its data center, at every level (O(its failing dependencies)).
+local wide = ARGV[13] == '1' or past ~= '1'
+-- A beat older than one this process already had taken (sent, given up as late, its
+-- connection dropped, then delivered after a newer one: a packet retransmitted for seconds)
+-- changes nothing: it would write a past condition, stamped now, as fresh. (Sequence numbers
+-- are decimal digits without leading zeros, compared as such: by length, then as text.)
+local seq = ARGV[11]
+if seq and not string.find(seq, '^[1-9]%d*$') then seq = nil end
+local holder, held_seq, old, listed = nil, nil, nil, nil
+if held then
+  local o, n, m, f = string.match(held, '^([^\t]*)\t(%d+)\t([^\n]*)\n?(.*)$')
+  if o then holder, held_seq, old, listed = o, n, m, f ~= '' and f or nil end
+  -- (`0`, or digits with a leading zero, which no beat writes: no number to compare with.)
+  if held_seq and string.byte(held_seq, 1) == 48 then held_seq = nil end
+end
+if seq and held_seq and holder == owner and
+    (#seq < #held_seq or (#seq == #held_seq and seq <= held_seq)) then
+  return {'late'}
+end
+-- The failing dependencies: one line each, `dependency \t level` (1 MINOR … 3 OUTAGE), at
+-- most 32, ids as status-core's.
+local fails = {}
+local failing_lines = ARGV[9] or ''
+if failing_lines ~= '' then for line in string.gmatch(failing_lines, '[^\n]+') do
+  local dep, lvl = string.match(line, '^([a-z0-9][a-z0-9%._%-]*)\t([1-3])$')
+  if not dep or #dep > 128 or #fails >= 32 then return {'bad_failing'} end
+  fails[#fails + 1] = {dep, lvl}
+end end
+-- The server's clock in milliseconds, as digits (`stamp`, written in records and members) and
+-- as a number (`now`).
+local t = call('TIME')
+local micros = t[2]
+local stamp = #micros == 6 and t[1] .. string.sub(micros, 1, 3) or
+  string.format('%s%03d', t[1], micros / 1000)
+local now = tonumber(stamp)
+-- A beat run after its deadline (the client gave up on it; the network delivered it late)
+-- changes nothing: it would write a condition of seconds ago, stamped now, as fresh.
+-- (Milliseconds as digits, no leading zero: compared by length, then as text; `0`, none.)
+local deadline = ARGV[12]
+if deadline and deadline ~= '0' and string.find(deadline, '^[1-9]%d*$') and
+    (#stamp > #deadline or (#stamp == #deadline and stamp > deadline)) then
+  return {'late', now}
+end
+local keep = ttl * 10
+-- A beat in a member: 15 digits, so that lex order is time order.
+local function pad(digits) return string.rep('0', 15 - #digits) .. digits end
+local stamp15 = #stamp == 13 and '00' .. stamp or pad(stamp)
+-- What fails, counted: `{K}:fcount` holds, per `dc \t dependency \t level`, the members of
+-- `{K}:fail`; every member that comes or goes moves it, in this script.
+local function count(fdc, dep, lvl, by)
+  local field = fdc .. '\t' .. dep .. '\t' .. lvl
+  if call('HINCRBY', KEYS[5], field, by) <= 0 then call('HDEL', KEYS[5], field) end
+end
+local function member_of(record, rid)
+  local pdc, pcond, pserv, pbeat =
+    string.match(record, '^([^\n]*)\n([0-3])\n([01])\n(%d+)\n')
+  if not pdc then return nil end
+  return pdc .. '\0' .. pcond .. pserv .. '\0' .. pad(pbeat) .. '\0' .. rid
+end
+
+-- (A key of the wrong type under the records: healed now, not at the next upkeep.)
+local counted_at = not broken and at and tonumber(at)
+local fresh = counted_at and counted_at > now - every and counted_at <= now
+local healed = 0
+if not fresh then
+  local types = {'hash', 'zset', 'hash', 'zset', 'hash'}
+  for i = 1, 5 do
+    local kind = call('TYPE', KEYS[i])['ok']
+    if kind ~= 'none' and kind ~= types[i] then healed = healed + 1 end
+  end
+  -- A key of the wrong type: every key goes (members without records would count twice),
+  -- and the instances rebuild them at their next beat.
+  if healed > 0 then
+    call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+    held, holder, old, listed, at, settling_mark, failing_at = nil, nil, nil, nil, nil, nil, nil
+  end
+  -- A store found empty (new, flushed, restarted, healed), or not counted for half a TTL
+  -- (no beat reached it for longer than one beat period and its jitter: a replica just
+  -- promoted, a store unreachable), is settling for a TTL: the instances that beat
+  -- meanwhile are not the fleet, and the others' last beats may be older than the TTL.
+  local counted = tonumber(at)
+  -- (Written with the counts, at the end of the upkeep this beat runs.)
+  if call('EXISTS', KEYS[1]) == 0 or (counted and counted < now - ttl / 2) then
+    settling_mark = stamp
+  end
+end
+
+-- At most `max_datacenters` data centers: a new one past that is refused, so the upkeep's cost (it
+-- counts every data center) stays bounded whatever names the beats bring.
+-- Known without a lookup when the counts the client holds are the latest and name it.
+local known_dc = at and at == ARGV[6] and ARGV[7] == '1'
+if not known_dc then known_dc = call('HEXISTS', KEYS[3], dc) == 1 end
+if not known_dc then
+  local known = call('HLEN', KEYS[3])
+  for _, special in ipairs({'\0at', '\0counts', '\0failing', '\0failing_at', '\0failing_moved',
+      '\0failing_built', '\0settling'}) do
+    known = known - call('HEXISTS', KEYS[3], special)
+  end
+  if known >= max_datacenters then return {'too_many_datacenters'} end
+end
+-- An instance with a record but no member said (written before its holder was kept with
+-- it): its member from the record, read once.
+if not old and not broken then
+  local previous = call('HGET', KEYS[1], id)
+  old = previous and member_of(previous, id)
+end
+-- One id, one process: another's fresh record is never replaced.
+if holder and holder ~= owner and old then
+  local pdc, pbeat = string.match(old, '^([^%z]*)%z[0-3][01]%z(%d+)%z')
+  pbeat = tonumber(pbeat)
+  if pbeat and pbeat > now - ttl and pbeat <= now + ttl then
+    return {'id_taken', now, pdc}
+  end
+end
+local member = dc .. '\0' .. cond .. serving .. '\0' .. stamp15 .. '\0' .. id
+if old and old ~= member then call('ZREM', KEYS[2], old) end
+-- Its failing dependencies: a member of `{K}:fail` each (`dc \0 dependency \0 level \0 id`,
+-- scored by its beat). A beat moves their scores; what it no longer fails (or fails from
+-- another data center) goes. Each member that comes or goes is counted (`{K}:fcount`).
+-- (Most beats fail nothing, now as at their last beat: they skip all of it.)
+if #fails > 0 or listed then
+  local want = {}
+  for _, f in ipairs(fails) do want[dc .. '\0' .. f[1] .. '\0' .. f[2] .. '\0' .. id] = f end
+  local moved = false
+  -- What its last beat failed counts only with the member of that beat.
+  local pdc = listed and old and string.match(old, '^([^%z]*)%z')
+  if pdc then
+    local n = 0
+    for line in string.gmatch(listed, '[^\n]+') do
+      n = n + 1
+      if n > 32 then break end
+      local dep, lvl = string.match(line, '^([^\t%z]+)\t([1-3])$')
+      if dep then
+        local m = pdc .. '\0' .. dep .. '\0' .. lvl .. '\0' .. id
+        if not want[m] and call('ZREM', KEYS[4], m) == 1 then
+          count(pdc, dep, lvl, -1)
+          moved = true
+        end
+      end
+    end
+  end
+  if #fails > 0 then
+    for m, f in pairs(want) do
+      if call('ZADD', KEYS[4], now, m) == 1 then
+        count(dc, f[1], f[2], 1)
+        moved = true
+      end
+    end
+  end
+  if moved then call('HSET', KEYS[3], '\0failing_moved', now) end
+end
+-- Its record, and who holds it with what it fails: one write.
+local record = dc .. '\n' .. cond .. '\n' .. serving .. '\n' .. stamp .. '\n' .. json
+local own = owner .. '\t' .. (seq or '0') .. '\t' .. member
+if #fails > 0 then own = own .. '\n' .. failing_lines end
+call('HSET', KEYS[1], id, record, own_field, own)
+call('ZADD', KEYS[2], '0', member)
+-- A data center the counts do not know yet is known from now on.
+if not known_dc then call('HSET', KEYS[3], dc, '') end
+
+-- The rows this instance is judged by, when it is not sent what fails across the fleet:
+-- `dc \t dependency \t level \t count` a line, as the upkeep writes them.
+local function own_rows()
+  if #fails == 0 then return '' end
+  local fields = {}
+  for _, f in ipairs(fails) do
+    for lvl = 1, 3 do fields[#fields + 1] = dc .. '\t' .. f[1] .. '\t' .. lvl end
+  end
+  local got = call('HMGET', KEYS[5], unpack(fields))
+  local lines = {}
+  for i, field in ipairs(fields) do
+    local n = tonumber(got[i])
+    if n and n > 0 then lines[#lines + 1] = field .. '\t' .. got[i] end
+  end
+  return table.concat(lines, '\n')
+end
+
+if fresh then
+  -- The counts, unless the client holds these already; what fails, likewise, by when it
+  -- last changed (it is sent again only then: it grows with the failing dependencies).
+  -- (Each read only when sent: it may be kilobytes, and every beat comes here.)
+  local counts, failing = false, false
+  if at ~= ARGV[6] then counts = call('HGET', KEYS[3], '\0counts') end
+  failing_at = failing_at or '0'
+  if not wide then
+    return {settling_mark and 'settling' or 'ok', now, 0, 0, at, counts, false, failing_at,
+      own_rows()}
+  end
+  if failing_at ~= ARGV[10] then failing = call('HGET', KEYS[3], '\0failing') or '' end
+  return {settling_mark and 'settling' or 'ok', now, 0, 0, at, counts, failing, failing_at}
+end
+
+-- The upkeep.
+local retired = 0
+local function retire_members(members)
+  for _, member in ipairs(members) do
+    call('ZREM', KEYS[2], member)
+    local rid = string.match(member, '^[^%z]*%z[0-3][01]%z%d+%z(.*)$')
+    local record = rid and call('HGET', KEYS[1], rid)
+    -- The record goes only if this member is its own (not an older one left behind); with
+    -- it, what the versions before kept what it failed in (`id \0fails`).
+    if record and member_of(record, rid) == member then
+      call('HDEL', KEYS[1], rid, rid .. '\0own', rid .. '\0fails')
+    end
+    retired = retired + 1
+  end
+end
+for _, k in ipairs(KEYS) do call('PEXPIRE', k, keep) end
+local rows = {}
+local from, to = pad(tostring(now - ttl + 1)), pad(tostring(now + ttl + 1))
+local names = call('HKEYS', KEYS[3])
+local fleet_size = 0
+for _, name in ipairs(names) do
+  if string.byte(name, 1) ~= 0 then
+    local counts = {0, 0, 0, 0, 0}
+    for c = 0, 3 do
+      for s = 0, 1 do
+        local p = name .. '\0' .. c .. s .. '\0'
+        retire_members(call('ZRANGEBYLEX', KEYS[2], '[' .. p, '(' .. p .. pad(tostring(now - keep)), 'LIMIT', 0, retire))
+        retire_members(call('ZRANGEBYLEX', KEYS[2], '(' .. p .. pad(tostring(now + keep)), '[' .. p .. '\255', 'LIMIT', 0, retire))
+        local n = call('ZLEXCOUNT', KEYS[2], '[' .. p .. from, '(' .. p .. to)
+        counts[c + 1] = counts[c + 1] + n
+        if s == 1 then counts[5] = counts[5] + n end
+      end
+    end
+    if call('ZLEXCOUNT', KEYS[2], '[' .. name .. '\0', '(' .. name .. '\1') == 0 then
+      call('HDEL', KEYS[3], name)
+    else
+      table.insert(rows, name .. '\t' .. table.concat(counts, '\t'))
+      fleet_size = fleet_size + counts[1] + counts[2] + counts[3] + counts[4]
+    end
+  end
+end
+local counts = table.concat(rows, '\n')
+
+-- What fails: members not beaten for a TTL (or stamped in the future) go, counted down, and
+-- when the counts moved since they were last read out, they are read out again: O(F) for F
+-- failing (data center, dependency, level), at most `max_rows` rows, only when they moved.
+local gone = call('ZRANGEBYSCORE', KEYS[4], '-inf', now - ttl, 'LIMIT', 0, retire * 4)
+for _, m in ipairs(call('ZRANGEBYSCORE', KEYS[4], '(' .. (now + ttl), '+inf', 'LIMIT', 0, retire)) do
+  table.insert(gone, m)
+end
+for _, m in ipairs(gone) do
+  call('ZREM', KEYS[4], m)
+  local fdc, dep, lvl = string.match(m, '^([^%z]*)%z([^%z]+)%z([1-3])%z')
+  if fdc then count(fdc, dep, lvl, -1) end
+  retired = retired + 1
+end
+local pass = call('HMGET', KEYS[3], '\0failing', '\0failing_moved', '\0failing_built')
+local failing = pass[1] or ''
+failing_at = failing_at or '0'
+if #gone > 0 or not pass[3] or (pass[2] and tonumber(pass[2]) >= tonumber(pass[3])) then
+  local frows, counted = {}, {}
+  local all = call('HGETALL', KEYS[5])
+  for i = 1, #all, 2 do
+    local n = tonumber(all[i + 1])
+    if #frows < max_rows and n and n > 0 and string.find(all[i], '^[^\t]*\t[^\t]+\t[1-3]$') then
+      table.insert(frows, all[i] .. '\t' .. n)
+      counted[all[i]] = n
+    end
+  end
+  table.sort(frows)
+  local text = table.concat(frows, '\n')
+  -- Every copy handed out goes to every instance (kilobytes each: 100,000 instances make
+  -- gigabytes of one change), so a change is handed out at once only when it says something
+  -- new: a row that comes or goes, or a count moved by more than an eighth (any move of a
+  -- count under eight). Counts drifting by less wait for the copy to be a TTL old.
+  local published = tonumber(failing_at) or 0
+  local held = text ~= failing and failing_at ~= '0' and published <= now
+    and published > now - ttl
+  if held then
+    local rows = 0
+    for line in string.gmatch(failing, '[^\n]+') do
+      rows = rows + 1
+      local field, o = string.match(line, '^(.*)\t(%d+)$')
+      local n = field and counted[field]
+      o = tonumber(o)
+      if not n or not o or math.abs(n - o) * 8 > o then held = false break end
+    end
+    held = held and rows == #frows
+  end
+  if held then
+    -- Held back: built again at the next upkeep, until it is handed out.
+    call('HDEL', KEYS[3], '\0failing_built')
+  else
+    if text ~= failing or failing_at == '0' then failing, failing_at = text, tostring(now) end
+    call('HSET', KEYS[3], '\0failing', failing, '\0failing_built', now)
+  end
+end
+local settling = settling_mark
+if settling and tonumber(settling) <= now - ttl then settling = nil end
+-- Handed to every instance, what fails would cost the store its size once per instance at
+-- each change: past the budget, each gets only its own rows unless it asks.
+local over = fleet_size * #failing > wide_budget
+wide = ARGV[13] == '1' or not over
+call('HSET', KEYS[3], '\0counts', counts)
+call('HSET', KEYS[1], '\0fleet',
+  stamp .. '\t' .. failing_at .. '\t' .. (settling or '') .. '\t' .. (over and '1' or ''))
+if not wide then
+  return {settling and 'settling' or 'ok', now, healed, retired, now, counts, false, failing_at,
+    own_rows()}
+end
+local sent = false
+if failing_at ~= ARGV[10] then sent = failing end
+return {settling and 'settling' or 'ok', now, healed, retired, now, counts, sent, failing_at}
