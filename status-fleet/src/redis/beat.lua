@@ -76,13 +76,6 @@ if deadline and deadline ~= '0' and string.find(deadline, '^[1-9]%d*$') and
   return {'late', now}
 end
 local keep = ttl * 10
--- What fails, counted: `{K}:fcount` holds, per `dc \t dependency \t level`, the members of
--- `{K}:fail`; every member that comes or goes moves it, in this script.
-local function count(fdc, dep, lvl, by)
-  local field = fdc .. '\t' .. dep .. '\t' .. lvl
-  if call('HINCRBY', KEYS[5], field, by) <= 0 then call('HDEL', KEYS[5], field) end
-end
-
 -- (A key of the wrong type under the records: healed now, not at the next upkeep.)
 local counted_at = not broken and at and tonumber(at)
 local fresh = counted_at and counted_at > now - every and counted_at <= now
@@ -152,6 +145,13 @@ call('ZADD', KEYS[2], string.format('%d', ((index * 4 + cond) * 2 + serving) * 4
 -- another data center) goes. Each member that comes or goes is counted (`{K}:fcount`).
 -- (Most beats fail nothing, now as at their last beat: they skip all of it.)
 if #fails > 0 or listed then
+  -- What fails, counted: `{K}:fcount` holds, per `dc \t dependency \t level`, the members
+  -- of `{K}:fail`; every member that comes or goes moves it, in this script. (A function is
+  -- made at every run of the line that makes it: only here, and not at every beat.)
+  local function count(fdc, dep, lvl, by)
+    local field = fdc .. '\t' .. dep .. '\t' .. lvl
+    if call('HINCRBY', KEYS[5], field, by) <= 0 then call('HDEL', KEYS[5], field) end
+  end
   local want = {}
   for _, f in ipairs(fails) do want[dc .. '\0' .. f[1] .. '\0' .. f[2] .. '\0' .. id] = f end
   local moved = false
@@ -196,6 +196,19 @@ call('HSET', KEYS[1], id, record, own_field, own)
 -- the data center's, and the other way round.
 local v2_suffix = ':v2:inst$'
 
+-- The counts, unless the client holds these already; what fails, likewise, by when it last
+-- changed (it is sent again only then: it grows with the failing dependencies). (Each read
+-- only when sent: it may be kilobytes, and every beat comes here.)
+local counts, failing = false, false
+if fresh then
+  if at ~= ARGV[6] then counts = call('HGET', KEYS[3], '\0counts') end
+  failing_at = failing_at or '0'
+  if wide then
+    if failing_at ~= ARGV[10] then failing = call('HGET', KEYS[3], '\0failing') or '' end
+    return {settling_mark and 'settling' or 'ok', now, 0, 0, at, counts, failing, failing_at}
+  end
+end
+
 -- The rows this instance is judged by, when it is not sent what fails across the fleet:
 -- `dc \t dependency \t level \t count` a line, as the upkeep writes them.
 local function own_rows()
@@ -217,18 +230,8 @@ local function own_rows()
 end
 
 if fresh then
-  -- The counts, unless the client holds these already; what fails, likewise, by when it
-  -- last changed (it is sent again only then: it grows with the failing dependencies).
-  -- (Each read only when sent: it may be kilobytes, and every beat comes here.)
-  local counts, failing = false, false
-  if at ~= ARGV[6] then counts = call('HGET', KEYS[3], '\0counts') end
-  failing_at = failing_at or '0'
-  if not wide then
-    return {settling_mark and 'settling' or 'ok', now, 0, 0, at, counts, false, failing_at,
-      own_rows()}
-  end
-  if failing_at ~= ARGV[10] then failing = call('HGET', KEYS[3], '\0failing') or '' end
-  return {settling_mark and 'settling' or 'ok', now, 0, 0, at, counts, failing, failing_at}
+  return {settling_mark and 'settling' or 'ok', now, 0, 0, at, counts, false, failing_at,
+    own_rows()}
 end
 
 -- The upkeep.
@@ -330,7 +333,8 @@ end
 for _, m in ipairs(gone) do
   call('ZREM', KEYS[4], m)
   local fdc, dep, lvl = string.match(m, '^([^%z]*)%z([^%z]+)%z([1-3])%z')
-  if fdc then count(fdc, dep, lvl, -1) end
+  local field = fdc and fdc .. '\t' .. dep .. '\t' .. lvl
+  if field and call('HINCRBY', KEYS[5], field, -1) <= 0 then call('HDEL', KEYS[5], field) end
   retired = retired + 1
 end
 -- A version before's failing members not beaten for a TTL go too, counted down as its own
