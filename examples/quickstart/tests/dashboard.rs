@@ -17,16 +17,25 @@ mod common;
 
 const TOKEN: &str = "dashboard-test-token";
 
-/// A chromedriver on a free port, stopped when dropped.
+/// A chromedriver on a free port and the profile of its browser, both gone when dropped.
 struct Driver {
     child: Child,
     port: u16,
+    profile: PathBuf,
 }
 
 impl Drop for Driver {
     fn drop(&mut self) {
         self.child.kill().ok();
         self.child.wait().ok();
+        // The browser outlives a killed chromedriver (its processes go to init, a run left
+        // thirty of them): stopped by its profile, which is this driver's alone.
+        Command::new("pkill")
+            .args(["-KILL", "-f"])
+            .arg(format!("user-data-dir={}( |$)", self.profile.display()))
+            .status()
+            .ok();
+        std::fs::remove_dir_all(&self.profile).ok();
     }
 }
 
@@ -46,7 +55,13 @@ async fn browser() -> (Driver, Client) {
         .stderr(Stdio::null())
         .spawn()
         .expect("chromedriver is installed (scripts/test installs chromium-driver)");
-    let driver = Driver { child, port };
+    let profile =
+        std::env::temp_dir().join(format!("status-chromium-{}-{port}", std::process::id()));
+    let driver = Driver {
+        child,
+        port,
+        profile: profile.clone(),
+    };
     let deadline = Instant::now() + Duration::from_secs(20);
     while tokio::net::TcpStream::connect(("127.0.0.1", port))
         .await
@@ -55,8 +70,6 @@ async fn browser() -> (Driver, Client) {
         assert!(Instant::now() < deadline, "chromedriver did not start");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let profile =
-        std::env::temp_dir().join(format!("status-chromium-{}-{port}", std::process::id()));
     let mut capabilities = serde_json::Map::new();
     capabilities.insert(
         "goog:chromeOptions".into(),
