@@ -570,7 +570,8 @@ async fn a_data_center_lost_from_the_store_is_indexed_again() {
 }
 
 /// Instances that beat in the same millisecond share a score: a page that ends among them
-/// goes on with the others, each listed once, forward and the worst first.
+/// goes on with the others, each listed once, forward and the worst first; across data
+/// centers, in the order the store first saw them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_goes_on_among_instances_of_one_score() {
     let redis = RedisServer::start();
@@ -608,30 +609,41 @@ async fn a_page_goes_on_among_instances_of_one_score() {
             .await
             .unwrap();
     }
-    for worst_first in [false, true] {
-        let mut seen = Vec::new();
-        let mut cursor = None;
-        loop {
-            let page = store
-                .instances(&InstanceQuery {
-                    datacenter: Some("east".into()),
-                    cursor: cursor.clone(),
-                    limit: 2,
-                    worst_first,
-                })
-                .await
-                .unwrap();
-            seen.extend(page.instances.iter().map(|i| i.summary.instance_id.clone()));
-            match page.next_cursor {
-                Some(next) => cursor = Some(next),
-                None => break,
+    // West, the second data center the store sees: after east, its OK instance before its
+    // OUTAGE one.
+    for (id, condition) in [("w1", CheckStatus::Outage), ("w2", CheckStatus::Ok)] {
+        let me = InstanceSummary::new(id, "west", condition, Vec::new(), "1");
+        store.beat(&me).await.unwrap();
+    }
+    for datacenter in [Some("east"), None] {
+        for worst_first in [false, true] {
+            let mut seen = Vec::new();
+            let mut cursor = None;
+            loop {
+                let page = store
+                    .instances(&InstanceQuery {
+                        datacenter: datacenter.map(str::to_owned),
+                        cursor: cursor.clone(),
+                        limit: 2,
+                        worst_first,
+                    })
+                    .await
+                    .unwrap();
+                seen.extend(page.instances.iter().map(|i| i.summary.instance_id.clone()));
+                match page.next_cursor {
+                    Some(next) => cursor = Some(next),
+                    None => break,
+                }
             }
+            let mut want = vec!["t0", "t1", "t2", "t3", "t4", "t5"];
+            if datacenter.is_none() {
+                want.extend(["w2", "w1"]);
+            }
+            if worst_first {
+                want.reverse();
+            }
+            assert_eq!(seen, want, "{datacenter:?}, worst first: {worst_first}");
         }
-        let mut want = vec!["t0", "t1", "t2", "t3", "t4", "t5"];
-        if worst_first {
-            want.reverse();
-        }
-        assert_eq!(seen, want, "worst first: {worst_first}");
     }
 }
 
