@@ -359,6 +359,22 @@ async fn a_rolling_upgrade_counts_the_instances_of_both_versions() {
     }
 }
 
+/// The same on a Redis Cluster: the keys before are named by the script, not passed, and a
+/// cluster node lets a script touch only keys of its own slot. The hash tag keeps them there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_redis_cluster_a_rolling_upgrade_counts_the_instances_of_both_versions() {
+    let cluster = crate::servers::RedisCluster::start();
+    let store = RedisFleet::new(&cluster.urls(), "upgrade", TTL).unwrap();
+    // The old version's beats go straight to the master of the fleet's slot.
+    let master = cluster.ports[cluster.master_of("{upgrade}:v2:inst")];
+    let mut c = redis::Client::open(format!("redis://127.0.0.1:{master}/"))
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    rolling_upgrade(&store, &mut c, "upgrade", false).await;
+}
+
 /// One rolling upgrade under `key`: `past_budget`, each instance sent only the rows it is
 /// judged by.
 async fn rolling_upgrade(
