@@ -663,6 +663,95 @@ async fn a_page_goes_on_among_instances_of_one_score() {
     }
 }
 
+/// Garbage in the scored keys: data centers with an index no beat writes (not a number, a
+/// float, negative), members scored below zero, past every group, or between beats of
+/// nothing. No beat fails, nothing of it is counted or listed, the upkeep forgets the bad
+/// data centers, and a real instance of one of them is indexed afresh.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_in_the_scored_keys_is_neither_counted_nor_listed() {
+    let redis = RedisServer::start();
+    let store = RedisFleet::new(&redis.url(), "junk", TTL).unwrap();
+    let a1 = InstanceSummary::new("a1", "east", CheckStatus::Ok, Vec::new(), "1");
+    store.beat(&a1).await.unwrap();
+    let mut c = connection(&redis).await;
+    for (dc, index) in [
+        ("west", "abc"),
+        ("north", "1e3"),
+        ("south", "-1"),
+        // (0.125 would put the first group of "half" on east's OK and serving one, a1's:
+        // counted twice, were it trusted.)
+        ("half", "0.125"),
+    ] {
+        let _: () = redis::cmd("HSET")
+            .arg("{junk}:v2:dcs")
+            .arg(dc)
+            .arg(index)
+            .query_async(&mut c)
+            .await
+            .unwrap();
+    }
+    for (member, score) in [
+        ("neg", "-5"),
+        ("past", "1e18"),
+        ("frac", "1.5"),
+        ("inf", "+inf"),
+    ] {
+        let _: () = redis::cmd("ZADD")
+            .arg("{junk}:v2:live")
+            .arg(score)
+            .arg(member)
+            .query_async(&mut c)
+            .await
+            .unwrap();
+    }
+    tokio::time::sleep(store.counted_every() * 2).await;
+    let beat = store.beat(&a1).await.unwrap();
+    let names: Vec<(&str, usize)> = beat
+        .datacenters
+        .iter()
+        .map(|d| (d.datacenter.as_str(), d.conditions.total()))
+        .collect();
+    assert_eq!(names, [("east", 1)], "{beat:?}");
+    for dc in ["west", "north", "south", "half"] {
+        assert_eq!(
+            hget(&mut c, "{junk}:v2:dcs", dc).await,
+            None,
+            "{dc} forgotten"
+        );
+    }
+    let page = store
+        .instances(&InstanceQuery {
+            limit: 500,
+            ..InstanceQuery::default()
+        })
+        .await
+        .unwrap();
+    let listed: Vec<&str> = page
+        .instances
+        .iter()
+        .map(|i| i.summary.instance_id.as_str())
+        .collect();
+    assert_eq!(listed, ["a1"]);
+    // A real instance of a forgotten one: indexed afresh, counted.
+    let w1 = InstanceSummary::new("w1", "west", CheckStatus::Ok, Vec::new(), "1");
+    store.beat(&w1).await.unwrap();
+    let index = hget(&mut c, "{junk}:v2:dcs", "west").await.unwrap();
+    assert!(index.parse::<u8>().is_ok(), "{index:?}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let beat = store.beat(&w1).await.unwrap();
+        if beat
+            .datacenters
+            .iter()
+            .any(|d| d.datacenter == "west" && d.conditions.total() == 1)
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{beat:?}");
+        tokio::time::sleep(store.counted_every()).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_the_store_holds_is_never_trusted_as_written() {
     let redis = RedisServer::start();
