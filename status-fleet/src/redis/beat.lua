@@ -122,15 +122,14 @@ if not (index and index < max_datacenters) then
     local taken, known = {}, 0
     local all = call('HGETALL', KEYS[3])
     for i = 1, #all, 2 do
-      if string.byte(all[i], 1) ~= 0 then
+      -- (Its own name, with an index no beat writes, is not one more.)
+      if string.byte(all[i], 1) ~= 0 and all[i] ~= dc then
         known = known + 1
         local x = tonumber(all[i + 1])
         if x then taken[x] = true end
       end
     end
-    if known >= max_datacenters + (call('HEXISTS', KEYS[3], dc)) then
-      return {'too_many_datacenters'}
-    end
+    if known >= max_datacenters then return {'too_many_datacenters'} end
     index = 0
     while taken[index] do index = index + 1 end
     call('HSET', KEYS[3], dc, index)
@@ -139,7 +138,8 @@ end
 -- Its member of `{K}:live`: its id, scored by its group (data center, condition, serving)
 -- above its beat, `group * 2^42 + beat`, so that one `ZADD` moves it and a group's fresh
 -- members are one range. (Below 2^53: exact in a double, and in `%d`.)
-call('ZADD', KEYS[2], string.format('%d', ((index * 4 + cond) * 2 + serving) * 4398046511104 + now), id)
+local span = 4398046511104
+call('ZADD', KEYS[2], string.format('%d', ((index * 4 + cond) * 2 + serving) * span + now), id)
 -- Its failing dependencies: a member of `{K}:fail` each (`dc \0 dependency \0 level \0 id`,
 -- scored by its beat). A beat moves their scores; what it no longer fails (or fails from
 -- another data center) goes. Each member that comes or goes is counted (`{K}:fcount`).
@@ -199,13 +199,14 @@ local v2_suffix = ':v2:inst$'
 -- The counts, unless the client holds these already; what fails, likewise, by when it last
 -- changed (it is sent again only then: it grows with the failing dependencies). (Each read
 -- only when sent: it may be kilobytes, and every beat comes here.)
-local counts, failing = false, false
+local sent_counts, sent_failing = false, false
 if fresh then
-  if at ~= ARGV[6] then counts = call('HGET', KEYS[3], '\0counts') end
+  if at ~= ARGV[6] then sent_counts = call('HGET', KEYS[3], '\0counts') end
   failing_at = failing_at or '0'
   if wide then
-    if failing_at ~= ARGV[10] then failing = call('HGET', KEYS[3], '\0failing') or '' end
-    return {settling_mark and 'settling' or 'ok', now, 0, 0, at, counts, failing, failing_at}
+    if failing_at ~= ARGV[10] then sent_failing = call('HGET', KEYS[3], '\0failing') or '' end
+    return {settling_mark and 'settling' or 'ok', now, 0, 0, at, sent_counts, sent_failing,
+      failing_at}
   end
 end
 
@@ -230,7 +231,7 @@ local function own_rows()
 end
 
 if fresh then
-  return {settling_mark and 'settling' or 'ok', now, 0, 0, at, counts, false, failing_at,
+  return {settling_mark and 'settling' or 'ok', now, 0, 0, at, sent_counts, false, failing_at,
     own_rows()}
 end
 
@@ -247,7 +248,6 @@ local function retire_members(members)
 end
 for _, k in ipairs(KEYS) do call('PEXPIRE', k, keep) end
 local rows = {}
-local span = 4398046511104
 local function at_score(x) return string.format('%d', x) end
 local names = call('HGETALL', KEYS[3])
 local fleet_size = 0

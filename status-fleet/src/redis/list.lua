@@ -45,7 +45,7 @@ local function take(answer)
     taken[#taken + 1] = {answer[i], tonumber(answer[i + 1])}
   end
 end
-local ok2, err = pcall(function()
+local ok2 = pcall(function()
   if ARGV[2] ~= '' then
     -- After the cursor: the members of its score past its id, then those of the scores past it.
     local cdc, c, s, beat, cid = string.match(ARGV[2], '^([^%z]*)%z([0-3])([01])%z(%d+)%z(.*)$')

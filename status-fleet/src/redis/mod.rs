@@ -57,9 +57,9 @@
 //! the id a TTL later, so a restarted instance takes its id back within a TTL.
 //!
 //! Counts are `ZCOUNT`s over the members whose beat is younger than the TTL, a range of
-//! scores for each group: no instance keeps them up to date, so none can drift. The upkeep also retires a bounded number of
-//! instances not heard of for ten TTLs (and any member stamped in the future), and forgets
-//! data centers with no instance left.
+//! scores for each group: no instance keeps them up to date, so none can drift. The upkeep
+//! also retires a bounded number of instances not heard of for ten TTLs (and any member
+//! stamped in the future), and forgets data centers with no instance left.
 //!
 //! What the store holds is not trusted: an instance's id and data center are its member's, not
 //! what its summary says; heartbeats come from the server's clock only; a summary is at most
@@ -262,8 +262,9 @@ impl RedisFleet {
     }
 
     /// The most data centers the fleet accepts (default [`DEFAULT_MAX_DATACENTERS`], at
-    /// least 1, at most [`MAX_DATACENTERS`]): a beat from one more is refused (`too_many_datacenters`, counted), so that
-    /// counting them, which every upkeep does, stays bounded. Give every instance the same.
+    /// least 1, at most [`MAX_DATACENTERS`]): a beat from one more is refused
+    /// (`too_many_datacenters`, counted), so that counting them, which every upkeep does,
+    /// stays bounded. Give every instance the same.
     #[must_use]
     pub fn max_datacenters(mut self, max: usize) -> Self {
         self.max_datacenters = max.clamp(1, MAX_DATACENTERS);
