@@ -116,6 +116,10 @@ struct Args {
     /// With --baseline: pairs of runs (bare, then the store).
     #[arg(long, default_value_t = 2)]
     rounds: usize,
+    /// Each summary's JSON made at least this many bytes by its dashboard's URL (a query
+    /// string), as instances that publish more say more; 0: as small as it is.
+    #[arg(long, default_value_t = 0)]
+    summary_bytes: usize,
 }
 
 /// A cheap hash of an instance's index, in 0..1.
@@ -472,6 +476,13 @@ async fn phase(args: &Args, store: Arc<Store>, meter: &mut Meter) -> anyhow::Res
             && (rank as f64) < 0.6 * per_dc as f64;
         let mut me = InstanceSummary::new(format!("i-{i}"), dc, condition, Vec::new(), "1.0")
             .with_failing(failing_of(i, outage, args.failing));
+        let size = serde_json::to_string(&me).map_or(0, |json| json.len());
+        if args.summary_bytes > size {
+            // (`,"url":"…"` is 9 bytes besides the URL.)
+            let url = format!("https://i-{i}.internal/status?");
+            let pad = args.summary_bytes.saturating_sub(size + 9 + url.len());
+            me.url = format!("{url}{}", "p".repeat(pad));
+        }
         let shared_at = measure_from + Duration::from_secs(args.seconds) / 2;
         let store = Arc::clone(&store);
         let key = args.key.clone();

@@ -3,6 +3,9 @@
 -- `wide_budget`.)
 local call = redis.call
 local id, dc, cond, serving, json, owner = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[8]
+-- The digest of its summary (`ARGV[14]`, the client's: up to 16 hex digits), and the summary
+-- itself, or `''` when the client holds the one its store has as unchanged: that one stays.
+local digest = ARGV[14] or ''
 -- (Every beat comes here: what it does not need is not parsed, numbers are formatted only where
 -- a command takes them, and strings compare by identity, as Lua interns them.)
 if not (cond == '0' or cond == '1' or cond == '2' or cond == '3') or
@@ -12,8 +15,10 @@ end
 if #json > limit then return {'too_large'} end
 -- What this instance's last beat left, and what the fleet's upkeep left, in one read of two
 -- fields: who holds it and what it failed (`id \0own`: `owner \t sequence \t dc \t index \t
--- beat`, the owner, its last beat's number, data center, that data center's index and beat,
--- then, if it failed anything, a line each, `\n dependency \t level`); and the fleet's
+-- beat \t digest`, the owner, its last beat's number, data center, that data center's index
+-- and beat, the digest of the summary its record holds (none before this version: then
+-- the summary is sent again), then, if it failed anything, a line each,
+-- `\n dependency \t level`); and the fleet's
 -- (`\0fleet`: `at \t failing_at \t settling \t past \t bridged`: when the counts were made,
 -- when what fails last changed, since when the store is settling if it is, `1` if what
 -- fails is too large to hand to every instance, `1` while the keys of a version before are
@@ -40,10 +45,13 @@ local wide = ARGV[13] == '1' or past ~= '1'
 -- are decimal digits without leading zeros, compared as such: by length, then as text.)
 local seq = ARGV[11]
 if seq and not string.find(seq, '^[1-9]%d*$') then seq = nil end
-local holder, held_seq, pdc, pindex, pbeat, listed = nil, nil, nil, nil, nil, nil
+local holder, held_seq, pdc, pindex, pbeat, held_digest, listed = nil, nil, nil, nil, nil, nil, nil
 if held then
-  local o, n, d, x, b, f = string.match(held, '^([^\t]*)\t(%d+)\t([^\t\n]*)\t(%d+)\t(%d+)\n?(.*)$')
-  if o then holder, held_seq, pdc, pindex, pbeat, listed = o, n, d, x, b, f ~= '' and f or nil end
+  local o, n, d, x, b, h, f =
+    string.match(held, '^([^\t]*)\t(%d+)\t([^\t\n]*)\t(%d+)\t(%d+)\t?(%x*)\n?(.*)$')
+  if o then
+    holder, held_seq, pdc, pindex, pbeat, held_digest, listed = o, n, d, x, b, h, f ~= '' and f or nil
+  end
   -- (`0`, or digits with a leading zero, which no beat writes: no number to compare with.)
   if held_seq and string.byte(held_seq, 1) == 48 then held_seq = nil end
 end
@@ -90,7 +98,7 @@ if not fresh then
   -- and the instances rebuild them at their next beat.
   if healed > 0 then
     call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
-    held, holder, pdc, pindex, pbeat, listed = nil, nil, nil, nil, nil, nil
+    held, holder, pdc, pindex, pbeat, held_digest, listed = nil, nil, nil, nil, nil, nil, nil
     at, settling_mark, failing_at = nil, nil, nil
   end
   -- A store found empty (new, flushed, restarted, healed), or not counted for half a TTL
@@ -109,13 +117,22 @@ if holder and holder ~= owner and pbeat then
   local b = tonumber(pbeat)
   if b > now - ttl and b <= now + ttl then return {'id_taken', now, pdc} end
 end
+-- A beat without its summary keeps the one its record holds, if that is the one the client
+-- names, of the same digest (whoever wrote it: the same summary). Otherwise (a store
+-- flushed, healed or failed over, another process's summary, a record of a version before)
+-- it changes nothing but what it healed (said with it) and asks for the summary (`resend`):
+-- the client sends the beat again with it.
+if json == '' and (held_digest ~= digest or digest == '') then
+  return {'resend', now, healed}
+end
 -- Its data center's index (`{K}:dcs`: name → index, below `max_datacenters`): known
 -- without a lookup from its last beat when it beats from the same one and the counts the
 -- client holds name it (a data center with a member is never forgotten, so its index is
 -- never handed to another; one lost from `{K}:dcs` is missing from the next counts, and
 -- looked up again). A new one past `max_datacenters` is refused, so the upkeep's cost (it
 -- counts every data center) stays bounded whatever names the beats bring.
-local index = pdc == dc and ARGV[7] == '1' and tonumber(pindex)
+-- (Written back as read: a number made a string again would go through `%.14g`.)
+local index, index_text = pdc == dc and ARGV[7] == '1' and tonumber(pindex), pindex
 if not (index and index < max_datacenters) then
   index = tonumber(call('HGET', KEYS[3], dc))
   if not (index and index >= 0 and index < max_datacenters and index % 1 == 0) then
@@ -134,6 +151,7 @@ if not (index and index < max_datacenters) then
     while taken[index] do index = index + 1 end
     call('HSET', KEYS[3], dc, index)
   end
+  index_text = string.format('%d', index)
 end
 -- Its member of `{K}:live`: its id, scored by its group (data center, condition, serving)
 -- above its beat, `group * 2^42 + beat`, so that one `ZADD` moves it and a group's fresh
@@ -181,11 +199,18 @@ if #fails > 0 or listed then
   end
   if moved then call('HSET', KEYS[3], '\0failing_moved', now) end
 end
--- Its record, and who holds it with what it fails: one write.
-local record = dc .. '\n' .. cond .. '\n' .. serving .. '\n' .. stamp .. '\n' .. json
-local own = owner .. '\t' .. (seq or '0') .. '\t' .. dc .. '\t' .. index .. '\t' .. stamp
+-- Who holds it with what it fails, and its record when the summary came: one write. (The
+-- record's beat is when its summary was written; the member's score holds the last beat.)
+if json ~= '' and not (#digest <= 16 and string.find(digest, '^%x*$')) then digest = '' end
+local own = owner .. '\t' .. (seq or '0') .. '\t' .. dc .. '\t' .. index_text .. '\t' .. stamp
+if digest ~= '' then own = own .. '\t' .. digest end
 if #fails > 0 then own = own .. '\n' .. failing_lines end
-call('HSET', KEYS[1], id, record, own_field, own)
+if json == '' then
+  call('HSET', KEYS[1], own_field, own)
+else
+  call('HSET', KEYS[1], id, dc .. '\n' .. cond .. '\n' .. serving .. '\n' .. stamp .. '\n' .. json,
+    own_field, own)
+end
 
 -- The keys of the versions before this one's (`{K}:live`, `{K}:dcs`, `{K}:fail`,
 -- `{K}:fcount`: one member an instance by lex, no index) are under the same hash tag, so in

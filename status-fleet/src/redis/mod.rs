@@ -2,9 +2,11 @@
 //!
 //! One beat of one instance is one script of four commands of O(log N) whatever the fleet's
 //! size N (the clock; one read of its own field and the fleet's; its member moved; one write
-//! of its records), plus one for each failing dependency that comes or goes, and the counts
-//! read when the client does not hold the latest; no beat reads another
-//! instance's summary. What every instance needs back, each data
+//! of its holder's field, and of its record when its summary came), plus one for each
+//! failing dependency that comes or goes, and the counts read when the client does not hold
+//! the latest; no beat reads another instance's summary. A summary unchanged since the
+//! client had it written is left out of the beat: the client names it by a digest, which the
+//! store checks against the one it keeps (`resend` when they differ). What every instance needs back, each data
 //! center's fresh instances by condition and its serving ones, is counted at most every
 //! thirtieth of the TTL by whichever beat comes first (O(D log N) for D data centers) and
 //! cached for the others. The keys, all under one hash tag so that a Redis Cluster keeps them
@@ -13,7 +15,7 @@
 //!
 //! | key | type | what |
 //! |---|---|---|
-//! | `{K}:v2:inst` | hash | instance id → `dc \n condition \n serving \n beat \n summary JSON`; `id \0own` → `owner \t sequence \t dc \t index \t beat`, then `\n dependency \t level` for each dependency that beat failed: the token of the process that holds it, its last beat's number, data center (and that data center's index) and beat, and what it failed (one field, so that a beat looks up one field of its own in a hash of every instance); and what every beat reads of the fleet, written by each upkeep: `\0fleet` → `at \t failing_at \t settling \t past \t bridged`, when the counts were made, when what fails last changed, since when the store settles (empty when it does not), `1` while what fails is past the budget to hand to every instance, `1` while the keys of a version before are counted too (below) |
+//! | `{K}:v2:inst` | hash | instance id → `dc \n condition \n serving \n written \n summary JSON`, written by a beat that brings its summary (`written`: when, in milliseconds); `id \0own` → `owner \t sequence \t dc \t index \t beat \t digest`, then `\n dependency \t level` for each dependency that beat failed: the token of the process that holds it, its last beat's number, data center (and that data center's index) and beat, the digest of the summary its record holds (the client's: up to 16 hex digits; none from a version before), and what it failed (one field, so that a beat looks up one field of its own in a hash of every instance); and what every beat reads of the fleet, written by each upkeep: `\0fleet` → `at \t failing_at \t settling \t past \t bridged`, when the counts were made, when what fails last changed, since when the store settles (empty when it does not), `1` while what fails is past the budget to hand to every instance, `1` while the keys of a version before are counted too (below) |
 //! | `{K}:v2:live` | sorted set, by score | instance id, scored `group × 2^42 + beat` (the beat in milliseconds; the group `(index × 4 + condition) × 2 + serving`, the data center's index below [`MAX_DATACENTERS`]): one member an instance, moved by one `ZADD`, and each group's fresh members one range of scores |
 //! | `{K}:v2:dcs` | hash | each data center → its index (the smallest free when it first beats; freed when it has no member left); the cached counts; what fails, and when it moved and was read out |
 //! | `{K}:v2:fail` | sorted set, by beat | `dc \0 dependency \0 level \0 id`: one member a failing dependency of an instance, scored by its last beat |
@@ -119,6 +121,14 @@ use status_core::Error;
 /// The most instances one upkeep retires (ten upkeeps a second with a TTL of 3 s).
 const RETIRE: u32 = 64;
 
+/// How many beats in a row may leave an unchanged summary out: the next sends it again, so a
+/// record lost or altered by hand comes back within that many beats.
+const KEPT_BEATS: u32 = 60;
+
+/// The most instances whose written summary one [`RedisFleet`] remembers; past it, it
+/// forgets them all and each sends its summary at its next beat.
+const KEPT_INSTANCES: usize = 1 << 20;
+
 /// The most data centers a fleet in Redis accepts, by default.
 pub const DEFAULT_MAX_DATACENTERS: usize = 64;
 
@@ -151,7 +161,9 @@ const LOOKED_FOR: Duration = Duration::from_secs(60);
 /// and the server's time. What fails across the fleet comes when it changed since the copy
 /// the client holds (`ARGV[10]`), unless handing it to every instance is past the budget and
 /// the client does not ask for it (`ARGV[13]`, `1`: someone looks): then only this
-/// instance's own rows come, last. The store's settings come first, in the script's text
+/// instance's own rows come, last. A summary (`ARGV[5]`) left out (`''`) keeps the one the
+/// record holds if the holder's field names it by the beat's digest (`ARGV[14]`); otherwise the beat changes nothing but what it healed and answers
+/// `resend`, the server's time and what it healed. The store's settings come first, in the script's text
 /// ([`beat_script`]): Redis parses them once, not at every beat.
 const BEAT: &str = include_str!("beat.lua");
 
@@ -181,6 +193,16 @@ fn counted_every(ttl: Duration) -> Duration {
     (ttl / 30).clamp(Duration::from_millis(10), Duration::from_secs(1))
 }
 
+/// What a beat names its summary by when it leaves it out: a digest of what the store
+/// keeps of it (its condition and serving flag with the JSON, which holds the id and the
+/// data center).
+fn summary_digest(me: &InstanceSummary, json: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    (condition_digit(me.condition), me.serving(), json).hash(&mut hasher);
+    hasher.finish()
+}
+
 /// A duration in whole milliseconds, as the scripts take it.
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
@@ -198,6 +220,10 @@ pub struct RedisFleet {
     /// What fails across the fleet, as last read, and when the store last changed it: sent
     /// again only when it changes.
     last_failing: std::sync::Mutex<Option<(u64, FailingRows)>>,
+    /// The summary each instance this process beats for last had written, by its digest,
+    /// and how many beats have left it out since: a beat whose summary is unchanged sends
+    /// only the digest.
+    written: std::sync::Mutex<std::collections::HashMap<String, (u64, u32)>>,
     keys: [String; 5],
     voice_key: String,
     /// This process's token: the id it beats under is its own while it beats.
@@ -246,6 +272,7 @@ impl RedisFleet {
             last: std::sync::Mutex::new(None),
             attached: std::sync::Mutex::new(None),
             last_failing: std::sync::Mutex::new(None),
+            written: std::sync::Mutex::new(std::collections::HashMap::new()),
             keys,
             voice_key,
             owner: super::owner_token(),
@@ -341,6 +368,21 @@ impl RedisFleet {
     /// then dropped).
     pub async fn beat(&self, me: &InstanceSummary) -> Result<Beat, BeatError> {
         let json = crate::store::admit(me)?;
+        let digest = summary_digest(me, &json);
+        // Sent only when the store may not have it: changed, not written yet, or left out
+        // for `KEPT_BEATS` beats. (The store checks the digest: a summary it lost is asked
+        // for again, `resend`.)
+        let mut send_summary = {
+            let mut written = lock(&self.written);
+            match written.get_mut(&me.instance_id) {
+                Some((held, kept)) if *held == digest && *kept < KEPT_BEATS => {
+                    *kept += 1;
+                    false
+                }
+                _ => true,
+            }
+        };
+        let digest_hex = format!("{digest:016x}");
         // The counts held as this beat leaves: what a nil answer refers to, whatever other
         // beats in flight meanwhile bring back.
         let held = lock(&self.last).clone();
@@ -359,6 +401,8 @@ impl RedisFleet {
         // the same beat again would only lengthen the queue (at 100,000 instances, a store
         // that fell behind was sent every late beat twice).
         let mut tries = 0;
+        let mut resent = false;
+        let mut healed = 0;
         let answer = loop {
             let asked = std::time::Instant::now();
             let answer: Result<Vec<redis::Value>, _> = self
@@ -368,7 +412,7 @@ impl RedisFleet {
                 .arg(&me.datacenter)
                 .arg(condition_digit(me.condition))
                 .arg(u8::from(me.serving()))
-                .arg(&json)
+                .arg(if send_summary { json.as_str() } else { "" })
                 .arg(held_at)
                 .arg(u8::from(knows_me))
                 .arg(&self.owner)
@@ -381,6 +425,7 @@ impl RedisFleet {
                 )
                 .arg(self.clock.deadline(self.ttl / 3))
                 .arg(u8::from(looked))
+                .arg(&digest_hex)
                 .invoke_async(&mut connection)
                 .await;
             let answer = match answer {
@@ -390,6 +435,13 @@ impl RedisFleet {
                     return Err(BeatError::Store(e.to_string()));
                 }
             };
+            // The store does not hold this summary: sent again at once, with it (once).
+            if let Some(healed_then) = parse::resend(&answer).filter(|_| !resent) {
+                healed = healed_then;
+                send_summary = true;
+                resent = true;
+                continue;
+            }
             match parse::late_at(&answer) {
                 Some(now) if tries == 0 && asked.elapsed() < self.ttl / 6 => {
                     self.clock.heard(now);
@@ -403,6 +455,14 @@ impl RedisFleet {
             }
         };
         let (mut beat, sent, (failing_at, failing, own)) = parse_beat(&answer)?;
+        beat.healed += healed;
+        if send_summary {
+            let mut written = lock(&self.written);
+            if written.len() >= KEPT_INSTANCES {
+                written.clear();
+            }
+            written.insert(me.instance_id.clone(), (digest, 0));
+        }
         self.clock.heard(beat.now_ms);
         let counts = if sent {
             let counts = std::sync::Arc::new(std::mem::take(&mut beat.datacenters));

@@ -63,6 +63,13 @@ fn text(value: &redis::Value) -> Option<String> {
 /// hands each instance only its own rows), and those rows when it does.
 pub(super) type FailingAnswer = (u64, Option<String>, Option<String>);
 
+/// When the store asks for the summary the beat left out (`resend`: it does not hold it),
+/// how many keys it healed meanwhile.
+pub(super) fn resend(answer: &[redis::Value]) -> Option<u64> {
+    (answer.first().and_then(text)? == "resend")
+        .then(|| answer.get(2).and_then(integer).unwrap_or(0))
+}
+
 /// The server's time, if the answer says the beat came after its deadline (`late`).
 pub(super) fn late_at(answer: &[redis::Value]) -> Option<u64> {
     (answer.first().and_then(text)? == "late")

@@ -22,14 +22,24 @@ const RECOUNT: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ttl = tonumber(ARGV[1])
-local full = {}
+local full, bad_records = {}, {}
 -- The records only: the hash also holds each instance's holder and failing lines, and the
 -- fleet's hot fields, all named with a NUL.
-local all, records = redis.call('HGETALL', KEYS[1]), {}
+-- Each record as of its last beat: the record keeps when its summary was written (a beat
+-- whose summary is unchanged leaves it out), its holder's field the last beat.
+local all, records, record_of = redis.call('HGETALL', KEYS[1]), {}, {}
 for i = 1, #all, 2 do
   if not string.find(all[i], '%z') then
-    table.insert(records, all[i])
-    table.insert(records, all[i + 1])
+    local own = redis.call('HGET', KEYS[1], all[i] .. '\0own') or ''
+    local beat = string.match(own, '^[^\t]*\t%d+\t[^\t\n]*\t%d+\t(%d+)')
+    local head, written, tail = string.match(all[i + 1], '^([^\n]*\n[0-3]\n[01]\n)(%d+)(\n.*)$')
+    if not beat or not head or tonumber(written) > tonumber(beat) then
+      table.insert(bad_records, all[i] .. ': written ' .. tostring(written) .. ', its holder ' .. own)
+    else
+      record_of[all[i]] = head .. beat .. tail
+      table.insert(records, all[i])
+      table.insert(records, record_of[all[i]])
+    end
   end
 end
 for i = 1, #records, 2 do
@@ -43,7 +53,7 @@ for i = 1, #records, 2 do
 end
 local span = 4398046511104
 local function num(x) return string.format('%d', x) end
-local bad = {}
+local bad = bad_records
 local index_of = {}
 local dcs = redis.call('HGETALL', KEYS[3])
 for i = 1, #dcs, 2 do
@@ -103,7 +113,7 @@ for i = 1, #members, 2 do
   local dc, dep, lvl, id = string.match(members[i], '^([^%z]*)%z([^%z]+)%z([1-3])%z(.*)$')
   local key = dc .. '\t' .. dep .. '\t' .. lvl
   grouped[key] = (grouped[key] or 0) + 1
-  local record = redis.call('HGET', KEYS[1], id)
+  local record = record_of[id]
   local rdc, rbeat, json = string.match(record or '', '^([^\n]*)\n[0-3]\n[01]\n(%d+)\n(.*)$')
   local listed = false
   if rdc == dc and tonumber(rbeat) == tonumber(members[i + 1]) then
@@ -1606,13 +1616,17 @@ async fn a_beat_delivered_late_changes_nothing() {
     store.beat(&outage).await.unwrap();
     let mut conn = connection(&redis).await;
     let own = hget(&mut conn, "{late}:v2:inst", "i1\0own").await.unwrap();
-    // `owner \t sequence \t dc \t index \t beat`.
+    // `owner \t sequence \t dc \t index \t beat \t digest`.
     let fields: Vec<&str> = own.split('\t').collect();
-    let [owner, last, dc, index, beat] = fields[..] else {
+    let [owner, last, dc, index, beat, digest] = fields[..] else {
         panic!("{own:?}")
     };
     assert_eq!((last, dc, index), ("2", "dc-1", "0"), "{own:?}");
     assert!(beat.parse::<u64>().is_ok(), "{own:?}");
+    assert!(
+        digest.len() == 16 && digest.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{own:?}"
+    );
     let ok = InstanceSummary::new("i1", "dc-1", CheckStatus::Ok, Vec::new(), "1");
     let json = serde_json::to_string(&ok).unwrap();
     // The store's settings come first, in the script's text.
@@ -1676,6 +1690,118 @@ async fn a_beat_delivered_late_changes_nothing() {
     // A deadline of more digits than the server's clock is in the future.
     let taken = send(11, u64::MAX).await;
     assert!(taken == "ok" || taken == "settling", "{taken}");
+}
+
+/// A beat whose summary is unchanged leaves it out: the record stays as written, the
+/// holder's field moves to the beat. A change, a store that lost the record (flushed), a
+/// record another process wrote meanwhile and a digest altered by hand each bring the summary
+/// again, without a failed beat; and so does every sixtieth beat, whatever else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unchanged_summary_is_left_out_and_sent_when_the_store_lacks_it() {
+    let redis = RedisServer::start();
+    let store = RedisFleet::new(&redis.url(), "kept", TTL).unwrap();
+    let mut c = connection(&redis).await;
+    // (The record: `dc \n condition \n serving \n written \n JSON`; the holder's field:
+    // `owner \t sequence \t dc \t index \t beat \t digest`.)
+    let written = async |c: &mut redis::aio::MultiplexedConnection| -> u64 {
+        let record = hget(c, "{kept}:v2:inst", "i1").await.unwrap();
+        record.split('\n').nth(3).unwrap().parse().unwrap()
+    };
+    let last_beat = async |c: &mut redis::aio::MultiplexedConnection| -> u64 {
+        let own = hget(c, "{kept}:v2:inst", "i1\0own").await.unwrap();
+        own.split('\t').nth(4).unwrap().parse().unwrap()
+    };
+    let listed = async || {
+        let all = InstanceQuery {
+            limit: 10,
+            ..InstanceQuery::default()
+        };
+        let page = store.instances(&all).await.unwrap();
+        page.instances
+            .iter()
+            .map(|i| (i.summary.condition, i.summary.version.clone()))
+            .collect::<Vec<_>>()
+    };
+    let mut me = InstanceSummary::new("i1", "dc-1", CheckStatus::Ok, Vec::new(), "a");
+    store.beat(&me).await.unwrap();
+    let first = written(&mut c).await;
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        store.beat(&me).await.unwrap();
+    }
+    assert_eq!(
+        written(&mut c).await,
+        first,
+        "the record is not written again"
+    );
+    assert!(last_beat(&mut c).await > first, "the beat moves");
+    assert_eq!(listed().await, [(CheckStatus::Ok, "a".to_owned())]);
+
+    // A change is written at once.
+    me.condition = CheckStatus::Minor;
+    me.version = "b".into();
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    store.beat(&me).await.unwrap();
+    assert!(written(&mut c).await > first);
+    assert_eq!(listed().await, [(CheckStatus::Minor, "b".to_owned())]);
+
+    // The store flushed: the next beat is asked for the summary, and brings it.
+    let _: () = redis::cmd("FLUSHALL").query_async(&mut c).await.unwrap();
+    store.beat(&me).await.unwrap();
+    assert_eq!(listed().await, [(CheckStatus::Minor, "b".to_owned())]);
+
+    // The digest altered by hand: asked for again, rewritten.
+    let own = hget(&mut c, "{kept}:v2:inst", "i1\0own").await.unwrap();
+    let (head, digest) = own.rsplit_once('\t').unwrap();
+    assert_eq!(digest.len(), 16, "{own:?}");
+    let _: () = redis::cmd("HSET")
+        .arg("{kept}:v2:inst")
+        .arg("i1\0own")
+        .arg(format!("{head}\t0123456789abcdef"))
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    let before = written(&mut c).await;
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    store.beat(&me).await.unwrap();
+    assert!(written(&mut c).await > before, "rewritten");
+    assert_eq!(
+        hget(&mut c, "{kept}:v2:inst", "i1\0own")
+            .await
+            .unwrap()
+            .rsplit_once('\t')
+            .unwrap()
+            .1,
+        digest
+    );
+
+    // Another process takes the id once this one is a TTL silent, then stops: this one's
+    // next beat writes its own summary again, not keeping the other's.
+    tokio::time::sleep(TTL + Duration::from_millis(50)).await;
+    let other = RedisFleet::new(&redis.url(), "kept", TTL).unwrap();
+    let theirs = InstanceSummary::new("i1", "dc-1", CheckStatus::Ok, Vec::new(), "theirs");
+    other.beat(&theirs).await.unwrap();
+    assert_eq!(listed().await, [(CheckStatus::Ok, "theirs".to_owned())]);
+    tokio::time::sleep(TTL + Duration::from_millis(50)).await;
+    store.beat(&me).await.unwrap();
+    assert_eq!(listed().await, [(CheckStatus::Minor, "b".to_owned())]);
+
+    // However long it stays the same, the summary is sent again every sixtieth beat.
+    let since = written(&mut c).await;
+    let mut rewritten = None;
+    for n in 1..=61 {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        store.beat(&me).await.unwrap();
+        if written(&mut c).await > since {
+            rewritten = Some(n);
+            break;
+        }
+    }
+    assert_eq!(
+        rewritten,
+        Some(61),
+        "rewritten after sixty beats left it out"
+    );
 }
 
 /// A store found empty is settling for a TTL, then not; flushed, it settles again. The mark
