@@ -52,8 +52,10 @@ pub struct Beat {
     pub healed: u64,
     /// Instances it retired.
     pub retired: u64,
-    /// When the counts were made (ms since the epoch, the server's clock): the first beat
-    /// of each upkeep period counts for every beat of the fleet.
+    /// When the counts last changed (ms since the epoch, the server's clock): what names
+    /// them, so that a client holding them is not sent them again. (A store with an upkeep
+    /// counts once a period for every beat of the fleet; a count that says the same keeps
+    /// its time.)
     pub counted_ms: u64,
     /// Every data center's fresh and serving instances.
     pub datacenters: Vec<DatacenterCounts>,

@@ -19,20 +19,23 @@ if #json > limit then return {'too_large'} end
 -- and beat, the digest of the summary its record holds (none before this version: then
 -- the summary is sent again), then, if it failed anything, a line each,
 -- `\n dependency \t level`); and the fleet's
--- (`\0fleet`: `at \t failing_at \t settling \t past \t bridged`: when the counts were made,
--- when what fails last changed, since when the store is settling if it is, `1` if what
--- fails is too large to hand to every instance, `1` while the keys of a version before are
--- counted too). Its record (`id`) is not read: the holder's field says
+-- (`\0fleet`: `at \t failing_at \t settling \t past \t bridged \t counts_at`: when the
+-- counts were made, when what fails last changed, since when the store is settling if it
+-- is, `1` if what fails is too large to hand to every instance, `1` while the keys of a
+-- version before are counted too, when the counts last changed). Its record (`id`) is not read: the holder's field says
 -- all a beat needs of it. (Each field read is a lookup and a string handed to Lua: two.)
 local own_field = id .. '\0own'
 local rec = redis.pcall('HMGET', KEYS[1], own_field, '\0fleet')
 local broken = type(rec) ~= 'table' or rec.err
 if broken then rec = {} end
-local held, at, failing_at, settling_mark, past, bridged = rec[1], nil, nil, nil, nil, nil
+local held, at, failing_at, settling_mark, past, bridged, counts_at =
+  rec[1], nil, nil, nil, nil, nil, nil
 if rec[2] then
-  at, failing_at, settling_mark, past, bridged =
-    string.match(rec[2], '^(%d+)\t(%d+)\t(%d*)\t(1?)\t(1?)$')
+  at, failing_at, settling_mark, past, bridged, counts_at =
+    string.match(rec[2], '^(%d+)\t(%d+)\t(%d*)\t(1?)\t(1?)\t?(%d*)$')
   if settling_mark == '' then settling_mark = nil end
+  -- (None, from a store written before counts were stamped by their change: when made.)
+  if counts_at == '' then counts_at = at end
 end
 -- What fails across the fleet goes to this instance when it asks (`ARGV[13]`: someone looks
 -- at the fleet through it), or when handing it to every instance costs at most
@@ -99,7 +102,7 @@ if not fresh then
   if healed > 0 then
     call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
     held, holder, pdc, pindex, pbeat, held_digest, listed = nil, nil, nil, nil, nil, nil, nil
-    at, settling_mark, failing_at = nil, nil, nil
+    at, settling_mark, failing_at, counts_at = nil, nil, nil, nil
   end
   -- A store found empty (new, flushed, restarted, healed), or not counted for half a TTL
   -- (no beat reached it for longer than one beat period and its jitter: a replica just
@@ -221,16 +224,18 @@ end
 -- the data center's, and the other way round.
 local v2_suffix = ':v2:inst$'
 
--- The counts, unless the client holds these already; what fails, likewise, by when it last
+-- The counts, unless the client holds these already (named by when they last changed, not
+-- by when they were made: most upkeeps count what the last one did, and a fleet's
+-- instances each beat once for many upkeeps); what fails, likewise, by when it last
 -- changed (it is sent again only then: it grows with the failing dependencies). (Each read
 -- only when sent: it may be kilobytes, and every beat comes here.)
 local sent_counts, sent_failing = false, false
 if fresh then
-  if at ~= ARGV[6] then sent_counts = call('HGET', KEYS[3], '\0counts') end
+  if counts_at ~= ARGV[6] then sent_counts = call('HGET', KEYS[3], '\0counts') end
   failing_at = failing_at or '0'
   if wide then
     if failing_at ~= ARGV[10] then sent_failing = call('HGET', KEYS[3], '\0failing') or '' end
-    return {settling_mark and 'settling' or 'ok', now, 0, 0, at, sent_counts, sent_failing,
+    return {settling_mark and 'settling' or 'ok', now, 0, 0, counts_at, sent_counts, sent_failing,
       failing_at}
   end
 end
@@ -256,7 +261,7 @@ local function own_rows()
 end
 
 if fresh then
-  return {settling_mark and 'settling' or 'ok', now, 0, 0, at, sent_counts, false, failing_at,
+  return {settling_mark and 'settling' or 'ok', now, 0, 0, counts_at, sent_counts, false, failing_at,
     own_rows()}
 end
 
@@ -383,7 +388,7 @@ if bridge then
     before_rows = call('HGETALL', fcount)
   end)
 end
-local pass = call('HMGET', KEYS[3], '\0failing', '\0failing_moved', '\0failing_built')
+local pass = call('HMGET', KEYS[3], '\0failing', '\0failing_moved', '\0failing_built', '\0counts')
 local failing = pass[1] or ''
 failing_at = failing_at or '0'
 -- (While bridged, read out at every upkeep: the other version's beats move its counts.)
@@ -436,13 +441,19 @@ if settling and tonumber(settling) <= now - ttl then settling = nil end
 -- each change: past the budget, each gets only its own rows unless it asks.
 local over = fleet_size * #failing > wide_budget
 wide = ARGV[13] == '1' or not over
-call('HSET', KEYS[3], '\0counts', counts)
+-- The counts keep their stamp while they say the same.
+if counts ~= pass[4] or not counts_at then
+  counts_at = stamp
+  call('HSET', KEYS[3], '\0counts', counts)
+end
 call('HSET', KEYS[1], '\0fleet', stamp .. '\t' .. failing_at .. '\t' .. (settling or '') .. '\t' ..
-  (over and '1' or '') .. '\t' .. (bridge and '1' or ''))
+  (over and '1' or '') .. '\t' .. (bridge and '1' or '') .. '\t' .. counts_at)
+sent_counts = counts_at ~= ARGV[6] and counts
 if not wide then
-  return {settling and 'settling' or 'ok', now, healed, retired, now, counts, false, failing_at,
-    own_rows()}
+  return {settling and 'settling' or 'ok', now, healed, retired, counts_at, sent_counts, false,
+    failing_at, own_rows()}
 end
 local sent = false
 if failing_at ~= ARGV[10] then sent = failing end
-return {settling and 'settling' or 'ok', now, healed, retired, now, counts, sent, failing_at}
+return {settling and 'settling' or 'ok', now, healed, retired, counts_at, sent_counts, sent,
+  failing_at}

@@ -15,7 +15,7 @@
 //!
 //! | key | type | what |
 //! |---|---|---|
-//! | `{K}:v2:inst` | hash | instance id → `dc \n condition \n serving \n written \n summary JSON`, written by a beat that brings its summary (`written`: when, in milliseconds); `id \0own` → `owner \t sequence \t dc \t index \t beat \t digest`, then `\n dependency \t level` for each dependency that beat failed: the token of the process that holds it, its last beat's number, data center (and that data center's index) and beat, the digest of the summary its record holds (the client's: up to 16 hex digits; none from a version before), and what it failed (one field, so that a beat looks up one field of its own in a hash of every instance); and what every beat reads of the fleet, written by each upkeep: `\0fleet` → `at \t failing_at \t settling \t past \t bridged`, when the counts were made, when what fails last changed, since when the store settles (empty when it does not), `1` while what fails is past the budget to hand to every instance, `1` while the keys of a version before are counted too (below) |
+//! | `{K}:v2:inst` | hash | instance id → `dc \n condition \n serving \n written \n summary JSON`, written by a beat that brings its summary (`written`: when, in milliseconds); `id \0own` → `owner \t sequence \t dc \t index \t beat \t digest`, then `\n dependency \t level` for each dependency that beat failed: the token of the process that holds it, its last beat's number, data center (and that data center's index) and beat, the digest of the summary its record holds (the client's: up to 16 hex digits; none from a version before), and what it failed (one field, so that a beat looks up one field of its own in a hash of every instance); and what every beat reads of the fleet, written by each upkeep: `\0fleet` → `at \t failing_at \t settling \t past \t bridged \t counts_at`, when the counts were made, when what fails last changed, since when the store settles (empty when it does not), `1` while what fails is past the budget to hand to every instance, `1` while the keys of a version before are counted too (below), when the counts last changed (what names them to the clients) |
 //! | `{K}:v2:live` | sorted set, by score | instance id, scored `group × 2^42 + beat` (the beat in milliseconds; the group `(index × 4 + condition) × 2 + serving`, the data center's index below [`MAX_DATACENTERS`]): one member an instance, moved by one `ZADD`, and each group's fresh members one range of scores |
 //! | `{K}:v2:dcs` | hash | each data center → its index (the smallest free when it first beats; freed when it has no member left); the cached counts; what fails, and when it moved and was read out |
 //! | `{K}:v2:fail` | sorted set, by beat | `dc \0 dependency \0 level \0 id`: one member a failing dependency of an instance, scored by its last beat |
@@ -146,25 +146,26 @@ pub const DEFAULT_FAILING_BUDGET: usize = 16 << 20;
 /// fleet through it ([`FleetStore::look`]).
 const LOOKED_FOR: Duration = Duration::from_secs(60);
 
-/// One beat. Always, in O(log N): this instance's record and member moved to the new beat.
-/// At most every `every` ms, fleet-wide (the first beat after that does it), the upkeep in
-/// O(D log N): keys of the wrong type healed (all go), an empty store marked settling for a
-/// TTL, at most `retire` members a data center retired (unheard of for ten TTLs, or stamped
-/// in the future), data centers with no member forgotten, expiries renewed, and every data
-/// center counted into a cache the other beats hand out. Answers `ok` (or `settling`), the
-/// server's time, what it healed and retired, when the counts were made, and the counts: one
-/// line a data center, `dc \t ok \t minor \t major \t outage \t serving`; nil instead of
-/// counts the client says it holds (`ARGV[6]`: when its counts were made). A beat numbered
-/// (`ARGV[11]`) at or below the last one this process had taken answers `late` and changes
-/// nothing: delivered after a newer one, it would write a past condition as fresh. So does
-/// one run after its deadline on the server's clock (`ARGV[12]`, 0: none), answering `late`
-/// and the server's time. What fails across the fleet comes when it changed since the copy
-/// the client holds (`ARGV[10]`), unless handing it to every instance is past the budget and
-/// the client does not ask for it (`ARGV[13]`, `1`: someone looks): then only this
-/// instance's own rows come, last. A summary (`ARGV[5]`) left out (`''`) keeps the one the
-/// record holds if the holder's field names it by the beat's digest (`ARGV[14]`); otherwise the beat changes nothing but what it healed and answers
-/// `resend`, the server's time and what it healed. The store's settings come first, in the script's text
-/// ([`beat_script`]): Redis parses them once, not at every beat.
+/// One beat. Always, in O(log N): this instance's record and member moved to the new beat. At most
+/// every `every` ms, fleet-wide (the first beat after that does it), the upkeep in O(D log N): keys
+/// of the wrong type healed (all go), an empty store marked settling for a TTL, at most `retire`
+/// members a data center retired (unheard of for ten TTLs, or stamped in the future), data centers
+/// with no member forgotten, expiries renewed, and every data center counted into a cache the other
+/// beats hand out. Answers `ok` (or `settling`), the server's time, what it healed and retired,
+/// when the counts last changed, and the counts: one line a data center, `dc \t ok \t minor \t
+/// major \t outage \t serving`; nil instead of counts the client says it holds (`ARGV[6]`: when
+/// they last changed, as the answer names them: an upkeep that counts the same keeps their stamp,
+/// so a fleet at rest sends none). A beat numbered (`ARGV[11]`) at or below the last one this
+/// process had taken answers `late` and changes nothing: delivered after a newer one, it would
+/// write a past condition as fresh. So does one run after its deadline on the server's clock
+/// (`ARGV[12]`, 0: none), answering `late` and the server's time. What fails across the fleet comes
+/// when it changed since the copy the client holds (`ARGV[10]`), unless handing it to every
+/// instance is past the budget and the client does not ask for it (`ARGV[13]`, `1`: someone looks):
+/// then only this instance's own rows come, last. A summary (`ARGV[5]`) left out (`''`) keeps the
+/// one the record holds if the holder's field names it by the beat's digest (`ARGV[14]`); otherwise
+/// the beat changes nothing but what it healed and answers `resend`, the server's time and what it
+/// healed. The store's settings come first, in the script's text ([`beat_script`]): Redis parses
+/// them once, not at every beat.
 const BEAT: &str = include_str!("beat.lua");
 
 /// The beat's script for a store's settings (its TTL, so how often the fleet is counted, and

@@ -1410,8 +1410,8 @@ async fn past_the_budget_each_instance_is_sent_what_it_is_judged_by() {
             "{key}"
         );
         assert_eq!(said(4, "west"), ["disk MINOR on 1 of 1 in west"], "{key}");
-        // The fleet's field (`at \t failing_at \t settling \t past \t bridged`) says whether
-        // what fails is past the budget.
+        // The fleet's field (`at \t failing_at \t settling \t past \t bridged \t counts_at`)
+        // says whether what fails is past the budget.
         let upkept = hget(&mut c, &format!("{{{key}}}:v2:inst"), "\0fleet")
             .await
             .unwrap();
@@ -1692,6 +1692,77 @@ async fn a_beat_delivered_late_changes_nothing() {
     assert!(taken == "ok" || taken == "settling", "{taken}");
 }
 
+/// Counts that say the same keep their stamp: an upkeep that counts what the last one did
+/// does not name them anew, so the instances holding them are not sent them again (in a
+/// fleet whose instances each beat once for ten upkeeps, every beat was). A change names
+/// them anew.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counts_that_say_the_same_are_not_sent_again() {
+    let redis = RedisServer::start();
+    let ttl = Duration::from_secs(3);
+    let a = RedisFleet::new(&redis.url(), "rest", ttl).unwrap();
+    let b = RedisFleet::new(&redis.url(), "rest", ttl).unwrap();
+    let me_a = InstanceSummary::new("a", "east", CheckStatus::Ok, Vec::new(), "1");
+    let mut me_b = InstanceSummary::new("b", "east", CheckStatus::Ok, Vec::new(), "1");
+    let east = |beat: &status_fleet::Beat| {
+        beat.datacenters
+            .iter()
+            .find(|d| d.datacenter == "east")
+            .map(|d| (d.conditions.ok, d.conditions.minor))
+    };
+    // Both counted: one upkeep after both beat.
+    a.beat(&me_a).await.unwrap();
+    b.beat(&me_b).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let stamp = loop {
+        tokio::time::sleep(a.counted_every() + Duration::from_millis(20)).await;
+        b.beat(&me_b).await.unwrap();
+        let beat = a.beat(&me_a).await.unwrap();
+        if east(&beat) == Some((2, 0)) {
+            break beat.counted_ms;
+        }
+        assert!(Instant::now() < deadline, "never counted: {beat:?}");
+    };
+    let mut c = connection(&redis).await;
+    let fleet_field = async |c: &mut redis::aio::MultiplexedConnection| {
+        hget(c, "{rest}:v2:inst", "\0fleet").await.unwrap()
+    };
+    let made_before = fleet_field(&mut c).await;
+    for _ in 0..4 {
+        tokio::time::sleep(a.counted_every() + Duration::from_millis(20)).await;
+        b.beat(&me_b).await.unwrap();
+        let beat = a.beat(&me_a).await.unwrap();
+        assert_eq!(east(&beat), Some((2, 0)));
+        assert_eq!(beat.counted_ms, stamp, "the same counts, the same stamp");
+    }
+    // Upkeeps ran meanwhile (`at`, the first field, moved), and kept the counts' stamp (the
+    // last).
+    let made_after = fleet_field(&mut c).await;
+    assert_ne!(
+        made_after.split('\t').next(),
+        made_before.split('\t').next()
+    );
+    assert_eq!(
+        made_after.split('\t').nth(5),
+        Some(stamp.to_string().as_str())
+    );
+    // A change is stamped anew, and sent.
+    me_b.condition = CheckStatus::Minor;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        b.beat(&me_b).await.unwrap();
+        tokio::time::sleep(a.counted_every() + Duration::from_millis(20)).await;
+        b.beat(&me_b).await.unwrap();
+        let beat = a.beat(&me_a).await.unwrap();
+        if east(&beat) == Some((1, 1)) {
+            assert!(beat.counted_ms > stamp, "{beat:?}");
+            break;
+        }
+        assert_eq!(beat.counted_ms, stamp, "{beat:?}");
+        assert!(Instant::now() < deadline, "never counted: {beat:?}");
+    }
+}
+
 /// A beat whose summary is unchanged leaves it out: the record stays as written, the
 /// holder's field moves to the beat. A change, a store that lost the record (flushed), a
 /// record another process wrote meanwhile and a digest altered by hand each bring the summary
@@ -1832,9 +1903,12 @@ async fn an_empty_store_settles_for_a_ttl_then_again_when_flushed() {
         .await
         .unwrap();
     let fields: Vec<&str> = fleet.split('\t').collect();
-    assert_eq!(fields.len(), 5, "{fleet:?}");
+    assert_eq!(fields.len(), 6, "{fleet:?}");
     assert_eq!(fields[2], "", "no settling mark once settled: {fleet:?}");
     assert_eq!(fields[4], "", "no version before to count: {fleet:?}");
+    // The counts stamped when they last changed: since the store settled, no later.
+    let (at, counts_at): (u64, u64) = (fields[0].parse().unwrap(), fields[5].parse().unwrap());
+    assert!(counts_at <= at, "{fleet:?}");
     let () = redis::cmd("FLUSHALL").query_async(&mut conn).await.unwrap();
     assert!(
         store.beat(&me).await.unwrap().settling,
