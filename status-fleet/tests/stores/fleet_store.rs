@@ -158,6 +158,16 @@ async fn hget(
         .unwrap()
 }
 
+/// The summaries of the first page of the store's instances (ten at most).
+async fn first_page(store: &RedisFleet) -> Vec<InstanceSummary> {
+    let all = InstanceQuery {
+        limit: 10,
+        ..InstanceQuery::default()
+    };
+    let page = store.instances(&all).await.unwrap();
+    page.instances.into_iter().map(|i| i.summary).collect()
+}
+
 async fn connection(redis: &RedisServer) -> redis::aio::MultiplexedConnection {
     redis::Client::open(redis.url())
         .unwrap()
@@ -1659,14 +1669,10 @@ async fn a_beat_delivered_late_changes_nothing() {
         redis::from_redis_value(&answer[0]).unwrap()
     };
     let listed = async || {
-        let all = InstanceQuery {
-            limit: 10,
-            ..InstanceQuery::default()
-        };
-        let page = store.instances(&all).await.unwrap();
-        page.instances
+        first_page(&store)
+            .await
             .iter()
-            .map(|i| i.summary.condition)
+            .map(|s| s.condition)
             .collect::<Vec<_>>()
     };
     // The first beat, and the second again: both older than what the store holds.
@@ -1783,14 +1789,10 @@ async fn an_unchanged_summary_is_left_out_and_sent_when_the_store_lacks_it() {
         own.split('\t').nth(4).unwrap().parse().unwrap()
     };
     let listed = async || {
-        let all = InstanceQuery {
-            limit: 10,
-            ..InstanceQuery::default()
-        };
-        let page = store.instances(&all).await.unwrap();
-        page.instances
-            .iter()
-            .map(|i| (i.summary.condition, i.summary.version.clone()))
+        first_page(&store)
+            .await
+            .into_iter()
+            .map(|s| (s.condition, s.version))
             .collect::<Vec<_>>()
     };
     let mut me = InstanceSummary::new("i1", "dc-1", CheckStatus::Ok, Vec::new(), "a");
