@@ -125,9 +125,10 @@ const RETIRE: u32 = 64;
 /// record lost or altered by hand comes back within that many beats.
 const KEPT_BEATS: u32 = 60;
 
-/// The most instances whose written summary one [`RedisFleet`] remembers; past it, it
-/// forgets them all and each sends its summary at its next beat.
-const KEPT_INSTANCES: usize = 1 << 20;
+/// The most instances whose written summary one [`RedisFleet`] remembers (a process beats
+/// for one; a load tool for thousands): past it, it forgets them all and each sends its
+/// summary at its next beat. About 8 MiB at most.
+const KEPT_INSTANCES: usize = 1 << 17;
 
 /// The most data centers a fleet in Redis accepts, by default.
 pub const DEFAULT_MAX_DATACENTERS: usize = 64;
