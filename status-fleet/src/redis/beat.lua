@@ -168,7 +168,8 @@ call('ZADD', KEYS[2], string.format('%d', ((index * 4 + cond) * 2 + serving) * s
 if #fails > 0 or listed then
   -- What fails, counted: `{K}:fcount` holds, per `dc \t dependency \t level`, the members
   -- of `{K}:fail`; every member that comes or goes moves it, in this script. (A function is
-  -- made at every run of the line that makes it: only here, and not at every beat.)
+  -- made at every run of the line that makes it: only here, and not at every beat. Numbers
+  -- go to Redis as text: one passed as a number is formatted with `%.17g` at each call.)
   local function count(fdc, dep, lvl, by)
     local field = fdc .. '\t' .. dep .. '\t' .. lvl
     if call('HINCRBY', KEYS[5], field, by) <= 0 then call('HDEL', KEYS[5], field) end
@@ -186,7 +187,7 @@ if #fails > 0 or listed then
       if dep then
         local m = pdc .. '\0' .. dep .. '\0' .. lvl .. '\0' .. id
         if not want[m] and call('ZREM', KEYS[4], m) == 1 then
-          count(pdc, dep, lvl, -1)
+          count(pdc, dep, lvl, '-1')
           moved = true
         end
       end
@@ -194,13 +195,13 @@ if #fails > 0 or listed then
   end
   if #fails > 0 then
     for m, f in pairs(want) do
-      if call('ZADD', KEYS[4], now, m) == 1 then
-        count(dc, f[1], f[2], 1)
+      if call('ZADD', KEYS[4], stamp, m) == 1 then
+        count(dc, f[1], f[2], '1')
         moved = true
       end
     end
   end
-  if moved then call('HSET', KEYS[3], '\0failing_moved', now) end
+  if moved then call('HSET', KEYS[3], '\0failing_moved', stamp) end
 end
 -- Who holds it with what it fails, and its record when the summary came: one write. (The
 -- record's beat is when its summary was written; the member's score holds the last beat.)
