@@ -18,12 +18,12 @@ if #json > limit then return {'too_large'} end
 -- beat \t digest`, the owner, its last beat's number, data center, that data center's index
 -- and beat, the digest of the summary its record holds (none before this version: then
 -- the summary is sent again), then, if it failed anything, a line each,
--- `\n dependency \t level`); and the fleet's
--- (`\0fleet`: `at \t failing_at \t settling \t past \t bridged \t counts_at`: when the
--- counts were made, when what fails last changed, since when the store is settling if it
--- is, `1` if what fails is too large to hand to every instance, `1` while the keys of a
--- version before are counted too, when the counts last changed). Its record (`id`) is not read: the holder's field says
--- all a beat needs of it. (Each field read is a lookup and a string handed to Lua: two.)
+-- `\n dependency \t level`); and the fleet's (`\0fleet`: `at \t failing_at \t settling \t
+-- past \t bridged \t counts_at`: when the counts were made, when what fails last changed,
+-- since when the store is settling if it is, `1` if what fails is too large to hand to
+-- every instance, `1` while the keys of a version before are counted too, when the counts
+-- last changed). Its record (`id`) is not read: the holder's field says all a beat needs
+-- of it. (Each field read is a lookup and a string handed to Lua: two.)
 local own_field = id .. '\0own'
 local rec = redis.pcall('HMGET', KEYS[1], own_field, '\0fleet')
 local broken = type(rec) ~= 'table' or rec.err
@@ -53,7 +53,8 @@ if held then
   local o, n, d, x, b, h, f =
     string.match(held, '^([^\t]*)\t(%d+)\t([^\t\n]*)\t(%d+)\t(%d+)\t?(%x*)\n?(.*)$')
   if o then
-    holder, held_seq, pdc, pindex, pbeat, held_digest, listed = o, n, d, x, b, h, f ~= '' and f or nil
+    holder, held_seq, pdc, pindex, pbeat, held_digest = o, n, d, x, b, h
+    listed = f ~= '' and f or nil
   end
   -- (`0`, or digits with a leading zero, which no beat writes: no number to compare with.)
   if held_seq and string.byte(held_seq, 1) == 48 then held_seq = nil end
@@ -262,8 +263,8 @@ local function own_rows()
 end
 
 if fresh then
-  return {settling_mark and 'settling' or 'ok', now, 0, 0, counts_at, sent_counts, false, failing_at,
-    own_rows()}
+  return {settling_mark and 'settling' or 'ok', now, 0, 0, counts_at, sent_counts, false,
+    failing_at, own_rows()}
 end
 
 -- The upkeep.
