@@ -113,6 +113,10 @@ use self::parse::{
 /// The counts with what fails attached, and when the store made each: `(counted, failing)`.
 type Attached = ((u64, u64), Vec<DatacenterCounts>);
 
+/// The counts a client holds: when they last changed, the counts, and the server's time of
+/// the answer that brought them.
+type HeldCounts = (u64, std::sync::Arc<Vec<DatacenterCounts>>, u64);
+
 /// What fails across the fleet, a row a data center, dependency and level.
 type FailingRows = std::sync::Arc<Vec<(String, crate::DependencyCount)>>;
 use crate::sync::lock;
@@ -214,8 +218,12 @@ fn millis(duration: Duration) -> u64 {
 #[derive(Debug)]
 pub struct RedisFleet {
     store: RedisStore,
-    /// The last counts read, and when the store made them: sent again only when newer.
-    last: std::sync::Mutex<Option<(u64, std::sync::Arc<Vec<DatacenterCounts>>)>>,
+    /// The last counts read, when they last changed (what names them: sent again only when
+    /// the store's differ), and the server's time of the answer that brought them (the
+    /// latest answer's counts are held, whatever their stamp: a replica promoted may hold
+    /// counts stamped before those of the store it replaced, and a beat's data center is
+    /// indexed without a lookup only while the counts held name it).
+    last: std::sync::Mutex<Option<HeldCounts>>,
     /// The last counts handed out with what fails attached, and the times of both: most
     /// beats hand out the same again.
     attached: std::sync::Mutex<Option<Attached>>,
@@ -388,7 +396,7 @@ impl RedisFleet {
         // The counts held as this beat leaves: what a nil answer refers to, whatever other
         // beats in flight meanwhile bring back.
         let held = lock(&self.last).clone();
-        let (held_at, knows_me) = held.as_ref().map_or((0, false), |(at, counts)| {
+        let (held_at, knows_me) = held.as_ref().map_or((0, false), |(at, counts, _)| {
             (*at, counts.iter().any(|c| c.datacenter == me.datacenter))
         });
         let held_failing = lock(&self.last_failing).clone();
@@ -469,13 +477,16 @@ impl RedisFleet {
         let counts = if sent {
             let counts = std::sync::Arc::new(std::mem::take(&mut beat.datacenters));
             let mut last = lock(&self.last);
-            if last.as_ref().is_none_or(|(at, _)| *at <= beat.counted_ms) {
-                *last = Some((beat.counted_ms, std::sync::Arc::clone(&counts)));
+            if last
+                .as_ref()
+                .is_none_or(|(_, _, heard)| *heard <= beat.now_ms)
+            {
+                *last = Some((beat.counted_ms, std::sync::Arc::clone(&counts), beat.now_ms));
             }
             counts
         } else {
             match held {
-                Some((at, counts)) if at == beat.counted_ms => counts,
+                Some((at, counts, _)) if at == beat.counted_ms => counts,
                 _ => return Err(BeatError::Store("counts neither sent nor held".into())),
             }
         };
