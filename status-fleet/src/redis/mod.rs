@@ -1,17 +1,17 @@
 //! The fleet in Redis, at a constant cost per instance.
 //!
-//! One beat of one instance is one script of four commands of O(log N) whatever the fleet's
-//! size N (the clock; one read of its own field and the fleet's; its member moved; one write
-//! of its holder's field, and of its record when its summary came), plus one for each
-//! failing dependency that comes or goes, and the counts read when the client does not hold
-//! the latest; no beat reads another instance's summary. A summary unchanged since the
-//! client had it written is left out of the beat: the client names it by a digest, which the
-//! store checks against the one it keeps (`resend` when they differ). What every instance needs back, each data
-//! center's fresh instances by condition and its serving ones, is counted at most every
-//! thirtieth of the TTL by whichever beat comes first (O(D log N) for D data centers) and
-//! cached for the others. The keys, all under one hash tag so that a Redis Cluster keeps them
-//! in one slot (and every key a script touches is passed in `KEYS`, but for the keys of the
-//! versions before, below); `v2` since the members of `{K}:v2:live` are scored:
+//! One beat of one instance is one script of four commands of O(log N) whatever the fleet's size N
+//! (the clock; one read of its own field and the fleet's; its member moved; one write of its
+//! holder's field, and of its record when its summary came), plus one for each failing dependency
+//! that comes or goes, and the counts read when the client does not hold the latest; no beat reads
+//! another instance's summary. A summary unchanged since the client had it written is left out of
+//! the beat: the client names it by a digest, which the store checks against the one it keeps
+//! (`resend` when they differ). What every instance needs back, each data center's fresh instances
+//! by condition and its serving ones, is counted at most every thirtieth of the TTL by whichever
+//! beat comes first (O(D log N) for D data centers) and cached for the others. The keys, all under
+//! one hash tag so that a Redis Cluster keeps them in one slot (and every key a script touches is
+//! passed in `KEYS`, but for the keys of the versions before, below); `v2` since the members of
+//! `{K}:v2:live` are scored:
 //!
 //! | key | type | what |
 //! |---|---|---|

@@ -22,7 +22,7 @@ const RECOUNT: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ttl = tonumber(ARGV[1])
-local full, bad_records = {}, {}
+local full, bad = {}, {}
 -- The records only: the hash also holds each instance's holder and failing lines, and the
 -- fleet's hot fields, all named with a NUL.
 -- Each record as of its last beat: the record keeps when its summary was written (a beat
@@ -34,7 +34,7 @@ for i = 1, #all, 2 do
     local beat = string.match(own, '^[^\t]*\t%d+\t[^\t\n]*\t%d+\t(%d+)')
     local head, written, tail = string.match(all[i + 1], '^([^\n]*\n[0-3]\n[01]\n)(%d+)(\n.*)$')
     if not beat or not head or tonumber(written) > tonumber(beat) then
-      table.insert(bad_records, all[i] .. ': written ' .. tostring(written) .. ', its holder ' .. own)
+      table.insert(bad, all[i] .. ': written ' .. tostring(written) .. ', its holder ' .. own)
     else
       record_of[all[i]] = head .. beat .. tail
       table.insert(records, all[i])
@@ -53,7 +53,6 @@ for i = 1, #records, 2 do
 end
 local span = 4398046511104
 local function num(x) return string.format('%d', x) end
-local bad = bad_records
 local index_of = {}
 local dcs = redis.call('HGETALL', KEYS[3])
 for i = 1, #dcs, 2 do
