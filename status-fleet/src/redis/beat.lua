@@ -28,11 +28,53 @@ local own_field = id .. '\0own'
 local rec = redis.pcall('HMGET', KEYS[1], own_field, '\0fleet')
 local broken = type(rec) ~= 'table' or rec.err
 if broken then rec = {} end
-local held, at, failing_at, settling_mark, past, bridged, counts_at =
-  rec[1], nil, nil, nil, nil, nil, nil
-if rec[2] then
+local held, fleet = rec[1], rec[2]
+local seq = ARGV[11]
+-- The server's clock in milliseconds, as digits (`stamp`, written in records) and as a
+-- number (`now`).
+local t = call('TIME')
+local micros = t[2]
+local stamp = #micros == 6 and t[1] .. string.sub(micros, 1, 3) or
+  string.format('%s%03d', t[1], micros / 1000)
+local now = tonumber(stamp)
+-- A beat run after its deadline (the client gave up on it; the network delivered it late)
+-- changes nothing: it would write a condition of seconds ago, stamped now, as fresh.
+-- (Milliseconds as digits, no leading zero: compared by length, then as text; `0`, none.)
+local deadline = ARGV[12]
+if deadline and deadline ~= '0' and string.find(deadline, '^[1-9]%d*$') and
+    (#stamp > #deadline or (#stamp == #deadline and stamp > deadline)) then
+  return {'late', now}
+end
+-- A beat at rest: the same process, data center, index and summary as its last beat, which
+-- failed nothing, nor does this one; the fleet's field as the client last heard it; no
+-- upkeep due. The client names its last beat (`ARGV[15]` the index, `ARGV[16]` its number,
+-- `ARGV[17]` its time, as the answer told them) and the fleet's field but for its time
+-- (`ARGV[18]`, the token the answer handed out): the holder's field is then exactly
+-- what the store would write from them, so one comparison checks every field a beat would
+-- parse, and a beat delivered after a newer one names a field no longer there. It moves its
+-- member, writes its field, and answers its time alone: nothing healed, retired or sent, as
+-- the client holds it. (Every other beat goes the whole way, below; most beats come here.)
+local token = ARGV[18]
+if token and token ~= '' and held and fleet and json == '' and ARGV[7] == '1' and
+    ARGV[9] == '' and string.find(seq, '^[1-9]%d*$') then
+  local x, last = ARGV[15], ARGV[16]
+  local p = string.find(fleet, '\t', 1, true)
+  if p and (#seq > #last or (#seq == #last and seq > last)) and
+      held == owner .. '\t' .. last .. '\t' .. dc .. '\t' .. x .. '\t' .. ARGV[17] .. '\t' .. digest and
+      string.sub(fleet, p + 1) == token then
+    local counted = tonumber(string.sub(fleet, 1, p - 1))
+    if counted and counted > now - every and counted <= now then
+      call('ZADD', KEYS[2], string.format('%d', ((x * 4 + cond) * 2 + serving) * 4398046511104 + now), id)
+      call('HSET', KEYS[1], own_field,
+        owner .. '\t' .. seq .. '\t' .. dc .. '\t' .. x .. '\t' .. stamp .. '\t' .. digest)
+      return now
+    end
+  end
+end
+local at, failing_at, settling_mark, past, bridged, counts_at = nil, nil, nil, nil, nil, nil
+if fleet then
   at, failing_at, settling_mark, past, bridged, counts_at =
-    string.match(rec[2], '^(%d+)\t(%d+)\t(%d*)\t(1?)\t(1?)\t?(%d*)$')
+    string.match(fleet, '^(%d+)\t(%d+)\t(%d*)\t(1?)\t(1?)\t?(%d*)$')
   if settling_mark == '' then settling_mark = nil end
   -- (None, from a store written before counts were stamped by their change: when made.)
   if counts_at == '' then counts_at = at end
@@ -46,7 +88,6 @@ local wide = ARGV[13] == '1' or past ~= '1'
 -- connection dropped, then delivered after a newer one: a packet retransmitted for seconds)
 -- changes nothing: it would write a past condition, stamped now, as fresh. (Sequence numbers
 -- are decimal digits without leading zeros, compared as such: by length, then as text.)
-local seq = ARGV[11]
 if seq and not string.find(seq, '^[1-9]%d*$') then seq = nil end
 local holder, held_seq, pdc, pindex, pbeat, held_digest, listed = nil, nil, nil, nil, nil, nil, nil
 if held then
@@ -72,21 +113,6 @@ if failing_lines ~= '' then for line in string.gmatch(failing_lines, '[^\n]+') d
   if not dep or #dep > 128 or #fails >= 32 then return {'bad_failing'} end
   fails[#fails + 1] = {dep, lvl}
 end end
--- The server's clock in milliseconds, as digits (`stamp`, written in records) and as a
--- number (`now`).
-local t = call('TIME')
-local micros = t[2]
-local stamp = #micros == 6 and t[1] .. string.sub(micros, 1, 3) or
-  string.format('%s%03d', t[1], micros / 1000)
-local now = tonumber(stamp)
--- A beat run after its deadline (the client gave up on it; the network delivered it late)
--- changes nothing: it would write a condition of seconds ago, stamped now, as fresh.
--- (Milliseconds as digits, no leading zero: compared by length, then as text; `0`, none.)
-local deadline = ARGV[12]
-if deadline and deadline ~= '0' and string.find(deadline, '^[1-9]%d*$') and
-    (#stamp > #deadline or (#stamp == #deadline and stamp > deadline)) then
-  return {'late', now}
-end
 local keep = ttl * 10
 -- (A key of the wrong type under the records: healed now, not at the next upkeep.)
 local counted_at = not broken and at and tonumber(at)
@@ -231,14 +257,18 @@ local v2_suffix = ':v2:inst$'
 -- instances each beat once for many upkeeps); what fails, likewise, by when it last
 -- changed (it is sent again only then: it grows with the failing dependencies). (Each read
 -- only when sent: it may be kilobytes, and every beat comes here.)
-local sent_counts, sent_failing = false, false
+-- Every answer that goes the whole way ends with this instance's data center's index and
+-- the token a beat at rest names the fleet's field by (its field but for its time, so
+-- whether the store settles too): the client's next beat may then be one at rest (above).
+local sent_counts, sent_failing, rest = false, false, false
 if fresh then
   if counts_at ~= ARGV[6] then sent_counts = call('HGET', KEYS[3], '\0counts') end
   failing_at = failing_at or '0'
+  rest = string.sub(fleet, string.find(fleet, '\t', 1, true) + 1)
   if wide then
     if failing_at ~= ARGV[10] then sent_failing = call('HGET', KEYS[3], '\0failing') or '' end
     return {settling_mark and 'settling' or 'ok', now, 0, 0, counts_at, sent_counts, sent_failing,
-      failing_at}
+      failing_at, false, index, rest}
   end
 end
 
@@ -264,7 +294,7 @@ end
 
 if fresh then
   return {settling_mark and 'settling' or 'ok', now, 0, 0, counts_at, sent_counts, false,
-    failing_at, own_rows()}
+    failing_at, own_rows(), index, rest}
 end
 
 -- The upkeep.
@@ -448,14 +478,16 @@ if counts ~= pass[4] or not counts_at then
   counts_at = stamp
   call('HSET', KEYS[3], '\0counts', counts)
 end
-call('HSET', KEYS[1], '\0fleet', stamp .. '\t' .. failing_at .. '\t' .. (settling or '') .. '\t' ..
-  (over and '1' or '') .. '\t' .. (bridge and '1' or '') .. '\t' .. counts_at)
+local tail = failing_at .. '\t' .. (settling or '') .. '\t' .. (over and '1' or '') .. '\t' ..
+  (bridge and '1' or '') .. '\t' .. counts_at
+call('HSET', KEYS[1], '\0fleet', stamp .. '\t' .. tail)
+rest = tail
 sent_counts = counts_at ~= ARGV[6] and counts
 if not wide then
   return {settling and 'settling' or 'ok', now, healed, retired, counts_at, sent_counts, false,
-    failing_at, own_rows()}
+    failing_at, own_rows(), index, rest}
 end
 local sent = false
 if failing_at ~= ARGV[10] then sent = failing end
 return {settling and 'settling' or 'ok', now, healed, retired, counts_at, sent_counts, sent,
-  failing_at}
+  failing_at, false, index, rest}

@@ -6,7 +6,12 @@
 //! that comes or goes, and the counts read when the client does not hold the latest; no beat reads
 //! another instance's summary. A summary unchanged since the client had it written is left out of
 //! the beat: the client names it by a digest, which the store checks against the one it keeps
-//! (`resend` when they differ). What every instance needs back, each data center's fresh instances
+//! (`resend` when they differ). A beat *at rest* (the same summary as its last, nothing failing
+//! now or then, the counts and what fails as its client holds them) names the holder's field its
+//! last beat left and the fleet's field but for its time (the token the last answer handed out):
+//! when both are what the store holds and no upkeep is due, the script compares them, moves the
+//! member, writes the field and answers the server's time alone, parsing neither field; any other
+//! beat goes the whole way. What every instance needs back, each data center's fresh instances
 //! by condition and its serving ones, is counted at most every thirtieth of the TTL by whichever
 //! beat comes first (O(D log N) for D data centers) and cached for the others. The keys, all under
 //! one hash tag so that a Redis Cluster keeps them in one slot (and every key a script touches is
@@ -107,7 +112,8 @@ pub(crate) mod fuzzing {
 }
 
 use self::parse::{
-    attach, condition_digit, failing_lines, page_cursor, parse_beat, parse_failing, parse_page,
+    at_rest, attach, condition_digit, failing_lines, page_cursor, parse_beat, parse_failing,
+    parse_page,
 };
 
 /// The counts with what fails attached, and when the store made each: `(counted, failing)`.
@@ -119,6 +125,39 @@ type HeldCounts = (u64, std::sync::Arc<Vec<DatacenterCounts>>, u64);
 
 /// What fails across the fleet, a row a data center, dependency and level.
 type FailingRows = std::sync::Arc<Vec<(String, crate::DependencyCount)>>;
+
+/// An instance's last beat the store took, as its holder's field keeps it: the beat's
+/// number, the server's time of it, and its data center's index.
+type LastTaken = (u64, u64, u64);
+
+/// What one instance's beats remember: the digest of the summary its store was last sent,
+/// how many beats left it out since, and its last beat taken when that beat failed nothing
+/// (what its next beat names to be answered at rest).
+type Written = (u64, u32, Option<LastTaken>);
+
+/// The token of the fleet's field an answer handed out (what a beat at rest names), with
+/// what the answer said beside it: when the counts and what fails last changed, whether the
+/// beat asked for the whole list of what fails, whether it was sent its own rows only,
+/// whether the store was settling (its mark is in the token), and the server's time of the
+/// answer.
+#[derive(Debug, Clone)]
+struct AtRest {
+    token: String,
+    counted_ms: u64,
+    failing_at: u64,
+    looked: bool,
+    partial: bool,
+    settling: bool,
+    heard: u64,
+}
+
+/// What a beat was answered.
+enum Answered {
+    /// Everything a beat tells (the whole way through the script).
+    Whole(Vec<redis::Value>),
+    /// The server's time alone: a beat at rest, told nothing new.
+    AtRest(u64),
+}
 use crate::sync::lock;
 use status_core::Error;
 
@@ -131,7 +170,7 @@ const KEPT_BEATS: u32 = 60;
 
 /// The most instances whose written summary one [`RedisFleet`] remembers (a process beats
 /// for one; a load tool for thousands): past it, it forgets them all and each sends its
-/// summary at its next beat. About 8 MiB at most.
+/// summary at its next beat. About 13 MiB at most.
 const KEPT_INSTANCES: usize = 1 << 17;
 
 /// The most data centers a fleet in Redis accepts, by default.
@@ -169,8 +208,12 @@ const LOOKED_FOR: Duration = Duration::from_secs(60);
 /// then only this instance's own rows come, last. A summary (`ARGV[5]`) left out (`''`) keeps the
 /// one the record holds if the holder's field names it by the beat's digest (`ARGV[14]`); otherwise
 /// the beat changes nothing but what it healed and answers `resend`, the server's time and what it
-/// healed. The store's settings come first, in the script's text ([`beat_script`]): Redis parses
-/// them once, not at every beat.
+/// healed. Every answer that goes the whole way ends with the data center's index and the token
+/// of the fleet's field (`\0fleet` but for its first field). A beat at rest names its last beat
+/// taken (`ARGV[15]` its data center's index, `ARGV[16]` its number, `ARGV[17]` its time) and
+/// the token (`ARGV[18]`): when they are what the store holds, and no upkeep is due, it is
+/// answered by the server's time alone, an integer. The store's settings come first, in the
+/// script's text ([`beat_script`]): Redis parses them once, not at every beat.
 const BEAT: &str = include_str!("beat.lua");
 
 /// The beat's script for a store's settings (its TTL, so how often the fleet is counted, and
@@ -232,8 +275,12 @@ pub struct RedisFleet {
     last_failing: std::sync::Mutex<Option<(u64, FailingRows)>>,
     /// The summary each instance this process beats for last had written, by its digest,
     /// and how many beats have left it out since: a beat whose summary is unchanged sends
-    /// only the digest.
-    written: std::sync::Mutex<std::collections::HashMap<String, (u64, u32)>>,
+    /// only the digest. With it, the instance's last beat taken, which a beat at rest names.
+    written: std::sync::Mutex<std::collections::HashMap<String, Written>>,
+    /// The token of the fleet's field the latest answer handed out: a beat names it (with its
+    /// instance's last beat) to be answered at rest, by the server's time alone, when nothing
+    /// changed since.
+    at_rest: std::sync::Mutex<Option<AtRest>>,
     keys: [String; 5],
     voice_key: String,
     /// This process's token: the id it beats under is its own while it beats.
@@ -283,6 +330,7 @@ impl RedisFleet {
             attached: std::sync::Mutex::new(None),
             last_failing: std::sync::Mutex::new(None),
             written: std::sync::Mutex::new(std::collections::HashMap::new()),
+            at_rest: std::sync::Mutex::new(None),
             keys,
             voice_key,
             owner: super::owner_token(),
@@ -379,17 +427,18 @@ impl RedisFleet {
     pub async fn beat(&self, me: &InstanceSummary) -> Result<Beat, BeatError> {
         let json = crate::store::admit(me)?;
         let digest = summary_digest(me, &json);
+        let failing = failing_lines(me);
         // Sent only when the store may not have it: changed, not written yet, or left out
         // for `KEPT_BEATS` beats. (The store checks the digest: a summary it lost is asked
         // for again, `resend`.)
-        let mut send_summary = {
+        let (mut send_summary, last_taken) = {
             let mut written = lock(&self.written);
             match written.get_mut(&me.instance_id) {
-                Some((held, kept)) if *held == digest && *kept < KEPT_BEATS => {
+                Some((held, kept, last)) if *held == digest && *kept < KEPT_BEATS => {
                     *kept += 1;
-                    false
+                    (false, *last)
                 }
-                _ => true,
+                _ => (true, None),
             }
         };
         let digest_hex = format!("{digest:016x}");
@@ -404,6 +453,31 @@ impl RedisFleet {
             .as_ref()
             .map_or_else(String::new, |(at, _)| at.to_string());
         let looked = self.looked();
+        // A beat at rest names its last beat and the fleet's token, when what the token was
+        // handed out with is what this beat holds: the same counts, the same list of what
+        // fails (or its own rows only), asked for the same way. Answered by the server's time
+        // alone, it is told that nothing changed.
+        let held_rest = lock(&self.at_rest).clone().filter(|rest| {
+            rest.counted_ms == held_at
+                && rest.looked == looked
+                && (rest.partial
+                    || held_failing
+                        .as_ref()
+                        .is_some_and(|(at, _)| *at == rest.failing_at))
+        });
+        let named = match (&held_rest, last_taken) {
+            (Some(rest), Some((number, beat, index)))
+                if !send_summary && knows_me && failing.is_empty() =>
+            {
+                Some([
+                    index.to_string(),
+                    number.to_string(),
+                    beat.to_string(),
+                    rest.token.clone(),
+                ])
+            }
+            _ => None,
+        };
         let mut connection = self.connection().await?;
         // Sent again, once, if the server said it came too late by a clock this process had
         // wrong (another server, after a failover): its answer set the clock right. Not when
@@ -413,11 +487,15 @@ impl RedisFleet {
         let mut tries = 0;
         let mut resent = false;
         let mut healed = 0;
+        let mut number;
         let answer = loop {
             let asked = std::time::Instant::now();
-            let answer: Result<Vec<redis::Value>, _> = self
-                .beat
-                .key(&self.keys[..])
+            number = self
+                .sequence
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                + 1;
+            let mut invocation = self.beat.key(&self.keys[..]);
+            invocation
                 .arg(&me.instance_id)
                 .arg(&me.datacenter)
                 .arg(condition_digit(me.condition))
@@ -426,20 +504,28 @@ impl RedisFleet {
                 .arg(held_at)
                 .arg(u8::from(knows_me))
                 .arg(&self.owner)
-                .arg(failing_lines(me))
+                .arg(&failing)
                 .arg(&held_failing_at)
-                .arg(
-                    self.sequence
-                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-                        + 1,
-                )
+                .arg(number)
                 .arg(self.clock.deadline(self.ttl / 3))
                 .arg(u8::from(looked))
-                .arg(&digest_hex)
-                .invoke_async(&mut connection)
-                .await;
-            let answer = match answer {
-                Ok(answer) => answer,
+                .arg(&digest_hex);
+            if let Some(named) = named.as_ref().filter(|_| !send_summary) {
+                invocation.arg(&named[..]);
+            }
+            let answer = match invocation
+                .invoke_async::<redis::Value>(&mut connection)
+                .await
+            {
+                Ok(redis::Value::Array(answer)) => answer,
+                Ok(redis::Value::Int(now)) if named.is_some() && !send_summary => {
+                    match u64::try_from(now) {
+                        Ok(now) => break Answered::AtRest(now),
+                        Err(_) => Vec::new(),
+                    }
+                }
+                // (Garbage: `parse_beat` says so.)
+                Ok(_) => Vec::new(),
                 Err(e) => {
                     self.reset().await;
                     return Err(BeatError::Store(e.to_string()));
@@ -459,19 +545,70 @@ impl RedisFleet {
                 }
                 Some(now) => {
                     self.clock.heard(now);
-                    break answer;
+                    break Answered::Whole(answer);
                 }
-                None => break answer,
+                None => break Answered::Whole(answer),
             }
         };
-        let (mut beat, sent, (failing_at, failing, own)) = parse_beat(&answer)?;
-        beat.healed += healed;
-        if send_summary {
-            let mut written = lock(&self.written);
-            if written.len() >= KEPT_INSTANCES {
-                written.clear();
+        let (mut beat, sent, (failing_at, failing_text, own), index) = match answer {
+            Answered::Whole(answer) => {
+                let (beat, sent, failing_answer) = parse_beat(&answer)?;
+                let (index, token) = at_rest(&answer);
+                if let Some(token) = token {
+                    let mut rest = lock(&self.at_rest);
+                    if rest.as_ref().is_none_or(|r| r.heard <= beat.now_ms) {
+                        *rest = Some(AtRest {
+                            token,
+                            counted_ms: beat.counted_ms,
+                            failing_at: failing_answer.0,
+                            looked,
+                            partial: failing_answer.2.is_some(),
+                            settling: beat.settling,
+                            heard: beat.now_ms,
+                        });
+                    }
+                }
+                (beat, sent, failing_answer, index)
             }
-            written.insert(me.instance_id.clone(), (digest, 0));
+            Answered::AtRest(now_ms) => {
+                // (Answered so only when it named them.)
+                let (Some(rest), Some([index, ..])) = (held_rest, named.as_ref()) else {
+                    return Err(BeatError::Store("an answer this client cannot read".into()));
+                };
+                let beat = Beat {
+                    now_ms,
+                    healed: 0,
+                    retired: 0,
+                    counted_ms: rest.counted_ms,
+                    datacenters: Vec::new(),
+                    settling: rest.settling,
+                    skipped: [0; crate::REJECTIONS.len()],
+                    failing_partial: false,
+                };
+                let own = rest.partial.then(String::new);
+                (
+                    beat,
+                    false,
+                    (rest.failing_at, None, own),
+                    index.parse().ok(),
+                )
+            }
+        };
+        beat.healed += healed;
+        // Its holder's field as the store wrote it: what its next beat names.
+        let taken = index
+            .filter(|_| failing.is_empty())
+            .map(|index| (number, beat.now_ms, index));
+        {
+            let mut written = lock(&self.written);
+            if send_summary {
+                if written.len() >= KEPT_INSTANCES {
+                    written.clear();
+                }
+                written.insert(me.instance_id.clone(), (digest, 0, taken));
+            } else if let Some(entry) = written.get_mut(&me.instance_id) {
+                entry.2 = taken;
+            }
         }
         self.clock.heard(beat.now_ms);
         let counts = if sent {
@@ -505,7 +642,7 @@ impl RedisFleet {
         // What fails, as sent, unless another beat in flight already brought the same (every
         // beat that left before the first answer of a change gets it: thousands, when a
         // process beats for many instances and the store is slow).
-        let failing = failing.filter(|_| {
+        let failing = failing_text.filter(|_| {
             lock(&self.last_failing)
                 .as_ref()
                 .is_none_or(|(at, _)| *at != failing_at)

@@ -135,6 +135,15 @@ pub(super) fn parse_beat(
     ))
 }
 
+/// What an answer that went the whole way ends with: this instance's data center's index, and
+/// the token a beat at rest names the fleet's field by (none while the store settles).
+pub(super) fn at_rest(answer: &[redis::Value]) -> (Option<u64>, Option<String>) {
+    (
+        answer.get(9).and_then(integer),
+        answer.get(10).and_then(text).filter(|t| !t.is_empty()),
+    )
+}
+
 /// The rows of what fails (`dc \t dependency \t level \t instances` a line), and how many
 /// lines no upkeep could have written.
 pub(super) fn parse_failing(text: &str) -> (Vec<(String, DependencyCount)>, u64) {

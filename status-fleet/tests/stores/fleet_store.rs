@@ -1876,6 +1876,193 @@ async fn an_unchanged_summary_is_left_out_and_sent_when_the_store_lacks_it() {
     );
 }
 
+/// What Redis has written to its clients so far, in bytes.
+async fn bytes_out(c: &mut redis::aio::MultiplexedConnection) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("stats")
+        .query_async(c)
+        .await
+        .unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("total_net_output_bytes:"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap()
+}
+
+/// A beat at rest (the same summary as its last, nothing failing, the counts and what
+/// fails as its client holds them, no upkeep due) is answered by the server's time alone:
+/// a few bytes, not the counts' stamps and the token. What the instance is told is what a
+/// beat that went the whole way would have told it, and the store moves its beat the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_beat_at_rest_is_answered_by_its_time_alone() {
+    let redis = RedisServer::start();
+    // (Counted every 100 ms: a burst of beats finds no upkeep due, or one.)
+    let ttl = Duration::from_secs(3);
+    let store = RedisFleet::new(&redis.url(), "calm", ttl).unwrap();
+    let other = RedisFleet::new(&redis.url(), "calm", ttl).unwrap();
+    let me = InstanceSummary::new("i1", "east", CheckStatus::Ok, Vec::new(), "1");
+    let mut c = connection(&redis).await;
+    // Its first beats go the whole way (the summary, then the counts naming its data center).
+    other
+        .beat(&InstanceSummary::new(
+            "o1",
+            "west",
+            CheckStatus::Major,
+            Vec::new(),
+            "1",
+        ))
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let whole = loop {
+        let beat = store.beat(&me).await.unwrap();
+        if beat.datacenters.len() == 2 {
+            break beat;
+        }
+        assert!(Instant::now() < deadline, "never counted: {beat:?}");
+        tokio::time::sleep(store.counted_every()).await;
+    };
+    store.beat(&me).await.unwrap();
+    // Twenty beats: the bytes Redis sent, less those of the second `INFO`'s answer.
+    let before = bytes_out(&mut c).await;
+    let info = bytes_out(&mut c).await - before;
+    let mut beats = Vec::new();
+    for _ in 0..20 {
+        beats.push(store.beat(&me).await.unwrap());
+    }
+    let sent = bytes_out(&mut c).await - before - 2 * info;
+    // At rest, `:` and 13 digits a beat, 16 bytes; a whole answer is 90 or more (the whole
+    // of one, for an upkeep due, fits under the bound).
+    assert!(sent <= 20 * 16 + 120, "{sent} bytes for 20 beats");
+    for beat in &beats {
+        assert_eq!(beat.datacenters, whole.datacenters, "{beat:?}");
+        assert_eq!(
+            (beat.counted_ms, beat.settling, beat.healed),
+            (whole.counted_ms, whole.settling, 0)
+        );
+        assert!(!beat.failing_partial);
+    }
+    assert!(beats.windows(2).all(|w| w[0].now_ms <= w[1].now_ms));
+    // The holder's field names the last beat, as a beat that went the whole way writes it:
+    // `owner \t sequence \t dc \t index \t beat \t digest`.
+    let own = hget(&mut c, "{calm}:v2:inst", "i1\0own").await.unwrap();
+    let fields: Vec<&str> = own.split('\t').collect();
+    assert_eq!(fields.len(), 6, "{own:?}");
+    assert_eq!(fields[2], "east");
+    assert_eq!(fields[4], beats[19].now_ms.to_string(), "{own:?}");
+    // Its member, scored by its group above that beat.
+    let score: f64 = redis::cmd("ZSCORE")
+        .arg("{calm}:v2:live")
+        .arg("i1")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    let index: u64 = fields[3].parse().unwrap();
+    assert_eq!(
+        score as u64,
+        ((index * 4) * 2 + 1) * (1 << 42) + beats[19].now_ms
+    );
+
+    // A change goes the whole way, and is counted at the next upkeep.
+    let minor = InstanceSummary::new("i1", "east", CheckStatus::Minor, Vec::new(), "1");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let beat = store.beat(&minor).await.unwrap();
+        let east = beat.datacenters.iter().find(|d| d.datacenter == "east");
+        if east.is_some_and(|d| d.conditions.minor == 1) {
+            assert!(beat.counted_ms > whole.counted_ms);
+            break;
+        }
+        assert!(Instant::now() < deadline, "never counted: {beat:?}");
+        tokio::time::sleep(store.counted_every()).await;
+    }
+}
+
+/// A beat at rest names the holder's field its last beat left and the fleet's field but
+/// for its time: a beat delivered after a newer one, or naming a field the store no longer
+/// holds, goes the whole way and is judged there (`late`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_beat_at_rest_names_what_it_replaces() {
+    const BEAT: &str = include_str!("../../src/redis/beat.lua");
+    let redis = RedisServer::start();
+    let ttl = Duration::from_secs(3);
+    let store = RedisFleet::new(&redis.url(), "named", ttl).unwrap();
+    let me = InstanceSummary::new("i1", "east", CheckStatus::Ok, Vec::new(), "1");
+    // Twice: the second beat's counts name its data center.
+    store.beat(&me).await.unwrap();
+    store.beat(&me).await.unwrap();
+    let mut c = connection(&redis).await;
+    let own = hget(&mut c, "{named}:v2:inst", "i1\0own").await.unwrap();
+    let fields: Vec<&str> = own.split('\t').collect();
+    let [owner, last, dc, index, beat, digest] = fields[..] else {
+        panic!("{own:?}")
+    };
+    let fleet = hget(&mut c, "{named}:v2:inst", "\0fleet").await.unwrap();
+    let (_, token) = fleet.split_once('\t').unwrap();
+    let script = redis::Script::new(&format!(
+        "local ttl, every, retire, limit, max_datacenters, max_rows, wide_budget = {}, 100, 64, {MAX_SUMMARY}, 64, 1024, {DEFAULT_FAILING_BUDGET}\n{BEAT}",
+        ttl.as_millis()
+    ));
+    let mut send = async |sequence: u64, last: &str, beat: &str, token: &str| -> redis::Value {
+        script
+            .key(keys("named"))
+            .arg("i1")
+            .arg(dc)
+            .arg("0")
+            .arg("1")
+            .arg("")
+            .arg(0)
+            .arg(1)
+            .arg(owner)
+            .arg("")
+            .arg("")
+            .arg(sequence)
+            .arg(0)
+            .arg(0)
+            .arg(digest)
+            .arg(index)
+            .arg(last)
+            .arg(beat)
+            .arg(token)
+            .invoke_async(&mut c)
+            .await
+            .unwrap()
+    };
+    let next: u64 = last.parse::<u64>().unwrap() + 1;
+    // Named as it is: at rest, answered by the time alone.
+    let redis::Value::Int(now) = send(next, last, beat, token).await else {
+        panic!("not at rest")
+    };
+    let mut c2 = connection(&redis).await;
+    let own = hget(&mut c2, "{named}:v2:inst", "i1\0own").await.unwrap();
+    assert_eq!(
+        own,
+        format!("{owner}\t{next}\t{dc}\t{index}\t{now}\t{digest}")
+    );
+    // The same again (delivered twice): it names a field no longer there, goes the whole
+    // way, and is late there.
+    let again = send(next, last, beat, token).await;
+    assert_eq!(
+        redis::from_redis_value::<Vec<String>>(&again).unwrap(),
+        ["late"]
+    );
+    // A newer beat naming its last but for a token not the store's: the whole way.
+    let now = now.to_string();
+    let whole = send(next + 1, &next.to_string(), &now, "0\t\t\t\t0").await;
+    let redis::Value::Array(whole) = whole else {
+        panic!("{whole:?}")
+    };
+    // (The store, new, is still settling.)
+    assert!(
+        matches!(&whole[0], redis::Value::BulkString(s) if s == b"ok" || s == b"settling"),
+        "{whole:?}"
+    );
+    assert_eq!(whole.len(), 11, "{whole:?}");
+    // Naming a number not above its last: the whole way, late.
+    let stale = send(next + 1, &(next + 1).to_string(), &now, token).await;
+    assert!(!matches!(stale, redis::Value::Int(_)), "{stale:?}");
+}
+
 /// A store found empty is settling for a TTL, then not; flushed, it settles again. The mark
 /// lives in the fleet's field (`\0fleet`), written with the counts, and every beat reads it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
