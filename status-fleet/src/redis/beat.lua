@@ -45,29 +45,90 @@ if deadline and deadline ~= '0' and string.find(deadline, '^[1-9]%d*$') and
     (#stamp > #deadline or (#stamp == #deadline and stamp > deadline)) then
   return {'late', now}
 end
--- A beat at rest: the same process, data center, index and summary as its last beat, which
--- failed nothing, nor does this one; the fleet's field as the client last heard it; no
--- upkeep due. The client names its last beat (`ARGV[15]` the index, `ARGV[16]` its number,
--- `ARGV[17]` its time, as the answer told them) and the fleet's field but for its time
--- (`ARGV[18]`, the token the answer handed out): the holder's field is then exactly
--- what the store would write from them, so one comparison checks every field a beat would
--- parse, and a beat delivered after a newer one names a field no longer there. It moves its
--- member, writes its field, and answers its time alone: nothing healed, retired or sent, as
--- the client holds it. (Every other beat goes the whole way, below; most beats come here.)
+-- The keys of the versions before this one's (`{K}:live`, `{K}:dcs`, `{K}:fail`,
+-- `{K}:fcount`: one member an instance by lex, no index) are under the same hash tag, so in
+-- the same slot as `KEYS`; named here from `KEYS[1]`, not passed, as only the upkeep and a
+-- failing instance's own rows read them, and only while they exist. During a rolling
+-- upgrade the instances of a version before beat there: they are counted with this
+-- version's, so that a new version failing on its own instances is seen as theirs, not as
+-- the data center's, and the other way round.
+local v2_suffix = ':v2:inst$'
+-- The failing dependencies: one line each, `dependency \t level` (1 MINOR … 3 OUTAGE), at
+-- most 32, ids as status-core's.
+local failing_lines = ARGV[9] or ''
+-- The rows a failing instance is judged by, when it is not sent what fails across the
+-- fleet: `dc \t dependency \t level \t count` a line, as the upkeep writes them. (A function
+-- is made at every run of the line that makes it: only for a beat that fails something.)
+local own_rows
+if failing_lines ~= '' then
+  own_rows = function(fails, bridged)
+    if #fails == 0 then return '' end
+    local fields = {}
+    for _, f in ipairs(fails) do
+      for lvl = 1, 3 do fields[#fields + 1] = dc .. '\t' .. f[1] .. '\t' .. lvl end
+    end
+    local got = call('HMGET', KEYS[5], unpack(fields))
+    local prefix = bridged == '1' and string.match(KEYS[1], '^(.*)' .. v2_suffix)
+    local before = prefix and redis.pcall('HMGET', prefix .. ':fcount', unpack(fields))
+    if type(before) ~= 'table' or before.err then before = {} end
+    local lines = {}
+    for i, field in ipairs(fields) do
+      local n = (tonumber(got[i]) or 0) + math.max(tonumber(before[i]) or 0, 0)
+      if n > 0 then lines[#lines + 1] = field .. '\t' .. n end
+    end
+    return table.concat(lines, '\n')
+  end
+end
+-- A beat at rest: the same process, data center, index, summary and failing dependencies as
+-- its last beat; the fleet's field as the client last heard it; no upkeep due. The client
+-- names its last beat (`ARGV[15]` the index, `ARGV[16]` its number, `ARGV[17]` its time, as
+-- the answer told them) and the fleet's field but for its time (`ARGV[18]`, the token the
+-- answer handed out): the holder's field is then exactly what the store would write from
+-- them, so one comparison checks every field a beat would parse, and a beat delivered after
+-- a newer one names a field no longer there. It moves its member (and its failing members),
+-- writes its field, and answers its time alone: nothing healed, retired or sent, as the
+-- client holds it; or, failing past the budget, its time and its own rows. (Every other beat
+-- goes the whole way, below; most beats come here.)
 local token = ARGV[18]
 if token and token ~= '' and held and fleet and json == '' and ARGV[7] == '1' and
-    ARGV[9] == '' and string.find(seq, '^[1-9]%d*$') then
-  local x, last = ARGV[15], ARGV[16]
-  local p = string.find(fleet, '\t', 1, true)
-  if p and (#seq > #last or (#seq == #last and seq > last)) and
-      held == owner .. '\t' .. last .. '\t' .. dc .. '\t' .. x .. '\t' .. ARGV[17] .. '\t' .. digest and
+    string.find(seq, '^[1-9]%d*$') then
+  local x, last, p = ARGV[15], ARGV[16], string.find(fleet, '\t', 1, true)
+  local named
+  if failing_lines == '' then
+    named = owner .. '\t' .. last .. '\t' .. dc .. '\t' .. x .. '\t' .. ARGV[17] .. '\t' .. digest
+  else
+    named = owner .. '\t' .. last .. '\t' .. dc .. '\t' .. x .. '\t' .. ARGV[17] .. '\t' .. digest ..
+      '\n' .. failing_lines
+  end
+  if p and (#seq > #last or (#seq == #last and seq > last)) and held == named and
       string.sub(fleet, p + 1) == token then
     local counted = tonumber(string.sub(fleet, 1, p - 1))
     if counted and counted > now - every and counted <= now then
       call('ZADD', KEYS[2], string.format('%d', ((x * 4 + cond) * 2 + serving) * 4398046511104 + now), id)
-      call('HSET', KEYS[1], own_field,
-        owner .. '\t' .. seq .. '\t' .. dc .. '\t' .. x .. '\t' .. stamp .. '\t' .. digest)
-      return now
+      local own = owner .. '\t' .. seq .. '\t' .. dc .. '\t' .. x .. '\t' .. stamp .. '\t' .. digest
+      if failing_lines == '' then
+        call('HSET', KEYS[1], own_field, own)
+        return now
+      end
+      call('HSET', KEYS[1], own_field, own .. '\n' .. failing_lines)
+      -- What it fails is what its last beat failed (the store wrote these lines after
+      -- checking them): each member's score moved. One gone meanwhile (retired by an upkeep
+      -- while this instance was silent for a TTL) comes back, counted.
+      local fails, moved = {}, false
+      for dep, lvl in string.gmatch(failing_lines, '([^\t\n]+)\t([1-3])') do
+        fails[#fails + 1] = {dep, lvl}
+        if call('ZADD', KEYS[4], stamp, dc .. '\0' .. dep .. '\0' .. lvl .. '\0' .. id) == 1 then
+          local field = dc .. '\t' .. dep .. '\t' .. lvl
+          if call('HINCRBY', KEYS[5], field, '1') <= 0 then call('HDEL', KEYS[5], field) end
+          moved = true
+        end
+      end
+      if moved then call('HSET', KEYS[3], '\0failing_moved', stamp) end
+      -- (The token's third and fourth fields: what fails past the budget, the keys of a
+      -- version before counted too.)
+      local past, bridged = string.match(token, '^[^\t]*\t[^\t]*\t(1?)\t(1?)\t')
+      if ARGV[13] == '1' or past ~= '1' then return now end
+      return {now, own_rows(fails, bridged)}
     end
   end
 end
@@ -104,10 +165,7 @@ if seq and held_seq and holder == owner and
     (#seq < #held_seq or (#seq == #held_seq and seq <= held_seq)) then
   return {'late'}
 end
--- The failing dependencies: one line each, `dependency \t level` (1 MINOR … 3 OUTAGE), at
--- most 32, ids as status-core's.
 local fails = {}
-local failing_lines = ARGV[9] or ''
 if failing_lines ~= '' then for line in string.gmatch(failing_lines, '[^\n]+') do
   local dep, lvl = string.match(line, '^([a-z0-9][a-z0-9%._%-]*)\t([1-3])$')
   if not dep or #dep > 128 or #fails >= 32 then return {'bad_failing'} end
@@ -243,15 +301,6 @@ else
     own_field, own)
 end
 
--- The keys of the versions before this one's (`{K}:live`, `{K}:dcs`, `{K}:fail`,
--- `{K}:fcount`: one member an instance by lex, no index) are under the same hash tag, so in
--- the same slot as `KEYS`; named here from `KEYS[1]`, not passed, as only the upkeep and a
--- failing instance's own rows read them, and only while they exist. During a rolling
--- upgrade the instances of a version before beat there: they are counted with this
--- version's, so that a new version failing on its own instances is seen as theirs, not as
--- the data center's, and the other way round.
-local v2_suffix = ':v2:inst$'
-
 -- The counts, unless the client holds these already (named by when they last changed, not
 -- by when they were made: most upkeeps count what the last one did, and a fleet's
 -- instances each beat once for many upkeeps); what fails, likewise, by when it last
@@ -272,29 +321,9 @@ if fresh then
   end
 end
 
--- The rows this instance is judged by, when it is not sent what fails across the fleet:
--- `dc \t dependency \t level \t count` a line, as the upkeep writes them.
-local function own_rows()
-  if #fails == 0 then return '' end
-  local fields = {}
-  for _, f in ipairs(fails) do
-    for lvl = 1, 3 do fields[#fields + 1] = dc .. '\t' .. f[1] .. '\t' .. lvl end
-  end
-  local got = call('HMGET', KEYS[5], unpack(fields))
-  local prefix = bridged == '1' and string.match(KEYS[1], '^(.*)' .. v2_suffix)
-  local before = prefix and redis.pcall('HMGET', prefix .. ':fcount', unpack(fields))
-  if type(before) ~= 'table' or before.err then before = {} end
-  local lines = {}
-  for i, field in ipairs(fields) do
-    local n = (tonumber(got[i]) or 0) + math.max(tonumber(before[i]) or 0, 0)
-    if n > 0 then lines[#lines + 1] = field .. '\t' .. n end
-  end
-  return table.concat(lines, '\n')
-end
-
 if fresh then
   return {settling_mark and 'settling' or 'ok', now, 0, 0, counts_at, sent_counts, false,
-    failing_at, own_rows(), index, rest}
+    failing_at, own_rows and own_rows(fails, bridged) or '', index, rest}
 end
 
 -- The upkeep.
@@ -485,7 +514,7 @@ rest = tail
 sent_counts = counts_at ~= ARGV[6] and counts
 if not wide then
   return {settling and 'settling' or 'ok', now, healed, retired, counts_at, sent_counts, false,
-    failing_at, own_rows(), index, rest}
+    failing_at, own_rows and own_rows(fails, bridged) or '', index, rest}
 end
 local sent = false
 if failing_at ~= ARGV[10] then sent = failing end

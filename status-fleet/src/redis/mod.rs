@@ -6,12 +6,13 @@
 //! that comes or goes, and the counts read when the client does not hold the latest; no beat reads
 //! another instance's summary. A summary unchanged since the client had it written is left out of
 //! the beat: the client names it by a digest, which the store checks against the one it keeps
-//! (`resend` when they differ). A beat *at rest* (the same summary as its last, nothing failing
-//! now or then, the counts and what fails as its client holds them) names the holder's field its
+//! (`resend` when they differ). A beat *at rest* (the same summary and failing dependencies as
+//! its last, the counts and what fails as its client holds them) names the holder's field its
 //! last beat left and the fleet's field but for its time (the token the last answer handed out):
 //! when both are what the store holds and no upkeep is due, the script compares them, moves the
-//! member, writes the field and answers the server's time alone, parsing neither field; any other
-//! beat goes the whole way. What every instance needs back, each data center's fresh instances
+//! member (and its failing members), writes the field and answers the server's time alone (with
+//! its own rows, when it fails something past the budget), parsing neither field; any other beat
+//! goes the whole way. What every instance needs back, each data center's fresh instances
 //! by condition and its serving ones, is counted at most every thirtieth of the TTL by whichever
 //! beat comes first (O(D log N) for D data centers) and cached for the others. The keys, all under
 //! one hash tag so that a Redis Cluster keeps them in one slot (and every key a script touches is
@@ -155,8 +156,9 @@ struct AtRest {
 enum Answered {
     /// Everything a beat tells (the whole way through the script).
     Whole(Vec<redis::Value>),
-    /// The server's time alone: a beat at rest, told nothing new.
-    AtRest(u64),
+    /// The server's time alone: a beat at rest, told nothing new; with its own rows when it
+    /// fails something and is sent only those.
+    AtRest(u64, Option<String>),
 }
 use crate::sync::lock;
 use status_core::Error;
@@ -212,7 +214,8 @@ const LOOKED_FOR: Duration = Duration::from_secs(60);
 /// of the fleet's field (`\0fleet` but for its first field). A beat at rest names its last beat
 /// taken (`ARGV[15]` its data center's index, `ARGV[16]` its number, `ARGV[17]` its time) and
 /// the token (`ARGV[18]`): when they are what the store holds, and no upkeep is due, it is
-/// answered by the server's time alone, an integer. The store's settings come first, in the
+/// answered by the server's time alone, an integer (or, failing something past the budget, the
+/// time and its own rows). The store's settings come first, in the
 /// script's text ([`beat_script`]): Redis parses them once, not at every beat.
 const BEAT: &str = include_str!("beat.lua");
 
@@ -466,16 +469,12 @@ impl RedisFleet {
                         .is_some_and(|(at, _)| *at == rest.failing_at))
         });
         let named = match (&held_rest, last_taken) {
-            (Some(rest), Some((number, beat, index)))
-                if !send_summary && knows_me && failing.is_empty() =>
-            {
-                Some([
-                    index.to_string(),
-                    number.to_string(),
-                    beat.to_string(),
-                    rest.token.clone(),
-                ])
-            }
+            (Some(rest), Some((number, beat, index))) if !send_summary && knows_me => Some([
+                index.to_string(),
+                number.to_string(),
+                beat.to_string(),
+                rest.token.clone(),
+            ]),
             _ => None,
         };
         let mut connection = self.connection().await?;
@@ -517,13 +516,24 @@ impl RedisFleet {
                 .invoke_async::<redis::Value>(&mut connection)
                 .await
             {
-                Ok(redis::Value::Array(answer)) => answer,
                 Ok(redis::Value::Int(now)) if named.is_some() && !send_summary => {
                     match u64::try_from(now) {
-                        Ok(now) => break Answered::AtRest(now),
+                        Ok(now) => break Answered::AtRest(now, None),
                         Err(_) => Vec::new(),
                     }
                 }
+                // At rest, failing past the budget: its time and its own rows.
+                Ok(redis::Value::Array(answer))
+                    if named.is_some()
+                        && !send_summary
+                        && matches!(answer.first(), Some(redis::Value::Int(_))) =>
+                {
+                    match parse::at_rest_rows(&answer) {
+                        Some((now, rows)) => break Answered::AtRest(now, Some(rows)),
+                        None => Vec::new(),
+                    }
+                }
+                Ok(redis::Value::Array(answer)) => answer,
                 // (Garbage: `parse_beat` says so.)
                 Ok(_) => Vec::new(),
                 Err(e) => {
@@ -570,7 +580,7 @@ impl RedisFleet {
                 }
                 (beat, sent, failing_answer, index)
             }
-            Answered::AtRest(now_ms) => {
+            Answered::AtRest(now_ms, rows) => {
                 // (Answered so only when it named them.)
                 let (Some(rest), Some([index, ..])) = (held_rest, named.as_ref()) else {
                     return Err(BeatError::Store("an answer this client cannot read".into()));
@@ -585,7 +595,9 @@ impl RedisFleet {
                     skipped: [0; crate::REJECTIONS.len()],
                     failing_partial: false,
                 };
-                let own = rest.partial.then(String::new);
+                // (Its own rows come when it fails something past the budget; none when it
+                // fails nothing.)
+                let own = rows.or_else(|| rest.partial.then(String::new));
                 (
                     beat,
                     false,
@@ -596,9 +608,7 @@ impl RedisFleet {
         };
         beat.healed += healed;
         // Its holder's field as the store wrote it: what its next beat names.
-        let taken = index
-            .filter(|_| failing.is_empty())
-            .map(|index| (number, beat.now_ms, index));
+        let taken = index.map(|index| (number, beat.now_ms, index));
         {
             let mut written = lock(&self.written);
             if send_summary {

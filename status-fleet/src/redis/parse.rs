@@ -144,6 +144,15 @@ pub(super) fn at_rest(answer: &[redis::Value]) -> (Option<u64>, Option<String>) 
     )
 }
 
+/// A beat at rest answered by its time and its own rows (it fails something, and the store
+/// sends each instance only the rows it is judged by).
+pub(super) fn at_rest_rows(answer: &[redis::Value]) -> Option<(u64, String)> {
+    match answer {
+        [now, rows] => Some((integer(now)?, text(rows)?)),
+        _ => None,
+    }
+}
+
 /// The rows of what fails (`dc \t dependency \t level \t instances` a line), and how many
 /// lines no upkeep could have written.
 pub(super) fn parse_failing(text: &str) -> (Vec<(String, DependencyCount)>, u64) {

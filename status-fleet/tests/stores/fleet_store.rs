@@ -1978,6 +1978,76 @@ async fn a_beat_at_rest_is_answered_by_its_time_alone() {
     }
 }
 
+/// A failing instance at rest (failing what its last beat failed) moves its failing
+/// members to its beat too, and is told what a beat that went the whole way would have told
+/// it: past the budget, its own rows with its time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_beat_at_rest_moves_its_failing_members() {
+    let redis = RedisServer::start();
+    let ttl = Duration::from_secs(3);
+    let mut c = connection(&redis).await;
+    let db = || vec![FailingDependency::new("db", CheckStatus::Outage)];
+    let me_a =
+        InstanceSummary::new("a1", "east", CheckStatus::Ok, Vec::new(), "1").with_failing(db());
+    let me_b =
+        InstanceSummary::new("b1", "east", CheckStatus::Ok, Vec::new(), "1").with_failing(db());
+    let said = |beat: &status_fleet::Beat| -> Vec<String> {
+        FleetView::from_counts(beat.datacenters.clone(), HealthRule::default())
+            .datacenter("east")
+            .map(|d| d.failing.iter().map(ToString::to_string).collect())
+            .unwrap_or_default()
+    };
+    let shared = ["db OUTAGE on 2 of 2 in east, shared"];
+    for (key, budget) in [("small", DEFAULT_FAILING_BUDGET), ("large", 0)] {
+        let open = || {
+            RedisFleet::new(&redis.url(), key, ttl)
+                .unwrap()
+                .failing_budget(budget)
+        };
+        let (a, b) = (open(), open());
+        // Until both are counted and what fails is read out.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            b.beat(&me_b).await.unwrap();
+            let beat = a.beat(&me_a).await.unwrap();
+            if said(&beat) == shared {
+                break;
+            }
+            assert!(Instant::now() < deadline, "{key}: never said: {beat:?}");
+            tokio::time::sleep(a.counted_every()).await;
+        }
+        a.beat(&me_a).await.unwrap();
+        let before = bytes_out(&mut c).await;
+        let info = bytes_out(&mut c).await - before;
+        let mut beats = Vec::new();
+        for _ in 0..10 {
+            beats.push(a.beat(&me_a).await.unwrap());
+        }
+        let sent = bytes_out(&mut c).await - before - 2 * info;
+        for beat in &beats {
+            assert_eq!(said(beat), shared, "{key}: {beat:?}");
+            assert_eq!(beat.failing_partial, budget == 0, "{key}");
+        }
+        // At rest, 16 bytes a beat within the budget; past it, its time and its row (about
+        // 40). A whole answer is 150 or more: one, for an upkeep due, fits under the bound.
+        let at_rest = if budget == 0 { 48 } else { 16 };
+        assert!(
+            sent <= 10 * at_rest + 200,
+            "{key}: {sent} bytes for 10 beats"
+        );
+        // Its failing member moved to its last beat, and counted once.
+        let score: f64 = redis::cmd("ZSCORE")
+            .arg(format!("{{{key}}}:v2:fail"))
+            .arg("east\u{0}db\u{0}3\u{0}a1")
+            .query_async(&mut c)
+            .await
+            .unwrap();
+        assert_eq!(score as u64, beats[9].now_ms, "{key}");
+        let counted = hget(&mut c, &format!("{{{key}}}:v2:fcount"), "east\tdb\t3").await;
+        assert_eq!(counted.as_deref(), Some("2"), "{key}");
+    }
+}
+
 /// A beat at rest names the holder's field its last beat left and the fleet's field but
 /// for its time: a beat delivered after a newer one, or naming a field the store no longer
 /// holds, goes the whole way and is judged there (`late`).
