@@ -93,24 +93,17 @@ local token = ARGV[18]
 if token and token ~= '' and held and fleet and json == '' and ARGV[7] == '1' and
     string.find(seq, '^[1-9]%d*$') then
   local x, last, p = ARGV[15], ARGV[16], string.find(fleet, '\t', 1, true)
-  local named
-  if failing_lines == '' then
-    named = owner .. '\t' .. last .. '\t' .. dc .. '\t' .. x .. '\t' .. ARGV[17] .. '\t' .. digest
-  else
-    named = owner .. '\t' .. last .. '\t' .. dc .. '\t' .. x .. '\t' .. ARGV[17] .. '\t' .. digest ..
-      '\n' .. failing_lines
-  end
+  local named = owner .. '\t' .. last .. '\t' .. dc .. '\t' .. x .. '\t' .. ARGV[17] .. '\t' .. digest
+  if failing_lines ~= '' then named = named .. '\n' .. failing_lines end
   if p and (#seq > #last or (#seq == #last and seq > last)) and held == named and
       string.sub(fleet, p + 1) == token then
     local counted = tonumber(string.sub(fleet, 1, p - 1))
     if counted and counted > now - every and counted <= now then
       call('ZADD', KEYS[2], string.format('%d', ((x * 4 + cond) * 2 + serving) * 4398046511104 + now), id)
       local own = owner .. '\t' .. seq .. '\t' .. dc .. '\t' .. x .. '\t' .. stamp .. '\t' .. digest
-      if failing_lines == '' then
-        call('HSET', KEYS[1], own_field, own)
-        return now
-      end
-      call('HSET', KEYS[1], own_field, own .. '\n' .. failing_lines)
+      if failing_lines ~= '' then own = own .. '\n' .. failing_lines end
+      call('HSET', KEYS[1], own_field, own)
+      if failing_lines == '' then return now end
       -- What it fails is what its last beat failed (the store wrote these lines after
       -- checking them): each member's score moved. One gone meanwhile (retired by an upkeep
       -- while this instance was silent for a TTL) comes back, counted.

@@ -132,8 +132,8 @@ type FailingRows = std::sync::Arc<Vec<(String, crate::DependencyCount)>>;
 type LastTaken = (u64, u64, u64);
 
 /// What one instance's beats remember: the digest of the summary its store was last sent,
-/// how many beats left it out since, and its last beat taken when that beat failed nothing
-/// (what its next beat names to be answered at rest).
+/// how many beats left it out since, and its last beat taken (what its next beat names to be
+/// answered at rest).
 type Written = (u64, u32, Option<LastTaken>);
 
 /// The token of the fleet's field an answer handed out (what a beat at rest names), with
@@ -493,6 +493,8 @@ impl RedisFleet {
                 .sequence
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
                 + 1;
+            // (Not once the store asked for the summary: that beat goes the whole way.)
+            let naming = named.as_ref().filter(|_| !send_summary);
             let mut invocation = self.beat.key(&self.keys[..]);
             invocation
                 .arg(&me.instance_id)
@@ -509,24 +511,20 @@ impl RedisFleet {
                 .arg(self.clock.deadline(self.ttl / 3))
                 .arg(u8::from(looked))
                 .arg(&digest_hex);
-            if let Some(named) = named.as_ref().filter(|_| !send_summary) {
+            if let Some(named) = naming {
                 invocation.arg(&named[..]);
             }
             let answer = match invocation
                 .invoke_async::<redis::Value>(&mut connection)
                 .await
             {
-                Ok(redis::Value::Int(now)) if named.is_some() && !send_summary => {
-                    match u64::try_from(now) {
-                        Ok(now) => break Answered::AtRest(now, None),
-                        Err(_) => Vec::new(),
-                    }
-                }
+                Ok(redis::Value::Int(now)) if naming.is_some() => match u64::try_from(now) {
+                    Ok(now) => break Answered::AtRest(now, None),
+                    Err(_) => Vec::new(),
+                },
                 // At rest, failing past the budget: its time and its own rows.
                 Ok(redis::Value::Array(answer))
-                    if named.is_some()
-                        && !send_summary
-                        && matches!(answer.first(), Some(redis::Value::Int(_))) =>
+                    if naming.is_some() && matches!(answer.first(), Some(redis::Value::Int(_))) =>
                 {
                     match parse::at_rest_rows(&answer) {
                         Some((now, rows)) => break Answered::AtRest(now, Some(rows)),
@@ -582,7 +580,7 @@ impl RedisFleet {
             }
             Answered::AtRest(now_ms, rows) => {
                 // (Answered so only when it named them.)
-                let (Some(rest), Some([index, ..])) = (held_rest, named.as_ref()) else {
+                let (Some(rest), Some((_, _, index))) = (held_rest, last_taken) else {
                     return Err(BeatError::Store("an answer this client cannot read".into()));
                 };
                 let beat = Beat {
@@ -598,12 +596,7 @@ impl RedisFleet {
                 // (Its own rows come when it fails something past the budget; none when it
                 // fails nothing.)
                 let own = rows.or_else(|| rest.partial.then(String::new));
-                (
-                    beat,
-                    false,
-                    (rest.failing_at, None, own),
-                    index.parse().ok(),
-                )
+                (beat, false, (rest.failing_at, None, own), Some(index))
             }
         };
         beat.healed += healed;
