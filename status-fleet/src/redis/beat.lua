@@ -6,8 +6,9 @@ local id, dc, cond, serving, json, owner = ARGV[1], ARGV[2], ARGV[3], ARGV[4], A
 -- The digest of its summary (`ARGV[14]`, the client's: up to 16 hex digits), and the summary
 -- itself, or `''` when the client holds the one its store has as unchanged: that one stays.
 local digest = ARGV[14] or ''
--- (Every beat comes here: what it does not need is not parsed, numbers are formatted only where
--- a command takes them, and strings compare by identity, as Lua interns them.)
+-- (Every beat not at rest comes here: what it does not need is not parsed, numbers are
+-- formatted only where a command takes them, and strings compare by identity, as Lua interns
+-- them.)
 if not (cond == '0' or cond == '1' or cond == '2' or cond == '3') or
     not (serving == '0' or serving == '1') then
   return {'bad_state'}
@@ -56,75 +57,7 @@ local v2_suffix = ':v2:inst$'
 -- The failing dependencies: one line each, `dependency \t level` (1 MINOR … 3 OUTAGE), at
 -- most 32, ids as status-core's.
 local failing_lines = ARGV[9] or ''
--- The rows a failing instance is judged by, when it is not sent what fails across the
--- fleet: `dc \t dependency \t level \t count` a line, as the upkeep writes them. (A function
--- is made at every run of the line that makes it: only for a beat that fails something.)
-local own_rows
-if failing_lines ~= '' then
-  own_rows = function(fails, bridged)
-    if #fails == 0 then return '' end
-    local fields = {}
-    for _, f in ipairs(fails) do
-      for lvl = 1, 3 do fields[#fields + 1] = dc .. '\t' .. f[1] .. '\t' .. lvl end
-    end
-    local got = call('HMGET', KEYS[5], unpack(fields))
-    local prefix = bridged == '1' and string.match(KEYS[1], '^(.*)' .. v2_suffix)
-    local before = prefix and redis.pcall('HMGET', prefix .. ':fcount', unpack(fields))
-    if type(before) ~= 'table' or before.err then before = {} end
-    local lines = {}
-    for i, field in ipairs(fields) do
-      local n = (tonumber(got[i]) or 0) + math.max(tonumber(before[i]) or 0, 0)
-      if n > 0 then lines[#lines + 1] = field .. '\t' .. n end
-    end
-    return table.concat(lines, '\n')
-  end
-end
--- A beat at rest: the same process, data center, index, summary and failing dependencies as
--- its last beat; the fleet's field as the client last heard it; no upkeep due. The client
--- names its last beat (`ARGV[15]` the index, `ARGV[16]` its number, `ARGV[17]` its time, as
--- the answer told them) and the fleet's field but for its time (`ARGV[18]`, the token the
--- answer handed out): the holder's field is then exactly what the store would write from
--- them, so one comparison checks every field a beat would parse, and a beat delivered after
--- a newer one names a field no longer there. It moves its member (and its failing members),
--- writes its field, and answers its time alone: nothing healed, retired or sent, as the
--- client holds it; or, failing past the budget, its time and its own rows. (Every other beat
--- goes the whole way, below; most beats come here.)
-local token = ARGV[18]
-if token and token ~= '' and held and fleet and json == '' and ARGV[7] == '1' and
-    string.find(seq, '^[1-9]%d*$') then
-  local x, last, p = ARGV[15], ARGV[16], string.find(fleet, '\t', 1, true)
-  local named = owner .. '\t' .. last .. '\t' .. dc .. '\t' .. x .. '\t' .. ARGV[17] .. '\t' .. digest
-  if failing_lines ~= '' then named = named .. '\n' .. failing_lines end
-  if p and (#seq > #last or (#seq == #last and seq > last)) and held == named and
-      string.sub(fleet, p + 1) == token then
-    local counted = tonumber(string.sub(fleet, 1, p - 1))
-    if counted and counted > now - every and counted <= now then
-      call('ZADD', KEYS[2], string.format('%d', ((x * 4 + cond) * 2 + serving) * 4398046511104 + now), id)
-      local own = owner .. '\t' .. seq .. '\t' .. dc .. '\t' .. x .. '\t' .. stamp .. '\t' .. digest
-      if failing_lines ~= '' then own = own .. '\n' .. failing_lines end
-      call('HSET', KEYS[1], own_field, own)
-      if failing_lines == '' then return now end
-      -- What it fails is what its last beat failed (the store wrote these lines after
-      -- checking them): each member's score moved. One gone meanwhile (retired by an upkeep
-      -- while this instance was silent for a TTL) comes back, counted.
-      local fails, moved = {}, false
-      for dep, lvl in string.gmatch(failing_lines, '([^\t\n]+)\t([1-3])') do
-        fails[#fails + 1] = {dep, lvl}
-        if call('ZADD', KEYS[4], stamp, dc .. '\0' .. dep .. '\0' .. lvl .. '\0' .. id) == 1 then
-          local field = dc .. '\t' .. dep .. '\t' .. lvl
-          if call('HINCRBY', KEYS[5], field, '1') <= 0 then call('HDEL', KEYS[5], field) end
-          moved = true
-        end
-      end
-      if moved then call('HSET', KEYS[3], '\0failing_moved', stamp) end
-      -- (The token's third and fourth fields: what fails past the budget, the keys of a
-      -- version before counted too.)
-      local past, bridged = string.match(token, '^[^\t]*\t[^\t]*\t(1?)\t(1?)\t')
-      if ARGV[13] == '1' or past ~= '1' then return now end
-      return {now, own_rows(fails, bridged)}
-    end
-  end
-end
+--[[ rows.lua ]]
 local at, failing_at, settling_mark, past, bridged, counts_at = nil, nil, nil, nil, nil, nil
 if fleet then
   at, failing_at, settling_mark, past, bridged, counts_at =
@@ -298,10 +231,10 @@ end
 -- by when they were made: most upkeeps count what the last one did, and a fleet's
 -- instances each beat once for many upkeeps); what fails, likewise, by when it last
 -- changed (it is sent again only then: it grows with the failing dependencies). (Each read
--- only when sent: it may be kilobytes, and every beat comes here.)
+-- only when sent: it may be kilobytes, and every beat not at rest comes here.)
 -- Every answer that goes the whole way ends with this instance's data center's index and
 -- the token a beat at rest names the fleet's field by (its field but for its time, so
--- whether the store settles too): the client's next beat may then be one at rest (above).
+-- whether the store settles too): the client's next beat may then be one at rest (`rest.lua`).
 local sent_counts, sent_failing, rest = false, false, false
 if fresh then
   if counts_at ~= ARGV[6] then sent_counts = call('HGET', KEYS[3], '\0counts') end

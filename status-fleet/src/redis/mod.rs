@@ -9,14 +9,16 @@
 //! (`resend` when they differ). A beat *at rest* (the same summary and failing dependencies as
 //! its last, the counts and what fails as its client holds them) names the holder's field its
 //! last beat left and the fleet's field but for its time (the token the last answer handed out):
-//! when both are what the store holds and no upkeep is due, the script compares them, moves the
-//! member (and its failing members), writes the field and answers the server's time alone (with
-//! its own rows, when it fails something past the budget), parsing neither field; any other beat
-//! goes the whole way. What every instance needs back, each data center's fresh instances
-//! by condition and its serving ones, is counted at most every thirtieth of the TTL by whichever
-//! beat comes first (O(D log N) for D data centers) and cached for the others. The keys, all under
-//! one hash tag so that a Redis Cluster keeps them in one slot (and every key a script touches is
-//! passed in `KEYS`, but for the keys of the versions before, below); `v2` since the members of
+//! it is sent to a script of its own, with only what that needs (12 arguments and 2 keys, where
+//! the whole beat takes 14 and 5). When both are what the store holds and no upkeep is due, that
+//! script compares them, moves the member (and its failing members), writes the field and
+//! answers the server's time alone (with its own rows, when it fails something past the budget),
+//! parsing neither field; otherwise it answers nil and the beat goes the whole way at once. What
+//! every instance needs back, each data center's fresh instances by condition and its serving ones,
+//! is counted at most every thirtieth of the TTL by whichever beat comes first (O(D log N) for D
+//! data centers) and cached for the others. The keys, all under one hash tag so that a Redis
+//! Cluster keeps them in one slot (and every key a script touches is passed in `KEYS`, but for the
+//! keys of the versions before, below); `v2` since the members of
 //! `{K}:v2:live` are scored:
 //!
 //! | key | type | what |
@@ -211,23 +213,54 @@ const LOOKED_FOR: Duration = Duration::from_secs(60);
 /// one the record holds if the holder's field names it by the beat's digest (`ARGV[14]`); otherwise
 /// the beat changes nothing but what it healed and answers `resend`, the server's time and what it
 /// healed. Every answer that goes the whole way ends with the data center's index and the token
-/// of the fleet's field (`\0fleet` but for its first field). A beat at rest names its last beat
-/// taken (`ARGV[15]` its data center's index, `ARGV[16]` its number, `ARGV[17]` its time) and
-/// the token (`ARGV[18]`): when they are what the store holds, and no upkeep is due, it is
-/// answered by the server's time alone, an integer (or, failing something past the budget, the
-/// time and its own rows). The store's settings come first, in the
-/// script's text ([`beat_script`]): Redis parses them once, not at every beat.
+/// of the fleet's field (`\0fleet` but for its first field), which a beat at rest names
+/// ([`REST`]). The store's settings come first, in the script's text ([`with_settings`]): Redis
+/// parses them once, not at every beat.
 const BEAT: &str = include_str!("beat.lua");
 
-/// The beat's script for a store's settings (its TTL, so how often the fleet is counted, and
-/// the most data centers it takes), before [`BEAT`].
-fn beat_script(ttl: Duration, max_datacenters: usize, wide_budget: usize) -> redis::Script {
+/// A beat at rest: its last beat taken (`ARGV[8]` its data center's index, `ARGV[9]` its
+/// number, `ARGV[10]` its time), its summary's digest (`ARGV[11]`) and the token (`ARGV[12]`),
+/// besides its id, data center, condition, serving flag, owner, number and deadline
+/// (`ARGV[1]`–`ARGV[7]`), and its failing lines and whether someone looks through it
+/// (`ARGV[13]`, `ARGV[14]`) when it fails something. When they are what the store holds, and no
+/// upkeep is due, it is answered by the server's time alone, an integer (or, failing something
+/// past the budget, the time and its own rows); otherwise nil, and the beat goes the whole way
+/// ([`BEAT`]), or `late` and the server's time after its deadline. Its own script, so that the
+/// beats most of a fleet sends at rest carry 12 arguments and 2 keys, not 18 and 5: each is
+/// made a string for Lua at every run.
+const REST: &str = include_str!("rest.lua");
+
+/// The rows a failing instance is judged by, put in both scripts where they say
+/// `--[[ rows.lua ]]`.
+const OWN_ROWS: &str = include_str!("rows.lua");
+
+/// A script for a store's settings (its TTL, so how often the fleet is counted, the most data
+/// centers it takes, and what fails may cost), before its body.
+fn with_settings(
+    body: &str,
+    ttl: Duration,
+    max_datacenters: usize,
+    wide_budget: usize,
+) -> redis::Script {
     let (ttl_ms, every_ms) = (millis(ttl), millis(counted_every(ttl)));
     redis::Script::new(&format!(
         "local ttl, every, retire, limit, max_datacenters, max_rows, wide_budget = {ttl_ms}, \
-         {every_ms}, {RETIRE}, {MAX_SUMMARY}, {max_datacenters}, {}, {wide_budget}\n{BEAT}",
-        crate::MAX_FAILING_ROWS
+         {every_ms}, {RETIRE}, {MAX_SUMMARY}, {max_datacenters}, {}, {wide_budget}\n{}",
+        crate::MAX_FAILING_ROWS,
+        body.replacen("--[[ rows.lua ]]\n", OWN_ROWS, 1)
     ))
+}
+
+/// The beat's script ([`BEAT`]) and the beat at rest's ([`REST`]), for a store's settings.
+fn beat_scripts(
+    ttl: Duration,
+    max_datacenters: usize,
+    wide_budget: usize,
+) -> (redis::Script, redis::Script) {
+    (
+        with_settings(BEAT, ttl, max_datacenters, wide_budget),
+        with_settings(REST, ttl, max_datacenters, wide_budget),
+    )
 }
 
 /// One page of instances in the order of `{K}:v2:live` (data center by index, condition,
@@ -303,6 +336,7 @@ pub struct RedisFleet {
     ttl: Duration,
     // Sent by their SHA1 (EVALSHA), the body only when the server does not have it.
     beat: redis::Script,
+    rest: redis::Script,
     list: redis::Script,
     voice: redis::Script,
 }
@@ -327,6 +361,7 @@ impl RedisFleet {
             RedisStore::tagged(&key, "v2:fcount")?,
         ];
         let voice_key = RedisStore::tagged(&key, "voice")?;
+        let (beat, rest) = beat_scripts(ttl, DEFAULT_MAX_DATACENTERS, DEFAULT_FAILING_BUDGET);
         Ok(Self {
             store,
             last: std::sync::Mutex::new(None),
@@ -343,7 +378,8 @@ impl RedisFleet {
             failing_budget: DEFAULT_FAILING_BUDGET,
             looked_until: std::sync::Mutex::new(None),
             ttl,
-            beat: beat_script(ttl, DEFAULT_MAX_DATACENTERS, DEFAULT_FAILING_BUDGET),
+            beat,
+            rest,
             list: redis::Script::new(LIST),
             voice: redis::Script::new(VOICE),
         })
@@ -356,7 +392,7 @@ impl RedisFleet {
     #[must_use]
     pub fn max_datacenters(mut self, max: usize) -> Self {
         self.max_datacenters = max.clamp(1, MAX_DATACENTERS);
-        self.beat = beat_script(self.ttl, self.max_datacenters, self.failing_budget);
+        (self.beat, self.rest) = beat_scripts(self.ttl, self.max_datacenters, self.failing_budget);
         self
     }
 
@@ -371,7 +407,7 @@ impl RedisFleet {
     #[must_use]
     pub fn failing_budget(mut self, bytes: usize) -> Self {
         self.failing_budget = bytes;
-        self.beat = beat_script(self.ttl, self.max_datacenters, self.failing_budget);
+        (self.beat, self.rest) = beat_scripts(self.ttl, self.max_datacenters, self.failing_budget);
         self
     }
 
@@ -469,12 +505,7 @@ impl RedisFleet {
                         .is_some_and(|(at, _)| *at == rest.failing_at))
         });
         let named = match (&held_rest, last_taken) {
-            (Some(rest), Some((number, beat, index))) if !send_summary && knows_me => Some([
-                index.to_string(),
-                number.to_string(),
-                beat.to_string(),
-                rest.token.clone(),
-            ]),
+            (Some(rest), Some(last)) if !send_summary && knows_me => Some((last, &rest.token)),
             _ => None,
         };
         let mut connection = self.connection().await?;
@@ -485,6 +516,9 @@ impl RedisFleet {
         // that fell behind was sent every late beat twice).
         let mut tries = 0;
         let mut resent = false;
+        // A beat named at rest that the store did not take so (something changed since, or
+        // an upkeep is due) goes the whole way at once.
+        let mut missed = false;
         let mut healed = 0;
         let mut number;
         let answer = loop {
@@ -494,26 +528,55 @@ impl RedisFleet {
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
                 + 1;
             // (Not once the store asked for the summary: that beat goes the whole way.)
-            let naming = named.as_ref().filter(|_| !send_summary);
-            let mut invocation = self.beat.key(&self.keys[..]);
-            invocation
-                .arg(&me.instance_id)
-                .arg(&me.datacenter)
-                .arg(condition_digit(me.condition))
-                .arg(u8::from(me.serving()))
-                .arg(if send_summary { json.as_str() } else { "" })
-                .arg(held_at)
-                .arg(u8::from(knows_me))
-                .arg(&self.owner)
-                .arg(&failing)
-                .arg(&held_failing_at)
-                .arg(number)
-                .arg(self.clock.deadline(self.ttl / 3))
-                .arg(u8::from(looked))
-                .arg(&digest_hex);
-            if let Some(named) = naming {
-                invocation.arg(&named[..]);
-            }
+            let naming = named.filter(|_| !send_summary && !missed);
+            let deadline = self.clock.deadline(self.ttl / 3);
+            let invocation = match naming {
+                Some(((last, beat, index), token)) => {
+                    // Its failing members and their counts only when it fails something.
+                    let keys = if failing.is_empty() {
+                        &self.keys[..2]
+                    } else {
+                        &self.keys[..]
+                    };
+                    let mut invocation = self.rest.key(keys);
+                    invocation
+                        .arg(&me.instance_id)
+                        .arg(&me.datacenter)
+                        .arg(condition_digit(me.condition))
+                        .arg(u8::from(me.serving()))
+                        .arg(&self.owner)
+                        .arg(number)
+                        .arg(deadline)
+                        .arg(index)
+                        .arg(last)
+                        .arg(beat)
+                        .arg(&digest_hex)
+                        .arg(token);
+                    if !failing.is_empty() {
+                        invocation.arg(&failing).arg(u8::from(looked));
+                    }
+                    invocation
+                }
+                None => {
+                    let mut invocation = self.beat.key(&self.keys[..]);
+                    invocation
+                        .arg(&me.instance_id)
+                        .arg(&me.datacenter)
+                        .arg(condition_digit(me.condition))
+                        .arg(u8::from(me.serving()))
+                        .arg(if send_summary { json.as_str() } else { "" })
+                        .arg(held_at)
+                        .arg(u8::from(knows_me))
+                        .arg(&self.owner)
+                        .arg(&failing)
+                        .arg(&held_failing_at)
+                        .arg(number)
+                        .arg(deadline)
+                        .arg(u8::from(looked))
+                        .arg(&digest_hex);
+                    invocation
+                }
+            };
             let answer = match invocation
                 .invoke_async::<redis::Value>(&mut connection)
                 .await
@@ -522,6 +585,11 @@ impl RedisFleet {
                     Ok(now) => break Answered::AtRest(now, None),
                     Err(_) => Vec::new(),
                 },
+                // Not at rest: the whole way, at once.
+                Ok(redis::Value::Nil) if naming.is_some() => {
+                    missed = true;
+                    continue;
+                }
                 // At rest, failing past the budget: its time and its own rows.
                 Ok(redis::Value::Array(answer))
                     if naming.is_some() && matches!(answer.first(), Some(redis::Value::Int(_))) =>

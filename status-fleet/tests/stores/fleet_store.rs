@@ -2049,11 +2049,13 @@ async fn a_failing_beat_at_rest_moves_its_failing_members() {
 }
 
 /// A beat at rest names the holder's field its last beat left and the fleet's field but
-/// for its time: a beat delivered after a newer one, or naming a field the store no longer
-/// holds, goes the whole way and is judged there (`late`).
+/// for its time: a beat delivered after a newer one, naming a field the store no longer
+/// holds, or coming when an upkeep is due, is answered nil and changes nothing (the client
+/// then sends it the whole way, where it is judged); one past its deadline is `late`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_beat_at_rest_names_what_it_replaces() {
-    const BEAT: &str = include_str!("../../src/redis/beat.lua");
+    const REST: &str = include_str!("../../src/redis/rest.lua");
+    const ROWS: &str = include_str!("../../src/redis/rows.lua");
     let redis = RedisServer::start();
     let ttl = Duration::from_secs(3);
     let store = RedisFleet::new(&redis.url(), "named", ttl).unwrap();
@@ -2070,67 +2072,85 @@ async fn a_beat_at_rest_names_what_it_replaces() {
     let fleet = hget(&mut c, "{named}:v2:inst", "\0fleet").await.unwrap();
     let (_, token) = fleet.split_once('\t').unwrap();
     let script = redis::Script::new(&format!(
-        "local ttl, every, retire, limit, max_datacenters, max_rows, wide_budget = {}, 100, 64, {MAX_SUMMARY}, 64, 1024, {DEFAULT_FAILING_BUDGET}\n{BEAT}",
-        ttl.as_millis()
+        "local ttl, every, retire, limit, max_datacenters, max_rows, wide_budget = {}, 100, 64, {MAX_SUMMARY}, 64, 1024, {DEFAULT_FAILING_BUDGET}\n{}",
+        ttl.as_millis(),
+        REST.replacen("--[[ rows.lua ]]\n", ROWS, 1)
     ));
-    let mut send = async |sequence: u64, last: &str, beat: &str, token: &str| -> redis::Value {
+    let mut send = async |sequence: u64, last: &str, beat: &str, token: &str, deadline: u64| {
         script
-            .key(keys("named"))
+            .key(&keys("named")[..2])
             .arg("i1")
             .arg(dc)
             .arg("0")
             .arg("1")
-            .arg("")
-            .arg(0)
-            .arg(1)
             .arg(owner)
-            .arg("")
-            .arg("")
             .arg(sequence)
-            .arg(0)
-            .arg(0)
-            .arg(digest)
+            .arg(deadline)
             .arg(index)
             .arg(last)
             .arg(beat)
+            .arg(digest)
             .arg(token)
-            .invoke_async(&mut c)
+            .invoke_async::<redis::Value>(&mut c)
             .await
             .unwrap()
     };
     let next: u64 = last.parse::<u64>().unwrap() + 1;
     // Named as it is: at rest, answered by the time alone.
-    let redis::Value::Int(now) = send(next, last, beat, token).await else {
+    let redis::Value::Int(now) = send(next, last, beat, token, 0).await else {
         panic!("not at rest")
     };
     let mut c2 = connection(&redis).await;
+    let taken = format!("{owner}\t{next}\t{dc}\t{index}\t{now}\t{digest}");
     let own = hget(&mut c2, "{named}:v2:inst", "i1\0own").await.unwrap();
-    assert_eq!(
-        own,
-        format!("{owner}\t{next}\t{dc}\t{index}\t{now}\t{digest}")
-    );
-    // The same again (delivered twice): it names a field no longer there, goes the whole
-    // way, and is late there.
-    let again = send(next, last, beat, token).await;
-    assert_eq!(
-        redis::from_redis_value::<Vec<String>>(&again).unwrap(),
-        ["late"]
-    );
-    // A newer beat naming its last but for a token not the store's: the whole way.
+    assert_eq!(own, taken);
     let now = now.to_string();
-    let whole = send(next + 1, &next.to_string(), &now, "0\t\t\t\t0").await;
-    let redis::Value::Array(whole) = whole else {
-        panic!("{whole:?}")
-    };
-    // (The store, new, is still settling.)
-    assert!(
-        matches!(&whole[0], redis::Value::BulkString(s) if s == b"ok" || s == b"settling"),
-        "{whole:?}"
-    );
-    assert_eq!(whole.len(), 11, "{whole:?}");
-    // Naming a number not above its last: the whole way, late.
-    let stale = send(next + 1, &(next + 1).to_string(), &now, token).await;
-    assert!(!matches!(stale, redis::Value::Int(_)), "{stale:?}");
+    let not_taken = [
+        // The same again (delivered twice): it names a field no longer there.
+        (next, last.to_owned(), beat, token),
+        // A newer beat naming its last but for a token not the store's.
+        (next + 1, next.to_string(), now.as_str(), "0\t\t\t\t0"),
+        // Naming a number not above its last.
+        (next + 1, (next + 1).to_string(), now.as_str(), token),
+    ];
+    for (sequence, last, beat, token) in not_taken {
+        let answer = send(sequence, &last, beat, token, 0).await;
+        assert_eq!(
+            answer,
+            redis::Value::Nil,
+            "{sequence} {last} {beat} {token:?}"
+        );
+        let own = hget(&mut c2, "{named}:v2:inst", "i1\0own").await.unwrap();
+        assert_eq!(own, taken, "nothing changed");
+    }
+    // Past its deadline: late, with the server's time.
+    let late = send(next + 1, &next.to_string(), &now, token, 1).await;
+    let late: (String, u64) = redis::from_redis_value(&late).unwrap();
+    assert_eq!(late.0, "late");
+    assert!(late.1 >= now.parse().unwrap(), "{late:?}");
+    // An upkeep due (the counts made longer ago than `every`): not at rest.
+    let stale = format!("{}\t{token}", now.parse::<u64>().unwrap() - 1_000);
+    let _: i64 = redis::cmd("HSET")
+        .arg("{named}:v2:inst")
+        .arg("\0fleet")
+        .arg(&stale)
+        .query_async(&mut c2)
+        .await
+        .unwrap();
+    let due = send(next + 1, &next.to_string(), &now, token, 0).await;
+    assert_eq!(due, redis::Value::Nil);
+    // Named right with the counts fresh again: at rest.
+    let (secs, micros): (u64, u64) = redis::cmd("TIME").query_async(&mut c2).await.unwrap();
+    let fresh = format!("{}\t{token}", secs * 1_000 + micros / 1_000);
+    let _: i64 = redis::cmd("HSET")
+        .arg("{named}:v2:inst")
+        .arg("\0fleet")
+        .arg(&fresh)
+        .query_async(&mut c2)
+        .await
+        .unwrap();
+    let again = send(next + 1, &next.to_string(), &now, token, 0).await;
+    assert!(matches!(again, redis::Value::Int(_)), "{again:?}");
 }
 
 /// A store found empty is settling for a TTL, then not; flushed, it settles again. The mark
