@@ -1618,6 +1618,7 @@ async fn a_store_out_of_reach_is_unavailable_and_a_bad_cursor_invalid() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_beat_delivered_late_changes_nothing() {
     const BEAT: &str = include_str!("../../src/redis/beat.lua");
+    const ROWS: &str = include_str!("../../src/redis/rows.lua");
     let redis = RedisServer::start();
     let store = RedisFleet::new(&redis.url(), "late", TTL).unwrap();
     let outage = InstanceSummary::new("i1", "dc-1", CheckStatus::Outage, Vec::new(), "1");
@@ -1640,8 +1641,9 @@ async fn a_beat_delivered_late_changes_nothing() {
     let json = serde_json::to_string(&ok).unwrap();
     // The store's settings come first, in the script's text.
     let script = redis::Script::new(&format!(
-        "local ttl, every, retire, limit, max_datacenters, max_rows, wide_budget = {}, 10, 64, {MAX_SUMMARY}, 64, 1024, {DEFAULT_FAILING_BUDGET}\n{BEAT}",
-        TTL.as_millis()
+        "local ttl, every, retire, limit, max_datacenters, max_rows, wide_budget = {}, 10, 64, {MAX_SUMMARY}, 64, 1024, {DEFAULT_FAILING_BUDGET}\n{}",
+        TTL.as_millis(),
+        BEAT.replacen("--[[ rows.lua ]]\n", ROWS, 1)
     ));
     let mut send = async |sequence: u64, deadline: u64| -> String {
         let answer: Vec<redis::Value> = script
