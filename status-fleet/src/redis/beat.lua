@@ -384,7 +384,7 @@ if #gone > 0 or bridge or not pass[3] or (pass[2] and tonumber(pass[2]) >= tonum
   local all = call('HGETALL', KEYS[5])
   -- Past 64 rows, the counts are kept a hash table: a failing instance's beat looks up its
   -- own rows one by one, and Redis keeps a small hash as a list it scans (up to 512 fields
-  -- by default: at 10,000 instances, 5 % failing, its 490 rows made every beat 11 % dearer
+  -- by default: at 10,000 instances, 5 % failing, its 470 rows made every beat 11 % dearer
   -- on average). A field too long for such a list makes it a table for good; it is no row
   -- (no tab), and counts for nothing.
   if #all > 128 then
