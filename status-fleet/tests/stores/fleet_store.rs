@@ -1964,6 +1964,17 @@ async fn a_beat_at_rest_is_answered_by_its_time_alone() {
         score as u64,
         ((index * 4) * 2 + 1) * (1 << 42) + beats[19].now_ms
     );
+    // Its scripts flushed (the store restarted, or a replica promoted that never ran them):
+    // the client loads them again, and the beat at rest is taken, told the same.
+    let () = redis::cmd("SCRIPT")
+        .arg("FLUSH")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    let after = store.beat(&me).await.unwrap();
+    assert_eq!(after.datacenters, whole.datacenters);
+    let own = hget(&mut c, "{calm}:v2:inst", "i1\0own").await.unwrap();
+    assert_eq!(own.split('\t').nth(4), Some(&*after.now_ms.to_string()));
 
     // A change goes the whole way, and is counted at the next upkeep.
     let minor = InstanceSummary::new("i1", "east", CheckStatus::Minor, Vec::new(), "1");
