@@ -15,14 +15,24 @@ struct Redis {
 
 impl Redis {
     fn start() -> Self {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut redis = Self { port, child: None };
-        redis.restart();
-        redis
+        // (Another test's server may take the port between its choice and this one's bind.)
+        for _ in 0..10 {
+            let port = TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let mut redis = Self { port, child: None };
+            redis.restart();
+            if redis
+                .child
+                .as_mut()
+                .is_some_and(|c| servers::redis_is(c, port))
+            {
+                return redis;
+            }
+        }
+        panic!("redis-server found no free port in ten tries");
     }
 
     fn restart(&mut self) {

@@ -62,6 +62,38 @@ impl Restartable for PostgresServer {
     }
 }
 
+/// Whether the `redis-server` answering on `port` is `child` (its `INFO`'s `process_id`), not
+/// another test's that took the same port between its choice and its bind (`child` then
+/// exits, `Address already in use`, and the port answers all the same: the test would use,
+/// and lose, a server another test stops).
+pub(crate) fn redis_is(child: &mut Child, port: u16) -> bool {
+    use std::io::{Read, Write};
+    if !matches!(child.try_wait(), Ok(None)) {
+        return false;
+    }
+    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok();
+    if stream.write_all(b"INFO server\r\n").is_err() {
+        return false;
+    }
+    let mut seen = Vec::new();
+    let mut buffer = [0; 4096];
+    while let Ok(n @ 1..) = stream.read(&mut buffer) {
+        seen.extend_from_slice(&buffer[..n]);
+        let text = String::from_utf8_lossy(&seen);
+        if let Some(line) = text
+            .lines()
+            .find_map(|l| l.strip_prefix("process_id:"))
+            .filter(|_| text.contains("\r\nrun_id:"))
+        {
+            return line.trim().parse() == Ok(child.id());
+        }
+    }
+    false
+}
+
 /// A `redis-server` with no persistence.
 pub(crate) struct RedisServer {
     pub(crate) port: u16,
@@ -70,12 +102,21 @@ pub(crate) struct RedisServer {
 
 impl RedisServer {
     pub(crate) fn start() -> Self {
-        let mut server = Self {
-            port: free_port(),
-            child: None,
-        };
-        server.restart();
-        server
+        for _ in 0..10 {
+            let mut server = Self {
+                port: free_port(),
+                child: None,
+            };
+            server.restart();
+            if server
+                .child
+                .as_mut()
+                .is_some_and(|c| redis_is(c, server.port))
+            {
+                return server;
+            }
+        }
+        panic!("redis-server found no free port in ten tries");
     }
 
     pub(crate) fn url(&self) -> String {
