@@ -31,21 +31,8 @@ local broken = type(rec) ~= 'table' or rec.err
 if broken then rec = {} end
 local held, fleet = rec[1], rec[2]
 local seq = ARGV[11]
--- The server's clock in milliseconds, as digits (`stamp`, written in records) and as a
--- number (`now`).
-local t = call('TIME')
-local micros = t[2]
-local stamp = #micros == 6 and t[1] .. string.sub(micros, 1, 3) or
-  string.format('%s%03d', t[1], micros / 1000)
-local now = tonumber(stamp)
--- A beat run after its deadline (the client gave up on it; the network delivered it late)
--- changes nothing: it would write a condition of seconds ago, stamped now, as fresh.
--- (Milliseconds as digits, no leading zero: compared by length, then as text; `0`, none.)
 local deadline = ARGV[12]
-if deadline and deadline ~= '0' and string.find(deadline, '^[1-9]%d*$') and
-    (#stamp > #deadline or (#stamp == #deadline and stamp > deadline)) then
-  return {'late', now}
-end
+--[[ clock.lua ]]
 -- The keys of the versions before this one's (`{K}:live`, `{K}:dcs`, `{K}:fail`,
 -- `{K}:fcount`: one member an instance by lex, no index) are under the same hash tag, so in
 -- the same slot as `KEYS`; named here from `KEYS[1]`, not passed, as only the upkeep and a

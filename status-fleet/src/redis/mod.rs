@@ -234,6 +234,10 @@ const REST: &str = include_str!("rest.lua");
 /// `--[[ rows.lua ]]`.
 const OWN_ROWS: &str = include_str!("rows.lua");
 
+/// The server's clock, and a beat past its deadline answered `late`: put in both scripts
+/// where they say `--[[ clock.lua ]]`.
+const CLOCK: &str = include_str!("clock.lua");
+
 /// A script for a store's settings (its TTL, so how often the fleet is counted, the most data
 /// centers it takes, and what fails may cost), before its body.
 fn with_settings(
@@ -248,6 +252,7 @@ fn with_settings(
          {every_ms}, {RETIRE}, {MAX_SUMMARY}, {max_datacenters}, {}, {wide_budget}\n{}",
         crate::MAX_FAILING_ROWS,
         body.replacen("--[[ rows.lua ]]\n", OWN_ROWS, 1)
+            .replacen("--[[ clock.lua ]]\n", CLOCK, 1)
     ))
 }
 

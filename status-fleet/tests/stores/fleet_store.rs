@@ -144,6 +144,17 @@ fn keys(key: &str) -> Vec<String> {
 }
 
 /// One field of one of the store's hashes, as it is in Redis.
+/// A script of the Redis store (`beat.lua`, `rest.lua`) with its snippets put in, after the
+/// store's settings (`every`: how often the fleet is counted, in ms), as the store builds it.
+fn assembled(body: &str, ttl: Duration, every: u64) -> redis::Script {
+    redis::Script::new(&format!(
+        "local ttl, every, retire, limit, max_datacenters, max_rows, wide_budget = {}, {every}, 64, {MAX_SUMMARY}, 64, 1024, {DEFAULT_FAILING_BUDGET}\n{}",
+        ttl.as_millis(),
+        body.replacen("--[[ rows.lua ]]\n", include_str!("../../src/redis/rows.lua"), 1)
+            .replacen("--[[ clock.lua ]]\n", include_str!("../../src/redis/clock.lua"), 1)
+    ))
+}
+
 async fn hget(
     conn: &mut redis::aio::MultiplexedConnection,
     key: &str,
@@ -1618,7 +1629,6 @@ async fn a_store_out_of_reach_is_unavailable_and_a_bad_cursor_invalid() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_beat_delivered_late_changes_nothing() {
     const BEAT: &str = include_str!("../../src/redis/beat.lua");
-    const ROWS: &str = include_str!("../../src/redis/rows.lua");
     let redis = RedisServer::start();
     let store = RedisFleet::new(&redis.url(), "late", TTL).unwrap();
     let outage = InstanceSummary::new("i1", "dc-1", CheckStatus::Outage, Vec::new(), "1");
@@ -1640,11 +1650,7 @@ async fn a_beat_delivered_late_changes_nothing() {
     let ok = InstanceSummary::new("i1", "dc-1", CheckStatus::Ok, Vec::new(), "1");
     let json = serde_json::to_string(&ok).unwrap();
     // The store's settings come first, in the script's text.
-    let script = redis::Script::new(&format!(
-        "local ttl, every, retire, limit, max_datacenters, max_rows, wide_budget = {}, 10, 64, {MAX_SUMMARY}, 64, 1024, {DEFAULT_FAILING_BUDGET}\n{}",
-        TTL.as_millis(),
-        BEAT.replacen("--[[ rows.lua ]]\n", ROWS, 1)
-    ));
+    let script = assembled(BEAT, TTL, 10);
     let mut send = async |sequence: u64, deadline: u64| -> String {
         let answer: Vec<redis::Value> = script
             .key(
@@ -2068,7 +2074,6 @@ async fn a_failing_beat_at_rest_moves_its_failing_members() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_beat_at_rest_names_what_it_replaces() {
     const REST: &str = include_str!("../../src/redis/rest.lua");
-    const ROWS: &str = include_str!("../../src/redis/rows.lua");
     let redis = RedisServer::start();
     let ttl = Duration::from_secs(3);
     let store = RedisFleet::new(&redis.url(), "named", ttl).unwrap();
@@ -2084,11 +2089,7 @@ async fn a_beat_at_rest_names_what_it_replaces() {
     };
     let fleet = hget(&mut c, "{named}:v2:inst", "\0fleet").await.unwrap();
     let (_, token) = fleet.split_once('\t').unwrap();
-    let script = redis::Script::new(&format!(
-        "local ttl, every, retire, limit, max_datacenters, max_rows, wide_budget = {}, 100, 64, {MAX_SUMMARY}, 64, 1024, {DEFAULT_FAILING_BUDGET}\n{}",
-        ttl.as_millis(),
-        REST.replacen("--[[ rows.lua ]]\n", ROWS, 1)
-    ));
+    let script = assembled(REST, ttl, 100);
     let mut send = async |sequence: u64, last: &str, beat: &str, token: &str, deadline: u64| {
         script
             .key(&keys("named")[..2])
@@ -2141,27 +2142,23 @@ async fn a_beat_at_rest_names_what_it_replaces() {
     let late: (String, u64) = redis::from_redis_value(&late).unwrap();
     assert_eq!(late.0, "late");
     assert!(late.1 >= now.parse().unwrap(), "{late:?}");
+    // The fleet's field as an upkeep made `ago` ms before the server's time, this token.
+    let mut made = async |ago: u64| {
+        let (secs, micros): (u64, u64) = redis::cmd("TIME").query_async(&mut c2).await.unwrap();
+        let _: i64 = redis::cmd("HSET")
+            .arg("{named}:v2:inst")
+            .arg("\0fleet")
+            .arg(format!("{}\t{token}", secs * 1_000 + micros / 1_000 - ago))
+            .query_async(&mut c2)
+            .await
+            .unwrap();
+    };
     // An upkeep due (the counts made longer ago than `every`): not at rest.
-    let stale = format!("{}\t{token}", now.parse::<u64>().unwrap() - 1_000);
-    let _: i64 = redis::cmd("HSET")
-        .arg("{named}:v2:inst")
-        .arg("\0fleet")
-        .arg(&stale)
-        .query_async(&mut c2)
-        .await
-        .unwrap();
+    made(1_000).await;
     let due = send(next + 1, &next.to_string(), &now, token, 0).await;
     assert_eq!(due, redis::Value::Nil);
     // Named right with the counts fresh again: at rest.
-    let (secs, micros): (u64, u64) = redis::cmd("TIME").query_async(&mut c2).await.unwrap();
-    let fresh = format!("{}\t{token}", secs * 1_000 + micros / 1_000);
-    let _: i64 = redis::cmd("HSET")
-        .arg("{named}:v2:inst")
-        .arg("\0fleet")
-        .arg(&fresh)
-        .query_async(&mut c2)
-        .await
-        .unwrap();
+    made(0).await;
     let again = send(next + 1, &next.to_string(), &now, token, 0).await;
     assert!(matches!(again, redis::Value::Int(_)), "{again:?}");
 }
