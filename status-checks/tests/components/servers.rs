@@ -401,8 +401,18 @@ impl PostgresServer {
                 "--no-sync",
             ],
         );
-        server.restart();
-        server
+        // The port is chosen again just before each start, and another tried if the start
+        // fails: initdb takes seconds, and another test's server may take a port meanwhile.
+        for _ in 0..10 {
+            server.port = free_port();
+            if server.start_on_port() {
+                return server;
+            }
+        }
+        panic!(
+            "postgres did not start in ten tries: {}",
+            std::fs::read_to_string(server.dir.join("log")).unwrap_or_default()
+        );
     }
 
     fn data(&self) -> PathBuf {
@@ -410,6 +420,16 @@ impl PostgresServer {
     }
 
     fn run(&self, tool: &str, args: &[&str]) {
+        let output = self.output(tool, args);
+        assert!(
+            output.status.success(),
+            "{tool} failed: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    fn output(&self, tool: &str, args: &[&str]) -> std::process::Output {
         let program = self.bin.join(tool);
         let mut command = if self.as_postgres {
             let mut c = Command::new("setpriv");
@@ -424,18 +444,12 @@ impl PostgresServer {
         } else {
             Command::new(&program)
         };
-        let output = command
+        command
             .args(args)
             .current_dir(&self.dir)
             .stdin(Stdio::null())
             .output()
-            .unwrap_or_else(|e| panic!("{tool}: {e}"));
-        assert!(
-            output.status.success(),
-            "{tool} failed: {}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
+            .unwrap_or_else(|e| panic!("{tool}: {e}"))
     }
 
     pub(crate) fn config(&self) -> String {
@@ -447,6 +461,16 @@ impl PostgresServer {
 
     /// Starts it (again, on the same port).
     pub(crate) fn restart(&mut self) {
+        assert!(
+            self.start_on_port(),
+            "postgres did not start on {}",
+            self.port
+        );
+    }
+
+    /// Starts it on its port: whether it did (`pg_ctl -w` waits for it to accept
+    /// connections, and fails if it exits, as on a port taken).
+    fn start_on_port(&mut self) -> bool {
         let data = self.data();
         let options = format!(
             "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
@@ -454,21 +478,27 @@ impl PostgresServer {
             self.dir.display()
         );
         let log = self.dir.join("log");
-        self.run(
-            "pg_ctl",
-            &[
-                "-D",
-                data.to_str().unwrap(),
-                "-o",
-                &options,
-                "-l",
-                log.to_str().unwrap(),
-                "-w",
-                "start",
-            ],
-        );
-        self.running = true;
-        wait_for_port(self.port, "postgres");
+        let started = self
+            .output(
+                "pg_ctl",
+                &[
+                    "-D",
+                    data.to_str().unwrap(),
+                    "-o",
+                    &options,
+                    "-l",
+                    log.to_str().unwrap(),
+                    "-w",
+                    "start",
+                ],
+            )
+            .status
+            .success();
+        if started {
+            self.running = true;
+            wait_for_port(self.port, "postgres");
+        }
+        started
     }
 
     pub(crate) fn stop(&mut self) {
