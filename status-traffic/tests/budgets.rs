@@ -1,86 +1,28 @@
 //! Shutdown budgets against a real `redis-server` (installed by `scripts/test`), started on a
 //! free loopback port for each test. Real time: the windows are the server's.
 
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use status_traffic::cull::{Budget, BudgetError, BudgetWindow, Grant, RedisBudget};
 
-struct Redis {
-    port: u16,
-    child: Option<Child>,
+use servers::RedisServer;
+
+/// Each test's own `redis-server` (`DEBUG SLEEP` stands for a Redis that stalls).
+fn start_redis() -> RedisServer {
+    RedisServer::start_with(&["--enable-debug-command", "yes"])
 }
 
-impl Redis {
-    fn start() -> Self {
-        // (Another test's server may take the port between its choice and this one's bind.)
-        for _ in 0..10 {
-            let port = TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port();
-            let mut redis = Self { port, child: None };
-            redis.restart();
-            if redis
-                .child
-                .as_mut()
-                .is_some_and(|c| servers::redis_is(c, port))
-            {
-                return redis;
-            }
-        }
-        panic!("redis-server found no free port in ten tries");
-    }
-
-    fn restart(&mut self) {
-        let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            // DEBUG SLEEP stands for a Redis that stalls.
-            .args(["--enable-debug-command", "yes"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server is installed (scripts/test installs it)");
-        self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            assert!(Instant::now() < deadline, "redis-server did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            child.kill().ok();
-            child.wait().ok();
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
-    }
-
-    async fn connection(&self) -> redis::aio::MultiplexedConnection {
-        redis::Client::open(self.url())
-            .unwrap()
-            .get_multiplexed_async_connection()
-            .await
-            .unwrap()
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        self.stop();
-    }
+async fn connection(redis: &RedisServer) -> redis::aio::MultiplexedConnection {
+    redis::Client::open(redis.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap()
 }
 
 async fn budgets(
-    redis: &Redis,
+    redis: &RedisServer,
     n: usize,
     capacity: u64,
     window: Duration,
@@ -92,7 +34,7 @@ async fn budgets(
 /// `n` instances' budgets under `key`, each asking for at most 250 ms, vouched for (the
 /// store is new: it forgot nothing).
 async fn budgets_named(
-    redis: &Redis,
+    redis: &RedisServer,
     key: &str,
     n: usize,
     capacity: u64,
@@ -148,7 +90,7 @@ fn tokens(answers: &[Result<Grant, BudgetError>]) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn twenty_instances_share_a_fixed_window() {
-    let redis = Redis::start();
+    let redis = start_redis();
     let window = Duration::from_secs(2);
     let fleet = budgets(&redis, 20, 10, window, BudgetWindow::Fixed).await;
     into_next_window(window, Duration::from_millis(100)).await;
@@ -164,7 +106,7 @@ async fn twenty_instances_share_a_fixed_window() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_sliding_window_never_passes_capacity_in_any_span() {
-    let redis = Redis::start();
+    let redis = start_redis();
     let window = Duration::from_millis(1000);
     let fleet = budgets(&redis, 5, 3, window, BudgetWindow::Sliding).await;
     let started = Instant::now();
@@ -194,7 +136,7 @@ async fn the_sliding_window_never_passes_capacity_in_any_span() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_key_expires_even_one_written_without_expiry() {
-    let redis = Redis::start();
+    let redis = start_redis();
     let window = Duration::from_secs(10);
     let fixed = budgets(&redis, 1, 2, window, BudgetWindow::Fixed)
         .await
@@ -216,7 +158,7 @@ async fn every_key_expires_even_one_written_without_expiry() {
         fixed.take().await.unwrap();
         sliding.take().await.unwrap();
     }
-    let mut connection = redis.connection().await;
+    let mut connection = connection(&redis).await;
     let keys: Vec<String> = redis::cmd("KEYS")
         .arg("{cull-*")
         .query_async(&mut connection)
@@ -257,7 +199,7 @@ async fn every_key_expires_even_one_written_without_expiry() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_redis_there_is_no_token_and_back_empty_a_window_counts_as_spent() {
-    let mut redis = Redis::start();
+    let mut redis = start_redis();
     let budget = RedisBudget::new(
         &redis.url(),
         "cull-budget",
@@ -311,7 +253,7 @@ async fn without_redis_there_is_no_token_and_back_empty_a_window_counts_as_spent
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_store_restarted_empty_grants_nothing_for_a_window() {
     for kind in [BudgetWindow::Fixed, BudgetWindow::Sliding] {
-        let mut redis = Redis::start();
+        let mut redis = start_redis();
         let window = Duration::from_secs(3);
         let budget = RedisBudget::new(&redis.url(), "restarted", 2, window, kind, "a").unwrap();
         // New, and not vouched for: nothing for a window.
@@ -357,7 +299,7 @@ async fn twenty_cullers_cull_capacity_per_window() {
     use status_traffic::count::Failures;
     use status_traffic::cull::Culler;
 
-    let redis = Redis::start();
+    let redis = start_redis();
     let window = Duration::from_secs(3);
     let fleet = budgets(&redis, 20, 10, window, BudgetWindow::Fixed).await;
     into_next_window(window, Duration::from_millis(100)).await;
@@ -398,7 +340,7 @@ async fn without_redis_a_culler_never_culls_and_resumes_when_it_is_back() {
     use status_traffic::count::Failures;
     use status_traffic::cull::Culler;
 
-    let mut redis = Redis::start();
+    let mut redis = start_redis();
     let budget = Arc::new(
         RedisBudget::new(
             &redis.url(),
@@ -436,7 +378,7 @@ async fn without_redis_a_culler_never_culls_and_resumes_when_it_is_back() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn asks_cut_off_mid_call_leave_no_key_without_expiry() {
-    let redis = Redis::start();
+    let redis = start_redis();
     let window = Duration::from_secs(60);
     // Clients that give up at once: their calls are dropped in flight, some before Redis
     // read them, some while it runs them, some after.
@@ -454,7 +396,7 @@ async fn asks_cut_off_mid_call_leave_no_key_without_expiry() {
             }
         }
     }
-    let mut connection = redis.connection().await;
+    let mut connection = connection(&redis).await;
     let keys: Vec<String> = redis::cmd("KEYS")
         .arg("{cut-*")
         .query_async(&mut connection)
@@ -473,7 +415,7 @@ async fn asks_cut_off_mid_call_leave_no_key_without_expiry() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_redis_spends_nothing_while_no_instance_culls() {
-    let redis = Redis::start();
+    let redis = start_redis();
     let window = Duration::from_secs(600);
     // Seven tokens; each instance takes one first (it learns the server's clock), three left.
     let fleet = budgets_named(&redis, "stalled", 4, 7, window, BudgetWindow::Sliding).await;
@@ -524,7 +466,7 @@ async fn a_stalled_redis_spends_nothing_while_no_instance_culls() {
         }
     }
     assert_eq!(heard, 7, "the stall spent tokens nobody used");
-    let mut c = redis.connection().await;
+    let mut c = connection(&redis).await;
     let used: u64 = redis::cmd("ZCARD")
         .arg("{stalled}:sliding")
         .query_async(&mut c)

@@ -98,14 +98,22 @@ pub(crate) fn redis_is(child: &mut Child, port: u16) -> bool {
 pub(crate) struct RedisServer {
     pub(crate) port: u16,
     child: Option<Child>,
+    /// Its arguments besides the port and persistence.
+    args: &'static [&'static str],
 }
 
 impl RedisServer {
     pub(crate) fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// One started with these arguments too (`--enable-debug-command yes`).
+    pub(crate) fn start_with(args: &'static [&'static str]) -> Self {
         for _ in 0..10 {
             let mut server = Self {
                 port: free_port(),
                 child: None,
+                args,
             };
             server.restart();
             if server
@@ -128,6 +136,7 @@ impl RedisServer {
         let child = Command::new(require("redis-server"))
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no", "--protected-mode", "no"])
+            .args(self.args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
