@@ -6,6 +6,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+#[path = "listener.rs"]
+mod listener;
+use listener::wait_until_held;
+
 pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -62,38 +66,6 @@ impl Restartable for PostgresServer {
     }
 }
 
-/// Whether the `redis-server` answering on `port` is `child` (its `INFO`'s `process_id`), not
-/// another test's that took the same port between its choice and its bind (`child` then
-/// exits, `Address already in use`, and the port answers all the same: the test would use,
-/// and lose, a server another test stops).
-pub(crate) fn redis_is(child: &mut Child, port: u16) -> bool {
-    use std::io::{Read, Write};
-    if !matches!(child.try_wait(), Ok(None)) {
-        return false;
-    }
-    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    stream.set_read_timeout(Some(Duration::from_secs(5))).ok();
-    if stream.write_all(b"INFO server\r\n").is_err() {
-        return false;
-    }
-    let mut seen = Vec::new();
-    let mut buffer = [0; 4096];
-    while let Ok(n @ 1..) = stream.read(&mut buffer) {
-        seen.extend_from_slice(&buffer[..n]);
-        let text = String::from_utf8_lossy(&seen);
-        if let Some(line) = text
-            .lines()
-            .find_map(|l| l.strip_prefix("process_id:"))
-            .filter(|_| text.contains("\r\nrun_id:"))
-        {
-            return line.trim().parse() == Ok(child.id());
-        }
-    }
-    false
-}
-
 /// A `redis-server` with no persistence.
 pub(crate) struct RedisServer {
     pub(crate) port: u16,
@@ -115,12 +87,7 @@ impl RedisServer {
                 child: None,
                 args,
             };
-            server.restart();
-            if server
-                .child
-                .as_mut()
-                .is_some_and(|c| redis_is(c, server.port))
-            {
+            if server.spawn() {
                 return server;
             }
         }
@@ -133,7 +100,16 @@ impl RedisServer {
 
     /// Starts it again on the same port.
     pub(crate) fn restart(&mut self) {
-        let child = Command::new(require("redis-server"))
+        assert!(
+            self.spawn(),
+            "redis-server did not start again: another process took port {}",
+            self.port
+        );
+    }
+
+    /// Starts it on its port: whether the port is its own.
+    fn spawn(&mut self) -> bool {
+        let mut child = Command::new(require("redis-server"))
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no", "--protected-mode", "no"])
             .args(self.args)
@@ -141,8 +117,9 @@ impl RedisServer {
             .stderr(Stdio::null())
             .spawn()
             .expect("redis-server starts");
+        let held = wait_until_held(&mut child, &[self.port], "redis-server");
         self.child = Some(child);
-        wait_for_port(self.port, "redis-server");
+        held
     }
 
     pub(crate) fn stop(&mut self) {
@@ -197,7 +174,13 @@ impl RedisCluster {
             dir,
         };
         for i in 0..6 {
-            cluster.start_node(i);
+            let mut tries = 0;
+            while !cluster.start_node(i) {
+                tries += 1;
+                assert!(tries < 10, "a cluster node found no free port in ten tries");
+                cluster.kill(i);
+                cluster.ports[i] = free_cluster_port();
+            }
         }
         let mut create = Command::new(require("redis-cli"));
         create.arg("--cluster").arg("create");
@@ -237,9 +220,10 @@ impl RedisCluster {
         cluster
     }
 
-    fn start_node(&mut self, i: usize) {
+    /// Starts node `i` on its port: whether the port is its own.
+    fn start_node(&mut self, i: usize) -> bool {
         let port = self.ports[i];
-        let child = Command::new(require("redis-server"))
+        let mut child = Command::new(require("redis-server"))
             .current_dir(&self.dir)
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--cluster-enabled", "yes"])
@@ -253,8 +237,9 @@ impl RedisCluster {
             .stderr(Stdio::null())
             .spawn()
             .expect("redis-server starts");
+        let held = wait_until_held(&mut child, &[port], "redis-server (cluster)");
         self.children[i] = Some(child);
-        wait_for_port(port, "redis-server (cluster)");
+        held
     }
 
     /// The seed URLs, separated by commas.
@@ -600,10 +585,14 @@ pub(crate) struct Process {
     program: &'static str,
     args: Vec<String>,
     env: Vec<(String, String)>,
+    /// The ports it listens on: `port`, and `{other}` when its command line names it.
+    ports: Vec<u16>,
     /// Its directory, removed when dropped.
     dir: PathBuf,
     child: Option<Child>,
 }
+
+static PROCESSES: AtomicUsize = AtomicUsize::new(0);
 
 impl Process {
     /// Starts `program` with `args`, where `{port}` is replaced by a free port (the one
@@ -621,44 +610,75 @@ impl Process {
         Self::with_env(program, args, &[], prepare)
     }
 
-    /// As [`prepared`](Self::prepared), with environment variables (replaced alike).
+    /// As [`prepared`](Self::prepared), with environment variables (replaced alike). When
+    /// another process takes a port before the program listens on it, the program is
+    /// started again on others.
     pub(crate) fn with_env(
         program: &'static str,
         args: &[&str],
         env: &[(&str, &str)],
         prepare: impl FnOnce(&std::path::Path),
     ) -> Self {
-        let port = free_port();
-        let other = free_port();
         let dir = std::env::temp_dir().join(format!(
-            "status-{}-{port}",
-            program.rsplit('/').next().unwrap_or(program)
+            "status-{}-{}-{}",
+            program.rsplit('/').next().unwrap_or(program),
+            std::process::id(),
+            PROCESSES.fetch_add(1, Ordering::Relaxed)
         ));
+        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         prepare(&dir);
-        let fill = |a: &str| {
-            a.replace("{port}", &port.to_string())
-                .replace("{other}", &other.to_string())
-                .replace("{dir}", &dir.display().to_string())
-        };
-        let args = args.iter().map(|a| fill(a)).collect();
-        let env = env
+        let names_other = args
             .iter()
-            .map(|(k, v)| ((*k).to_owned(), fill(v)))
-            .collect();
+            .chain(env.iter().map(|(_, v)| v))
+            .any(|a| a.contains("{other}"));
         let mut process = Self {
-            port,
+            port: 0,
             program,
-            args,
-            env,
+            args: Vec::new(),
+            env: Vec::new(),
+            ports: Vec::new(),
             dir,
             child: None,
         };
-        process.restart();
-        process
+        for _ in 0..10 {
+            let (port, other) = (free_port(), free_port());
+            let fill = |a: &str| {
+                a.replace("{port}", &port.to_string())
+                    .replace("{other}", &other.to_string())
+                    .replace("{dir}", &process.dir.display().to_string())
+            };
+            process.args = args.iter().map(|a| fill(a)).collect();
+            process.env = env
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), fill(v)))
+                .collect();
+            process.port = port;
+            process.ports = if names_other {
+                vec![port, other]
+            } else {
+                vec![port]
+            };
+            if process.spawn() {
+                return process;
+            }
+            process.stop();
+        }
+        panic!("{program} found no free port in ten tries");
     }
 
+    /// Starts it again on the same port.
     pub(crate) fn restart(&mut self) {
+        assert!(
+            self.spawn(),
+            "{} did not start again: another process took one of {:?}",
+            self.program,
+            self.ports
+        );
+    }
+
+    /// Starts it on its ports: whether they are its own.
+    fn spawn(&mut self) -> bool {
         use std::os::unix::process::CommandExt;
         let program = if self.program.starts_with('/') {
             PathBuf::from(self.program)
@@ -666,7 +686,7 @@ impl Process {
             require(self.program)
         };
         // A group of its own: a server started by a script (RabbitMQ's) is stopped whole.
-        let child = Command::new(program)
+        let mut child = Command::new(program)
             .args(&self.args)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .process_group(0)
@@ -674,8 +694,9 @@ impl Process {
             .stderr(Stdio::null())
             .spawn()
             .unwrap_or_else(|e| panic!("{} starts: {e}", self.program));
+        let held = wait_until_held(&mut child, &self.ports, self.program);
         self.child = Some(child);
-        wait_for_port(self.port, self.program);
+        held
     }
 
     pub(crate) fn stop(&mut self) {

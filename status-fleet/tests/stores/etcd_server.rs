@@ -4,11 +4,17 @@
 //! tests (`#[path]`), each using what it needs of it.
 #![allow(dead_code)]
 
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+
+// Also loaded by `servers.rs`, which some of the binaries that load this one load too.
+#[allow(clippy::duplicate_mod)]
+#[path = "../../../status-checks/tests/components/listener.rs"]
+mod listener;
+use listener::wait_until_held;
 
 static CLUSTERS: AtomicUsize = AtomicUsize::new(0);
 
@@ -37,20 +43,32 @@ impl EtcdCluster {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let mut cluster = Self {
-            client_ports: (0..members).map(|_| free_port()).collect(),
-            peer_ports: (0..members).map(|_| free_port()).collect(),
+            client_ports: Vec::new(),
+            peer_ports: Vec::new(),
             children: (0..members).map(|_| None).collect(),
             dir,
-            token: format!("status-{}-{n}", std::process::id()),
+            token: String::new(),
         };
-        for i in 0..members {
-            cluster.start_member(i);
+        // Another try, on other ports, when another process took one before its member
+        // listened on it (each member names the others' peer ports: all start again).
+        for attempt in 0..10 {
+            cluster.client_ports = (0..members).map(|_| free_port()).collect();
+            cluster.peer_ports = (0..members).map(|_| free_port()).collect();
+            cluster.token = format!("status-{}-{n}-{attempt}", std::process::id());
+            if (0..members).all(|i| cluster.start_member(i)) {
+                cluster.wait_healthy();
+                return cluster;
+            }
+            cluster.stop_all();
+            for i in 0..members {
+                let _ = std::fs::remove_dir_all(cluster.dir.join(format!("m{i}")));
+            }
         }
-        cluster.wait_healthy();
-        cluster
+        panic!("etcd found no free ports in ten tries");
     }
 
-    fn start_member(&mut self, i: usize) {
+    /// Starts member `i` on its ports: whether they are its own.
+    fn start_member(&mut self, i: usize) -> bool {
         let program = ["/usr/bin/etcd", "/usr/local/bin/etcd"]
             .into_iter()
             .find(|p| std::path::Path::new(p).exists())
@@ -64,7 +82,7 @@ impl EtcdCluster {
         let client = format!("http://127.0.0.1:{}", self.client_ports[i]);
         let peer = format!("http://127.0.0.1:{}", self.peer_ports[i]);
         let log = std::fs::File::create(self.dir.join(format!("m{i}.log"))).unwrap();
-        let child = Command::new(program)
+        let mut child = Command::new(program)
             .args(["--name", &format!("m{i}")])
             .arg("--data-dir")
             .arg(self.dir.join(format!("m{i}")))
@@ -87,12 +105,10 @@ impl EtcdCluster {
             .stderr(Stdio::from(log))
             .spawn()
             .expect("etcd is installed (scripts/test installs etcd-server)");
+        let ports = [self.client_ports[i], self.peer_ports[i]];
+        let held = wait_until_held(&mut child, &ports, &format!("etcd member {i}"));
         self.children[i] = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", self.client_ports[i])).is_err() {
-            assert!(Instant::now() < deadline, "etcd member {i} did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        held
     }
 
     /// Every running member answers, with a leader.
@@ -182,7 +198,10 @@ impl EtcdCluster {
     /// Starts member `i` again, with its data.
     pub(crate) fn restart(&mut self, i: usize) {
         if self.children[i].is_none() {
-            self.start_member(i);
+            assert!(
+                self.start_member(i),
+                "etcd member {i} did not start again: another process took its port"
+            );
         }
     }
 
