@@ -12,15 +12,10 @@ use tokio::time::Instant;
 
 mod agree;
 mod common;
+#[allow(dead_code)] // This binary starts its quickstarts itself.
+mod processes;
 
-/// A port free on loopback now.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use processes::free_port;
 
 /// Starts the quickstart binary on a free port with `shutdown_delay_ms`; waits until ready.
 async fn start(shutdown_delay_ms: u64) -> (std::process::Child, SocketAddr) {
@@ -44,38 +39,38 @@ async fn start_until(
     fd_limit: Option<u32>,
     path: &str,
 ) -> (std::process::Child, SocketAddr) {
-    let port = free_port();
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let binary = env!("CARGO_BIN_EXE_quickstart");
-    let mut command = match fd_limit {
-        // The shell lowers its own soft limit, then becomes the quickstart.
-        Some(limit) => {
-            let mut c = Command::new("sh");
-            c.args([
-                "-c",
-                &format!("ulimit -n {limit} && exec \"$0\" \"$@\""),
-                binary,
-            ]);
-            c
-        }
-        None => Command::new(binary),
-    };
-    let child = command
-        .args([
-            "--port",
-            &port.to_string(),
-            "--period-ms",
-            "100",
-            "--shutdown-delay-ms",
-            &shutdown_delay_ms.to_string(),
-        ])
-        .args(args)
-        .env("STATUS_ADMIN_TOKEN", "t")
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let (child, port) = processes::on_a_free_port("the quickstart", |port| {
+        let mut command = match fd_limit {
+            // The shell lowers its own soft limit, then becomes the quickstart.
+            Some(limit) => {
+                let mut c = Command::new("sh");
+                c.args([
+                    "-c",
+                    &format!("ulimit -n {limit} && exec \"$0\" \"$@\""),
+                    binary,
+                ]);
+                c
+            }
+            None => Command::new(binary),
+        };
+        command
+            .args([
+                "--port",
+                &port.to_string(),
+                "--period-ms",
+                "100",
+                "--shutdown-delay-ms",
+                &shutdown_delay_ms.to_string(),
+            ])
+            .args(args)
+            .env("STATUS_ADMIN_TOKEN", "t")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        command
+    });
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         if let Ok(stream) = tokio::net::TcpStream::connect(addr).await {

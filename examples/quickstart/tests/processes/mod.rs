@@ -4,12 +4,33 @@
 use std::net::{SocketAddr, TcpListener};
 use std::process::{Child, Command, Stdio};
 
+#[path = "../../../../status-checks/tests/components/listener.rs"]
+mod listener;
+
 pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// Starts what `command` makes of a free port, once the listener on that port is its own:
+/// the child and the port. Another test's server may take a port between its choice and the
+/// bind; the child then exits and is started again on another.
+pub(crate) fn on_a_free_port(what: &str, command: impl Fn(u16) -> Command) -> (Child, u16) {
+    for _ in 0..10 {
+        let port = free_port();
+        let mut child = command(port)
+            .spawn()
+            .unwrap_or_else(|e| panic!("{what} starts: {e}"));
+        if listener::wait_until_held(&mut child, &[port], what) {
+            return (child, port);
+        }
+        child.kill().ok();
+        child.wait().ok();
+    }
+    panic!("{what} found no free port in ten tries");
 }
 
 /// A process killed when dropped.
@@ -24,22 +45,15 @@ impl Drop for Process {
 
 /// A `redis-server` without persistence on a free port, accepting connections, and the port.
 pub(crate) fn redis_server() -> (Process, u16) {
-    let port = free_port();
-    let child = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args(["--save", "", "--appendonly", "no"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("redis-server is installed (scripts/test installs it)");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "redis-server did not start"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let (child, port) = on_a_free_port("redis-server", |port| {
+        let mut command = Command::new("redis-server");
+        command
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        command
+    });
     (Process(child), port)
 }
 
@@ -47,16 +61,17 @@ pub(crate) fn redis_server() -> (Process, u16) {
 /// only), once it answers ready.
 #[allow(dead_code)] // Not every test binary starts quickstarts this way.
 pub(crate) async fn quickstart(args: &[&str]) -> (Process, SocketAddr) {
-    let port = free_port();
-    let child = Command::new(env!("CARGO_BIN_EXE_quickstart"))
-        .args(["--port", &port.to_string(), "--period-ms", "100"])
-        .args(args)
-        .env("STATUS_ADMIN_TOKEN", "t")
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let (child, port) = on_a_free_port("the quickstart", |port| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_quickstart"));
+        command
+            .args(["--port", &port.to_string(), "--period-ms", "100"])
+            .args(args)
+            .env("STATUS_ADMIN_TOKEN", "t")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        command
+    });
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     crate::common::until(addr, "ready", async || {
         tokio::net::TcpStream::connect(addr).await.is_ok()
