@@ -11,7 +11,7 @@ use tokio::time::Instant;
 mod common;
 mod processes;
 
-use processes::{free_port, redis_server, Process};
+use processes::{on_a_free_port, redis_server, Process};
 
 async fn wait_for(addr: SocketAddr, path: &str, status: u16) {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -30,29 +30,30 @@ async fn wait_for(addr: SocketAddr, path: &str, status: u16) {
 }
 
 async fn instance(redis_port: u16, id: usize) -> (Process, SocketAddr) {
-    let port = free_port();
-    let child = Command::new(env!("CARGO_BIN_EXE_quickstart"))
-        .args(["--port", &port.to_string(), "--period-ms", "100"])
-        .args(["--cull-redis", &format!("redis://127.0.0.1:{redis_port}/")])
-        .args(["--cull-threshold", "5", "--cull-interval-ms", "300"])
-        // Sliding: a fixed window would let two windows' worth through if the test ran
-        // across an edge of the calendar's ten-minute windows.
-        .args(["--cull-capacity", "2", "--cull-budget-window-s", "600"])
-        .args(["--cull-budget", "sliding"])
-        // A new Redis: it forgot nothing (without this, its first window counts as spent).
-        .arg("--cull-vouch")
-        .args([
-            "--cull-min-uptime-s",
-            "0",
-            "--instance-id",
-            &format!("instance-{id}"),
-        ])
-        .env("STATUS_ADMIN_TOKEN", "t")
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let (child, port) = on_a_free_port("the quickstart", |port| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_quickstart"));
+        command
+            .args(["--port", &port.to_string(), "--period-ms", "100"])
+            .args(["--cull-redis", &format!("redis://127.0.0.1:{redis_port}/")])
+            .args(["--cull-threshold", "5", "--cull-interval-ms", "300"])
+            // Sliding: a fixed window would let two windows' worth through if the test ran
+            // across an edge of the calendar's ten-minute windows.
+            .args(["--cull-capacity", "2", "--cull-budget-window-s", "600"])
+            .args(["--cull-budget", "sliding"])
+            // A new Redis: it forgot nothing (without this, its first window counts as spent).
+            .arg("--cull-vouch")
+            .args([
+                "--cull-min-uptime-s",
+                "0",
+                "--instance-id",
+                &format!("instance-{id}"),
+            ])
+            .env("STATUS_ADMIN_TOKEN", "t")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        command
+    });
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     wait_for(addr, "/healthcheck/ready", 200).await;
     (Process(child), addr)
@@ -123,17 +124,18 @@ async fn a_fleet_wide_failure_culls_only_the_budgets_capacity() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_culled_instance_can_exit_on_its_own() {
-    let port = free_port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_quickstart"))
-        .args(["--port", &port.to_string(), "--period-ms", "100"])
-        .args(["--cull-threshold", "3", "--cull-interval-ms", "200"])
-        .args(["--cull-min-uptime-s", "0", "--cull-exit-after-ms", "300"])
-        .env("STATUS_ADMIN_TOKEN", "t")
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let (mut child, port) = on_a_free_port("the quickstart", |port| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_quickstart"));
+        command
+            .args(["--port", &port.to_string(), "--period-ms", "100"])
+            .args(["--cull-threshold", "3", "--cull-interval-ms", "200"])
+            .args(["--cull-min-uptime-s", "0", "--cull-exit-after-ms", "300"])
+            .env("STATUS_ADMIN_TOKEN", "t")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        command
+    });
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     wait_for(addr, "/healthcheck/ready", 200).await;
     for _ in 0..3 {

@@ -14,6 +14,8 @@ use tokio::net::TcpListener;
 use tokio::time::Instant;
 
 mod common;
+#[allow(dead_code)] // Only its ports.
+mod processes;
 
 const TOKEN: &str = "dashboard-test-token";
 
@@ -39,22 +41,16 @@ impl Drop for Driver {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 async fn browser() -> (Driver, Client) {
-    let port = free_port();
-    let child = Command::new("chromedriver")
-        .arg(format!("--port={port}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("chromedriver is installed (scripts/test installs chromium-driver)");
+    // Installed by scripts/test (chromium-driver).
+    let (child, port) = processes::on_a_free_port("chromedriver", |port| {
+        let mut command = Command::new("chromedriver");
+        command
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        command
+    });
     let profile =
         std::env::temp_dir().join(format!("status-chromium-{}-{port}", std::process::id()));
     let driver = Driver {
@@ -62,14 +58,6 @@ async fn browser() -> (Driver, Client) {
         port,
         profile: profile.clone(),
     };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .is_err()
-    {
-        assert!(Instant::now() < deadline, "chromedriver did not start");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
     let mut capabilities = serde_json::Map::new();
     capabilities.insert(
         "goog:chromeOptions".into(),

@@ -14,7 +14,7 @@ mod etcd_server;
 mod processes;
 
 use etcd_server::EtcdCluster;
-use processes::{free_port, Process};
+use processes::{free_port, on_a_free_port, Process};
 
 use common::{get_json as get, until};
 
@@ -37,12 +37,11 @@ fn quickstart(etcd: &str, id: &str, dc: &str, port: u16) -> Command {
 }
 
 async fn instance(etcd: &str, id: &str, dc: &str) -> (Process, SocketAddr) {
-    let port = free_port();
-    let child = quickstart(etcd, id, dc, port)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let (child, port) = on_a_free_port("the quickstart", |port| {
+        let mut command = quickstart(etcd, id, dc, port);
+        command.stdout(Stdio::null()).stderr(Stdio::null());
+        command
+    });
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     until(addr, "ready", async || {
         tokio::net::TcpStream::connect(addr).await.is_ok()

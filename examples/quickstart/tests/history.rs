@@ -22,28 +22,21 @@ mod servers;
 
 const TOKEN: &str = "t";
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// The quickstart keeping history in `history`, with `args` more, answering.
 async fn launch(history: &str, args: &[&str]) -> (Child, SocketAddr) {
-    let port = free_port();
+    let (child, port) = servers::listener::on_a_free_port("the quickstart", |port| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_quickstart"));
+        command
+            .args(["--port", &port.to_string(), "--period-ms", "100"])
+            .args(["--history", history])
+            .args(args)
+            .env("STATUS_ADMIN_TOKEN", TOKEN)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        command
+    });
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    let child = Command::new(env!("CARGO_BIN_EXE_quickstart"))
-        .args(["--port", &port.to_string(), "--period-ms", "100"])
-        .args(["--history", history])
-        .args(args)
-        .env("STATUS_ADMIN_TOKEN", TOKEN)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
     while !(tokio::net::TcpStream::connect(addr).await.is_ok()
         && common::request(addr, "GET", "/healthcheck/live", None, "")

@@ -3,48 +3,92 @@
 //! already in use`), and the port answers all the same: the test would use, and lose, a
 //! server another test stops. So a server started for a test waits until the listener on its
 //! port is its own, read from `/proc` (Linux, as the tests run).
+// Shared by several test binaries, each using what it needs of it.
+#![allow(dead_code)]
 
 use std::collections::HashSet;
-use std::process::Child;
+use std::net::TcpListener;
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-/// Whether the socket listening on `port` (IPv4 or IPv6) is held by process `pid` or by a
-/// process of the group `pid` leads (a server started by a script, in a group of its own).
-pub(crate) fn held_by(pid: u32, port: u16) -> bool {
-    let sockets = listening(port);
-    if sockets.is_empty() {
-        return false;
-    }
-    let Ok(processes) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    processes.flatten().any(|process| {
-        let Some(other) = process.file_name().to_str().and_then(|n| n.parse().ok()) else {
-            return false;
-        };
-        if other != pid && group(other) != Some(pid) {
-            return false;
-        }
-        let Ok(fds) = std::fs::read_dir(process.path().join("fd")) else {
-            return false;
-        };
-        fds.flatten().any(|fd| {
-            std::fs::read_link(fd.path()).is_ok_and(|link| {
-                link.to_str()
-                    .and_then(|l| l.strip_prefix("socket:["))
-                    .and_then(|l| l.strip_suffix(']'))
-                    .is_some_and(|inode| sockets.contains(inode))
-            })
-        })
-    })
+/// A port free on loopback now.
+pub(crate) fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
-/// Waits until `child` (or its group) listens on each of `ports`: true; false when it exits
-/// first (its port was taken). Panics past 20 s, naming `what`.
+/// Starts what `command` makes of a free port, once the listener on that port is its own:
+/// the child and the port. When another process took the port first, the child exits and is
+/// started again on another.
+pub(crate) fn on_a_free_port(what: &str, command: impl Fn(u16) -> Command) -> (Child, u16) {
+    for _ in 0..10 {
+        let port = free_port();
+        let mut child = command(port)
+            .spawn()
+            .unwrap_or_else(|e| panic!("{what} starts: {e}"));
+        if wait_until_held(&mut child, &[port], what) {
+            return (child, port);
+        }
+        child.kill().ok();
+        child.wait().ok();
+    }
+    panic!("{what} found no free port in ten tries");
+}
+
+/// Whether process `pid`, or a process of the group `pid` leads (a server started by a
+/// script, in a group of its own), holds every socket listening on `port`, IPv4 and IPv6:
+/// `Some(true)`; `Some(false)` when it holds some and another process the others (a server
+/// that bound `::1` with `127.0.0.1` taken); `None` when it holds none yet.
+pub(crate) fn held_by(pid: u32, port: u16) -> Option<bool> {
+    let sockets = listening(port);
+    if sockets.is_empty() {
+        return None;
+    }
+    let Ok(processes) = std::fs::read_dir("/proc") else {
+        return None;
+    };
+    let mut ours = HashSet::new();
+    for process in processes.flatten() {
+        let Some(other) = process.file_name().to_str().and_then(|n| n.parse().ok()) else {
+            continue;
+        };
+        if other != pid && group(other) != Some(pid) {
+            continue;
+        }
+        let Ok(fds) = std::fs::read_dir(process.path().join("fd")) else {
+            continue;
+        };
+        for fd in fds.flatten() {
+            let Ok(link) = std::fs::read_link(fd.path()) else {
+                continue;
+            };
+            if let Some(inode) = link
+                .to_str()
+                .and_then(|l| l.strip_prefix("socket:["))
+                .and_then(|l| l.strip_suffix(']'))
+                .filter(|inode| sockets.contains(*inode))
+            {
+                ours.insert(inode.to_owned());
+            }
+        }
+    }
+    (!ours.is_empty()).then_some(ours.len() == sockets.len())
+}
+
+/// Waits until `child` (or its group) holds every listener on each of `ports`: true; false
+/// when it exits first (its port was taken) or shares a port with another process. Panics
+/// past 20 s, naming `what`.
 pub(crate) fn wait_until_held(child: &mut Child, ports: &[u16], what: &str) -> bool {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        if ports.iter().all(|&port| held_by(child.id(), port)) {
+        let held: Vec<Option<bool>> = ports.iter().map(|&p| held_by(child.id(), p)).collect();
+        if held.contains(&Some(false)) {
+            return false;
+        }
+        if held.iter().all(|h| *h == Some(true)) {
             return true;
         }
         if !matches!(child.try_wait(), Ok(None)) {

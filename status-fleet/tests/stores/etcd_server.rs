@@ -4,7 +4,6 @@
 //! tests (`#[path]`), each using what it needs of it.
 #![allow(dead_code)]
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,17 +13,9 @@ use std::time::{Duration, Instant};
 #[allow(clippy::duplicate_mod)]
 #[path = "../../../status-checks/tests/components/listener.rs"]
 mod listener;
-use listener::wait_until_held;
+use listener::{free_port, wait_until_held};
 
 static CLUSTERS: AtomicUsize = AtomicUsize::new(0);
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// An etcd cluster of one or more members.
 pub(crate) struct EtcdCluster {

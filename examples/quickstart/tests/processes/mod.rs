@@ -1,37 +1,13 @@
 //! Processes for the tests that run several: free ports, a child killed when dropped, a
 //! `redis-server` (installed by `scripts/test`), and quickstarts.
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 
 #[path = "../../../../status-checks/tests/components/listener.rs"]
 mod listener;
-
-pub(crate) fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Starts what `command` makes of a free port, once the listener on that port is its own:
-/// the child and the port. Another test's server may take a port between its choice and the
-/// bind; the child then exits and is started again on another.
-pub(crate) fn on_a_free_port(what: &str, command: impl Fn(u16) -> Command) -> (Child, u16) {
-    for _ in 0..10 {
-        let port = free_port();
-        let mut child = command(port)
-            .spawn()
-            .unwrap_or_else(|e| panic!("{what} starts: {e}"));
-        if listener::wait_until_held(&mut child, &[port], what) {
-            return (child, port);
-        }
-        child.kill().ok();
-        child.wait().ok();
-    }
-    panic!("{what} found no free port in ten tries");
-}
+#[allow(unused_imports)] // Not every test binary uses both.
+pub(crate) use listener::{free_port, on_a_free_port};
 
 /// A process killed when dropped.
 pub(crate) struct Process(pub(crate) Child);
