@@ -3,7 +3,6 @@
 //! capacity, the others keep serving, and a request in flight on a culled instance completes.
 
 use std::net::SocketAddr;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -11,7 +10,7 @@ use tokio::time::Instant;
 mod common;
 mod processes;
 
-use processes::{on_a_free_port, redis_server, Process};
+use processes::{on_a_free_port, quickstart_on, redis_server, Process};
 
 async fn wait_for(addr: SocketAddr, path: &str, status: u16) {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -31,9 +30,8 @@ async fn wait_for(addr: SocketAddr, path: &str, status: u16) {
 
 async fn instance(redis_port: u16, id: usize) -> (Process, SocketAddr) {
     let (child, port) = on_a_free_port("the quickstart", |port| {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_quickstart"));
+        let mut command = quickstart_on(port);
         command
-            .args(["--port", &port.to_string(), "--period-ms", "100"])
             .args(["--cull-redis", &format!("redis://127.0.0.1:{redis_port}/")])
             .args(["--cull-threshold", "5", "--cull-interval-ms", "300"])
             // Sliding: a fixed window would let two windows' worth through if the test ran
@@ -47,11 +45,7 @@ async fn instance(redis_port: u16, id: usize) -> (Process, SocketAddr) {
                 "0",
                 "--instance-id",
                 &format!("instance-{id}"),
-            ])
-            .env("STATUS_ADMIN_TOKEN", "t")
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            ]);
         command
     });
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
@@ -125,15 +119,10 @@ async fn a_fleet_wide_failure_culls_only_the_budgets_capacity() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_culled_instance_can_exit_on_its_own() {
     let (mut child, port) = on_a_free_port("the quickstart", |port| {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_quickstart"));
+        let mut command = quickstart_on(port);
         command
-            .args(["--port", &port.to_string(), "--period-ms", "100"])
             .args(["--cull-threshold", "3", "--cull-interval-ms", "200"])
-            .args(["--cull-min-uptime-s", "0", "--cull-exit-after-ms", "300"])
-            .env("STATUS_ADMIN_TOKEN", "t")
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .args(["--cull-min-uptime-s", "0", "--cull-exit-after-ms", "300"]);
         command
     });
     let addr = SocketAddr::from(([127, 0, 0, 1], port));

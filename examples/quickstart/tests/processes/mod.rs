@@ -33,19 +33,27 @@ pub(crate) fn redis_server() -> (Process, u16) {
     (Process(child), port)
 }
 
+/// The quickstart binary on `port`, checked every 100 ms, admin token `t`, warnings only, its
+/// output dropped; more arguments are the caller's.
+#[allow(dead_code)] // Not every test binary starts quickstarts.
+pub(crate) fn quickstart_on(port: u16) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_quickstart"));
+    command
+        .args(["--port", &port.to_string(), "--period-ms", "100"])
+        .env("STATUS_ADMIN_TOKEN", "t")
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    command
+}
+
 /// A quickstart on a free port with `args` (checked every 100 ms, admin token `t`, warnings
 /// only), once it answers ready.
 #[allow(dead_code)] // Not every test binary starts quickstarts this way.
 pub(crate) async fn quickstart(args: &[&str]) -> (Process, SocketAddr) {
     let (child, port) = on_a_free_port("the quickstart", |port| {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_quickstart"));
-        command
-            .args(["--port", &port.to_string(), "--period-ms", "100"])
-            .args(args)
-            .env("STATUS_ADMIN_TOKEN", "t")
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+        let mut command = quickstart_on(port);
+        command.args(args);
         command
     });
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
