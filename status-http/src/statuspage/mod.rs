@@ -83,6 +83,11 @@ pub(crate) struct Published {
     documents: [OnceLock<crate::render::Body>; DOCUMENTS],
     /// The page, by language.
     pages: Mutex<HashMap<&'static str, crate::render::Body>>,
+    /// Held while a request makes a page of this snapshot: the crowd that arrives as what
+    /// is published changes waits for that page, rather than each making its own (each a
+    /// read of every component's tiles from the history, on a blocking thread).
+    #[cfg_attr(not(feature = "dashboard"), allow(dead_code))]
+    pub(crate) making: tokio::sync::Mutex<()>,
     /// The level badges, by component (only names that are a component's).
     badges: Mutex<HashMap<Box<str>, crate::render::Body>>,
 }
@@ -93,6 +98,7 @@ impl Published {
             snapshot,
             documents: Default::default(),
             pages: Mutex::default(),
+            making: tokio::sync::Mutex::new(()),
             badges: Mutex::default(),
         }
     }
@@ -115,8 +121,7 @@ impl Published {
         pages.get(lang).cloned()
     }
 
-    /// Keeps the page in `lang` (a request may have made the same meanwhile: the first kept
-    /// is served).
+    /// Keeps the page in `lang` (the first kept is served).
     #[cfg_attr(not(feature = "dashboard"), allow(dead_code))]
     pub(crate) fn keep_page(
         &self,

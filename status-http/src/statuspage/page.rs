@@ -253,6 +253,11 @@ pub(crate) async fn page(
     if let Some(body) = published.page(l.key()) {
         return Ok(html_response(&body, l.tag(), &conditional));
     }
+    // One page made at a time of what is published; who waited finds it made.
+    let _making = published.making.lock().await;
+    if let Some(body) = published.page(l.key()) {
+        return Ok(html_response(&body, l.tag(), &conditional));
+    }
     let s = &published.snapshot;
     let components = rows(&state, s, l).await;
     let html = {

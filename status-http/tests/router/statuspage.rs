@@ -324,6 +324,56 @@ async fn an_outage_is_one_incident_an_update_shows_at_once_and_recovery_resolves
     );
 }
 
+/// A crowd that arrives as what is published changes waits for one page: one request makes
+/// it, reading each component's tiles from the history on a blocking thread, and the others
+/// are served what it made. Each making its own, 32 requests held up to 32 blocking threads
+/// at once, each waiting for the one store (a quickstart with a history grew from 7 threads
+/// to 55 under `wrk`).
+#[test]
+fn a_crowd_at_a_change_waits_for_one_page() {
+    const NAME: &str = "page-crowd";
+    // The threads of this test's runtime, its blocking pool's included, by their name.
+    let named = || {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .flatten()
+            .filter(|t| {
+                std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == NAME)
+            })
+            .count()
+    };
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .thread_name(NAME)
+        .build()
+        .unwrap()
+        .block_on(async {
+            let f = fixture().await;
+            let (app, history) = app(&f).await;
+            settle(&history).await;
+            let before = named();
+            let crowd: Vec<_> = (0..32)
+                .map(|_| {
+                    let app = app.clone();
+                    tokio::spawn(async move { get(&app, "/status/page").await })
+                })
+                .collect();
+            let mut pages = std::collections::HashSet::new();
+            for request in crowd {
+                let answer = request.await.unwrap();
+                assert_eq!(answer.status, StatusCode::OK);
+                pages.insert(answer.headers["etag"].to_str().unwrap().to_owned());
+            }
+            assert_eq!(pages.len(), 1, "one page for the crowd: {pages:?}");
+            let after = named();
+            assert!(
+                after <= before + 2,
+                "blocking threads grew with the crowd: {before} before, {after} after"
+            );
+        });
+}
+
 #[tokio::test(start_paused = true)]
 async fn badges_say_a_level_or_an_uptime_carry_an_etag_and_only_components_have_one() {
     let f = fixture().await;
