@@ -5,7 +5,7 @@
 //! 304.
 
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 
 use axum::extract::{Path, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
@@ -223,11 +223,31 @@ pub(crate) async fn uptime(
     let span = window(&query)?;
     let c = find(&state, &name).await?;
     let history = crate::history::kept(state.history.as_ref())?;
+    // Made at most once a minute per component and window, one at a time: a public route
+    // a crowd (or a README's readers) may call, each call otherwise a read of the store.
+    // By the window as written: `24h` and `1d` cover the same span under two labels.
+    let window = query.window.as_deref().unwrap_or("30d");
+    let key = (c.id.clone(), window.to_owned());
+    let kept = |now: tokio::time::Instant| {
+        let uptimes = state.uptimes.lock().unwrap_or_else(PoisonError::into_inner);
+        uptimes
+            .get(&key)
+            .filter(|(at, _)| now.duration_since(*at) < super::UPTIME_FRESH)
+            .map(|(_, svg)| svg.clone())
+    };
+    if let Some(svg) = kept(tokio::time::Instant::now()) {
+        return Ok(answer(&headers, svg));
+    }
+    let _making = state.making_uptime.lock().await;
+    let now = tokio::time::Instant::now();
+    if let Some(svg) = kept(now) {
+        return Ok(answer(&headers, svg));
+    }
     let report = history
         .uptime_over(c.series.clone(), span)
         .await
         .map_err(crate::history::rejection)?;
-    let label = format!("uptime {}", query.window.as_deref().unwrap_or("30d"));
+    let label = format!("uptime {window}");
     let (value, color) = match report.uptime {
         None => ("no data".to_owned(), "#9f9f9f"),
         Some(u) => {
@@ -244,7 +264,14 @@ pub(crate) async fn uptime(
             (format!("{}%", trim(pct)), color)
         }
     };
-    Ok(answer(&headers, svg(&label, &value, color)))
+    let svg = svg(&label, &value, color);
+    let mut uptimes = state.uptimes.lock().unwrap_or_else(PoisonError::into_inner);
+    uptimes.retain(|_, (at, _)| now.duration_since(*at) < super::UPTIME_FRESH);
+    if uptimes.len() < super::UPTIMES_KEPT {
+        uptimes.insert(key, (now, svg.clone()));
+    }
+    drop(uptimes);
+    Ok(answer(&headers, svg))
 }
 
 /// 99.95 → `99.95`, 100 → `100`, 97.123 → `97.12`: two decimals at most, never rounded up to

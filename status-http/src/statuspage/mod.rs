@@ -55,6 +55,14 @@ const MAX_INCIDENTS: usize = 100;
 /// How long incidents read from the store are served before they are read again.
 const INCIDENTS_FRESH: Duration = Duration::from_secs(1);
 
+/// How long an uptime badge is served before its figure is read again.
+pub(crate) const UPTIME_FRESH: Duration = Duration::from_secs(60);
+/// The most uptime badges kept at once (a window is any of thousands a client may name).
+pub(crate) const UPTIMES_KEPT: usize = 256;
+
+/// Uptime badges by component and window (as the query writes it), with when each was made.
+pub(crate) type Uptimes = Mutex<HashMap<(String, String), (Instant, String)>>;
+
 /// Incidents read from the store, and when.
 type Kept = tokio::sync::Mutex<Option<(Instant, Arc<Vec<Incident>>)>>;
 
@@ -190,6 +198,11 @@ pub(crate) struct StatusPageState {
     /// The last snapshot, and the report and incidents it was made of.
     last: Mutex<Option<Made>>,
     bodies: Mutex<HashMap<&'static str, (u64, crate::render::Body)>>,
+    /// The uptime badges of the last minute.
+    pub(crate) uptimes: Uptimes,
+    /// Held while an uptime badge is made: those not kept wait here, one read of the store
+    /// at a time, not each on a blocking thread of its own; those kept are served meanwhile.
+    pub(crate) making_uptime: tokio::sync::Mutex<()>,
     /// What the public routes serve now.
     current: RwLock<Option<Current>>,
     /// The page's event streams: 256 at most, 8 from one address.
@@ -236,6 +249,8 @@ impl StatusPageState {
             none: Arc::default(),
             last: Mutex::new(None),
             bodies: Mutex::new(HashMap::new()),
+            uptimes: Mutex::new(HashMap::new()),
+            making_uptime: tokio::sync::Mutex::new(()),
             current: RwLock::new(None),
             #[cfg(feature = "dashboard")]
             streams: crate::streams::StreamLimits::new("page", 256, 8),

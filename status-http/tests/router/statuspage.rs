@@ -324,6 +324,43 @@ async fn an_outage_is_one_incident_an_update_shows_at_once_and_recovery_resolves
     );
 }
 
+/// The threads named `name` in this process: a runtime's, its blocking pool's included.
+fn threads_named(name: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .flatten()
+        .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name))
+        .count()
+}
+
+/// Runs `test` on a runtime of its own with paused time, whose threads are named `name`.
+fn on_named_runtime(name: &str, test: impl std::future::Future<Output = ()>) {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .thread_name(name)
+        .build()
+        .unwrap()
+        .block_on(test);
+}
+
+/// 32 requests of `path` at once on `app`: their answers, each 200.
+async fn crowd(app: &axum::Router, path: &'static str) -> Vec<crate::support::Answer> {
+    let requests: Vec<_> = (0..32)
+        .map(|_| {
+            let app = app.clone();
+            tokio::spawn(async move { get(&app, path).await })
+        })
+        .collect();
+    let mut answers = Vec::new();
+    for request in requests {
+        let answer = request.await.unwrap();
+        assert_eq!(answer.status, StatusCode::OK, "{path}: {}", answer.body);
+        answers.push(answer);
+    }
+    answers
+}
+
 /// A crowd that arrives as what is published changes waits for one page: one request makes
 /// it, reading each component's tiles from the history on a blocking thread, and the others
 /// are served what it made. Each making its own, 32 requests held up to 32 blocking threads
@@ -331,47 +368,60 @@ async fn an_outage_is_one_incident_an_update_shows_at_once_and_recovery_resolves
 /// to 55 under `wrk`).
 #[test]
 fn a_crowd_at_a_change_waits_for_one_page() {
-    const NAME: &str = "page-crowd";
-    // The threads of this test's runtime, its blocking pool's included, by their name.
-    let named = || {
-        std::fs::read_dir("/proc/self/task")
-            .unwrap()
-            .flatten()
-            .filter(|t| {
-                std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == NAME)
-            })
-            .count()
-    };
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .start_paused(true)
-        .thread_name(NAME)
-        .build()
-        .unwrap()
-        .block_on(async {
-            let f = fixture().await;
-            let (app, history) = app(&f).await;
-            settle(&history).await;
-            let before = named();
-            let crowd: Vec<_> = (0..32)
-                .map(|_| {
-                    let app = app.clone();
-                    tokio::spawn(async move { get(&app, "/status/page").await })
-                })
-                .collect();
-            let mut pages = std::collections::HashSet::new();
-            for request in crowd {
-                let answer = request.await.unwrap();
-                assert_eq!(answer.status, StatusCode::OK);
-                pages.insert(answer.headers["etag"].to_str().unwrap().to_owned());
-            }
-            assert_eq!(pages.len(), 1, "one page for the crowd: {pages:?}");
-            let after = named();
-            assert!(
-                after <= before + 2,
-                "blocking threads grew with the crowd: {before} before, {after} after"
-            );
-        });
+    on_named_runtime("page-crowd", async {
+        let f = fixture().await;
+        let (app, history) = app(&f).await;
+        settle(&history).await;
+        let before = threads_named("page-crowd");
+        let pages: std::collections::HashSet<String> = crowd(&app, "/status/page")
+            .await
+            .iter()
+            .map(|a| a.headers["etag"].to_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(pages.len(), 1, "one page for the crowd: {pages:?}");
+        let after = threads_named("page-crowd");
+        assert!(
+            after <= before + 2,
+            "blocking threads grew with the crowd: {before} before, {after} after"
+        );
+    });
+}
+
+/// An uptime badge is read from the history at most once a minute per component and window
+/// (as written: `24h` and `1d` are two), one at a time: a crowd of them is served the first,
+/// and a minute later the figure is read again.
+#[tokio::test(start_paused = true)]
+async fn an_uptime_badge_is_read_once_a_minute_whatever_the_crowd() {
+    let f = fixture().await;
+    let (app, history) = app(&f).await;
+    settle(&history).await;
+    let badges: std::collections::HashSet<String> = crowd(&app, "/badge/core/uptime.svg?window=1d")
+        .await
+        .into_iter()
+        .map(|a| a.body)
+        .collect();
+    assert_eq!(badges.len(), 1, "one badge for the crowd: {badges:?}");
+    let first = badges.into_iter().next().unwrap();
+    assert!(first.contains("uptime 1d: 100%"), "{first}");
+
+    // An outage: within the minute the badge says what it said; past it, the outage.
+    f.set(&f.db, CheckStatus::Outage).await;
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    history.flush().await;
+    let within = get(&app, "/badge/core/uptime.svg?window=1d").await.body;
+    assert_eq!(within, first, "the same badge within its minute");
+    let other = get(&app, "/badge/core/uptime.svg?window=24h").await.body;
+    assert!(
+        other.contains("uptime 24h: ") && !other.contains("uptime 24h: 100%"),
+        "another window is another badge: {other}"
+    );
+    tokio::time::sleep(Duration::from_secs(31)).await;
+    history.flush().await;
+    let past = get(&app, "/badge/core/uptime.svg?window=1d").await.body;
+    assert!(
+        past.contains("uptime 1d: ") && !past.contains("uptime 1d: 100%"),
+        "read again past its minute: {past}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
