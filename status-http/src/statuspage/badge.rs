@@ -4,13 +4,12 @@
 //! percentage, nothing else. Each carries an ETag of its body: a client that has it gets a
 //! 304.
 
-use std::hash::{Hash, Hasher};
 use std::sync::{Arc, PoisonError};
 
 use axum::extract::{Path, State};
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::header::CACHE_CONTROL;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::Response;
 
 use super::{Component, Snapshot, StatusPageState};
 use crate::error::ApiError;
@@ -43,7 +42,8 @@ fn escape(s: &str) -> String {
 
 /// The component a badge names: a public group, a dependency tagged `public`, or `system`.
 async fn find(state: &StatusPageState, name: &str) -> Result<Component, ApiError> {
-    let snapshot = state.snapshot().await;
+    // What is published: a read lock while it holds, as the level badges are answered.
+    let snapshot = Arc::clone(&state.published().await.snapshot);
     if name == "system" {
         return Ok(Component {
             id: "system".into(),
@@ -71,28 +71,13 @@ async fn find(state: &StatusPageState, name: &str) -> Result<Component, ApiError
         .ok_or_else(|| no_badge(name))
 }
 
-fn answer(headers: &HeaderMap, body: String) -> Response {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    body.hash(&mut h);
-    let etag = format!("\"{:016x}\"", h.finish());
-    let cached = headers
-        .get(IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
-    let etag = HeaderValue::from_str(&etag).unwrap_or_else(|_| HeaderValue::from_static("\"0\""));
-    let common = [
-        (ETAG, etag),
-        (CACHE_CONTROL, HeaderValue::from_static("no-cache")),
-    ];
-    if cached {
-        return (StatusCode::NOT_MODIFIED, common).into_response();
-    }
-    (
-        common,
-        [(CONTENT_TYPE, HeaderValue::from_static("image/svg+xml"))],
-        body,
-    )
-        .into_response()
+/// A badge's answer: its bytes, or 304 to a client holding them; checked again each time.
+fn answer(body: &Body, conditional: &Conditional) -> Response {
+    let mut response = body.respond(StatusCode::OK, conditional);
+    response
+        .headers_mut()
+        .insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
 }
 
 /// GET `/badge/{file}`: `{name}.svg`, the component's level.
@@ -132,11 +117,7 @@ pub(crate) async fn level(
             Some(Body::new(svg(name, value, color), SVG))
         })
         .ok_or_else(|| no_badge(name))?;
-    let mut response = body.respond(StatusCode::OK, &conditional);
-    response
-        .headers_mut()
-        .insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    Ok(response)
+    Ok(answer(&body, &conditional))
 }
 
 /// A badge's content type.
@@ -218,7 +199,7 @@ pub(crate) async fn uptime(
     State(state): State<Arc<StatusPageState>>,
     Path(name): Path<String>,
     Params(query): Params<WindowQuery>,
-    headers: HeaderMap,
+    conditional: Conditional,
 ) -> Result<Response, ApiError> {
     let span = window(&query)?;
     let c = find(&state, &name).await?;
@@ -233,15 +214,15 @@ pub(crate) async fn uptime(
         uptimes
             .get(&key)
             .filter(|(at, _)| now.duration_since(*at) < super::UPTIME_FRESH)
-            .map(|(_, svg)| svg.clone())
+            .map(|(_, body)| body.clone())
     };
-    if let Some(svg) = kept(tokio::time::Instant::now()) {
-        return Ok(answer(&headers, svg));
+    if let Some(body) = kept(tokio::time::Instant::now()) {
+        return Ok(answer(&body, &conditional));
     }
     let _making = state.making_uptime.lock().await;
     let now = tokio::time::Instant::now();
-    if let Some(svg) = kept(now) {
-        return Ok(answer(&headers, svg));
+    if let Some(body) = kept(now) {
+        return Ok(answer(&body, &conditional));
     }
     let report = history
         .uptime_over(c.series.clone(), span)
@@ -264,14 +245,14 @@ pub(crate) async fn uptime(
             (format!("{}%", trim(pct)), color)
         }
     };
-    let svg = svg(&label, &value, color);
+    let body = Body::new(svg(&label, &value, color), SVG);
     let mut uptimes = state.uptimes.lock().unwrap_or_else(PoisonError::into_inner);
     uptimes.retain(|_, (at, _)| now.duration_since(*at) < super::UPTIME_FRESH);
     if uptimes.len() < super::UPTIMES_KEPT {
-        uptimes.insert(key, (now, svg.clone()));
+        uptimes.insert(key, (now, body.clone()));
     }
     drop(uptimes);
-    Ok(answer(&headers, svg))
+    Ok(answer(&body, &conditional))
 }
 
 /// 99.95 → `99.95`, 100 → `100`, 97.123 → `97.12`: two decimals at most, never rounded up to

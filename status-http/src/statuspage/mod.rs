@@ -61,7 +61,7 @@ pub(crate) const UPTIME_FRESH: Duration = Duration::from_secs(60);
 pub(crate) const UPTIMES_KEPT: usize = 256;
 
 /// Uptime badges by component and window (as the query writes it), with when each was made.
-pub(crate) type Uptimes = Mutex<HashMap<(String, String), (Instant, String)>>;
+pub(crate) type Uptimes = Mutex<HashMap<(String, String), (Instant, crate::render::Body)>>;
 
 /// Incidents read from the store, and when.
 type Kept = tokio::sync::Mutex<Option<(Instant, Arc<Vec<Incident>>)>>;
