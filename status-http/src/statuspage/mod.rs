@@ -56,12 +56,12 @@ const MAX_INCIDENTS: usize = 100;
 const INCIDENTS_FRESH: Duration = Duration::from_secs(1);
 
 /// How long an uptime badge is served before its figure is read again.
-pub(crate) const UPTIME_FRESH: Duration = Duration::from_secs(60);
+const UPTIME_FRESH: Duration = Duration::from_secs(60);
 /// The most uptime badges kept at once (a window is any of thousands a client may name).
-pub(crate) const UPTIMES_KEPT: usize = 256;
+const UPTIMES_KEPT: usize = 256;
 
 /// Uptime badges by component and window (as the query writes it), with when each was made.
-pub(crate) type Uptimes = Mutex<HashMap<(String, String), (Instant, crate::render::Body)>>;
+type Uptimes = Mutex<HashMap<(String, String), (Instant, crate::render::Body)>>;
 
 /// Incidents read from the store, and when.
 type Kept = tokio::sync::Mutex<Option<(Instant, Arc<Vec<Incident>>)>>;
@@ -95,7 +95,7 @@ pub(crate) struct Published {
     /// is published changes waits for that page, rather than each making its own (each a
     /// read of every component's tiles from the history, on a blocking thread).
     #[cfg_attr(not(feature = "dashboard"), allow(dead_code))]
-    pub(crate) making: tokio::sync::Mutex<()>,
+    making: tokio::sync::Mutex<()>,
     /// The level badges, by component (only names that are a component's).
     badges: Mutex<HashMap<Box<str>, crate::render::Body>>,
 }
@@ -199,10 +199,10 @@ pub(crate) struct StatusPageState {
     last: Mutex<Option<Made>>,
     bodies: Mutex<HashMap<&'static str, (u64, crate::render::Body)>>,
     /// The uptime badges of the last minute.
-    pub(crate) uptimes: Uptimes,
+    uptimes: Uptimes,
     /// Held while an uptime badge is made: those not kept wait here, one read of the store
     /// at a time, not each on a blocking thread of its own; those kept are served meanwhile.
-    pub(crate) making_uptime: tokio::sync::Mutex<()>,
+    making_uptime: tokio::sync::Mutex<()>,
     /// What the public routes serve now.
     current: RwLock<Option<Current>>,
     /// The page's event streams: 256 at most, 8 from one address.
