@@ -6,13 +6,11 @@ use chrono::{DateTime, Utc};
 use serde::ser::{SerializeStruct, Serializer};
 use serde::Serialize;
 
-use crate::result::iso;
+use crate::text::iso;
 use crate::{CheckStatus, DependencyId, Error, FeatureName};
 
 /// The longest override accepted: 7 days.
 pub const MAX_OVERRIDE_TTL: Duration = Duration::from_secs(604_800);
-/// The longest reason accepted (of an override or a hold), in characters.
-pub const MAX_REASON_LEN: usize = 1024;
 /// Flips kept per feature.
 pub const FLIPS_KEPT: usize = 64;
 
@@ -209,16 +207,7 @@ pub fn validate_ttl_and_reason(ttl: Duration, reason: &str) -> Result<(), Error>
             "the time to live must be between 1 second and 7 days (604800 seconds)",
         ));
     }
-    validate_reason(reason)
-}
-
-/// Checks a reason: not blank, printable, at most [`MAX_REASON_LEN`] characters.
-pub(crate) fn validate_reason(reason: &str) -> Result<(), Error> {
-    crate::text::printable("reason", reason)?;
-    if reason.chars().count() > MAX_REASON_LEN {
-        return Err(Error::invalid("the reason must be at most 1024 characters"));
-    }
-    Ok(())
+    crate::text::reason(reason)
 }
 
 /// An override in force.

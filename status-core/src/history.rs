@@ -6,7 +6,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use serde::ser::{SerializeStruct, Serializer};
 use serde::Serialize;
 
-use crate::result::iso;
+use crate::text::iso;
 use crate::CheckStatus;
 
 /// Minutes kept in the per-minute record: 24 hours.

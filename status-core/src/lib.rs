@@ -202,15 +202,14 @@ pub use self::dependency::{
     DEFAULT_SUCCESSES_BEFORE_RECOVERY, DEFAULT_TIMEOUT,
 };
 pub use self::engine::{
-    FeatureHandle, Registry, RegistryBuilder, Reporter, WeakRegistry, TIMED_OUT,
+    FeatureHandle, Observed, Observer, Registry, RegistryBuilder, Reporter, WeakRegistry, TIMED_OUT,
 };
 pub use self::error::Error;
 pub use self::event::{Event, Listener, RunOutcome, LISTENER_QUEUE};
-pub use self::facts::{DependencyFacts, Facts, GroupFacts, Observed, Observer, ServePolicy};
+pub use self::facts::{DependencyFacts, Facts, GroupFacts, ServePolicy};
 pub use self::feature::{
     validate_ttl_and_reason, ActiveOverride, Feature, FeatureBuilder, FeatureFlip, FeatureOverride,
     FeatureState, FlipCause, Requirement, RequirementState, FLIPS_KEPT, MAX_OVERRIDE_TTL,
-    MAX_REASON_LEN,
 };
 pub use self::group::{Group, GroupBuilder, GroupState};
 pub use self::history::{HistorySnapshot, MinuteRecord, Transition, Uptime, MINUTES_KEPT};
@@ -226,4 +225,5 @@ pub use self::report::{
 pub use self::result::CheckResult;
 pub use self::rotation::{DrainState, HoldSource, RotationHold};
 pub use self::status::{CheckStatus, ParseEnumError};
+pub use self::text::MAX_REASON_LEN;
 pub use self::urgency::Urgency;

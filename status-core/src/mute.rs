@@ -13,7 +13,7 @@ use serde::ser::{SerializeStruct, Serializer};
 use serde::Serialize;
 use tokio::time::Instant;
 
-use crate::result::iso;
+use crate::text::iso;
 use crate::{DependencyId, Error};
 
 /// How many dependencies may be muted (or have a window scheduled) at once.
@@ -108,7 +108,7 @@ impl Mute {
         if ahead > MAX_MUTE_AHEAD {
             return Err(too_far());
         }
-        crate::feature::validate_reason(reason)?;
+        crate::text::reason(reason)?;
         let actor = crate::text::actor(actor)?;
         let offset = |at: DateTime<Utc>| (at - wall).to_std().unwrap_or_default();
         Ok(Self {

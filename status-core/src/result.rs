@@ -3,10 +3,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use crate::check::ErrorChain;
+use crate::text::iso;
 use crate::{CheckStatus, DependencyId, DependencyInfo, Mute, Urgency};
 
 /// What a dependency reports: the status of its latest check after hysteresis, staleness and
@@ -284,10 +285,6 @@ impl CheckResult {
 
 pub(crate) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-pub(crate) fn iso(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
 impl Serialize for CheckResult {

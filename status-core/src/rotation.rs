@@ -10,7 +10,7 @@ use serde::ser::{SerializeStruct, Serializer};
 use serde::Serialize;
 use tokio::time::Instant;
 
-use crate::result::iso;
+use crate::text::iso;
 
 /// Who holds the instance out of rotation. Each source has at most one hold; clearing it
 /// clears that source's hold only.

@@ -7,6 +7,9 @@
 
 use crate::Error;
 
+/// The longest reason accepted (of an override or a hold), in characters.
+pub const MAX_REASON_LEN: usize = 1024;
+
 /// The longest actor kept, in characters; longer ones are cut.
 pub const MAX_ACTOR_CHARS: usize = 128;
 
@@ -124,6 +127,20 @@ pub fn bearer(header: &str) -> Option<&str> {
     scheme
         .eq_ignore_ascii_case("bearer")
         .then(|| credentials.trim())
+}
+
+/// Checks a reason: not blank, printable, at most [`MAX_REASON_LEN`] characters.
+pub(crate) fn reason(reason: &str) -> Result<(), Error> {
+    printable("reason", reason)?;
+    if reason.chars().count() > MAX_REASON_LEN {
+        return Err(Error::invalid("the reason must be at most 1024 characters"));
+    }
+    Ok(())
+}
+
+/// A time as the JSON bodies write it: RFC 3339, milliseconds, `Z`.
+pub(crate) fn iso(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 #[cfg(test)]

@@ -21,7 +21,8 @@
 //! |---|---|
 //! | `model` | what an instance publishes ([`InstanceSummary`]), the [`HealthRule`], counts by condition, pages of instances |
 //! | `view` | [`FleetView`]: data centers judged, failing open together |
-//! | `shared` | "mine or shared" per dependency: what fails across a data center ([`DependencyFailure`]), fleet-aware readiness ([`FleetView::readiness`]) |
+//! | `failure` | one dependency failing across a data center ([`DependencyFailure`]), counted from the store's counts |
+//! | `shared` | "mine or shared" per dependency: fleet-aware readiness ([`FleetView::readiness`]), what an instance shares |
 //! | `store` | the [`FleetStore`] contract every store keeps, what a [`Beat`] answers, [`FleetSource`] |
 //! | `tracker` | [`FleetTracker`]: the beat's rules, pure, told the time and the store's answers (status-sim drives it) |
 //! | `run` | [`Fleet`]: the thin Tokio driver of a tracker, its stats, the `fleet` dependency |
@@ -48,6 +49,7 @@ mod chorus;
 #[cfg(feature = "etcd")]
 mod etcd;
 mod excuse;
+mod failure;
 mod model;
 #[cfg(feature = "redis")]
 mod redis;
@@ -109,6 +111,7 @@ pub use self::chorus::{ChangeTicket, ChorusStep, ChorusTracker, FleetChorus, Lea
 #[cfg(feature = "etcd")]
 pub use self::etcd::{EtcdFleet, FLEET_MARK};
 pub use self::excuse::FleetExcuse;
+pub use self::failure::DependencyFailure;
 pub use self::model::{
     counted_failing, Conditions, DatacenterCounts, DependencyCount, FailingDependency,
     InstancePage, InstanceQuery, InstanceSummary, InstanceView, Member, Own, OwnFailure,
@@ -120,7 +123,6 @@ pub use self::redis::{
 };
 pub use self::rule::HealthRule;
 pub use self::run::Fleet;
-pub use self::shared::DependencyFailure;
 #[cfg(all(test, any(feature = "redis", feature = "etcd")))]
 use self::store::hex;
 #[cfg(feature = "redis")]

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::Serialize;
 use status_core::{CheckStatus, Error};
 
-use crate::shared::{failures_of, DependencyFailure};
+use crate::failure::{failures_of, DependencyFailure};
 use crate::{
     Conditions, DatacenterCounts, DependencyCount, HealthRule, InstancePage, InstanceQuery,
     InstanceSummary, InstanceView, Own,

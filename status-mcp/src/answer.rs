@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
 
-use crate::diagnose::MAX_ITEMS;
+/// At most this many entries in a list of an answer; the rest are counted ("and N more").
+pub(crate) const MAX_ITEMS: usize = 20;
 
 /// How many entries each capped list of an answer left out, by the list's field name.
 #[derive(Debug, Default, Serialize, PartialEq, Eq)]

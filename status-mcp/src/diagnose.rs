@@ -10,9 +10,6 @@ use status_core::{CheckResult, CheckStatus, DependencyFacts, Facts, FeatureState
 
 use crate::answer::{capped, Omitted};
 
-/// At most this many entries in a list of an answer; the rest are counted ("and N more").
-pub(crate) const MAX_ITEMS: usize = 20;
-
 /// What a caller may read: an admin token reads check messages, a read-only one reads them
 /// as the public view shows them (a failure's message replaced by its level).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

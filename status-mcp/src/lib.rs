@@ -43,6 +43,7 @@
 mod answer;
 mod diagnose;
 mod guard;
+mod params;
 mod read;
 mod tools;
 mod why;
@@ -57,7 +58,8 @@ use status_core::{Probes, Registry};
 pub use guard::McpService;
 
 use crate::guard::{Counters, Guarded, Token};
-use crate::tools::{Server, Sources};
+use crate::params::Sources;
+use crate::tools::Server;
 
 /// Requests answered at once by default; more are refused with 429.
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 16;

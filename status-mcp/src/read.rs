@@ -13,7 +13,7 @@ use crate::answer::refusal;
 #[cfg(any(feature = "history", feature = "fleet"))]
 use crate::answer::{answer, Omitted};
 use crate::diagnose::{time, Access};
-use crate::tools::{IncidentsParams, Sources, UptimeParams};
+use crate::params::{IncidentsParams, Sources, UptimeParams};
 use crate::why::Change;
 
 /// Transitions `why` shows, at most.
@@ -30,8 +30,8 @@ pub(crate) fn unknown(registry: &Registry, id: &str) -> String {
         .map(|d| d.id().to_string())
         .collect();
     known.sort();
-    let more = known.len().saturating_sub(crate::diagnose::MAX_ITEMS);
-    known.truncate(crate::diagnose::MAX_ITEMS);
+    let more = known.len().saturating_sub(crate::answer::MAX_ITEMS);
+    known.truncate(crate::answer::MAX_ITEMS);
     let mut said = format!("no dependency `{}`; known: {}", clip(id), known.join(", "));
     if more > 0 {
         said.push_str(&format!(", and {more} more"));

@@ -13,24 +13,12 @@ use rmcp::model::{
     ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler};
-use serde::Deserialize;
-use status_core::{Probes, Registry};
+use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler};
 
 use crate::answer::{answer, json, refusal};
 use crate::diagnose::{self, Access};
+use crate::params::{IncidentsParams, Sources, UptimeParams, WhyParams};
 use crate::why;
-
-/// What the tools read: the registry's facts, the probes' readiness, and when configured the
-/// history and the fleet.
-pub(crate) struct Sources {
-    pub(crate) registry: Registry,
-    pub(crate) probes: Probes,
-    #[cfg(feature = "history")]
-    pub(crate) history: Option<status_history::History>,
-    #[cfg(feature = "fleet")]
-    pub(crate) fleet: Option<crate::FleetWatch>,
-}
 
 /// One MCP server over [`Sources`]; cheap to clone (a request of the stateless transport
 /// gets its own).
@@ -39,42 +27,6 @@ pub(crate) struct Server {
     sources: Arc<Sources>,
     /// Built once: a request clones the pointer, not the tools' schemas.
     tool_router: Arc<ToolRouter<Self>>,
-}
-
-/// The `why` tool's parameters.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub(crate) struct WhyParams {
-    /// The dependency's id, as `summary` names it.
-    pub(crate) id: String,
-}
-
-/// The `uptime` tool's parameters.
-#[cfg_attr(not(feature = "history"), allow(dead_code))]
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub(crate) struct UptimeParams {
-    /// A dependency's id; with neither it nor `group`, the system.
-    #[serde(default)]
-    pub(crate) dependency: Option<String>,
-    /// A probe group's name.
-    #[serde(default)]
-    pub(crate) group: Option<String>,
-    /// How far back from now: a number and `m`, `h` or `d` (`30m`, `24h`, `30d`); 24h when
-    /// not given.
-    #[serde(default)]
-    pub(crate) window: Option<String>,
-}
-
-/// The `incidents` tool's parameters.
-#[cfg_attr(not(feature = "history"), allow(dead_code))]
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub(crate) struct IncidentsParams {
-    /// Incidents resolved within this many days are included, with every open one (1 to 90;
-    /// 7 when not given).
-    #[serde(default)]
-    pub(crate) days: Option<u32>,
-    /// At most this many, the latest started first (1 to 50; 10 when not given).
-    #[serde(default)]
-    pub(crate) limit: Option<u32>,
 }
 
 /// The caller's access, as the guard put it on the HTTP request (read-only when absent).

@@ -16,7 +16,7 @@ use status_core::{DependencyId, Event, Observed, Observer, Registry, WeakRegistr
 use tokio::sync::mpsc;
 
 use crate::chorus::{Judgement, Voiced};
-use crate::run::{IncidentOf, OnTold, Queue, RecallTold, INCIDENT_PATIENCE, RECALL_PATIENCE};
+use crate::queue::{IncidentOf, OnTold, Queue, RecallTold, INCIDENT_PATIENCE, RECALL_PATIENCE};
 use crate::{Chorus, FleetVoice, Message, Notice, Notifier, Recovered, Voice, SCHEMA_VERSION};
 
 /// Messages waiting for their incident link at most; past it, a message goes without.

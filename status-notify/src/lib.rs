@@ -33,7 +33,8 @@
 //! |---|---|
 //! | `notice` | [`Notice`]: what is told, its sentence, and the bounds on what waits ([`MAX_PENDING`], [`MAX_DIGEST_BYTES`]) |
 //! | `policy` | [`Notifier`] and [`NoticePolicy`]: the rules above, pure |
-//! | `run` | [`Notifications`]: the builder, each sink's bounded queue and its worker, retried, counted ([`SinkStats`]) |
+//! | `run` | [`Notifications`]: the builder, and what it starts |
+//! | `queue` | each sink's bounded queue and its worker, retried, counted ([`SinkStats`]); the hooks the driver is handed |
 //! | `drive` | the driver: the registry's changes (`Registry::observe`) into the policy, its notices out; its tick never awaits I/O (the chorus and incident links run beside it) |
 //! | `chorus` | [`Chorus`]: one instance tells a failure the fleet shares, for all ([`Voice`], [`FleetVoice`]) |
 //! | `sink` | [`Sink`], [`Webhook`] (signed, [`signature`]), [`Slack`]; no redirect followed, answers bounded ([`MAX_ANSWER`]) |
@@ -51,6 +52,7 @@ mod drive;
 mod kept;
 mod notice;
 mod policy;
+mod queue;
 mod run;
 mod sink;
 mod sync;
@@ -63,7 +65,8 @@ pub use self::notice::{
     Notice, MAX_DIGEST_BYTES, MAX_PENDING, MAX_REFUSED_ACTIONS, MAX_REFUSED_ADDRESSES,
 };
 pub use self::policy::{NoticePolicy, Notifier, Told};
-pub use self::run::{Notifications, NotificationsBuilder, SinkStats};
+pub use self::queue::SinkStats;
+pub use self::run::{Notifications, NotificationsBuilder};
 pub use self::sink::{
     signature, IncidentLink, Message, Sink, SinkError, Slack, Webhook, MAX_ANSWER, SCHEMA_VERSION,
 };

@@ -4,8 +4,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::observe::Observer;
 use super::Registry;
-use crate::facts::{Facts, Observer, Sources};
+use crate::facts::{Facts, Sources};
 use crate::sync::lock;
 use crate::ServePolicy;
 

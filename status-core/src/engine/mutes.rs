@@ -99,7 +99,7 @@ impl Registry {
                         "{} is muted until {} ({}): a window that starts later would end that \
                          mute now; unmute it first, or give a window that starts now",
                         mute.dependency,
-                        crate::result::iso(current.until),
+                        crate::text::iso(current.until),
                         current.reason
                     )));
                 }

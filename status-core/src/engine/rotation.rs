@@ -116,7 +116,7 @@ impl Registry {
         match ttl {
             Some(ttl) => validate_ttl_and_reason(ttl, reason)?,
             // For good: no time to live to check (never a stand-in one).
-            None => crate::feature::validate_reason(reason)?,
+            None => crate::text::reason(reason)?,
         }
         let actor = crate::text::actor(actor)?;
         let inner = &self.inner;

@@ -9,10 +9,8 @@ use crate::{
     CheckResult, CheckStatus, DependencyId, DrainState, Group, GroupState, SystemReport, Verdict,
 };
 
-mod observe;
 mod policy;
 
-pub use self::observe::{Observed, Observer};
 pub use self::policy::ServePolicy;
 
 /// What is true of the registry at one report generation: each dependency's level, impact,

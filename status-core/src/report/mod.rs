@@ -10,7 +10,8 @@ use chrono::{DateTime, Utc};
 use serde::ser::{SerializeMap, SerializeStruct, Serializer};
 use serde::Serialize;
 
-use crate::result::{iso, millis};
+use crate::result::millis;
+use crate::text::iso;
 use crate::{CheckResult, CheckStatus, DrainState, Startup, Urgency};
 
 mod views;

@@ -107,7 +107,7 @@ impl Registry {
         let inner = &self.inner;
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::no_runtime())?;
         let entry = inner.features.get(name)?;
-        crate::feature::validate_reason(reason)?;
+        crate::text::reason(reason)?;
         let actor = crate::text::actor(actor)?;
         let now = inner.clock.now();
         let wall = inner.clock.wall_at(now);

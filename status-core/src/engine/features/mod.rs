@@ -14,8 +14,8 @@ use super::{Inner, Registry};
 mod api;
 use crate::event::Event;
 use crate::feature::{self, judge};
-use crate::result::iso;
 use crate::sync::{lock, read, write};
+use crate::text::iso;
 use crate::{
     ActiveOverride, Error, Feature, FeatureFlip, FeatureName, FeatureOverride, FeatureState,
     FlipCause, Requirement, RequirementState, FLIPS_KEPT,

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use tokio::sync::broadcast;
 
-use super::Facts;
-use crate::{Event, Registry, WeakRegistry};
+use super::{Registry, WeakRegistry};
+use crate::{Event, Facts};
 
 /// What an [`Observer`] hands over next.
 #[derive(Debug, Clone)]
