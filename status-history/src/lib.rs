@@ -118,6 +118,7 @@ mod postgres;
 mod run;
 mod sqlite;
 mod store;
+mod sync;
 mod tally;
 mod uptime;
 mod writes;

@@ -80,6 +80,7 @@ mod gauges;
 pub mod names;
 mod outbox;
 mod recorder;
+mod sync;
 
 use std::fmt;
 use std::sync::atomic::Ordering;
@@ -278,13 +279,7 @@ impl Otlp {
         if let Some(spans) = &self.inner.spans {
             spans.close();
         }
-        let threads = std::mem::take(
-            &mut *self
-                .inner
-                .threads
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
+        let threads = std::mem::take(&mut *crate::sync::lock(&self.inner.threads));
         for thread in threads {
             let _ = thread.join();
         }

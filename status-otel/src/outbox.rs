@@ -4,7 +4,9 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
+
+use crate::sync::lock;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -114,10 +116,7 @@ impl<T> Shared<T> {
                 if state.closed {
                     return None;
                 }
-                state = self
-                    .ready
-                    .wait(state)
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                state = crate::sync::wait(&self.ready, state);
                 continue;
             }
             let first = Instant::now();
@@ -126,22 +125,12 @@ impl<T> Shared<T> {
                 if left.is_zero() {
                     break;
                 }
-                state = self
-                    .ready
-                    .wait_timeout(state, left)
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .0;
+                state = crate::sync::wait_timeout(&self.ready, state, left);
             }
             let n = state.records.len().min(MAX_BATCH);
             return Some(state.records.drain(..n).collect());
         }
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

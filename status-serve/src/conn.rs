@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use tokio::sync::Notify;
@@ -198,7 +198,7 @@ impl Table {
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<u64, Arc<Conn>>> {
-        self.open.lock().unwrap_or_else(PoisonError::into_inner)
+        crate::sync::lock(&self.open)
     }
 }
 

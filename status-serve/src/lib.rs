@@ -36,6 +36,7 @@
 mod body;
 mod conn;
 mod run;
+mod sync;
 
 pub use self::body::{Tracked, Watched};
 pub use self::conn::{Busy, Conn, Timeouts};

@@ -5,7 +5,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::pin::pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::net::{TcpListener, TcpStream};
@@ -264,7 +264,7 @@ impl Throttled {
     /// Whether to say it now, and how many were not said since the last time.
     pub fn say(&self) -> Option<u64> {
         let now = Instant::now();
-        let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut last = crate::sync::lock(&self.last);
         if last.is_some_and(|at| now.duration_since(at) < self.every) {
             self.quiet.fetch_add(1, Ordering::Relaxed);
             return None;

@@ -14,19 +14,13 @@ pub(super) struct ServerClock {
 impl ServerClock {
     /// The server said `now_ms` (its time, in ms since the epoch) just now.
     pub(super) fn heard(&self, now_ms: u64) {
-        *self
-            .heard
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((now_ms, Instant::now()));
+        *crate::sync::lock(&self.heard) = Some((now_ms, Instant::now()));
     }
 
     /// The server's time `within` from now, in ms: the deadline of a call sent now, after
     /// which the server must not act on it. 0 (no deadline) before anything was heard.
     pub(super) fn deadline(&self, within: Duration) -> u64 {
-        let heard = *self
-            .heard
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let heard = *crate::sync::lock(&self.heard);
         heard.map_or(0, |(ms, at)| {
             let ahead = at.elapsed() + within;
             ms.saturating_add(u64::try_from(ahead.as_millis()).unwrap_or(u64::MAX))

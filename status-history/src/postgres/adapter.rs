@@ -2,7 +2,6 @@
 //! deadline.
 
 use std::sync::atomic::Ordering;
-use std::sync::PoisonError;
 
 use chrono::{DateTime, Utc};
 
@@ -34,11 +33,7 @@ impl HistoryStore for PostgresHistory {
 
     fn write<'a>(&'a self, writes: &'a Writes) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let known = self
-                .series
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone();
+            let known = crate::sync::lock(&self.series).clone();
             let learned = self
                 .call(async |client| {
                     let tx = client.transaction().await?;
@@ -47,10 +42,7 @@ impl HistoryStore for PostgresHistory {
                     Ok(learned)
                 })
                 .await?;
-            self.series
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .extend(learned);
+            crate::sync::lock(&self.series).extend(learned);
             Ok(())
         })
     }

@@ -186,9 +186,7 @@ impl Shared {
 
     /// The ledger, for a moment (never across an await).
     pub(crate) fn ledger(&self) -> std::sync::MutexGuard<'_, Ledger> {
-        self.ledger
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        crate::sync::lock(&self.ledger)
     }
 }
 

@@ -1,7 +1,7 @@
 //! [`SqliteHistory`]: the SQLite file as a [`HistoryStore`], each call on a blocking thread.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
 
@@ -64,7 +64,7 @@ impl SqliteHistory {
         let store = Arc::clone(&self.store);
         Box::pin(async move {
             tokio::task::spawn_blocking(move || {
-                let mut guard = store.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut guard = crate::sync::lock(&store);
                 let store = guard
                     .as_mut()
                     .ok_or_else(|| Error::new("the store is not open"))?;
@@ -106,9 +106,9 @@ impl HistoryStore for SqliteHistory {
                         .map_err(Error::sqlite)?;
                 }
                 if opened.moved_aside.is_some() {
-                    *aside.lock().unwrap_or_else(PoisonError::into_inner) = opened.moved_aside;
+                    *crate::sync::lock(&aside) = opened.moved_aside;
                 }
-                *store.lock().unwrap_or_else(PoisonError::into_inner) = Some(opened.store);
+                *crate::sync::lock(&store) = Some(opened.store);
                 Ok(())
             })
             .await
@@ -117,10 +117,7 @@ impl HistoryStore for SqliteHistory {
     }
 
     fn is_open(&self) -> bool {
-        self.store
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_some()
+        crate::sync::lock(&self.store).is_some()
     }
 
     fn close(&self) -> StoreFuture<'_, ()> {
@@ -128,7 +125,7 @@ impl HistoryStore for SqliteHistory {
         Box::pin(async move {
             // On a blocking thread, after any call in flight (they hold the same lock).
             tokio::task::spawn_blocking(move || {
-                drop(store.lock().unwrap_or_else(PoisonError::into_inner).take());
+                drop(crate::sync::lock(&store).take());
             })
             .await
             .map_err(|e| Error::new(format!("the store's thread failed: {e}")))
@@ -136,10 +133,7 @@ impl HistoryStore for SqliteHistory {
     }
 
     fn note(&self) -> Option<String> {
-        let aside = self
-            .moved_aside
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let aside = crate::sync::lock(&self.moved_aside);
         aside.as_ref().map(|aside| {
             format!(
                 "the history file was corrupt: moved aside to {}, a fresh one started",

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chrono::Datelike;
@@ -178,7 +178,7 @@ impl TileCache {
         let today = Tier::Day.floor(history.now()).timestamp();
         let fresh = |k: &Kept| k.today == today && k.made.elapsed() < KEPT_FOR;
         // A cache only: one poisoned by a panic elsewhere is still a cache.
-        let cache = || self.kinds.lock().unwrap_or_else(PoisonError::into_inner);
+        let cache = || crate::sync::lock(&self.kinds);
         let cached = (days == kept)
             .then(|| cache().get(kind).filter(|k| fresh(k)).cloned())
             .flatten();

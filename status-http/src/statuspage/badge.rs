@@ -4,7 +4,7 @@
 //! percentage, nothing else. Each carries an ETag of its body: a client that has it gets a
 //! 304.
 
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 use axum::extract::{Path, State};
 use axum::http::header::CACHE_CONTROL;
@@ -210,7 +210,7 @@ pub(crate) async fn uptime(
     let window = query.window.as_deref().unwrap_or("30d");
     let key = (c.id.clone(), window.to_owned());
     let kept = |now: tokio::time::Instant| {
-        let uptimes = state.uptimes.lock().unwrap_or_else(PoisonError::into_inner);
+        let uptimes = crate::sync::lock(&state.uptimes);
         uptimes
             .get(&key)
             .filter(|(at, _)| now.duration_since(*at) < super::UPTIME_FRESH)
@@ -246,7 +246,7 @@ pub(crate) async fn uptime(
         }
     };
     let body = Body::new(svg(&label, &value, color), SVG);
-    let mut uptimes = state.uptimes.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut uptimes = crate::sync::lock(&state.uptimes);
     uptimes.retain(|_, (at, _)| now.duration_since(*at) < super::UPTIME_FRESH);
     if uptimes.len() < super::UPTIMES_KEPT {
         uptimes.insert(key, (now, body.clone()));

@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -125,7 +125,7 @@ impl Published {
     /// The page in language `lang`, if it was made.
     #[cfg_attr(not(feature = "dashboard"), allow(dead_code))]
     pub(crate) fn page(&self, lang: &'static str) -> Option<crate::render::Body> {
-        let pages = self.pages.lock().unwrap_or_else(PoisonError::into_inner);
+        let pages = crate::sync::lock(&self.pages);
         pages.get(lang).cloned()
     }
 
@@ -136,7 +136,7 @@ impl Published {
         lang: &'static str,
         page: crate::render::Body,
     ) -> crate::render::Body {
-        let mut pages = self.pages.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut pages = crate::sync::lock(&self.pages);
         pages.entry(lang).or_insert(page).clone()
     }
 
@@ -147,16 +147,11 @@ impl Published {
         name: &str,
         make: impl FnOnce(&Snapshot) -> Option<crate::render::Body>,
     ) -> Option<crate::render::Body> {
-        if let Some(body) = self
-            .badges
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(name)
-        {
+        if let Some(body) = crate::sync::lock(&self.badges).get(name) {
             return Some(body.clone());
         }
         let body = make(&self.snapshot)?;
-        let mut badges = self.badges.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut badges = crate::sync::lock(&self.badges);
         Some(badges.entry(name.into()).or_insert(body).clone())
     }
 }
@@ -341,9 +336,7 @@ impl StatusPageState {
         let announced = self.announcements().await;
         let facts = self.registry.facts();
         let minute = self.now().timestamp() / 60;
-        if let Some((f, i, a, m, snapshot)) =
-            &*self.last.lock().unwrap_or_else(PoisonError::into_inner)
-        {
+        if let Some((f, i, a, m, snapshot)) = &*crate::sync::lock(&self.last) {
             if Arc::ptr_eq(f, &facts)
                 && Arc::ptr_eq(i, &kept)
                 && Arc::ptr_eq(a, &announced)
@@ -353,7 +346,7 @@ impl StatusPageState {
             }
         }
         let snapshot = Arc::new(self.make(&facts, &kept, &announced));
-        *self.last.lock().unwrap_or_else(PoisonError::into_inner) =
+        *crate::sync::lock(&self.last) =
             Some((facts, kept, announced, minute, Arc::clone(&snapshot)));
         snapshot
     }
@@ -369,7 +362,7 @@ impl StatusPageState {
         let (checked, minute) = self.minute();
         let facts = self.registry.facts();
         let snapshot = self.snapshot().await;
-        let mut current = self.current.write().unwrap_or_else(PoisonError::into_inner);
+        let mut current = crate::sync::write(&self.current);
         let published = match &*current {
             Some(c) if Arc::ptr_eq(&c.published.snapshot, &snapshot) => Arc::clone(&c.published),
             _ => Arc::new(Published::new(snapshot)),
@@ -387,7 +380,7 @@ impl StatusPageState {
     /// than a second ago): no waiting, no store read.
     pub(crate) fn published_now(&self) -> Option<Arc<Published>> {
         let (now, minute) = self.minute();
-        let current = self.current.read().unwrap_or_else(PoisonError::into_inner);
+        let current = crate::sync::read(&self.current);
         let c = current.as_ref()?;
         (now.saturating_duration_since(c.checked) < INCIDENTS_FRESH
             && c.minute == minute
@@ -448,10 +441,7 @@ impl StatusPageState {
 
     /// When this page first showed component `id` (now, the first time it is asked).
     pub(crate) fn created(&self, id: &str, now: DateTime<Utc>) -> DateTime<Utc> {
-        *self
-            .created
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        *crate::sync::lock(&self.created)
             .entry(id.to_owned())
             .or_insert(now)
     }
@@ -466,10 +456,7 @@ impl StatusPageState {
         content_type: &'static str,
         render: impl FnOnce() -> String,
     ) -> crate::render::Body {
-        let kept = self
-            .bodies
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        let kept = crate::sync::lock(&self.bodies)
             .get(kind)
             .filter(|(f, _)| *f == fingerprint)
             .map(|(_, body)| body.clone());
@@ -478,10 +465,7 @@ impl StatusPageState {
         }
         // Rendered outside the lock: another request may render the same; one is kept.
         let body = crate::render::Body::new(render(), content_type);
-        self.bodies
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(kind, (fingerprint, body.clone()));
+        crate::sync::lock(&self.bodies).insert(kind, (fingerprint, body.clone()));
         body
     }
 }

@@ -75,10 +75,7 @@ impl HedgeLayer {
     #[must_use]
     pub fn clock(self, clock: Clock) -> Self {
         let hedger = match Arc::try_unwrap(self.shared) {
-            Ok(shared) => shared
-                .hedger
-                .into_inner()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
+            Ok(shared) => crate::sync::into_inner(shared.hedger),
             Err(shared) => shared.lock().clone(),
         };
         Self {

@@ -1,7 +1,7 @@
 //! A pool configured before it exists: no setting can change under a pool in use, and no
 //! setter can fail.
 
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use status_core::Clock;
@@ -68,11 +68,7 @@ impl<S: Service<R>, R> PoolBuilder<S, R> {
     /// Default: [`DEFAULT_HOLD`](super::DEFAULT_HOLD) (5 s) and [`DEFAULT_MAX_HELD`](super::DEFAULT_MAX_HELD) (half the nodes).
     #[must_use]
     pub fn hold(mut self, hold: Duration, max_share: f64) -> Self {
-        let state = self
-            .shared
-            .state
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner);
+        let state = crate::sync::get_mut(&mut self.shared.state);
         state.selector = std::mem::take(&mut state.selector).hold(hold, max_share);
         self
     }
@@ -82,11 +78,7 @@ impl<S: Service<R>, R> PoolBuilder<S, R> {
     /// the price of meeting more failures that come and go (see the [module docs](super)).
     #[must_use]
     pub fn spread(mut self) -> Self {
-        let state = self
-            .shared
-            .state
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner);
+        let state = crate::sync::get_mut(&mut self.shared.state);
         state.selector = std::mem::take(&mut state.selector).spread();
         self
     }

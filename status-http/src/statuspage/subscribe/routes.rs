@@ -2,7 +2,7 @@
 //! and changes nothing.
 
 use std::net::SocketAddr;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{FromRequest, Request, State};
@@ -192,9 +192,7 @@ async fn subscribe_inner(
         j
     };
     // The door's rate first: what follows reads the store and may send mail.
-    door.bucket
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
+    crate::sync::lock(&door.bucket)
         .take(std::time::Instant::now())
         .map_err(|wait| Refusal {
             retry_after: Some(wait),
