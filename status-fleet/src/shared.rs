@@ -22,7 +22,7 @@ impl DatacenterView {
 impl FleetView {
     /// Whether `dependency` failing at `level` on instance `me` of `datacenter` is shared
     /// there: failing at that level or worse on the other fresh instances by the rule
-    /// ([`HealthRule::shared`]). Answers how many of how many others fail it; `None` when it
+    /// ([`HealthRule::shared`](crate::HealthRule::shared)). Answers how many of how many others fail it; `None` when it
     /// is not shared, and always from a stale view, which is no information.
     #[must_use]
     pub fn shared(
@@ -80,7 +80,7 @@ impl FleetView {
     /// failure of its own that fails readiness, whatever the others' conditions, is the
     /// instance's rule's answer, as is anything from a stale view, and anything before this
     /// instance's failing dependencies reached the store. In a data center where so few
-    /// serve that readiness fails open ([`HealthRule::ready_fail_open_share`]), every
+    /// serve that readiness fails open ([`HealthRule::ready_fail_open_share`](crate::HealthRule::ready_fail_open_share)), every
     /// failure on the condition alone is excused, and the reason says so.
     #[must_use]
     pub fn readiness(&self, datacenter: &str, me: &str, own: Readiness) -> Readiness {
