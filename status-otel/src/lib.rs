@@ -76,6 +76,7 @@
 
 mod builder;
 mod client;
+mod env;
 mod gauges;
 pub mod names;
 mod outbox;
