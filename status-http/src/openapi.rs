@@ -115,14 +115,14 @@ struct SubscribersDoc;
 #[derive(OpenApi)]
 #[openapi(
     paths(
-        crate::statuspage::json::status,
-        crate::statuspage::json::summary,
-        crate::statuspage::json::components,
-        crate::statuspage::json::incidents,
-        crate::statuspage::json::unresolved,
-        crate::statuspage::json::maintenances,
-        crate::statuspage::json::upcoming,
-        crate::statuspage::json::active,
+        crate::statuspage::hot::status,
+        crate::statuspage::hot::summary,
+        crate::statuspage::hot::components,
+        crate::statuspage::hot::incidents,
+        crate::statuspage::hot::unresolved,
+        crate::statuspage::hot::maintenances,
+        crate::statuspage::hot::upcoming,
+        crate::statuspage::hot::active,
         crate::statuspage::badge::level,
         crate::statuspage::badge::uptime,
         crate::statuspage::feed::atom,

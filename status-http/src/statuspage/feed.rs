@@ -288,7 +288,7 @@ async fn serve(
         render(state, &snapshot, &entries(state, &snapshot, &public))
     });
     // Feed readers poll: one holding this body's tag gets a 304.
-    super::json::respond(&body, conditional)
+    super::hot::respond(&body, conditional)
 }
 
 /// GET `/history.atom`: the incidents and maintenances of the last 90 days, as Atom 1.0.

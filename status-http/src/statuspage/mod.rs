@@ -17,11 +17,11 @@
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use status_core::{CheckStatus, Facts, Registry};
+use status_core::{Facts, Registry};
 use status_history::incident::Incident;
 use status_history::{Announcement, History};
 use tokio::time::Instant;
@@ -30,6 +30,7 @@ pub(crate) mod admin;
 pub(crate) mod announce;
 pub(crate) mod badge;
 pub(crate) mod feed;
+pub(crate) mod hot;
 #[cfg(feature = "dashboard")]
 mod i18n;
 pub(crate) mod json;
@@ -37,6 +38,10 @@ mod model;
 #[cfg(feature = "dashboard")]
 pub(crate) mod page;
 mod public;
+mod published;
+mod routes;
+#[cfg(feature = "dashboard")]
+mod served;
 #[cfg(feature = "subscribers")]
 pub(crate) mod subscribe;
 pub(crate) mod wire;
@@ -44,6 +49,8 @@ pub(crate) mod wire;
 use self::model::{components_of, maintenances};
 pub(crate) use self::model::{indicator, Component, Maintenance, PublicIncident};
 pub use self::public::{PublicGroup, Publication, DEFAULT_PUBLIC_AFTER};
+pub(crate) use self::published::{Published, Snapshot, DOCUMENTS};
+pub(crate) use self::routes::{public_routes, routes};
 
 /// The tag that makes a dependency a component of the public page.
 pub const PUBLIC_TAG: &str = "public";
@@ -78,83 +85,6 @@ type Made = (
     i64,
     Arc<Snapshot>,
 );
-
-/// The Statuspage v2 documents, each made at most once of a snapshot.
-pub(crate) const DOCUMENTS: usize = 8;
-
-/// What the public routes serve now: a snapshot, and the bodies made of it, each once, with
-/// its entity tag and its compressed forms (made once, the first time a client accepts them).
-#[derive(Debug)]
-pub(crate) struct Published {
-    pub(crate) snapshot: Arc<Snapshot>,
-    /// The v2 documents, by their index.
-    documents: [OnceLock<crate::render::Body>; DOCUMENTS],
-    /// The page, by language.
-    pages: Mutex<HashMap<&'static str, crate::render::Body>>,
-    /// Held while a request makes a page of this snapshot: the crowd that arrives as what
-    /// is published changes waits for that page, rather than each making its own (each a
-    /// read of every component's tiles from the history, on a blocking thread).
-    #[cfg_attr(not(feature = "dashboard"), allow(dead_code))]
-    making: tokio::sync::Mutex<()>,
-    /// The level badges, by component (only names that are a component's).
-    badges: Mutex<HashMap<Box<str>, crate::render::Body>>,
-}
-
-impl Published {
-    fn new(snapshot: Arc<Snapshot>) -> Self {
-        Self {
-            snapshot,
-            documents: Default::default(),
-            pages: Mutex::default(),
-            making: tokio::sync::Mutex::new(()),
-            badges: Mutex::default(),
-        }
-    }
-
-    /// Document `index`, made by `make` the first time.
-    pub(crate) fn document(
-        &self,
-        index: usize,
-        make: impl FnOnce(&Snapshot) -> crate::render::Body,
-    ) -> crate::render::Body {
-        self.documents[index]
-            .get_or_init(|| make(&self.snapshot))
-            .clone()
-    }
-
-    /// The page in language `lang`, if it was made.
-    #[cfg_attr(not(feature = "dashboard"), allow(dead_code))]
-    pub(crate) fn page(&self, lang: &'static str) -> Option<crate::render::Body> {
-        let pages = crate::sync::lock(&self.pages);
-        pages.get(lang).cloned()
-    }
-
-    /// Keeps the page in `lang` (the first kept is served).
-    #[cfg_attr(not(feature = "dashboard"), allow(dead_code))]
-    pub(crate) fn keep_page(
-        &self,
-        lang: &'static str,
-        page: crate::render::Body,
-    ) -> crate::render::Body {
-        let mut pages = crate::sync::lock(&self.pages);
-        pages.entry(lang).or_insert(page).clone()
-    }
-
-    /// The badge of component `name`, made by `make` the first time (`None`: no such
-    /// component, and nothing kept).
-    pub(crate) fn badge(
-        &self,
-        name: &str,
-        make: impl FnOnce(&Snapshot) -> Option<crate::render::Body>,
-    ) -> Option<crate::render::Body> {
-        if let Some(body) = crate::sync::lock(&self.badges).get(name) {
-            return Some(body.clone());
-        }
-        let body = make(&self.snapshot)?;
-        let mut badges = crate::sync::lock(&self.badges);
-        Some(badges.entry(name.into()).or_insert(body).clone())
-    }
-}
 
 /// The published snapshot, the facts and minute it was checked against, and when.
 #[derive(Debug, Clone)]
@@ -203,18 +133,6 @@ pub(crate) struct StatusPageState {
     /// The page's event streams: 256 at most, 8 from one address.
     #[cfg(feature = "dashboard")]
     pub(crate) streams: Arc<crate::streams::StreamLimits>,
-}
-
-/// What one render sees: the components, the incidents, the maintenance windows.
-#[derive(Debug, Clone)]
-pub(crate) struct Snapshot {
-    pub(crate) components: Vec<Component>,
-    pub(crate) incidents: Vec<PublicIncident>,
-    pub(crate) maintenances: Vec<Maintenance>,
-    pub(crate) condition: CheckStatus,
-    pub(crate) now: DateTime<Utc>,
-    /// Changes when anything shown changes.
-    pub(crate) fingerprint: u64,
 }
 
 impl StatusPageState {
@@ -468,66 +386,4 @@ impl StatusPageState {
         crate::sync::lock(&self.bodies).insert(kind, (fingerprint, body.clone()));
         body
     }
-}
-
-/// Adds the routes a crowd refreshes: the page (with `dashboard`), Statuspage v2 JSON, feeds,
-/// badges. Served as the probes are, without a request span: during an incident they are the
-/// hot path, and a trace of each would drown the others.
-pub(crate) fn public_routes<S>(
-    router: axum::Router<S>,
-    state: &Arc<StatusPageState>,
-) -> axum::Router<S>
-where
-    S: Clone + Send + Sync + 'static,
-    Arc<StatusPageState>: axum::extract::FromRef<S>,
-{
-    use axum::routing::{get, get_service};
-    let router = json::PATHS
-        .iter()
-        .enumerate()
-        .fold(router, |router, (index, path)| {
-            router.route(
-                path,
-                get_service(json::Document::new(Arc::clone(state), index)),
-            )
-        })
-        .route("/history.atom", get(feed::atom))
-        .route("/history.rss", get(feed::rss))
-        .route("/badge/{file}", get(badge::level))
-        .route("/badge/{name}/uptime.svg", get(badge::uptime));
-    #[cfg(feature = "dashboard")]
-    let router = router.route(
-        "/status/page",
-        get_service(page::Page::new(Arc::clone(state))),
-    );
-    router
-}
-
-/// Adds the page's other routes: its event stream (with `dashboard`) and the subscribers'
-/// door (with `subscribers`).
-pub(crate) fn routes<S>(router: axum::Router<S>) -> axum::Router<S>
-where
-    S: Clone + Send + Sync + 'static,
-    Arc<StatusPageState>: axum::extract::FromRef<S>,
-{
-    #[cfg(any(feature = "dashboard", feature = "subscribers"))]
-    use axum::routing::get;
-    #[cfg(feature = "dashboard")]
-    let router = router.route("/status/page/events", get(page::events));
-    #[cfg(feature = "subscribers")]
-    let router = router
-        .route(
-            "/status/page/subscriptions",
-            axum::routing::post(subscribe::subscribe)
-                .layer(axum::extract::DefaultBodyLimit::max(4096)),
-        )
-        .route(
-            "/status/page/subscriptions/confirm",
-            get(subscribe::confirm),
-        )
-        .route(
-            "/status/page/subscriptions/unsubscribe",
-            get(subscribe::unsubscribe).post(subscribe::unsubscribe_post),
-        );
-    router
 }
