@@ -10,12 +10,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use status_core::{FeatureFlip, FeatureOverride, FeatureState};
 
-use crate::audit::AuditSaid;
 use crate::auth::Admin;
 use crate::body::AdminBody;
 use crate::error::ApiError;
 use crate::present::Presentation;
 use crate::respond::{json_response, JSON};
+pub(crate) use status_http_core::audit::with_actor;
 
 /// What the admin and feature routes share (the token is [`AdminAuth`](crate::AdminAuth),
 /// its own sub-state).
@@ -245,18 +245,4 @@ pub(crate) async fn refresh(
         JSON,
         &*state.present.result(&result),
     ))
-}
-
-/// `response`, telling the audit trail who made the call and why, if the call said.
-pub(crate) fn with_actor(
-    mut response: Response,
-    actor: Option<String>,
-    reason: Option<String>,
-) -> Response {
-    if actor.is_some() || reason.is_some() {
-        response
-            .extensions_mut()
-            .insert(AuditSaid { actor, reason });
-    }
-    response
 }

@@ -12,6 +12,7 @@
 //! can never push an operator's acts out of the trail. A handler that panics is answered 500
 //! and recorded as any other call.
 
+use status_http_core::audit::AuditSaid;
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::net::SocketAddr;
@@ -214,14 +215,6 @@ impl AuditLog {
         }
         *trail.reads.entry(key).or_default() += 1;
     }
-}
-
-/// Who made a call, as its handler read it from the body: a response extension the
-/// [`AuditLayer`] records.
-#[derive(Debug, Clone)]
-pub(crate) struct AuditSaid {
-    pub(crate) actor: Option<String>,
-    pub(crate) reason: Option<String>,
 }
 
 /// Records every call to the routes it wraps in an [`AuditLog`].

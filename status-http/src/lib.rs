@@ -83,12 +83,9 @@
 
 mod admin;
 mod audit;
-mod auth;
-mod body;
 mod codes;
 #[cfg(feature = "dashboard")]
 mod dashboard;
-mod error;
 #[cfg(feature = "fleet")]
 mod fleet;
 #[cfg(feature = "history")]
@@ -120,7 +117,6 @@ mod present;
 mod probes;
 mod query;
 mod render;
-mod respond;
 mod routes;
 #[cfg(feature = "openapi")]
 mod schema;
@@ -128,8 +124,9 @@ mod schema;
 mod statuspage;
 #[cfg(feature = "dashboard")]
 mod streams;
-mod sync;
 mod trail;
+
+use status_http_core::{auth, body, error, respond, sync};
 
 pub mod middleware;
 #[cfg(feature = "dashboard")]

@@ -69,10 +69,7 @@ impl DashboardState {
     }
 }
 
-/// The page's content security policy: nothing but this server.
-pub(crate) const CSP: &str =
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
-                   connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+pub(crate) use status_http_core::CSP;
 
 /// Dashboard event streams served at once; more answer 503 (and more than 8 from one address
 /// 429).

@@ -16,8 +16,9 @@ use status_history::{History, Series};
 mod chart;
 #[cfg(feature = "dashboard")]
 pub(crate) mod page;
+pub(crate) use status_http_core::history::{about, kept, rejection, DaysQuery};
 #[cfg(feature = "dashboard")]
-pub(crate) mod tiles;
+pub(crate) use status_http_core::tiles;
 pub(crate) mod transitions;
 
 use crate::error::ApiError;
@@ -61,56 +62,12 @@ impl HistoryState {
     }
 }
 
-/// The history, or the 404 of a router that keeps none.
-pub(crate) fn kept(history: Option<&History>) -> Result<&History, ApiError> {
-    history.ok_or_else(|| {
-        ApiError::new(
-            StatusCode::NOT_FOUND,
-            "no history is kept here (see status_http::Routes::history)",
-        )
-    })
-}
-
-/// A read refused or failed: a window that is not one is a 400, a store not available a 503.
-#[allow(clippy::needless_pass_by_value)] // `map_err(rejection)`
-pub(crate) fn rejection(e: status_history::Error) -> ApiError {
-    if e.is_invalid() {
-        ApiError::bad_request(e.to_string())
-    } else if e.is_conflict() {
-        ApiError::new(StatusCode::CONFLICT, e.to_string())
-    } else {
-        ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("the history store is not available: {e}"),
-        )
-    }
-}
-
-/// A refusal about `what` `id` (an incident, a maintenance): a 404 naming it when there is
-/// none, else as [`rejection`].
-pub(crate) fn about(what: &'static str, id: i64) -> impl Fn(status_history::Error) -> ApiError {
-    move |e| {
-        if e.is_not_found() {
-            ApiError::not_found(what, &id.to_string())
-        } else {
-            rejection(e)
-        }
-    }
-}
-
 /// `?from=&to=`: a window of RFC 3339 times.
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct WindowQuery {
     from: Option<String>,
     to: Option<String>,
-}
-
-/// `?days=`.
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct DaysQuery {
-    pub(crate) days: Option<String>,
 }
 
 /// `?month=YYYY-MM`.

@@ -38,12 +38,7 @@ pub(crate) enum Urgency {
     None,
 }
 
-/// A rejected request.
-#[derive(ToSchema)]
-pub(crate) struct Error {
-    /// What was wrong.
-    error: String,
-}
+pub(crate) use status_http_core::schema::Error;
 
 /// One dependency's latest result.
 #[derive(ToSchema)]

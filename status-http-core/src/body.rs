@@ -11,7 +11,7 @@ use crate::error::ApiError;
 /// `serve`, feature `serve`).
 ///
 /// Handlers that read bodies see it as the source of their extractor's error;
-/// [`ApiError`](crate::ApiError)'s conversions answer it with 408.
+/// [`ApiError`](crate::error::ApiError)'s conversions answer it with 408.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BodyTimeout;
 
@@ -24,11 +24,10 @@ impl std::fmt::Display for BodyTimeout {
 impl std::error::Error for BodyTimeout {}
 
 /// For an optional field of a request body, `#[serde(default, deserialize_with =
-/// "crate::body::present")]`: it may be left out, not given as `null` (as the OpenAPI
+/// "status_http_core::body::present")]`: it may be left out, not given as `null` (as the OpenAPI
 /// description says: such fields are not nullable), so that a `null` is refused with the
 /// field named rather than read as absent.
-#[cfg(feature = "history")]
-pub(crate) fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+pub fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
 where
     D: serde::Deserializer<'de>,
     T: serde::Deserialize<'de>,
@@ -42,7 +41,7 @@ pub const BODY_LIMIT: usize = 16 * 1024;
 /// A request body read up to [`BODY_LIMIT`], parsed only when the handler asks (after it has
 /// checked that the named resource exists).
 #[derive(Debug)]
-pub(crate) struct AdminBody(Bytes);
+pub struct AdminBody(Bytes);
 
 impl<S: Send + Sync> FromRequest<S> for AdminBody {
     type Rejection = ApiError;
@@ -76,7 +75,7 @@ fn timed_out(error: &(dyn std::error::Error + 'static)) -> bool {
 
 impl AdminBody {
     /// The body as `T`.
-    pub(crate) fn parse<T: DeserializeOwned>(&self) -> Result<T, ApiError> {
+    pub fn parse<T: DeserializeOwned>(&self) -> Result<T, ApiError> {
         if self.0.iter().all(u8::is_ascii_whitespace) {
             return Err(ApiError::bad_request("a JSON body is required"));
         }

@@ -16,7 +16,7 @@ use status_history::{DayTile, History, Tier};
 const KEPT_FOR: Duration = Duration::from_secs(300);
 
 /// The class of a tile (and a badge) for a day's worst level.
-pub(super) fn class(level: Option<CheckStatus>) -> &'static str {
+pub fn class(level: Option<CheckStatus>) -> &'static str {
     match level {
         Some(CheckStatus::Ok) => "ok",
         Some(CheckStatus::Minor) => "minor",
@@ -26,7 +26,8 @@ pub(super) fn class(level: Option<CheckStatus>) -> &'static str {
     }
 }
 
-pub(super) fn percent(share: Option<f64>) -> String {
+/// A share as a percentage with three decimals, or "no data".
+pub fn percent(share: Option<f64>) -> String {
     share.map_or_else(|| "no data".to_owned(), |s| format!("{:.3} %", s * 100.0))
 }
 
@@ -34,7 +35,7 @@ pub(super) fn percent(share: Option<f64>) -> String {
 /// dependencies is 90,000 elements, and a template's per-element work would take most of
 /// the page's time. What it writes is only fixed class names, dates and numbers: nothing
 /// from outside needs escaping.
-pub(crate) fn tiles(days: &[DayTile]) -> String {
+pub fn tiles(days: &[DayTile]) -> String {
     let mut html = String::with_capacity(days.len() * 64);
     for d in days {
         let day = d.day.date_naive();
@@ -63,13 +64,13 @@ pub(crate) fn tiles(days: &[DayTile]) -> String {
 
 /// The uptime over the days, weighted by the time observed in each (a day observed for 20 s
 /// weighs 20 s, not a day), and what it covers: `99.950 % · observed 20 s of 90 days`.
-pub(crate) fn overall(days: &[DayTile]) -> String {
+pub fn overall(days: &[DayTile]) -> String {
     sums(days).words(days.len())
 }
 
 /// The uptime over the days, weighted by the time observed in each, and the time observed
 /// (ms): `None` with nothing observed.
-pub(crate) fn coverage(days: &[DayTile]) -> (Option<f64>, u64) {
+pub fn coverage(days: &[DayTile]) -> (Option<f64>, u64) {
     let s = sums(days);
     #[allow(clippy::cast_precision_loss)]
     let share = (s.observed > 0).then(|| s.up / s.observed as f64);
@@ -116,7 +117,7 @@ impl Sums {
 
 /// A length of time in words, to its two largest units: `20 s`, `5 min`, `3 h 20 min`,
 /// `12 d 4 h`.
-pub(crate) fn lasted(ms: u64) -> String {
+pub fn lasted(ms: u64) -> String {
     let s = ms / 1000;
     let (d, h, m) = (s / 86_400, s / 3600 % 24, s / 60 % 60);
     match (d, h, m) {
@@ -153,7 +154,7 @@ struct Kept {
 
 /// The past days' tiles of the default span, by kind of series.
 #[derive(Default)]
-pub(crate) struct TileCache {
+pub struct TileCache {
     kinds: Mutex<HashMap<&'static str, Arc<Kept>>>,
 }
 
@@ -167,7 +168,7 @@ impl TileCache {
     /// The tiles (HTML) and uptime (words) of each of `names`, series of `kind`, over the
     /// last `days` days. The default span (`kept`) reads the past days at most every five
     /// minutes and today's on every call; any other span is read whole.
-    pub(super) async fn rows(
+    pub async fn rows(
         &self,
         history: &History,
         kind: &'static str,
@@ -246,7 +247,7 @@ impl TileCache {
 }
 
 /// `days` tiles with nothing observed, ending today.
-pub(super) fn blank(history: &History, days: u32) -> Vec<DayTile> {
+pub fn blank(history: &History, days: u32) -> Vec<DayTile> {
     let today = Tier::Day.floor(history.now());
     (0..days)
         .rev()

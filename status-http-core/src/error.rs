@@ -117,7 +117,7 @@ impl std::error::Error for ApiError {}
 /// logged), instead of a connection closed without an answer. A bug in one handler then
 /// costs one request, never a probe's connection.
 #[allow(clippy::needless_pass_by_value)] // the signature tower-http's `ResponseForPanic` takes
-pub(crate) fn panicked(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+pub fn panicked(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
     let what = panic
         .downcast_ref::<String>()
         .map(String::as_str)

@@ -8,12 +8,12 @@ use serde::Serialize;
 use crate::error::ApiError;
 
 /// The content type of every JSON answer.
-pub(crate) const JSON: &str = "application/json";
+pub const JSON: &str = "application/json";
 /// The content type of every text answer.
-pub(crate) const TEXT: &str = "text/plain; charset=utf-8";
+pub const TEXT: &str = "text/plain; charset=utf-8";
 
 /// A JSON body with a status code and a content type.
-pub(crate) fn json_response<T: Serialize>(
+pub fn json_response<T: Serialize>(
     status: StatusCode,
     content_type: &'static str,
     body: &T,
@@ -30,7 +30,7 @@ pub(crate) fn json_response<T: Serialize>(
 }
 
 /// A plain-text body with a status code.
-pub(crate) fn text_response(status: StatusCode, body: String) -> Response {
+pub fn text_response(status: StatusCode, body: String) -> Response {
     (
         status,
         [(

@@ -18,7 +18,7 @@ use crate::error::ApiError;
 ///
 /// ```
 /// use axum::http::{header::AUTHORIZATION, HeaderMap, StatusCode};
-/// use status_http::AdminToken;
+/// use status_http_core::auth::AdminToken;
 ///
 /// let token = AdminToken::new("s3cret").unwrap();
 /// let mut headers = HeaderMap::new();
@@ -105,7 +105,7 @@ impl AdminAuth {
 /// ```
 /// use axum::extract::FromRef;
 /// use axum::{routing::post, Router};
-/// use status_http::{Admin, AdminAuth};
+/// use status_http_core::auth::{Admin, AdminAuth};
 ///
 /// #[derive(Clone)]
 /// struct AppState {
