@@ -120,8 +120,6 @@ mod render;
 mod routes;
 #[cfg(feature = "openapi")]
 mod schema;
-#[cfg(feature = "history")]
-mod statuspage;
 #[cfg(feature = "dashboard")]
 mod streams;
 mod trail;
@@ -151,14 +149,14 @@ pub use self::otel::otel_metrics;
 pub use self::routes::Routes;
 #[cfg(feature = "serve")]
 pub use self::serve::serve;
-#[cfg(feature = "subscribers")]
-#[cfg_attr(docsrs, doc(cfg(feature = "subscribers")))]
-pub use self::statuspage::subscribe::Subscriptions;
-#[cfg(feature = "history")]
-#[cfg_attr(docsrs, doc(cfg(feature = "history")))]
-pub use self::statuspage::{PublicGroup, Publication, DEFAULT_PUBLIC_AFTER, PUBLIC_TAG};
 #[cfg(feature = "mcp")]
 pub use status_mcp::{Mcp, McpStats};
+#[cfg(feature = "subscribers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "subscribers")))]
+pub use status_page::Subscriptions;
+#[cfg(feature = "page")]
+#[cfg_attr(docsrs, doc(cfg(feature = "page")))]
+pub use status_page::{PublicGroup, Publication, DEFAULT_PUBLIC_AFTER, PUBLIC_TAG};
 
 /// The metrics library `/metrics` is written with, for [`Routes::register_metrics`].
 #[cfg(feature = "metrics")]

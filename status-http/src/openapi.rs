@@ -101,49 +101,6 @@ struct HistoryDoc;
 #[openapi(paths(crate::history::page::overview, crate::history::page::dependency))]
 struct HistoryPageDoc;
 
-#[cfg(feature = "subscribers")]
-#[derive(OpenApi)]
-#[openapi(paths(
-    crate::statuspage::subscribe::routes::subscribe,
-    crate::statuspage::subscribe::links::confirm,
-    crate::statuspage::subscribe::links::unsubscribe,
-    crate::statuspage::subscribe::links::unsubscribe_post
-))]
-struct SubscribersDoc;
-
-#[cfg(feature = "history")]
-#[derive(OpenApi)]
-#[openapi(
-    paths(
-        crate::statuspage::hot::status,
-        crate::statuspage::hot::summary,
-        crate::statuspage::hot::components,
-        crate::statuspage::hot::incidents,
-        crate::statuspage::hot::unresolved,
-        crate::statuspage::hot::maintenances,
-        crate::statuspage::hot::upcoming,
-        crate::statuspage::hot::active,
-        crate::statuspage::badge::level,
-        crate::statuspage::badge::uptime,
-        crate::statuspage::feed::atom,
-        crate::statuspage::feed::rss,
-        crate::statuspage::admin::list,
-        crate::statuspage::admin::post,
-        crate::statuspage::admin::postmortem,
-        crate::statuspage::announce::announce,
-        crate::statuspage::announce::list,
-        crate::statuspage::announce::cancel
-    ),
-    tags((name = "status page", description = "What the people who depend on the service read: Statuspage v2 JSON, badges, the public page"))
-)]
-struct StatusPageDoc;
-
-#[cfg(all(feature = "history", feature = "dashboard"))]
-#[derive(OpenApi)]
-#[openapi(paths(crate::statuspage::page::page, crate::statuspage::page::events))]
-struct StatusPagePageDoc;
-
-/// The document of the routes this build serves: the contract's, and each feature's.
 fn assembled() -> utoipa::openapi::OpenApi {
     #[allow(unused_mut)]
     let mut doc = ApiDoc::openapi();
@@ -159,12 +116,8 @@ fn assembled() -> utoipa::openapi::OpenApi {
     doc.merge(HistoryDoc::openapi());
     #[cfg(all(feature = "history", feature = "dashboard"))]
     doc.merge(HistoryPageDoc::openapi());
-    #[cfg(feature = "history")]
-    doc.merge(StatusPageDoc::openapi());
-    #[cfg(all(feature = "history", feature = "dashboard"))]
-    doc.merge(StatusPagePageDoc::openapi());
-    #[cfg(feature = "subscribers")]
-    doc.merge(SubscribersDoc::openapi());
+    #[cfg(feature = "page")]
+    doc.merge(status_page::openapi());
     doc
 }
 

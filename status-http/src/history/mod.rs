@@ -16,7 +16,9 @@ use status_history::{History, Series};
 mod chart;
 #[cfg(feature = "dashboard")]
 pub(crate) mod page;
-pub(crate) use status_http_core::history::{about, kept, rejection, DaysQuery};
+#[cfg(feature = "dashboard")]
+pub(crate) use status_http_core::history::DaysQuery;
+pub(crate) use status_http_core::history::{kept, rejection};
 #[cfg(feature = "dashboard")]
 pub(crate) use status_http_core::tiles;
 pub(crate) mod transitions;

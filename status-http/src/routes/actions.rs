@@ -26,24 +26,6 @@ pub(super) fn routes() -> Router<AppState> {
             put(crate::mutes::mute).delete(crate::mutes::unmute),
         );
     #[cfg(feature = "history")]
-    let actions = actions
-        .route("/admin/history/audit", get(crate::trail::history_audit))
-        .route("/admin/incidents", get(crate::statuspage::admin::list))
-        .route(
-            "/admin/incidents/{id}/updates",
-            post(crate::statuspage::admin::post),
-        )
-        .route(
-            "/admin/incidents/{id}/postmortem",
-            put(crate::statuspage::admin::postmortem),
-        )
-        .route(
-            "/admin/maintenances",
-            get(crate::statuspage::announce::list).post(crate::statuspage::announce::announce),
-        )
-        .route(
-            "/admin/maintenances/{id}",
-            axum::routing::delete(crate::statuspage::announce::cancel),
-        );
+    let actions = actions.route("/admin/history/audit", get(crate::trail::history_audit));
     actions
 }

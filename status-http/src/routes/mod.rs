@@ -1,7 +1,7 @@
 //! The router of the HTTP contract and its options, and the state it is assembled with.
 
 mod actions;
-#[cfg(feature = "history")]
+#[cfg(feature = "page")]
 mod page;
 mod state;
 
@@ -62,14 +62,8 @@ pub struct Routes {
     audit: AuditLog,
     #[cfg(feature = "history")]
     history: Option<status_history::History>,
-    #[cfg(feature = "history")]
-    status_page_url: Option<String>,
-    #[cfg(feature = "history")]
-    public_groups: Vec<crate::PublicGroup>,
-    #[cfg(feature = "history")]
-    publication: crate::Publication,
-    #[cfg(feature = "subscribers")]
-    subscriptions: Option<crate::Subscriptions>,
+    #[cfg(feature = "page")]
+    page: status_page::Settings,
     #[cfg(feature = "mcp")]
     mcp: Option<crate::Mcp>,
 }
@@ -109,14 +103,8 @@ impl Routes {
             audit: AuditLog::new(),
             #[cfg(feature = "history")]
             history: None,
-            #[cfg(feature = "history")]
-            status_page_url: None,
-            #[cfg(feature = "history")]
-            public_groups: Vec::new(),
-            #[cfg(feature = "history")]
-            publication: crate::Publication::default(),
-            #[cfg(feature = "subscribers")]
-            subscriptions: None,
+            #[cfg(feature = "page")]
+            page: status_page::Settings::default(),
             #[cfg(feature = "mcp")]
             mcp: None,
         }
@@ -362,7 +350,10 @@ impl Routes {
         let hot = probes::routes(&state.0.probes, &registry);
         // Every call to a route that checks the token is in the audit trail, refused ones
         // included (apart).
-        let actions = actions::routes().route_layer(audit.layer());
+        let actions = actions::routes();
+        #[cfg(feature = "page")]
+        let actions = actions.merge(state.0.page.admin_router(state.0.auth.clone()));
+        let actions = actions.route_layer(audit.layer());
         let traced = Router::new()
             .route("/healthcheck/dependencies/{id}", get(probes::dependency))
             .route("/features", get(admin::features))
@@ -375,7 +366,9 @@ impl Routes {
         #[cfg(feature = "openapi")]
         let traced = traced.route("/openapi.json", get(crate::openapi::openapi_json));
         #[cfg(feature = "history")]
-        let traced = crate::statuspage::routes(crate::history::routes(traced));
+        let traced = crate::history::routes(traced);
+        #[cfg(feature = "page")]
+        let traced = traced.merge(state.0.page.router());
         #[cfg(feature = "fleet")]
         let traced = crate::fleet::routes(traced);
         #[cfg(feature = "mcp")]
@@ -391,11 +384,8 @@ impl Routes {
             );
         // The public page's routes are what a crowd refreshes during an incident: no request
         // span either.
-        #[cfg(feature = "history")]
-        let hot = hot.merge(crate::statuspage::public_routes(
-            Router::new(),
-            &state.0.statuspage,
-        ));
+        #[cfg(feature = "page")]
+        let hot = hot.merge(state.0.page.public_router());
         Ok(hot
             .merge(traced)
             .layer(RequestGuardLayer::new())

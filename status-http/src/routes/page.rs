@@ -13,9 +13,9 @@ impl Routes {
     /// incidents and uptime. Their components are the groups named by
     /// [`public_group`](Self::public_group) and the dependencies tagged `public`; they show
     /// the public view whatever [`public_view`](Self::public_view) says.
-    #[cfg(feature = "history")]
+    #[cfg(feature = "page")]
     pub fn status_page_url(mut self, url: impl Into<String>) -> Self {
-        self.status_page_url = Some(url.into());
+        self.page.url = Some(url.into());
         self
     }
 
@@ -28,9 +28,9 @@ impl Routes {
     ///
     /// [`Publication::After`]: crate::Publication::After
     /// [`Publication::Approved`]: crate::Publication::Approved
-    #[cfg(feature = "history")]
+    #[cfg(feature = "page")]
     pub fn incident_publication(mut self, publication: crate::Publication) -> Self {
-        self.publication = publication;
+        self.page.publication = publication;
         self
     }
 
@@ -43,7 +43,7 @@ impl Routes {
     /// the runtime the routes are built on.
     #[cfg(feature = "subscribers")]
     pub fn subscriptions(mut self, subscriptions: crate::Subscriptions) -> Self {
-        self.subscriptions = Some(subscriptions);
+        self.page.subscriptions = Some(subscriptions);
         self
     }
 
@@ -52,14 +52,10 @@ impl Routes {
     /// operators'), and the dependencies tagged `public` among its members are nested under
     /// it (Statuspage's `group_id`, and the group's `components`). Groups show in the order
     /// given; one named twice is shown once, as first named.
-    #[cfg(feature = "history")]
+    #[cfg(feature = "page")]
     pub fn public_group(mut self, group: crate::PublicGroup) -> Self {
-        if !self
-            .public_groups
-            .iter()
-            .any(|g| g.group() == group.group())
-        {
-            self.public_groups.push(group);
+        if !self.page.public.iter().any(|g| g.group() == group.group()) {
+            self.page.public.push(group);
         }
         self
     }

@@ -18,8 +18,6 @@ use crate::history::HistoryState;
 #[cfg(feature = "metrics")]
 use crate::metrics::{Metrics, MetricsState};
 use crate::probes::ProbeState;
-#[cfg(feature = "history")]
-use crate::statuspage::StatusPageState;
 
 /// Every area's state, each behind its own `Arc`, the whole behind one more: the router
 /// clones its state for every request, and one count is cheaper than seven.
@@ -41,8 +39,9 @@ pub(super) struct Areas {
     pub(super) fleet: Arc<FleetState>,
     #[cfg(feature = "history")]
     pub(super) history: Arc<HistoryState>,
-    #[cfg(feature = "history")]
-    pub(super) statuspage: Arc<StatusPageState>,
+    /// The public page: its routers are merged into the router as it is built.
+    #[cfg(feature = "page")]
+    pub(super) page: status_page::StatusPage,
 }
 
 /// `impl FromRef<AppState> for $sub` reading the field `$field`.
@@ -70,33 +69,25 @@ substate! {
     fleet: Arc<FleetState>,
     #[cfg(feature = "history")]
     history: Arc<HistoryState>,
-    #[cfg(feature = "history")]
-    statuspage: Arc<StatusPageState>,
 }
 
 /// Every area's state, made of the builder's settings and the probes' state.
 #[allow(clippy::needless_pass_by_value, unused_mut)] // consumed by the areas that features bring
 pub(super) fn assemble(mut routes: super::Routes, probes: ProbeState) -> AppState {
     let present = probes.present.clone();
-    #[cfg(feature = "history")]
-    let page_name = present
-        .appname
-        .clone()
-        .unwrap_or_else(|| routes.registry.appname().to_owned());
-    #[cfg(feature = "history")]
-    let statuspage = Arc::new(crate::statuspage::StatusPageState::new(
+    #[cfg(feature = "page")]
+    let page = status_page::StatusPage::new(
         routes.registry.clone(),
         routes.history.clone(),
-        page_name,
-        routes.status_page_url,
-        routes.public_groups,
-        routes.publication,
-        #[cfg(feature = "subscribers")]
-        routes.subscriptions,
-    ));
+        present
+            .appname
+            .clone()
+            .unwrap_or_else(|| routes.registry.appname().to_owned()),
+        routes.page,
+    );
     // The page's subscribers are told from here on, on the runtime the routes are built on.
     #[cfg(feature = "subscribers")]
-    crate::statuspage::subscribe::start(&statuspage);
+    page.start_teller();
     #[cfg(feature = "dashboard")]
     let dashboard = Arc::new({
         #[allow(unused_mut)]
@@ -115,8 +106,8 @@ pub(super) fn assemble(mut routes: super::Routes, probes: ProbeState) -> AppStat
     {
         #[allow(unused_mut)]
         let mut limits = vec![Arc::clone(&dashboard.streams)];
-        #[cfg(feature = "history")]
-        limits.push(Arc::clone(&statuspage.streams));
+        #[cfg(feature = "page")]
+        limits.push(page.streams());
         routes.metrics.push(Box::new(move |registry| {
             crate::streams::register_metrics(limits, registry);
         }));
@@ -142,8 +133,8 @@ pub(super) fn assemble(mut routes: super::Routes, probes: ProbeState) -> AppStat
             hostname: routes.registry.hostname().to_owned(),
             fleet: routes.fleet,
         }),
-        #[cfg(feature = "history")]
-        statuspage,
+        #[cfg(feature = "page")]
+        page,
         #[cfg(feature = "history")]
         history: Arc::new(crate::history::HistoryState::new(
             routes.registry.clone(),

@@ -203,7 +203,7 @@ pub(crate) async fn uptime(
 ) -> Result<Response, ApiError> {
     let span = window(&query)?;
     let c = find(&state, &name).await?;
-    let history = crate::history::kept(state.history.as_ref())?;
+    let history = status_http_core::history::kept(state.history.as_ref())?;
     // Made at most once a minute per component and window, one at a time: a public route
     // a crowd (or a README's readers) may call, each call otherwise a read of the store.
     // By the window as written: `24h` and `1d` cover the same span under two labels.
@@ -227,7 +227,7 @@ pub(crate) async fn uptime(
     let report = history
         .uptime_over(c.series.clone(), span)
         .await
-        .map_err(crate::history::rejection)?;
+        .map_err(status_http_core::history::rejection)?;
     let label = format!("uptime {window}");
     let (value, color) = match report.uptime {
         None => ("no data".to_owned(), "#9f9f9f"),

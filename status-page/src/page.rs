@@ -13,13 +13,13 @@ use axum::response::Response;
 use futures::Stream;
 use status_history::incident::{UpdateKind, UpdateStatus};
 
+use super::html::{html_response, AcceptLanguage, HTML};
 use super::i18n::{self, Locale};
-use super::served::{html_response, AcceptLanguage, HTML};
 use super::{indicator, PublicIncident, Snapshot, StatusPageState};
 use crate::error::ApiError;
-use crate::history::tiles;
 use crate::query::Params;
 use crate::render::{Body, Conditional};
+use status_http_core::tiles;
 
 /// Days of tiles a component shows.
 const DAYS: u32 = 90;

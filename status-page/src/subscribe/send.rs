@@ -13,8 +13,8 @@ use status_history::Subscriber;
 
 use super::deliver::{Event, What};
 use super::{guard, Door};
-use crate::statuspage::i18n::Locale;
-use crate::statuspage::{PublicIncident, Snapshot, StatusPageState};
+use crate::i18n::Locale;
+use crate::{PublicIncident, Snapshot, StatusPageState};
 
 /// The subject, the text and the Statuspage JSON of `e`, in `l`'s words.
 pub(super) fn words(
@@ -24,7 +24,7 @@ pub(super) fn words(
     e: &Event,
     l: &Locale,
 ) -> (String, String, serde_json::Value) {
-    let render = crate::statuspage::json::Render::new(state, snapshot);
+    let render = crate::json::Render::new(state, snapshot);
     let (incident, update) = match &e.what {
         What::Update { incident, update } => (*incident, Some(*update)),
         What::Postmortem { incident } => (*incident, None),
@@ -53,7 +53,7 @@ pub(super) fn words(
     let Some(i) = incidents.iter().find(|i| i.id == incident) else {
         return (String::new(), String::new(), json!(null));
     };
-    let view = crate::statuspage::page::view(i, l);
+    let view = crate::page::view(i, l);
     let text = match update {
         Some(update) => i
             .updates

@@ -13,20 +13,20 @@ use status_history::incident::{Incident, IncidentUpdate, Postmortem, UpdateStatu
 
 use super::json::time;
 use super::StatusPageState;
-use crate::admin::with_actor;
 use crate::auth::Admin;
 use crate::body::AdminBody;
 use crate::error::ApiError;
-use crate::history::{about, kept, rejection, DaysQuery};
 use crate::query::{number, Params};
 use crate::respond::{json_response, JSON};
+use status_http_core::audit::with_actor;
+use status_http_core::history::{about, kept, rejection, DaysQuery};
 
 /// The body of a POST: a status, a message, maybe an actor.
 #[derive(Deserialize)]
 struct UpdateRequest {
     status: String,
     message: String,
-    #[serde(default, deserialize_with = "crate::body::present")]
+    #[serde(default, deserialize_with = "status_http_core::body::present")]
     actor: Option<String>,
 }
 
@@ -34,7 +34,7 @@ struct UpdateRequest {
 #[derive(Deserialize)]
 struct PostmortemRequest {
     body: String,
-    #[serde(default, deserialize_with = "crate::body::present")]
+    #[serde(default, deserialize_with = "status_http_core::body::present")]
     actor: Option<String>,
 }
 

@@ -25,10 +25,11 @@ pub(crate) use self::deliver::start;
 pub(crate) use self::links::{confirm, unsubscribe, unsubscribe_post};
 pub(crate) use self::routes::subscribe;
 
-/// How the status page takes and tells subscribers ([`Routes::subscriptions`]): where mail
-/// goes out (SMTP), who it is from, and the bounds of the door.
+/// How the status page takes and tells subscribers ([`Settings::subscriptions`], or
+/// status-http's `Routes::subscriptions`): where mail goes out (SMTP), who it is from, and
+/// the bounds of the door.
 ///
-/// [`Routes::subscriptions`]: crate::Routes::subscriptions
+/// [`Settings::subscriptions`]: crate::Settings::subscriptions
 #[derive(Debug, Clone)]
 pub struct Subscriptions {
     pub(crate) smtp: Option<String>,

@@ -3,22 +3,14 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use axum::extract::FromRequestParts;
-use axum::http::header::{
-    ACCEPT_LANGUAGE, CONTENT_LANGUAGE, CONTENT_SECURITY_POLICY, VARY, X_CONTENT_TYPE_OPTIONS,
-};
-use axum::http::request::Parts;
-use axum::http::HeaderValue;
+use axum::http::header::ACCEPT_LANGUAGE;
 use axum::response::Response;
 
+use super::html::html_response;
 use super::i18n;
 use super::page::page;
 use super::StatusPageState;
-use crate::dashboard::CSP;
-use crate::render::{Body, Conditional};
-
-/// The page's content type.
-pub(super) const HTML: &str = "text/html; charset=utf-8";
+use crate::render::Conditional;
 
 /// `/status/page` as one hand-written service, as the v2 documents are: a request without a
 /// query, while what is published holds and its page in the request's language is made, is
@@ -72,36 +64,4 @@ impl tower::Service<axum::http::Request<axum::body::Body>> for Page {
             Ok(axum::handler::Handler::call(page, request, state).await)
         }))
     }
-}
-
-/// The request's `Accept-Language`, alone: extracting the whole `HeaderMap` would copy it.
-pub(crate) struct AcceptLanguage(pub(super) Option<HeaderValue>);
-
-impl<S: Send + Sync> FromRequestParts<S> for AcceptLanguage {
-    type Rejection = Infallible;
-
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        Ok(Self(parts.headers.get(ACCEPT_LANGUAGE).cloned()))
-    }
-}
-
-pub(super) fn html_response(
-    body: &Body,
-    lang: &'static str,
-    conditional: &Conditional,
-) -> Response {
-    let mut response = body.respond(axum::http::StatusCode::OK, conditional);
-    let headers = response.headers_mut();
-    headers.insert(CONTENT_LANGUAGE, HeaderValue::from_static(lang));
-    // The language follows the request's: caches keep one answer per language (and per
-    // coding, which the body says).
-    let vary = if headers.contains_key(VARY) {
-        "accept-encoding, accept-language"
-    } else {
-        "accept-language"
-    };
-    headers.insert(VARY, HeaderValue::from_static(vary));
-    headers.insert(CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
-    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    response
 }

@@ -4,7 +4,8 @@
 use status_history::incident::{Incident, UpdateKind};
 
 /// A group the public status page shows, under a name for customers
-/// ([`Routes::public_group`](crate::Routes::public_group)): only the groups named so are on
+/// ([`Settings::public`](crate::Settings::public), or status-http's
+/// `Routes::public_group`): only the groups named so are on
 /// the page, and the dependencies tagged `public` among their members are nested under them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PublicGroup {

@@ -14,6 +14,11 @@
 //! | MAJOR | `partial_outage` | `major` |
 //! | OUTAGE | `major_outage` | `critical` |
 //! | a dependency muted (maintenance) | `under_maintenance` | |
+//!
+//! An application rarely uses this crate alone: status-http's feature `page` (on by default)
+//! builds a [`StatusPage`] from its `Routes` settings and mounts its routers, the public ones
+//! beside the probes and the admin ones among the audited admin actions.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -26,31 +31,50 @@ use status_history::incident::Incident;
 use status_history::{Announcement, History};
 use tokio::time::Instant;
 
-pub(crate) mod admin;
-pub(crate) mod announce;
-pub(crate) mod badge;
-pub(crate) mod feed;
-pub(crate) mod hot;
-#[cfg(feature = "dashboard")]
+mod admin;
+mod announce;
+mod badge;
+mod feed;
+mod hot;
+#[cfg(feature = "html")]
+mod html;
+#[cfg(feature = "html")]
 mod i18n;
-pub(crate) mod json;
+mod json;
 mod model;
-#[cfg(feature = "dashboard")]
-pub(crate) mod page;
+mod mount;
+#[cfg(feature = "openapi")]
+mod openapi;
+#[cfg(feature = "html")]
+mod page;
 mod public;
 mod published;
+mod read;
 mod routes;
-#[cfg(feature = "dashboard")]
+#[cfg(feature = "openapi")]
+mod schema;
+#[cfg(feature = "html")]
 mod served;
 #[cfg(feature = "subscribers")]
-pub(crate) mod subscribe;
-pub(crate) mod wire;
+mod subscribe;
+mod wire;
+
+// What the page shares with the other routers, under the names it reads them by.
+#[cfg(feature = "html")]
+use status_http_core::streams;
+use status_http_core::{auth, body, error, query, render, respond, sync};
 
 use self::model::{components_of, maintenances};
 pub(crate) use self::model::{indicator, Component, Maintenance, PublicIncident};
+pub use self::mount::{Settings, StatusPage};
+#[cfg(feature = "openapi")]
+#[cfg_attr(docsrs, doc(cfg(feature = "openapi")))]
+pub use self::openapi::openapi;
 pub use self::public::{PublicGroup, Publication, DEFAULT_PUBLIC_AFTER};
 pub(crate) use self::published::{Published, Snapshot, DOCUMENTS};
-pub(crate) use self::routes::{public_routes, routes};
+#[cfg(feature = "subscribers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "subscribers")))]
+pub use self::subscribe::Subscriptions;
 
 /// The tag that makes a dependency a component of the public page.
 pub const PUBLIC_TAG: &str = "public";
@@ -131,7 +155,7 @@ pub(crate) struct StatusPageState {
     /// What the public routes serve now.
     current: RwLock<Option<Current>>,
     /// The page's event streams: 256 at most, 8 from one address.
-    #[cfg(feature = "dashboard")]
+    #[cfg(feature = "html")]
     pub(crate) streams: Arc<crate::streams::StreamLimits>,
 }
 
@@ -165,85 +189,9 @@ impl StatusPageState {
             uptimes: Mutex::new(HashMap::new()),
             making_uptime: tokio::sync::Mutex::new(()),
             current: RwLock::new(None),
-            #[cfg(feature = "dashboard")]
+            #[cfg(feature = "html")]
             streams: crate::streams::StreamLimits::new("page", 256, 8),
         }
-    }
-
-    /// The public incidents open and past (14 days), read from the store at most once a
-    /// second (and judged public then, by the [`Publication`] rule); a store that fails serves
-    /// the last read (none before the first).
-    async fn incidents(&self) -> Arc<Vec<Incident>> {
-        self.read(&self.incidents, PAST, MAX_INCIDENTS).await
-    }
-
-    /// The incidents of the feeds: open and of the last 90 days, read as
-    /// [`incidents`](Self::incidents) are.
-    pub(crate) async fn feed_incidents(&self) -> Arc<Vec<Incident>> {
-        let days = chrono::Duration::days(feed::FEED_DAYS);
-        self.read(&self.feed, days, feed::MAX_FEED_INCIDENTS).await
-    }
-
-    async fn read(&self, kept: &Kept, past: chrono::Duration, most: usize) -> Arc<Vec<Incident>> {
-        let Some(history) = &self.history else {
-            // One list for every request: the snapshot it keys stays the same.
-            return Arc::clone(&self.none);
-        };
-        let mut cached = kept.lock().await;
-        if let Some((at, list)) = &*cached {
-            if at.elapsed() < INCIDENTS_FRESH {
-                return Arc::clone(list);
-            }
-        }
-        let since = history.now() - past;
-        let last = cached
-            .as_ref()
-            .map_or_else(|| Arc::clone(&self.none), |(_, list)| Arc::clone(list));
-        let now = history.now().timestamp_millis();
-        let public = |list: Vec<Incident>| -> Vec<Incident> {
-            list.into_iter()
-                .filter(|i| self.publication.shows(i, now))
-                .collect()
-        };
-        let list = match history.incidents(since, most).await.map(public) {
-            // The same incidents as the last read keep its list, and so the snapshot.
-            Ok(list) if *last == list => last,
-            Ok(list) => Arc::new(list),
-            Err(e) => {
-                tracing::warn!("the status page could not read incidents: {e}");
-                last
-            }
-        };
-        *cached = Some((Instant::now(), Arc::clone(&list)));
-        list
-    }
-
-    /// The maintenances announced (in force, ahead, or ended in the last 90 days), read as
-    /// [`incidents`](Self::incidents) are.
-    async fn announcements(&self) -> Arc<Vec<Announcement>> {
-        let Some(history) = &self.history else {
-            return Arc::clone(&self.unannounced);
-        };
-        let mut cached = self.announced.lock().await;
-        if let Some((at, list)) = &*cached {
-            if at.elapsed() < INCIDENTS_FRESH {
-                return Arc::clone(list);
-            }
-        }
-        let last = cached
-            .as_ref()
-            .map_or_else(|| Arc::clone(&self.unannounced), |(_, l)| Arc::clone(l));
-        let since = history.now() - chrono::Duration::days(feed::FEED_DAYS);
-        let list = match history.announcements(since).await {
-            Ok(list) if *last == list => last,
-            Ok(list) => Arc::new(list),
-            Err(e) => {
-                tracing::warn!("the status page could not read the maintenances announced: {e}");
-                last
-            }
-        };
-        *cached = Some((Instant::now(), Arc::clone(&list)));
-        list
     }
 
     /// What the page shows now: made again only when the registry's report (a new one at
@@ -345,7 +293,7 @@ impl StatusPageState {
     }
 
     /// Whether visitors may subscribe by mail here.
-    #[cfg_attr(not(feature = "dashboard"), allow(dead_code))]
+    #[cfg_attr(not(feature = "html"), allow(dead_code))]
     pub(crate) fn takes_mail(&self) -> bool {
         #[cfg(feature = "subscribers")]
         {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 #[cfg(feature = "subscribers")]
 use super::subscribe;
 use super::{badge, feed, hot, StatusPageState};
-#[cfg(feature = "dashboard")]
+#[cfg(feature = "html")]
 use super::{page, served};
 
 /// Adds the routes a crowd refreshes: the page (with `dashboard`), Statuspage v2 JSON, feeds,
@@ -33,7 +33,7 @@ where
         .route("/history.rss", get(feed::rss))
         .route("/badge/{file}", get(badge::level))
         .route("/badge/{name}/uptime.svg", get(badge::uptime));
-    #[cfg(feature = "dashboard")]
+    #[cfg(feature = "html")]
     let router = router.route(
         "/status/page",
         get_service(served::Page::new(Arc::clone(state))),
@@ -48,9 +48,9 @@ where
     S: Clone + Send + Sync + 'static,
     Arc<StatusPageState>: axum::extract::FromRef<S>,
 {
-    #[cfg(any(feature = "dashboard", feature = "subscribers"))]
+    #[cfg(any(feature = "html", feature = "subscribers"))]
     use axum::routing::get;
-    #[cfg(feature = "dashboard")]
+    #[cfg(feature = "html")]
     let router = router.route("/status/page/events", get(page::events));
     #[cfg(feature = "subscribers")]
     let router = router

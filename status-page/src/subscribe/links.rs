@@ -9,9 +9,9 @@ use axum::response::{Html, IntoResponse, Response};
 
 use super::hash;
 use super::routes::{escape, locale, page, DoorQuery, Refusal, UP_TWO};
+use crate::i18n::Locale;
 use crate::query::Params;
-use crate::statuspage::i18n::Locale;
-use crate::statuspage::StatusPageState;
+use crate::StatusPageState;
 
 /// GET `/status/page/subscriptions/confirm?token=`: confirms a mail address.
 #[cfg_attr(feature = "openapi", utoipa::path(get, path = "/status/page/subscriptions/confirm", tag = "status page",

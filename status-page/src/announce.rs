@@ -17,12 +17,12 @@ use status_history::{Announcement, NewAnnouncement};
 
 use super::json::at;
 use super::StatusPageState;
-use crate::admin::with_actor;
 use crate::auth::Admin;
 use crate::body::AdminBody;
 use crate::error::ApiError;
-use crate::history::{about, kept, rejection};
 use crate::respond::{json_response, JSON};
+use status_http_core::audit::with_actor;
+use status_http_core::history::{about, kept, rejection};
 
 /// The body of a POST: a title and a message for customers, the dependencies it covers,
 /// its window, maybe an actor.
@@ -32,10 +32,10 @@ struct AnnounceRequest {
     title: String,
     message: String,
     dependencies: Vec<String>,
-    #[serde(default, deserialize_with = "crate::body::present")]
+    #[serde(default, deserialize_with = "status_http_core::body::present")]
     start: Option<String>,
     end: String,
-    #[serde(default, deserialize_with = "crate::body::present")]
+    #[serde(default, deserialize_with = "status_http_core::body::present")]
     actor: Option<String>,
 }
 

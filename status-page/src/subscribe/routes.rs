@@ -16,9 +16,9 @@ use status_history::{Subscriber, SubscriberKind};
 
 use super::{guard, Door};
 use crate::error::ApiError;
+use crate::i18n::{self, Locale};
 use crate::query::Params;
-use crate::statuspage::i18n::{self, Locale};
-use crate::statuspage::StatusPageState;
+use crate::StatusPageState;
 
 /// The longest webhook URL taken.
 const MAX_URL: usize = 2048;
@@ -27,11 +27,11 @@ const MAX_URL: usize = 2048;
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SubscribeJson {
-    #[serde(default, deserialize_with = "crate::body::present")]
+    #[serde(default, deserialize_with = "status_http_core::body::present")]
     email: Option<String>,
-    #[serde(default, deserialize_with = "crate::body::present")]
+    #[serde(default, deserialize_with = "status_http_core::body::present")]
     webhook: Option<String>,
-    #[serde(default, deserialize_with = "crate::body::present")]
+    #[serde(default, deserialize_with = "status_http_core::body::present")]
     components: Option<Vec<String>>,
 }
 

@@ -36,7 +36,7 @@ pub(crate) struct Published {
     /// Held while a request makes a page of this snapshot: the crowd that arrives as what
     /// is published changes waits for that page, rather than each making its own (each a
     /// read of every component's tiles from the history, on a blocking thread).
-    #[cfg_attr(not(feature = "dashboard"), allow(dead_code))]
+    #[cfg_attr(not(feature = "html"), allow(dead_code))]
     pub(super) making: tokio::sync::Mutex<()>,
     /// The level badges, by component (only names that are a component's).
     badges: Mutex<HashMap<Box<str>, crate::render::Body>>,
@@ -65,14 +65,14 @@ impl Published {
     }
 
     /// The page in language `lang`, if it was made.
-    #[cfg_attr(not(feature = "dashboard"), allow(dead_code))]
+    #[cfg_attr(not(feature = "html"), allow(dead_code))]
     pub(crate) fn page(&self, lang: &'static str) -> Option<crate::render::Body> {
         let pages = crate::sync::lock(&self.pages);
         pages.get(lang).cloned()
     }
 
     /// Keeps the page in `lang` (the first kept is served).
-    #[cfg_attr(not(feature = "dashboard"), allow(dead_code))]
+    #[cfg_attr(not(feature = "html"), allow(dead_code))]
     pub(crate) fn keep_page(
         &self,
         lang: &'static str,

@@ -15,8 +15,8 @@ use status_history::{Subscriber, SubscriberKind};
 
 use super::send::{mail_message, page_url, transport, unsubscribe_link, words, Resolver};
 use super::Door;
-use crate::statuspage::i18n;
-use crate::statuspage::{Maintenance, PublicIncident, Snapshot, StatusPageState};
+use crate::i18n;
+use crate::{Maintenance, PublicIncident, Snapshot, StatusPageState};
 
 /// News older than this is not told: a subscriber is told what happens, not history.
 const FRESH: chrono::Duration = chrono::Duration::days(1);
@@ -272,7 +272,7 @@ impl Teller {
             SubscriberKind::Webhook => {
                 let web = self.web.as_ref().ok_or("no HTTP client")?;
                 let link = unsubscribe_link(state, door, s);
-                let (indicator, description) = crate::statuspage::indicator(snapshot.condition);
+                let (indicator, description) = crate::indicator(snapshot.condition);
                 let mut payload = json!({
                     "meta": {
                         "unsubscribe": link,

@@ -1,0 +1,143 @@
+//! The page as an application mounts it: made of the registry, the history and what is
+//! public, its routers merged into the application's (status-http's `Routes` does: the
+//! public routes beside the probes, the admin routes among the audited admin actions, under
+//! the one admin token).
+
+use std::sync::Arc;
+
+use axum::extract::FromRef;
+use axum::routing::{delete, get, post, put};
+use axum::Router;
+use status_core::Registry;
+use status_history::History;
+use status_http_core::auth::AdminAuth;
+
+use crate::{admin, announce, routes, PublicGroup, Publication, StatusPageState};
+
+/// What a status page shows beyond its registry and history: where it is read, the groups
+/// it shows, when an incident is public, and its subscribers.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct Settings {
+    /// The page's address, for the links of its feeds and mail.
+    pub url: Option<String>,
+    /// The groups shown, under their names for customers.
+    pub public: Vec<PublicGroup>,
+    /// When an incident is public.
+    pub publication: Publication,
+    /// How the page takes and tells subscribers; none takes none.
+    #[cfg(feature = "subscribers")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "subscribers")))]
+    pub subscriptions: Option<crate::Subscriptions>,
+}
+
+/// A public status page: the Statuspage v2 documents, the page in each language, badges,
+/// feeds, incidents' and maintenances' admin routes, and subscribers.
+///
+/// Cheap to clone: every clone serves the same caches.
+#[derive(Debug, Clone)]
+pub struct StatusPage {
+    state: Arc<StatusPageState>,
+}
+
+impl StatusPage {
+    /// The page of `registry`'s health under the title `name`, its incidents and
+    /// announcements read from `history` (without one it shows the components alone).
+    #[must_use]
+    pub fn new(
+        registry: Registry,
+        history: Option<History>,
+        name: impl Into<String>,
+        settings: Settings,
+    ) -> Self {
+        let state = StatusPageState::new(
+            registry,
+            history,
+            name.into(),
+            settings.url,
+            settings.public,
+            settings.publication,
+            #[cfg(feature = "subscribers")]
+            settings.subscriptions,
+        );
+        Self {
+            state: Arc::new(state),
+        }
+    }
+
+    /// The routes a crowd refreshes: the page (with `html`), the Statuspage v2 documents,
+    /// the feeds, the badges. Serve them as the probes are, without a request span: during
+    /// an incident they are the hot path.
+    pub fn public_router<S>(&self) -> Router<S>
+    where
+        S: Clone + Send + Sync + 'static,
+    {
+        routes::public_routes(Router::new(), &self.state).with_state(Arc::clone(&self.state))
+    }
+
+    /// The page's other public routes: its event stream (with `html`) and the subscribers'
+    /// door (with `subscribers`).
+    pub fn router<S>(&self) -> Router<S>
+    where
+        S: Clone + Send + Sync + 'static,
+    {
+        routes::routes(Router::new()).with_state(Arc::clone(&self.state))
+    }
+
+    /// The operators' routes, each behind `auth`: incidents' updates and postmortems, and
+    /// announced maintenances. Merge them where the admin calls are audited.
+    pub fn admin_router<S>(&self, auth: AdminAuth) -> Router<S>
+    where
+        S: Clone + Send + Sync + 'static,
+    {
+        Router::new()
+            .route("/admin/incidents", get(admin::list))
+            .route("/admin/incidents/{id}/updates", post(admin::post))
+            .route("/admin/incidents/{id}/postmortem", put(admin::postmortem))
+            .route(
+                "/admin/maintenances",
+                get(announce::list).post(announce::announce),
+            )
+            .route("/admin/maintenances/{id}", delete(announce::cancel))
+            .with_state(Operators {
+                page: Arc::clone(&self.state),
+                auth,
+            })
+    }
+
+    /// The bounds of the page's event streams, for their counts in `/metrics`.
+    #[cfg(feature = "html")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "html")))]
+    #[must_use]
+    pub fn streams(&self) -> Arc<status_http_core::streams::StreamLimits> {
+        Arc::clone(&self.state.streams)
+    }
+
+    /// Starts telling subscribers, in a task on the current runtime, when the page takes
+    /// them and keeps a history (without a runtime: a warning, and no one is told). The task
+    /// ends when the page's routers are dropped.
+    #[cfg(feature = "subscribers")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "subscribers")))]
+    pub fn start_teller(&self) {
+        crate::subscribe::start(&self.state);
+    }
+}
+
+/// The admin routes' state: the page and the token guard.
+#[derive(Debug, Clone)]
+struct Operators {
+    page: Arc<StatusPageState>,
+    auth: AdminAuth,
+}
+
+impl FromRef<Operators> for Arc<StatusPageState> {
+    fn from_ref(operators: &Operators) -> Self {
+        Arc::clone(&operators.page)
+    }
+}
+
+impl FromRef<Operators> for AdminAuth {
+    fn from_ref(operators: &Operators) -> Self {
+        operators.auth.clone()
+    }
+}
