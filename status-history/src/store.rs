@@ -164,6 +164,15 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug + 'static {
         at: DateTime<Utc>,
     ) -> StoreFuture<'a, bool>;
 
+    /// Claims the sending of `event` to each of `subscribers` at once: answers those this
+    /// instance claimed (it sends to them); the others were claimed already.
+    fn claim_deliveries<'a>(
+        &'a self,
+        event: &'a str,
+        subscribers: &'a [i64],
+        at: DateTime<Utc>,
+    ) -> StoreFuture<'a, Vec<i64>>;
+
     /// Lets a claim go (its sending failed): it is tried again.
     fn release_delivery<'a>(&'a self, event: &'a str, subscriber: i64) -> StoreFuture<'a, ()>;
 

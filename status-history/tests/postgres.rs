@@ -792,6 +792,25 @@ async fn ten_instances_claiming_one_delivery_send_it_once() {
         won += usize::from(c.await.unwrap());
     }
     assert_eq!(won, 1);
+    // A hundred subscribers claimed at once by every instance: each sent by exactly one.
+    let ids: Arc<Vec<i64>> = Arc::new((1_000..1_100).collect());
+    let batches: Vec<_> = stores
+        .iter()
+        .map(|s| {
+            let (s, ids) = (Arc::clone(s), Arc::clone(&ids));
+            tokio::spawn(async move {
+                s.claim_deliveries("incident-7-update-10", &ids, at(T0 + 2))
+                    .await
+                    .unwrap()
+            })
+        })
+        .collect();
+    let mut claimed = Vec::new();
+    for b in batches {
+        claimed.extend(b.await.unwrap());
+    }
+    claimed.sort_unstable();
+    assert_eq!(claimed, *ids, "every one claimed, none twice");
     assert_eq!(
         stores[5].unsubscribe("hash").await.unwrap().map(|s| s.id),
         Some(kept.id)

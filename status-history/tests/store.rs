@@ -366,6 +366,23 @@ fn subscribers_are_kept_confirmed_claimed_once_and_removed_whole() {
             .unwrap(),
         "after a failure"
     );
+    // Many at once, in one transaction: each claimed once, whichever way it is asked.
+    assert_eq!(
+        store
+            .claim_deliveries("incident-1-update-2", &[id, 9_001, 9_002], NOW + 2)
+            .unwrap(),
+        vec![id, 9_001, 9_002]
+    );
+    assert_eq!(
+        store
+            .claim_deliveries("incident-1-update-2", &[9_002, 9_003], NOW + 2)
+            .unwrap(),
+        vec![9_003],
+        "the ones claimed already are left out"
+    );
+    assert!(!store
+        .claim_delivery("incident-1-update-2", id, NOW + 2)
+        .unwrap());
 
     // Subscribing again: a new token, the same confirmation.
     let renewed = store

@@ -173,6 +173,15 @@ impl HistoryStore for PostgresHistory {
         Box::pin(self.claim_delivery_of(event, subscriber, at.timestamp_millis()))
     }
 
+    fn claim_deliveries<'a>(
+        &'a self,
+        event: &'a str,
+        subscribers: &'a [i64],
+        at: DateTime<Utc>,
+    ) -> StoreFuture<'a, Vec<i64>> {
+        Box::pin(self.claim_deliveries_of(event, subscribers, at.timestamp_millis()))
+    }
+
     fn release_delivery<'a>(&'a self, event: &'a str, subscriber: i64) -> StoreFuture<'a, ()> {
         Box::pin(self.release_delivery_of(event, subscriber))
     }

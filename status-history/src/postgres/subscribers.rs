@@ -153,6 +153,28 @@ impl PostgresHistory {
         .await
     }
 
+    pub(super) async fn claim_deliveries_of(
+        &self,
+        event: &str,
+        subscribers: &[i64],
+        at: i64,
+    ) -> Result<Vec<i64>, Error> {
+        self.call(async move |client| {
+            Ok(client
+                .query(
+                    "INSERT INTO sh_deliveries (event, subscriber, at)
+                     SELECT $1, s, $3 FROM unnest($2::bigint[]) AS s
+                     ON CONFLICT DO NOTHING RETURNING subscriber",
+                    &[&event, &subscribers, &at],
+                )
+                .await?
+                .iter()
+                .map(|row| row.get::<_, i64>(0))
+                .collect())
+        })
+        .await
+    }
+
     pub(super) async fn release_delivery_of(
         &self,
         event: &str,

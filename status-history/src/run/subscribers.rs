@@ -86,6 +86,27 @@ impl History {
             .await
     }
 
+    /// Claims the sending of `event` to each of `subscribers` at `at`, in one write: answers
+    /// those this instance is the one to send to.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_store`] when the store fails (then none is claimed, and nothing is sent).
+    pub async fn claim_deliveries(
+        &self,
+        event: &str,
+        subscribers: &[i64],
+        at: DateTime<Utc>,
+    ) -> Result<Vec<i64>, Error> {
+        if subscribers.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.shared
+            .store()
+            .claim_deliveries(event, subscribers, at)
+            .await
+    }
+
     /// Lets a claim go after a failed sending: it is tried again.
     ///
     /// # Errors

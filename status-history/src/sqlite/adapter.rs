@@ -285,6 +285,17 @@ impl HistoryStore for SqliteHistory {
         self.with(move |store| store.claim_delivery(&event, subscriber, at.timestamp_millis()))
     }
 
+    fn claim_deliveries<'a>(
+        &'a self,
+        event: &'a str,
+        subscribers: &'a [i64],
+        at: DateTime<Utc>,
+    ) -> StoreFuture<'a, Vec<i64>> {
+        let event = event.to_owned();
+        let subscribers = subscribers.to_vec();
+        self.with(move |store| store.claim_deliveries(&event, &subscribers, at.timestamp_millis()))
+    }
+
     fn release_delivery<'a>(&'a self, event: &'a str, subscriber: i64) -> StoreFuture<'a, ()> {
         let event = event.to_owned();
         self.with(move |store| store.release_delivery(&event, subscriber))

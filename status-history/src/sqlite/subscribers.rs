@@ -163,6 +163,41 @@ impl SqliteStore {
             .map_err(Error::sqlite)
     }
 
+    /// Claims the sending of `event` to each of `subscribers` at `at`, in one transaction:
+    /// answers those claimed here (the others were claimed already).
+    ///
+    /// # Errors
+    ///
+    /// When SQLite fails (then none is claimed).
+    pub fn claim_deliveries(
+        &mut self,
+        event: &str,
+        subscribers: &[i64],
+        at: i64,
+    ) -> Result<Vec<i64>, Error> {
+        let tx = self.conn.transaction().map_err(Error::sqlite)?;
+        let mut claimed = Vec::with_capacity(subscribers.len());
+        {
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO deliveries (event, subscriber, at) VALUES (?1, ?2, ?3)
+                     ON CONFLICT DO NOTHING",
+                )
+                .map_err(Error::sqlite)?;
+            for &subscriber in subscribers {
+                if insert
+                    .execute(params![event, subscriber, at])
+                    .map_err(Error::sqlite)?
+                    == 1
+                {
+                    claimed.push(subscriber);
+                }
+            }
+        }
+        tx.commit().map_err(Error::sqlite)?;
+        Ok(claimed)
+    }
+
     /// Lets a claim go (its sending failed): it is tried again.
     ///
     /// # Errors
