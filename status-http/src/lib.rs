@@ -51,20 +51,22 @@
 //! | `probes` | the probe routes, liveness and the summaries as one hand-written service; readiness, groups, startup |
 //! | `codes` | [`CodeMap`]: which code answers which level, under the registry's serve policy |
 //! | `admin`, `mutes`, `trail`, `audit` | the admin API: features and overrides, drains, refreshes, mutes; the audit trail ([`AuditLog`]) and its one route |
-//! | `auth`, `body`, `query`, `error` | the token, bounded JSON bodies, query strings, errors as JSON |
-//! | `present`, `render`, `respond` | one presentation path (public view, app name), bodies made once per report generation, ETags |
+//! | `auth`, `body`, `query`, `error` | the token, bounded JSON bodies, query strings, errors as JSON (status-http-core's, shared with status-page) |
+//! | `present`, `render`, `respond` | one presentation path (public view, app name), bodies made once per report generation (status-http-core's ETagged bodies) |
 //! | `dashboard`, `panel`, `live` | `/status` and its events; panels; metrics read when scraped |
-//! | `history`, `statuspage` | uptime, transitions, history pages; incidents and the public page: its components (public groups), JSON, feeds, badges, languages (Fluent), announced maintenances, postmortems, subscribers |
+//! | `history` | uptime, transitions, history pages |
+//! | `routes/page.rs` | the public page (the status-page crate, mounted): its components (public groups), JSON, feeds, badges, languages (Fluent), incidents' admin routes, announced maintenances, postmortems, subscribers |
 //! | `fleet`, `traffic`, `notify`, `otel`, `metrics` | the satellites' routes, answers and metrics |
 //! | [`serve`](mod@serve), [`shutdown`], [`middleware`] | the bounded HTTP/1 server (status-serve's), the graceful end, the gates |
 //! | `openapi`, `schema` | `GET /openapi.json` and the bodies it describes |
 //!
 //! # Features
 //!
-//! Every feature but `notify` and `otel` is on by default. With none, the crate still serves every
-//! probe route, the admin API and the gates, without askama, utoipa, prometheus-client,
-//! hyper's server, flate2, zstd or status-traffic. On docs.rs each gated item names the
-//! feature it needs.
+//! Every feature but `notify`, `otel`, `subscribers` and `mcp` is on by default (so no SMTP
+//! client nor webhook sender by default). With none, the crate still serves every probe
+//! route, the admin API and the gates, without askama, utoipa, prometheus-client, hyper's
+//! server, flate2, zstd, status-traffic, SQLite or the page. On docs.rs each gated item names
+//! the feature it needs.
 //!
 //! | feature | what it adds |
 //! |---|---|
@@ -76,8 +78,10 @@
 //! | `traffic` | [`traffic`]: status-traffic's refusals as answers, panels and metrics |
 //! | `fleet` | `GET /fleet`, `/fleet/datacenters/{dc}`, `/fleet/dependencies`, `/status/fleet`, fleet-aware readiness (brings status-fleet) |
 //! | `notify` (off by default) | [`notify_metrics`]: each notification sink's deliveries, failures, drops and queue in `/metrics` (brings `metrics`, and status-notify with its HTTP client) |
-//! | `history` | uptime, transitions and the kept audit trail (`/healthcheck/uptime`, `/healthcheck/report`, `…/transitions`, `/admin/history/audit`), incidents (`/admin/incidents`, postmortems), announced maintenances (`/admin/maintenances`), the public status page (`/status/page`, Statuspage v2 JSON, feeds, badges) and the history pages (brings status-history with SQLite) |
-//! | `subscribers` | the public page's subscribers: mail (lettre, SMTP) and webhooks (reqwest), [`Subscriptions`], [`Routes::subscriptions`] (brings `history` and `dashboard`) |
+//! | `history` | uptime, transitions and the kept audit trail (`/healthcheck/uptime`, `/healthcheck/report`, `…/transitions`, `/admin/history/audit`) and the history pages (brings status-history with SQLite) |
+//! | `page` | the public status page (status-page): Statuspage v2 JSON, feeds, badges, incidents (`/admin/incidents`, postmortems), announced maintenances (`/admin/maintenances`), with `dashboard` the page itself (`/status/page`); [`StatusPage`], [`Routes::status_page`] (brings `history`) |
+//! | `subscribers` (off by default) | the page's subscribers: mail (lettre, SMTP) and webhooks (reqwest), [`Subscriptions`], told by [`StatusPage::teller`], which the application spawns (brings `page` and `dashboard`) |
+//! | `mcp` (off by default) | `POST /mcp`: the read-only MCP server (status-mcp) for agents, [`Mcp`], [`Routes::mcp`] |
 //! | `otel` (off by default) | [`otel_metrics`]: the OTLP export's requests, failures, drops and queue in `/metrics` (brings `metrics`, and status-otel with OpenTelemetry's SDK) |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -156,7 +160,10 @@ pub use status_mcp::{Mcp, McpStats};
 pub use status_page::Subscriptions;
 #[cfg(feature = "page")]
 #[cfg_attr(docsrs, doc(cfg(feature = "page")))]
-pub use status_page::{PublicGroup, Publication, DEFAULT_PUBLIC_AFTER, PUBLIC_TAG};
+pub use status_page::{
+    PublicGroup, Publication, Settings as StatusPageSettings, StatusPage, DEFAULT_PUBLIC_AFTER,
+    PUBLIC_TAG,
+};
 
 /// The metrics library `/metrics` is written with, for [`Routes::register_metrics`].
 #[cfg(feature = "metrics")]

@@ -113,12 +113,31 @@ impl StatusPage {
         Arc::clone(&self.state.streams)
     }
 
-    /// Starts telling subscribers, in a task on the current runtime, when the page takes
-    /// them and keeps a history (without a runtime: a warning, and no one is told). The task
-    /// ends when the page's routers are dropped.
+    /// What tells the page's subscribers, for the application to spawn (as it drives
+    /// tonic-health's reporter): `None` when the page takes no subscribers or keeps no
+    /// history. Each round claims an event's deliveries at once in the store (a fleet sends
+    /// each message once) and sends them concurrently, at most
+    /// [`Subscriptions::concurrency`](crate::Subscriptions::concurrency) at a time. It ends
+    /// when every clone of the page and its routers are dropped.
+    ///
+    /// ```no_run
+    /// # async fn run(page: status_page::StatusPage) {
+    /// if let Some(teller) = page.teller() {
+    ///     tokio::spawn(teller);
+    /// }
+    /// # }
+    /// ```
     #[cfg(feature = "subscribers")]
     #[cfg_attr(docsrs, doc(cfg(feature = "subscribers")))]
-    pub fn start_teller(&self) {
+    #[must_use]
+    pub fn teller(&self) -> Option<impl std::future::Future<Output = ()> + Send + 'static> {
+        crate::subscribe::teller(&self.state)
+    }
+
+    /// Spawns [`teller`](Self::teller) on the current runtime (without one: a warning).
+    #[cfg(feature = "subscribers")]
+    #[doc(hidden)] // for status-http's deprecated `Routes::subscriptions`
+    pub fn spawn_teller(&self) {
         crate::subscribe::start(&self.state);
     }
 }

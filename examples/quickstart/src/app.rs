@@ -49,14 +49,20 @@ pub fn app(demo: &Demo) -> Router {
     if let Some(history) = demo.history.clone() {
         status = status.history(history);
     }
-    if let Some(url) = &demo.config.public_url {
-        status = status.status_page_url(url.trim_end_matches('/'));
-    }
-    // The public page shows the shop under a name for customers, its public dependencies
-    // (search, payments) nested under it; `cache` and the code name `ready` stay internal.
-    status = status.incident_publication(status_http::Publication::After(
-        demo.config.incident_public_after,
-    ));
+    // The public page: the shop under a name for customers, its public dependencies (search,
+    // payments) nested under it; `cache` and the code name `ready` stay internal. Its
+    // subscribers are told by its teller, which the application runs.
+    let mut page = status_http::StatusPageSettings::default();
+    page.url = demo
+        .config
+        .public_url
+        .as_ref()
+        .map(|url| url.trim_end_matches('/').to_owned());
+    page.publication = status_http::Publication::After(demo.config.incident_public_after);
+    page.public.push(
+        status_http::PublicGroup::new("ready", "Online shop")
+            .description("Browsing the catalogue, search and checkout"),
+    );
     let mut subscriptions = status_http::Subscriptions::new()
         .allow_private_webhooks(demo.config.subscriptions.allow_private_webhooks);
     if let Some(smtp) = &demo.config.subscriptions.smtp {
@@ -67,17 +73,23 @@ pub fn app(demo: &Demo) -> Router {
     if let Some(secret) = &demo.config.subscriptions.secret {
         subscriptions = subscriptions.secret(secret.clone().into_bytes());
     }
-    status = status.subscriptions(subscriptions);
+    page.subscriptions = Some(subscriptions);
+    let page = status_http::StatusPage::new(
+        demo.registry.clone(),
+        demo.history.clone(),
+        demo.registry.appname(),
+        page,
+    );
+    if let Some(teller) = page.teller() {
+        tokio::spawn(teller);
+    }
+    status = status.status_page(page);
     // Agents read at /mcp with the admin token, or a read-only one when configured.
     let mut mcp = status_http::Mcp::new(&demo.registry);
     if let Some(token) = &demo.config.mcp_read_token {
         mcp = mcp.read_token(token);
     }
     status = status.mcp(mcp);
-    status = status.public_group(
-        status_http::PublicGroup::new("ready", "Online shop")
-            .description("Browsing the catalogue, search and checkout"),
-    );
     // One audit trail for the contract's admin calls and the demo's own token-checked ones.
     let audit = status_http::AuditLog::new();
     let status = match &demo.notifications {

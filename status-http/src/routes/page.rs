@@ -1,5 +1,6 @@
-//! The builder's settings of the public status page: where it is read, which groups it
-//! shows, when an incident is public, and its subscribers.
+//! The public status page: one the application built ([`Routes::status_page`]), or one made
+//! of the builder's settings (where it is read, which groups it shows, when an incident is
+//! public).
 
 use super::Routes;
 
@@ -34,14 +35,54 @@ impl Routes {
         self
     }
 
+    /// Serves `page`, a public status page the application built (status-page's
+    /// [`StatusPage`](crate::StatusPage)), in place of one made of this builder's page
+    /// settings ([`status_page_url`](Self::status_page_url),
+    /// [`incident_publication`](Self::incident_publication),
+    /// [`public_group`](Self::public_group)), which are then not read. Its public routes are
+    /// served beside the probes, its admin routes (incidents, maintenances) behind this
+    /// router's admin token and in its audit trail, its paths in `/openapi.json`.
+    ///
+    /// A page that takes subscribers tells them through its
+    /// [`teller`](crate::StatusPage::teller), which the application spawns:
+    /// [`build`](Self::build) starts no task.
+    ///
+    /// ```no_run
+    /// # #[tokio::main] async fn main() {
+    /// use status_http::{PublicGroup, Routes, StatusPage, StatusPageSettings, Subscriptions};
+    ///
+    /// let registry = status_core::Registry::builder().appname("shop").build();
+    /// let history = status_history::History::sqlite("history.db").open();
+    /// history.attach(&registry);
+    /// let mut settings = StatusPageSettings::default();
+    /// settings.url = Some("https://status.shop.example".into());
+    /// settings.public.push(PublicGroup::new("ready", "Online shop"));
+    /// settings.subscriptions = Some(Subscriptions::new().smtp("smtp://mail.shop.example:587"));
+    /// let page = StatusPage::new(registry.clone(), Some(history.clone()), "shop", settings);
+    /// if let Some(teller) = page.teller() {
+    ///     tokio::spawn(teller);
+    /// }
+    /// let app = Routes::new(&registry).history(history).status_page(page).build();
+    /// # }
+    /// ```
+    #[cfg(feature = "page")]
+    pub fn status_page(mut self, page: crate::StatusPage) -> Self {
+        self.status_page = Some(page);
+        self
+    }
+
     /// Lets visitors of the public status page subscribe (`POST /status/page/subscriptions`):
     /// by webhook, and by mail once [`Subscriptions::smtp`](crate::Subscriptions::smtp) and
     /// [`mail_from`](crate::Subscriptions::mail_from) are set; they are told each public
     /// incident's opening, updates, resolution and postmortem, and each announced
     /// maintenance. Needs a [`history`](Self::history) (where subscribers are kept) and a
-    /// [`status_page_url`](Self::status_page_url) (the links in mails); the teller runs on
-    /// the runtime the routes are built on.
+    /// [`status_page_url`](Self::status_page_url) (the links in mails); the teller is
+    /// spawned by [`build`](Self::build) on the runtime the routes are built on.
     #[cfg(feature = "subscribers")]
+    #[deprecated(
+        since = "0.1.0",
+        note = "build a `StatusPage` with `StatusPageSettings::subscriptions`, spawn its `teller()` and mount it with `Routes::status_page`: then `build` starts no task"
+    )]
     pub fn subscriptions(mut self, subscriptions: crate::Subscriptions) -> Self {
         self.page.subscriptions = Some(subscriptions);
         self

@@ -76,18 +76,26 @@ substate! {
 pub(super) fn assemble(mut routes: super::Routes, probes: ProbeState) -> AppState {
     let present = probes.present.clone();
     #[cfg(feature = "page")]
-    let page = status_page::StatusPage::new(
-        routes.registry.clone(),
-        routes.history.clone(),
-        present
-            .appname
-            .clone()
-            .unwrap_or_else(|| routes.registry.appname().to_owned()),
-        routes.page,
-    );
-    // The page's subscribers are told from here on, on the runtime the routes are built on.
-    #[cfg(feature = "subscribers")]
-    page.start_teller();
+    let page = routes.status_page.take().unwrap_or_else(|| {
+        #[cfg(feature = "subscribers")]
+        let tell = routes.page.subscriptions.is_some();
+        let page = status_page::StatusPage::new(
+            routes.registry.clone(),
+            routes.history.clone(),
+            present
+                .appname
+                .clone()
+                .unwrap_or_else(|| routes.registry.appname().to_owned()),
+            std::mem::take(&mut routes.page),
+        );
+        // The deprecated `Routes::subscriptions`: its subscribers are told from here on, on
+        // the runtime the routes are built on.
+        #[cfg(feature = "subscribers")]
+        if tell {
+            page.spawn_teller();
+        }
+        page
+    });
     #[cfg(feature = "dashboard")]
     let dashboard = Arc::new({
         #[allow(unused_mut)]

@@ -1006,12 +1006,28 @@ async fn the_subscribers_door_refuses_what_it_must_and_keeps_nothing() {
 
     let history = History::in_memory().open();
     history.attach(&f.registry);
+    let mut settings = status_http::StatusPageSettings::default();
+    settings.url = Some("https://status.shop.example".into());
+    settings.public.push(PublicGroup::new("core", "Checkout"));
+    settings.subscriptions = Some(status_http::Subscriptions::new().rate(8, 1));
+    let page =
+        status_http::StatusPage::new(f.registry.clone(), Some(history.clone()), "shop", settings);
+    assert!(
+        page.teller().is_some(),
+        "a page with subscribers and a history tells them"
+    );
+    // Building the router starts nothing: the teller is the application's to spawn.
+    let runtime = tokio::runtime::Handle::current().metrics();
+    let tasks = runtime.num_alive_tasks();
     let app = status_http::Routes::new(&f.registry)
         .history(history.clone())
-        .status_page_url("https://status.shop.example")
-        .public_group(PublicGroup::new("core", "Checkout"))
-        .subscriptions(status_http::Subscriptions::new().rate(8, 1))
+        .status_page(page)
         .build();
+    assert_eq!(
+        runtime.num_alive_tasks(),
+        tasks,
+        "Routes::build spawned a task"
+    );
     // The store opens beside the routes: until it has, the door answers 503 and keeps nothing.
     while history.subscribers().await.is_err() {
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -1208,4 +1224,26 @@ async fn public_bodies_are_made_once_per_change_and_carry_their_tag_and_codings(
     let (_, _, status) = raw(&app, "/api/v2/status.json", &[]).await;
     let status: serde_json::Value = serde_json::from_slice(&status).unwrap();
     assert_ne!(status["status"]["indicator"], "none", "{status}");
+}
+
+/// The deprecated way, subscriptions given to the builder, still tells subscribers: `build`
+/// starts the teller then (and only then).
+#[tokio::test]
+#[allow(deprecated)]
+async fn subscriptions_given_to_the_builder_still_start_a_teller_at_build() {
+    let f = fixture().await;
+    let history = History::in_memory().open();
+    history.attach(&f.registry);
+    let runtime = tokio::runtime::Handle::current().metrics();
+    let tasks = runtime.num_alive_tasks();
+    let _app = status_http::Routes::new(&f.registry)
+        .history(history.clone())
+        .subscriptions(status_http::Subscriptions::new())
+        .build();
+    assert_eq!(runtime.num_alive_tasks(), tasks + 1, "the teller");
+    let tasks = runtime.num_alive_tasks();
+    let _plain = status_http::Routes::new(&f.registry)
+        .history(history)
+        .build();
+    assert_eq!(runtime.num_alive_tasks(), tasks, "no subscribers, no task");
 }

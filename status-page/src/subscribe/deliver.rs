@@ -1,22 +1,18 @@
-//! Telling subscribers: what happened (each public incident update, postmortem, and each
-//! announced maintenance's announcement, start and end), computed from what the page shows;
-//! each message claimed in the store before it is sent (a fleet sends it once), released
-//! when sending fails (tried again later, with a backoff), never sent for news older than
-//! the subscriber's confirmation or than a day.
+//! What subscribers are told, as a pure machine: the news (each public incident update,
+//! postmortem, and each announced maintenance's announcement, start and end) computed from
+//! what the page shows, and the [`Ledger`], told the time, the subscribers and what became of
+//! each sending, that answers the deliveries due. Never news older than the subscriber's
+//! confirmation or than a day; a subscriber whose sending failed waits out a backoff.
+//! [`teller`](super::teller) drives it.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
-use serde_json::json;
-use status_history::{Subscriber, SubscriberKind};
+use status_history::Subscriber;
+use tokio::time::Instant;
 
-use super::send::{mail_message, page_url, transport, unsubscribe_link, words, Resolver};
-use super::Door;
-use crate::i18n;
-use crate::{Maintenance, PublicIncident, Snapshot, StatusPageState};
+use crate::{Maintenance, PublicIncident};
 
 /// News older than this is not told: a subscriber is told what happens, not history.
 const FRESH: chrono::Duration = chrono::Duration::days(1);
@@ -45,7 +41,7 @@ pub(super) enum What {
 }
 
 /// What the page shows, as things to tell, at `now`.
-fn events(
+pub(super) fn events(
     incidents: &[PublicIncident],
     maintenances: &[Maintenance],
     now: DateTime<Utc>,
@@ -110,201 +106,73 @@ fn wants(subscriber: &Subscriber, event: &Event) -> bool {
                 .any(|c| event.components.contains(c)))
 }
 
-/// Starts telling subscribers, in a task on the current runtime (none: a warning, and no
-/// one is told).
-pub(crate) fn start(state: &Arc<StatusPageState>) {
-    let (Some(door), Some(_)) = (state.door.clone(), state.history.as_ref()) else {
-        return;
-    };
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        tracing::warn!("the status page's subscribers are not told: no Tokio runtime at build");
-        return;
-    };
-    let state = Arc::downgrade(state);
-    runtime.spawn(async move {
-        let mut teller = Teller::new(&door);
-        let mut every = tokio::time::interval(door.config.every);
-        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            every.tick().await;
-            // The routes gone, the teller goes.
-            let Some(state) = state.upgrade() else { return };
-            teller.round(&state, &door).await;
-        }
-    });
-}
-
-/// What one instance keeps between rounds: what it knows to be told, and who fails.
-struct Teller {
-    mail: Option<AsyncSmtpTransport<Tokio1Executor>>,
-    web: Option<reqwest::Client>,
+/// The teller's memory between rounds: the deliveries known done (sent here, or claimed by
+/// another instance), and the subscribers failing, with their tries and when they may be
+/// tried again.
+#[derive(Debug, Default)]
+pub(super) struct Ledger {
     told: HashSet<(String, i64)>,
-    failing: HashMap<i64, (u32, tokio::time::Instant)>,
+    failing: HashMap<i64, (u32, Instant)>,
 }
 
-impl Teller {
-    fn new(door: &Door) -> Self {
-        let mail = door
-            .config
-            .smtp
-            .as_deref()
-            .and_then(|url| match transport(url) {
-                Ok(t) => Some(t),
-                Err(e) => {
-                    tracing::warn!("the status page sends no mail: {e}");
-                    None
-                }
-            });
-        let web = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(Duration::from_secs(5))
-            .dns_resolver(Arc::new(Resolver {
-                allow_private: door.config.allow_private_webhooks,
-            }))
-            .build()
-            .map_err(|e| tracing::warn!("the status page posts no webhooks: {e}"))
-            .ok();
-        Self {
-            mail,
-            web,
-            told: HashSet::new(),
-            failing: HashMap::new(),
-        }
-    }
-
-    async fn round(&mut self, state: &StatusPageState, door: &Door) {
-        let Some(history) = state.history.as_ref() else {
-            return;
-        };
-        let snapshot = state.snapshot().await;
-        let kept = state.feed_incidents().await;
-        let incidents: Vec<PublicIncident> = kept
-            .iter()
-            .map(|i| PublicIncident::of(i, &snapshot.components))
-            .collect();
-        let now = history.now();
-        let events = events(&incidents, &snapshot.maintenances, now);
+impl Ledger {
+    /// Forgets the deliveries of news no longer told (older than a day, or gone).
+    pub(super) fn keep(&mut self, events: &[Event]) {
         let live: HashSet<&str> = events.iter().map(|e| e.key.as_str()).collect();
         self.told.retain(|(key, _)| live.contains(key.as_str()));
-        if events.is_empty() {
-            return;
-        }
-        let subscribers = match history.subscribers().await {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::warn!("the status page's subscribers cannot be read: {e}");
-                return;
-            }
-        };
-        let clock = tokio::time::Instant::now();
-        for s in &subscribers {
-            if self
-                .failing
-                .get(&s.id)
-                .is_some_and(|(_, next)| *next > clock)
-            {
-                continue;
-            }
-            for e in events.iter().filter(|e| wants(s, e)) {
-                let pair = (e.key.clone(), s.id);
-                if self.told.contains(&pair) {
-                    continue;
-                }
-                match history.claim_delivery(&e.key, s.id, now).await {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        self.told.insert(pair);
-                        continue;
-                    }
-                    Err(err) => {
-                        tracing::warn!("a delivery to a subscriber cannot be claimed: {err}");
-                        return;
-                    }
-                }
-                match self.send(state, door, &snapshot, &incidents, s, e).await {
-                    Ok(()) => {
-                        self.failing.remove(&s.id);
-                        self.told.insert(pair);
-                    }
-                    Err(why) => {
-                        let (n, _) = self.failing.get(&s.id).copied().unwrap_or((0, clock));
-                        let wait = Duration::from_secs(2u64.saturating_pow(n + 1)).min(MAX_BACKOFF);
-                        self.failing.insert(s.id, (n + 1, clock + wait));
-                        tracing::warn!(
-                            subscriber = s.id,
-                            kind = s.kind.as_str(),
-                            "a message to a subscriber failed, tried again in {wait:?}: {why}"
-                        );
-                        let _ = history.release_delivery(&e.key, s.id).await;
-                        break;
-                    }
-                }
-            }
+    }
+
+    /// The ids of the `subscribers` `event` is due to at `clock`: those who want it, not
+    /// known told, and not waiting out a failure.
+    pub(super) fn due(
+        &self,
+        event: &Event,
+        subscribers: &[Subscriber],
+        clock: Instant,
+    ) -> Vec<i64> {
+        subscribers
+            .iter()
+            .filter(|s| wants(s, event))
+            .filter(|s| !self.told.contains(&(event.key.clone(), s.id)))
+            .filter(|s| {
+                self.failing
+                    .get(&s.id)
+                    .is_none_or(|(_, next)| *next <= clock)
+            })
+            .map(|s| s.id)
+            .collect()
+    }
+
+    /// The deliveries of `event` to `asked` were claimed, those to `claimed` here: the
+    /// others are another instance's to send.
+    pub(super) fn claimed(&mut self, event: &Event, asked: &[i64], claimed: &[i64]) {
+        let here: HashSet<i64> = claimed.iter().copied().collect();
+        for id in asked.iter().filter(|id| !here.contains(id)) {
+            self.told.insert((event.key.clone(), *id));
         }
     }
 
-    async fn send(
-        &self,
-        state: &StatusPageState,
-        door: &Door,
-        snapshot: &Snapshot,
-        incidents: &[PublicIncident],
-        s: &Subscriber,
-        e: &Event,
-    ) -> Result<(), String> {
-        let l = i18n::negotiate(Some(&s.lang), None);
-        let (subject, text, incident) = words(state, snapshot, incidents, e, l);
-        match s.kind {
-            SubscriberKind::Email => {
-                let mail = self.mail.as_ref().ok_or("no SMTP server is set")?;
-                let link = unsubscribe_link(state, door, s);
-                let body = format!(
-                    "{text}\n\n{}\n{}\n",
-                    l.text("mail-see-page", &[("url", page_url(state).into())]),
-                    l.text("mail-unsubscribe", &[("url", link.clone().into())]),
-                );
-                let message = mail_message(door, &s.address, &subject, body, Some(&link))?;
-                mail.send(message)
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| e.to_string())
-            }
-            SubscriberKind::Webhook => {
-                let web = self.web.as_ref().ok_or("no HTTP client")?;
-                let link = unsubscribe_link(state, door, s);
-                let (indicator, description) = crate::indicator(snapshot.condition);
-                let mut payload = json!({
-                    "meta": {
-                        "unsubscribe": link,
-                        "documentation": "https://support.atlassian.com/statuspage/docs/enable-webhook-notifications/",
-                    },
-                    "page": {
-                        "id": state.name,
-                        "status_indicator": indicator,
-                        "status_description": description,
-                    },
-                });
-                payload["incident"] = incident;
-                let answer = web
-                    .post(&s.address)
-                    .header(reqwest::header::CONTENT_TYPE, "application/json")
-                    .body(serde_json::to_vec(&payload).unwrap_or_default())
-                    .send()
-                    .await
-                    .map_err(|e| e.to_string())?;
-                if answer.status().is_success() {
-                    Ok(())
-                } else {
-                    Err(format!("the webhook answered {}", answer.status()))
-                }
-            }
-        }
+    /// `event` reached `subscriber`.
+    pub(super) fn sent(&mut self, event: &Event, subscriber: i64) {
+        self.failing.remove(&subscriber);
+        self.told.insert((event.key.clone(), subscriber));
+    }
+
+    /// A sending to `subscriber` failed at `clock`: how long it waits before its next try
+    /// (2 s, doubling, at most an hour).
+    pub(super) fn failed(&mut self, subscriber: i64, clock: Instant) -> Duration {
+        let (n, _) = self.failing.get(&subscriber).copied().unwrap_or((0, clock));
+        let wait = Duration::from_secs(2u64.saturating_pow(n + 1)).min(MAX_BACKOFF);
+        self.failing.insert(subscriber, (n + 1, clock + wait));
+        wait
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use status_history::SubscriberKind;
 
     fn subscriber(confirmed: Option<i64>, components: &[&str]) -> Subscriber {
         Subscriber {
@@ -342,5 +210,68 @@ mod tests {
             "news before it"
         );
         assert!(!wants(&subscriber(None, &[]), &event), "unconfirmed");
+    }
+
+    fn update() -> Event {
+        Event {
+            key: "incident-1-update-1".into(),
+            at: DateTime::from_timestamp_millis(1_000).unwrap(),
+            components: Vec::new(),
+            what: What::Update {
+                incident: 1,
+                update: 1,
+            },
+        }
+    }
+
+    fn many(n: i64) -> Vec<Subscriber> {
+        (1..=n)
+            .map(|id| Subscriber {
+                id,
+                ..subscriber(Some(500), &[])
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_subscriber_is_due_once_and_those_claimed_elsewhere_are_not_asked_again() {
+        let (event, subscribers) = (update(), many(1_000));
+        let clock = Instant::now();
+        let mut ledger = Ledger::default();
+        let due = ledger.due(&event, &subscribers, clock);
+        assert_eq!(due.len(), 1_000, "one claim asks for all of them");
+        // This instance won half; the others went to another instance.
+        let here: Vec<i64> = due.iter().copied().filter(|id| id % 2 == 0).collect();
+        ledger.claimed(&event, &due, &here);
+        assert_eq!(ledger.due(&event, &subscribers, clock), here);
+        for id in &here {
+            ledger.sent(&event, *id);
+        }
+        assert!(ledger.due(&event, &subscribers, clock).is_empty());
+        // News no longer shown is forgotten.
+        ledger.keep(&[]);
+        assert_eq!(ledger.due(&event, &subscribers, clock).len(), 1_000);
+    }
+
+    #[test]
+    fn a_failing_subscriber_waits_out_a_doubling_backoff() {
+        let (event, subscribers) = (update(), many(2));
+        let clock = Instant::now();
+        let mut ledger = Ledger::default();
+        assert_eq!(ledger.failed(1, clock), Duration::from_secs(2));
+        assert_eq!(ledger.due(&event, &subscribers, clock), vec![2]);
+        let later = clock + Duration::from_secs(2);
+        assert_eq!(ledger.due(&event, &subscribers, later), vec![1, 2]);
+        assert_eq!(ledger.failed(1, later), Duration::from_secs(4));
+        for _ in 0..20 {
+            ledger.failed(1, later);
+        }
+        assert_eq!(ledger.failed(1, later), MAX_BACKOFF, "at most an hour");
+        ledger.sent(&event, 1);
+        assert_eq!(
+            ledger.failed(1, later),
+            Duration::from_secs(2),
+            "a success starts over"
+        );
     }
 }

@@ -17,13 +17,14 @@ pub(crate) mod guard;
 pub(crate) mod links;
 pub(crate) mod routes;
 mod send;
+mod teller;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub(crate) use self::deliver::start;
 pub(crate) use self::links::{confirm, unsubscribe, unsubscribe_post};
 pub(crate) use self::routes::subscribe;
+pub(crate) use self::teller::{start, teller};
 
 /// How the status page takes and tells subscribers ([`Settings::subscriptions`], or
 /// status-http's `Routes::subscriptions`): where mail goes out (SMTP), who it is from, and
@@ -40,6 +41,7 @@ pub struct Subscriptions {
     pub(crate) burst: u32,
     pub(crate) per_minute: u32,
     pub(crate) every: Duration,
+    pub(crate) concurrency: usize,
     pub(crate) secret: Option<Vec<u8>>,
 }
 
@@ -53,7 +55,8 @@ impl Subscriptions {
     /// Webhooks only (no mail) until [`smtp`](Self::smtp) and
     /// [`mail_from`](Self::mail_from) are given; at most 10,000 subscribers; 30 new
     /// subscriptions at once, 30 a minute after; a confirmation at most every 10 minutes
-    /// per address; webhooks to public addresses only; looks for news every 2 s.
+    /// per address; webhooks to public addresses only; looks for news every 2 s; sends 8
+    /// messages at once.
     #[must_use]
     pub fn new() -> Self {
         Self {
@@ -65,6 +68,7 @@ impl Subscriptions {
             burst: 30,
             per_minute: 30,
             every: Duration::from_secs(2),
+            concurrency: 8,
             secret: None,
         }
     }
@@ -122,6 +126,14 @@ impl Subscriptions {
     #[must_use]
     pub fn secret(mut self, secret: impl Into<Vec<u8>>) -> Self {
         self.secret = Some(secret.into());
+        self
+    }
+
+    /// How many messages are sent at once (at least one): an SMTP server or a webhook's host
+    /// slow to answer delays the others no more than this allows.
+    #[must_use]
+    pub fn concurrency(mut self, sends: usize) -> Self {
+        self.concurrency = sends.max(1);
         self
     }
 
