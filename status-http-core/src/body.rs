@@ -11,7 +11,7 @@ use crate::error::ApiError;
 /// `serve`, feature `serve`).
 ///
 /// Handlers that read bodies see it as the source of their extractor's error;
-/// [`ApiError`](crate::error::ApiError)'s conversions answer it with 408.
+/// [`crate::error::ApiError`]'s conversions answer it with 408.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BodyTimeout;
 
