@@ -217,3 +217,50 @@ async fn an_operator_s_change_made_while_the_store_was_held_survives_its_opening
         CheckStatus::Ok
     );
 }
+
+/// The lock file is never followed through a link: one that is a symbolic link, or a hard
+/// link to another file (the history itself, say), is refused, and what it points to is left
+/// byte for byte as it was.
+#[test]
+fn a_lock_file_that_is_a_link_is_refused_and_its_target_left_alone() {
+    let path = temp("lock-symlink");
+    let victim = path.with_file_name("precious.txt");
+    std::fs::write(&victim, "keep me").unwrap();
+    std::os::unix::fs::symlink(&victim, format!("{}.lock", path.display())).unwrap();
+    let err = SqliteStore::open(&path, 0).unwrap_err();
+    assert!(err.is_unavailable(), "{err}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+
+    let path = temp("lock-hardlink");
+    drop(SqliteStore::open(&path, 0).unwrap());
+    let before = std::fs::read(&path).unwrap();
+    std::fs::remove_file(format!("{}.lock", path.display())).unwrap();
+    std::fs::hard_link(&path, format!("{}.lock", path.display())).unwrap();
+    let err = SqliteStore::open(&path, 0).unwrap_err();
+    assert!(err.is_unavailable(), "{err}");
+    assert!(err.to_string().contains("hard link"), "{err}");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "the history is untouched"
+    );
+}
+
+/// The lock goes with the file, not with its name: a history opened through a symbolic link
+/// or a hard link to a file another history holds is refused, as the file itself is.
+#[test]
+fn a_file_held_under_one_name_is_refused_under_another() {
+    let path = temp("aliases");
+    let held = SqliteStore::open(&path, 0).unwrap();
+    let symlink = path.with_file_name("alias.db");
+    std::os::unix::fs::symlink(&path, &symlink).unwrap();
+    let hard = path.with_file_name("hard.db");
+    std::fs::hard_link(&path, &hard).unwrap();
+    for alias in [&symlink, &hard] {
+        let err = SqliteStore::open(alias, 0).unwrap_err();
+        assert!(err.is_locked(), "{}: {err}", alias.display());
+    }
+    // Let go, the file opens under any of its names.
+    drop(held);
+    drop(SqliteStore::open(&hard, 0).unwrap());
+}

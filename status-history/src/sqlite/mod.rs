@@ -86,29 +86,55 @@ fn identify(conn: &Connection) -> Result<i64, Error> {
     Ok(version)
 }
 
-/// The lock of a history file: `<path>.lock`, held with `flock` (released by the system
-/// however the process ends), naming its holder for whoever is refused.
+/// The lock of a history file, held with `flock` (released by the system however the
+/// process ends): `<path>.lock`, naming its holder for whoever is refused, and the database
+/// file itself, so that a link to the file (symbolic or hard, under another name) is refused
+/// as the file is: the lock goes with the file, not with the name it was opened by.
 #[derive(Debug)]
 struct FileLock {
     _file: std::fs::File,
+    /// The database file, locked: dropped after the connection (a store's fields drop in
+    /// order), since closing any descriptor of the file lets SQLite's own locks on it go.
+    inode: std::fs::File,
 }
 
 impl FileLock {
     fn take(path: &Path, now: i64) -> Result<Self, Error> {
         use std::io::{Read, Seek, Write};
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
         let lock_path = PathBuf::from(format!("{}.lock", path.display()));
+        let unavailable = |e: std::io::Error| {
+            Error::of(
+                Kind::Unavailable,
+                format!("cannot open {}: {e}", lock_path.display()),
+            )
+        };
+        // Never through a link: a lock file that is a symbolic link is refused (ELOOP), so
+        // that the holder's line cannot be written into another file.
         let mut file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
+            .mode(0o600)
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits().cast_signed())
             .open(&lock_path)
-            .map_err(|e| {
-                Error::of(
-                    Kind::Unavailable,
-                    format!("cannot open {}: {e}", lock_path.display()),
-                )
-            })?;
+            .map_err(unavailable)?;
+        let meta = file.metadata().map_err(unavailable)?;
+        if !meta.is_file() || meta.nlink() != 1 {
+            return Err(Error::of(
+                Kind::Unavailable,
+                format!(
+                    "{} is not a lock file (it is {}): refused, and left as it is",
+                    lock_path.display(),
+                    if meta.is_file() {
+                        "a hard link to another file"
+                    } else {
+                        "not a regular file"
+                    }
+                ),
+            ));
+        }
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
@@ -132,6 +158,7 @@ impl FileLock {
                 ))
             }
         }
+        let inode = Self::hold(path)?;
         // Who holds it, for whoever is refused: best effort.
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
         let since = crate::model::millis(now).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
@@ -143,7 +170,41 @@ impl FileLock {
             std::process::id(),
             host.trim()
         );
-        Ok(Self { _file: file })
+        Ok(Self { _file: file, inode })
+    }
+
+    /// The database file at `path` (created, owner-only, when there is none), locked: a
+    /// file another history holds under another name is refused.
+    fn hold(path: &Path) -> Result<std::fs::File, Error> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(path)
+            .map_err(|e| {
+                Error::of(
+                    Kind::Unavailable,
+                    format!("cannot open {}: {e}", path.display()),
+                )
+            })?;
+        match file.try_lock() {
+            Ok(()) => Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) => Err(Error::of(
+                Kind::Locked,
+                format!(
+                    "{} is in use by another process: it is a file another history holds under \
+                     another name (a link to it); one process keeps a history file",
+                    path.display()
+                ),
+            )),
+            Err(std::fs::TryLockError::Error(e)) => Err(Error::of(
+                Kind::Unavailable,
+                format!("cannot lock {}: {e}", path.display()),
+            )),
+        }
     }
 }
 
@@ -191,6 +252,9 @@ impl SqliteStore {
                     aside = %aside.display(),
                     "the history file is corrupt ({e}): moved aside, a fresh one started"
                 );
+                // The fresh file is another file: it is held as the first was.
+                let mut lock = lock;
+                lock.inode = FileLock::hold(path)?;
                 let mut store = Self::try_open(Connection::open(path).map_err(Error::sqlite), now)?;
                 store.lock = Some(lock);
                 Ok(Opened {
