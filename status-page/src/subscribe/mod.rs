@@ -26,6 +26,10 @@ pub(crate) use self::links::{confirm, unsubscribe, unsubscribe_post};
 pub(crate) use self::routes::subscribe;
 pub(crate) use self::teller::{start, teller};
 
+/// The longest one message may take to reach its subscriber (a mail server's whole
+/// exchange, a webhook's answer): past it, it failed, and is tried again after a backoff.
+pub(crate) const SEND_DEADLINE: Duration = Duration::from_secs(30);
+
 /// How the status page takes and tells subscribers ([`Settings::subscriptions`], or
 /// status-http's `Routes::subscriptions`): where mail goes out (SMTP), who it is from, and
 /// the bounds of the door.

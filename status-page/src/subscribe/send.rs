@@ -117,7 +117,10 @@ pub(super) async fn confirmation(
         transport(url),
         mail_message(door, &s.address, &subject, body, None),
     ) {
-        (Ok(t), Ok(m)) => t.send(m).await.map(|_| ()).map_err(|e| e.to_string()),
+        (Ok(t), Ok(m)) => tokio::time::timeout(super::SEND_DEADLINE, t.send(m))
+            .await
+            .map_err(|_| format!("no answer within {}s", super::SEND_DEADLINE.as_secs()))
+            .and_then(|sent| sent.map(|_| ()).map_err(|e| e.to_string())),
         (Err(e), _) | (_, Err(e)) => Err(e),
     };
     if let Err(e) = sent {

@@ -19,7 +19,7 @@ use status_history::{History, Subscriber, SubscriberKind};
 
 use super::deliver::{events, Event, Ledger};
 use super::send::{mail_message, page_url, transport, unsubscribe_link, words, Resolver};
-use super::Door;
+use super::{Door, SEND_DEADLINE};
 use crate::i18n;
 use crate::{PublicIncident, Snapshot, StatusPageState};
 
@@ -146,9 +146,10 @@ pub(super) trait Deliver: Sync {
 }
 
 /// Tells `events` to the `subscribers` they are due to, at `now` (the store's time) and
-/// `clock` (the backoffs'): each event's deliveries claimed at once, then sent at most
-/// `bound` at a time; those that fail are released and wait out their backoff. A store that
-/// fails ends the round (better late, from the next, than twice).
+/// `clock` (the backoffs'): each event's deliveries claimed at once, then sent at most `bound`
+/// mails and `bound` webhooks at a time, each under [`SEND_DEADLINE`]; those that fail are
+/// released and wait out their backoff. A store that fails ends the round (better late, from
+/// the next, than twice).
 pub(super) async fn tell(
     ledger: &mut Ledger,
     history: &History,
@@ -172,20 +173,27 @@ pub(super) async fn tell(
             }
         };
         ledger.claimed(e, &due, &claimed);
-        // Made before the first await: a stream holding the closures that make them would
-        // not be `Send` (their lifetimes are not general enough for the compiler).
-        let sends: Vec<BoxFuture<'_, (&Subscriber, Result<(), String>)>> = claimed
-            .iter()
-            .filter_map(|id| by_id.get(id).copied())
-            .map(|s| -> BoxFuture<'_, _> {
-                Box::pin(async move { (s, deliver.deliver(s, e).await) })
-            })
-            .collect();
-        let results: Vec<(&Subscriber, Result<(), String>)> = futures::stream::iter(sends)
-            .buffer_unordered(bound.max(1))
-            .collect()
-            .await;
-        for (s, result) in results {
+        // Mail and webhooks each in a pool of their own: a mail server that stops answering
+        // holds no webhook back. Each sending under a deadline. Made before the first await:
+        // a stream holding the closures that make them would not be `Send` (their lifetimes
+        // are not general enough for the compiler).
+        let (mut mail, mut web): (Vec<Sending<'_>>, Vec<Sending<'_>>) = (Vec::new(), Vec::new());
+        for s in claimed.iter().filter_map(|id| by_id.get(id).copied()) {
+            let send: Sending<'_> = Box::pin(async move {
+                let sent = tokio::time::timeout(SEND_DEADLINE, deliver.deliver(s, e))
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(format!("no answer within {}s", SEND_DEADLINE.as_secs()))
+                    });
+                (s, sent)
+            });
+            match s.kind {
+                SubscriberKind::Email => mail.push(send),
+                SubscriberKind::Webhook => web.push(send),
+            }
+        }
+        let (mail, web) = futures::join!(pool(mail, bound), pool(web, bound));
+        for (s, result) in mail.into_iter().chain(web) {
             match result {
                 Ok(()) => ledger.sent(e, s.id),
                 Err(why) => {
@@ -202,6 +210,17 @@ pub(super) async fn tell(
             }
         }
     }
+}
+
+/// One sending under way, and the subscriber it is to.
+type Sending<'a> = BoxFuture<'a, (&'a Subscriber, Result<(), String>)>;
+
+/// `sends`, at most `bound` at a time; what became of each.
+async fn pool(sends: Vec<Sending<'_>>, bound: usize) -> Vec<(&Subscriber, Result<(), String>)> {
+    futures::stream::iter(sends)
+        .buffer_unordered(bound.max(1))
+        .collect()
+        .await
 }
 
 /// What a round's messages are made of: the page as it is, and the transports.
@@ -455,6 +474,78 @@ mod tests {
         )
         .await;
         assert_eq!(slow.sent.load(SeqCst), 3);
+        history.close().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_silent_mail_server_holds_no_webhook_back_and_is_cut_at_the_deadline() {
+        /// A mail server that never answers; webhooks that answer at once, when.
+        #[derive(Default)]
+        struct Silent(std::sync::Mutex<Vec<tokio::time::Instant>>);
+        impl Deliver for Silent {
+            fn deliver<'a>(
+                &'a self,
+                s: &'a Subscriber,
+                _: &'a Event,
+            ) -> BoxFuture<'a, Result<(), String>> {
+                Box::pin(async move {
+                    if s.kind == SubscriberKind::Email {
+                        std::future::pending::<()>().await;
+                    }
+                    self.0.lock().unwrap().push(tokio::time::Instant::now());
+                    Ok(())
+                })
+            }
+        }
+        let (_registry, history) = opened().await;
+        let mut subscribers = subscribers(25);
+        for s in &mut subscribers[..20] {
+            s.kind = SubscriberKind::Email;
+        }
+        let event = Event {
+            key: "incident-3-update-1".into(),
+            at: DateTime::from_timestamp_millis(1_000).unwrap(),
+            components: Vec::new(),
+            what: What::Update {
+                incident: 3,
+                update: 1,
+            },
+        };
+        let silent = Silent::default();
+        let mut ledger = Ledger::default();
+        let clock = tokio::time::Instant::now();
+        let round = tell(
+            &mut ledger,
+            &history,
+            std::slice::from_ref(&event),
+            &subscribers,
+            &silent,
+            8,
+            (history.now(), clock),
+        );
+        tokio::time::timeout(Duration::from_secs(3_600), round)
+            .await
+            .expect("the round ends: every sending is under a deadline");
+        let told = silent.0.lock().unwrap().clone();
+        assert_eq!(told.len(), 5, "every webhook told");
+        assert!(
+            told.iter().all(|t| *t - clock < SEND_DEADLINE),
+            "no webhook waited for the mail server"
+        );
+        assert!(
+            clock.elapsed() >= 3 * SEND_DEADLINE,
+            "20 silent mails, 8 at a time: three deadlines"
+        );
+        // The mails failed: released for a later try, after a backoff.
+        let mails: Vec<i64> = (1..=20).collect();
+        assert!(ledger.due(&event, &subscribers, clock).is_empty());
+        assert_eq!(
+            history
+                .claim_deliveries(&event.key, &mails, history.now())
+                .await
+                .unwrap(),
+            mails
+        );
         history.close().await;
     }
 }
