@@ -89,6 +89,17 @@ fn escape(s: &str) -> String {
     out
 }
 
+/// `xml` without the characters XML 1.0 forbids (controls but tab and newlines, surrogates,
+/// U+FFFE and U+FFFF), which the feed crates escape as they are: one of them in an
+/// operator's words would make the feed unreadable to every reader for as long as it shows.
+fn xml_chars(xml: String) -> String {
+    let allowed = |c: char| matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..);
+    if xml.chars().all(allowed) {
+        return xml;
+    }
+    xml.chars().filter(|c| allowed(*c)).collect()
+}
+
 /// A time as people read it, in ISO form with its zone named: `2026-11-28 06:00 UTC`.
 fn said(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%d %H:%M UTC").to_string()
@@ -285,7 +296,11 @@ async fn serve(
             .iter()
             .map(|i| PublicIncident::of(i, &snapshot.components))
             .collect();
-        render(state, &snapshot, &entries(state, &snapshot, &public))
+        xml_chars(render(
+            state,
+            &snapshot,
+            &entries(state, &snapshot, &public),
+        ))
     });
     // Feed readers poll: one holding this body's tag gets a 304.
     super::hot::respond(&body, conditional)
@@ -339,5 +354,16 @@ mod tests {
         assert_eq!(said(ms(0)), "1970-01-01 00:00 UTC");
         assert_eq!(capital("investigating"), "Investigating");
         assert_eq!(slug("My Shop!"), "my-shop-");
+    }
+
+    #[test]
+    fn characters_xml_forbids_are_left_out_of_a_feed() {
+        let feed = "<title>down\u{FFFE} again\u{FFFF}\u{1}\u{B}</title>\t\r\n\u{1F6A8}";
+        assert_eq!(
+            xml_chars(feed.to_owned()),
+            "<title>down again</title>\t\r\n\u{1F6A8}"
+        );
+        let fine = "<title>Größe ✓</title>".to_owned();
+        assert_eq!(xml_chars(fine.clone()), fine);
     }
 }

@@ -69,7 +69,7 @@ pub(crate) fn negotiate(lang: Option<&str>, accept: Option<&str>) -> &'static Lo
     let english = &all[0];
     let requested: Vec<LanguageIdentifier> = match lang.filter(|l| !l.trim().is_empty()) {
         Some(lang) => lang.parse().into_iter().collect(),
-        None => accept.map_or_else(Vec::new, fluent_langneg::accepted_languages::parse),
+        None => accept.map_or_else(Vec::new, weighed),
     };
     let available: Vec<LanguageIdentifier> = all.iter().map(|l| l.id.clone()).collect();
     let chosen = fluent_langneg::negotiate_languages(
@@ -82,6 +82,36 @@ pub(crate) fn negotiate(lang: Option<&str>, accept: Option<&str>) -> &'static Lo
         .first()
         .and_then(|id| all.iter().find(|l| l.id == **id))
         .unwrap_or(english)
+}
+
+/// The most entries of an `Accept-Language` read: a header of thousands costs no more.
+const MAX_ACCEPTED: usize = 32;
+
+/// The languages `Accept-Language` names, the most wanted first (RFC 9110 §12.5.4: by their
+/// `q`, 1 when not given, in the header's order among equals); those weighed 0, `*` and tags
+/// that are not ones are left out.
+fn weighed(accept: &str) -> Vec<LanguageIdentifier> {
+    let mut entries: Vec<(f32, LanguageIdentifier)> = accept
+        .split(',')
+        .take(MAX_ACCEPTED)
+        .filter_map(|entry| {
+            let mut parts = entry.split(';').map(str::trim);
+            let tag = parts.next().filter(|t| !t.is_empty() && *t != "*")?;
+            let q = parts
+                .find_map(|p| {
+                    let (key, value) = p.split_once('=')?;
+                    key.trim()
+                        .eq_ignore_ascii_case("q")
+                        .then(|| value.trim().parse::<f32>().ok())
+                })
+                .unwrap_or(Some(1.0))?;
+            (q > 0.0 && q <= 1.0).then_some(())?;
+            Some((q, tag.parse().ok()?))
+        })
+        .collect();
+    // Stable: equal weights keep the header's order.
+    entries.sort_by(|a, b| b.0.total_cmp(&a.0));
+    entries.into_iter().map(|(_, id)| id).collect()
 }
 
 /// Every language, for the page's switcher: its tag and its own name.
@@ -151,6 +181,28 @@ mod tests {
         assert_eq!(negotiate(Some("xx"), Some("de")).tag(), "en");
         assert_eq!(negotiate(None, None).tag(), "en");
         assert_eq!(negotiate(Some("not a tag!"), None).tag(), "en");
+    }
+
+    #[test]
+    fn accept_language_is_read_by_its_weights() {
+        assert_eq!(negotiate(None, Some("en;q=0.1, de;q=0.9")).tag(), "de");
+        assert_eq!(negotiate(None, Some("de;q=0, en")).tag(), "en");
+        assert_eq!(negotiate(None, Some("de;q=0")).tag(), "en", "refused");
+        assert_eq!(negotiate(None, Some("fr, de;q=0.5, en;q=0.4")).tag(), "de");
+        assert_eq!(
+            negotiate(None, Some("de;q=0.5, en;q=0.5")).tag(),
+            "de",
+            "in order"
+        );
+        assert_eq!(
+            negotiate(None, Some("de;q=x, en;q=0.2")).tag(),
+            "en",
+            "no weight"
+        );
+        assert_eq!(negotiate(None, Some("*;q=1, de;q=0.1")).tag(), "de");
+        // Past the first 32 entries, nothing is read.
+        let long = format!("{}de", "xx;q=0.9, ".repeat(40));
+        assert_eq!(negotiate(None, Some(&long)).tag(), "en");
     }
 
     #[test]
