@@ -4,13 +4,16 @@
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
-/// Whether a webhook may be sent to `ip`: not to loopback, private, link-local (the cloud
-/// metadata service at 169.254.169.254 included), unspecified, multicast, shared or
-/// documentation ranges, nor their IPv4-mapped IPv6 forms.
+/// Whether a webhook may be sent to `ip`: only to a global unicast address. Not to
+/// loopback, private, link-local (the cloud metadata service at 169.254.169.254 included),
+/// unspecified, multicast, shared, documentation, benchmarking or reserved ranges (IANA's
+/// special-purpose registries), nor through an IPv6 form that carries an IPv4 address
+/// (mapped, compatible, NAT64, 6to4) to one of those; Teredo, ORCHID and the discard prefix
+/// never.
 pub(crate) fn reachable(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
+            let [a, b, c, _] = v4.octets();
             !(v4.is_loopback()
                 || v4.is_private()
                 || v4.is_link_local()
@@ -22,19 +25,57 @@ pub(crate) fn reachable(ip: IpAddr) -> bool {
                 // Shared address space (carrier-grade NAT), 100.64.0.0/10.
                 || (a == 100 && (64..128).contains(&b))
                 // Benchmarking, 198.18.0.0/15.
-                || (a == 198 && (b == 18 || b == 19)))
+                || (a == 198 && (b == 18 || b == 19))
+                // IETF protocol assignments 192.0.0.0/24, the 6to4 relay 192.88.99.0/24.
+                || (a == 192 && b == 0 && c == 0)
+                || (a == 192 && b == 88 && c == 99)
+                // Reserved, 240.0.0.0/4.
+                || a >= 240)
         }
         IpAddr::V6(v6) => {
+            let s = v6.segments();
+            let o = v6.octets();
+            let embedded = |at: usize| {
+                IpAddr::V4(std::net::Ipv4Addr::new(
+                    o[at],
+                    o[at + 1],
+                    o[at + 2],
+                    o[at + 3],
+                ))
+            };
             if let Some(v4) = v6.to_ipv4_mapped() {
                 return reachable(IpAddr::V4(v4));
             }
-            let first = v6.segments()[0];
+            // IPv4-compatible ::/96 (deprecated; :: and ::1 are refused below).
+            if s[..6] == [0; 6] && !v6.is_loopback() && !v6.is_unspecified() {
+                return false;
+            }
+            // NAT64 64:ff9b::/96: the IPv4 address it reaches decides.
+            if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+                return reachable(embedded(12));
+            }
+            // 6to4 2002::/16: the IPv4 address it reaches decides.
+            if s[0] == 0x2002 {
+                return reachable(embedded(2));
+            }
             !(v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
-                // Unique local fc00::/7, link-local fe80::/10.
-                || (first & 0xfe00) == 0xfc00
-                || (first & 0xffc0) == 0xfe80)
+                // Unique local fc00::/7, link-local fe80::/10, site-local fec0::/10.
+                || (s[0] & 0xfe00) == 0xfc00
+                || (s[0] & 0xffc0) == 0xfe80
+                || (s[0] & 0xffc0) == 0xfec0
+                // Local-use NAT64 64:ff9b:1::/48, discard-only 100::/64.
+                || (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1)
+                || (s[0] == 0x100 && s[1..4] == [0, 0, 0])
+                // Teredo 2001::/32, benchmarking 2001:2::/48, ORCHID 2001:10::/28 and
+                // 2001:20::/28, documentation 2001:db8::/32 and 3fff::/20.
+                || (s[0] == 0x2001 && s[1] == 0)
+                || (s[0] == 0x2001 && s[1] == 2 && s[2] == 0)
+                || (s[0] == 0x2001 && (s[1] & 0xfff0) == 0x10)
+                || (s[0] == 0x2001 && (s[1] & 0xfff0) == 0x20)
+                || (s[0] == 0x2001 && s[1] == 0xdb8)
+                || (s[0] & 0xfff0) == 0x3ff0)
         }
     }
 }
@@ -114,10 +155,38 @@ mod tests {
             "fd00::1",
             "::ffff:127.0.0.1",
             "::ffff:169.254.169.254",
+            // Reached through the IPv6 forms that carry an IPv4 address.
+            "::127.0.0.1",
+            "::10.0.0.1",
+            "::93.184.216.34",
+            "64:ff9b::7f00:1",
+            "64:ff9b::a9fe:a9fe",
+            "2002:7f00:1::1",
+            "2002:a00:1::1",
+            // Special-purpose ranges.
+            "240.0.0.1",
+            "255.255.255.255",
+            "192.0.0.8",
+            "192.88.99.1",
+            "198.18.0.1",
+            "64:ff9b:1::1",
+            "100::1",
+            "2001::1",
+            "2001:2::1",
+            "2001:10::1",
+            "2001:db8::1",
+            "3fff::1",
+            "fec0::1",
         ] {
             assert!(!reachable(bad.parse().unwrap()), "{bad}");
         }
-        for good in ["93.184.216.34", "2606:2800:220:1::1", "1.1.1.1"] {
+        for good in [
+            "93.184.216.34",
+            "2606:2800:220:1::1",
+            "1.1.1.1",
+            "64:ff9b::5db8:d822",
+            "2002:5db8:d822::1",
+        ] {
             assert!(reachable(good.parse().unwrap()), "{good}");
         }
     }

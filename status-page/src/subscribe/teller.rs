@@ -78,7 +78,10 @@ impl Transports {
                     None
                 }
             });
+        // No proxy, whatever the environment says (`HTTP_PROXY`): through one, the rules on
+        // the addresses a webhook may reach would never run.
         let web = reqwest::Client::builder()
+            .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(Duration::from_secs(5))
             .dns_resolver(Arc::new(Resolver {
@@ -212,6 +215,26 @@ pub(super) async fn tell(
     }
 }
 
+/// `Err` when the webhook `url`'s host is an address (not a name) a webhook may not reach.
+fn literal_reachable(url: &str) -> Result<(), String> {
+    let url = reqwest::Url::parse(url).map_err(|e| format!("not a URL: {e}"))?;
+    let host = url.host_str().unwrap_or_default();
+    let Ok(ip) = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<std::net::IpAddr>()
+    else {
+        return Ok(());
+    };
+    if super::guard::reachable(ip) {
+        Ok(())
+    } else {
+        Err(format!(
+            "the webhook's address {ip} is not one a webhook may reach"
+        ))
+    }
+}
+
 /// One sending under way, and the subscriber it is to.
 type Sending<'a> = BoxFuture<'a, (&'a Subscriber, Result<(), String>)>;
 
@@ -258,6 +281,11 @@ impl Deliver for Messenger<'_> {
                 }
                 SubscriberKind::Webhook => {
                     let web = self.transports.web.as_ref().ok_or("no HTTP client")?;
+                    // A name is checked by the resolver at each sending; an address written
+                    // in the URL is never resolved, so it is checked here, again.
+                    if !self.door.config.allow_private_webhooks {
+                        literal_reachable(&s.address)?;
+                    }
                     let link = unsubscribe_link(self.state, self.door, s);
                     let (indicator, description) = crate::indicator(self.snapshot.condition);
                     let mut payload = json!({
@@ -547,5 +575,18 @@ mod tests {
             mails
         );
         history.close().await;
+    }
+
+    #[test]
+    fn an_address_written_in_a_webhook_url_is_checked_at_sending() {
+        assert!(literal_reachable("http://127.0.0.1:9/hook").is_err());
+        assert!(literal_reachable("http://[::1]/hook").is_err());
+        assert!(literal_reachable("https://[64:ff9b::a9fe:a9fe]/latest").is_err());
+        assert!(literal_reachable("https://169.254.169.254/latest").is_err());
+        assert!(literal_reachable("https://93.184.216.34/hook").is_ok());
+        assert!(
+            literal_reachable("https://hooks.example/hook").is_ok(),
+            "names: resolver"
+        );
     }
 }
