@@ -1085,8 +1085,8 @@ async fn the_subscribers_door_refuses_what_it_must_and_keeps_nothing() {
         "nothing kept"
     );
 
-    // Past the bucket's eight: 429 with Retry-After, and still nothing kept.
-    let mut refused = 0;
+    // A refused request spends no visitor's share: twelve more malformed ones are each
+    // refused for what they are, never with a 429.
     for _ in 0..12 {
         let a = post(
             app.clone(),
@@ -1094,13 +1094,27 @@ async fn the_subscribers_door_refuses_what_it_must_and_keeps_nothing() {
             json,
         )
         .await;
+        assert_eq!(a.status, StatusCode::BAD_REQUEST, "{}", a.body);
+    }
+    assert!(history.subscribers().await.unwrap().is_empty());
+    // Past the bucket's eight subscriptions: 429 with Retry-After, nothing more kept.
+    let mut refused = 0;
+    for i in 0..12 {
+        let a = post(
+            app.clone(),
+            format!(r#"{{"webhook":"https://93.184.216.34/hook-{i}"}}"#),
+            json,
+        )
+        .await;
         if a.status == StatusCode::TOO_MANY_REQUESTS {
             assert!(a.header("retry-after").parse::<u64>().unwrap() >= 1);
             refused += 1;
+        } else {
+            assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
         }
     }
     assert!(refused >= 4, "{refused} refused of 12 past a bucket of 8");
-    assert!(history.subscribers().await.unwrap().is_empty());
+    assert_eq!(history.subscribers().await.unwrap().len(), 12 - refused);
 
     // Confirm and unsubscribe with a token of no one: 404, a page.
     for uri in [
@@ -1246,4 +1260,49 @@ async fn subscriptions_given_to_the_builder_still_start_a_teller_at_build() {
         .history(history)
         .build();
     assert_eq!(runtime.num_alive_tasks(), tasks, "no subscribers, no task");
+}
+
+/// One client spends its own share of the subscribers' door, not every visitor's: past its
+/// address's bucket it is refused (429, Retry-After) while another address still subscribes.
+#[tokio::test]
+async fn one_client_cannot_empty_the_door_for_every_visitor() {
+    let f = fixture().await;
+    let history = History::in_memory().open();
+    history.attach(&f.registry);
+    let mut settings = status_http::StatusPageSettings::default();
+    settings.subscriptions = Some(status_http::Subscriptions::new().rate_per_address(2, 1));
+    let page =
+        status_http::StatusPage::new(f.registry.clone(), Some(history.clone()), "shop", settings);
+    let app = status_http::Routes::new(&f.registry)
+        .history(history.clone())
+        .status_page(page)
+        .build();
+    while history.subscribers().await.is_err() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let from = |address: &str, n: usize| {
+        let mut request = Request::post("/status/page/subscriptions")
+            .header("content-type", "application/json")
+            .body(Body::from(format!(
+                r#"{{"webhook":"https://93.184.216.34/{address}/{n}"}}"#
+            )))
+            .unwrap();
+        let peer: std::net::SocketAddr = format!("{address}:40000").parse().unwrap();
+        request
+            .extensions_mut()
+            .insert(axum::extract::ConnectInfo(peer));
+        request
+    };
+    for n in 0..2 {
+        assert_eq!(
+            call(&app, from("203.0.113.7", n)).await.status,
+            StatusCode::CREATED
+        );
+    }
+    let a = call(&app, from("203.0.113.7", 2)).await;
+    assert_eq!(a.status, StatusCode::TOO_MANY_REQUESTS, "{}", a.body);
+    assert!(a.header("retry-after").parse::<u64>().unwrap() >= 1);
+    let a = call(&app, from("198.51.100.9", 0)).await;
+    assert_eq!(a.status, StatusCode::CREATED, "another visitor: {}", a.body);
+    assert_eq!(history.subscribers().await.unwrap().len(), 3);
 }

@@ -134,6 +134,70 @@ impl Bucket {
             ))
         }
     }
+
+    /// The tokens it would hold at `now`.
+    fn level(&self, now: Instant) -> f64 {
+        let elapsed = now.saturating_duration_since(self.at).as_secs_f64();
+        (self.tokens + elapsed * self.per_second).min(self.burst)
+    }
+}
+
+/// The most addresses whose buckets are kept at once.
+const MAX_ADDRESSES: usize = 4_096;
+
+/// A bucket per client address, before the door's own: one client spends its own share, not
+/// every visitor's. An IPv6 client is one /64 (what one host is usually given); at most
+/// [`MAX_ADDRESSES`] are kept, the fullest (the longest idle) forgotten first.
+#[derive(Debug)]
+pub(crate) struct Buckets {
+    burst: u32,
+    per_minute: u32,
+    by: std::collections::HashMap<IpAddr, Bucket>,
+}
+
+impl Buckets {
+    pub(crate) fn new(burst: u32, per_minute: u32) -> Self {
+        Self {
+            burst,
+            per_minute,
+            by: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Takes one of `from`'s at `now`; when it has none, how long until it has.
+    pub(crate) fn take(&mut self, from: IpAddr, now: Instant) -> Result<(), Duration> {
+        let key = match from {
+            IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none() => {
+                let s = v6.segments();
+                IpAddr::V6(std::net::Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+            }
+            IpAddr::V6(v6) => IpAddr::V4(
+                v6.to_ipv4_mapped()
+                    .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED),
+            ),
+            v4 => v4,
+        };
+        if !self.by.contains_key(&key) && self.by.len() >= MAX_ADDRESSES {
+            // A full bucket is one never taken from: forgetting it loses nothing.
+            let burst = f64::from(self.burst.max(1));
+            self.by.retain(|_, b| b.level(now) < burst);
+            if self.by.len() >= MAX_ADDRESSES {
+                let fullest = self
+                    .by
+                    .iter()
+                    .max_by(|a, b| a.1.level(now).total_cmp(&b.1.level(now)))
+                    .map(|(k, _)| *k);
+                if let Some(k) = fullest {
+                    self.by.remove(&k);
+                }
+            }
+        }
+        let (burst, per_minute) = (self.burst, self.per_minute);
+        self.by
+            .entry(key)
+            .or_insert_with(|| Bucket::new(burst, per_minute, now))
+            .take(now)
+    }
 }
 
 #[cfg(test)]
@@ -223,5 +287,32 @@ mod tests {
         assert!(b.take(t0 + Duration::from_secs(1)).is_ok());
         assert!(b.take(t0 + Duration::from_secs(1)).is_err());
         assert!(b.take(t0 + Duration::from_secs(600)).is_ok(), "refilled");
+    }
+
+    #[test]
+    fn each_address_spends_its_own_share() {
+        let t0 = Instant::now();
+        let mut by = Buckets::new(2, 2);
+        let (one, other): (IpAddr, IpAddr) = (
+            "203.0.113.7".parse().unwrap(),
+            "198.51.100.9".parse().unwrap(),
+        );
+        assert!(by.take(one, t0).is_ok());
+        assert!(by.take(one, t0).is_ok());
+        assert_eq!(by.take(one, t0).unwrap_err(), Duration::from_secs(30));
+        assert!(by.take(other, t0).is_ok(), "another address has its own");
+        // One host's IPv6 addresses are one /64; its IPv4-mapped form is its IPv4 address.
+        let v6: IpAddr = "2001:db8:1:2::1".parse().unwrap();
+        let same: IpAddr = "2001:db8:1:2:ffff::9".parse().unwrap();
+        assert!(by.take(v6, t0).is_ok() && by.take(same, t0).is_ok());
+        assert!(by.take(v6, t0).is_err());
+        let mapped: IpAddr = "::ffff:203.0.113.7".parse().unwrap();
+        assert!(by.take(mapped, t0).is_err(), "the same client");
+        // Thousands of addresses cannot push out one that is spending.
+        for i in 0..(MAX_ADDRESSES as u32 + 10) {
+            let _ = by.take(IpAddr::V4(std::net::Ipv4Addr::from(0x0a00_0000 + i)), t0);
+        }
+        assert!(by.by.len() <= MAX_ADDRESSES);
+        assert!(by.take(one, t0).is_err(), "still spent: not forgotten");
     }
 }

@@ -44,6 +44,8 @@ pub struct Subscriptions {
     pub(crate) max_subscribers: usize,
     pub(crate) burst: u32,
     pub(crate) per_minute: u32,
+    pub(crate) address_burst: u32,
+    pub(crate) address_per_minute: u32,
     pub(crate) every: Duration,
     pub(crate) concurrency: usize,
     pub(crate) secret: Option<Vec<u8>>,
@@ -58,7 +60,8 @@ impl Default for Subscriptions {
 impl Subscriptions {
     /// Webhooks only (no mail) until [`smtp`](Self::smtp) and
     /// [`mail_from`](Self::mail_from) are given; at most 10,000 subscribers; 30 new
-    /// subscriptions at once, 30 a minute after; a confirmation at most every 10 minutes
+    /// subscriptions at once, 30 a minute after, of which 5 at once and 5 a minute from one
+    /// client address; a confirmation at most every 10 minutes
     /// per address; webhooks to public addresses only; looks for news every 2 s; sends 8
     /// messages at once.
     #[must_use]
@@ -71,6 +74,8 @@ impl Subscriptions {
             max_subscribers: 10_000,
             burst: 30,
             per_minute: 30,
+            address_burst: 5,
+            address_per_minute: 5,
             every: Duration::from_secs(2),
             concurrency: 8,
             secret: None,
@@ -123,6 +128,17 @@ impl Subscriptions {
         self
     }
 
+    /// How many subscriptions one client address (an IPv6 /64) may ask for at once
+    /// (`burst`) and a minute after, taken before the door's own [`rate`](Self::rate): one
+    /// client spends its own share, never every visitor's. Applies where the server records
+    /// the client's address (`status_http::serve`, axum's `into_make_service_with_connect_info`).
+    #[must_use]
+    pub fn rate_per_address(mut self, burst: u32, per_minute: u32) -> Self {
+        self.address_burst = burst;
+        self.address_per_minute = per_minute;
+        self
+    }
+
     /// The secret the subscribers' tokens are made from (at least 32 bytes): the same for
     /// every instance of a fleet and across restarts, so that every link sent keeps working.
     /// Without one, each process makes its own, and says so: the links of mails sent
@@ -153,6 +169,7 @@ impl Subscriptions {
 pub(crate) struct Door {
     pub(crate) config: Subscriptions,
     pub(crate) bucket: Mutex<guard::Bucket>,
+    pub(crate) per_address: Mutex<guard::Buckets>,
     key: Vec<u8>,
 }
 
@@ -183,9 +200,11 @@ impl Door {
                 key
             }
         };
+        let per_address = guard::Buckets::new(config.address_burst, config.address_per_minute);
         Arc::new(Self {
             config,
             bucket: Mutex::new(bucket),
+            per_address: Mutex::new(per_address),
             key,
         })
     }

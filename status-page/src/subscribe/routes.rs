@@ -144,6 +144,7 @@ pub(super) fn locale(query: &DoorQuery, headers: &HeaderMap) -> &'static Locale 
 pub(crate) async fn subscribe(
     State(state): State<Arc<StatusPageState>>,
     Params(query): Params<DoorQuery>,
+    peer: crate::streams::Peer,
     request: Request,
 ) -> Response {
     let headers = request.headers().clone();
@@ -151,7 +152,8 @@ pub(crate) async fn subscribe(
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|t| t.starts_with("application/x-www-form-urlencoded"));
-    match subscribe_inner(&state, &query, &headers, request, form).await {
+    let from = crate::streams::address(peer);
+    match subscribe_inner(&state, &query, &headers, request, form, from).await {
         Ok(response) => response,
         Err(refusal) => refusal.answer(form),
     }
@@ -163,8 +165,22 @@ async fn subscribe_inner(
     headers: &HeaderMap,
     request: Request,
     form: bool,
+    from: Option<std::net::IpAddr>,
 ) -> Result<Response, Refusal> {
     let door = door(state)?;
+    let too_many = |wait| Refusal {
+        retry_after: Some(wait),
+        ..Refusal::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too many subscriptions just now: try again later",
+        )
+    };
+    // This client's share first: what it spends, refused or not, is its own.
+    if let Some(from) = from {
+        crate::sync::lock(&door.per_address)
+            .take(from, std::time::Instant::now())
+            .map_err(too_many)?;
+    }
     let history = state
         .history
         .as_ref()
@@ -191,16 +207,6 @@ async fn subscribe_inner(
             .map_err(|e| Refusal::new(malformed(e.status()), e.body_text()))?;
         j
     };
-    // The door's rate first: what follows reads the store and may send mail.
-    crate::sync::lock(&door.bucket)
-        .take(std::time::Instant::now())
-        .map_err(|wait| Refusal {
-            retry_after: Some(wait),
-            ..Refusal::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "too many subscriptions just now: try again later",
-            )
-        })?;
     let (kind, address) = match (&asked.email, &asked.webhook) {
         (Some(email), None) => {
             if door.config.smtp.is_none() || door.config.from.is_none() {
@@ -241,6 +247,11 @@ async fn subscribe_inner(
             ));
         }
     }
+    // The door's own rate once the request is one: what follows reads the store and may
+    // send mail; a malformed request spends no visitor's share.
+    crate::sync::lock(&door.bucket)
+        .take(std::time::Instant::now())
+        .map_err(too_many)?;
     let store = |e: status_history::Error| {
         Refusal::new(
             StatusCode::SERVICE_UNAVAILABLE,
