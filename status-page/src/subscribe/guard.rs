@@ -81,13 +81,24 @@ pub(crate) fn reachable(ip: IpAddr) -> bool {
 }
 
 /// A mail address as kept (lowercase), if it looks like one: `local@domain.tld`, at most
-/// 254 characters, no spaces or control characters, one `@`.
+/// 254 characters, no spaces or control characters, one `@`, and one the mailer can send
+/// to. A quoted local part that needs no quotes is kept without them (`"ana"@example.com` is
+/// `ana@example.com`: one mailbox, one subscriber, one cooldown).
 pub(crate) fn mail_address(text: &str) -> Option<String> {
     let text = text.trim();
     if text.len() > 254 || text.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return None;
     }
     let (local, domain) = text.split_once('@')?;
+    let local = match local.strip_prefix('"').and_then(|l| l.strip_suffix('"')) {
+        Some(inner) if !inner.is_empty() && inner.chars().all(atom) && !inner.contains("..") => {
+            inner
+        }
+        Some(_) => return None,
+        None => local,
+    };
+    let text = &format!("{local}@{domain}");
+    text.parse::<lettre::Address>().ok()?;
     let ok = !local.is_empty()
         && local.len() <= 64
         && !domain.contains('@')
@@ -98,6 +109,11 @@ pub(crate) fn mail_address(text: &str) -> Option<String> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
     ok.then(|| text.to_ascii_lowercase())
+}
+
+/// Whether `c` may stand unquoted in a local part (RFC 5322's `atext`, and the dots).
+fn atom(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "!#$%&'*+-/=?^_`{|}~.".contains(c)
 }
 
 /// How many subscriptions may come in: a bucket of `burst`, refilled at `per_minute`. One
@@ -270,9 +286,20 @@ mod tests {
             "ana@ex@ample.com",
             "ana@.example.com",
             "ana@example.com\r\nBcc: x@y.z",
+            "\"a\\\"b\"@example.com",
+            "\"\"@example.com",
         ] {
             assert!(mail_address(bad).is_none(), "{bad:?}");
         }
+        // One mailbox, however it is quoted.
+        assert_eq!(
+            mail_address("\"Ana\"@Example.com").as_deref(),
+            Some("ana@example.com")
+        );
+        assert_eq!(
+            mail_address("\"ana.b\"@example.com").as_deref(),
+            Some("ana.b@example.com")
+        );
     }
 
     #[test]
