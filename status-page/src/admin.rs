@@ -158,7 +158,7 @@ pub(crate) async fn post(
         (status = 200, description = "The postmortem, kept and published", body = crate::schema::Postmortem),
         (status = 400, description = "A malformed postmortem, or an id that is not one: nothing is kept", body = crate::schema::Error),
         (status = 404, description = "No such incident, or no history kept", body = crate::schema::Error),
-        (status = 409, description = "The incident is not resolved: nothing is kept", body = crate::schema::Error),
+        (status = 409, description = "The incident is not resolved, or not public (the page does not show it): nothing is kept", body = crate::schema::Error),
         (status = 503, description = "The history store is not available: nothing is kept", body = crate::schema::Error),
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn postmortem(
@@ -170,6 +170,25 @@ pub(crate) async fn postmortem(
     let id = incident_id(&id)?;
     let history = kept(state.history.as_ref())?;
     let request: PostmortemRequest = body.parse()?;
+    // A postmortem shows under a public incident: of one the page does not show, it would
+    // show nowhere.
+    let incident = history
+        .incident(id)
+        .await
+        .map_err(rejection)?
+        .ok_or_else(|| ApiError::not_found("incident", &id.to_string()))?;
+    if !state
+        .publication
+        .shows(&incident, history.now().timestamp_millis())
+    {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!(
+                "incident {id} is not public (the page does not show it): post an update to \
+                 publish it, then its postmortem; nothing is kept"
+            ),
+        ));
+    }
     let kept = history
         .post_postmortem(id, &request.body, request.actor.as_deref())
         .await

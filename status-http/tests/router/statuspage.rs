@@ -742,6 +742,35 @@ async fn an_incident_is_public_once_it_lasts_or_an_operator_speaks() {
     settle(&history).await;
     assert_eq!(open(app.clone()).await, 0, "a resolved blip stays internal");
     assert!(!get(&app, "/history.atom").await.body.contains("<entry>"));
+    // A postmortem of it would show nowhere: refused, said why, nothing kept.
+    let kept = admin(
+        &app,
+        Method::GET,
+        "/admin/incidents",
+        Some(TOKEN),
+        Body::empty(),
+    )
+    .await;
+    let blip = kept.json()["incidents"][0]["id"].to_string();
+    let a = admin(
+        &app,
+        Method::PUT,
+        &format!("/admin/incidents/{blip}/postmortem"),
+        Some(TOKEN),
+        r#"{"body":"It was nothing."}"#,
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::CONFLICT, "{}", a.body);
+    assert!(
+        a.json()["error"].as_str().unwrap().contains("not public"),
+        "{}",
+        a.body
+    );
+    let blip: i64 = blip.parse().unwrap();
+    assert_eq!(
+        history.incident(blip).await.unwrap().unwrap().postmortem,
+        None
+    );
 
     // An outage that lasts: public after two minutes, not before.
     f.set(&f.db, CheckStatus::Outage).await;
