@@ -66,6 +66,7 @@ fn announcement_json(a: &Announcement) -> serde_json::Value {
     responses(
         (status = 201, description = "The maintenance, kept, published, and its dependencies muted for its window", body = crate::schema::Announcement),
         (status = 400, description = "A malformed announcement: nothing is kept or muted", body = crate::schema::Error),
+        (status = 409, description = "A dependency is muted now and the maintenance starts later (it would end that mute): nothing is kept or muted", body = crate::schema::Error),
         (status = 404, description = "An unknown dependency, or no history kept: nothing is kept or muted", body = crate::schema::Error),
         (status = 503, description = "The history store is not available: nothing is kept or muted", body = crate::schema::Error),
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
@@ -102,7 +103,25 @@ pub(crate) async fn announce(
         until,
         actor: request.actor,
     };
-    // Everything is checked before anything is kept or muted.
+    // Everything is checked before anything is kept or muted: a mute in force that a window
+    // starting later would end is refused by the registry, so the whole maintenance is.
+    if asked.start > now {
+        for id in &asked.dependencies {
+            if let Some(mute) = state.registry.muted(id) {
+                return Err(ApiError::new(
+                    StatusCode::CONFLICT,
+                    format!(
+                        "{id} is muted until {} ({}): a maintenance that starts later would end \
+                         that mute now; unmute it first, or announce one that starts now; \
+                         nothing is kept",
+                        mute.until
+                            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                        mute.reason
+                    ),
+                ));
+            }
+        }
+    }
     history.check_announcement(&asked).map_err(rejection)?;
     let kept = history.announce(&asked).await.map_err(rejection)?;
     let window = MuteWindow::Between {

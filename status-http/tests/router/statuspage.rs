@@ -870,6 +870,50 @@ async fn a_maintenance_is_public_only_when_announced_and_mutes_its_window() {
         assert_eq!(a.status, code, "{body}: {}", a.body);
         assert!(a.json()["error"].is_string(), "{}", a.body);
     }
+    // A mute in force that a later window would end: the maintenance is refused whole,
+    // nothing kept or published, the operator's mute left as it was.
+    let a = admin(
+        &app,
+        Method::PUT,
+        "/admin/mutes/db",
+        Some(TOKEN),
+        r#"{"ttlSeconds":600,"reason":"vendor is noisy"}"#,
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    let later = announced("Upgrade", r#"["db"]"#, &time(20), &time(70));
+    let a = admin(
+        &app,
+        Method::POST,
+        "/admin/maintenances",
+        Some(TOKEN),
+        later,
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::CONFLICT, "{}", a.body);
+    assert!(
+        a.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("vendor is noisy"),
+        "{}",
+        a.body
+    );
+    assert!(history
+        .announcements(now - chrono::Duration::days(1))
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(f.registry.muted("db").unwrap().reason, "vendor is noisy");
+    let a = admin(
+        &app,
+        Method::DELETE,
+        "/admin/mutes/db",
+        Some(TOKEN),
+        Body::empty(),
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
     let good = announced("Database upgrade", r#"["db"]"#, &time(10), &time(70));
     let a = admin(
         &app,
