@@ -141,7 +141,7 @@ pub use self::run::{
 pub use self::sqlite::{migrations, Opened, SqliteHistory, SqliteStore};
 pub use self::store::{HistoryStore, StoreFuture};
 pub use self::tally::{Batch, Recorder};
-pub use self::uptime::{DayTile, Durations, UptimeReport, Weights, Window};
+pub use self::uptime::{span, DayTile, Durations, UptimeReport, Weights, Window, MAX_SPAN_DAYS};
 pub use self::writes::Writes;
 
 /// How long each kind of record is kept, and how large the file may grow.

@@ -41,6 +41,42 @@ impl Default for Weights {
     }
 }
 
+/// The longest span [`span`] reads: 400 days.
+pub const MAX_SPAN_DAYS: i64 = 400;
+
+/// A span back from now as people write it, the one reading of it every surface shares (the
+/// badges' `?window=`, MCP's `window`): a positive whole number and `m`, `h` or `d` (`90m`,
+/// `24h`, `30d`), surrounding spaces ignored, at most [`MAX_SPAN_DAYS`] days.
+///
+/// # Errors
+///
+/// [`Error::is_invalid`], saying what a span is, for anything else.
+pub fn span(text: &str) -> Result<chrono::Duration, Error> {
+    let trimmed = text.trim();
+    let refuse = || {
+        let shown: String = trimmed.chars().take(32).collect();
+        Error::invalid(format!(
+            "a span is a whole number of minutes, hours or days, such as 90m, 24h or 30d, up \
+             to {MAX_SPAN_DAYS}d; not {shown:?}"
+        ))
+    };
+    let unit = trimmed.chars().last().ok_or_else(refuse)?;
+    let digits = &trimmed[..trimmed.len() - unit.len_utf8()];
+    let n: i64 = Some(digits)
+        .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|d| d.parse().ok())
+        .filter(|n| *n > 0)
+        .ok_or_else(refuse)?;
+    match unit {
+        'd' => chrono::Duration::try_days(n),
+        'h' => chrono::Duration::try_hours(n),
+        'm' => chrono::Duration::try_minutes(n),
+        _ => None,
+    }
+    .filter(|d| *d <= chrono::Duration::days(MAX_SPAN_DAYS))
+    .ok_or_else(refuse)
+}
+
 /// A window asked for, aligned to the buckets of the tier that covers it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Window {
@@ -250,4 +286,35 @@ impl Serialize for DayTile {
 
 pub(crate) fn iso(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_span_is_a_whole_number_and_a_unit_up_to_400_days() {
+        assert_eq!(span("90m").unwrap(), chrono::Duration::minutes(90));
+        assert_eq!(span(" 24h ").unwrap(), chrono::Duration::hours(24));
+        assert_eq!(span("400d").unwrap(), chrono::Duration::days(400));
+        for bad in [
+            "",
+            "d",
+            "0d",
+            "-1d",
+            "401d",
+            "1w",
+            "1.5h",
+            "+1d",
+            "99999999999999999d",
+            "1é",
+            "é",
+        ] {
+            let e = span(bad).unwrap_err();
+            assert!(
+                e.is_invalid() && e.to_string().contains("30d"),
+                "{bad:?}: {e}"
+            );
+        }
+    }
 }

@@ -96,33 +96,16 @@ pub(crate) async fn transitions(sources: &Sources, id: &str, access: Access) -> 
         .collect()
 }
 
-/// A window back from now: a number and `m`, `h` or `d`.
-#[cfg_attr(not(feature = "history"), allow(dead_code))]
+/// A window back from now: status-history's one reading of a span (`30m`, `24h`, `30d`).
+#[cfg(feature = "history")]
 fn window(text: &str) -> Result<chrono::Duration, String> {
-    let text = text.trim();
-    let refuse = || {
+    status_history::span(text).map_err(|_| {
         format!(
-            "`window` is a number and m, h or d (30m, 24h, 30d), not `{}`",
-            clip(text)
+            "`window` is a number and m, h or d (30m, 24h, 30d), up to {}d, not `{}`",
+            status_history::MAX_SPAN_DAYS,
+            clip(text.trim())
         )
-    };
-    let split = text.len().checked_sub(1).ok_or_else(refuse)?;
-    let (n, unit) = text.split_at(
-        text.is_char_boundary(split)
-            .then_some(split)
-            .ok_or_else(refuse)?,
-    );
-    let n: i64 = n
-        .parse()
-        .ok()
-        .filter(|n| (1..=100_000).contains(n))
-        .ok_or_else(refuse)?;
-    match unit {
-        "m" => Ok(chrono::Duration::minutes(n)),
-        "h" => Ok(chrono::Duration::hours(n)),
-        "d" => Ok(chrono::Duration::days(n)),
-        _ => Err(refuse()),
-    }
+    })
 }
 
 #[cfg(not(feature = "history"))]
@@ -395,7 +378,7 @@ pub(crate) fn fleet(sources: &Sources) -> CallToolResult {
     )
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "history"))]
 mod tests {
     use super::window;
 
@@ -412,6 +395,7 @@ mod tests {
             "1w",
             "1.5h",
             "99999999999d",
+            "401d",
             "1é",
             "é",
         ] {

@@ -393,7 +393,7 @@ async fn uptime_and_incidents_read_the_history() {
         "{line}"
     );
     let (line, _, error) = call(&app, ADMIN, "uptime", json!({"window": "9999d"})).await;
-    assert!(error && line.contains("days kept"), "{line}");
+    assert!(error && line.contains("up to 400d"), "{line}");
     // The incident the outage opened, with its roots.
     history.flush().await;
     let (line, body, error) = call(&app, ADMIN, "incidents", json!({"days": 1})).await;

@@ -16,9 +16,6 @@ use crate::error::ApiError;
 use crate::query::Params;
 use crate::render::{Body, Conditional};
 
-/// The longest window an uptime badge covers: 400 days (what the day tier keeps).
-const MAX_WINDOW_DAYS: i64 = 400;
-
 /// A two-part flat badge, as shields.io draws them: `label` on grey, `value` on `color`.
 pub(crate) fn svg(label: &str, value: &str, color: &str) -> String {
     // Verdana 11 px is about 6.5 px a character on average; shields measures, we estimate.
@@ -155,32 +152,15 @@ pub(crate) struct WindowQuery {
     window: Option<String>,
 }
 
-/// A window such as `30d`, `24h` or `90m`, up to 400 days.
+/// A window such as `30d`, `24h` or `90m` (status-history's one reading of a span), 30 days
+/// when not given.
 fn window(query: &WindowQuery) -> Result<chrono::Duration, ApiError> {
-    let Some(text) = &query.window else {
-        return Ok(chrono::Duration::days(30));
-    };
-    let bad = || {
-        ApiError::bad_request(format!(
-            "window must be a number of days, hours or minutes, such as 30d, 24h or 90m, up to \
-             {MAX_WINDOW_DAYS}d; not {text:?}"
-        ))
-    };
-    let unit = text.chars().last().ok_or_else(bad)?;
-    let n: i64 = text[..text.len() - unit.len_utf8()]
-        .parse()
-        .map_err(|_| bad())?;
-    let d = match unit {
-        'd' => chrono::Duration::try_days(n),
-        'h' => chrono::Duration::try_hours(n),
-        'm' => chrono::Duration::try_minutes(n),
-        _ => None,
+    match &query.window {
+        None => Ok(chrono::Duration::days(30)),
+        Some(text) => {
+            status_history::span(text).map_err(|e| ApiError::bad_request(format!("window: {e}")))
+        }
     }
-    .ok_or_else(bad)?;
-    if n <= 0 || d > chrono::Duration::days(MAX_WINDOW_DAYS) {
-        return Err(bad());
-    }
-    Ok(d)
 }
 
 /// GET `/badge/{name}/uptime.svg`: the component's uptime over `window` (30 days).
