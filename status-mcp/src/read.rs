@@ -378,7 +378,8 @@ pub(crate) fn fleet(sources: &Sources) -> CallToolResult {
     )
 }
 
-#[cfg(all(test, feature = "history"))]
+#[cfg(test)]
+#[cfg(feature = "history")]
 mod tests {
     use super::window;
 
