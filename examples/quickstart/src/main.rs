@@ -326,6 +326,14 @@ async fn main() -> anyhow::Result<()> {
         shared_min: args.fleet_shared_min,
     };
     rule.check().context("the fleet's rule")?;
+    // A mistyped mail setting is refused here, not found at the first message.
+    if let Some(smtp) = &args.smtp {
+        status_http::Subscriptions::new()
+            .smtp(smtp.clone())
+            .mail_from(args.mail_from.clone())
+            .check()
+            .map_err(|e| anyhow::anyhow!("--smtp, --mail-from: {e}"))?;
+    }
     let fleet_store = args
         .fleet_redis
         .clone()

@@ -157,6 +157,26 @@ impl Subscriptions {
         self
     }
 
+    /// Whether the mail settings can work, to refuse a mistyped one at startup rather than
+    /// find out at the first message: the SMTP URL's scheme, host and port, and the sender's
+    /// address. Webhooks only (no SMTP URL) is fine.
+    ///
+    /// # Errors
+    ///
+    /// What is wrong, in words for the operator.
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(url) = &self.smtp {
+            send::transport(url).map_err(|e| format!("the SMTP URL {url:?}: {e}"))?;
+            let from = self
+                .from
+                .as_deref()
+                .ok_or("mail needs a sender's address (Subscriptions::mail_from)")?;
+            from.parse::<lettre::message::Mailbox>()
+                .map_err(|e| format!("the sender's address {from:?}: {e}"))?;
+        }
+        Ok(())
+    }
+
     /// How often the page looks for news to tell.
     #[must_use]
     pub fn every(mut self, every: Duration) -> Self {
@@ -243,4 +263,28 @@ fn hex(bytes: &[u8]) -> String {
             let _ = write!(s, "{b:02x}");
             s
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Subscriptions;
+
+    #[test]
+    fn mistyped_mail_settings_are_found_before_the_first_message() {
+        assert!(Subscriptions::new().check().is_ok(), "webhooks only");
+        let mail = |url: &str, from: &str| Subscriptions::new().smtp(url).mail_from(from).check();
+        assert!(mail("smtp://mail.example.com:587", "Shop <status@shop.example>").is_ok());
+        assert!(mail("smtps://user:pw@mail.example.com", "status@shop.example").is_ok());
+        for (url, from) in [
+            ("mail.example.com:587", "status@shop.example"),
+            ("smtpx://mail.example.com", "status@shop.example"),
+            ("smtp://mail.example.com:port", "status@shop.example"),
+            ("smtp://mail.example.com:587", "not an address"),
+        ] {
+            let e = mail(url, from).unwrap_err();
+            assert!(e.contains(url) || e.contains(from), "{url} {from}: {e}");
+        }
+        let e = Subscriptions::new().smtp("smtp://mail.example.com").check();
+        assert!(e.unwrap_err().contains("mail_from"));
+    }
 }
