@@ -152,6 +152,10 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug + 'static {
     /// when there is none.
     fn unsubscribe<'a>(&'a self, token: &'a str) -> StoreFuture<'a, Option<Subscriber>>;
 
+    /// Removes the subscriber `id` (an operator's act), and what it was sent; `None` when
+    /// there is none.
+    fn remove_subscriber(&self, id: i64) -> StoreFuture<'_, Option<Subscriber>>;
+
     /// Every subscriber, confirmed or not, by id (at most 100,000).
     fn subscribers(&self) -> StoreFuture<'_, Vec<Subscriber>>;
 

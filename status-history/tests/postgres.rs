@@ -816,4 +816,33 @@ async fn ten_instances_claiming_one_delivery_send_it_once() {
         Some(kept.id)
     );
     assert!(stores[6].subscribers().await.unwrap().is_empty());
+    // An operator removes one by its id, through any instance, with what it was sent.
+    let again = stores[0]
+        .subscribe(&Subscriber {
+            token: "hash-2".into(),
+            ..kept.clone()
+        })
+        .await
+        .unwrap();
+    assert!(stores[1]
+        .claim_delivery("incident-7-update-11", again.id, at(T0 + 3))
+        .await
+        .unwrap());
+    assert_eq!(
+        stores[8]
+            .remove_subscriber(again.id)
+            .await
+            .unwrap()
+            .map(|s| s.id),
+        Some(again.id)
+    );
+    assert_eq!(stores[9].remove_subscriber(again.id).await.unwrap(), None);
+    assert!(stores[2].subscribers().await.unwrap().is_empty());
+    assert!(
+        stores[3]
+            .claim_delivery("incident-7-update-11", again.id, at(T0 + 4))
+            .await
+            .unwrap(),
+        "its deliveries went with it"
+    );
 }

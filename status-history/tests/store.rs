@@ -398,6 +398,21 @@ fn subscribers_are_kept_confirmed_claimed_once_and_removed_whole() {
         store.unsubscribe("hash-1").unwrap().is_none(),
         "the old token is void"
     );
+    // An operator's removal by id: once.
+    let removed = store.subscribe(&ana).unwrap();
+    assert_eq!(
+        store.remove_subscriber(removed.id).unwrap().map(|s| s.id),
+        Some(removed.id)
+    );
+    assert_eq!(store.remove_subscriber(removed.id).unwrap(), None);
+    let renewed = store
+        .subscribe(&Subscriber {
+            token: "hash-2".into(),
+            components: Vec::new(),
+            ..ana.clone()
+        })
+        .unwrap();
+    let id = renewed.id;
     assert_eq!(store.unsubscribe("hash-2").unwrap().unwrap().id, id);
     assert!(store.subscribers().unwrap().is_empty());
     assert!(

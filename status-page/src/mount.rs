@@ -90,7 +90,7 @@ impl StatusPage {
     where
         S: Clone + Send + Sync + 'static,
     {
-        Router::new()
+        let router = Router::new()
             .route("/admin/incidents", get(admin::list))
             .route("/admin/incidents/{id}/updates", post(admin::post))
             .route("/admin/incidents/{id}/postmortem", put(admin::postmortem))
@@ -98,11 +98,18 @@ impl StatusPage {
                 "/admin/maintenances",
                 get(announce::list).post(announce::announce),
             )
-            .route("/admin/maintenances/{id}", delete(announce::cancel))
-            .with_state(Operators {
-                page: Arc::clone(&self.state),
-                auth,
-            })
+            .route("/admin/maintenances/{id}", delete(announce::cancel));
+        #[cfg(feature = "subscribers")]
+        let router = router
+            .route("/admin/subscribers", get(crate::subscribe::admin::list))
+            .route(
+                "/admin/subscribers/{id}",
+                delete(crate::subscribe::admin::remove),
+            );
+        router.with_state(Operators {
+            page: Arc::clone(&self.state),
+            auth,
+        })
     }
 
     /// The bounds of the page's event streams, for their counts in `/metrics`.

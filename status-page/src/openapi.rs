@@ -39,7 +39,9 @@ struct PageDoc;
     crate::subscribe::routes::subscribe,
     crate::subscribe::links::confirm,
     crate::subscribe::links::unsubscribe,
-    crate::subscribe::links::unsubscribe_post
+    crate::subscribe::links::unsubscribe_post,
+    crate::subscribe::admin::list,
+    crate::subscribe::admin::remove
 ))]
 struct SubscribersDoc;
 

@@ -209,3 +209,27 @@ pub(crate) struct Incident {
 pub(crate) struct IncidentList {
     incidents: Vec<Incident>,
 }
+
+/// A subscriber, as an operator reads it (never its token).
+#[derive(ToSchema)]
+pub(crate) struct SubscriberEntry {
+    id: i64,
+    /// `email` or `webhook`.
+    kind: String,
+    /// The mail address or the webhook's URL.
+    address: String,
+    /// The component ids it chose; empty for all.
+    components: Vec<String>,
+    /// The language it is written to in.
+    lang: String,
+    /// When it asked (RFC 3339).
+    created: String,
+    /// When it confirmed (RFC 3339); null while it has not.
+    confirmed: Option<String>,
+}
+
+/// Every subscriber, by id.
+#[derive(ToSchema)]
+pub(crate) struct SubscriberList {
+    subscribers: Vec<SubscriberEntry>,
+}

@@ -160,6 +160,10 @@ impl HistoryStore for PostgresHistory {
         Box::pin(self.unsubscribe_of(token))
     }
 
+    fn remove_subscriber(&self, id: i64) -> StoreFuture<'_, Option<Subscriber>> {
+        Box::pin(self.remove_subscriber_of(id))
+    }
+
     fn subscribers(&self) -> StoreFuture<'_, Vec<Subscriber>> {
         Box::pin(self.subscribers_of())
     }

@@ -119,6 +119,27 @@ impl PostgresHistory {
         .await
     }
 
+    pub(super) async fn remove_subscriber_of(&self, id: i64) -> Result<Option<Subscriber>, Error> {
+        self.call(async move |client| {
+            let tx = client.transaction().await?;
+            let found = tx
+                .query_opt(
+                    &format!("DELETE FROM sh_subscribers WHERE id = $1 RETURNING {COLUMNS}"),
+                    &[&id],
+                )
+                .await?
+                .as_ref()
+                .map(row);
+            if found.is_some() {
+                tx.execute("DELETE FROM sh_deliveries WHERE subscriber = $1", &[&id])
+                    .await?;
+            }
+            tx.commit().await?;
+            Ok(found)
+        })
+        .await
+    }
+
     pub(super) async fn subscribers_of(&self) -> Result<Vec<Subscriber>, Error> {
         self.call(async move |client| {
             Ok(client

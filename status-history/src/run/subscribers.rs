@@ -67,6 +67,16 @@ impl History {
         self.shared.store().subscribers().await
     }
 
+    /// Removes the subscriber `id` (an operator's act) and what it was sent: the removed
+    /// one, or `None` when there is none.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_store`] when the store fails.
+    pub async fn remove_subscriber(&self, id: i64) -> Result<Option<Subscriber>, Error> {
+        self.shared.store().remove_subscriber(id).await
+    }
+
     /// Claims the sending of `event` to `subscriber` at `at`: `true` when this instance is
     /// the one to send it.
     ///

@@ -271,6 +271,10 @@ impl HistoryStore for SqliteHistory {
         self.with(move |store| store.unsubscribe(&token))
     }
 
+    fn remove_subscriber(&self, id: i64) -> StoreFuture<'_, Option<Subscriber>> {
+        self.with(move |store| store.remove_subscriber(id))
+    }
+
     fn subscribers(&self) -> StoreFuture<'_, Vec<Subscriber>> {
         self.with(|store| store.subscribers())
     }

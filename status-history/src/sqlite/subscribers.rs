@@ -132,6 +132,31 @@ impl SqliteStore {
         Ok(found)
     }
 
+    /// Removes the subscriber `id`, and what it was sent; `None` when there is none.
+    ///
+    /// # Errors
+    ///
+    /// When SQLite fails.
+    pub fn remove_subscriber(&mut self, id: i64) -> Result<Option<Subscriber>, Error> {
+        let tx = self.conn.transaction().map_err(Error::sqlite)?;
+        let found = tx
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM subscribers WHERE id = ?1"),
+                [id],
+                row,
+            )
+            .optional()
+            .map_err(Error::sqlite)?;
+        if found.is_some() {
+            tx.execute("DELETE FROM deliveries WHERE subscriber = ?1", [id])
+                .map_err(Error::sqlite)?;
+            tx.execute("DELETE FROM subscribers WHERE id = ?1", [id])
+                .map_err(Error::sqlite)?;
+        }
+        tx.commit().map_err(Error::sqlite)?;
+        Ok(found)
+    }
+
     /// Every subscriber, confirmed or not, by id (at most 100,000).
     ///
     /// # Errors

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::support::{fixture, get};
 
-const ROUTES: [(&str, &str); 62] = [
+const ROUTES: [(&str, &str); 64] = [
     ("get", "/healthcheck"),
     ("get", "/healthcheck/groups/{name}"),
     ("get", "/healthcheck/groups/{name}/summary"),
@@ -68,6 +68,8 @@ const ROUTES: [(&str, &str); 62] = [
     ("get", "/status/page/subscriptions/confirm"),
     ("get", "/status/page/subscriptions/unsubscribe"),
     ("post", "/status/page/subscriptions/unsubscribe"),
+    ("get", "/admin/subscribers"),
+    ("delete", "/admin/subscribers/{id}"),
 ];
 
 #[tokio::test(start_paused = true)]

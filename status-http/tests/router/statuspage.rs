@@ -1379,3 +1379,88 @@ async fn one_client_cannot_empty_the_door_for_every_visitor() {
     assert_eq!(a.status, StatusCode::CREATED, "another visitor: {}", a.body);
     assert_eq!(history.subscribers().await.unwrap().len(), 3);
 }
+
+/// Operators see who is subscribed (never a token) and remove one, behind the token and in
+/// the audit trail; a bad id is a 400, an unknown one a 404, and nothing changes then.
+#[tokio::test]
+async fn operators_list_and_remove_subscribers() {
+    let f = fixture().await;
+    let history = History::in_memory().open();
+    history.attach(&f.registry);
+    let mut settings = status_http::StatusPageSettings::default();
+    settings.subscriptions = Some(status_http::Subscriptions::new());
+    let page =
+        status_http::StatusPage::new(f.registry.clone(), Some(history.clone()), "shop", settings);
+    let app = status_http::Routes::new(&f.registry)
+        .admin_token(TOKEN)
+        .history(history.clone())
+        .status_page(page)
+        .build();
+    while history.subscribers().await.is_err() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let a = call(
+        &app,
+        Request::post("/status/page/subscriptions")
+            .header("content-type", "application/json")
+            .body(Body::from(r#"{"webhook":"https://93.184.216.34/hook"}"#))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
+
+    let list = |token: Option<&'static str>| {
+        let app = app.clone();
+        async move {
+            admin(
+                &app,
+                Method::GET,
+                "/admin/subscribers",
+                token,
+                Body::empty(),
+            )
+            .await
+        }
+    };
+    assert_eq!(list(None).await.status, StatusCode::UNAUTHORIZED);
+    let a = list(Some(TOKEN)).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    let subscribers = a.json()["subscribers"].as_array().unwrap().clone();
+    assert_eq!(subscribers.len(), 1, "{}", a.body);
+    assert_eq!(subscribers[0]["address"], "https://93.184.216.34/hook");
+    assert_eq!(subscribers[0]["kind"], "webhook");
+    assert!(subscribers[0]["confirmed"].is_string());
+    assert!(!a.body.contains("token"), "{}", a.body);
+    let id = subscribers[0]["id"].as_i64().unwrap();
+
+    for (uri, code) in [
+        ("/admin/subscribers/x".to_owned(), StatusCode::BAD_REQUEST),
+        ("/admin/subscribers/0".to_owned(), StatusCode::BAD_REQUEST),
+        ("/admin/subscribers/999".to_owned(), StatusCode::NOT_FOUND),
+    ] {
+        let a = admin(&app, Method::DELETE, &uri, Some(TOKEN), Body::empty()).await;
+        assert_eq!(a.status, code, "{uri}: {}", a.body);
+        assert!(a.json()["error"].is_string());
+    }
+    assert_eq!(
+        history.subscribers().await.unwrap().len(),
+        1,
+        "nothing removed"
+    );
+    let uri = format!("/admin/subscribers/{id}");
+    let a = admin(&app, Method::DELETE, &uri, None, Body::empty()).await;
+    assert_eq!(a.status, StatusCode::UNAUTHORIZED);
+    let a = admin(&app, Method::DELETE, &uri, Some(TOKEN), Body::empty()).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert_eq!(a.json()["id"], id);
+    assert!(history.subscribers().await.unwrap().is_empty());
+    let trail = admin(
+        &app,
+        Method::GET,
+        "/admin/audit",
+        Some(TOKEN),
+        Body::empty(),
+    )
+    .await;
+    assert!(trail.body.contains(&uri), "{}", trail.body);
+}

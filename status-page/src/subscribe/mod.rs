@@ -12,6 +12,7 @@
 //! | `GET /status/page/subscriptions/confirm?token=` | confirms a mail address |
 //! | `GET`, `POST /status/page/subscriptions/unsubscribe?token=` | unsubscribes at once (RFC 8058) |
 
+pub(crate) mod admin;
 mod deliver;
 pub(crate) mod guard;
 pub(crate) mod links;
