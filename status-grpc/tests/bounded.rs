@@ -89,7 +89,12 @@ async fn closed_within(stream: &mut TcpStream, patience: Duration) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flood_of_hellos_is_shed_and_a_real_client_is_answered() {
-    let server = start(|h| h, |s| s.max_connections(16)).await;
+    // The flood and the client come from one address here: the client's share is the cap.
+    let server = start(
+        |h| h,
+        |s| s.max_connections(16).max_connections_per_client(16),
+    )
+    .await;
     let mut flood = Vec::new();
     for _ in 0..200 {
         let mut stream = TcpStream::connect(server.address).await.unwrap();

@@ -3,6 +3,7 @@
 //! cap sheds from.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -144,7 +145,29 @@ impl Conn {
 pub(crate) struct Table {
     epoch: Instant,
     next: AtomicU64,
-    open: Mutex<HashMap<u64, Arc<Conn>>>,
+    open: Mutex<Open>,
+}
+
+/// The connections open, and how many each client holds.
+#[derive(Debug, Default)]
+struct Open {
+    by_id: HashMap<u64, (Arc<Conn>, IpAddr)>,
+    per_client: HashMap<IpAddr, usize>,
+}
+
+/// The client a connection from `ip` counts against: an IPv4 address (IPv4-mapped IPv6 as
+/// IPv4), or an IPv6 /64 (what one host is usually given).
+fn client(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let s = v6.segments();
+                IpAddr::V6(std::net::Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+            }
+        },
+        v4 => v4,
+    }
 }
 
 impl Table {
@@ -152,12 +175,19 @@ impl Table {
         Self {
             epoch: Instant::now(),
             next: AtomicU64::new(0),
-            open: Mutex::new(HashMap::new()),
+            open: Mutex::new(Open::default()),
         }
     }
 
-    /// A new connection, idle, not yet spoken.
-    pub(crate) fn open(&self) -> Arc<Conn> {
+    /// A new connection from `remote`, idle, not yet spoken; `None` when its client already
+    /// holds `per_client`: one client cannot take every place, busy or idle.
+    pub(crate) fn open(&self, remote: IpAddr, per_client: usize) -> Option<Arc<Conn>> {
+        let client = client(remote);
+        let mut open = self.lock();
+        let held = open.per_client.get(&client).copied().unwrap_or(0);
+        if held >= per_client {
+            return None;
+        }
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let conn = Arc::new(Conn {
             id,
@@ -169,35 +199,48 @@ impl Table {
             shed: Notify::new(),
         });
         conn.enter(IDLE);
-        self.lock().insert(id, Arc::clone(&conn));
-        conn
+        open.by_id.insert(id, (Arc::clone(&conn), client));
+        *open.per_client.entry(client).or_default() += 1;
+        Some(conn)
     }
 
     pub(crate) fn close(&self, conn: &Conn) {
-        self.lock().remove(&conn.id);
+        let mut open = self.lock();
+        Self::forget(&mut open, conn.id);
     }
 
-    /// How many connections are open and not shed.
     pub(crate) fn len(&self) -> usize {
-        self.lock().len()
+        self.lock().by_id.len()
     }
 
-    /// Closes the connection that has waited longest without a request in progress; false
-    /// when every connection is answering one.
+    /// Closes the connection that has waited longest without a request in progress; `false`
+    /// when every one is answering.
     pub(crate) fn shed_one(&self) -> bool {
         let mut open = self.lock();
         let oldest = open
+            .by_id
             .values()
-            .filter_map(|c| c.idle_since().map(|since| (since, c.id)))
+            .filter_map(|(c, _)| c.idle_since().map(|since| (since, c.id)))
             .min();
         let Some((_, id)) = oldest else { return false };
-        if let Some(conn) = open.remove(&id) {
+        if let Some(conn) = Self::forget(&mut open, id) {
             conn.shed.notify_one();
         }
         true
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<u64, Arc<Conn>>> {
+    fn forget(open: &mut Open, id: u64) -> Option<Arc<Conn>> {
+        let (conn, client) = open.by_id.remove(&id)?;
+        if let Some(held) = open.per_client.get_mut(&client) {
+            *held -= 1;
+            if *held == 0 {
+                open.per_client.remove(&client);
+            }
+        }
+        Some(conn)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Open> {
         crate::sync::lock(&self.open)
     }
 }
@@ -207,23 +250,45 @@ mod tests {
     use super::*;
 
     const S: Duration = Duration::from_secs(1);
+    const LOCAL: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+
+    #[tokio::test(start_paused = true)]
+    async fn one_client_holds_at_most_its_share_of_the_places() {
+        let table = Table::new();
+        let one: IpAddr = "203.0.113.7".parse().unwrap();
+        let held: Vec<_> = (0..3).map(|_| table.open(one, 3).unwrap()).collect();
+        assert!(table.open(one, 3).is_none(), "its share taken");
+        let mapped: IpAddr = "::ffff:203.0.113.7".parse().unwrap();
+        assert!(table.open(mapped, 3).is_none(), "the same client");
+        assert!(table.open(LOCAL, 3).is_some(), "another client has its own");
+        // One host's IPv6 addresses are one client: a /64.
+        let v6: IpAddr = "2001:db8:1:2::1".parse().unwrap();
+        let same: IpAddr = "2001:db8:1:2:ffff::9".parse().unwrap();
+        let _v6 = table.open(v6, 1).unwrap();
+        assert!(table.open(same, 1).is_none());
+        // A connection closed or shed gives its place back.
+        table.close(&held[0]);
+        assert!(table.open(one, 3).is_some());
+        assert!(table.shed_one());
+        assert_eq!(table.len(), 4);
+    }
 
     #[tokio::test(start_paused = true)]
     async fn sheds_the_longest_idle_connection_and_never_a_busy_one() {
         let table = Table::new();
-        let first = table.open();
+        let first = table.open(LOCAL, usize::MAX).unwrap();
         tokio::time::advance(S).await;
-        let second = table.open();
+        let second = table.open(LOCAL, usize::MAX).unwrap();
         tokio::time::advance(S).await;
-        let third = table.open();
+        let third = table.open(LOCAL, usize::MAX).unwrap();
         let busy = first.begin();
         assert!(table.shed_one());
-        assert!(table.lock().contains_key(&first.id), "busy: kept");
+        assert!(table.lock().by_id.contains_key(&first.id), "busy: kept");
         assert!(
-            !table.lock().contains_key(&second.id),
+            !table.lock().by_id.contains_key(&second.id),
             "the oldest idle goes"
         );
-        assert!(table.lock().contains_key(&third.id));
+        assert!(table.lock().by_id.contains_key(&third.id));
         assert!(table.shed_one());
         assert!(!table.shed_one(), "the busy one stays");
         drop(busy);
@@ -238,7 +303,7 @@ mod tests {
             idle: 60 * S,
         };
         let table = Table::new();
-        let conn = table.open();
+        let conn = table.open(LOCAL, usize::MAX).unwrap();
         let opened = Instant::now();
         assert_eq!(conn.next_look(t), opened + 5 * S, "looked at while idle");
         tokio::time::advance(10 * S).await;
@@ -264,7 +329,7 @@ mod tests {
             idle: 300 * S,
         };
         let table = Table::new();
-        let conn = table.open();
+        let conn = table.open(LOCAL, usize::MAX).unwrap();
         let opened = Instant::now();
         assert_eq!(conn.deadline(t), Some(opened + 10 * S));
         tokio::time::advance(3 * S).await;

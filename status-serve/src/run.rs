@@ -52,6 +52,11 @@ pub struct Bounds {
     pub grace: Duration,
     /// The protocol's name in log lines (`HTTP`, `gRPC`).
     pub name: &'static str,
+    /// Connections one client (an IPv4 address, an IPv6 /64) may hold at once, busy or
+    /// idle; past it its new ones are closed at once. One client then cannot take every
+    /// place with connections that never finish a request (slow bodies, streams held
+    /// open), which shedding cannot free.
+    pub per_client: usize,
 }
 
 /// What a bounded server counts: its connections, and those it closed and why.
@@ -62,6 +67,7 @@ pub struct ServerStats {
     closed_idle: AtomicU64,
     shed: AtomicU64,
     accept_failures: AtomicU64,
+    refused_client: AtomicU64,
 }
 
 impl ServerStats {
@@ -95,6 +101,13 @@ impl ServerStats {
         self.accept_failures.load(Ordering::Relaxed)
     }
 
+    /// Connections closed at once because their client held its share
+    /// ([`Bounds::per_client`]).
+    #[must_use]
+    pub fn refused_client(&self) -> u64 {
+        self.refused_client.load(Ordering::Relaxed)
+    }
+
     /// Counts a connection closed for its deadline: before any request (`spoke` false), or
     /// idle after some.
     pub fn timed_out(&self, spoke: bool) {
@@ -122,9 +135,11 @@ pub async fn run<P: Protocol>(
 ) -> io::Result<()> {
     let local = listener.local_addr()?;
     let max = bounds.max_connections.max(1);
+    let per_client = bounds.per_client.max(1);
     let table = Arc::new(Table::new());
     let (closing, closing_rx) = watch::channel(false);
     let said = Throttled::new(Duration::from_secs(10));
+    let crowded = Throttled::new(Duration::from_secs(10));
     let mut tasks = JoinSet::new();
     let mut signal = pin!(signal);
     loop {
@@ -145,7 +160,19 @@ pub async fn run<P: Protocol>(
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
             accepted = listener.accept() => match accepted {
                 Ok((stream, remote)) => {
-                    let conn = table.open();
+                    let Some(conn) = table.open(remote.ip(), per_client) else {
+                        stats.refused_client.fetch_add(1, Ordering::Relaxed);
+                        if let Some(unsaid) = crowded.say() {
+                            tracing::warn!(
+                                client = %remote.ip(),
+                                unsaid,
+                                "{}: a client holds {per_client} connections, its share: its new ones are closed",
+                                bounds.name
+                            );
+                        }
+                        drop(stream);
+                        continue;
+                    };
                     let served = protocol.clone().serve(Accepted {
                         stream,
                         remote,
@@ -298,9 +325,13 @@ mod tests {
             ServerStats::default(),
             Throttled::new(Duration::from_secs(10)),
         );
-        let busy = table.open();
+        let busy = table
+            .open(std::net::Ipv4Addr::LOCALHOST.into(), usize::MAX)
+            .unwrap();
         let _answering = busy.begin();
-        let _idle = table.open();
+        let _idle = table
+            .open(std::net::Ipv4Addr::LOCALHOST.into(), usize::MAX)
+            .unwrap();
         accept_failed(&emfile, &table, &stats, &said, 2, "test").await;
         assert_eq!((stats.shed(), table.len()), (1, 1), "the idle one shed");
         // Its task still closing: room is coming, nothing more shed.

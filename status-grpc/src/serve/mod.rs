@@ -97,6 +97,7 @@ impl<F> std::fmt::Debug for Serve<F> {
 #[derive(Debug, Clone, Copy)]
 struct Limits {
     max_connections: usize,
+    max_connections_per_client: Option<usize>,
     handshake_timeout: Duration,
     idle_timeout: Duration,
     keepalive_interval: Duration,
@@ -110,6 +111,7 @@ impl Default for Limits {
     fn default() -> Self {
         Self {
             max_connections: default_max_connections(),
+            max_connections_per_client: None,
             handshake_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(300),
             keepalive_interval: Duration::from_secs(30),
@@ -156,6 +158,16 @@ impl<F> Serve<F> {
     /// least 1).
     pub fn max_connections(mut self, max: usize) -> Self {
         self.limits.max_connections = max.max(1);
+        self
+    }
+
+    /// Connections one client (an IPv4 address, an IPv6 /64) may hold at once, busy or
+    /// idle; past it its new ones are closed at once, so that one client holding
+    /// connections that never finish cannot take every place. Default half of
+    /// [`max_connections`](Self::max_connections) (at least 1). Behind a proxy every
+    /// connection comes from the proxy: raise it to the cap there.
+    pub fn max_connections_per_client(mut self, max: usize) -> Self {
+        self.limits.max_connections_per_client = Some(max.max(1));
         self
     }
 
@@ -218,6 +230,10 @@ where
             max_connections: limits.max_connections,
             grace: limits.grace,
             name: "gRPC",
+            per_client: limits
+                .max_connections_per_client
+                .unwrap_or(limits.max_connections.div_ceil(2))
+                .max(1),
         };
         Box::pin(status_serve::run(
             listener,

@@ -101,6 +101,7 @@ impl<F> std::fmt::Debug for Serve<F> {
 #[derive(Debug, Clone, Copy)]
 struct Limits {
     max_connections: usize,
+    max_connections_per_client: Option<usize>,
     header_timeout: Duration,
     idle_timeout: Duration,
     body_timeout: Duration,
@@ -111,6 +112,7 @@ impl Default for Limits {
     fn default() -> Self {
         Self {
             max_connections: 1024,
+            max_connections_per_client: None,
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(75),
             body_timeout: Duration::from_secs(30),
@@ -145,6 +147,16 @@ impl<F> Serve<F> {
     /// Default 1,024 (at least 1).
     pub fn max_connections(mut self, max: usize) -> Self {
         self.limits.max_connections = max.max(1);
+        self
+    }
+
+    /// Connections one client (an IPv4 address, an IPv6 /64) may hold at once, busy or
+    /// idle; past it its new ones are closed at once, so that one client holding
+    /// connections that never finish cannot take every place. Default half of
+    /// [`max_connections`](Self::max_connections) (at least 1). Behind a proxy every
+    /// connection comes from the proxy: raise it to the cap there.
+    pub fn max_connections_per_client(mut self, max: usize) -> Self {
+        self.limits.max_connections_per_client = Some(max.max(1));
         self
     }
 
@@ -193,6 +205,10 @@ where
             max_connections: limits.max_connections,
             grace: limits.grace,
             name: "HTTP",
+            per_client: limits
+                .max_connections_per_client
+                .unwrap_or(limits.max_connections.div_ceil(2))
+                .max(1),
         };
         Box::pin(status_serve::run(
             listener,

@@ -209,7 +209,12 @@ async fn an_idle_connection_is_closed_after_the_idle_timeout() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn past_the_cap_the_longest_idle_connection_makes_room() {
-    let server = start(|s| s.max_connections(3).grace(Duration::from_millis(100))).await;
+    let server = start(|s| {
+        s.max_connections(3)
+            .max_connections_per_client(3)
+            .grace(Duration::from_millis(100))
+    })
+    .await;
     let mut oldest = server.connect().await;
     tokio::time::sleep(Duration::from_millis(50)).await;
     let mut busy = server.connect().await;
@@ -264,5 +269,52 @@ async fn a_huge_declared_body_is_refused_before_it_is_sent() {
     let answer = read_until(&mut stream, "}").await;
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
     assert!(answer.contains(r#"{"error":"#), "{answer}");
+    server.shut_down().await;
+}
+
+/// One client whose requests' bodies never finish holds at most its share of the places
+/// (its connections past it are closed at once), so another client's probe is answered
+/// within a second; shedding alone never frees a busy connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_client_holding_slow_bodies_cannot_keep_another_out() {
+    let server = start(|s| {
+        s.max_connections(8)
+            .max_connections_per_client(4)
+            .body_timeout(Duration::from_secs(60))
+    })
+    .await;
+    let mut slow = Vec::new();
+    for _ in 0..8 {
+        let mut stream = server.connect().await;
+        // A head whole, a body that never ends: a request in progress.
+        let _ = stream
+            .write_all(
+                b"PUT /admin/drain HTTP/1.1\r\nhost: x\r\nauthorization: Bearer t\r\n\
+                  content-type: application/json\r\ncontent-length: 100\r\n\r\n{",
+            )
+            .await;
+        slow.push(stream);
+    }
+    let mut closed = 0;
+    for stream in &mut slow {
+        let mut buf = [0u8; 64];
+        if let Ok(Ok(0) | Err(_)) = timeout(Duration::from_millis(300), stream.read(&mut buf)).await
+        {
+            closed += 1;
+        }
+    }
+    assert_eq!(
+        closed, 4,
+        "past its share, a client's connections are closed at once"
+    );
+
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.2:0".parse().unwrap()).unwrap();
+    let mut probe = socket.connect(server.addr).await.unwrap();
+    let answer = timeout(Duration::from_secs(1), get_live(&mut probe))
+        .await
+        .expect("another client's probe is answered within a second");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    drop(slow);
     server.shut_down().await;
 }
