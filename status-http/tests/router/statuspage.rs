@@ -1464,3 +1464,59 @@ async fn operators_list_and_remove_subscribers() {
     .await;
     assert!(trail.body.contains(&uri), "{}", trail.body);
 }
+
+/// A confirmation mail the mail server never accepted is tried again, and then does not
+/// hold the visitor back: the cooldown is for a mail that was sent.
+#[tokio::test(start_paused = true)]
+async fn a_confirmation_never_accepted_does_not_lock_the_visitor_out() {
+    let f = fixture().await;
+    let history = History::in_memory().open();
+    history.attach(&f.registry);
+    // Nothing listens on port 1: every try is refused.
+    let mut settings = status_http::StatusPageSettings::default();
+    settings.url = Some("https://status.shop.example".into());
+    settings.subscriptions = Some(
+        status_http::Subscriptions::new()
+            .smtp("smtp://127.0.0.1:1")
+            .mail_from("status@shop.example"),
+    );
+    let page =
+        status_http::StatusPage::new(f.registry.clone(), Some(history.clone()), "shop", settings);
+    let app = status_http::Routes::new(&f.registry)
+        .history(history.clone())
+        .status_page(page)
+        .build();
+    while history.subscribers().await.is_err() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let ask = || {
+        call(
+            &app,
+            Request::post("/status/page/subscriptions")
+                .header("content-type", "application/json")
+                .body(Body::from(r#"{"email":"ana@example.com"}"#))
+                .unwrap(),
+        )
+    };
+    assert_eq!(ask().await.status, StatusCode::ACCEPTED);
+    // While its mail is on its way, asking again is the cooldown's.
+    let a = ask().await;
+    assert_eq!(a.status, StatusCode::TOO_MANY_REQUESTS, "{}", a.body);
+    // Three tries over 35 s, then the cooldown is lifted.
+    let mut lifted = false;
+    for _ in 0..300 {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let s = history
+            .subscriber(status_history::SubscriberKind::Email, "ana@example.com")
+            .await
+            .unwrap()
+            .unwrap();
+        if s.confirm_sent.is_none() {
+            lifted = true;
+            break;
+        }
+    }
+    assert!(lifted, "the cooldown of a mail never sent was kept");
+    let a = ask().await;
+    assert_eq!(a.status, StatusCode::ACCEPTED, "{}", a.body);
+}

@@ -113,23 +113,49 @@ pub(super) async fn confirmation(
         "mail-confirm-subject",
         &[("name", state.name.clone().into())],
     );
-    let sent = match (
+    let (transport, message) = match (
         transport(url),
         mail_message(door, &s.address, &subject, body, None),
     ) {
-        (Ok(t), Ok(m)) => tokio::time::timeout(super::SEND_DEADLINE, t.send(m))
-            .await
-            .map_err(|_| format!("no answer within {}s", super::SEND_DEADLINE.as_secs()))
-            .and_then(|sent| sent.map(|_| ()).map_err(|e| e.to_string())),
-        (Err(e), _) | (_, Err(e)) => Err(e),
+        (Ok(t), Ok(m)) => (t, m),
+        (Err(e), _) | (_, Err(e)) => {
+            tracing::warn!(subscriber = s.id, "a confirmation mail cannot be made: {e}");
+            return;
+        }
     };
-    if let Err(e) = sent {
-        tracing::warn!(
-            subscriber = s.id,
-            "a confirmation mail could not be sent: {e}"
-        );
+    // A mail server that fails is tried again, after 5 s then 30 s, each try under the
+    // deadline.
+    let mut why = String::new();
+    for wait in CONFIRMATION_RETRIES {
+        tokio::time::sleep(wait).await;
+        match tokio::time::timeout(super::SEND_DEADLINE, transport.send(message.clone())).await {
+            Ok(Ok(_)) => return,
+            Ok(Err(e)) => why = e.to_string(),
+            Err(_) => why = format!("no answer within {}s", super::SEND_DEADLINE.as_secs()),
+        }
+    }
+    tracing::warn!(
+        subscriber = s.id,
+        "a confirmation mail could not be sent, three tries: {why}; the address may ask again at once"
+    );
+    // Never accepted: the cooldown of a mail that was sent does not hold the visitor back.
+    if let Some(history) = state.history.as_ref() {
+        let unsent = Subscriber {
+            confirm_sent: None,
+            ..s.clone()
+        };
+        if let Err(e) = history.subscribe(&unsent).await {
+            tracing::warn!(subscriber = s.id, "its cooldown cannot be lifted: {e}");
+        }
     }
 }
+
+/// The waits before each try of a confirmation mail.
+const CONFIRMATION_RETRIES: [std::time::Duration; 3] = [
+    std::time::Duration::ZERO,
+    std::time::Duration::from_secs(5),
+    std::time::Duration::from_secs(30),
+];
 
 /// A mail to `to`, with RFC 8058's one-click unsubscription when `unsubscribe` is given.
 pub(super) fn mail_message(
