@@ -166,6 +166,17 @@ impl Ledger {
         self.failing.insert(subscriber, (n + 1, clock + wait));
         wait
     }
+
+    /// How many sendings to `subscriber` failed in a row.
+    pub(super) fn failures(&self, subscriber: i64) -> u32 {
+        self.failing.get(&subscriber).map_or(0, |(n, _)| *n)
+    }
+
+    /// Forgets `subscriber` (removed).
+    pub(super) fn forget(&mut self, subscriber: i64) {
+        self.failing.remove(&subscriber);
+        self.told.retain(|(_, id)| *id != subscriber);
+    }
 }
 
 #[cfg(test)]

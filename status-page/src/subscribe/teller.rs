@@ -201,14 +201,28 @@ pub(super) async fn tell(
                 Ok(()) => ledger.sent(e, s.id),
                 Err(why) => {
                     let wait = ledger.failed(s.id, clock);
+                    if let Err(err) = history.release_delivery(&e.key, s.id).await {
+                        tracing::warn!("a failed delivery cannot be released: {err}");
+                    }
+                    let failures = ledger.failures(s.id);
+                    // A webhook that has failed for about half a day wants nothing more
+                    // (mail failing is the mail server's doing, not the subscriber's).
+                    if s.kind == SubscriberKind::Webhook && failures >= WEBHOOK_GIVE_UP {
+                        tracing::warn!(
+                            subscriber = s.id,
+                            "a webhook failed {failures} times in a row, the last: {why}; removed"
+                        );
+                        match history.remove_subscriber(s.id).await {
+                            Ok(_) => ledger.forget(s.id),
+                            Err(err) => tracing::warn!("a webhook cannot be removed: {err}"),
+                        }
+                        continue;
+                    }
                     tracing::warn!(
                         subscriber = s.id,
                         kind = s.kind.as_str(),
                         "a message to a subscriber failed, tried again in {wait:?}: {why}"
                     );
-                    if let Err(err) = history.release_delivery(&e.key, s.id).await {
-                        tracing::warn!("a failed delivery cannot be released: {err}");
-                    }
                 }
             }
         }
@@ -234,6 +248,10 @@ fn literal_reachable(url: &str) -> Result<(), String> {
         ))
     }
 }
+
+/// Failures in a row after which a webhook is removed: with the backoff (2 s doubling, at
+/// most an hour), about thirteen hours of failing.
+const WEBHOOK_GIVE_UP: u32 = 24;
 
 /// One sending under way, and the subscriber it is to.
 type Sending<'a> = BoxFuture<'a, (&'a Subscriber, Result<(), String>)>;
@@ -589,4 +607,73 @@ mod tests {
             "names: resolver"
         );
     }
+
+    #[tokio::test]
+    async fn a_webhook_that_keeps_failing_is_removed_and_mail_is_not() {
+        struct Down;
+        impl Deliver for Down {
+            fn deliver<'a>(
+                &'a self,
+                _: &'a Subscriber,
+                _: &'a Event,
+            ) -> BoxFuture<'a, Result<(), String>> {
+                Box::pin(async { Err("connection refused".to_owned()) })
+            }
+        }
+        let (_registry, history) = opened().await;
+        let mut kept = Vec::new();
+        for (i, kind) in [SubscriberKind::Webhook, SubscriberKind::Email]
+            .into_iter()
+            .enumerate()
+        {
+            let mut s = subscribers(1).remove(0);
+            s.kind = kind;
+            s.address = format!("https://hooks.example/{i}");
+            s.token = format!("hash-{i}");
+            kept.push(history.subscribe(&s).await.unwrap());
+        }
+        let mut clock = tokio::time::Instant::now();
+        let mut ledger = Ledger::default();
+        for n in 0..WEBHOOK_GIVE_UP {
+            let event = Event {
+                key: format!("incident-4-update-{n}"),
+                at: DateTime::from_timestamp_millis(1_000).unwrap(),
+                components: Vec::new(),
+                what: What::Update {
+                    incident: 4,
+                    update: i64::from(n),
+                },
+            };
+            let subscribers = history.subscribers().await.unwrap();
+            let events = std::slice::from_ref(&event);
+            tell(
+                &mut ledger,
+                &history,
+                events,
+                &subscribers,
+                &Down,
+                8,
+                (history.now(), clock),
+            )
+            .await;
+            clock += MAX_BACKOFF_FOR_TESTS;
+            let left = history.subscribers().await.unwrap();
+            assert_eq!(
+                left.len(),
+                if n + 1 < WEBHOOK_GIVE_UP { 2 } else { 1 },
+                "after {} failures",
+                n + 1
+            );
+        }
+        let left = history.subscribers().await.unwrap();
+        assert_eq!(
+            left[0].kind,
+            SubscriberKind::Email,
+            "mail failing is the server's doing"
+        );
+        history.close().await;
+    }
+
+    /// Past any backoff.
+    const MAX_BACKOFF_FOR_TESTS: Duration = Duration::from_secs(3_601);
 }
