@@ -71,6 +71,10 @@ fn incident_json(i: &Incident) -> serde_json::Value {
     })
 }
 
+/// The most updates an incident takes (but for one that resolves it): the page, its JSON
+/// and its feeds show them all.
+const MAX_UPDATES: usize = 100;
+
 fn incident_id(text: &str) -> Result<i64, ApiError> {
     text.parse::<i64>()
         .ok()
@@ -120,6 +124,7 @@ pub(crate) async fn list(
         (status = 201, description = "The update, kept", body = crate::schema::IncidentUpdate),
         (status = 400, description = "A malformed update, or an id that is not one: nothing is kept", body = crate::schema::Error),
         (status = 404, description = "No such incident, or no history kept", body = crate::schema::Error),
+        (status = 409, description = "The incident has 100 updates, the most one takes (but for one that resolves it): nothing is kept", body = crate::schema::Error),
         (status = 503, description = "The history store is not available: nothing is kept", body = crate::schema::Error),
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn post(
@@ -137,6 +142,25 @@ pub(crate) async fn post(
             request.status
         ))
     })?;
+    // The page, its JSON and its feeds show every update: bounded, but for the word that
+    // resolves the incident.
+    if status != UpdateStatus::Resolved {
+        let incident = history
+            .incident(id)
+            .await
+            .map_err(rejection)?
+            .ok_or_else(|| ApiError::not_found("incident", &id.to_string()))?;
+        if incident.updates.len() >= MAX_UPDATES {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                format!(
+                    "incident {id} has {} updates, the most one takes; resolve it, or open \
+                     another; nothing is kept",
+                    incident.updates.len()
+                ),
+            ));
+        }
+    }
     let update = history
         .post_update(id, status, &request.message, request.actor.as_deref())
         .await

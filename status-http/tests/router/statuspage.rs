@@ -1520,3 +1520,40 @@ async fn a_confirmation_never_accepted_does_not_lock_the_visitor_out() {
     let a = ask().await;
     assert_eq!(a.status, StatusCode::ACCEPTED, "{}", a.body);
 }
+
+/// An incident takes at most 100 updates (the page, its JSON and its feeds show them all):
+/// past it an operator's update is a 409 and nothing is kept, but the word that resolves it
+/// is always taken.
+#[tokio::test(start_paused = true)]
+async fn an_incident_takes_at_most_a_hundred_updates_but_always_its_resolution() {
+    let f = fixture().await;
+    let (app, history) = app(&f).await;
+    settle(&history).await;
+    f.set(&f.db, CheckStatus::Outage).await;
+    settle(&history).await;
+    let incidents = get(&app, "/api/v2/incidents.json").await.json();
+    let id = incidents["incidents"][0]["id"].as_str().unwrap().to_owned();
+    let uri = format!("/admin/incidents/{id}/updates");
+    let said = r#"{"status":"monitoring","message":"Still looking."}"#;
+    let number: i64 = id.parse().unwrap();
+    let kept = |history: History| async move {
+        history
+            .incident(number)
+            .await
+            .unwrap()
+            .unwrap()
+            .updates
+            .len()
+    };
+    while kept(history.clone()).await < 100 {
+        let a = admin(&app, Method::POST, &uri, Some(TOKEN), said).await;
+        assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
+    }
+    let a = admin(&app, Method::POST, &uri, Some(TOKEN), said).await;
+    assert_eq!(a.status, StatusCode::CONFLICT, "{}", a.body);
+    assert_eq!(kept(history.clone()).await, 100, "nothing kept");
+    let resolved = r#"{"status":"resolved","message":"Fixed."}"#;
+    let a = admin(&app, Method::POST, &uri, Some(TOKEN), resolved).await;
+    assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
+    assert_eq!(kept(history).await, 101);
+}
