@@ -61,7 +61,8 @@ impl std::fmt::Debug for McpService {
         f.debug_struct("McpService")
             .field("admin_token", &self.inner.admin.is_some())
             .field("read_token", &self.inner.read.is_some())
-            .field("in_flight", &self.inner.permits.available_permits())
+            .field("admin_free", &self.inner.admin_permits.available_permits())
+            .field("read_free", &self.inner.read_permits.available_permits())
             .finish_non_exhaustive()
     }
 }
@@ -69,7 +70,10 @@ impl std::fmt::Debug for McpService {
 pub(crate) struct Guarded {
     pub(crate) admin: Option<Token>,
     pub(crate) read: Option<Token>,
-    pub(crate) permits: Arc<Semaphore>,
+    /// The calls in flight, per token: the read-only token's callers cannot take the
+    /// admin's places.
+    pub(crate) admin_permits: Arc<Semaphore>,
+    pub(crate) read_permits: Arc<Semaphore>,
     /// The largest body read, in bytes.
     pub(crate) max_body: usize,
     pub(crate) transport: StreamableHttpService<Server, NeverSessionManager>,
@@ -116,7 +120,13 @@ impl Guarded {
             );
             return answer;
         };
-        let Ok(_permit) = Arc::clone(&self.permits).try_acquire_owned() else {
+        // Places per token: the read-only token's callers never take the admin's; a body
+        // holds its place at most the body's deadline.
+        let permits = match access {
+            Access::Admin => &self.admin_permits,
+            Access::Read => &self.read_permits,
+        };
+        let Ok(_permit) = Arc::clone(permits).try_acquire_owned() else {
             self.counters.busy.fetch_add(1, Ordering::Relaxed);
             let mut answer = refused(
                 StatusCode::TOO_MANY_REQUESTS,
@@ -150,7 +160,17 @@ impl Guarded {
             return Ok(request);
         }
         let (parts, body) = request.into_parts();
-        let bytes = match axum::body::to_bytes(body, self.max_body).await {
+        let read = tokio::time::timeout(BODY_DEADLINE, axum::body::to_bytes(body, self.max_body));
+        let Ok(read) = read.await else {
+            return Err(Box::new(refused(
+                StatusCode::REQUEST_TIMEOUT,
+                &format!(
+                    "the body did not arrive within {} s",
+                    BODY_DEADLINE.as_secs()
+                ),
+            )));
+        };
+        let bytes = match read {
             Ok(bytes) => bytes,
             Err(e) if is_too_large(&e) => {
                 return Err(Box::new(refused(
@@ -170,6 +190,17 @@ impl Guarded {
             Ok(serde_json::Value::Object(message))
                 if message.get("jsonrpc").and_then(serde_json::Value::as_str) == Some("2.0") =>
             {
+                // JSON-RPC's ids are strings, numbers or null: another is an invalid request,
+                // said as JSON-RPC says it (not the transport's 415).
+                if message
+                    .get("id")
+                    .is_some_and(|id| !(id.is_string() || id.is_number() || id.is_null()))
+                {
+                    return Err(Box::new(rpc_error(
+                        -32600,
+                        "Invalid Request: an id is a string, a number or null",
+                    )));
+                }
                 Ok(Request::from_parts(parts, Body::from(bytes)))
             }
             Ok(_) => Err(Box::new(rpc_error(
@@ -179,6 +210,9 @@ impl Guarded {
         }
     }
 }
+
+/// The longest a call's body may take to arrive whole.
+const BODY_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Whether reading a body failed for its length.
 fn is_too_large(e: &axum::Error) -> bool {

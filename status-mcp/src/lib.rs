@@ -192,8 +192,10 @@ impl Mcp {
         self
     }
 
-    /// At most `n` requests answered at once (at least 1); more are refused with 429 and
-    /// `Retry-After: 1`. [`DEFAULT_MAX_IN_FLIGHT`] by default.
+    /// At most `n` requests answered at once for each token (at least 1): the read-only
+    /// token's callers never take the admin's places; more are refused with 429 and
+    /// `Retry-After: 1`. A request's body must arrive whole within 10 s (408 past it).
+    /// [`DEFAULT_MAX_IN_FLIGHT`] by default.
     pub fn max_in_flight(mut self, n: usize) -> Self {
         self.max_in_flight = n.max(1);
         self
@@ -252,7 +254,8 @@ impl Mcp {
             inner: Arc::new(Guarded {
                 admin: self.admin,
                 read: self.read,
-                permits: Arc::new(tokio::sync::Semaphore::new(self.max_in_flight)),
+                admin_permits: Arc::new(tokio::sync::Semaphore::new(self.max_in_flight)),
+                read_permits: Arc::new(tokio::sync::Semaphore::new(self.max_in_flight)),
                 max_body: self.max_body_bytes,
                 transport,
                 counters: self.counters,

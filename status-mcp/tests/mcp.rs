@@ -309,6 +309,53 @@ async fn requests_in_flight_are_bounded() {
     first.abort();
 }
 
+/// Places are per token: the read-only token's slow callers never take the admin's; and a
+/// body that does not arrive within its deadline is a 408, its place given back.
+#[tokio::test(start_paused = true)]
+async fn the_read_only_token_cannot_take_the_admins_places() {
+    let registry = outage().await;
+    let app = Mcp::new(&registry)
+        .admin_token(ADMIN)
+        .read_token(READ)
+        .max_in_flight(1)
+        .router();
+    let (_hold, rx) = tokio::sync::mpsc::channel::<Result<Vec<u8>, std::io::Error>>(1);
+    let slow = tokio::spawn({
+        let app = app.clone();
+        let body = Body::from_stream(tokio_stream_of(rx));
+        async move { app.oneshot(post(Some(READ), body)).await.unwrap() }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+    let (status, _) = send(&app, post(Some(READ), list.clone())).await;
+    assert_eq!(
+        status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "the read token's one place"
+    );
+    let (status, body) = send(&app, post(Some(ADMIN), list.clone())).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // Past the body's deadline the slow one is answered 408 and its place is free.
+    assert_eq!(slow.await.unwrap().status(), StatusCode::REQUEST_TIMEOUT);
+    let (status, body) = send(&app, post(Some(READ), list)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
+/// A JSON-RPC id that is neither a string, a number nor null is JSON-RPC's invalid request,
+/// not the transport's 415.
+#[tokio::test]
+async fn an_id_that_is_not_one_is_an_invalid_request() {
+    let registry = outage().await;
+    let app = Mcp::new(&registry).admin_token(ADMIN).router();
+    for id in [json!({}), json!([1]), json!(true)] {
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}).to_string();
+        let (status, body) = send(&app, post(Some(ADMIN), message)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{id}: {body}");
+        let body: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(body["error"]["code"], -32600, "{id}");
+    }
+}
+
 /// A stream of a channel's items.
 fn tokio_stream_of<T: Send + 'static>(
     rx: tokio::sync::mpsc::Receiver<T>,
