@@ -56,6 +56,15 @@ pub struct McpService {
     pub(crate) inner: Arc<Guarded>,
 }
 
+impl McpService {
+    /// The largest request body it reads, in bytes ([`Mcp::max_body_bytes`](crate::Mcp::max_body_bytes)):
+    /// for a guard in front of it, whose own limit must not be smaller.
+    #[must_use]
+    pub fn max_body_bytes(&self) -> usize {
+        self.inner.max_body
+    }
+}
+
 impl std::fmt::Debug for McpService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpService")

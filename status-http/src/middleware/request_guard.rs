@@ -2,6 +2,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
 use axum::body::Body;
@@ -40,14 +41,28 @@ const MAX_TEXT_ERROR: usize = 4 * 1024;
 ///     .merge(status_http::routes(&status_core::Registry::new()))
 ///     .layer(RequestGuardLayer::new());
 /// ```
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RequestGuardLayer;
+#[derive(Debug, Clone, Default)]
+pub struct RequestGuardLayer {
+    /// Paths whose bodies have a limit of their own, and that limit.
+    body_limits: Vec<(String, usize)>,
+}
 
 impl RequestGuardLayer {
     /// The layer.
     #[must_use]
     pub const fn new() -> Self {
-        Self
+        Self {
+            body_limits: Vec::new(),
+        }
+    }
+
+    /// Bodies sent to exactly `path` may declare up to `limit` bytes instead of
+    /// [`BODY_LIMIT`]: a route that reads and bounds its own body (status-mcp's `/mcp`, 64
+    /// KiB by default).
+    #[must_use]
+    pub fn body_limit_at(mut self, path: impl Into<String>, limit: usize) -> Self {
+        self.body_limits.push((path.into(), limit));
+        self
     }
 }
 
@@ -55,12 +70,16 @@ impl<S> Layer<S> for RequestGuardLayer {
     type Service = RequestGuard<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        RequestGuard { inner }
+        RequestGuard {
+            inner,
+            body_limits: Arc::from(self.body_limits.clone()),
+        }
     }
 }
 
 /// Answers at once, without reading a byte of the body, a request whose declared
-/// `Content-Length` exceeds [`BODY_LIMIT`] (413), whose target exceeds [`MAX_URI`] (414) or
+/// `Content-Length` exceeds [`BODY_LIMIT`] (or the limit
+/// [`body_limit_at`](RequestGuardLayer::body_limit_at) gives its path; 413), whose target exceeds [`MAX_URI`] (414) or
 /// whose headers exceed [`MAX_HEADER_BYTES`] (431). Rewrites as `{"error": …}` the error
 /// answers that are not JSON: empty ones (axum's 404 and 405) and plain-text 4xx (axum's
 /// rejections of a bad path or query), keeping their status and headers (`Allow` on a 405).
@@ -68,6 +87,7 @@ impl<S> Layer<S> for RequestGuardLayer {
 #[derive(Debug, Clone)]
 pub struct RequestGuard<S> {
     inner: S,
+    body_limits: Arc<[(String, usize)]>,
 }
 
 impl<S> RequestGuard<S> {
@@ -100,7 +120,12 @@ where
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        if let Some(refused) = refuse(&request) {
+        let limit = self
+            .body_limits
+            .iter()
+            .find(|(path, _)| request.uri().path() == path)
+            .map_or(BODY_LIMIT, |(_, limit)| *limit);
+        if let Some(refused) = refuse(&request, limit) {
             return ResponseFuture {
                 state: State::Refused {
                     response: Some(refused.into_response()),
@@ -170,7 +195,7 @@ impl<F> std::fmt::Debug for ResponseFuture<F> {
     }
 }
 
-fn refuse(request: &Request) -> Option<ApiError> {
+fn refuse(request: &Request, body_limit: usize) -> Option<ApiError> {
     let target = request
         .uri()
         .path_and_query()
@@ -193,7 +218,7 @@ fn refuse(request: &Request) -> Option<ApiError> {
         .and_then(|v| v.to_str().ok())
         .map(|v| v.trim().parse::<u64>());
     match declared {
-        Some(Ok(length)) if length > BODY_LIMIT as u64 => Some(ApiError::too_large(BODY_LIMIT)),
+        Some(Ok(length)) if length > body_limit as u64 => Some(ApiError::too_large(body_limit)),
         Some(Err(_)) => Some(ApiError::bad_request("invalid content-length")),
         _ => None,
     }

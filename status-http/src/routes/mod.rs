@@ -261,6 +261,11 @@ impl Routes {
             )
         };
         probes.verdicts = verdicts;
+        // The guard's body limit at `/mcp` is MCP's own (64 KiB by default), not the admin
+        // API's 16 KiB.
+        let guard = RequestGuardLayer::new();
+        #[cfg(feature = "mcp")]
+        let guard = guard.body_limit_at("/mcp", mcp.max_body_bytes());
         let audit = self.audit.clone();
         let registry = self.registry.clone();
         let state = state::assemble(self, probes);
@@ -307,7 +312,7 @@ impl Routes {
         let hot = hot.merge(state.0.page.public_router());
         Ok(hot
             .merge(traced)
-            .layer(RequestGuardLayer::new())
+            .layer(guard)
             .layer(SetResponseHeaderLayer::if_not_present(
                 CACHE_CONTROL,
                 HeaderValue::from_static("no-store"),

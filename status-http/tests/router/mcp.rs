@@ -91,3 +91,44 @@ async fn without_an_admin_token_it_is_closed() {
     let closed = call(&app, mcp(Some(TOKEN), &summary())).await;
     assert_eq!(closed.status, StatusCode::FORBIDDEN, "{}", closed.body);
 }
+
+/// `/mcp` takes the bodies MCP documents (64 KiB by default), where every other route takes
+/// 16 KiB; past MCP's own limit it is a 413 too.
+#[tokio::test(start_paused = true)]
+async fn mcp_takes_its_own_body_limit_not_the_admin_apis() {
+    let f = fixture().await;
+    let app = status_http::Routes::new(&f.registry)
+        .admin_token(TOKEN)
+        .build();
+    let padded = |bytes: usize| {
+        let mut body = summary().to_string();
+        body.pop();
+        body.push_str(&" ".repeat(bytes - body.len() - 1));
+        body.push('}');
+        let mut request = Request::post("/mcp")
+            .header("host", "status.example")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("authorization", format!("Bearer {TOKEN}"));
+        request = request.header("content-length", bytes.to_string());
+        request.body(Body::from(body)).unwrap()
+    };
+    let answer = call(&app, padded(20 * 1024)).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    summary_of(&answer);
+    let answer = call(&app, padded(70 * 1024)).await;
+    assert_eq!(
+        answer.status,
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "{}",
+        answer.body
+    );
+    // Elsewhere the admin API's limit holds.
+    let big = Request::put("/admin/drain")
+        .header("authorization", format!("Bearer {TOKEN}"))
+        .header("content-type", "application/json")
+        .header("content-length", (20 * 1024).to_string())
+        .body(Body::from(" ".repeat(20 * 1024)))
+        .unwrap();
+    assert_eq!(call(&app, big).await.status, StatusCode::PAYLOAD_TOO_LARGE);
+}
