@@ -179,14 +179,27 @@ impl Table {
         }
     }
 
-    /// A new connection from `remote`, idle, not yet spoken; `None` when its client already
-    /// holds `per_client`: one client cannot take every place, busy or idle.
-    pub(crate) fn open(&self, remote: IpAddr, per_client: usize) -> Option<Arc<Conn>> {
+    /// A new connection from `remote`, idle, not yet spoken, and whether one of its
+    /// client's own was shed for it: a client holding `per_client` makes room by its own
+    /// longest idle connection, and with every one of them busy gets none (`None`). One
+    /// client then cannot take every place, busy or idle, and its own idle flood never
+    /// keeps its probe out.
+    pub(crate) fn open(&self, remote: IpAddr, per_client: usize) -> Option<(Arc<Conn>, bool)> {
         let client = client(remote);
         let mut open = self.lock();
         let held = open.per_client.get(&client).copied().unwrap_or(0);
-        if held >= per_client {
-            return None;
+        let shed = held >= per_client;
+        if shed {
+            let oldest = open
+                .by_id
+                .values()
+                .filter(|(_, c)| *c == client)
+                .filter_map(|(conn, _)| conn.idle_since().map(|since| (since, conn.id)))
+                .min();
+            let (_, id) = oldest?;
+            if let Some(conn) = Self::forget(&mut open, id) {
+                conn.shed.notify_one();
+            }
         }
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let conn = Arc::new(Conn {
@@ -201,7 +214,7 @@ impl Table {
         conn.enter(IDLE);
         open.by_id.insert(id, (Arc::clone(&conn), client));
         *open.per_client.entry(client).or_default() += 1;
-        Some(conn)
+        Some((conn, shed))
     }
 
     pub(crate) fn close(&self, conn: &Conn) {
@@ -256,31 +269,46 @@ mod tests {
     async fn one_client_holds_at_most_its_share_of_the_places() {
         let table = Table::new();
         let one: IpAddr = "203.0.113.7".parse().unwrap();
-        let held: Vec<_> = (0..3).map(|_| table.open(one, 3).unwrap()).collect();
-        assert!(table.open(one, 3).is_none(), "its share taken");
+        let held: Vec<_> = (0..3).map(|_| table.open(one, 3).unwrap().0).collect();
+        // Its share taken, idle: its own oldest makes room.
+        let (fourth, shed) = table.open(one, 3).unwrap();
+        assert!(shed);
+        assert!(
+            !table.lock().by_id.contains_key(&held[0].id),
+            "its own oldest idle went"
+        );
+        // Its share taken, busy: none for it.
+        let _busy: Vec<_> = [&held[1], &held[2], &fourth]
+            .iter()
+            .map(|c| c.begin())
+            .collect();
+        assert!(
+            table.open(one, 3).is_none(),
+            "every one of its places is answering"
+        );
         let mapped: IpAddr = "::ffff:203.0.113.7".parse().unwrap();
         assert!(table.open(mapped, 3).is_none(), "the same client");
-        assert!(table.open(LOCAL, 3).is_some(), "another client has its own");
+        let (_other, shed) = table.open(LOCAL, 3).unwrap();
+        assert!(!shed, "another client has its own places");
         // One host's IPv6 addresses are one client: a /64.
         let v6: IpAddr = "2001:db8:1:2::1".parse().unwrap();
         let same: IpAddr = "2001:db8:1:2:ffff::9".parse().unwrap();
-        let _v6 = table.open(v6, 1).unwrap();
+        let (first, _) = table.open(v6, 1).unwrap();
+        let _answering = first.begin();
         assert!(table.open(same, 1).is_none());
-        // A connection closed or shed gives its place back.
-        table.close(&held[0]);
-        assert!(table.open(one, 3).is_some());
-        assert!(table.shed_one());
-        assert_eq!(table.len(), 4);
+        // A connection closed gives its place back.
+        table.close(&held[1]);
+        assert!(table.open(one, 3).is_some_and(|(_, shed)| !shed));
     }
 
     #[tokio::test(start_paused = true)]
     async fn sheds_the_longest_idle_connection_and_never_a_busy_one() {
         let table = Table::new();
-        let first = table.open(LOCAL, usize::MAX).unwrap();
+        let first = table.open(LOCAL, usize::MAX).unwrap().0;
         tokio::time::advance(S).await;
-        let second = table.open(LOCAL, usize::MAX).unwrap();
+        let second = table.open(LOCAL, usize::MAX).unwrap().0;
         tokio::time::advance(S).await;
-        let third = table.open(LOCAL, usize::MAX).unwrap();
+        let third = table.open(LOCAL, usize::MAX).unwrap().0;
         let busy = first.begin();
         assert!(table.shed_one());
         assert!(table.lock().by_id.contains_key(&first.id), "busy: kept");
@@ -303,7 +331,7 @@ mod tests {
             idle: 60 * S,
         };
         let table = Table::new();
-        let conn = table.open(LOCAL, usize::MAX).unwrap();
+        let conn = table.open(LOCAL, usize::MAX).unwrap().0;
         let opened = Instant::now();
         assert_eq!(conn.next_look(t), opened + 5 * S, "looked at while idle");
         tokio::time::advance(10 * S).await;
@@ -329,7 +357,7 @@ mod tests {
             idle: 300 * S,
         };
         let table = Table::new();
-        let conn = table.open(LOCAL, usize::MAX).unwrap();
+        let conn = table.open(LOCAL, usize::MAX).unwrap().0;
         let opened = Instant::now();
         assert_eq!(conn.deadline(t), Some(opened + 10 * S));
         tokio::time::advance(3 * S).await;

@@ -160,7 +160,7 @@ pub async fn run<P: Protocol>(
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
             accepted = listener.accept() => match accepted {
                 Ok((stream, remote)) => {
-                    let Some(conn) = table.open(remote.ip(), per_client) else {
+                    let Some((conn, shed)) = table.open(remote.ip(), per_client) else {
                         stats.refused_client.fetch_add(1, Ordering::Relaxed);
                         if let Some(unsaid) = crowded.say() {
                             tracing::warn!(
@@ -173,6 +173,9 @@ pub async fn run<P: Protocol>(
                         drop(stream);
                         continue;
                     };
+                    if shed {
+                        stats.shed.fetch_add(1, Ordering::Relaxed);
+                    }
                     let served = protocol.clone().serve(Accepted {
                         stream,
                         remote,
@@ -325,13 +328,14 @@ mod tests {
             ServerStats::default(),
             Throttled::new(Duration::from_secs(10)),
         );
-        let busy = table
+        let (busy, _) = table
             .open(std::net::Ipv4Addr::LOCALHOST.into(), usize::MAX)
             .unwrap();
         let _answering = busy.begin();
         let _idle = table
             .open(std::net::Ipv4Addr::LOCALHOST.into(), usize::MAX)
-            .unwrap();
+            .unwrap()
+            .0;
         accept_failed(&emfile, &table, &stats, &said, 2, "test").await;
         assert_eq!((stats.shed(), table.len()), (1, 1), "the idle one shed");
         // Its task still closing: room is coming, nothing more shed.
