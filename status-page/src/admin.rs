@@ -75,15 +75,24 @@ fn incident_json(i: &Incident) -> serde_json::Value {
 /// and its feeds show them all.
 const MAX_UPDATES: usize = 100;
 
-fn incident_id(text: &str) -> Result<i64, ApiError> {
+/// The id `text` names (`what`: "an incident"), a positive integer; a 400 saying so when it
+/// is not one.
+pub(crate) fn positive_id(what: &str, text: &str) -> Result<i64, ApiError> {
     text.parse::<i64>()
         .ok()
         .filter(|id| *id > 0)
         .ok_or_else(|| {
-            ApiError::bad_request(format!(
-                "{text:?} is not an incident id (a positive integer)"
-            ))
+            ApiError::bad_request(format!("{text:?} is not {what} id (a positive integer)"))
         })
+}
+
+/// Incident `id`, read from `history`; a 404 when there is none.
+async fn incident(history: &status_history::History, id: i64) -> Result<Incident, ApiError> {
+    history
+        .incident(id)
+        .await
+        .map_err(rejection)?
+        .ok_or_else(|| ApiError::not_found("incident", &id.to_string()))
 }
 
 /// GET `/admin/incidents`: incidents open and of the last `days` days (14; at most 400), with
@@ -133,7 +142,7 @@ pub(crate) async fn post(
     Path(id): Path<String>,
     body: AdminBody,
 ) -> Result<Response, ApiError> {
-    let id = incident_id(&id)?;
+    let id = positive_id("an incident", &id)?;
     let history = kept(state.history.as_ref())?;
     let request: UpdateRequest = body.parse()?;
     let status = UpdateStatus::parse(&request.status).ok_or_else(|| {
@@ -145,11 +154,7 @@ pub(crate) async fn post(
     // The page, its JSON and its feeds show every update: bounded, but for the word that
     // resolves the incident.
     if status != UpdateStatus::Resolved {
-        let incident = history
-            .incident(id)
-            .await
-            .map_err(rejection)?
-            .ok_or_else(|| ApiError::not_found("incident", &id.to_string()))?;
+        let incident = incident(history, id).await?;
         if incident.updates.len() >= MAX_UPDATES {
             return Err(ApiError::new(
                 StatusCode::CONFLICT,
@@ -191,16 +196,12 @@ pub(crate) async fn postmortem(
     Path(id): Path<String>,
     body: AdminBody,
 ) -> Result<Response, ApiError> {
-    let id = incident_id(&id)?;
+    let id = positive_id("an incident", &id)?;
     let history = kept(state.history.as_ref())?;
     let request: PostmortemRequest = body.parse()?;
     // A postmortem shows under a public incident: of one the page does not show, it would
     // show nowhere.
-    let incident = history
-        .incident(id)
-        .await
-        .map_err(rejection)?
-        .ok_or_else(|| ApiError::not_found("incident", &id.to_string()))?;
+    let incident = incident(history, id).await?;
     if !state
         .publication
         .shows(&incident, history.now().timestamp_millis())

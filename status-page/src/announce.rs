@@ -185,11 +185,7 @@ pub(crate) async fn cancel(
     State(state): State<Arc<StatusPageState>>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let id = id.parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(|| {
-        ApiError::bad_request(format!(
-            "{id:?} is not a maintenance id (a positive integer)"
-        ))
-    })?;
+    let id = crate::admin::positive_id("a maintenance", &id)?;
     let history = kept(state.history.as_ref())?;
     let cancelled = history
         .cancel_announcement(id)

@@ -39,6 +39,26 @@ async fn app(f: &Fixture) -> (axum::Router, History) {
     (app, history)
 }
 
+/// The routes (admin token [`TOKEN`]) serving a page the test built with `settings`, once
+/// the history's store is open.
+async fn with_page(
+    f: &Fixture,
+    history: &History,
+    settings: status_http::StatusPageSettings,
+) -> axum::Router {
+    let page =
+        status_http::StatusPage::new(f.registry.clone(), Some(history.clone()), "shop", settings);
+    let app = status_http::Routes::new(&f.registry)
+        .admin_token(TOKEN)
+        .history(history.clone())
+        .status_page(page)
+        .build();
+    while history.subscribers().await.is_err() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    app
+}
+
 /// Lets the history see what the registry says, and the page's incidents go stale.
 async fn settle(history: &History) {
     tokio::time::sleep(Duration::from_secs(2)).await;
@@ -1344,15 +1364,7 @@ async fn one_client_cannot_empty_the_door_for_every_visitor() {
     history.attach(&f.registry);
     let mut settings = status_http::StatusPageSettings::default();
     settings.subscriptions = Some(status_http::Subscriptions::new().rate_per_address(2, 1));
-    let page =
-        status_http::StatusPage::new(f.registry.clone(), Some(history.clone()), "shop", settings);
-    let app = status_http::Routes::new(&f.registry)
-        .history(history.clone())
-        .status_page(page)
-        .build();
-    while history.subscribers().await.is_err() {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let app = with_page(&f, &history, settings).await;
     let from = |address: &str, n: usize| {
         let mut request = Request::post("/status/page/subscriptions")
             .header("content-type", "application/json")
@@ -1389,16 +1401,7 @@ async fn operators_list_and_remove_subscribers() {
     history.attach(&f.registry);
     let mut settings = status_http::StatusPageSettings::default();
     settings.subscriptions = Some(status_http::Subscriptions::new());
-    let page =
-        status_http::StatusPage::new(f.registry.clone(), Some(history.clone()), "shop", settings);
-    let app = status_http::Routes::new(&f.registry)
-        .admin_token(TOKEN)
-        .history(history.clone())
-        .status_page(page)
-        .build();
-    while history.subscribers().await.is_err() {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let app = with_page(&f, &history, settings).await;
     let a = call(
         &app,
         Request::post("/status/page/subscriptions")
@@ -1480,15 +1483,7 @@ async fn a_confirmation_never_accepted_does_not_lock_the_visitor_out() {
             .smtp("smtp://127.0.0.1:1")
             .mail_from("status@shop.example"),
     );
-    let page =
-        status_http::StatusPage::new(f.registry.clone(), Some(history.clone()), "shop", settings);
-    let app = status_http::Routes::new(&f.registry)
-        .history(history.clone())
-        .status_page(page)
-        .build();
-    while history.subscribers().await.is_err() {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let app = with_page(&f, &history, settings).await;
     let ask = || {
         call(
             &app,

@@ -66,11 +66,7 @@ pub(crate) async fn remove(
     State(state): State<Arc<StatusPageState>>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let id = id.parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(|| {
-        ApiError::bad_request(format!(
-            "{id:?} is not a subscriber id (a positive integer)"
-        ))
-    })?;
+    let id = crate::admin::positive_id("a subscriber", &id)?;
     let history = kept(state.history.as_ref())?;
     let removed = history
         .remove_subscriber(id)

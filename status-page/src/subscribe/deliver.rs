@@ -111,7 +111,8 @@ fn wants(subscriber: &Subscriber, event: &Event) -> bool {
 /// tried again.
 #[derive(Debug, Default)]
 pub(super) struct Ledger {
-    told: HashSet<(String, i64)>,
+    /// By event key, the subscribers known told.
+    told: HashMap<String, HashSet<i64>>,
     failing: HashMap<i64, (u32, Instant)>,
 }
 
@@ -119,7 +120,7 @@ impl Ledger {
     /// Forgets the deliveries of news no longer told (older than a day, or gone).
     pub(super) fn keep(&mut self, events: &[Event]) {
         let live: HashSet<&str> = events.iter().map(|e| e.key.as_str()).collect();
-        self.told.retain(|(key, _)| live.contains(key.as_str()));
+        self.told.retain(|key, _| live.contains(key.as_str()));
     }
 
     /// The ids of the `subscribers` `event` is due to at `clock`: those who want it, not
@@ -130,10 +131,11 @@ impl Ledger {
         subscribers: &[Subscriber],
         clock: Instant,
     ) -> Vec<i64> {
+        let told = self.told.get(&event.key);
         subscribers
             .iter()
             .filter(|s| wants(s, event))
-            .filter(|s| !self.told.contains(&(event.key.clone(), s.id)))
+            .filter(|s| told.is_none_or(|told| !told.contains(&s.id)))
             .filter(|s| {
                 self.failing
                     .get(&s.id)
@@ -147,15 +149,14 @@ impl Ledger {
     /// others are another instance's to send.
     pub(super) fn claimed(&mut self, event: &Event, asked: &[i64], claimed: &[i64]) {
         let here: HashSet<i64> = claimed.iter().copied().collect();
-        for id in asked.iter().filter(|id| !here.contains(id)) {
-            self.told.insert((event.key.clone(), *id));
-        }
+        self.told_of(event)
+            .extend(asked.iter().filter(|id| !here.contains(id)));
     }
 
     /// `event` reached `subscriber`.
     pub(super) fn sent(&mut self, event: &Event, subscriber: i64) {
         self.failing.remove(&subscriber);
-        self.told.insert((event.key.clone(), subscriber));
+        self.told_of(event).insert(subscriber);
     }
 
     /// A sending to `subscriber` failed at `clock`: how long it waits before its next try
@@ -167,6 +168,16 @@ impl Ledger {
         wait
     }
 
+    /// The subscribers known told `event`; its key copied only the first time.
+    fn told_of(&mut self, event: &Event) -> &mut HashSet<i64> {
+        if !self.told.contains_key(&event.key) {
+            self.told.insert(event.key.clone(), HashSet::new());
+        }
+        self.told
+            .get_mut(&event.key)
+            .unwrap_or_else(|| unreachable!("inserted above"))
+    }
+
     /// How many sendings to `subscriber` failed in a row.
     pub(super) fn failures(&self, subscriber: i64) -> u32 {
         self.failing.get(&subscriber).map_or(0, |(n, _)| *n)
@@ -175,7 +186,9 @@ impl Ledger {
     /// Forgets `subscriber` (removed).
     pub(super) fn forget(&mut self, subscriber: i64) {
         self.failing.remove(&subscriber);
-        self.told.retain(|(_, id)| *id != subscriber);
+        for told in self.told.values_mut() {
+            told.remove(&subscriber);
+        }
     }
 }
 

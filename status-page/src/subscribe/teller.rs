@@ -385,6 +385,16 @@ mod tests {
             .collect()
     }
 
+    /// Update `update` of incident `incident`, a second after the epoch.
+    fn update(incident: i64, update: i64) -> Event {
+        Event {
+            key: format!("incident-{incident}-update-{update}"),
+            at: DateTime::from_timestamp_millis(1_000).unwrap(),
+            components: Vec::new(),
+            what: What::Update { incident, update },
+        }
+    }
+
     /// A history in memory, open while the registry it is attached to lives.
     async fn opened() -> (status_core::Registry, History) {
         let registry = status_core::Registry::builder().appname("shop").build();
@@ -398,15 +408,7 @@ mod tests {
     async fn a_thousand_subscribers_of_one_event_are_sent_to_concurrently_up_to_the_bound() {
         let (_registry, history) = opened().await;
         let subscribers = subscribers(1_000);
-        let event = Event {
-            key: "incident-1-update-1".into(),
-            at: DateTime::from_timestamp_millis(1_000).unwrap(),
-            components: Vec::new(),
-            what: What::Update {
-                incident: 1,
-                update: 1,
-            },
-        };
+        let event = update(1, 1);
         let events = std::slice::from_ref(&event);
         let clock = tokio::time::Instant::now();
         let slow = Slow::default();
@@ -470,15 +472,7 @@ mod tests {
         }
         let (_registry, history) = opened().await;
         let subscribers = subscribers(3);
-        let event = Event {
-            key: "incident-2-update-1".into(),
-            at: DateTime::from_timestamp_millis(1_000).unwrap(),
-            components: Vec::new(),
-            what: What::Update {
-                incident: 2,
-                update: 1,
-            },
-        };
+        let event = update(2, 1);
         let events = std::slice::from_ref(&event);
         let mut clock = tokio::time::Instant::now();
         let down = Down(AtomicUsize::new(0));
@@ -548,15 +542,7 @@ mod tests {
         for s in &mut subscribers[..20] {
             s.kind = SubscriberKind::Email;
         }
-        let event = Event {
-            key: "incident-3-update-1".into(),
-            at: DateTime::from_timestamp_millis(1_000).unwrap(),
-            components: Vec::new(),
-            what: What::Update {
-                incident: 3,
-                update: 1,
-            },
-        };
+        let event = update(3, 1);
         let silent = Silent::default();
         let mut ledger = Ledger::default();
         let clock = tokio::time::Instant::now();
@@ -635,15 +621,7 @@ mod tests {
         let mut clock = tokio::time::Instant::now();
         let mut ledger = Ledger::default();
         for n in 0..WEBHOOK_GIVE_UP {
-            let event = Event {
-                key: format!("incident-4-update-{n}"),
-                at: DateTime::from_timestamp_millis(1_000).unwrap(),
-                components: Vec::new(),
-                what: What::Update {
-                    incident: 4,
-                    update: i64::from(n),
-                },
-            };
+            let event = update(4, i64::from(n));
             let subscribers = history.subscribers().await.unwrap();
             let events = std::slice::from_ref(&event);
             tell(
