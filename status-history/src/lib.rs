@@ -39,6 +39,7 @@
 //! |---|---|
 //! | `tally` | the pure `Recorder`: events in, increments per minute out |
 //! | `uptime`, `model` | the uptime fold over buckets; series, tiers, buckets, records |
+//! | [`objective`] | service level objectives: bad time, budgets, burn rates and the workbook's alerts, pure; [`History::slo`] reads them |
 //! | [`incident`] | the pure `IncidentTracker` (told the registry's facts), `merge` of a fleet's facts into one incident, update kinds |
 //! | `store`, `sqlite`, `postgres` | the one [`HistoryStore`] trait and its two stores, with their migrations |
 //! | `run` | [`History`]: the driver (events in, a write a second), the live reads, restore at a start; incidents' updates and postmortems, announced maintenances, the status page's subscribers and their deliveries |
@@ -113,6 +114,7 @@ macro_rules! add_totals {
 mod error;
 pub mod incident;
 mod model;
+pub mod objective;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod run;

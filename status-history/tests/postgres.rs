@@ -195,7 +195,7 @@ async fn an_instance_restarted_three_times_in_one_minute_keeps_every_run_s_time(
 /// bounded by each run's last durable write. Fewer cases than on SQLite: each is a few
 /// hundred round trips to a real server.
 #[test]
-fn uptime_equals_a_replay_across_restarts_in_postgres() {
+fn uptime_and_objectives_equal_a_replay_across_restarts_in_postgres() {
     use proptest::test_runner::{Config, TestRunner};
     use schedule::{replay, retention, Step};
     use status_history::{UptimeReport, Weights, Window};
@@ -207,9 +207,13 @@ fn uptime_equals_a_replay_across_restarts_in_postgres() {
         .unwrap();
     let case = std::sync::atomic::AtomicUsize::new(0);
     let mut runner = TestRunner::new(Config::with_cases(24));
-    let strategy = (schedule::steps(), schedule::windows());
+    let strategy = (
+        schedule::steps(),
+        schedule::windows(),
+        schedule::objectives(),
+    );
     runner
-        .run(&strategy, |((steps, end), windows)| {
+        .run(&strategy, |((steps, end), windows, objectives)| {
             // A series of its own per case: the database is shared by every case.
             let n = case.fetch_add(1, Ordering::Relaxed);
             let db = Series::Dependency(format!("db-{n}"));
@@ -269,6 +273,26 @@ fn uptime_equals_a_replay_across_restarts_in_postgres() {
                         want,
                         "window {window:?}"
                     );
+                }
+                // Every objective on the same schedule, read as `History::slo` reads it.
+                for objective in &objectives {
+                    let objective = status_history::objective::Objective::new(
+                        "db",
+                        db.clone(),
+                        objective.objective(),
+                        objective.window_text(),
+                    )
+                    .unwrap()
+                    .bad_from(objective.bad_level())
+                    .unwrap();
+                    let windows =
+                        status_history::objective::Windows::of(&objective, at(end), &retention())
+                            .unwrap();
+                    let mut read = Vec::new();
+                    for (tier, from, to) in windows.reads() {
+                        read.push((tier, s.buckets(&db, tier, from, to).await.unwrap()));
+                    }
+                    schedule::assert_objective_replays(&objective, &steps, end, &windows, &read);
                 }
                 s.close().await.unwrap();
             });

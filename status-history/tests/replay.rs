@@ -6,6 +6,7 @@
 
 use chrono::{TimeZone, Utc};
 use proptest::prelude::*;
+use status_history::objective::Windows;
 use status_history::{Recorder, Series, SqliteStore, Tier, UptimeReport, Weights, Window, Writes};
 
 mod schedule;
@@ -106,6 +107,34 @@ proptest! {
             } else {
                 prop_assert_eq!(report.uptime, None);
             }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Every objective's bad and observed time, budget, burn rates and alerts, read from the
+    /// store's tiers as `History::slo` reads them, equal a replay of what happened.
+    #[test]
+    fn objectives_equal_a_brute_force_replay(
+        (steps, end) in schedule::steps(),
+        objectives in schedule::objectives(),
+    ) {
+        let path = temp("objectives");
+        let store = run(&steps, end, &path);
+        let now = Utc.timestamp_millis_opt(end).unwrap();
+        let series = Series::Dependency("db".into());
+        for objective in &objectives {
+            let windows = Windows::of(objective, now, &retention()).unwrap();
+            let read: Vec<_> = windows
+                .reads()
+                .into_iter()
+                .map(|(tier, from, to)| {
+                    (tier, store.buckets(&series, tier, from.timestamp(), to.timestamp()).unwrap())
+                })
+                .collect();
+            schedule::assert_objective_replays(objective, &steps, end, &windows, &read);
         }
     }
 }

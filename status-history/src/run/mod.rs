@@ -23,6 +23,7 @@ mod health;
 mod incidents;
 mod kept;
 mod read;
+mod slo;
 mod subscribers;
 
 /// The id of the passive dependency that says how the store fares.

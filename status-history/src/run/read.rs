@@ -74,7 +74,7 @@ impl History {
 
     /// The buckets of `series` in `tier` from `from` to `to`, what the store holds plus
     /// what this process has not written yet, oldest first.
-    async fn live_buckets(
+    pub(super) async fn live_buckets(
         &self,
         series: &Series,
         tier: Tier,

@@ -123,3 +123,93 @@ pub(crate) fn retention() -> Retention {
         ..Retention::default()
     }
 }
+
+/// Objectives asked for: a bad level and a window, on the schedule's dependency `db`.
+pub(crate) fn objectives() -> impl Strategy<Value = Vec<status_history::objective::Objective>> {
+    use status_history::objective::Objective;
+    use status_history::Series;
+    let one = (
+        prop_oneof![Just(90.0), Just(99.0), Just(99.9)],
+        prop_oneof![Just("1h"), Just("6h"), Just("1d"), Just("2d"), Just("30d")],
+        prop_oneof![
+            Just(CheckStatus::Minor),
+            Just(CheckStatus::Major),
+            Just(CheckStatus::Outage)
+        ],
+    )
+        .prop_map(|(percent, window, bad)| {
+            Objective::new(
+                "db",
+                Series::Dependency("db".into()),
+                percent / 100.0,
+                window,
+            )
+            .unwrap()
+            .bad_from(bad)
+            .unwrap()
+        });
+    prop::collection::vec(one, 1..4)
+}
+
+/// `objective`'s report at `end` from the buckets read per tier (`read`), held against a
+/// brute-force replay of `steps` over each of its windows: bad and observed time, the budget
+/// and each alert.
+pub(crate) fn assert_objective_replays(
+    objective: &status_history::objective::Objective,
+    steps: &[(i64, Step)],
+    end: i64,
+    windows: &status_history::objective::Windows,
+    read: &[(status_history::Tier, Vec<status_history::Bucket>)],
+) {
+    use status_history::objective::{SloReport, ALERT_RULES, BURN_WINDOWS};
+    let now = chrono::TimeZone::timestamp_millis_opt(&chrono::Utc, end).unwrap();
+    let (spent, burns) = windows.spent(|tier| {
+        read.iter()
+            .find(|(t, _)| *t == tier)
+            .map_or(&[][..], |(_, b)| b.as_slice())
+    });
+    let report = SloReport::of(objective, now, &spent, &burns);
+    let replayed = |w: &status_history::Window| {
+        let r = replay(
+            steps,
+            end,
+            w.from.timestamp_millis(),
+            w.to.timestamp_millis(),
+        );
+        let bad: u64 = (1..4)
+            .filter(|s| *s >= objective.bad_level().severity() as usize)
+            .map(|s| r[s])
+            .sum();
+        (bad, r[..4].iter().sum::<u64>())
+    };
+    let (bad, observed) = replayed(&windows.window);
+    assert_eq!(
+        (report.bad_ms, report.observed_ms),
+        (bad, observed),
+        "{objective}"
+    );
+    assert_eq!(report.budget.spent_ms, bad);
+    let mut by_window = std::collections::HashMap::new();
+    for ((w, window), got) in BURN_WINDOWS.iter().zip(&windows.burns).zip(&report.burned) {
+        let want = replayed(window);
+        assert_eq!(
+            (got.bad_ms, got.observed_ms),
+            want,
+            "{objective} over {}",
+            w.name
+        );
+        by_window.insert(w.name, want);
+    }
+    for (rule, alert) in ALERT_RULES.iter().zip(&report.alerts) {
+        let over = |name: &str| {
+            let (bad, observed) = by_window[name];
+            observed > 0
+                && (bad as f64 / observed as f64) > rule.factor * (1.0 - objective.objective())
+        };
+        assert_eq!(
+            alert.firing,
+            over(rule.long) && over(rule.short),
+            "{objective} {rule:?}"
+        );
+    }
+}
