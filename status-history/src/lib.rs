@@ -136,9 +136,9 @@ pub use self::model::{
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use self::postgres::{postgres_migrations, PostgresHistory};
 pub use self::run::{
-    History, HistoryBuilder, HistoryStats, NewAnnouncement, Restored, HISTORY_ID,
+    History, HistoryBuilder, HistoryStats, NewAnnouncement, Restored, ALARMS_KEY, HISTORY_ID,
     MAX_ANNOUNCED_DEPENDENCIES, MAX_ANNOUNCEMENT_BODY, MAX_ANNOUNCEMENT_TITLE, MAX_POSTMORTEM,
-    MAX_UPDATE_MESSAGE, OPERATOR,
+    MAX_UPDATE_MESSAGE, OPERATOR, SLO_EVERY,
 };
 pub use self::sqlite::{migrations, Opened, SqliteHistory, SqliteStore};
 pub use self::store::{HistoryStore, StoreFuture};

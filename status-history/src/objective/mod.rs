@@ -8,6 +8,7 @@
 
 mod alarm;
 mod report;
+mod target;
 mod windows;
 
 use std::fmt;
@@ -22,6 +23,7 @@ use crate::Error;
 
 pub use self::alarm::{AlarmChange, Alarms};
 pub use self::report::{AlertState, Budget, Burned, SloReport};
+pub use self::target::{check, parse_target, target_text};
 pub use self::windows::{spent_in, Windows};
 
 /// The longest name an objective takes.
@@ -265,38 +267,6 @@ impl Objective {
         let share = bad as f64 / observed as f64;
         observed > 0 && share > factor * (1.0 - self.objective)
     }
-}
-
-/// The target as written: `system`, `dependency:ID` or `group:NAME`.
-#[must_use]
-pub fn target_text(series: &Series) -> String {
-    match series {
-        Series::System => "system".to_owned(),
-        Series::Dependency(id) => format!("dependency:{id}"),
-        Series::Group(name) => format!("group:{name}"),
-    }
-}
-
-/// Reads a target as written: `system`, `dependency:ID` or `group:NAME`.
-///
-/// # Errors
-///
-/// [`Error::is_invalid`] for anything else.
-pub fn parse_target(text: &str) -> Result<Series, Error> {
-    let text = text.trim();
-    let named = |name: &str| (!name.is_empty()).then(|| name.to_owned());
-    match text.split_once(':') {
-        None if text == "system" => Some(Series::System),
-        Some(("dependency", id)) => named(id).map(Series::Dependency),
-        Some(("group", name)) => named(name).map(Series::Group),
-        _ => None,
-    }
-    .ok_or_else(|| {
-        let shown: String = text.chars().take(64).collect();
-        Error::invalid(format!(
-            "a target is `system`, `dependency:ID` or `group:NAME`; not {shown:?}"
-        ))
-    })
 }
 
 impl FromStr for Objective {

@@ -33,6 +33,7 @@ pub use self::announce::{
     NewAnnouncement, MAX_ANNOUNCED_DEPENDENCIES, MAX_ANNOUNCEMENT_BODY, MAX_ANNOUNCEMENT_TITLE,
 };
 pub use self::incidents::{MAX_POSTMORTEM, MAX_UPDATE_MESSAGE, OPERATOR};
+pub use self::slo::{ALARMS_KEY, SLO_EVERY};
 
 /// How a [`History`] is opened: where, how often it writes, how much it holds back.
 #[derive(Debug, Clone)]
@@ -44,6 +45,7 @@ pub struct HistoryBuilder {
     retention: Retention,
     weights: Weights,
     incident_quiet: Duration,
+    objectives: Vec<crate::objective::Objective>,
 }
 
 impl HistoryBuilder {
@@ -93,6 +95,20 @@ impl HistoryBuilder {
         self
     }
 
+    /// Declares service level objectives ([`objective`](crate::objective)): reported by
+    /// [`History::slos`], their alerts read every 15 s once attached and broadcast to
+    /// [`History::alarms`]. One per name: a later one replaces an earlier one of the same
+    /// name. Check their targets against the registry with
+    /// [`objective::check`](crate::objective::check).
+    #[must_use]
+    pub fn objectives(
+        mut self,
+        objectives: impl IntoIterator<Item = crate::objective::Objective>,
+    ) -> Self {
+        self.objectives = slo::by_name(self.objectives.into_iter().chain(objectives));
+        self
+    }
+
     /// The history, ready to [attach](History::attach). Its store is opened (created,
     /// migrated, a corrupt file moved aside) by the task `attach` starts; a store that
     /// cannot be opened is tried again every ten seconds, and said by the `history`
@@ -102,6 +118,7 @@ impl HistoryBuilder {
         let (tx, rx) = mpsc::channel(1024);
         History {
             shared: Arc::new(Shared {
+                slos: slo::Slos::new(self.objectives.clone()),
                 builder: self,
                 tx,
                 rx: Mutex::new(Some(rx)),
@@ -148,6 +165,8 @@ pub(crate) enum Msg {
 
 pub(crate) struct Shared {
     pub(crate) builder: HistoryBuilder,
+    /// The objectives and their alarms.
+    pub(crate) slos: slo::Slos,
     pub(crate) tx: mpsc::Sender<Msg>,
     rx: Mutex<Option<mpsc::Receiver<Msg>>>,
     pub(crate) clock: OnceLock<Clock>,
@@ -241,6 +260,7 @@ impl History {
             retention: Retention::default(),
             weights: Weights::DEFAULT,
             incident_quiet: crate::incident::DEFAULT_QUIET,
+            objectives: Vec::new(),
         }
     }
 
@@ -273,6 +293,7 @@ impl History {
             )
             .map_err(|e| tracing::warn!("the history store is not reported as a dependency: {e}"))
             .ok();
+        slo::start(self, registry.downgrade());
         tokio::spawn(drive::run(
             self.shared.clone(),
             registry.downgrade(),
