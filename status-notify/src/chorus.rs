@@ -88,7 +88,7 @@ pub trait Chorus: Send + Sync + 'static {
 pub(crate) struct Voiced(HashMap<DependencyId, CheckStatus>);
 
 /// What becomes of a notice before the chorus has answered.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq)]
 pub(crate) enum Judgement {
     /// Sent as it is.
     Send(Notice),

@@ -62,7 +62,7 @@ pub use self::chorus::{Chorus, FleetVoice, Recovered, Voice};
 #[cfg_attr(docsrs, doc(cfg(feature = "history")))]
 pub use self::kept::TOLD_KEY;
 pub use self::notice::{
-    Notice, MAX_DIGEST_BYTES, MAX_PENDING, MAX_REFUSED_ACTIONS, MAX_REFUSED_ADDRESSES,
+    Notice, SloAlert, MAX_DIGEST_BYTES, MAX_PENDING, MAX_REFUSED_ACTIONS, MAX_REFUSED_ADDRESSES,
 };
 pub use self::policy::{NoticePolicy, Notifier, Told};
 pub use self::queue::SinkStats;

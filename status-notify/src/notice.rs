@@ -5,8 +5,8 @@ use serde::Serialize;
 use status_core::{CheckStatus, DependencyId};
 
 /// What the policy tells. Serialized with a `kind` (`changed`, `resolved`, `flapping`,
-/// `system`, `audit`, `digest`) and camel-case fields.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// `system`, `audit`, `refused`, `slo`, `digest`) and camel-case fields.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(
     tag = "kind",
     rename_all = "camelCase",
@@ -72,6 +72,9 @@ pub enum Notice {
         /// A few of those addresses.
         some_addresses: Vec<String>,
     },
+    /// A service level objective's burn-rate alert started or ended (status-history's
+    /// objectives; [`NotificationsBuilder::history`](crate::NotificationsBuilder) tells them).
+    Slo(Box<SloAlert>),
     /// Many notices due at once, as one.
     Digest {
         /// The notices it stands for, as many as fit in a message (see [`MAX_DIGEST_BYTES`]).
@@ -85,6 +88,32 @@ pub enum Notice {
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's signature
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// An objective's burn-rate alert that started or ended: [`Notice::Slo`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SloAlert {
+    /// The objective's name.
+    pub slo: String,
+    /// What it is about, as written: `dependency:primary-db`, `group:api`, `system`.
+    pub target: String,
+    /// `page` or `ticket`.
+    pub severity: String,
+    /// The alert's long window (`1h`).
+    pub long: String,
+    /// Its short window (`5m`).
+    pub short: String,
+    /// The burn rate both windows were over.
+    pub factor: f64,
+    /// The burn rate over the long window when it changed; `None` with nothing observed.
+    pub burn_rate: Option<f64>,
+    /// What was left of the error budget (1 untouched, below 0 overspent).
+    pub budget_remaining: f64,
+    /// Whether it started (`true`) or ended.
+    pub firing: bool,
+    /// Since when it fired (RFC 3339).
+    pub since: String,
 }
 
 /// The most notices waiting for the next tick or the next digest; past it, they are counted
@@ -173,6 +202,31 @@ impl Notice {
                     n => format!(" from {at_least}{n} addresses"),
                 };
                 format!("{calls} refused {calls_word} to {action}{from}")
+            }
+            Self::Slo(alert) => {
+                let SloAlert {
+                    slo,
+                    target,
+                    severity,
+                    long,
+                    short,
+                    factor,
+                    burn_rate,
+                    budget_remaining,
+                    firing,
+                    since,
+                } = &**alert;
+                let left = format!("{:.0} % of its error budget left", budget_remaining * 100.0);
+                if *firing {
+                    let rate = burn_rate.map_or_else(|| "?".to_owned(), |r| format!("{r:.1}"));
+                    format!(
+                        "objective {slo} ({target}) burns its error budget {rate}× over {long}                          (over {factor} in {long} and {short}): {severity}; {left}"
+                    )
+                } else {
+                    format!(
+                        "objective {slo} ({target}) no longer burns over {long} and {short}: the                          {severity} firing since {since} has ended; {left}"
+                    )
+                }
             }
             Self::Digest { notices, omitted } => {
                 // A sentence people read: the first few, then how many more (the JSON lists all).

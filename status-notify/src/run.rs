@@ -26,7 +26,18 @@ pub struct NotificationsBuilder {
     remember: Option<(RecallTold, OnTold)>,
     incidents: Option<IncidentOf>,
     chorus: Option<Arc<dyn Chorus>>,
+    feeds: Vec<Feed>,
 }
+
+/// A task started with the notifier that tells it notices from elsewhere (an objective's
+/// alarms): handed where to tell them and the registry; it ends when the notifier does.
+pub(crate) type Feed = Box<
+    dyn FnOnce(
+            tokio::sync::mpsc::Sender<Notice>,
+            status_core::WeakRegistry,
+        ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>
+        + Send,
+>;
 
 impl std::fmt::Debug for NotificationsBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -116,6 +127,13 @@ impl NotificationsBuilder {
         self
     }
 
+    /// Starts `feed` with the notifier: a task telling it notices from elsewhere.
+    #[cfg_attr(not(feature = "history"), allow(dead_code))]
+    pub(crate) fn feed(mut self, feed: Feed) -> Self {
+        self.feeds.push(feed);
+        self
+    }
+
     /// How often the policy is asked what is due. Default: 1 s.
     pub fn tick(mut self, every: Duration) -> Self {
         self.tick = every.max(Duration::from_millis(10));
@@ -150,6 +168,9 @@ impl NotificationsBuilder {
         };
         let id_prefix = format!("{:016x}", self.registry.rng("notify-ids").next_u64());
         let (tell, told) = tokio::sync::mpsc::channel(TOLD_QUEUE);
+        for feed in self.feeds {
+            runtime.spawn(feed(tell.clone(), self.registry.downgrade()));
+        }
         runtime.spawn(drive(
             Driver {
                 registry: self.registry.downgrade(),
@@ -200,6 +221,7 @@ impl Notifications {
             remember: None,
             incidents: None,
             chorus: None,
+            feeds: Vec::new(),
         }
     }
 
