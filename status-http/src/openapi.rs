@@ -87,6 +87,8 @@ struct FleetPageDoc;
         crate::history::group,
         crate::history::system,
         crate::history::report,
+        crate::history::slos::list,
+        crate::history::slos::one,
         crate::trail::history_audit,
         crate::history::transitions::dependency,
         crate::history::transitions::group,

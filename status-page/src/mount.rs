@@ -65,6 +65,12 @@ impl StatusPage {
         }
     }
 
+    /// The groups it shows, under their names for customers, in order.
+    #[must_use]
+    pub fn public_groups(&self) -> &[PublicGroup] {
+        &self.state.public
+    }
+
     /// The routes a crowd refreshes: the page (with `html`), the Statuspage v2 documents,
     /// the feeds, the badges. Serve them as the probes are, without a request span: during
     /// an incident they are the hot path.

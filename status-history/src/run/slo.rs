@@ -27,6 +27,8 @@ pub(crate) struct Slos {
     /// anew and be told twice.
     alarms: Mutex<Option<Alarms>>,
     changes: broadcast::Sender<AlarmChange>,
+    /// Every objective's report as last read together.
+    last: Mutex<Vec<SloReport>>,
 }
 
 impl Slos {
@@ -35,6 +37,7 @@ impl Slos {
             objectives,
             alarms: Mutex::new(None),
             changes: broadcast::channel(256).0,
+            last: Mutex::new(Vec::new()),
         }
     }
 }
@@ -59,7 +62,23 @@ impl History {
             reports.push(self.slo(objective).await?);
         }
         self.tell_alarms(&mut reports);
+        let mut last = crate::sync::lock(&self.shared.slos.last);
+        if last
+            .first()
+            .is_none_or(|l| reports.first().is_none_or(|r| l.at <= r.at))
+        {
+            last.clone_from(&reports);
+        }
+        drop(last);
         Ok(reports)
+    }
+
+    /// Every objective's report as last read together ([`slos`](Self::slos), by the beat
+    /// every [`SLO_EVERY`] or a reader): what a scrape shows without reading the store.
+    /// Empty before the first read.
+    #[must_use]
+    pub fn last_slos(&self) -> Vec<SloReport> {
+        crate::sync::lock(&self.shared.slos.last).clone()
     }
 
     /// What the objective named `name` reports now; `None` when none is declared by that

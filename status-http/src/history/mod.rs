@@ -21,6 +21,7 @@ pub(crate) use status_http_core::history::DaysQuery;
 pub(crate) use status_http_core::history::{kept, rejection};
 #[cfg(feature = "dashboard")]
 pub(crate) use status_http_core::tiles;
+pub(crate) mod slos;
 pub(crate) mod transitions;
 
 use crate::error::ApiError;
@@ -35,6 +36,9 @@ pub(crate) struct HistoryState {
     /// The public view: transitions' messages are not shown.
     #[cfg_attr(not(feature = "dashboard"), allow(dead_code))]
     pub(crate) public: bool,
+    /// The groups the public page shows: in the public view, the only groups whose
+    /// objectives are listed.
+    pub(crate) public_groups: Vec<String>,
     /// The overview's past days, drawn.
     #[cfg(feature = "dashboard")]
     pub(crate) tiles: tiles::TileCache,
@@ -281,6 +285,7 @@ impl HistoryState {
             registry,
             history,
             public,
+            public_groups: Vec::new(),
             #[cfg(feature = "dashboard")]
             tiles: tiles::TileCache::default(),
         }
@@ -299,6 +304,8 @@ where
         .route("/healthcheck/report", get(report))
         .route("/healthcheck/dependencies/{id}/uptime", get(dependency))
         .route("/healthcheck/groups/{name}/uptime", get(group))
+        .route("/healthcheck/slos", get(slos::list))
+        .route("/healthcheck/slos/{name}", get(slos::one))
         .route("/healthcheck/transitions", get(transitions::system))
         .route(
             "/healthcheck/dependencies/{id}/transitions",

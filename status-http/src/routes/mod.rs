@@ -135,7 +135,9 @@ impl Routes {
 
     /// Serves `history` (attached to the same registry): uptime and SLA over any window
     /// (`GET /healthcheck/uptime`, `/healthcheck/dependencies/{id}/uptime`,
-    /// `/healthcheck/groups/{name}/uptime`), the monthly report (`GET /healthcheck/report`),
+    /// `/healthcheck/groups/{name}/uptime`), the history's objectives (`GET
+    /// /healthcheck/slos`, `/healthcheck/slos/{name}`, and their gauges in `/metrics`), the
+    /// monthly report (`GET /healthcheck/report`),
     /// and the audit trail kept across restarts (`GET /admin/history/audit`): every admin
     /// call made with the token is recorded there too (calls refused for their credentials
     /// stay in memory only, so that a flood cannot fill the disk). `/metrics` gains the
@@ -147,6 +149,7 @@ impl Routes {
             let metrics = history.clone();
             self.metrics.push(Box::new(move |registry| {
                 crate::history::register_metrics(&metrics, registry);
+                crate::history::slos::register_metrics(&metrics, registry);
             }));
         }
         self.history = Some(history);

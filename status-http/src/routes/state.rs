@@ -141,14 +141,26 @@ pub(super) fn assemble(mut routes: super::Routes, probes: ProbeState) -> AppStat
             hostname: routes.registry.hostname().to_owned(),
             fleet: routes.fleet,
         }),
+        #[cfg(feature = "history")]
+        history: Arc::new({
+            #[allow(unused_mut)]
+            let mut history = crate::history::HistoryState::new(
+                routes.registry.clone(),
+                routes.history,
+                &routes.audit,
+                routes.public_view,
+            );
+            #[cfg(feature = "page")]
+            {
+                history.public_groups = page
+                    .public_groups()
+                    .iter()
+                    .map(|g| g.group().to_owned())
+                    .collect();
+            }
+            history
+        }),
         #[cfg(feature = "page")]
         page,
-        #[cfg(feature = "history")]
-        history: Arc::new(crate::history::HistoryState::new(
-            routes.registry.clone(),
-            routes.history,
-            &routes.audit,
-            routes.public_view,
-        )),
     }))
 }

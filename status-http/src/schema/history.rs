@@ -133,3 +133,69 @@ pub(crate) struct MonthReport {
     /// The system, each group, each dependency.
     series: Vec<Uptime>,
 }
+
+/// Every objective declared.
+#[derive(ToSchema)]
+pub(crate) struct Slos {
+    slos: Vec<Slo>,
+}
+
+/// A service level objective: bad time, its error budget, burn rates and alerts.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Slo {
+    /// Its name.
+    name: String,
+    /// `system`, `dependency:ID` or `group:NAME`.
+    target: String,
+    /// The share of observed time that must be good (0.999).
+    objective: f64,
+    /// The rolling window, as written (`30d`).
+    window: String,
+    /// The level from which time is bad: `MINOR`, `MAJOR` or `OUTAGE`.
+    bad_from: String,
+    /// When it was read (RFC 3339).
+    #[schema(format = DateTime)]
+    at: String,
+    /// Milliseconds observed over the window: not muted, not excluded.
+    observed_ms: u64,
+    /// Of those, bad.
+    bad_ms: u64,
+    budget: SloBudget,
+    /// The burn rate over `5m`, `30m`, `1h`, `6h`, `1d` and `3d`: the bad share of the time
+    /// observed in it over `1 - objective`; null with nothing observed.
+    burn_rates: std::collections::BTreeMap<String, Option<f64>>,
+    /// The workbook's alerts: page at 14.4 over 1h and 5m, page at 6 over 6h and 30m,
+    /// ticket at 1 over 3d and 6h.
+    alerts: Vec<SloAlert>,
+}
+
+/// The error budget over the objective's window.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SloBudget {
+    /// `(1 - objective) × observed`, whole milliseconds.
+    allowed_ms: u64,
+    /// Bad milliseconds.
+    spent_ms: u64,
+    /// What is left, as a share of the budget: 1 untouched, 0 spent, below 0 overspent.
+    remaining: f64,
+}
+
+/// A burn-rate alert as it stands.
+#[derive(ToSchema)]
+pub(crate) struct SloAlert {
+    /// `page` or `ticket`.
+    severity: String,
+    /// The long window.
+    long: String,
+    /// The short window.
+    short: String,
+    /// The burn rate both must be over.
+    factor: f64,
+    /// Whether it fires now.
+    firing: bool,
+    /// Since when (RFC 3339); null when not firing.
+    #[schema(format = DateTime)]
+    since: Option<String>,
+}

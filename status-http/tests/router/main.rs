@@ -22,5 +22,7 @@ mod presentation;
 mod probes;
 mod shapes;
 mod shutdown;
+#[cfg(feature = "history")]
+mod slos;
 mod statuspage;
 mod traffic;

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::support::{fixture, get};
 
-const ROUTES: [(&str, &str); 64] = [
+const ROUTES: [(&str, &str); 66] = [
     ("get", "/healthcheck"),
     ("get", "/healthcheck/groups/{name}"),
     ("get", "/healthcheck/groups/{name}/summary"),
@@ -38,6 +38,8 @@ const ROUTES: [(&str, &str); 64] = [
     ("get", "/healthcheck/dependencies/{id}/uptime"),
     ("get", "/healthcheck/groups/{name}/uptime"),
     ("get", "/healthcheck/report"),
+    ("get", "/healthcheck/slos"),
+    ("get", "/healthcheck/slos/{name}"),
     ("get", "/admin/history/audit"),
     ("get", "/healthcheck/transitions"),
     ("get", "/healthcheck/dependencies/{id}/transitions"),

@@ -1,0 +1,158 @@
+//! Service level objectives over HTTP: `/healthcheck/slos`, one by name, a JSON 404 for an
+//! unknown one, the public view's selection, and their gauges in `/metrics`.
+
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use status_core::{CheckStatus, Group};
+use status_history::History;
+
+use crate::support::{fixture, get, Fixture, TOKEN};
+
+fn history(f: &Fixture) -> History {
+    f.registry
+        .add_group(Group::builder("core").dependency("db").build().unwrap())
+        .unwrap();
+    let objectives = [
+        "db=dependency:db@99/30d",
+        "core=group:core@99.9/1d",
+        "all=system@95/1d",
+    ]
+    .map(|o| o.parse().unwrap());
+    status_history::objective::check(&objectives, &f.registry).unwrap();
+    let history = History::in_memory().objectives(objectives).open();
+    history.attach(&f.registry);
+    history
+}
+
+/// Ten minutes OK, then `down` of OUTAGE, checked every second.
+async fn outage(f: &Fixture, down: u64) {
+    for _ in 0..600 {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        f.registry.refresh_all().await;
+    }
+    f.set(&f.db, CheckStatus::Outage).await;
+    for _ in 0..down {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        f.registry.refresh_all().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_objective_reports_its_budget_burn_rates_and_alerts() {
+    let f = fixture().await;
+    let history = history(&f);
+    history.restored().await;
+    let app = status_http::Routes::new(&f.registry)
+        .admin_token(TOKEN)
+        .history(history.clone())
+        .build();
+    outage(&f, 120).await;
+
+    let a = get(&app, "/healthcheck/slos").await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    let all = a.json()["slos"].as_array().unwrap().clone();
+    let names: Vec<&str> = all.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["db", "core", "all"]);
+
+    let a = get(&app, "/healthcheck/slos/db").await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    let db = a.json();
+    assert_eq!(db["target"], "dependency:db");
+    assert_eq!(db["objective"], 0.99);
+    assert_eq!(db["window"], "30d");
+    assert_eq!(db["badFrom"], "MAJOR");
+    // Two minutes of outage in about twelve observed.
+    assert_eq!(db["badMs"], 120_000, "{db}");
+    let observed = db["observedMs"].as_u64().unwrap();
+    assert!((719_000..=721_000).contains(&observed), "{db}");
+    assert_eq!(db["budget"]["spentMs"], 120_000);
+    assert_eq!(db["budget"]["allowedMs"], observed / 100);
+    let remaining = db["budget"]["remaining"].as_f64().unwrap();
+    assert!(remaining < -15.0, "overspent: {db}");
+    // 5m: two of five minutes bad, over 1 %: a burn of 40.
+    let five = db["burnRates"]["5m"].as_f64().unwrap();
+    assert!((five - 40.0).abs() < 0.1, "{db}");
+    let alerts = db["alerts"].as_array().unwrap();
+    assert_eq!(alerts.len(), 3);
+    assert_eq!(
+        (
+            &alerts[0]["severity"],
+            &alerts[0]["long"],
+            &alerts[0]["short"]
+        ),
+        (&"page".into(), &"1h".into(), &"5m".into())
+    );
+    assert_eq!(alerts[0]["factor"], 14.4);
+    assert_eq!(alerts[0]["firing"], true, "{db}");
+    assert!(alerts[0]["since"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(alerts[2]["severity"], "ticket");
+
+    let a = get(&app, "/healthcheck/slos/nope").await;
+    assert_eq!(a.status, StatusCode::NOT_FOUND);
+    assert!(
+        a.json()["error"].as_str().unwrap().contains("nope"),
+        "{}",
+        a.body
+    );
+
+    // The gauges, from the last reports read.
+    let m = get(&app, "/metrics").await.body;
+    let sample = |series: &str| -> f64 {
+        let line = m
+            .lines()
+            .find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))
+            .unwrap_or_else(|| panic!("no {series} in\n{m}"));
+        line[series.len()..].trim().parse().unwrap()
+    };
+    assert!((sample("status_slo_burn_rate{slo=\"db\",window=\"5m\"}") - 40.0).abs() < 0.1);
+    assert_eq!(
+        sample("status_slo_alert_firing{slo=\"db\",severity=\"page\"}"),
+        1.0
+    );
+    assert_eq!(
+        sample("status_slo_alert_firing{slo=\"all\",severity=\"page\"}"),
+        0.0
+    );
+    assert!(sample("status_slo_error_budget_remaining_ratio{slo=\"core\"}") < 0.0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_public_view_lists_only_objectives_on_public_targets() {
+    let f = fixture().await;
+    let history = history(&f);
+    history.restored().await;
+    let app = status_http::Routes::new(&f.registry)
+        .history(history)
+        .public_view(true)
+        .build();
+    let a = get(&app, "/healthcheck/slos").await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    let names: Vec<String> = a.json()["slos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        names,
+        ["all"],
+        "db is not tagged public, core not on the page"
+    );
+    assert_eq!(
+        get(&app, "/healthcheck/slos/db").await.status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        get(&app, "/healthcheck/slos/all").await.status,
+        StatusCode::OK
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_a_history_the_objectives_are_a_json_404() {
+    let f = fixture().await;
+    let a = get(&f.app(), "/healthcheck/slos").await;
+    assert_eq!(a.status, StatusCode::NOT_FOUND);
+    assert!(a.json()["error"].is_string(), "{}", a.body);
+}
