@@ -103,6 +103,9 @@ pub struct Config {
     pub public_url: Option<String>,
     /// The status page's subscribers.
     pub subscriptions: SubscriptionsConfig,
+    /// Service level objectives over the history (`--slo`); their targets must be
+    /// registered, and they need a history.
+    pub slos: Vec<status_history::objective::Objective>,
 }
 
 /// Where history is kept.
@@ -283,6 +286,7 @@ impl Default for Config {
             readiness_group: None,
             serve_fails_from: status_core::CheckStatus::Outage,
             history: None,
+            slos: Vec::new(),
             incident_quiet: status_history::incident::DEFAULT_QUIET,
             incident_public_after: status_http::DEFAULT_PUBLIC_AFTER,
             public_url: None,

@@ -279,10 +279,17 @@ impl Demo {
                 }
             }
         });
+        // An objective on a name nobody reports would report nothing, for ever.
+        status_history::objective::check(&config.slos, &registry).context("--slo")?;
+        anyhow::ensure!(
+            config.slos.is_empty() || config.history.is_some(),
+            "--slo: objectives are read from the history: drop --no-history"
+        );
         let history = match &config.history {
             Some(HistoryTarget::Sqlite(path)) => Some(
                 status_history::History::sqlite(path)
                     .incident_quiet(config.incident_quiet)
+                    .objectives(config.slos.clone())
                     .open(),
             ),
             Some(HistoryTarget::Postgres(url)) => {
@@ -296,6 +303,7 @@ impl Demo {
                 Some(
                     status_history::History::builder(store)
                         .incident_quiet(config.incident_quiet)
+                        .objectives(config.slos.clone())
                         .open(),
                 )
             }

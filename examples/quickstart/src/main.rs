@@ -223,6 +223,12 @@ struct Args {
         conflicts_with = "no_history"
     )]
     history: String,
+    /// A service level objective over the history, repeatable: NAME=TARGET@OBJECTIVE/WINDOW,
+    /// TARGET `dependency:ID`, `group:NAME` or `system`, OBJECTIVE a percentage, WINDOW 1h to
+    /// 400d (`db=dependency:primary-db@99.9/30d`). Served at /healthcheck/slos; its burn-rate
+    /// alerts go to the notification sinks.
+    #[arg(long = "slo", value_name = "NAME=TARGET@OBJECTIVE/WINDOW", value_parser = parse_slo)]
+    slos: Vec<status_history::objective::Objective>,
     /// Keep no history: everything lives in memory and a restart forgets it.
     #[arg(long)]
     no_history: bool,
@@ -390,6 +396,7 @@ async fn main() -> anyhow::Result<()> {
         readiness_group: args.readiness_group.clone(),
         serve_fails_from: args.serve_fails_from,
         history: (!args.no_history).then(|| quickstart::HistoryTarget::parse(&args.history)),
+        slos: args.slos.clone(),
         incident_quiet: Duration::from_secs(args.incident_quiet_secs),
         incident_public_after: Duration::from_secs(args.incident_public_after_secs),
         // With mail, the links in it need an address: this one, unless told another.
@@ -545,6 +552,11 @@ fn datacenter_name(name: &str) -> Result<String, String> {
 }
 
 /// A level as `--serve-fails-from` takes it: `MINOR`, `MAJOR` or `OUTAGE`, any case.
+fn parse_slo(spec: &str) -> Result<status_history::objective::Objective, String> {
+    spec.parse()
+        .map_err(|e: status_history::Error| e.to_string())
+}
+
 fn parse_level(level: &str) -> Result<status_core::CheckStatus, String> {
     match level.parse::<status_core::CheckStatus>() {
         Ok(status_core::CheckStatus::Ok) | Err(_) => Err(format!(

@@ -284,15 +284,25 @@ impl FromStr for Objective {
         let (name, rest) = spec.split_once('=').ok_or_else(|| refuse("no `=`"))?;
         let (target, rest) = rest.rsplit_once('@').ok_or_else(|| refuse("no `@`"))?;
         let (percent, window) = rest.split_once('/').ok_or_else(|| refuse("no `/`"))?;
-        let percent: f64 = percent
-            .trim()
-            .parse()
-            .ok()
-            .filter(|p: &f64| p.is_finite())
-            .ok_or_else(|| refuse("the objective is a percentage"))?;
+        let ratio = ratio_of_percent(percent.trim())
+            .ok_or_else(|| refuse("the objective is a percentage, such as 99.9"))?;
         let target = parse_target(target)?;
-        Objective::new(name.trim(), target, percent / 100.0, window)
+        Objective::new(name.trim(), target, ratio, window)
     }
+}
+
+/// `99.9` as the ratio 0.999 exactly as `0.999` reads (not `99.9 / 100`, a bit above):
+/// whole digits, optionally a point and more digits.
+fn ratio_of_percent(text: &str) -> Option<f64> {
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    let digits = |d: &str| d.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() || !digits(whole) || !digits(fraction) || whole.len() + fraction.len() > 15
+    {
+        return None;
+    }
+    let scaled: f64 = format!("{whole}{fraction}").parse().ok()?;
+    let places = i32::try_from(fraction.len()).ok()? + 2;
+    Some(scaled / 10f64.powi(places))
 }
 
 impl fmt::Display for Objective {

@@ -18,7 +18,18 @@ fn an_objective_is_read_from_the_flag_and_refuses_what_is_not_one() {
     let o: Objective = "db=dependency:primary-db@99.9/30d".parse().unwrap();
     assert_eq!(o.name(), "db");
     assert_eq!(o.target(), &Series::Dependency("primary-db".into()));
-    assert!((o.objective() - 0.999).abs() < 1e-12);
+    assert_eq!(o.objective(), 0.999, "as 0.999 reads, to the bit");
+    assert_eq!(
+        "x=system@99.95/1d"
+            .parse::<Objective>()
+            .unwrap()
+            .objective(),
+        0.9995
+    );
+    assert_eq!(
+        "x=system@90/1d".parse::<Objective>().unwrap().objective(),
+        0.9
+    );
     assert_eq!(o.window(), Duration::days(30));
     assert_eq!(o.bad_level(), CheckStatus::Major);
     assert_eq!(o.to_string(), "db=dependency:primary-db@99.9/30d");
@@ -32,6 +43,9 @@ fn an_objective_is_read_from_the_flag_and_refuses_what_is_not_one() {
         ("db=dependency:primary-db@100/30d", "between 0 and 100"),
         ("db=dependency:primary-db@0/30d", "between 0 and 100"),
         ("db=dependency:primary-db@NaN/30d", "percentage"),
+        ("db=dependency:primary-db@-5/30d", "percentage"),
+        ("db=dependency:primary-db@9e1/30d", "percentage"),
+        ("db=dependency:primary-db@.5/30d", "percentage"),
         ("db=dependency:primary-db@abc/30d", "percentage"),
         ("db=dependency:primary-db@99/30m", "from 1h"),
         ("db=dependency:primary-db@99/401d", "30d"),
