@@ -40,6 +40,7 @@
 //! | `tally` | the pure `Recorder`: events in, increments per minute out |
 //! | `uptime`, `model` | the uptime fold over buckets; series, tiers, buckets, records |
 //! | [`objective`] | service level objectives: bad time, budgets, burn rates and the workbook's alerts, pure; [`History::slo`] reads them |
+//! | [`exclusion`] | past windows marked as planned maintenance: their time moved to muted time in every tier, pure |
 //! | [`incident`] | the pure `IncidentTracker` (told the registry's facts), `merge` of a fleet's facts into one incident, update kinds |
 //! | `store`, `sqlite`, `postgres` | the one [`HistoryStore`] trait and its two stores, with their migrations |
 //! | `run` | [`History`]: the driver (events in, a write a second), the live reads, restore at a start; incidents' updates and postmortems, announced maintenances, the status page's subscribers and their deliveries |
@@ -112,6 +113,7 @@ macro_rules! add_totals {
 }
 
 mod error;
+pub mod exclusion;
 pub mod incident;
 mod model;
 pub mod objective;
@@ -122,6 +124,7 @@ mod sqlite;
 mod store;
 mod sync;
 mod tally;
+mod tier;
 mod uptime;
 mod writes;
 
@@ -136,9 +139,9 @@ pub use self::model::{
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use self::postgres::{postgres_migrations, PostgresHistory};
 pub use self::run::{
-    History, HistoryBuilder, HistoryStats, NewAnnouncement, Restored, ALARMS_KEY, HISTORY_ID,
-    MAX_ANNOUNCED_DEPENDENCIES, MAX_ANNOUNCEMENT_BODY, MAX_ANNOUNCEMENT_TITLE, MAX_POSTMORTEM,
-    MAX_UPDATE_MESSAGE, OPERATOR, SLO_EVERY,
+    History, HistoryBuilder, HistoryStats, NewAnnouncement, NewExclusion, Restored, ALARMS_KEY,
+    HISTORY_ID, MAX_ANNOUNCED_DEPENDENCIES, MAX_ANNOUNCEMENT_BODY, MAX_ANNOUNCEMENT_TITLE,
+    MAX_POSTMORTEM, MAX_UPDATE_MESSAGE, OPERATOR, SLO_EVERY,
 };
 pub use self::sqlite::{migrations, Opened, SqliteHistory, SqliteStore};
 pub use self::store::{HistoryStore, StoreFuture};

@@ -8,6 +8,7 @@ use std::pin::Pin;
 
 use chrono::{DateTime, Utc};
 
+use crate::exclusion::Exclusion;
 use crate::incident::{Incident, IncidentUpdate, NewPostmortem, NewUpdate, Postmortem};
 use crate::model::{
     Announcement, AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Subscriber,
@@ -128,6 +129,15 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug + 'static {
         id: i64,
         at: DateTime<Utc>,
     ) -> StoreFuture<'_, Option<Announcement>>;
+
+    /// Keeps an exclusion (its `id` is the store's); answers it as kept.
+    fn exclude<'a>(&'a self, exclusion: &'a Exclusion) -> StoreFuture<'a, Exclusion>;
+
+    /// Every exclusion kept, the oldest window first (at most 1,000).
+    fn exclusions(&self) -> StoreFuture<'_, Vec<Exclusion>>;
+
+    /// Removes exclusion `id`; answers it, or `None` when there is none.
+    fn remove_exclusion(&self, id: i64) -> StoreFuture<'_, Option<Exclusion>>;
 
     /// The status page's subscriber of `kind` at `address`, if any.
     fn subscriber<'a>(

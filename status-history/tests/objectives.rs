@@ -155,3 +155,109 @@ async fn an_outage_pages_once_across_a_restart_and_its_end_is_told() {
     assert!(!fast[0].firing && fast[0].since == since);
     assert!(!history.slo_named("db").await.unwrap().unwrap().alerts[0].firing);
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_exclusion_takes_an_outage_out_of_the_objective_and_its_removal_puts_it_back() {
+    use status_history::{NewExclusion, Series};
+    let path = temp("exclude");
+    let level = Arc::new(AtomicU8::new(0));
+    let registry = make(start(), &level);
+    let history = History::sqlite(&path).objectives(objectives()).open();
+    history.attach(&registry);
+    history.restored().await;
+    run_for(Duration::from_secs(300)).await;
+    level.store(3, Ordering::SeqCst);
+    run_for(Duration::from_secs(240)).await;
+    level.store(0, Ordering::SeqCst);
+    run_for(Duration::from_secs(120)).await;
+    let before = history.slo_named("db").await.unwrap().unwrap();
+    assert!(
+        (239_000..=241_000).contains(&before.bad_ms),
+        "{}",
+        before.bad_ms
+    );
+    let uptime_before = history
+        .uptime_over(Series::Dependency("db".into()), chrono::Duration::hours(1))
+        .await
+        .unwrap();
+
+    let new = |from: i64, to: i64| NewExclusion {
+        series: Series::Dependency("db".into()),
+        from: start() + chrono::Duration::seconds(from),
+        to: start() + chrono::Duration::seconds(to),
+        reason: "planned failover".into(),
+        actor: Some("alice".into()),
+    };
+    // From minute 5 to minute 9: the outage, whole minutes.
+    let e = history.exclude(&new(300, 540)).await.unwrap();
+    assert_eq!(
+        (e.from, e.to),
+        (
+            start() + chrono::Duration::minutes(5),
+            start() + chrono::Duration::minutes(9)
+        )
+    );
+    let after = history.slo_named("db").await.unwrap().unwrap();
+    assert_eq!(after.bad_ms, 0, "excluded time is not bad");
+    assert_eq!(
+        after.observed_ms + 240_000,
+        before.observed_ms,
+        "nor observed"
+    );
+    let uptime = history
+        .uptime_over(Series::Dependency("db".into()), chrono::Duration::hours(1))
+        .await
+        .unwrap();
+    assert_eq!(uptime.spent.outage, 0);
+    assert_eq!(uptime.spent.muted, uptime_before.spent.muted + 240_000);
+    assert_eq!(uptime.uptime, Some(1.0));
+    let tiles = history
+        .days(Series::Dependency("db".into()), 1)
+        .await
+        .unwrap();
+    assert_eq!(
+        tiles[0].muted_ms, 240_000,
+        "the day shows it as maintenance"
+    );
+
+    // Refusals keep nothing.
+    let overlap = history.exclude(&new(480, 600)).await.unwrap_err();
+    assert!(overlap.is_conflict(), "{overlap}");
+    let future = history.exclude(&new(600, 7_200)).await.unwrap_err();
+    assert!(
+        future.is_invalid() && future.to_string().contains("future"),
+        "{future}"
+    );
+    let reversed = history.exclude(&new(600, 500)).await.unwrap_err();
+    assert!(reversed.is_invalid(), "{reversed}");
+    let short = history.exclude(&new(600, 620)).await.unwrap_err();
+    assert!(short.is_invalid(), "{short}");
+    let blank = NewExclusion {
+        reason: " ".into(),
+        ..new(0, 60)
+    };
+    assert!(history.exclude(&blank).await.unwrap_err().is_invalid());
+    assert_eq!(history.exclusions().await.unwrap().len(), 1);
+
+    // Kept across a restart.
+    history.flush().await;
+    drop(registry);
+    history.close().await;
+    let registry = make(start() + chrono::Duration::minutes(12), &level);
+    let history = History::sqlite(&path).objectives(objectives()).open();
+    history.attach(&registry);
+    history.restored().await;
+    let kept = history.exclusions().await.unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].reason, "planned failover");
+    assert_eq!(history.slo_named("db").await.unwrap().unwrap().bad_ms, 0);
+    let removed = history.remove_exclusion(kept[0].id).await.unwrap().unwrap();
+    assert_eq!(removed.id, kept[0].id);
+    assert!(history
+        .remove_exclusion(kept[0].id)
+        .await
+        .unwrap()
+        .is_none());
+    let back = history.slo_named("db").await.unwrap().unwrap();
+    assert_eq!(back.bad_ms, before.bad_ms, "its time counts again");
+}

@@ -211,93 +211,143 @@ fn uptime_and_objectives_equal_a_replay_across_restarts_in_postgres() {
         schedule::steps(),
         schedule::windows(),
         schedule::objectives(),
+        schedule::windows(),
     );
     runner
-        .run(&strategy, |((steps, end), windows, objectives)| {
-            // A series of its own per case: the database is shared by every case.
-            let n = case.fetch_add(1, Ordering::Relaxed);
-            let db = Series::Dependency(format!("db-{n}"));
-            runtime.block_on(async {
-                let mut s = store(&pg, "prop");
-                s.open(at(schedule::T0)).await.unwrap();
-                let mut recorder = Recorder::new();
-                let write = async |s: &PostgresHistory, batch| {
-                    s.write(&Writes {
-                        batch,
-                        ..Writes::default()
-                    })
-                    .await
-                    .unwrap();
-                };
-                for (t, step) in &steps {
-                    match step {
-                        Step::Restart { kill } => {
-                            if !kill {
-                                write(&s, recorder.flush(*t, true)).await;
-                            }
-                            recorder = Recorder::new();
-                            s.close().await.unwrap();
-                            s = store(&pg, "prop");
-                            s.open(at(*t)).await.unwrap();
-                        }
-                        Step::Level(l) => recorder.changed(&db, *t, *l, "m", vec![]),
-                        Step::Check { muted, us } => {
-                            recorder.checked(&db, *t, false, *us, *muted);
-                        }
-                        Step::Flush(aggregates) => {
-                            write(&s, recorder.flush(*t, *aggregates)).await;
-                        }
-                    }
-                }
-                write(&s, recorder.flush(end, true)).await;
-                for (back, len) in &windows {
-                    let from = at(end - back);
-                    let to = from + chrono::Duration::milliseconds(*len);
-                    let Ok(window) = Window::new(from, to, at(end), &retention()) else {
-                        continue;
-                    };
-                    let buckets = s
-                        .buckets(&db, window.tier, window.from, window.to)
+        .run(
+            &strategy,
+            |((steps, end), windows, objectives, excluded)| {
+                // A series of its own per case: the database is shared by every case.
+                let n = case.fetch_add(1, Ordering::Relaxed);
+                let db = Series::Dependency(format!("db-{n}"));
+                runtime.block_on(async {
+                    let mut s = store(&pg, "prop");
+                    s.open(at(schedule::T0)).await.unwrap();
+                    let mut recorder = Recorder::new();
+                    let write = async |s: &PostgresHistory, batch| {
+                        s.write(&Writes {
+                            batch,
+                            ..Writes::default()
+                        })
                         .await
                         .unwrap();
-                    let got =
-                        UptimeReport::of(db.clone(), window, &buckets, Weights::DEFAULT).spent;
-                    let want = replay(
-                        &steps,
-                        end,
-                        window.from.timestamp_millis(),
-                        window.to.timestamp_millis(),
-                    );
-                    assert_eq!(
-                        [got.ok, got.minor, got.major, got.outage, got.muted],
-                        want,
-                        "window {window:?}"
-                    );
-                }
-                // Every objective on the same schedule, read as `History::slo` reads it.
-                for objective in &objectives {
-                    let objective = status_history::objective::Objective::new(
-                        "db",
-                        db.clone(),
-                        objective.objective(),
-                        objective.window_text(),
-                    )
-                    .unwrap()
-                    .bad_from(objective.bad_level())
-                    .unwrap();
-                    let windows =
-                        status_history::objective::Windows::of(&objective, at(end), &retention())
-                            .unwrap();
-                    let mut read = Vec::new();
-                    for (tier, from, to) in windows.reads() {
-                        read.push((tier, s.buckets(&db, tier, from, to).await.unwrap()));
+                    };
+                    for (t, step) in &steps {
+                        match step {
+                            Step::Restart { kill } => {
+                                if !kill {
+                                    write(&s, recorder.flush(*t, true)).await;
+                                }
+                                recorder = Recorder::new();
+                                s.close().await.unwrap();
+                                s = store(&pg, "prop");
+                                s.open(at(*t)).await.unwrap();
+                            }
+                            Step::Level(l) => recorder.changed(&db, *t, *l, "m", vec![]),
+                            Step::Check { muted, us } => {
+                                recorder.checked(&db, *t, false, *us, *muted);
+                            }
+                            Step::Flush(aggregates) => {
+                                write(&s, recorder.flush(*t, *aggregates)).await;
+                            }
+                        }
                     }
-                    schedule::assert_objective_replays(&objective, &steps, end, &windows, &read);
-                }
-                s.close().await.unwrap();
-            });
-            Ok(())
-        })
+                    write(&s, recorder.flush(end, true)).await;
+                    for (back, len) in &windows {
+                        let from = at(end - back);
+                        let to = from + chrono::Duration::milliseconds(*len);
+                        let Ok(window) = Window::new(from, to, at(end), &retention()) else {
+                            continue;
+                        };
+                        let buckets = s
+                            .buckets(&db, window.tier, window.from, window.to)
+                            .await
+                            .unwrap();
+                        let got =
+                            UptimeReport::of(db.clone(), window, &buckets, Weights::DEFAULT).spent;
+                        let want = replay(
+                            &steps,
+                            end,
+                            window.from.timestamp_millis(),
+                            window.to.timestamp_millis(),
+                        );
+                        assert_eq!(
+                            [got.ok, got.minor, got.major, got.outage, got.muted],
+                            want,
+                            "window {window:?}"
+                        );
+                    }
+                    // Exclusions made at the end, from the buckets of every tier, read once.
+                    let mut all = Vec::new();
+                    for tier in status_history::Tier::ALL {
+                        let (a, z) = (tier.floor(at(schedule::T0)), tier.ceil(at(end)));
+                        all.push((tier, s.buckets(&db, tier, a, z).await.unwrap()));
+                    }
+                    let read = |tier, a: DateTime<Utc>, z: DateTime<Utc>| {
+                        let (a, z) = (a.timestamp(), z.timestamp());
+                        all.iter()
+                            .find(|(t, _)| *t == tier)
+                            .map(|(_, b)| {
+                                b.iter()
+                                    .filter(|b| b.start >= a && b.start < z)
+                                    .copied()
+                                    .collect()
+                            })
+                            .unwrap_or_default()
+                    };
+                    let exclusions = schedule::exclusions(&db, end, &excluded, read);
+                    for (back, len) in &windows {
+                        let from = at(end - back);
+                        let to = from + chrono::Duration::milliseconds(*len);
+                        let Ok(window) = Window::new(from, to, at(end), &retention()) else {
+                            continue;
+                        };
+                        let mut buckets = s
+                            .buckets(&db, window.tier, window.from, window.to)
+                            .await
+                            .unwrap();
+                        for e in &exclusions {
+                            e.apply(&db, window.tier, &mut buckets);
+                        }
+                        let got =
+                            UptimeReport::of(db.clone(), window, &buckets, Weights::DEFAULT).spent;
+                        let (a, z) = (window.from.timestamp_millis(), window.to.timestamp_millis());
+                        assert_eq!(
+                            [got.ok, got.minor, got.major, got.outage, got.muted],
+                            schedule::replay_excluded(&steps, end, a, z, &exclusions),
+                            "window {window:?} with exclusions"
+                        );
+                    }
+                    // Every objective on the same schedule, read as `History::slo` reads it.
+                    for objective in &objectives {
+                        let objective = status_history::objective::Objective::new(
+                            "db",
+                            db.clone(),
+                            objective.objective(),
+                            objective.window_text(),
+                        )
+                        .unwrap()
+                        .bad_from(objective.bad_level())
+                        .unwrap();
+                        let windows = status_history::objective::Windows::of(
+                            &objective,
+                            at(end),
+                            &retention(),
+                        )
+                        .unwrap();
+                        let mut read = Vec::new();
+                        for (tier, from, to) in windows.reads() {
+                            read.push((tier, s.buckets(&db, tier, from, to).await.unwrap()));
+                        }
+                        schedule::assert_objective_replays(
+                            &objective, &steps, end, &windows, &read,
+                        );
+                    }
+                    s.close().await.unwrap();
+                });
+                Ok(())
+            },
+        )
         .unwrap();
 }
 

@@ -139,6 +139,49 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Windows excluded after the fact: in every tier and window read, what the series spent
+    /// in each level inside them is muted time, exactly as a replay moves it.
+    #[test]
+    fn exclusions_move_their_time_to_muted_in_every_tier(
+        (steps, end) in schedule::steps(),
+        windows in schedule::windows(),
+        excluded in schedule::windows(),
+    ) {
+        let path = temp("exclusions");
+        let store = run(&steps, end, &path);
+        let now = Utc.timestamp_millis_opt(end).unwrap();
+        let series = Series::Dependency("db".into());
+        let read = |tier: Tier, from: chrono::DateTime<Utc>, to: chrono::DateTime<Utc>| {
+            store.buckets(&series, tier, from.timestamp(), to.timestamp()).unwrap()
+        };
+        let exclusions = schedule::exclusions(&series, end, &excluded, read);
+        for (back, len) in windows {
+            let from = Utc.timestamp_millis_opt(end - back).unwrap();
+            let to = from + chrono::Duration::milliseconds(len);
+            let Ok(window) = Window::new(from, to, now, &retention()) else {
+                continue;
+            };
+            let mut buckets = read(window.tier, window.from, window.to);
+            for e in &exclusions {
+                e.apply(&series, window.tier, &mut buckets);
+            }
+            let got = UptimeReport::of(series.clone(), window, &buckets, Weights::DEFAULT).spent;
+            let (a, z) = (window.from.timestamp_millis(), window.to.timestamp_millis());
+            let want = schedule::replay_excluded(&steps, end, a, z, &exclusions);
+            prop_assert_eq!(
+                [got.ok, got.minor, got.major, got.outage, got.muted],
+                want,
+                "window {:?}, exclusions {:?}",
+                window,
+                exclusions.iter().map(|e| (e.from, e.to)).collect::<Vec<_>>()
+            );
+        }
+    }
+}
+
 #[test]
 fn each_tier_is_read_by_the_age_of_the_window() {
     let r = retention();

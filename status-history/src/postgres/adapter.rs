@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use chrono::{DateTime, Utc};
 
 use super::{write, PostgresHistory};
+use crate::exclusion::Exclusion;
 use crate::incident::{Incident, IncidentUpdate, NewPostmortem, NewUpdate, Postmortem};
 use crate::model::{
     Announcement, AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Subscriber,
@@ -134,6 +135,18 @@ impl HistoryStore for PostgresHistory {
         at: DateTime<Utc>,
     ) -> StoreFuture<'_, Option<Announcement>> {
         Box::pin(self.cancel_announcement_of(id, at.timestamp_millis()))
+    }
+
+    fn exclude<'a>(&'a self, exclusion: &'a Exclusion) -> StoreFuture<'a, Exclusion> {
+        Box::pin(self.exclude_of(exclusion))
+    }
+
+    fn exclusions(&self) -> StoreFuture<'_, Vec<Exclusion>> {
+        Box::pin(self.exclusions_of())
+    }
+
+    fn remove_exclusion(&self, id: i64) -> StoreFuture<'_, Option<Exclusion>> {
+        Box::pin(self.remove_exclusion_of(id))
     }
 
     fn subscriber<'a>(

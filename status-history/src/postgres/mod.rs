@@ -5,6 +5,7 @@
 
 mod adapter;
 mod announce;
+mod exclusions;
 mod incidents;
 mod read;
 mod schema;

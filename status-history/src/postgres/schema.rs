@@ -154,6 +154,19 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         at BIGINT NOT NULL,
         PRIMARY KEY (event, subscriber)
     );",
+    // 7: past windows excluded from uptime and objectives (planned maintenance said after
+    // the fact), with what each bucket had in them when they were made (a JSON list).
+    "CREATE TABLE sh_exclusions (
+        id BIGSERIAL PRIMARY KEY,
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        start BIGINT NOT NULL,
+        until BIGINT NOT NULL,
+        reason TEXT NOT NULL,
+        actor TEXT,
+        created BIGINT NOT NULL,
+        amounts TEXT NOT NULL
+    );",
 ];
 
 use tokio_postgres::Client;

@@ -19,6 +19,7 @@ use crate::{Retention, Writes};
 
 mod announce;
 mod drive;
+mod exclusions;
 mod health;
 mod incidents;
 mod kept;
@@ -32,6 +33,7 @@ pub const HISTORY_ID: &str = "history";
 pub use self::announce::{
     NewAnnouncement, MAX_ANNOUNCED_DEPENDENCIES, MAX_ANNOUNCEMENT_BODY, MAX_ANNOUNCEMENT_TITLE,
 };
+pub use self::exclusions::NewExclusion;
 pub use self::incidents::{MAX_POSTMORTEM, MAX_UPDATE_MESSAGE, OPERATOR};
 pub use self::slo::{ALARMS_KEY, SLO_EVERY};
 
@@ -119,6 +121,7 @@ impl HistoryBuilder {
         History {
             shared: Arc::new(Shared {
                 slos: slo::Slos::new(self.objectives.clone()),
+                excluded: Mutex::default(),
                 builder: self,
                 tx,
                 rx: Mutex::new(Some(rx)),
@@ -167,6 +170,8 @@ pub(crate) struct Shared {
     pub(crate) builder: HistoryBuilder,
     /// The objectives and their alarms.
     pub(crate) slos: slo::Slos,
+    /// The exclusions as last read.
+    pub(crate) excluded: Mutex<exclusions::Excluded>,
     pub(crate) tx: mpsc::Sender<Msg>,
     rx: Mutex<Option<mpsc::Receiver<Msg>>>,
     pub(crate) clock: OnceLock<Clock>,

@@ -73,8 +73,23 @@ impl History {
     }
 
     /// The buckets of `series` in `tier` from `from` to `to`, what the store holds plus
-    /// what this process has not written yet, oldest first.
+    /// what this process has not written yet, oldest first, excluded time moved to muted
+    /// time.
     pub(super) async fn live_buckets(
+        &self,
+        series: &Series,
+        tier: Tier,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<Bucket>, Error> {
+        let mut buckets = self.stored_and_live(series, tier, from, to).await?;
+        self.apply_exclusions(series, tier, &mut buckets).await;
+        Ok(buckets)
+    }
+
+    /// The buckets of `series` in `tier` from `from` to `to`, what the store holds plus
+    /// what this process has not written yet, oldest first, as they were recorded.
+    pub(super) async fn stored_and_live(
         &self,
         series: &Series,
         tier: Tier,
@@ -137,9 +152,15 @@ impl History {
     ) -> Result<Vec<(Series, Vec<DayTile>)>, Error> {
         let (first, end) = self.last_days(days);
         let rows = self.shared.store().days_of(kind, first, end).await?;
+        let exclusions = self.current_exclusions().await;
         Ok(rows
             .into_iter()
-            .map(|(series, buckets)| (series, tiles(first, end, &buckets)))
+            .map(|(series, mut buckets)| {
+                for e in exclusions.iter() {
+                    e.apply(&series, Tier::Day, &mut buckets);
+                }
+                (series, tiles(first, end, &buckets))
+            })
             .collect())
     }
 

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use chrono::{DateTime, Utc};
 
 use super::SqliteStore;
+use crate::exclusion::Exclusion;
 use crate::incident::{Incident, IncidentUpdate, NewPostmortem, NewUpdate, Postmortem};
 use crate::model::{
     Announcement, AuditRecord, Bucket, MuteRecord, OverrideRecord, Series, Subscriber,
@@ -241,6 +242,19 @@ impl HistoryStore for SqliteHistory {
         at: DateTime<Utc>,
     ) -> StoreFuture<'_, Option<Announcement>> {
         self.with(move |store| store.cancel_announcement(id, at.timestamp_millis()))
+    }
+
+    fn exclude<'a>(&'a self, exclusion: &'a Exclusion) -> StoreFuture<'a, Exclusion> {
+        let exclusion = exclusion.clone();
+        self.with(move |store| store.exclude(&exclusion))
+    }
+
+    fn exclusions(&self) -> StoreFuture<'_, Vec<Exclusion>> {
+        self.with(|store| store.exclusions())
+    }
+
+    fn remove_exclusion(&self, id: i64) -> StoreFuture<'_, Option<Exclusion>> {
+        self.with(move |store| store.remove_exclusion(id))
     }
 
     fn subscriber<'a>(

@@ -3,6 +3,7 @@
 
 mod adapter;
 mod announce;
+mod exclusions;
 mod incidents;
 mod read;
 mod schema;

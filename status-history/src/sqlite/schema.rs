@@ -144,6 +144,19 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         at INTEGER NOT NULL,
         PRIMARY KEY (event, subscriber)
     );",
+    // 7: past windows excluded from uptime and objectives (planned maintenance said after
+    // the fact), with what each bucket had in them when they were made (a JSON list).
+    "CREATE TABLE exclusions (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        start INTEGER NOT NULL,
+        until INTEGER NOT NULL,
+        reason TEXT NOT NULL,
+        actor TEXT,
+        created INTEGER NOT NULL,
+        amounts TEXT NOT NULL
+    );",
 ];
 
 /// The version a file is at once migrated.

@@ -213,3 +213,78 @@ pub(crate) fn assert_objective_replays(
         );
     }
 }
+
+/// Exclusions of `series` made at `end` over the windows `excluded` (back from the end, and
+/// long), those that are one and overlap none before, from the buckets `read` answers.
+pub(crate) fn exclusions(
+    series: &status_history::Series,
+    end: i64,
+    excluded: &[(i64, i64)],
+    read: impl Fn(
+        status_history::Tier,
+        chrono::DateTime<chrono::Utc>,
+        chrono::DateTime<chrono::Utc>,
+    ) -> Vec<status_history::Bucket>,
+) -> Vec<status_history::exclusion::Exclusion> {
+    use chrono::TimeZone;
+    use status_history::exclusion::Exclusion;
+    let at = |ms: i64| chrono::Utc.timestamp_millis_opt(ms).unwrap();
+    let now = at(end);
+    let mut out: Vec<Exclusion> = Vec::new();
+    for (back, len) in excluded {
+        let from = at(end - back);
+        let to = (from + chrono::Duration::milliseconds(*len)).min(now);
+        let Ok((from, to, tier)) = Exclusion::window(from, to, now, &retention()) else {
+            continue;
+        };
+        if out.iter().any(|e| e.overlaps(series, from, to)) {
+            continue;
+        }
+        let reads: Vec<_> = Exclusion::reads(from, to)
+            .into_iter()
+            .map(|(t, a, z)| (t, read(t, a, z)))
+            .collect();
+        let amounts = Exclusion::amounts(from, to, tier, |t| {
+            reads
+                .iter()
+                .find(|(k, _)| *k == t)
+                .map_or(&[][..], |(_, b)| b.as_slice())
+        });
+        out.push(Exclusion {
+            id: 0,
+            series: series.clone(),
+            from,
+            to,
+            reason: "planned".into(),
+            actor: None,
+            created: now,
+            amounts,
+        });
+    }
+    out
+}
+
+/// [`replay`] from `from` to `to`, the time in each level inside `exclusions` moved to muted.
+pub(crate) fn replay_excluded(
+    steps: &[(i64, Step)],
+    end: i64,
+    from: i64,
+    to: i64,
+    exclusions: &[status_history::exclusion::Exclusion],
+) -> [u64; 5] {
+    let mut want = replay(steps, end, from, to);
+    for e in exclusions {
+        let (a, z) = (
+            e.from.timestamp_millis().max(from),
+            e.to.timestamp_millis().min(to),
+        );
+        if z > a {
+            let x = replay(steps, end, a, z);
+            for slot in 0..4 {
+                want[slot] -= x[slot];
+                want[4] += x[slot];
+            }
+        }
+    }
+    want
+}
