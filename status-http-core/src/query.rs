@@ -42,3 +42,18 @@ where
             }),
     }
 }
+
+/// The id a path segment `text` names (`what`: "an incident"), a positive integer; a 400
+/// saying so when it is not one.
+///
+/// # Errors
+///
+/// The 400 for anything but a positive integer.
+pub fn positive_id(what: &str, text: &str) -> Result<i64, ApiError> {
+    text.parse::<i64>()
+        .ok()
+        .filter(|id| *id > 0)
+        .ok_or_else(|| {
+            ApiError::bad_request(format!("{text:?} is not {what} id (a positive integer)"))
+        })
+}

@@ -75,16 +75,7 @@ fn incident_json(i: &Incident) -> serde_json::Value {
 /// and its feeds show them all.
 const MAX_UPDATES: usize = 100;
 
-/// The id `text` names (`what`: "an incident"), a positive integer; a 400 saying so when it
-/// is not one.
-pub(crate) fn positive_id(what: &str, text: &str) -> Result<i64, ApiError> {
-    text.parse::<i64>()
-        .ok()
-        .filter(|id| *id > 0)
-        .ok_or_else(|| {
-            ApiError::bad_request(format!("{text:?} is not {what} id (a positive integer)"))
-        })
-}
+pub(crate) use status_http_core::query::positive_id;
 
 /// Incident `id`, read from `history`; a 404 when there is none.
 async fn incident(history: &status_history::History, id: i64) -> Result<Incident, ApiError> {

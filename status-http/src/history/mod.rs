@@ -21,6 +21,7 @@ pub(crate) use status_http_core::history::DaysQuery;
 pub(crate) use status_http_core::history::{kept, rejection};
 #[cfg(feature = "dashboard")]
 pub(crate) use status_http_core::tiles;
+pub(crate) mod exclusions;
 pub(crate) mod slos;
 pub(crate) mod transitions;
 

@@ -26,6 +26,15 @@ pub(super) fn routes() -> Router<AppState> {
             put(crate::mutes::mute).delete(crate::mutes::unmute),
         );
     #[cfg(feature = "history")]
-    let actions = actions.route("/admin/history/audit", get(crate::trail::history_audit));
+    let actions = actions
+        .route("/admin/history/audit", get(crate::trail::history_audit))
+        .route(
+            "/admin/exclusions",
+            get(crate::history::exclusions::list).post(crate::history::exclusions::exclude),
+        )
+        .route(
+            "/admin/exclusions/{id}",
+            axum::routing::delete(crate::history::exclusions::remove),
+        );
     actions
 }

@@ -199,3 +199,53 @@ pub(crate) struct SloAlert {
     #[schema(format = DateTime)]
     since: Option<String>,
 }
+
+/// An exclusion to make: one `dependency` or one `group`, a past window, why.
+#[derive(ToSchema)]
+pub(crate) struct ExcludeRequest {
+    /// The dependency (or `group`).
+    dependency: Option<String>,
+    /// The group (or `dependency`).
+    group: Option<String>,
+    /// The window's start (RFC 3339), rounded down to the buckets kept at it: minutes within
+    /// a day, hours within a month, days beyond.
+    #[schema(format = DateTime)]
+    from: String,
+    /// The window's end (RFC 3339, not after now), rounded down the same way.
+    #[schema(format = DateTime)]
+    to: String,
+    /// Why: `planned failover`.
+    reason: String,
+    /// Who, as the audit trail says it.
+    actor: Option<String>,
+}
+
+/// A past window counted as planned maintenance.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Exclusion {
+    id: i64,
+    /// The dependency, for one.
+    dependency: Option<String>,
+    /// The group, for one.
+    group: Option<String>,
+    /// Its start, as rounded (RFC 3339).
+    #[schema(format = DateTime)]
+    from: String,
+    /// Its end, as rounded (RFC 3339).
+    #[schema(format = DateTime)]
+    to: String,
+    reason: String,
+    actor: Option<String>,
+    /// When it was made (RFC 3339).
+    #[schema(format = DateTime)]
+    created: String,
+    /// The time in a level it moved to muted time, in milliseconds.
+    excluded_ms: u64,
+}
+
+/// Every exclusion kept.
+#[derive(ToSchema)]
+pub(crate) struct ExclusionList {
+    exclusions: Vec<Exclusion>,
+}

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::support::{fixture, get};
 
-const ROUTES: [(&str, &str); 66] = [
+const ROUTES: [(&str, &str); 69] = [
     ("get", "/healthcheck"),
     ("get", "/healthcheck/groups/{name}"),
     ("get", "/healthcheck/groups/{name}/summary"),
@@ -40,6 +40,9 @@ const ROUTES: [(&str, &str); 66] = [
     ("get", "/healthcheck/report"),
     ("get", "/healthcheck/slos"),
     ("get", "/healthcheck/slos/{name}"),
+    ("get", "/admin/exclusions"),
+    ("post", "/admin/exclusions"),
+    ("delete", "/admin/exclusions/{id}"),
     ("get", "/admin/history/audit"),
     ("get", "/healthcheck/transitions"),
     ("get", "/healthcheck/dependencies/{id}/transitions"),

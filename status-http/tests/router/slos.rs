@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
-use axum::http::StatusCode;
+use axum::http::{Method, StatusCode};
 use status_core::{CheckStatus, Group};
 use status_history::History;
 
-use crate::support::{fixture, get, Fixture, TOKEN};
+use crate::support::{admin, fixture, get, Fixture, TOKEN};
 
 fn history(f: &Fixture) -> History {
     f.registry
@@ -155,4 +155,154 @@ async fn without_a_history_the_objectives_are_a_json_404() {
     let a = get(&f.app(), "/healthcheck/slos").await;
     assert_eq!(a.status, StatusCode::NOT_FOUND);
     assert!(a.json()["error"].is_string(), "{}", a.body);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_exclusion_is_made_listed_and_removed_by_an_operator_and_refusals_keep_nothing() {
+    let f = fixture().await;
+    let history = history(&f);
+    history.restored().await;
+    let app = status_http::Routes::new(&f.registry)
+        .admin_token(TOKEN)
+        .history(history.clone())
+        .build();
+    outage(&f, 120).await;
+    let start = history.now() - chrono::Duration::minutes(3);
+    let end = history.now();
+    let iso = |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339();
+    let body = |target: &str, from: &str, to: &str| {
+        format!(
+            r#"{{{target}, "from": "{from}", "to": "{to}", "reason": "planned failover", "actor": "alice"}}"#
+        )
+    };
+    let post = async |b: String, token: Option<&str>| {
+        admin(&app, Method::POST, "/admin/exclusions", token, b).await
+    };
+    let ok = body(r#""dependency": "db""#, &iso(start), &iso(end));
+
+    // Refusals first: each a JSON error, and nothing kept.
+    for (b, token, code) in [
+        (ok.clone(), None, StatusCode::UNAUTHORIZED),
+        (
+            body(r#""dependency": "nope""#, &iso(start), &iso(end)),
+            Some(TOKEN),
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            body(r#""group": "nope""#, &iso(start), &iso(end)),
+            Some(TOKEN),
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            body(
+                r#""dependency": "db", "group": "core""#,
+                &iso(start),
+                &iso(end),
+            ),
+            Some(TOKEN),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            body(r#""dependency": "db""#, &iso(end), &iso(start)),
+            Some(TOKEN),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            body(
+                r#""dependency": "db""#,
+                &iso(start),
+                &iso(history.now() + chrono::Duration::hours(1)),
+            ),
+            Some(TOKEN),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            body(
+                r#""dependency": "db""#,
+                "2020-01-01T00:00:00Z",
+                "2020-01-02T00:00:00Z",
+            ),
+            Some(TOKEN),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            body(r#""dependency": "db""#, "yesterday", &iso(end)),
+            Some(TOKEN),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "{\"dependency\": \"db\"".to_owned(),
+            Some(TOKEN),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            ok.replace("alice", "alice\", \"extra\": \"1"),
+            Some(TOKEN),
+            StatusCode::BAD_REQUEST,
+        ),
+    ] {
+        let a = post(b.clone(), token).await;
+        assert_eq!(a.status, code, "{b}: {}", a.body);
+        assert!(a.json()["error"].is_string(), "{}", a.body);
+    }
+    assert!(
+        history.exclusions().await.unwrap().is_empty(),
+        "nothing kept"
+    );
+
+    let a = post(ok.clone(), Some(TOKEN)).await;
+    assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
+    let made = a.json();
+    assert_eq!(made["dependency"], "db");
+    assert_eq!(made["actor"], "alice");
+    // Whole minutes: the last three, the outage's two among them.
+    assert!(made["from"].as_str().unwrap().ends_with(":00Z"), "{made}");
+    assert_eq!(made["excludedMs"], 180_000, "{made}");
+    let id = made["id"].as_i64().unwrap();
+    let db = get(&app, "/healthcheck/slos/db").await.json();
+    assert_eq!(db["badMs"], 0, "{db}");
+
+    let again = post(ok, Some(TOKEN)).await;
+    assert_eq!(again.status, StatusCode::CONFLICT, "{}", again.body);
+
+    let list = admin(&app, Method::GET, "/admin/exclusions", Some(TOKEN), "").await;
+    assert_eq!(list.status, StatusCode::OK);
+    assert_eq!(list.json()["exclusions"][0]["id"], id);
+    assert_eq!(
+        admin(&app, Method::GET, "/admin/exclusions", None, "")
+            .await
+            .status,
+        StatusCode::UNAUTHORIZED
+    );
+
+    let path = format!("/admin/exclusions/{id}");
+    let gone = admin(&app, Method::DELETE, &path, Some(TOKEN), "").await;
+    assert_eq!(gone.status, StatusCode::OK, "{}", gone.body);
+    assert_eq!(
+        admin(&app, Method::DELETE, &path, Some(TOKEN), "")
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        admin(&app, Method::DELETE, "/admin/exclusions/x", Some(TOKEN), "")
+            .await
+            .status,
+        StatusCode::BAD_REQUEST
+    );
+    let db = get(&app, "/healthcheck/slos/db").await.json();
+    assert_eq!(db["badMs"], 120_000, "counted again: {db}");
+
+    // Both acts are in the audit trail, with who and what.
+    let trail = admin(&app, Method::GET, "/admin/audit", Some(TOKEN), "")
+        .await
+        .body;
+    assert!(
+        trail.contains("POST /admin/exclusions") && trail.contains("alice"),
+        "{trail}"
+    );
+    assert!(
+        trail.contains(&format!("DELETE /admin/exclusions/{id}")),
+        "{trail}"
+    );
 }
