@@ -41,6 +41,7 @@
 //! | `uptime`, `model` | the uptime fold over buckets; series, tiers, buckets, records |
 //! | [`objective`] | service level objectives: bad time, budgets, burn rates and the workbook's alerts, pure; [`History::slo`] reads them |
 //! | [`exclusion`] | past windows marked as planned maintenance: their time moved to muted time in every tier, pure |
+//! | [`sla`] | SLA reports' rows, and their RFC 4180 CSV ([`History::sla_report`] reads them) |
 //! | [`incident`] | the pure `IncidentTracker` (told the registry's facts), `merge` of a fleet's facts into one incident, update kinds |
 //! | `store`, `sqlite`, `postgres` | the one [`HistoryStore`] trait and its two stores, with their migrations |
 //! | `run` | [`History`]: the driver (events in, a write a second), the live reads, restore at a start; incidents' updates and postmortems, announced maintenances, the status page's subscribers and their deliveries |
@@ -120,6 +121,7 @@ pub mod objective;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod run;
+pub mod sla;
 mod sqlite;
 mod store;
 mod sync;

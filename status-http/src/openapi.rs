@@ -91,6 +91,7 @@ struct FleetPageDoc;
         crate::history::exclusions::exclude,
         crate::history::exclusions::list,
         crate::history::exclusions::remove,
+        crate::history::sla::report,
         crate::history::slos::one,
         crate::trail::history_audit,
         crate::history::transitions::dependency,

@@ -24,6 +24,7 @@ mod health;
 mod incidents;
 mod kept;
 mod read;
+mod sla;
 mod slo;
 mod subscribers;
 

@@ -22,6 +22,7 @@ pub(crate) use status_http_core::history::{kept, rejection};
 #[cfg(feature = "dashboard")]
 pub(crate) use status_http_core::tiles;
 pub(crate) mod exclusions;
+pub(crate) mod sla;
 pub(crate) mod slos;
 pub(crate) mod transitions;
 

@@ -35,6 +35,7 @@ pub(super) fn routes() -> Router<AppState> {
         .route(
             "/admin/exclusions/{id}",
             axum::routing::delete(crate::history::exclusions::remove),
-        );
+        )
+        .route("/admin/reports/sla", get(crate::history::sla::report));
     actions
 }

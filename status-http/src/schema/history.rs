@@ -249,3 +249,58 @@ pub(crate) struct Exclusion {
 pub(crate) struct ExclusionList {
     exclusions: Vec<Exclusion>,
 }
+
+/// A window and a format.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct SlaParams {
+    /// The window's start (RFC 3339; 30 days before `to` when not given), widened down to
+    /// the buckets read.
+    #[param(nullable = false, format = DateTime)]
+    from: Option<String>,
+    /// The window's end (RFC 3339; now when not given).
+    #[param(nullable = false, format = DateTime)]
+    to: Option<String>,
+    /// `json` (the default) or `csv` (RFC 4180, one header row).
+    #[param(nullable = false)]
+    format: Option<String>,
+}
+
+/// An SLA report.
+#[derive(ToSchema)]
+pub(crate) struct SlaReport {
+    /// The window read (RFC 3339).
+    #[schema(format = DateTime)]
+    from: String,
+    #[schema(format = DateTime)]
+    to: String,
+    rows: Vec<SlaRow>,
+}
+
+/// One line of an SLA report.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SlaRow {
+    /// `dependency`, `group` or `objective`.
+    kind: String,
+    name: String,
+    /// An objective's target.
+    target: Option<String>,
+    /// An objective's share that must be good.
+    objective: Option<f64>,
+    #[schema(format = DateTime)]
+    from: String,
+    #[schema(format = DateTime)]
+    to: String,
+    /// Observed, not muted, not excluded.
+    observed_ms: u64,
+    /// At MAJOR or worse (an objective's own level).
+    bad_ms: u64,
+    good_share: Option<f64>,
+    /// Not in OUTAGE.
+    uptime: Option<f64>,
+    incidents_opened: u64,
+    excluded_ms: u64,
+    /// An objective's: whether the good share met it.
+    met: Option<bool>,
+}

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::support::{fixture, get};
 
-const ROUTES: [(&str, &str); 69] = [
+const ROUTES: [(&str, &str); 70] = [
     ("get", "/healthcheck"),
     ("get", "/healthcheck/groups/{name}"),
     ("get", "/healthcheck/groups/{name}/summary"),
@@ -43,6 +43,7 @@ const ROUTES: [(&str, &str); 69] = [
     ("get", "/admin/exclusions"),
     ("post", "/admin/exclusions"),
     ("delete", "/admin/exclusions/{id}"),
+    ("get", "/admin/reports/sla"),
     ("get", "/admin/history/audit"),
     ("get", "/healthcheck/transitions"),
     ("get", "/healthcheck/dependencies/{id}/transitions"),

@@ -306,3 +306,80 @@ async fn an_exclusion_is_made_listed_and_removed_by_an_operator_and_refusals_kee
         "{trail}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_sla_report_has_a_row_per_dependency_group_and_objective_as_json_or_csv() {
+    let f = fixture().await;
+    let history = history(&f);
+    history.restored().await;
+    let app = status_http::Routes::new(&f.registry)
+        .admin_token(TOKEN)
+        .history(history.clone())
+        .build();
+    outage(&f, 120).await;
+    let a = admin(&app, Method::GET, "/admin/reports/sla", Some(TOKEN), "").await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    let rows = a.json()["rows"].as_array().unwrap().clone();
+    let row = |kind: &str, name: &str| {
+        rows.iter()
+            .find(|r| r["kind"] == kind && r["name"] == name)
+            .unwrap_or_else(|| panic!("no {kind} {name} in {rows:?}"))
+            .clone()
+    };
+    let db = row("dependency", "db");
+    assert_eq!(db["badMs"], 120_000, "{db}");
+    let observed = db["observedMs"].as_u64().unwrap();
+    assert!((719_000..=721_000).contains(&observed), "{db}");
+    let good = db["goodShare"].as_f64().unwrap();
+    assert!((good - (observed - 120_000) as f64 / observed as f64).abs() < 1e-12);
+    assert_eq!(row("group", "core")["badMs"], 120_000);
+    let objective = row("objective", "db");
+    assert_eq!(objective["target"], "dependency:db");
+    assert_eq!(objective["met"], false, "{objective}");
+    assert_eq!(row("objective", "all")["target"], "system");
+    assert_eq!(row("dependency", "cache")["badMs"], 0);
+
+    let csv = admin(
+        &app,
+        Method::GET,
+        "/admin/reports/sla?format=csv",
+        Some(TOKEN),
+        "",
+    )
+    .await;
+    assert_eq!(csv.status, StatusCode::OK);
+    assert!(csv.header("content-type").starts_with("text/csv"));
+    assert!(csv
+        .header("content-disposition")
+        .starts_with("attachment; filename=\"sla-"));
+    let lines: Vec<&str> = csv.body.split("\r\n").collect();
+    assert!(lines[0].starts_with("kind,name,target,objective,from,to,observedMs,badMs"));
+    assert_eq!(
+        lines.len(),
+        rows.len() + 2,
+        "a header, a line a row, a last CRLF"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("objective,db,dependency:db,0.99,")),
+        "{}",
+        csv.body
+    );
+
+    for bad in [
+        "/admin/reports/sla?format=xml",
+        "/admin/reports/sla?from=yesterday",
+        "/admin/reports/sla?from=2030-01-01T00:00:00Z",
+        "/admin/reports/sla?window=1d",
+    ] {
+        let a = admin(&app, Method::GET, bad, Some(TOKEN), "").await;
+        assert_eq!(a.status, StatusCode::BAD_REQUEST, "{bad}: {}", a.body);
+    }
+    assert_eq!(
+        admin(&app, Method::GET, "/admin/reports/sla", None, "")
+            .await
+            .status,
+        StatusCode::UNAUTHORIZED
+    );
+}
