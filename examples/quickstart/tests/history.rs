@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, DurationRound, Utc};
 use rusqlite::Connection;
 use serde_json::Value;
 use tokio::time::Instant;
@@ -560,4 +560,158 @@ async fn a_restarted_notifier_neither_repeats_a_notice_nor_loses_a_resolved() {
     );
     assert_eq!(count(&got, "changed:payments-api"), 1, "{seen:?}");
     assert_eq!(count(&got, "resolved:payments-api"), 1, "{seen:?}");
+}
+
+/// Every `slo` notice the receiver got, digests opened: (long window, firing).
+fn slo_notices(got: &common::Received) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    for m in got.lock().unwrap().iter() {
+        let n = &m["notice"];
+        let all = n["notices"]
+            .as_array()
+            .cloned()
+            .unwrap_or_else(|| vec![n.clone()]);
+        for n in all {
+            if n["kind"] == "slo" && n["slo"] == "db" {
+                out.push((
+                    n["long"].as_str().unwrap().to_owned(),
+                    n["firing"].as_bool().unwrap(),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// An objective on the real quickstart: an outage pages once to a real webhook receiver; its
+/// bad time equals the replay of the transitions in the file, across a SIGTERM and a SIGKILL
+/// (the page not told again); an exclusion takes the outage out; and the SLA report's CSV is
+/// read back by Python's own `csv` module.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_objective_pages_once_keeps_its_figures_across_restarts_and_an_exclusion_removes_them() {
+    let db = Db::Sqlite(temp());
+    let (url, got) = common::receiver().await;
+    let args = [
+        "--instance-id",
+        "q-1",
+        "--shutdown-delay-ms",
+        "0",
+        "--shutdown-grace-ms",
+        "100",
+        "--slo",
+        "db=dependency:primary-db@99/30d",
+        "--notify-webhook",
+        &url,
+        "--notify-hold-s",
+        "0",
+    ];
+    let began = Utc::now() - chrono::Duration::seconds(1);
+    let (mut child, mut addr) = launch(&db.target(), &args).await;
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    outage(addr, 3_000).await;
+    let recovered = Utc::now();
+    // A read tells the alarms at once (the beat would within 15 s).
+    let report = call(addr, "GET", "/healthcheck/slos/db", "").await;
+    assert_eq!(report["alerts"][0]["firing"], true, "{report}");
+    common::until(addr, "the page reaches the webhook", async || {
+        slo_notices(&got).contains(&("1h".to_owned(), true))
+    })
+    .await;
+    // Bad time is MAJOR and OUTAGE, exactly as the transitions replay them (past a durable
+    // write after the recovery).
+    let bad_of = |r: [u64; 4]| r[2] + r[3];
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    let report = call(addr, "GET", "/healthcheck/slos/db", "").await;
+    let want = bad_of(db.replay("primary-db", 0, i64::MAX).await);
+    assert!(want >= 2_500, "{want}");
+    assert_eq!(report["badMs"], want, "{report}");
+    let since = report["alerts"][0]["since"].clone();
+
+    // Stopped (SIGTERM), then killed (SIGKILL): the figures are back, the page still fires
+    // since when it started, and it is not told again.
+    let told = slo_notices(&got).len();
+    for kill in [false, true] {
+        stop(child, kill).await;
+        (child, addr) = launch(&db.target(), &args).await;
+        let report = call(addr, "GET", "/healthcheck/slos/db", "").await;
+        let want = bad_of(db.replay("primary-db", 0, i64::MAX).await);
+        assert_eq!(
+            report["badMs"], want,
+            "after a stop (kill: {kill}): {report}"
+        );
+        assert_eq!(report["alerts"][0]["since"], since, "{report}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(
+            slo_notices(&got).len(),
+            told,
+            "told again: {:?}",
+            slo_notices(&got)
+        );
+    }
+
+    // An exclusion from before the start to now, once the minute of the outage's end is
+    // over (an exclusion is whole minutes, its end rounded down): no bad time is left.
+    let recovered = recovered
+        .duration_trunc(chrono::Duration::minutes(1))
+        .unwrap();
+    while Utc::now() < recovered + chrono::Duration::minutes(1) {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let now = Utc::now();
+    let body = format!(
+        r#"{{"dependency": "primary-db", "from": "{}", "to": "{}", "reason": "planned failover"}}"#,
+        (began - chrono::Duration::minutes(1)).to_rfc3339(),
+        now.to_rfc3339()
+    );
+    let (code, made) = common::request(addr, "POST", "/admin/exclusions", Some(TOKEN), &body).await;
+    assert_eq!(code, 201, "{made}");
+    let made: Value = serde_json::from_str(&made).unwrap();
+    let report = call(addr, "GET", "/healthcheck/slos/db", "").await;
+    let left = bad_of(db.replay("primary-db", ms(&made, "to"), i64::MAX).await);
+    assert_eq!(report["badMs"], left, "{report}");
+    assert_eq!(left, 0, "the outage is excluded: {report}");
+    assert!(report["observedMs"].as_u64().unwrap() < 60_000, "{report}");
+
+    // The SLA report as CSV, read by Python's csv module, agrees with the JSON.
+    // Over a window that is over (to the exclusion's end), so that both reads agree.
+    let path = format!(
+        "/admin/reports/sla?from={}&to={}",
+        (began - chrono::Duration::minutes(2)).format("%Y-%m-%dT%H:%M:%SZ"),
+        made["to"].as_str().unwrap()
+    );
+    let json = call(addr, "GET", &path, "").await;
+    let (code, csv) =
+        common::request(addr, "GET", &format!("{path}&format=csv"), Some(TOKEN), "").await;
+    assert_eq!(code, 200);
+    let mut python = Command::new("python3")
+        .args([
+            "-c",
+            "import csv, json, sys\nrows = list(csv.DictReader(sys.stdin, strict=True))\nprint(json.dumps(rows))",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3");
+    std::io::Write::write_all(python.stdin.as_mut().unwrap(), csv.as_bytes()).unwrap();
+    let out = python.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let mine = json["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), mine.len(), "{rows:?}");
+    for (theirs, ours) in rows.iter().zip(mine) {
+        assert_eq!(theirs["kind"], ours["kind"]);
+        assert_eq!(theirs["name"], ours["name"]);
+        for field in ["observedMs", "badMs", "incidentsOpened", "excludedMs"] {
+            assert_eq!(
+                theirs[field].as_str().unwrap().parse::<u64>().unwrap(),
+                ours[field].as_u64().unwrap(),
+                "{field} of {}",
+                ours["name"]
+            );
+        }
+    }
+    let objective = rows.iter().find(|r| r["kind"] == "objective").unwrap();
+    assert_eq!(objective["target"], "dependency:primary-db");
+    assert_eq!(objective["objective"], "0.99");
+    stop(child, false).await;
 }

@@ -26,6 +26,8 @@ pub(crate) struct Slos {
     /// `None` until what the last run kept is read back: alarms told before would start
     /// anew and be told twice.
     alarms: Mutex<Option<Alarms>>,
+    /// Set once the alarms the last run kept are read back, by the beat or the first read.
+    restored: tokio::sync::OnceCell<()>,
     changes: broadcast::Sender<AlarmChange>,
     /// Every objective's report as last read together.
     last: Mutex<Vec<SloReport>>,
@@ -36,6 +38,7 @@ impl Slos {
         Self {
             objectives,
             alarms: Mutex::new(None),
+            restored: tokio::sync::OnceCell::new(),
             changes: broadcast::channel(256).0,
             last: Mutex::new(Vec::new()),
         }
@@ -61,6 +64,7 @@ impl History {
         for objective in self.objectives() {
             reports.push(self.slo(objective).await?);
         }
+        self.restore_alarms().await;
         self.tell_alarms(&mut reports);
         let mut last = crate::sync::lock(&self.shared.slos.last);
         if last
@@ -92,6 +96,7 @@ impl History {
             return Ok(None);
         };
         let mut report = [self.slo(objective).await?];
+        self.restore_alarms().await;
         self.tell_alarms(&mut report);
         let [report] = report;
         Ok(Some(report))
@@ -103,6 +108,21 @@ impl History {
     #[must_use]
     pub fn alarms(&self) -> broadcast::Receiver<AlarmChange> {
         self.shared.slos.changes.subscribe()
+    }
+
+    /// Reads back, once, the alarms the last run kept (waiting for the store at most 10 s;
+    /// none kept, or a store that did not open in time, starts with none firing).
+    async fn restore_alarms(&self) {
+        let slos = &self.shared.slos;
+        slos.restored
+            .get_or_init(async || {
+                let kept = self
+                    .state(ALARMS_KEY, Duration::from_secs(10))
+                    .await
+                    .unwrap_or_default();
+                *crate::sync::lock(&slos.alarms) = Some(Alarms::from_kept(&kept));
+            })
+            .await;
     }
 
     fn tell_alarms(&self, reports: &mut [SloReport]) {
@@ -156,11 +176,7 @@ impl History {
 /// Reads back the alarms the last run kept, then reads every objective every
 /// [`SLO_EVERY`] until the registry is gone.
 pub(super) async fn beat(history: History, registry: WeakRegistry) {
-    let kept = history
-        .state(ALARMS_KEY, Duration::from_secs(10))
-        .await
-        .unwrap_or_default();
-    *crate::sync::lock(&history.shared.slos.alarms) = Some(Alarms::from_kept(&kept));
+    history.restore_alarms().await;
     let mut failing = false;
     let mut every = tokio::time::interval(SLO_EVERY);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
