@@ -119,7 +119,7 @@ async def main():
     async with client(READER) as c:
         tools = (await c.list_tools()).tools
         names = sorted(t.name for t in tools)
-        if names != ["fleet", "incidents", "summary", "uptime", "why"]:
+        if names != ["fleet", "incidents", "slos", "summary", "uptime", "why"]:
             fail(f"tools: {names}")
         for t in tools:
             a = t.annotations
@@ -129,6 +129,9 @@ async def main():
         line, body = answer(await c.call_tool("summary", {}))
         if body["condition"] != "OK" and body["failing"]:
             fail(f"the quickstart starts failing: {line}")
+        line, body = answer(await c.call_tool("slos", {}))
+        if (body is None and "history" not in line) or (body is not None and not isinstance(body.get("slos"), list)):
+            fail(f"slos: {line} {body}")
 
     # A chaos outage of primary-db, and search failing through it.
     chaos("primary-db", "outage")

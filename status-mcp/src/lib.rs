@@ -45,6 +45,7 @@ mod diagnose;
 mod guard;
 mod params;
 mod read;
+mod slos;
 mod tools;
 mod why;
 

@@ -51,3 +51,12 @@ pub(crate) struct IncidentsParams {
     #[serde(default)]
     pub(crate) limit: Option<u32>,
 }
+
+/// The `slos` tool's parameters.
+#[cfg_attr(not(feature = "history"), allow(dead_code))]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub(crate) struct SlosParams {
+    /// One objective's name; every objective when not given.
+    #[serde(default)]
+    pub(crate) name: Option<String>,
+}

@@ -17,7 +17,7 @@ use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler
 
 use crate::answer::{answer, json, refusal};
 use crate::diagnose::{self, Access};
-use crate::params::{IncidentsParams, Sources, UptimeParams, WhyParams};
+use crate::params::{IncidentsParams, SlosParams, Sources, UptimeParams, WhyParams};
 use crate::why;
 
 /// One MCP server over [`Sources`]; cheap to clone (a request of the stateless transport
@@ -121,6 +121,22 @@ impl Server {
     )]
     async fn uptime(&self, Parameters(params): Parameters<UptimeParams>) -> CallToolResult {
         crate::read::uptime(&self.sources, params).await
+    }
+
+    #[tool(
+        description = "Service level objectives from the durable history: each one's \
+                       objective and window, bad and observed time, its error budget left, \
+                       burn rates over 5m to 3d, and the SRE workbook's page and ticket \
+                       alerts firing.",
+        annotations(
+            title = "Objectives",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn slos(&self, Parameters(params): Parameters<SlosParams>) -> CallToolResult {
+        crate::slos::slos(&self.sources, params).await
     }
 
     #[tool(

@@ -157,7 +157,10 @@ async fn every_tool_reads_and_none_writes() {
     let tools = tools["tools"].as_array().unwrap();
     let mut names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     names.sort_unstable();
-    assert_eq!(names, ["fleet", "incidents", "summary", "uptime", "why"]);
+    assert_eq!(
+        names,
+        ["fleet", "incidents", "slos", "summary", "uptime", "why"]
+    );
     for tool in tools {
         let hints = &tool["annotations"];
         assert_eq!(hints["readOnlyHint"], json!(true), "{tool}");
@@ -518,5 +521,38 @@ async fn answers_are_sized_for_a_context() {
         body.to_string().len() < 16_000,
         "{} bytes",
         body.to_string().len()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn slos_say_what_burns_and_refuse_an_unknown_name() {
+    let registry = outage().await;
+    let history = status_history::History::in_memory()
+        .objectives(["db=dependency:db@99/30d".parse().unwrap()])
+        .open();
+    history.attach(&registry);
+    let _ = history.restored().await;
+    registry.refresh_all().await;
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    let app = Mcp::new(&registry)
+        .admin_token(ADMIN)
+        .read_token(READ)
+        .history(history.clone())
+        .router();
+    let (line, body, error) = call(&app, ADMIN, "slos", json!({})).await;
+    assert!(!error, "{line}");
+    assert!(
+        line.starts_with("1 objectives; alerting: db page"),
+        "{line}"
+    );
+    assert_eq!(body["slos"][0]["name"], "db");
+    assert_eq!(body["slos"][0]["alerts"][0]["firing"], true, "{body}");
+    let (line, body, error) = call(&app, READ, "slos", json!({"name": "db"})).await;
+    assert!(!error, "{line}");
+    assert_eq!(body["slos"][0]["target"], "dependency:db");
+    let (line, _, error) = call(&app, ADMIN, "slos", json!({"name": "nope"})).await;
+    assert!(
+        error && line.contains("no objective `nope`; declared: db"),
+        "{line}"
     );
 }
