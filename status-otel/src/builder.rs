@@ -31,6 +31,8 @@ pub struct OtlpBuilder {
     check_spans: bool,
     dotnet_aliases: bool,
     dependency: bool,
+    #[cfg(feature = "history")]
+    objectives: Option<status_history::History>,
 }
 
 impl OtlpBuilder {
@@ -44,7 +46,20 @@ impl OtlpBuilder {
             check_spans: false,
             dotnet_aliases: false,
             dependency: true,
+            #[cfg(feature = "history")]
+            objectives: None,
         }
+    }
+
+    /// Exports the objectives of `history` too (`status.slo.burn_rate`,
+    /// `status.slo.error_budget.remaining_ratio`, `status.slo.alert.firing`), from their last
+    /// reports (read every 15 s).
+    #[cfg(feature = "history")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "history")))]
+    #[must_use]
+    pub fn objectives(mut self, history: &status_history::History) -> Self {
+        self.objectives = Some(history.clone());
+        self
     }
 
     /// The collector's base URL (`http://collector:4318`): each signal goes to its path under
@@ -190,6 +205,12 @@ impl OtlpBuilder {
         let meter = meters.meter_with_scope(scope.clone());
         let weak = registry.downgrade();
         let gauges = gauges::Gauges::register(&meter, &weak);
+        #[cfg(feature = "history")]
+        let slo_gauges = self
+            .objectives
+            .as_ref()
+            .map(|h| crate::slos::register(&meter, h))
+            .unwrap_or_default();
 
         let mut threads = Vec::new();
         let log_box = if send_logs {
@@ -304,6 +325,8 @@ impl OtlpBuilder {
                 logs: log_box,
                 spans: span_box,
                 threads: Mutex::new(threads),
+                #[cfg(feature = "history")]
+                _slos: slo_gauges,
             }),
         })
     }

@@ -81,6 +81,8 @@ mod gauges;
 pub mod names;
 mod outbox;
 mod recorder;
+#[cfg(feature = "history")]
+mod slos;
 mod sync;
 
 use std::fmt;
@@ -178,6 +180,9 @@ struct Inner {
     logs: Option<Outbox<recorder::LogItem>>,
     spans: Option<Outbox<opentelemetry_sdk::trace::SpanData>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
+    /// The objectives' gauges, kept as long as the export.
+    #[cfg(feature = "history")]
+    _slos: Vec<opentelemetry::metrics::ObservableGauge<f64>>,
 }
 
 /// What the export did so far.

@@ -66,3 +66,16 @@ pub const CAUSES: &str = "status.causes";
 pub const ERROR: &str = "status.error";
 /// Whether the dependency was muted when it changed.
 pub const MUTED: &str = "status.muted";
+
+/// The burn rate of an objective over a window (feature `history`).
+pub const SLO_BURN_RATE: &str = "status.slo.burn_rate";
+/// What is left of an objective's error budget (feature `history`).
+pub const SLO_BUDGET_REMAINING: &str = "status.slo.error_budget.remaining_ratio";
+/// Whether an objective's burn-rate alert of a severity fires (feature `history`).
+pub const SLO_ALERT_FIRING: &str = "status.slo.alert.firing";
+/// The objective's name, on its metrics.
+pub const SLO: &str = "status.slo";
+/// The burn rate's window (`5m` … `3d`).
+pub const SLO_WINDOW: &str = "status.slo.window";
+/// The alert's severity (`page`, `ticket`).
+pub const SLO_SEVERITY: &str = "status.slo.severity";

@@ -312,7 +312,14 @@ impl Demo {
         let notifications = notifications(&registry, &config, history.as_ref(), fleet.as_ref())?;
         // OTLP export, as every OpenTelemetry SDK does it: when OTEL_EXPORTER_OTLP_ENDPOINT
         // (or a signal's own) is set; with it the dependency `otlp-export`.
-        let otlp = status_otel::Otlp::start_from_env(&registry)
+        // The objectives' gauges go with it.
+        let otlp = status_otel::Otlp::from_env()
+            .map(|otlp| match &history {
+                Some(history) => otlp.objectives(history),
+                None => otlp,
+            })
+            .map(|otlp| otlp.start(&registry))
+            .transpose()
             .context("the OpenTelemetry export (OTEL_* variables)")?;
         let mut probes = status_core::Probes::new(&registry);
         if let Some(group) = &config.readiness_group {

@@ -5,3 +5,5 @@
 mod collector;
 mod export;
 mod outage;
+#[cfg(feature = "history")]
+mod slos;
