@@ -104,7 +104,11 @@ struct HistoryDoc;
 
 #[cfg(all(feature = "history", feature = "dashboard"))]
 #[derive(OpenApi)]
-#[openapi(paths(crate::history::page::overview, crate::history::page::dependency))]
+#[openapi(paths(
+    crate::history::page::overview,
+    crate::history::page::dependency,
+    crate::history::objectives::sla_page
+))]
 struct HistoryPageDoc;
 
 fn assembled() -> utoipa::openapi::OpenApi {

@@ -15,6 +15,8 @@ use status_history::{History, Series};
 #[cfg(feature = "dashboard")]
 mod chart;
 #[cfg(feature = "dashboard")]
+pub(crate) mod objectives;
+#[cfg(feature = "dashboard")]
 pub(crate) mod page;
 #[cfg(feature = "dashboard")]
 pub(crate) use status_http_core::history::DaysQuery;
@@ -320,6 +322,7 @@ where
     #[cfg(feature = "dashboard")]
     let router = router
         .route("/status/history", get(page::overview))
+        .route("/status/history/sla", get(objectives::sla_page))
         .route("/status/history/{id}", get(page::dependency));
     router
 }

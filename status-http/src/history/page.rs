@@ -40,6 +40,7 @@ pub(crate) struct Row {
 #[template(path = "history.html")]
 struct HistoryPage {
     days: u32,
+    objectives: Vec<super::objectives::Objective>,
     rows: Vec<Row>,
     shown: usize,
     total: usize,
@@ -60,7 +61,7 @@ struct DependencyPage {
     unavailable: Option<String>,
 }
 
-fn html(page: &impl Template) -> Result<Response, ApiError> {
+pub(super) fn html(page: &impl Template) -> Result<Response, ApiError> {
     let body = page.render().map_err(|e| {
         ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -165,6 +166,7 @@ pub(crate) async fn overview(
     });
     html(&HistoryPage {
         days,
+        objectives: super::objectives::objectives(&state).await,
         rows,
         shown,
         total,

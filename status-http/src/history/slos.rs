@@ -23,7 +23,7 @@ const PUBLIC_TAG: &str = "public";
 impl HistoryState {
     /// Whether `target` may be shown: always, but in the public view only the system, a
     /// dependency tagged `public` and a group the page shows.
-    fn shows(&self, target: &Series) -> bool {
+    pub(crate) fn shows(&self, target: &Series) -> bool {
         if !self.public {
             return true;
         }

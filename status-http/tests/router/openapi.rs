@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::support::{fixture, get};
 
-const ROUTES: [(&str, &str); 70] = [
+const ROUTES: [(&str, &str); 71] = [
     ("get", "/healthcheck"),
     ("get", "/healthcheck/groups/{name}"),
     ("get", "/healthcheck/groups/{name}/summary"),
@@ -44,6 +44,7 @@ const ROUTES: [(&str, &str); 70] = [
     ("post", "/admin/exclusions"),
     ("delete", "/admin/exclusions/{id}"),
     ("get", "/admin/reports/sla"),
+    ("get", "/status/history/sla"),
     ("get", "/admin/history/audit"),
     ("get", "/healthcheck/transitions"),
     ("get", "/healthcheck/dependencies/{id}/transitions"),

@@ -383,3 +383,50 @@ async fn the_sla_report_has_a_row_per_dependency_group_and_objective_as_json_or_
         StatusCode::UNAUTHORIZED
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_history_page_shows_each_objective_s_budget_and_burn_and_the_sla_report_prints() {
+    let f = fixture().await;
+    let history = history(&f);
+    history.restored().await;
+    let app = status_http::Routes::new(&f.registry)
+        .admin_token(TOKEN)
+        .history(history.clone())
+        .build();
+    outage(&f, 120).await;
+    let page = get(&app, "/status/history").await;
+    assert_eq!(page.status, StatusCode::OK);
+    let body = page.body;
+    assert!(body.contains("data-slo=\"db\""), "{body}");
+    assert!(body.contains("dependency:db · 99 % over 30d"), "{body}");
+    assert!(
+        body.contains("<span class=\"alert page\">page</span>"),
+        "{body}"
+    );
+    // Overspent: the meter at 0, the figure said.
+    assert!(
+        body.contains(
+            "<meter min=\"0\" max=\"1\" low=\"0.25\" high=\"0.75\" optimum=\"1\" value=\"0\">"
+        ),
+        "{body}"
+    );
+    // A bar per window, the 5m one titled with its rate (two of five minutes bad: 40).
+    assert_eq!(body.matches("<rect class=\"bar").count(), 3 * 6, "{body}");
+    assert!(body.contains("<title>5m: 40.00</title>"), "{body}");
+
+    let sla = get(&app, "/status/history/sla").await;
+    assert_eq!(sla.status, StatusCode::OK, "{}", sla.body);
+    assert!(sla.header("content-type").starts_with("text/html"));
+    assert!(sla.body.contains("@media print") || sla.body.contains("dashboard.css"));
+    assert!(
+        sla.body
+            .contains("<td>objective</td><td>db</td><td>dependency:db</td><td>99 %</td>"),
+        "{}",
+        sla.body
+    );
+    assert!(sla.body.contains("<td>missed</td>"), "{}", sla.body);
+    assert_eq!(
+        get(&app, "/status/history/sla?from=nope").await.status,
+        StatusCode::BAD_REQUEST
+    );
+}
