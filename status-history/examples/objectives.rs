@@ -60,8 +60,7 @@ fn main() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("history.db");
-    let end: DateTime<Utc> = Utc::now()
-        .duration_trunc_minute();
+    let end: DateTime<Utc> = Utc::now().duration_trunc_minute();
     let start = end - chrono::Duration::days(31);
     let mut store = SqliteStore::open(&path, start.timestamp_millis())
         .unwrap()
@@ -125,11 +124,18 @@ fn main() {
                 .reads()
                 .into_iter()
                 .map(|(tier, from, to)| {
-                    (tier, store.buckets(o.target(), tier, from.timestamp(), to.timestamp()).unwrap())
+                    (
+                        tier,
+                        store
+                            .buckets(o.target(), tier, from.timestamp(), to.timestamp())
+                            .unwrap(),
+                    )
                 })
                 .collect();
             let (spent, burns) = windows.spent(|tier| {
-                read.iter().find(|(t, _)| *t == tier).map_or(&[][..], |(_, b)| b.as_slice())
+                read.iter()
+                    .find(|(t, _)| *t == tier)
+                    .map_or(&[][..], |(_, b)| b.as_slice())
             });
             let r = SloReport::of(o, end, &spent, &burns);
             assert!(r.observed_ms > 0);
@@ -208,6 +214,7 @@ trait Minute {
 
 impl Minute for DateTime<Utc> {
     fn duration_trunc_minute(self) -> Self {
-        Utc.timestamp_opt(self.timestamp() - self.timestamp() % 60, 0).unwrap()
+        Utc.timestamp_opt(self.timestamp() - self.timestamp() % 60, 0)
+            .unwrap()
     }
 }

@@ -204,8 +204,83 @@
     say("Token forgotten.", false);
   });
 
+  // Objectives: each one's budget left, its alert and a bar per burn window, read every 15 s
+  // (the server reads them on the same beat). Built with DOM calls: no markup from data.
+  const objectives = document.getElementById("objectives-live");
+  const SVG = "http://www.w3.org/2000/svg";
+  function burnChart(rates) {
+    const svg = document.createElementNS(SVG, "svg");
+    svg.setAttribute("viewBox", "0 0 300 96");
+    svg.setAttribute("class", "burn");
+    svg.setAttribute("role", "img");
+    svg.setAttribute("aria-label", "Burn rate per window");
+    const y = (r) => 78 - Math.min(r, 20) / 20 * 76;
+    for (const f of [1, 6, 14.4]) {
+      const line = document.createElementNS(SVG, "line");
+      for (const [k, v] of [["class", "threshold"], ["x1", 0], ["x2", 300], ["y1", y(f)], ["y2", y(f)]]) line.setAttribute(k, v);
+      svg.appendChild(line);
+    }
+    ["5m", "30m", "1h", "6h", "1d", "3d"].forEach((w, i) => {
+      const rate = rates[w];
+      const bar = document.createElementNS(SVG, "rect");
+      const top = y(rate || 0);
+      const level = rate > 14.4 ? "outage" : rate > 1 ? "major" : "ok";
+      for (const [k, v] of [["class", "bar " + level], ["x", 10 + i * 48], ["y", top], ["width", 30], ["height", 78 - top]]) bar.setAttribute(k, v);
+      const title = document.createElementNS(SVG, "title");
+      title.textContent = w + ": " + (rate == null ? "nothing observed" : rate.toFixed(2));
+      bar.appendChild(title);
+      svg.appendChild(bar);
+      const label = document.createElementNS(SVG, "text");
+      for (const [k, v] of [["class", "window"], ["x", 25 + i * 48], ["y", 92], ["text-anchor", "middle"]]) label.setAttribute(k, v);
+      label.textContent = w;
+      svg.appendChild(label);
+    });
+    return svg;
+  }
+  async function loadObjectives() {
+    if (!objectives) return;
+    let body;
+    try {
+      const response = await fetch("healthcheck/slos", { headers: { "Accept": "application/json" } });
+      if (!response.ok) return;
+      body = await response.json();
+    } catch (_) {
+      return;
+    }
+    const rows = document.getElementById("objective-rows");
+    rows.replaceChildren();
+    for (const o of body.slos || []) {
+      const li = document.createElement("li");
+      li.className = "objective";
+      li.dataset.slo = o.name;
+      const head = document.createElement("p");
+      const name = document.createElement("strong");
+      name.textContent = o.name;
+      const about = document.createElement("small");
+      about.textContent = " " + o.target + " · " + (o.objective * 100) + " % over " + o.window;
+      head.append(name, about);
+      const firing = (o.alerts || []).find((a) => a.firing);
+      if (firing) {
+        const alert = document.createElement("span");
+        alert.className = "alert " + firing.severity;
+        alert.textContent = firing.severity;
+        head.append(" ", alert);
+      }
+      const budget = document.createElement("p");
+      const meter = document.createElement("meter");
+      for (const [k, v] of [["min", 0], ["max", 1], ["low", 0.25], ["high", 0.75], ["optimum", 1]]) meter.setAttribute(k, v);
+      meter.value = Math.max(0, Math.min(1, o.budget.remaining));
+      budget.append(meter, " " + (o.budget.remaining * 100).toFixed(1) + " % of the budget left");
+      li.append(head, budget, burnChart(o.burnRates || {}));
+      rows.appendChild(li);
+    }
+    objectives.hidden = rows.children.length === 0;
+  }
+
   showToken();
   applyFilters();
   connect();
   loadAudit();
+  loadObjectives();
+  setInterval(loadObjectives, 15000);
 })();

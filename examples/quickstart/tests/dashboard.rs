@@ -605,7 +605,14 @@ async fn hostile_names_and_messages_stay_text() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_history_page_shows_tiles_and_with_a_token_the_audit_trail() {
-    let demo = demo_with_history("status-dashboard-history", Config::default()).await;
+    let demo = demo_with_history(
+        "status-dashboard-history",
+        Config {
+            slos: vec!["pay=dependency:payments-api@99/30d".parse().unwrap()],
+            ..Config::default()
+        },
+    )
+    .await;
     let addr = serve(app(&demo)).await;
     let (code, _) = http(
         "PUT",
@@ -628,6 +635,15 @@ async fn the_history_page_shows_tiles_and_with_a_token_the_audit_trail() {
 
     let (_driver, client) = browser().await;
     open(&client, addr).await;
+    // The objective on the dashboard: its page alert and a bar per burn window.
+    until(
+        &client,
+        "the objective on the dashboard",
+        "const o = document.querySelector('#objectives-live li[data-slo=\"pay\"]');
+         return o !== null && !document.getElementById('objectives-live').hidden
+           && o.querySelector('.alert.page') !== null && o.querySelectorAll('svg.burn rect').length === 6",
+    )
+    .await;
     element(&client, "#history-link")
         .await
         .click()
@@ -650,6 +666,14 @@ async fn the_history_page_shows_tiles_and_with_a_token_the_audit_trail() {
     assert_eq!(today[0], json!(90), "{today}");
     assert_eq!(today[1], json!("outage"), "{today}");
     assert!(today[2].as_str().unwrap().contains("% up"), "{today}");
+    // The objective on the history page, drawn by the server: its meter and six bars.
+    let objective = js(
+        &client,
+        "const o = document.querySelector('figure.objective[data-slo=\"pay\"]');
+         return [o.querySelectorAll('svg.burn rect').length, o.querySelector('meter') !== null, o.querySelector('.alert') && o.querySelector('.alert').textContent]",
+    )
+    .await;
+    assert_eq!(objective, json!([6, true, "page"]), "{objective}");
     assert_eq!(
         js(
             &client,
