@@ -40,6 +40,16 @@ pub fn tiles(days: &[DayTile]) -> String {
     for d in days {
         let day = d.day.date_naive();
         let (y, m, dd) = (day.year(), day.month(), day.day());
+        // Muted time is maintenance (a mute, an announced window, or an exclusion said after
+        // the fact): the tile says how long, and is marked.
+        let (mark, said) = if d.muted_ms > 0 {
+            (
+                " maintenance",
+                format!(", {} in maintenance", lasted(d.muted_ms)),
+            )
+        } else {
+            ("", String::new())
+        };
         let _ = match (d.worst, d.uptime) {
             (Some(worst), Some(up)) => {
                 // Thousandths of a percent, in integers: no float formatting per tile.
@@ -47,12 +57,17 @@ pub fn tiles(days: &[DayTile]) -> String {
                 let milli = (up * 100_000.0).round() as u64;
                 write!(
                     html,
-                    r#"<li class="{}" title="{y:04}-{m:02}-{dd:02}: {}.{:03} % up, {worst} at worst"></li>"#,
+                    r#"<li class="{}{mark}" title="{y:04}-{m:02}-{dd:02}: {}.{:03} % up, {worst} at worst{said}"></li>"#,
                     class(Some(worst)),
                     milli / 1000,
                     milli % 1000
                 )
             }
+            _ if d.muted_ms > 0 => write!(
+                html,
+                r#"<li class="maintenance" title="{y:04}-{m:02}-{dd:02}: in maintenance ({})"></li>"#,
+                lasted(d.muted_ms)
+            ),
             _ => write!(
                 html,
                 r#"<li class="none" title="{y:04}-{m:02}-{dd:02}: no data"></li>"#
@@ -259,4 +274,39 @@ pub fn blank(history: &History, days: u32) -> Vec<DayTile> {
             observed_ms: 0,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{TimeZone, Utc};
+    use status_core::CheckStatus;
+    use status_history::DayTile;
+
+    use super::tiles;
+
+    fn day(worst: Option<CheckStatus>, observed_ms: u64, muted_ms: u64) -> DayTile {
+        DayTile {
+            day: Utc.with_ymd_and_hms(2026, 12, 1, 0, 0, 0).unwrap(),
+            worst,
+            uptime: (observed_ms > 0).then_some(1.0),
+            muted_ms,
+            observed_ms,
+        }
+    }
+
+    #[test]
+    fn a_day_with_time_in_maintenance_is_marked_and_says_how_long() {
+        assert_eq!(
+            tiles(&[day(Some(CheckStatus::Ok), 60_000, 240_000)]),
+            r#"<li class="ok maintenance" title="2026-12-01: 100.000 % up, OK at worst, 4 min in maintenance"></li>"#
+        );
+        assert_eq!(
+            tiles(&[day(None, 0, 3_600_000)]),
+            r#"<li class="maintenance" title="2026-12-01: in maintenance (1 h)"></li>"#
+        );
+        assert_eq!(
+            tiles(&[day(None, 0, 0)]),
+            r#"<li class="none" title="2026-12-01: no data"></li>"#
+        );
+    }
 }
