@@ -30,7 +30,11 @@ impl Dice {
 }
 
 fn bucket(start: i64, ms: u64, dice: &mut Dice) -> Bucket {
-    let bad = if dice.next() % 50 == 0 { ms / 10 } else { 0 };
+    let bad = if dice.next().is_multiple_of(50) {
+        ms / 10
+    } else {
+        0
+    };
     Bucket {
         start,
         spent: Spent {
