@@ -73,6 +73,7 @@
 //! (`http/protobuf` only), `OTEL_METRICS_EXPORTER`, `OTEL_LOGS_EXPORTER` and
 //! `OTEL_TRACES_EXPORTER` (`otlp`, or `none` to leave a signal out), `OTEL_METRIC_EXPORT_INTERVAL`, `OTEL_SERVICE_NAME` and
 //! `OTEL_RESOURCE_ATTRIBUTES`. What the builder sets wins over the environment.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod builder;
 mod client;
