@@ -21,6 +21,24 @@ pub(crate) enum Access {
 }
 
 impl Access {
+    /// What an operator wrote (a mute's, an override's or a drain's reason) as this caller
+    /// may read it: the read-only token reads `withheld` instead.
+    pub(crate) fn said(self, text: &str, withheld: &str) -> String {
+        match self {
+            Self::Admin => text.to_owned(),
+            Self::Read => withheld.to_owned(),
+        }
+    }
+
+    /// A readiness reason as this caller may read it: a drain's reasons are an operator's
+    /// words, and the read-only token reads only that it drains.
+    pub(crate) fn readiness_reason(self, reason: &str) -> String {
+        match self {
+            Self::Read if reason.starts_with("draining") => "draining".to_owned(),
+            _ => reason.to_owned(),
+        }
+    }
+
     /// `result`'s message as this caller may read it.
     pub(crate) fn message(self, result: &std::sync::Arc<CheckResult>) -> String {
         match self {
@@ -254,7 +272,12 @@ pub(crate) fn summary(
         .filter(|f| !f.enabled)
         .map(|f| FeatureOff {
             name: f.name.to_string(),
-            reason: f.reason.clone(),
+            // An override's reason is an operator's words; a requirement unmet is not.
+            reason: if f.override_.is_some() {
+                access.said(&f.reason, "overridden by an operator")
+            } else {
+                f.reason.clone()
+            },
         })
         .collect();
     let groups_failing = facts
@@ -274,7 +297,7 @@ pub(crate) fn summary(
         .filter_map(|d| d.result().mute().filter(|m| m.active))
         .map(|m| Muted {
             id: m.dependency.to_string(),
-            reason: m.reason.clone(),
+            reason: access.said(&m.reason, "muted by an operator"),
             until: time(m.until),
         })
         .collect();
@@ -284,7 +307,11 @@ pub(crate) fn summary(
         readiness: ReadinessAnswer {
             ready: readiness.ready(),
             reasons: capped(
-                readiness.reasons().to_vec(),
+                readiness
+                    .reasons()
+                    .iter()
+                    .map(|r| access.readiness_reason(r))
+                    .collect(),
                 "readinessReasons",
                 &mut omitted,
             ),

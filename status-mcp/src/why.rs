@@ -181,9 +181,9 @@ pub(crate) fn why(
         stale: r.stale(),
         flapping: r.flapping(),
         muted: r.mute().filter(|m| m.active).map(|m| MuteAnswer {
-            reason: m.reason.clone(),
+            reason: access.said(&m.reason, "muted by an operator"),
             until: time(m.until),
-            actor: m.actor.clone(),
+            actor: m.actor.clone().filter(|_| access == Access::Admin),
         }),
         maintenance: d.maintenance(),
         root_causes,

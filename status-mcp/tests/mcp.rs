@@ -556,3 +556,76 @@ async fn slos_say_what_burns_and_refuse_an_unknown_name() {
         "{line}"
     );
 }
+
+#[tokio::test]
+async fn the_read_only_token_reads_no_operator_s_words() {
+    let registry = outage().await;
+    registry
+        .mute(
+            "search",
+            status_core::MuteWindow::For(Duration::from_secs(600)),
+            "secret vendor migration",
+            Some("alice"),
+        )
+        .unwrap();
+    registry
+        .override_feature(
+            "search-box",
+            &status_core::FeatureOverride::new(
+                false,
+                Duration::from_secs(600),
+                "legal hold on search",
+            )
+            .unwrap()
+            .actor("bob"),
+        )
+        .unwrap();
+    registry
+        .drain("moving to the new rack", None, Some("carol"))
+        .unwrap();
+    registry.refresh_all().await;
+    let app = server(&registry);
+    let said = [
+        "secret vendor migration",
+        "legal hold on search",
+        "moving to the new rack",
+        "alice",
+        "bob",
+        "carol",
+    ];
+    for tool in ["summary", "why"] {
+        let args = if tool == "why" {
+            json!({"id": "search"})
+        } else {
+            json!({})
+        };
+        let (line, body, error) = call(&app, READ, tool, args.clone()).await;
+        assert!(!error, "{line}");
+        let all = format!("{line} {body}");
+        for words in said {
+            assert!(
+                !all.contains(words),
+                "{tool} with the read-only token says {words:?}: {all}"
+            );
+        }
+        let (line, body, _) = call(&app, ADMIN, tool, args).await;
+        let all = format!("{line} {body}");
+        assert!(
+            all.contains("secret vendor migration"),
+            "{tool} with the admin token: {all}"
+        );
+    }
+    let (_, summary, _) = call(&app, READ, "summary", json!({})).await;
+    assert_eq!(
+        summary["muted"][0]["reason"], "muted by an operator",
+        "{summary}"
+    );
+    assert!(
+        summary["readiness"]["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r == "draining"),
+        "{summary}"
+    );
+}
