@@ -83,13 +83,24 @@ pub(crate) fn reachable(ip: IpAddr) -> bool {
 /// A mail address as kept (lowercase), if it looks like one: `local@domain.tld`, at most
 /// 254 characters, no spaces or control characters, one `@`, and one the mailer can send
 /// to. A quoted local part that needs no quotes is kept without them (`"ana"@example.com` is
-/// `ana@example.com`: one mailbox, one subscriber, one cooldown).
+/// `ana@example.com`: one mailbox, one subscriber, one cooldown), and a domain is kept as the
+/// mail system resolves it, its A-label (`ana@bücher.example` is `ana@xn--bcher-kva.example`).
 pub(crate) fn mail_address(text: &str) -> Option<String> {
     let text = text.trim();
     if text.len() > 254 || text.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return None;
     }
     let (local, domain) = text.split_once('@')?;
+    let ascii;
+    let domain = if domain.is_ascii() {
+        domain
+    } else {
+        ascii = idna::domain_to_ascii(domain).ok()?;
+        ascii.as_str()
+    };
+    if domain.len() > 253 {
+        return None;
+    }
     let local = match local.strip_prefix('"').and_then(|l| l.strip_suffix('"')) {
         Some(inner) if !inner.is_empty() && inner.chars().all(atom) && !inner.contains("..") => {
             inner
@@ -300,6 +311,17 @@ mod tests {
             mail_address("\"ana.b\"@example.com").as_deref(),
             Some("ana.b@example.com")
         );
+        // One mailbox, whichever way its domain is written.
+        assert_eq!(
+            mail_address("Ana@Bücher.example").as_deref(),
+            Some("ana@xn--bcher-kva.example")
+        );
+        assert_eq!(
+            mail_address("ana@xn--bcher-kva.example"),
+            mail_address("ana@bücher.example")
+        );
+        assert!(mail_address("ana@bü cher.example").is_none());
+        assert!(mail_address("ana@\u{fffe}.example").is_none());
     }
 
     #[test]
