@@ -221,6 +221,11 @@ try:
         fail(f"the maintenance's mails: {subjects}")
     maintenance = json.loads(body)["id"]
     call("DELETE", f"/admin/maintenances/{maintenance}")
+    # Called off: told once to each, as such.
+    events("ana@example.com", 7, "the maintenance called off told once to each")
+    called_off = mails_to("ana@example.com")[7]["subject"]
+    if "Called off" not in called_off or "Database upgrade" not in called_off:
+        fail(f"the maintenance called off: {called_off}")
 
     # One click: Ana is out; the next outage reaches the webhook only.
     status, body, _ = call("POST", unsubscribe, raw=b"List-Unsubscribe=One-Click",
@@ -228,14 +233,14 @@ try:
     if status != 200:
         fail(f"one-click unsubscribe: {status} {body}")
     call("PUT", "/demo/chaos/primary-db", {"mode": "outage"})
-    until("the next outage at the webhook", lambda: (len(hooks) == 7, len(hooks)), 40)
+    until("the next outage at the webhook", lambda: (len(hooks) == 8, len(hooks)), 40)
     time.sleep(6)
-    if len(mails_to("ana@example.com")) != 7:
-        fail(f"ana got {len(mails_to('ana@example.com'))} mails after unsubscribing, not 7")
+    if len(mails_to("ana@example.com")) != 8:
+        fail(f"ana got {len(mails_to('ana@example.com'))} mails after unsubscribing, not 8")
     if len(mails_to("bob@example.com")) != 1:
         fail(f"bob, unconfirmed, got {len(mails_to('bob@example.com'))} mails")
-    if len(hooks) != 7:
-        fail(f"the webhook got {len(hooks)} posts, not 7 (one per event)")
+    if len(hooks) != 8:
+        fail(f"the webhook got {len(hooks)} posts, not 8 (one per event)")
     status, _, _ = call("GET", hook_unsubscribe)
     if status != 200:
         fail(f"the webhook's unsubscribe link: {status}")
@@ -252,7 +257,7 @@ try:
         flood_mails = sum(1 for (to, _) in mails if any(t.startswith("flood") for t in to))
     if flood_mails != taken:
         fail(f"{flood_mails} confirmation mails for {taken} subscriptions taken")
-    print(f"subscribers: 6 events, one message each to the confirmed (mail and webhook), none to "
+    print(f"subscribers: 7 events, one message each to the confirmed (mail and webhook), none to "
           f"the unconfirmed or the unsubscribed; a flood of 60: {taken} taken, {len(refused)} refused")
 finally:
     server.terminate()

@@ -278,7 +278,7 @@ impl StatusPageState {
             .iter()
             .map(|i| PublicIncident::of(i, &components))
             .collect();
-        let maintenances = maintenances(announced, &components, now);
+        let (maintenances, called_off) = maintenances(announced, &components, now);
         let condition = facts.level();
         let mut h = std::collections::hash_map::DefaultHasher::new();
         (&components, &incidents, &maintenances, condition).hash(&mut h);
@@ -286,6 +286,7 @@ impl StatusPageState {
             components,
             incidents,
             maintenances,
+            called_off,
             condition,
             now,
             fingerprint: h.finish(),

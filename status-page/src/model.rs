@@ -303,19 +303,20 @@ pub(crate) struct Maintenance {
     /// Over (its end passed).
     pub(crate) completed: bool,
     pub(crate) components: Vec<(String, String)>,
+    /// When it was called off, if it was (then it is not shown; its subscribers are told).
+    pub(crate) cancelled: Option<DateTime<Utc>>,
 }
 
-/// The announced maintenances at `now` (those called off left out), the soonest first, each
-/// with the components its dependencies belong to. A mute is not one: it silences, and
-/// publishes nothing.
+/// The announced maintenances at `now`, the soonest first, each with the components its
+/// dependencies belong to: those shown, and those called off (told to subscribers, not
+/// shown). A mute is not one: it silences, and publishes nothing.
 pub(super) fn maintenances(
     announced: &[Announcement],
     components: &[Component],
     now: DateTime<Utc>,
-) -> Vec<Maintenance> {
+) -> (Vec<Maintenance>, Vec<Maintenance>) {
     announced
         .iter()
-        .filter(|a| a.cancelled.is_none())
         .map(|a| Maintenance {
             id: format!("maintenance-{}", a.id),
             name: a.title.clone(),
@@ -332,6 +333,7 @@ pub(super) fn maintenances(
                 })
                 .map(|c| (c.id.clone(), c.name.clone()))
                 .collect(),
+            cancelled: a.cancelled,
         })
-        .collect()
+        .partition(|m| m.cancelled.is_none())
 }

@@ -15,6 +15,9 @@ pub(crate) struct Snapshot {
     pub(crate) components: Vec<Component>,
     pub(crate) incidents: Vec<PublicIncident>,
     pub(crate) maintenances: Vec<Maintenance>,
+    /// Maintenances called off: not shown, told to their subscribers.
+    #[cfg_attr(not(feature = "subscribers"), allow(dead_code))]
+    pub(crate) called_off: Vec<Maintenance>,
     pub(crate) condition: CheckStatus,
     pub(crate) now: DateTime<Utc>,
     /// Changes when anything shown changes.

@@ -36,14 +36,16 @@ pub(super) enum What {
     Update { incident: i64, update: i64 },
     /// An incident's postmortem.
     Postmortem { incident: i64 },
-    /// A maintenance announced, started or ended.
+    /// A maintenance announced, started, ended or called off.
     Maintenance { id: String, phase: &'static str },
 }
 
-/// What the page shows, as things to tell, at `now`.
+/// What the page shows, as things to tell, at `now`; and of each maintenance `called_off`,
+/// that it was (not whether it started or ended after).
 pub(super) fn events(
     incidents: &[PublicIncident],
     maintenances: &[Maintenance],
+    called_off: &[Maintenance],
     now: DateTime<Utc>,
 ) -> Vec<Event> {
     let ms = |t: i64| DateTime::from_timestamp_millis(t).unwrap_or_default();
@@ -70,13 +72,17 @@ pub(super) fn events(
             });
         }
     }
-    for m in maintenances {
+    for m in maintenances.iter().chain(called_off) {
         let components: Vec<String> = m.components.iter().map(|(id, _)| id.clone()).collect();
+        // What happened before it was called off is told as it happened; nothing after.
+        let before = |at: DateTime<Utc>| m.cancelled.is_none_or(|c| at <= c);
         for (phase, at) in [
             ("announced", Some(m.set_at)),
             ("started", (m.start <= now).then_some(m.start.max(m.set_at))),
             ("ended", (m.until <= now).then_some(m.until)),
+            ("cancelled", m.cancelled),
         ] {
+            let at = at.filter(|at| phase == "cancelled" || before(*at));
             if let Some(at) = at {
                 out.push(Event {
                     key: format!("{}-{phase}", m.id),
@@ -234,6 +240,52 @@ mod tests {
             "news before it"
         );
         assert!(!wants(&subscriber(None, &[]), &event), "unconfirmed");
+    }
+
+    #[test]
+    fn a_maintenance_called_off_is_told_so_and_nothing_after() {
+        let at = |min: i64| DateTime::from_timestamp(1_800_000_000 + min * 60, 0).unwrap();
+        let maintenance = |cancelled: Option<DateTime<Utc>>| Maintenance {
+            id: "maintenance-7".into(),
+            name: "Database upgrade".into(),
+            body: String::new(),
+            start: at(10),
+            until: at(40),
+            set_at: at(0),
+            active: false,
+            completed: false,
+            components: Vec::new(),
+            cancelled,
+        };
+        let phases = |shown: &[Maintenance], off: &[Maintenance], now: i64| -> Vec<String> {
+            events(&[], shown, off, at(now))
+                .into_iter()
+                .map(|e| e.key)
+                .collect()
+        };
+        // Shown: announced, started, ended as they come.
+        assert_eq!(
+            phases(&[maintenance(None)], &[], 50),
+            [
+                "maintenance-7-announced",
+                "maintenance-7-started",
+                "maintenance-7-ended"
+            ]
+        );
+        // Called off before it started: announced, then called off, never started or ended.
+        assert_eq!(
+            phases(&[], &[maintenance(Some(at(5)))], 50),
+            ["maintenance-7-announced", "maintenance-7-cancelled"]
+        );
+        // Called off while in force: started, then called off; no end after it.
+        assert_eq!(
+            phases(&[], &[maintenance(Some(at(20)))], 50),
+            [
+                "maintenance-7-announced",
+                "maintenance-7-started",
+                "maintenance-7-cancelled"
+            ]
+        );
     }
 
     fn update() -> Event {

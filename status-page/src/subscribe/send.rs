@@ -29,7 +29,12 @@ pub(super) fn words(
         What::Update { incident, update } => (*incident, Some(*update)),
         What::Postmortem { incident } => (*incident, None),
         What::Maintenance { id, phase } => {
-            let Some(m) = snapshot.maintenances.iter().find(|m| &m.id == id) else {
+            let Some(m) = snapshot
+                .maintenances
+                .iter()
+                .chain(&snapshot.called_off)
+                .find(|m| &m.id == id)
+            else {
                 return (String::new(), String::new(), json!(null));
             };
             let title = l.text(

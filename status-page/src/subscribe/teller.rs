@@ -106,7 +106,12 @@ async fn round(ledger: &mut Ledger, transports: &Transports, state: &StatusPageS
         .map(|i| PublicIncident::of(i, &snapshot.components))
         .collect();
     let now = history.now();
-    let events = events(&incidents, &snapshot.maintenances, now);
+    let events = events(
+        &incidents,
+        &snapshot.maintenances,
+        &snapshot.called_off,
+        now,
+    );
     ledger.keep(&events);
     if events.is_empty() {
         return;

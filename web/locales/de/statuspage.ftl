@@ -55,3 +55,4 @@ subscription-unknown = Dieser Link ist nicht (mehr) gültig.
 maintenance-announced = Geplant: { $title }
 maintenance-started = Läuft: { $title }
 maintenance-ended = Abgeschlossen: { $title }
+maintenance-cancelled = Abgesagt: { $title }

@@ -56,3 +56,4 @@ subscription-unknown = This link is not valid (any more).
 maintenance-announced = Scheduled: { $title }
 maintenance-started = In progress: { $title }
 maintenance-ended = Completed: { $title }
+maintenance-cancelled = Called off: { $title }
