@@ -322,7 +322,7 @@ where
     #[cfg(feature = "dashboard")]
     let router = router
         .route("/status/history", get(page::overview))
-        .route("/status/history/sla", get(objectives::sla_page))
+        .route("/status/sla", get(objectives::sla_page))
         .route("/status/history/{id}", get(page::dependency));
     router
 }

@@ -1,6 +1,6 @@
 //! The objectives on the operators' history page: each one's budget left and a burn chart
 //! (an SVG the server draws: a bar per window, the workbook's thresholds as lines), and the
-//! printable SLA report, `GET /status/history/sla` (what a person saves as PDF from the
+//! printable SLA report, `GET /status/sla` (what a person saves as PDF from the
 //! browser). Both render whole without JavaScript.
 
 use std::fmt::Write as _;
@@ -136,9 +136,9 @@ pub(crate) struct SlaPageQuery {
     to: Option<String>,
 }
 
-/// GET `/status/history/sla`: the SLA report as a printable page (30 days to now when no
+/// GET `/status/sla`: the SLA report as a printable page (30 days to now when no
 /// window is asked).
-#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/status/history/sla", tag = "history",
+#[cfg_attr(feature = "openapi", utoipa::path(get, path = "/status/sla", tag = "history",
     params(
         ("from" = Option<String>, Query, nullable = false, format = DateTime, description = "The window's start (30 days before `to`)"),
         ("to" = Option<String>, Query, nullable = false, format = DateTime, description = "The window's end (now)"),

@@ -44,7 +44,7 @@ const ROUTES: [(&str, &str); 71] = [
     ("post", "/admin/exclusions"),
     ("delete", "/admin/exclusions/{id}"),
     ("get", "/admin/reports/sla"),
-    ("get", "/status/history/sla"),
+    ("get", "/status/sla"),
     ("get", "/admin/history/audit"),
     ("get", "/healthcheck/transitions"),
     ("get", "/healthcheck/dependencies/{id}/transitions"),

@@ -414,10 +414,18 @@ async fn the_history_page_shows_each_objective_s_budget_and_burn_and_the_sla_rep
     assert_eq!(body.matches("<rect class=\"bar").count(), 3 * 6, "{body}");
     assert!(body.contains("<title>5m: 40.00</title>"), "{body}");
 
-    let sla = get(&app, "/status/history/sla").await;
+    let sla = get(&app, "/status/sla").await;
     assert_eq!(sla.status, StatusCode::OK, "{}", sla.body);
     assert!(sla.header("content-type").starts_with("text/html"));
-    assert!(sla.body.contains("@media print") || sla.body.contains("dashboard.css"));
+    assert!(
+        sla.body.contains("href=\"assets/dashboard.css\""),
+        "{}",
+        sla.body
+    );
+    assert!(body.contains("<a href=\"sla\">SLA report"), "{body}");
+    let css = get(&app, "/status/assets/dashboard.css").await;
+    assert_eq!(css.status, StatusCode::OK);
+    assert!(css.body.contains("@media print"));
     assert!(
         sla.body
             .contains("<td>objective</td><td>db</td><td>dependency:db</td><td>99 %</td>"),
@@ -426,7 +434,7 @@ async fn the_history_page_shows_each_objective_s_budget_and_burn_and_the_sla_rep
     );
     assert!(sla.body.contains("<td>missed</td>"), "{}", sla.body);
     assert_eq!(
-        get(&app, "/status/history/sla?from=nope").await.status,
+        get(&app, "/status/sla?from=nope").await.status,
         StatusCode::BAD_REQUEST
     );
 }
