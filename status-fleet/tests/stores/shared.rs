@@ -113,16 +113,20 @@ async fn mine_or_shared<S: FleetStore>(store: impl Fn() -> S, ttl: Duration) -> 
     for node in &east[..3] {
         node.set("db", CheckStatus::Outage);
     }
+    // Every instance's view, not one's: each reads the store on its own beat, and the one
+    // read below may lag the first to see it.
     until("db counted as failing on 3 of east", within, || {
-        let view = east[0].fleet.view();
-        view.datacenter("east").is_some_and(|d| {
-            d.counted
-                == [DependencyCount {
-                    dependency: "db".into(),
-                    level: CheckStatus::Outage,
-                    instances: 3,
-                }]
-        }) && !view.stale
+        east.iter().all(|n| {
+            let view = n.fleet.view();
+            view.datacenter("east").is_some_and(|d| {
+                d.counted
+                    == [DependencyCount {
+                        dependency: "db".into(),
+                        level: CheckStatus::Outage,
+                        instances: 3,
+                    }]
+            }) && !view.stale
+        })
     })
     .await;
     // What fails across east, said as an operator reads it.
