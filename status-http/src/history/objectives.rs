@@ -9,12 +9,11 @@ use std::sync::Arc;
 use askama::Template;
 use axum::extract::State;
 use axum::response::Response;
-use chrono::Duration;
 use status_history::objective::{target_text, Severity, SloReport, BURN_WINDOWS};
 use status_history::sla::SlaRow;
 
 use super::tiles::percent;
-use super::{time_param, HistoryState};
+use super::HistoryState;
 use crate::error::ApiError;
 use crate::query::Params;
 
@@ -152,22 +151,10 @@ pub(crate) async fn sla_page(
     State(state): State<Arc<HistoryState>>,
     Params(query): Params<SlaPageQuery>,
 ) -> Result<Response, ApiError> {
-    let history = state.history()?;
-    let to = time_param("to", query.to.as_deref())?.unwrap_or_else(|| history.now());
-    let from = time_param("from", query.from.as_deref())?.unwrap_or(to - Duration::days(30));
-    let facts = state.registry.facts();
-    let members = |group: &str| {
-        facts
-            .group(group)
-            .map(|g| {
-                g.members()
-                    .iter()
-                    .map(|id| id.as_str().to_owned())
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let (rows, unavailable) = match history.sla_report(from, to, members).await {
+    let (from, to, rows) = state
+        .sla_rows(query.from.as_deref(), query.to.as_deref())
+        .await?;
+    let (rows, unavailable) = match rows {
         Ok(rows) => (rows, None),
         Err(e) if e.is_invalid() => return Err(ApiError::bad_request(e.to_string())),
         Err(e) => (Vec::new(), Some(e.to_string())),

@@ -24,6 +24,41 @@ pub(crate) struct SlaQuery {
     format: Option<String>,
 }
 
+impl HistoryState {
+    /// The SLA report over `from` to `to` as a query gives them (`to` now and `from` 30
+    /// days before it when not given), each group's members read from the registry: the
+    /// window asked, and the rows or why the history could not give them.
+    pub(crate) async fn sla_rows(
+        &self,
+        from: Option<&str>,
+        to: Option<&str>,
+    ) -> Result<
+        (
+            chrono::DateTime<chrono::Utc>,
+            chrono::DateTime<chrono::Utc>,
+            Result<Vec<status_history::sla::SlaRow>, status_history::Error>,
+        ),
+        ApiError,
+    > {
+        let history = self.history()?;
+        let to = time_param("to", to)?.unwrap_or_else(|| history.now());
+        let from = time_param("from", from)?.unwrap_or(to - Duration::days(30));
+        let facts = self.registry.facts();
+        let members = |group: &str| {
+            facts
+                .group(group)
+                .map(|g| {
+                    g.members()
+                        .iter()
+                        .map(|id| id.as_str().to_owned())
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        Ok((from, to, history.sla_report(from, to, members).await))
+    }
+}
+
 /// GET `/admin/reports/sla`: the SLA report over a window (`to` now and `from` 30 days
 /// before it, when not given).
 #[cfg_attr(feature = "openapi", utoipa::path(get, path = "/admin/reports/sla", tag = "admin", security(("bearer" = [])),
@@ -39,7 +74,7 @@ pub(crate) async fn report(
     State(state): State<Arc<HistoryState>>,
     Params(query): Params<SlaQuery>,
 ) -> Result<Response, ApiError> {
-    let history = state.history()?;
+    state.history()?;
     let csv = match query.format.as_deref() {
         None | Some("json") => false,
         Some("csv") => true,
@@ -50,24 +85,10 @@ pub(crate) async fn report(
             )))
         }
     };
-    let to = time_param("to", query.to.as_deref())?.unwrap_or_else(|| history.now());
-    let from = time_param("from", query.from.as_deref())?.unwrap_or(to - Duration::days(30));
-    let facts = state.registry.facts();
-    let members = |group: &str| {
-        facts
-            .group(group)
-            .map(|g| {
-                g.members()
-                    .iter()
-                    .map(|id| id.as_str().to_owned())
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let rows = history
-        .sla_report(from, to, members)
-        .await
-        .map_err(rejection)?;
+    let (from, to, rows) = state
+        .sla_rows(query.from.as_deref(), query.to.as_deref())
+        .await?;
+    let rows = rows.map_err(rejection)?;
     if csv {
         let name = format!(
             "attachment; filename=\"sla-{}-{}.csv\"",
