@@ -14,8 +14,8 @@ use crate::{Busy, Conn};
 
 pin_project! {
     /// An answer's body that keeps its request [`Busy`] until it ends or is dropped: a
-    /// connection writing an answer (an event stream, a gRPC watch) is never shed or timed
-    /// out.
+    /// connection writing an answer (an event stream, a gRPC watch) is never timed out, and
+    /// shed only as the cap's last resort.
     #[derive(Debug)]
     pub struct Tracked<B> {
         #[pin]

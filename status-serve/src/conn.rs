@@ -76,11 +76,15 @@ impl Conn {
     }
 
     /// A request begins (its head is whole and handed to the service): the connection is
-    /// busy, and never shed, until the guard is dropped.
+    /// busy until the guard is dropped, never timed out, and shed only when the cap leaves
+    /// no idle connection to shed (see the [crate docs](crate)).
     #[must_use = "the request ends when the guard is dropped"]
     pub fn begin(self: &Arc<Self>) -> Busy {
         self.spoke.store(true, Ordering::Release);
-        self.in_flight.fetch_add(1, Ordering::AcqRel);
+        if self.in_flight.fetch_add(1, Ordering::AcqRel) == 0 {
+            // Busy since now: how long it has held its place without finishing.
+            self.since.store(self.now(), Ordering::Release);
+        }
         self.phase.store(BUSY, Ordering::Release);
         Busy(Arc::clone(self))
     }
@@ -135,9 +139,23 @@ impl Conn {
         self.shed.notified().await;
     }
 
-    fn idle_since(&self) -> Option<u64> {
-        (!self.is_busy()).then(|| self.since.load(Ordering::Acquire))
+    /// What shedding it costs, least first: an idle connection before a busy one, and
+    /// among either the one longest in its phase (a connection holding a request it never
+    /// finishes, a slow body, has done the least for its place).
+    fn cost(&self) -> (bool, u64) {
+        (self.is_busy(), self.since.load(Ordering::Acquire))
     }
+}
+
+/// Which connection went to make room for a new one, if any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shed {
+    /// None: there was room.
+    None,
+    /// One waiting for a request.
+    Idle,
+    /// One in the middle of a request.
+    Busy,
 }
 
 /// The open connections.
@@ -179,28 +197,20 @@ impl Table {
         }
     }
 
-    /// A new connection from `remote`, idle, not yet spoken, and whether one of its
-    /// client's own was shed for it: a client holding `per_client` makes room by its own
-    /// longest idle connection, and with every one of them busy gets none (`None`). One
-    /// client then cannot take every place, busy or idle, and its own idle flood never
-    /// keeps its probe out.
-    pub(crate) fn open(&self, remote: IpAddr, per_client: usize) -> Option<(Arc<Conn>, bool)> {
+    /// A new connection from `remote`, idle, not yet spoken, and which of its client's own
+    /// was shed for it: a client holding `per_client` makes room by its own cheapest
+    /// connection ([`Conn::cost`]: its longest idle, else the one longest in a request). One
+    /// client then cannot take every place, busy or idle, and its own flood never keeps its
+    /// newest connection (its probe) out.
+    pub(crate) fn open(&self, remote: IpAddr, per_client: usize) -> (Arc<Conn>, Shed) {
         let client = client(remote);
         let mut open = self.lock();
         let held = open.per_client.get(&client).copied().unwrap_or(0);
-        let shed = held >= per_client;
-        if shed {
-            let oldest = open
-                .by_id
-                .values()
-                .filter(|(_, c)| *c == client)
-                .filter_map(|(conn, _)| conn.idle_since().map(|since| (since, conn.id)))
-                .min();
-            let (_, id) = oldest?;
-            if let Some(conn) = Self::forget(&mut open, id) {
-                conn.shed.notify_one();
-            }
-        }
+        let shed = if held >= per_client {
+            Self::shed_cheapest(&mut open, |c| *c == client)
+        } else {
+            Shed::None
+        };
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let conn = Arc::new(Conn {
             id,
@@ -214,7 +224,7 @@ impl Table {
         conn.enter(IDLE);
         open.by_id.insert(id, (Arc::clone(&conn), client));
         *open.per_client.entry(client).or_default() += 1;
-        Some((conn, shed))
+        (conn, shed)
     }
 
     pub(crate) fn close(&self, conn: &Conn) {
@@ -226,20 +236,47 @@ impl Table {
         self.lock().by_id.len()
     }
 
-    /// Closes the connection that has waited longest without a request in progress; `false`
-    /// when every one is answering.
-    pub(crate) fn shed_one(&self) -> bool {
+    /// Makes room at the cap: the connection that has waited longest without a request in
+    /// progress goes; with every one busy, the cheapest of the client holding the most
+    /// places, when it holds more than one. [`Shed::None`] when every connection is busy and
+    /// each client holds one: the new one waits in the backlog then.
+    pub(crate) fn shed_one(&self) -> Shed {
         let mut open = self.lock();
-        let oldest = open
+        let any_idle = open.by_id.values().any(|(c, _)| !c.is_busy());
+        if any_idle {
+            return Self::shed_cheapest(&mut open, |_| true);
+        }
+        let heaviest = open
+            .per_client
+            .iter()
+            .filter(|(_, held)| **held > 1)
+            .max_by_key(|(_, held)| **held)
+            .map(|(client, _)| *client);
+        match heaviest {
+            Some(client) => Self::shed_cheapest(&mut open, |c| *c == client),
+            None => Shed::None,
+        }
+    }
+
+    /// Sheds the cheapest connection of the clients `of` picks.
+    fn shed_cheapest(open: &mut Open, of: impl Fn(&IpAddr) -> bool) -> Shed {
+        let cheapest = open
             .by_id
             .values()
-            .filter_map(|(c, _)| c.idle_since().map(|since| (since, c.id)))
+            .filter(|(_, c)| of(c))
+            .map(|(conn, _)| (conn.cost(), conn.id))
             .min();
-        let Some((_, id)) = oldest else { return false };
-        if let Some(conn) = Self::forget(&mut open, id) {
+        let Some(((busy, _), id)) = cheapest else {
+            return Shed::None;
+        };
+        if let Some(conn) = Self::forget(open, id) {
             conn.shed.notify_one();
         }
-        true
+        if busy {
+            Shed::Busy
+        } else {
+            Shed::Idle
+        }
     }
 
     fn forget(open: &mut Open, id: u64) -> Option<Arc<Conn>> {
@@ -265,62 +302,80 @@ mod tests {
     const S: Duration = Duration::from_secs(1);
     const LOCAL: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
 
+    fn held(table: &Table, conn: &Conn) -> bool {
+        table.lock().by_id.contains_key(&conn.id)
+    }
+
     #[tokio::test(start_paused = true)]
     async fn one_client_holds_at_most_its_share_of_the_places() {
         let table = Table::new();
         let one: IpAddr = "203.0.113.7".parse().unwrap();
-        let held: Vec<_> = (0..3).map(|_| table.open(one, 3).unwrap().0).collect();
+        let mut mine = Vec::new();
+        for _ in 0..3 {
+            mine.push(table.open(one, 3).0);
+            tokio::time::advance(S).await;
+        }
         // Its share taken, idle: its own oldest makes room.
-        let (fourth, shed) = table.open(one, 3).unwrap();
-        assert!(shed);
-        assert!(
-            !table.lock().by_id.contains_key(&held[0].id),
-            "its own oldest idle went"
-        );
-        // Its share taken, busy: none for it.
-        let _busy: Vec<_> = [&held[1], &held[2], &fourth]
-            .iter()
-            .map(|c| c.begin())
-            .collect();
-        assert!(
-            table.open(one, 3).is_none(),
-            "every one of its places is answering"
-        );
+        let (fourth, shed) = table.open(one, 3);
+        assert_eq!(shed, Shed::Idle);
+        assert!(!held(&table, &mine[0]), "its own oldest idle went");
+        // Its share taken, every one answering: the one longest in a request goes.
+        tokio::time::advance(S).await;
+        let _fourth = fourth.begin();
+        tokio::time::advance(S).await;
+        let _second = mine[2].begin();
+        let _first = mine[1].begin();
+        let (fifth, shed) = table.open(one, 3);
+        assert_eq!(shed, Shed::Busy);
+        assert!(!held(&table, &fourth), "the one longest in a request went");
+        assert!(held(&table, &mine[1]) && held(&table, &mine[2]));
         let mapped: IpAddr = "::ffff:203.0.113.7".parse().unwrap();
-        assert!(table.open(mapped, 3).is_none(), "the same client");
-        let (_other, shed) = table.open(LOCAL, 3).unwrap();
-        assert!(!shed, "another client has its own places");
+        let (_, shed) = table.open(mapped, 3);
+        assert_eq!(shed, Shed::Idle, "the same client: its newest, idle, went");
+        assert!(!held(&table, &fifth));
+        let (_other, shed) = table.open(LOCAL, 3);
+        assert_eq!(shed, Shed::None, "another client has its own places");
         // One host's IPv6 addresses are one client: a /64.
         let v6: IpAddr = "2001:db8:1:2::1".parse().unwrap();
         let same: IpAddr = "2001:db8:1:2:ffff::9".parse().unwrap();
-        let (first, _) = table.open(v6, 1).unwrap();
+        let (first, _) = table.open(v6, 1);
         let _answering = first.begin();
-        assert!(table.open(same, 1).is_none());
+        assert_eq!(table.open(same, 1).1, Shed::Busy);
         // A connection closed gives its place back.
-        table.close(&held[1]);
-        assert!(table.open(one, 3).is_some_and(|(_, shed)| !shed));
+        table.close(&mine[1]);
+        assert_eq!(table.open(one, 3).1, Shed::None);
     }
 
     #[tokio::test(start_paused = true)]
-    async fn sheds_the_longest_idle_connection_and_never_a_busy_one() {
+    async fn at_the_cap_the_longest_idle_goes_then_the_heaviest_clients_longest_request() {
         let table = Table::new();
-        let first = table.open(LOCAL, usize::MAX).unwrap().0;
+        let flood: IpAddr = "203.0.113.7".parse().unwrap();
+        let first = table.open(LOCAL, usize::MAX).0;
         tokio::time::advance(S).await;
-        let second = table.open(LOCAL, usize::MAX).unwrap().0;
+        let second = table.open(flood, usize::MAX).0;
         tokio::time::advance(S).await;
-        let third = table.open(LOCAL, usize::MAX).unwrap().0;
+        let third = table.open(flood, usize::MAX).0;
         let busy = first.begin();
-        assert!(table.shed_one());
-        assert!(table.lock().by_id.contains_key(&first.id), "busy: kept");
-        assert!(
-            !table.lock().by_id.contains_key(&second.id),
-            "the oldest idle goes"
+        assert_eq!(table.shed_one(), Shed::Idle);
+        assert!(held(&table, &first), "busy: kept while one is idle");
+        assert!(!held(&table, &second), "the oldest idle goes");
+        assert!(held(&table, &third));
+        // Each client holds one, every one answering: nothing goes, the new one waits.
+        let third_busy = third.begin();
+        assert_eq!(table.shed_one(), Shed::None);
+        // The flood holds two: its longest in a request goes, never the lone client's.
+        tokio::time::advance(S).await;
+        let fourth = table.open(flood, usize::MAX).0;
+        let _fourth = fourth.begin();
+        assert_eq!(table.shed_one(), Shed::Busy);
+        assert!(!held(&table, &third) && held(&table, &fourth) && held(&table, &first));
+        drop((busy, third_busy));
+        assert_eq!(
+            table.shed_one(),
+            Shed::Idle,
+            "done answering, it goes first"
         );
-        assert!(table.lock().by_id.contains_key(&third.id));
-        assert!(table.shed_one());
-        assert!(!table.shed_one(), "the busy one stays");
-        drop(busy);
-        assert!(table.shed_one(), "done answering, it can go");
+        assert!(!held(&table, &first));
     }
 
     #[tokio::test(start_paused = true)]
@@ -331,7 +386,7 @@ mod tests {
             idle: 60 * S,
         };
         let table = Table::new();
-        let conn = table.open(LOCAL, usize::MAX).unwrap().0;
+        let conn = table.open(LOCAL, usize::MAX).0;
         let opened = Instant::now();
         assert_eq!(conn.next_look(t), opened + 5 * S, "looked at while idle");
         tokio::time::advance(10 * S).await;
@@ -357,7 +412,7 @@ mod tests {
             idle: 300 * S,
         };
         let table = Table::new();
-        let conn = table.open(LOCAL, usize::MAX).unwrap().0;
+        let conn = table.open(LOCAL, usize::MAX).0;
         let opened = Instant::now();
         assert_eq!(conn.deadline(t), Some(opened + 10 * S));
         tokio::time::advance(3 * S).await;

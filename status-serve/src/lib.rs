@@ -6,8 +6,11 @@
 //!   ENFILE), the connection that has waited longest without a request in progress is closed
 //!   for the new one. A flood of connections that send nothing cannot keep a probe out: the
 //!   probe's connection is the newest, answered before newer ones push it out. A connection
-//!   answering a request is never shed; with all of them busy, new ones wait in the listen
-//!   backlog.
+//!   answering a request goes only when none is idle: the one longest in its request of the
+//!   client holding the most places (a slow body does the least for its place); when each
+//!   client holds one, new ones wait in the listen backlog. One client (an IPv4 address, an
+//!   IPv6 /64) holds at most its share ([`Bounds::per_client`]): past it each new connection
+//!   of its own takes the place of its cheapest, idle first.
 //! - **Deadlines** ([`Timeouts`]): a connection's first request must begin within `first` of
 //!   its opening; a request's head must arrive whole within `head` of its first byte
 //!   (slowloris; HTTP/1, where the head is read before a request exists); a connection with

@@ -13,7 +13,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use crate::conn::{Conn, Table};
+use crate::conn::{Conn, Shed, Table};
 
 /// A protocol's side of the server: it serves one accepted connection.
 pub trait Protocol: Clone + Send + 'static {
@@ -46,16 +46,17 @@ pub struct Accepted {
 /// The limits of the accept loop, whatever the protocol.
 #[derive(Debug, Clone, Copy)]
 pub struct Bounds {
-    /// Connections open at once before the longest idle one is closed for a new one.
+    /// Connections open at once before the cheapest is closed for a new one: the longest
+    /// idle, else the one longest in a request of the client holding the most.
     pub max_connections: usize,
     /// How long connections may run on after the shutdown signal before they are dropped.
     pub grace: Duration,
     /// The protocol's name in log lines (`HTTP`, `gRPC`).
     pub name: &'static str,
     /// Connections one client (an IPv4 address, an IPv6 /64) may hold at once, busy or
-    /// idle; past it its new ones are closed at once. One client then cannot take every
-    /// place with connections that never finish a request (slow bodies, streams held
-    /// open), which shedding cannot free.
+    /// idle; past it each new one of its own takes the place of its cheapest (its longest
+    /// idle, else the one longest in a request). One client then cannot take every place
+    /// with connections that never finish a request (slow bodies, streams held open).
     pub per_client: usize,
 }
 
@@ -66,6 +67,7 @@ pub struct ServerStats {
     closed_handshake: AtomicU64,
     closed_idle: AtomicU64,
     shed: AtomicU64,
+    shed_busy: AtomicU64,
     accept_failures: AtomicU64,
     refused_client: AtomicU64,
 }
@@ -89,10 +91,30 @@ impl ServerStats {
         self.closed_idle.load(Ordering::Relaxed)
     }
 
-    /// Idle connections closed to make room (the cap, or out of descriptors).
+    /// Connections closed to make room (the cap, a client's share, or out of
+    /// descriptors), idle or busy.
     #[must_use]
     pub fn shed(&self) -> u64 {
         self.shed.load(Ordering::Relaxed)
+    }
+
+    /// Of those [shed](Self::shed), the ones closed in the middle of a request: with no
+    /// idle one to close, the cheapest of the client holding the most places.
+    #[must_use]
+    pub fn shed_busy(&self) -> u64 {
+        self.shed_busy.load(Ordering::Relaxed)
+    }
+
+    fn count_shed(&self, shed: Shed) -> bool {
+        match shed {
+            Shed::None => return false,
+            Shed::Idle => {}
+            Shed::Busy => {
+                self.shed_busy.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.shed.fetch_add(1, Ordering::Relaxed);
+        true
     }
 
     /// Failed `accept` calls (out of descriptors, most often).
@@ -101,8 +123,8 @@ impl ServerStats {
         self.accept_failures.load(Ordering::Relaxed)
     }
 
-    /// Connections closed at once because their client held its share
-    /// ([`Bounds::per_client`]).
+    /// Connections of a client holding its share ([`Bounds::per_client`]) that took the
+    /// place of one of its own.
     #[must_use]
     pub fn refused_client(&self) -> u64 {
         self.refused_client.load(Ordering::Relaxed)
@@ -144,9 +166,11 @@ pub async fn run<P: Protocol>(
     let mut signal = pin!(signal);
     loop {
         if table.len() >= max {
-            if table.shed_one() {
-                stats.shed.fetch_add(1, Ordering::Relaxed);
-            } else {
+            let shed = table.shed_one();
+            if shed == Shed::Busy {
+                say_busy_shed(&crowded, bounds.name, "the connection cap");
+            }
+            if !stats.count_shed(shed) {
                 // Every connection is answering a request: the backlog waits for one to end.
                 tokio::select! {
                     () = &mut signal => break,
@@ -160,21 +184,18 @@ pub async fn run<P: Protocol>(
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
             accepted = listener.accept() => match accepted {
                 Ok((stream, remote)) => {
-                    let Some((conn, shed)) = table.open(remote.ip(), per_client) else {
+                    let (conn, shed) = table.open(remote.ip(), per_client);
+                    if stats.count_shed(shed) {
                         stats.refused_client.fetch_add(1, Ordering::Relaxed);
                         if let Some(unsaid) = crowded.say() {
                             tracing::warn!(
                                 client = %remote.ip(),
                                 unsaid,
-                                "{}: a client holds {per_client} connections, its share: its new ones are closed",
+                                busy = shed == Shed::Busy,
+                                "{}: a client holds {per_client} connections, its share: each new one takes the place of its cheapest",
                                 bounds.name
                             );
                         }
-                        drop(stream);
-                        continue;
-                    };
-                    if shed {
-                        stats.shed.fetch_add(1, Ordering::Relaxed);
                     }
                     let served = protocol.clone().serve(Accepted {
                         stream,
@@ -244,10 +265,7 @@ async fn accept_failed(
     let out_of_descriptors = matches!(error.raw_os_error(), Some(23 | 24));
     if out_of_descriptors {
         let closing = tasks > table.len();
-        if closing || table.shed_one() {
-            if !closing {
-                stats.shed.fetch_add(1, Ordering::Relaxed);
-            }
+        if closing || stats.count_shed(table.shed_one()) {
             // A shed connection's descriptor is freed when its task runs: room is coming.
             tokio::task::yield_now().await;
             return;
@@ -269,6 +287,18 @@ async fn accept_failed(
         );
     }
     tokio::time::sleep(Duration::from_millis(20)).await;
+}
+
+/// Says, at most once an interval, that a connection in the middle of a request was closed
+/// to make room.
+fn say_busy_shed(crowded: &Throttled, name: &str, why: &str) {
+    if let Some(unsaid) = crowded.say() {
+        tracing::warn!(
+            unsaid,
+            "{name}: {why} reached with every connection answering: the one longest in a \
+             request, of the client holding the most, was closed"
+        );
+    }
 }
 
 /// A warning said at most once an interval, with how many were not said meanwhile: a flood
@@ -328,13 +358,10 @@ mod tests {
             ServerStats::default(),
             Throttled::new(Duration::from_secs(10)),
         );
-        let (busy, _) = table
-            .open(std::net::Ipv4Addr::LOCALHOST.into(), usize::MAX)
-            .unwrap();
+        let (busy, _) = table.open(std::net::Ipv4Addr::LOCALHOST.into(), usize::MAX);
         let _answering = busy.begin();
         let _idle = table
-            .open(std::net::Ipv4Addr::LOCALHOST.into(), usize::MAX)
-            .unwrap()
+            .open(std::net::Ipv4Addr::new(127, 0, 0, 2).into(), usize::MAX)
             .0;
         accept_failed(&emfile, &table, &stats, &said, 2, "test").await;
         assert_eq!((stats.shed(), table.len()), (1, 1), "the idle one shed");

@@ -50,8 +50,15 @@ impl Protocol for Grpc {
                     remote_addr: Some(remote),
                 });
                 let answer = routes.clone().oneshot(request);
+                let deadline = limits.request_timeout;
                 async move {
-                    let response = answer.await?;
+                    let response = match tokio::time::timeout(deadline, answer).await {
+                        Ok(response) => response?,
+                        Err(_) => tonic::Status::deadline_exceeded(format!(
+                            "the request did not arrive whole and answered within {deadline:?}"
+                        ))
+                        .into_http(),
+                    };
                     Ok::<_, Infallible>(response.map(|body| Tracked::new(body, busy)))
                 }
             })

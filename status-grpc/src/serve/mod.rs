@@ -7,7 +7,15 @@
 //!   never more than a quarter of the process's file-descriptor limit, leaving the rest to
 //!   the HTTP listener. Past it, and whenever `accept` runs out of descriptors, the
 //!   connection idle longest (no stream open) is closed for the new one; with every
-//!   connection busy, new ones wait in the listen backlog.
+//!   connection busy, the one longest in a stream of the client holding the most; when each
+//!   client holds one, new ones wait in the listen backlog.
+//! - **Share per client** ([`max_connections_per_client`](Serve::max_connections_per_client)):
+//!   half the cap for one IPv4 address or IPv6 /64; past it each new connection of its own
+//!   takes the place of its cheapest, so neither a flood of streams nor of hellos from one
+//!   address keeps another's Check out.
+//! - **Request deadline** ([`request_timeout`](Serve::request_timeout), 10 s): a call whose
+//!   request has not arrived whole and been answered by then (a Check whose request never
+//!   ends) is answered `DEADLINE_EXCEEDED`; a watch's request counts, its stream does not.
 //! - **Handshake timeout** (10 s): a connection that has sent no request by then is closed
 //!   (a client that sends only the HTTP/2 preface and SETTINGS, or nothing).
 //! - **Idle timeout** (5 min): a connection with no stream open for that long is told to go
@@ -104,6 +112,7 @@ struct Limits {
     keepalive_timeout: Duration,
     max_concurrent_streams: u32,
     max_header_list_size: u32,
+    request_timeout: Duration,
     grace: Duration,
 }
 
@@ -118,6 +127,7 @@ impl Default for Limits {
             keepalive_timeout: Duration::from_secs(10),
             max_concurrent_streams: 100,
             max_header_list_size: 16 * 1024,
+            request_timeout: Duration::from_secs(10),
             grace: Duration::from_secs(5),
         }
     }
@@ -153,7 +163,8 @@ impl<F> Serve<F> {
         self
     }
 
-    /// Connections open at once before the longest idle one is closed for a new one.
+    /// Connections open at once before the cheapest is closed for a new one: the longest
+    /// idle, else the one longest in a request of the client holding the most.
     /// Default [`DEFAULT_MAX_CONNECTIONS`], at most a quarter of the descriptor limit (at
     /// least 1).
     pub fn max_connections(mut self, max: usize) -> Self {
@@ -162,12 +173,22 @@ impl<F> Serve<F> {
     }
 
     /// Connections one client (an IPv4 address, an IPv6 /64) may hold at once, busy or
-    /// idle; past it its new ones are closed at once, so that one client holding
-    /// connections that never finish cannot take every place. Default half of
+    /// idle; past it each new one of its own takes the place of its cheapest (its longest
+    /// idle, else the one longest in a request), so that one client holding connections
+    /// that never finish cannot take every place, nor keep its own probe out. Default half of
     /// [`max_connections`](Self::max_connections) (at least 1). Behind a proxy every
     /// connection comes from the proxy: raise it to the cap there.
     pub fn max_connections_per_client(mut self, max: usize) -> Self {
         self.limits.max_connections_per_client = Some(max.max(1));
+        self
+    }
+
+    /// How long a call may take from its headers to the head of its answer: its request
+    /// arrived whole and handled. Past it the call is answered `DEADLINE_EXCEEDED`, so that
+    /// a Check whose request never ends holds no stream. A watch's stream, once answered,
+    /// is not bound by it. Default 10 s.
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.request_timeout = timeout;
         self
     }
 

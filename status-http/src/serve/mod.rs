@@ -14,8 +14,9 @@
 //!   connection that has waited longest without a request in progress is closed to make room.
 //!   A flood of connections that send nothing therefore cannot keep a probe out: the probe's
 //!   connection is the newest, and it is answered before the flood's newer ones push it out.
-//!   Connections answering a request are never shed; with all of them busy, new ones wait in
-//!   the listen backlog.
+//!   With every connection answering a request, the one longest in its request of the client
+//!   holding the most places goes (a slow body does the least for its place); when each
+//!   client holds one, new ones wait in the listen backlog.
 //! - **Graceful shutdown**: when the signal given to
 //!   [`with_graceful_shutdown`](Serve::with_graceful_shutdown) resolves (typically
 //!   [`shutdown::graceful`](crate::shutdown::graceful), which first fails readiness for its
@@ -143,7 +144,8 @@ impl<F> Serve<F> {
         self
     }
 
-    /// Connections open at once before the longest idle one is closed for a new one.
+    /// Connections open at once before the cheapest is closed for a new one: the longest
+    /// idle, else the one longest in a request of the client holding the most.
     /// Default 1,024 (at least 1).
     pub fn max_connections(mut self, max: usize) -> Self {
         self.limits.max_connections = max.max(1);
@@ -151,8 +153,9 @@ impl<F> Serve<F> {
     }
 
     /// Connections one client (an IPv4 address, an IPv6 /64) may hold at once, busy or
-    /// idle; past it its new ones are closed at once, so that one client holding
-    /// connections that never finish cannot take every place. Default half of
+    /// idle; past it each new one of its own takes the place of its cheapest (its longest
+    /// idle, else the one longest in a request), so that one client holding connections
+    /// that never finish cannot take every place, nor keep its own probe out. Default half of
     /// [`max_connections`](Self::max_connections) (at least 1). Behind a proxy every
     /// connection comes from the proxy: raise it to the cap there.
     pub fn max_connections_per_client(mut self, max: usize) -> Self {

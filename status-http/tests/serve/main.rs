@@ -272,9 +272,9 @@ async fn a_huge_declared_body_is_refused_before_it_is_sent() {
     server.shut_down().await;
 }
 
-/// One client whose requests' bodies never finish holds at most its share of the places
-/// (its connections past it are closed at once), so another client's probe is answered
-/// within a second; shedding alone never frees a busy connection.
+/// One client whose requests' bodies never finish holds at most its share of the places:
+/// past it each new connection of its own takes the place of its longest in a request, so
+/// another client's probe is answered within a second, and the flood's own newest too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_client_holding_slow_bodies_cannot_keep_another_out() {
     let server = start(|s| {
@@ -305,8 +305,13 @@ async fn one_client_holding_slow_bodies_cannot_keep_another_out() {
     }
     assert_eq!(
         closed, 4,
-        "past its share, a client's connections are closed at once"
+        "past its share, a client's longest in a request made room"
     );
+    let mut own = server.connect().await;
+    let answer = timeout(Duration::from_secs(1), get_live(&mut own))
+        .await
+        .expect("the flood's own probe is answered within a second");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
     socket.bind("127.0.0.2:0".parse().unwrap()).unwrap();
