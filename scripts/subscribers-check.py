@@ -54,14 +54,23 @@ class Mailbox:
 
 
 hooks = []
+challenges = []
 
 
 class Hook(BaseHTTPRequestHandler):
     def do_POST(self):
-        body = self.rfile.read(int(self.headers["content-length"] or 0))
-        hooks.append(json.loads(body))
+        body = json.loads(self.rfile.read(int(self.headers["content-length"] or 0)))
+        answer = b""
+        if body.get("type") == "url_verification":
+            # Slack's way: the challenge's value, as plain text.
+            challenges.append(body)
+            answer = body["challenge"].encode()
+        else:
+            hooks.append(body)
         self.send_response(200)
+        self.send_header("Content-Length", str(len(answer)))
         self.end_headers()
+        self.wfile.write(answer)
 
     def log_message(self, *args):
         pass
@@ -142,24 +151,37 @@ try:
     if not link:
         fail(f"no confirmation link: {text(confirm)}")
 
-    # Asked again within the cooldown: refused, nothing sent.
+    # Asked again within the cooldown: the same answer as anyone's, and nothing sent again.
     status, body, headers = call("POST", "/status/page/subscriptions", {"email": "ana@example.com"})
-    if status != 429 or not headers.get("Retry-After"):
+    if status != 202 or headers.get("Retry-After"):
         fail(f"a second ask within the cooldown: {status} {body}")
 
-    # A webhook subscribes at once.
+    # A webhook answers its challenge, and is confirmed.
     status, body, _ = call("POST", "/status/page/subscriptions",
                            {"webhook": f"http://127.0.0.1:{hook_port}/hook"})
-    if status != 201:
+    if status != 202:
         fail(f"webhook: {status} {body}")
-    hook_unsubscribe = json.loads(body)["unsubscribe"]
+    challenge = until("the webhook's challenge", lambda: (len(challenges) == 1, challenges), 30)[0]
+    hook_unsubscribe = challenge["meta"]["unsubscribe"]
 
+    def hook_confirmed():
+        listed = json.loads(call("GET", "/admin/subscribers")[1])["subscribers"]
+        return any(s["kind"] == "webhook" and s["confirmed"] for s in listed), listed
+    until("the webhook confirmed by its answer", hook_confirmed, 30)
+
+    # The link opens a page whose button confirms: a link scanner's GET confirms no one.
     status, body, _ = call("GET", link.group(1))
+    if status != 200 or '<form method="post"' not in body:
+        fail(f"the confirmation link's page: {status} {body}")
+    status, body, _ = call("POST", link.group(1))
     if status != 200:
         fail(f"confirm: {status} {body}")
-    status, body, _ = call("GET", link.group(1).replace("token=", "token=x"))
+    forged = re.sub(r"token=[0-9a-f]+", "token=" + "0" * 64, link.group(1))
+    status, body, _ = call("POST", forged)
     if status != 404:
         fail(f"a forged token: {status}")
+    if len(mails_to("ana@example.com")) != 1:
+        fail(f"the cooldown's ask sent a mail: {len(mails_to('ana@example.com'))}")
 
     def events(address, n, what):
         # Ana's mails after her confirmation, and the webhook's posts.
@@ -242,8 +264,12 @@ try:
     if len(hooks) != 8:
         fail(f"the webhook got {len(hooks)} posts, not 8 (one per event)")
     status, _, _ = call("GET", hook_unsubscribe)
-    if status != 200:
-        fail(f"the webhook's unsubscribe link: {status}")
+    if status != 200 or not json.loads(call("GET", "/admin/subscribers")[1])["subscribers"]:
+        fail(f"the webhook's unsubscribe link, opened: {status}, or it unsubscribed")
+    status, _, _ = call("POST", hook_unsubscribe)
+    listed = json.loads(call("GET", "/admin/subscribers")[1])["subscribers"]
+    if status != 200 or any(s["kind"] == "webhook" for s in listed):
+        fail(f"the webhook's unsubscribe button: {status}, {listed}")
 
     # A flood from one address: bounded, with Retry-After; the mail sent stays bounded too.
     answers = [call("POST", "/status/page/subscriptions", {"email": f"flood{i}@example.com"})

@@ -38,6 +38,7 @@ struct PageDoc;
 #[openapi(paths(
     crate::subscribe::routes::subscribe,
     crate::subscribe::links::confirm,
+    crate::subscribe::links::confirm_post,
     crate::subscribe::links::unsubscribe,
     crate::subscribe::links::unsubscribe_post,
     crate::subscribe::admin::list,

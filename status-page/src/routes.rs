@@ -61,7 +61,7 @@ where
         )
         .route(
             "/status/page/subscriptions/confirm",
-            get(subscribe::confirm),
+            get(subscribe::confirm).post(subscribe::confirm_post),
         )
         .route(
             "/status/page/subscriptions/unsubscribe",

@@ -76,17 +76,11 @@ pub(crate) struct SubscribeRequest {
 /// A subscription taken.
 #[derive(ToSchema)]
 pub(crate) struct Subscribed {
-    /// `pending` (a confirmation mail is on its way) or `subscribed` (a webhook).
+    /// `pending`: a confirmation mail, or a webhook's challenge (with its unsubscribe link),
+    /// is on its way. The same whether the address or URL was known or not.
     status: String,
-    /// For a mail: what to do next.
-    #[schema(nullable = false)]
-    message: Option<String>,
-    /// For a webhook: its id.
-    #[schema(nullable = false)]
-    id: Option<i64>,
-    /// For a webhook: where to unsubscribe it (also in every message).
-    #[schema(nullable = false)]
-    unsubscribe: Option<String>,
+    /// What to do next, in the visitor's language.
+    message: String,
 }
 
 /// A maintenance to announce to the public.

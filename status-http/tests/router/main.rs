@@ -5,6 +5,7 @@ mod support;
 mod admin;
 mod audit;
 mod dashboard;
+mod door;
 mod fleet;
 mod groups;
 mod hardening;

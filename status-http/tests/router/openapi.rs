@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::support::{fixture, get};
 
-const ROUTES: [(&str, &str); 71] = [
+const ROUTES: [(&str, &str); 72] = [
     ("get", "/healthcheck"),
     ("get", "/healthcheck/groups/{name}"),
     ("get", "/healthcheck/groups/{name}/summary"),
@@ -73,6 +73,7 @@ const ROUTES: [(&str, &str); 71] = [
     ("delete", "/admin/maintenances/{id}"),
     ("post", "/status/page/subscriptions"),
     ("get", "/status/page/subscriptions/confirm"),
+    ("post", "/status/page/subscriptions/confirm"),
     ("get", "/status/page/subscriptions/unsubscribe"),
     ("post", "/status/page/subscriptions/unsubscribe"),
     ("get", "/admin/subscribers"),

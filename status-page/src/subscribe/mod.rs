@@ -9,10 +9,13 @@
 //! | route | what |
 //! |---|---|
 //! | `POST /status/page/subscriptions` | JSON or a form: `email` or `webhook`, maybe `components` |
-//! | `GET /status/page/subscriptions/confirm?token=` | confirms a mail address |
-//! | `GET`, `POST /status/page/subscriptions/unsubscribe?token=` | unsubscribes at once (RFC 8058) |
+//! | `GET /status/page/subscriptions/confirm?token=` | a page whose button confirms a mail address |
+//! | `POST /status/page/subscriptions/confirm?token=` | confirms it |
+//! | `GET /status/page/subscriptions/unsubscribe?token=` | a page whose button unsubscribes |
+//! | `POST /status/page/subscriptions/unsubscribe?token=` | unsubscribes at once (the button, RFC 8058's one click) |
 
 pub(crate) mod admin;
+mod challenge;
 mod deliver;
 pub(crate) mod guard;
 pub(crate) mod links;
@@ -23,7 +26,7 @@ mod teller;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub(crate) use self::links::{confirm, unsubscribe, unsubscribe_post};
+pub(crate) use self::links::{confirm, confirm_post, unsubscribe, unsubscribe_post};
 pub(crate) use self::routes::subscribe;
 pub(crate) use self::teller::{start, teller};
 
@@ -256,7 +259,7 @@ pub(crate) fn hash(token: &str) -> String {
     hex(&sha2::Sha256::digest(token.as_bytes()))
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(super) fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write as _;
     bytes
         .iter()

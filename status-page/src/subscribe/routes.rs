@@ -127,18 +127,18 @@ pub(super) fn locale(query: &DoorQuery, headers: &HeaderMap) -> &'static Locale 
     i18n::negotiate(query.lang.as_deref(), accept)
 }
 
-/// POST `/status/page/subscriptions`: asks to be told, by mail (`email`, confirmed by a
-/// link first) or webhook (`webhook`, at once), of `components` (all when none).
+/// POST `/status/page/subscriptions`: asks to be told, by mail (`email`, confirmed by the
+/// button its link opens) or webhook (`webhook`, confirmed when it answers a challenge), of
+/// `components` (all when none).
 #[cfg_attr(feature = "openapi", utoipa::path(post, path = "/status/page/subscriptions", tag = "status page",
     request_body(content = crate::schema::SubscribeRequest, content_type = "application/json"),
     responses(
-        (status = 201, description = "A webhook subscribed (its unsubscribe link in the answer and in every message)", body = crate::schema::Subscribed),
-        (status = 202, description = "Asked: a confirmation mail is on its way (the same answer for an address already subscribed, which is left as it is)", body = crate::schema::Subscribed),
+        (status = 202, description = "Asked: a confirmation mail, or a webhook's challenge, is on its way. The same answer for an address or URL already subscribed or asked lately, which is left as it is (and sent nothing more): a stranger learns nothing", body = crate::schema::Subscribed),
         (status = 400, description = "Not an address or URL, a webhook to a private address, an unknown component: nothing kept", body = crate::schema::Error),
         (status = 404, description = "This page takes no subscriptions, or no history is kept", body = crate::schema::Error),
         (status = 413, description = "A body over 4 KiB", body = crate::schema::Error),
         (status = 415, description = "Neither JSON nor a form", body = crate::schema::Error),
-        (status = 429, description = "Too many subscriptions now, too many in all, or a confirmation sent to this address lately (Retry-After)", body = crate::schema::Error),
+        (status = 429, description = "Too many subscriptions now from this address or in all, or the page takes no more subscribers (Retry-After)", body = crate::schema::Error),
         (status = 503, description = "The history store is not available: nothing kept", body = crate::schema::Error),
         (status = "default", description = "A rejected request (400, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn subscribe(
@@ -259,43 +259,46 @@ async fn subscribe_inner(
         )
     };
     let now = history.now();
-    let existing = history.subscriber(kind, &address).await.map_err(store)?;
+    // One answer, whether the address or URL is known or not, asked lately or not: a
+    // stranger learns nothing from it. Only a full page says so, to everyone alike.
     let pending = json!({
         "status": "pending",
-        "message": l.text("subscribed-pending", &[]),
+        "message": l.text(
+            match kind {
+                SubscriberKind::Email => "subscribed-pending",
+                SubscriberKind::Webhook => "webhook-pending",
+            },
+            &[],
+        ),
     });
-    if let Some(s) = &existing {
+    let same_answer = || Ok(answered(form, l, StatusCode::ACCEPTED, &pending));
+    if history.subscribers().await.map_err(store)?.len() >= door.config.max_subscribers {
+        return Err(Refusal {
+            retry_after: Some(Duration::from_secs(3600)),
+            ..Refusal::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "this page takes no more subscribers",
+            )
+        });
+    }
+    if let Some(s) = history.subscriber(kind, &address).await.map_err(store)? {
+        // Confirmed: left as it is, a stranger who knows it changes nothing.
         if s.confirmed.is_some() {
-            // Left as it is: a stranger who knows an address changes nothing, and learns
-            // nothing (the same answer as for a new one).
-            return Ok(answered(form, l, StatusCode::ACCEPTED, &pending));
+            return same_answer();
         }
-        if let Some(sent) = s.confirm_sent {
-            let since = (now - sent).to_std().unwrap_or_default();
-            if since < door.config.confirm_cooldown {
-                return Err(Refusal {
-                    retry_after: Some(door.config.confirm_cooldown - since),
-                    ..Refusal::new(
-                        StatusCode::TOO_MANY_REQUESTS,
-                        "a confirmation was sent to this address lately: look for it",
-                    )
-                });
-            }
-        }
-    } else {
-        let kept = history.subscribers().await.map_err(store)?.len();
-        if kept >= door.config.max_subscribers {
-            return Err(Refusal {
-                retry_after: Some(Duration::from_secs(3600)),
-                ..Refusal::new(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    "this page takes no more subscribers",
-                )
-            });
+        // Asked lately: its mail or challenge is on its way; nothing more is sent.
+        let since = s
+            .confirm_sent
+            .map(|sent| (now - sent).to_std().unwrap_or_default());
+        if since.is_some_and(|since| since < door.config.confirm_cooldown) {
+            tracing::debug!(
+                subscriber = s.id,
+                "asked again within the cooldown: nothing sent"
+            );
+            return same_answer();
         }
     }
     let (secret, hashed) = door.token(kind, &address);
-    let webhook = kind == SubscriberKind::Webhook;
     let kept = history
         .subscribe(&Subscriber {
             id: 0,
@@ -305,29 +308,26 @@ async fn subscribe_inner(
             lang: l.tag().to_owned(),
             token: hashed,
             created: now,
-            // A webhook is confirmed at once: its URL was checked, and its owner reads the
-            // unsubscribe link in the answer and in every message.
-            confirmed: webhook.then_some(now),
-            confirm_sent: (!webhook).then_some(now),
+            // Confirmed by its link (mail) or its answer to a challenge (webhook).
+            confirmed: None,
+            confirm_sent: Some(now),
         })
         .await
         .map_err(store)?;
-    let base = state.url.clone().unwrap_or_default();
-    if webhook {
-        let body = json!({
-            "status": "subscribed",
-            "id": kept.id,
-            "unsubscribe": format!("{base}/status/page/subscriptions/unsubscribe?token={secret}"),
-        });
-        return Ok(answered(form, l, StatusCode::CREATED, &body));
-    }
-    // Sent beside the answer: a slow mail server does not hold the door (the bucket bounds
-    // how many are on their way).
+    // Sent beside the answer: a slow mail server or webhook does not hold the door (the
+    // buckets bound how many are on their way).
     let (state, door) = (Arc::clone(state), Arc::clone(door));
     tokio::spawn(async move {
-        super::send::confirmation(&state, &door, &kept, &secret, l).await;
+        match kept.kind {
+            SubscriberKind::Email => {
+                super::send::confirmation(&state, &door, &kept, &secret, l).await;
+            }
+            SubscriberKind::Webhook => {
+                super::challenge::webhook(&state, &door, &kept, &secret).await;
+            }
+        }
     });
-    Ok(answered(form, l, StatusCode::ACCEPTED, &pending))
+    same_answer()
 }
 
 /// A body refused as axum words it, but a body of the wrong shape is a 400 here (as on

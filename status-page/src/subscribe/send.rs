@@ -238,11 +238,44 @@ pub(super) fn transport(url: &str) -> Result<AsyncSmtpTransport<Tokio1Executor>,
     Ok(builder.build())
 }
 
+/// The client webhooks are posted with: no proxy, whatever the environment says
+/// (`HTTP_PROXY`: through one, the rules on the addresses a webhook may reach would never
+/// run), no redirect followed, 5 s for an answer, and a resolver that leaves out the
+/// addresses a webhook may not reach (unless `allow_private`).
+pub(super) fn web_client(allow_private: bool) -> Result<reqwest::Client, reqwest::Error> {
+    reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(5))
+        .dns_resolver(std::sync::Arc::new(Resolver { allow_private }))
+        .build()
+}
+
+/// `Err` when the webhook `url`'s host is an address (not a name) a webhook may not reach.
+pub(super) fn literal_reachable(url: &str) -> Result<(), String> {
+    let url = reqwest::Url::parse(url).map_err(|e| format!("not a URL: {e}"))?;
+    let host = url.host_str().unwrap_or_default();
+    let Ok(ip) = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<std::net::IpAddr>()
+    else {
+        return Ok(());
+    };
+    if super::guard::reachable(ip) {
+        Ok(())
+    } else {
+        Err(format!(
+            "the webhook's address {ip} is not one a webhook may reach"
+        ))
+    }
+}
+
 /// Resolves a webhook's host, leaving out the addresses a webhook may not reach (checked
 /// again at each sending: a name that resolved to a public address when subscribed may not
 /// point inside later).
-pub(super) struct Resolver {
-    pub(super) allow_private: bool,
+struct Resolver {
+    allow_private: bool,
 }
 
 impl reqwest::dns::Resolve for Resolver {

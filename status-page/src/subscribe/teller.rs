@@ -8,7 +8,6 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
@@ -18,7 +17,9 @@ use serde_json::json;
 use status_history::{History, Subscriber, SubscriberKind};
 
 use super::deliver::{events, Event, Ledger};
-use super::send::{mail_message, page_url, transport, unsubscribe_link, words, Resolver};
+use super::send::{
+    literal_reachable, mail_message, page_url, transport, unsubscribe_link, web_client, words,
+};
 use super::{Door, SEND_DEADLINE};
 use crate::i18n;
 use crate::{PublicIncident, Snapshot, StatusPageState};
@@ -78,16 +79,7 @@ impl Transports {
                     None
                 }
             });
-        // No proxy, whatever the environment says (`HTTP_PROXY`): through one, the rules on
-        // the addresses a webhook may reach would never run.
-        let web = reqwest::Client::builder()
-            .no_proxy()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(Duration::from_secs(5))
-            .dns_resolver(Arc::new(Resolver {
-                allow_private: door.config.allow_private_webhooks,
-            }))
-            .build()
+        let web = web_client(door.config.allow_private_webhooks)
             .map_err(|e| tracing::warn!("the status page posts no webhooks: {e}"))
             .ok();
         Self { mail, web }
@@ -234,26 +226,6 @@ pub(super) async fn tell(
     }
 }
 
-/// `Err` when the webhook `url`'s host is an address (not a name) a webhook may not reach.
-fn literal_reachable(url: &str) -> Result<(), String> {
-    let url = reqwest::Url::parse(url).map_err(|e| format!("not a URL: {e}"))?;
-    let host = url.host_str().unwrap_or_default();
-    let Ok(ip) = host
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .parse::<std::net::IpAddr>()
-    else {
-        return Ok(());
-    };
-    if super::guard::reachable(ip) {
-        Ok(())
-    } else {
-        Err(format!(
-            "the webhook's address {ip} is not one a webhook may reach"
-        ))
-    }
-}
-
 /// Failures in a row after which a webhook is removed: with the backoff (2 s doubling, at
 /// most an hour), about thirteen hours of failing.
 const WEBHOOK_GIVE_UP: u32 = 24;
@@ -347,6 +319,7 @@ mod tests {
 
     use super::super::deliver::What;
     use super::*;
+    use std::time::Duration;
 
     /// Each message waits once before it arrives (its answer not in yet); counts how many
     /// are in flight at once.
