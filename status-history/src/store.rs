@@ -87,6 +87,20 @@ pub trait HistoryStore: Send + Sync + std::fmt::Debug + 'static {
     /// This instance's mutes kept.
     fn mutes(&self) -> StoreFuture<'_, Vec<MuteRecord>>;
 
+    /// The mutes the other instances sharing this store keep (a fleet on one database): an
+    /// instance takes the newest of each dependency's, so that an act on one holds on all.
+    /// None by default: a store one process holds has no peers.
+    fn peer_mutes(&self) -> StoreFuture<'_, Vec<MuteRecord>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+
+    /// The mutes any instance ended before their window's end
+    /// ([`Writes::mute_ends`](crate::Writes::mute_ends)) whose window has not ended yet:
+    /// each instance ends its copy. None by default.
+    fn mute_ends(&self) -> StoreFuture<'_, Vec<MuteRecord>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+
     /// This instance's overrides kept.
     fn overrides(&self) -> StoreFuture<'_, Vec<OverrideRecord>>;
 

@@ -15,6 +15,11 @@ pub struct Writes {
     pub mutes: Option<Vec<MuteRecord>>,
     /// Every override in force, when they changed (replacing those stored).
     pub overrides: Option<Vec<OverrideRecord>>,
+    /// Mutes ended before their window's end (unmuted, replaced, a maintenance called
+    /// off), as they were: a store shared by a fleet keeps them so that every instance ends
+    /// its copy ([`HistoryStore::mute_ends`](crate::HistoryStore::mute_ends)); one process's
+    /// own store has no one to tell, and drops them.
+    pub mute_ends: Vec<MuteRecord>,
     /// Keyed state, as JSON.
     pub state: Vec<(String, String)>,
     /// What the incident tracker said, oldest first, merged by the store into the
@@ -36,6 +41,7 @@ impl Writes {
             && self.audit.is_empty()
             && self.mutes.is_none()
             && self.overrides.is_none()
+            && self.mute_ends.is_empty()
             && self.state.is_empty()
             && self.incidents.is_empty()
     }
@@ -50,6 +56,7 @@ impl Writes {
         if later.overrides.is_some() {
             self.overrides = later.overrides;
         }
+        self.mute_ends.extend(later.mute_ends);
         self.incidents.extend(later.incidents);
         self.incident_quiet = self.incident_quiet.max(later.incident_quiet);
         self.now = self.now.max(later.now);
@@ -65,6 +72,7 @@ impl Writes {
         self.batch.transitions.len()
             + self.batch.minutes.len()
             + self.audit.len()
+            + self.mute_ends.len()
             + self.state.len()
             + self.incidents.len()
     }

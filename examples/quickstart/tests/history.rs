@@ -715,3 +715,100 @@ async fn an_objective_pages_once_keeps_its_figures_across_restarts_and_an_exclus
     assert_eq!(objective["objective"], "0.99");
     stop(child, false).await;
 }
+
+/// Whether `addr` mutes `dependency` now, and with what reason.
+async fn muted(addr: SocketAddr, dependency: &str) -> Option<String> {
+    let mutes = call(addr, "GET", "/admin/mutes", "").await;
+    mutes["mutes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["dependency"] == dependency)
+        .map(|m| m["reason"].as_str().unwrap_or_default().to_owned())
+}
+
+/// Waits, up to 15 s (three of the fleet's beats), for `addr`'s mute of `dependency` to be
+/// `want`.
+async fn until_muted(addr: SocketAddr, dependency: &str, want: Option<&str>, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let now = muted(addr, dependency).await;
+        if now.as_deref() == want {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{what}: {now:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Two quickstarts on one PostgreSQL history: a maintenance announced through either mutes
+/// its dependency on both, and calling it off through the other lifts it on both; an
+/// operator's mute and its end hold on both alike. An act is the fleet's, not the instance's
+/// that took the request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_on_one_postgres_honour_acts_taken_through_either() {
+    let db = Db::Postgres(servers::PostgresServer::start());
+    let (mut one, a) = launch(&db.target(), &["--instance-id", "q-1"]).await;
+    let (mut two, b) = launch(&db.target(), &["--instance-id", "q-2"]).await;
+    let now = Utc::now();
+    let iso = |t: DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let maintenance = serde_json::json!({
+        "title": "Database upgrade",
+        "message": "Checkout may be slow.",
+        "dependencies": ["primary-db"],
+        "start": iso(now),
+        "end": iso(now + chrono::Duration::minutes(30)),
+    });
+    let (code, body) = common::request(
+        a,
+        "POST",
+        "/admin/maintenances",
+        Some(TOKEN),
+        &maintenance.to_string(),
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    let announced: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        muted(a, "primary-db").await.as_deref(),
+        Some("Database upgrade")
+    );
+    until_muted(
+        b,
+        "primary-db",
+        Some("Database upgrade"),
+        "the other instance muted",
+    )
+    .await;
+    // Called off through the other: lifted on both.
+    let id = announced["id"].as_i64().unwrap();
+    call(b, "DELETE", &format!("/admin/maintenances/{id}"), "").await;
+    assert_eq!(muted(b, "primary-db").await, None);
+    until_muted(
+        a,
+        "primary-db",
+        None,
+        "called off on the instance that announced it",
+    )
+    .await;
+
+    // An operator's mute through the second, ended through the first.
+    call(
+        b,
+        "PUT",
+        "/admin/mutes/search",
+        r#"{"ttlSeconds":3600,"reason":"reindex"}"#,
+    )
+    .await;
+    until_muted(a, "search", Some("reindex"), "muted on the other").await;
+    call(a, "DELETE", "/admin/mutes/search", "").await;
+    until_muted(b, "search", None, "unmuted on the other").await;
+    // It stays ended: neither takes the other's copy back.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    assert_eq!(muted(a, "search").await, None);
+    assert_eq!(muted(b, "search").await, None);
+    for child in [&mut one, &mut two] {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}

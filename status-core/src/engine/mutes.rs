@@ -188,6 +188,82 @@ impl Registry {
         Ok(Some(mute.at(now)))
     }
 
+    /// Takes a mute another instance of a fleet set (read from a shared history), with its
+    /// own times: the newest set wins, so it replaces this instance's mute of `dependency`
+    /// only when that one was set earlier (to the millisecond, as stores keep it). `true`
+    /// when it was taken; `false` when it has ended or is not newer. Records nothing (the
+    /// instance that set it audited it).
+    ///
+    /// # Errors
+    ///
+    /// As [`restore_mute`](Self::restore_mute).
+    pub fn share_mute(
+        &self,
+        dependency: &str,
+        reason: &str,
+        actor: Option<&str>,
+        set_at: chrono::DateTime<chrono::Utc>,
+        start: chrono::DateTime<chrono::Utc>,
+        until: chrono::DateTime<chrono::Utc>,
+    ) -> Result<bool, Error> {
+        let inner = &self.inner;
+        let id = self.registered_id(dependency)?;
+        let now = inner.clock.now();
+        let wall = inner.clock.wall_at(now);
+        if until <= wall {
+            return Ok(false);
+        }
+        let window = MuteWindow::Between { start, end: until };
+        let mut mute = Mute::new(id, window, reason, actor, now, wall)?;
+        mute.set_at = set_at;
+        mute.start = start;
+        {
+            let mut table = lock(&inner.mutes.table);
+            table.retain(|_, m| !m.is_over(now));
+            let newer = table.get(&mute.dependency).is_none_or(|current| {
+                current.set_at.timestamp_millis() < set_at.timestamp_millis()
+            });
+            if !newer {
+                return Ok(false);
+            }
+            if table.len() >= MAX_MUTES && !table.contains_key(&mute.dependency) {
+                return Err(Error::invalid(format!(
+                    "at most {MAX_MUTES} dependencies may be muted at once"
+                )));
+            }
+            table.insert(mute.dependency.clone(), Arc::new(mute.clone()));
+            inner.mutes.count.store(table.len(), Ordering::Release);
+        }
+        tracing::info!(dependency = %mute.dependency, until = %mute.until, reason = %mute.reason, "dependency muted by another instance");
+        self.mutes_changed();
+        Ok(true)
+    }
+
+    /// Ends this instance's mute of `dependency` if it is the one set at `set_at` (to the
+    /// millisecond): another instance of a fleet ended it. `true` when it ended one.
+    pub fn end_shared_mute(&self, dependency: &str, set_at: chrono::DateTime<chrono::Utc>) -> bool {
+        let Ok(id) = self.registered_id(dependency) else {
+            return false;
+        };
+        let inner = &self.inner;
+        let ended = {
+            let mut table = lock(&inner.mutes.table);
+            let same = table
+                .get(&id)
+                .is_some_and(|m| m.set_at.timestamp_millis() == set_at.timestamp_millis());
+            if same {
+                table.remove(&id);
+                inner.mutes.count.store(table.len(), Ordering::Release);
+            }
+            same
+        };
+        if ended {
+            tracing::info!(dependency = %id, "dependency unmuted by another instance");
+            self.mutes_changed();
+        }
+        ended
+    }
+
     /// Every mute kept, in force or scheduled, by dependency id.
     #[must_use]
     pub fn mutes(&self) -> Vec<Mute> {

@@ -90,6 +90,14 @@ impl HistoryStore for PostgresHistory {
         Box::pin(self.mutes_of())
     }
 
+    fn peer_mutes(&self) -> StoreFuture<'_, Vec<MuteRecord>> {
+        Box::pin(self.peer_mutes_of())
+    }
+
+    fn mute_ends(&self) -> StoreFuture<'_, Vec<MuteRecord>> {
+        Box::pin(self.mute_ends_of())
+    }
+
     fn overrides(&self) -> StoreFuture<'_, Vec<OverrideRecord>> {
         Box::pin(self.overrides_of())
     }

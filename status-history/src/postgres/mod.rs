@@ -1,7 +1,12 @@
 //! [`PostgresHistory`]: history in PostgreSQL, one database for a fleet. Every row is tagged
 //! with the instance and data center that wrote it; reads merge every instance (a
-//! dependency's time in each level is the fleet's), mutes, overrides and state are each
-//! instance's own.
+//! dependency's time in each level is the fleet's). Each instance keeps its mutes, and reads
+//! the others' and the mutes ended early ([`HistoryStore::peer_mutes`],
+//! [`HistoryStore::mute_ends`]) so that an act holds across the fleet; overrides and state
+//! are each instance's own.
+//!
+//! [`HistoryStore::peer_mutes`]: crate::HistoryStore::peer_mutes
+//! [`HistoryStore::mute_ends`]: crate::HistoryStore::mute_ends
 
 mod adapter;
 mod announce;

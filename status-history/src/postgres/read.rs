@@ -184,14 +184,35 @@ impl PostgresHistory {
     }
 
     pub(super) async fn mutes_of(&self) -> Result<Vec<MuteRecord>, Error> {
+        self.mute_rows(
+            "SELECT dependency, reason, actor, set_at, start, until FROM sh_mutes
+             WHERE instance = $1 ORDER BY dependency",
+        )
+        .await
+    }
+
+    /// The other instances' mutes, by dependency.
+    pub(super) async fn peer_mutes_of(&self) -> Result<Vec<MuteRecord>, Error> {
+        self.mute_rows(
+            "SELECT dependency, reason, actor, set_at, start, until FROM sh_mutes
+             WHERE instance <> $1 ORDER BY dependency, set_at",
+        )
+        .await
+    }
+
+    /// The mutes ended early (those whose window has ended are pruned).
+    pub(super) async fn mute_ends_of(&self) -> Result<Vec<MuteRecord>, Error> {
+        self.mute_rows(
+            "SELECT dependency, reason, actor, set_at, start, until FROM sh_mute_ends
+             WHERE $1::TEXT IS NOT NULL ORDER BY dependency, set_at",
+        )
+        .await
+    }
+
+    /// Mutes as `sql` selects them, given this instance's name.
+    async fn mute_rows(&self, sql: &str) -> Result<Vec<MuteRecord>, Error> {
         self.call(async |client| {
-            let rows = client
-                .query(
-                    "SELECT dependency, reason, actor, set_at, start, until FROM sh_mutes
-                     WHERE instance = $1 ORDER BY dependency",
-                    &[&self.instance],
-                )
-                .await?;
+            let rows = client.query(sql, &[&self.instance]).await?;
             Ok(rows
                 .iter()
                 .map(|r| MuteRecord {
@@ -322,6 +343,9 @@ impl PostgresHistory {
                     "DELETE FROM sh_subscribers WHERE confirmed IS NULL AND created < $1",
                     &[&stale],
                 )
+                .await?;
+            deleted += client
+                .execute("DELETE FROM sh_mute_ends WHERE until < $1", &[&now])
                 .await?;
             deleted += client
                 .execute(

@@ -167,6 +167,18 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         created BIGINT NOT NULL,
         amounts TEXT NOT NULL
     );",
+    // 8: mutes ended before their window's end, for every instance of the fleet to end
+    // its copy; kept until the window would have ended.
+    "CREATE TABLE sh_mute_ends (
+        dependency TEXT NOT NULL,
+        set_at BIGINT NOT NULL,
+        reason TEXT NOT NULL,
+        actor TEXT,
+        start BIGINT NOT NULL,
+        until BIGINT NOT NULL,
+        ended_by TEXT NOT NULL,
+        PRIMARY KEY (dependency, set_at)
+    );",
 ];
 
 use tokio_postgres::Client;

@@ -156,6 +156,22 @@ pub(super) async fn write_all(
             .await?;
         }
     }
+    for m in &w.mute_ends {
+        tx.execute(
+            "INSERT INTO sh_mute_ends (dependency, set_at, reason, actor, start, until, ended_by)
+             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
+            &[
+                &m.dependency,
+                &m.set_at.timestamp_millis(),
+                &m.reason,
+                &m.actor,
+                &m.start.timestamp_millis(),
+                &m.until.timestamp_millis(),
+                instance,
+            ],
+        )
+        .await?;
+    }
     if let Some(overrides) = &w.overrides {
         tx.execute("DELETE FROM sh_overrides WHERE instance = $1", &[instance])
             .await?;

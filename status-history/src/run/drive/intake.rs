@@ -28,9 +28,8 @@ impl Driver {
             }
         }
         self.observe(&registry, now);
-        let mut ledger = self.shared.ledger();
-        ledger.pending.mutes = Some(kept::mutes(&registry));
-        ledger.pending.overrides = Some(kept::overrides(&registry));
+        self.mutes_changed(&registry);
+        self.shared.ledger().pending.overrides = Some(kept::overrides(&registry));
     }
 
     /// The system's and each group's level now.
@@ -102,7 +101,7 @@ impl Driver {
             }
             Event::Mutes => {
                 if let Some(registry) = self.registry.upgrade() {
-                    self.shared.ledger().pending.mutes = Some(kept::mutes(&registry));
+                    self.mutes_changed(&registry);
                 }
             }
             Event::Feature { state, .. } => {

@@ -13,6 +13,7 @@ use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
 
 mod intake;
+mod share;
 
 use super::health::health;
 use super::{kept, Flushed, Msg, Restored, Shared};
@@ -45,6 +46,10 @@ struct Driver {
     open_error: Option<String>,
     /// Whether it did not open because another process holds it.
     locked: bool,
+    /// The registry's mutes as last kept: one gone before its end is told to the fleet.
+    mutes: Vec<crate::model::MuteRecord>,
+    /// When the fleet's acts were last read.
+    last_share: Option<Instant>,
 }
 
 pub(super) async fn run(
@@ -72,6 +77,8 @@ pub(super) async fn run(
         restored: false,
         open_error: None,
         locked: false,
+        mutes: Vec::new(),
+        last_share: None,
     };
     // Open (and restore) before anything is written: the mutes in force come back first.
     d.open().await;
@@ -115,6 +122,9 @@ pub(super) async fn run(
                     .last_aggregates
                     .is_none_or(|at| at.elapsed() >= d.shared.builder.aggregate_every);
                 d.flush(aggregates).await;
+                if d.share_due() {
+                    d.share().await;
+                }
                 if let Some(reporter) = &reporter {
                     reporter.record(d.health());
                 }
