@@ -19,6 +19,7 @@ mod challenge;
 mod deliver;
 pub(crate) mod guard;
 pub(crate) mod links;
+mod mailer;
 pub(crate) mod routes;
 mod send;
 mod teller;
@@ -170,7 +171,7 @@ impl Subscriptions {
     /// What is wrong, in words for the operator.
     pub fn check(&self) -> Result<(), String> {
         if let Some(url) = &self.smtp {
-            send::transport(url).map_err(|e| format!("the SMTP URL {url:?}: {e}"))?;
+            mailer::Mailer::new(url).map_err(|e| format!("the SMTP URL {url:?}: {e}"))?;
             let from = self
                 .from
                 .as_deref()

@@ -5,9 +5,6 @@ use std::time::Duration;
 
 use lettre::message::header::ContentType;
 use lettre::message::{Mailbox, Message};
-use lettre::transport::smtp::authentication::Credentials;
-use lettre::transport::smtp::client::{Tls, TlsParameters};
-use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 use serde_json::json;
 use status_history::Subscriber;
 
@@ -119,7 +116,7 @@ pub(super) async fn confirmation(
         &[("name", state.name.clone().into())],
     );
     let (transport, message) = match (
-        transport(url),
+        super::mailer::Mailer::new(url),
         mail_message(door, &s.address, &subject, body, None),
     ) {
         (Ok(t), Ok(m)) => (t, m),
@@ -135,7 +132,7 @@ pub(super) async fn confirmation(
         tokio::time::sleep(wait).await;
         match tokio::time::timeout(super::SEND_DEADLINE, transport.send(message.clone())).await {
             Ok(Ok(_)) => return,
-            Ok(Err(e)) => why = e.to_string(),
+            Ok(Err(e)) => why = e,
             Err(_) => why = format!("no answer within {}s", super::SEND_DEADLINE.as_secs()),
         }
     }
@@ -194,48 +191,6 @@ pub(super) fn mail_message(
         .header(ContentType::TEXT_PLAIN)
         .body(body)
         .map_err(|e| e.to_string())
-}
-
-/// The SMTP transport of `url`: `smtp://[user:password@]host[:port]` with STARTTLS where
-/// offered, `smtps://…` with TLS from the start.
-pub(super) fn transport(url: &str) -> Result<AsyncSmtpTransport<Tokio1Executor>, String> {
-    let (scheme, rest) = url.split_once("://").ok_or("the SMTP URL has no scheme")?;
-    let (credentials, hostport) = match rest.trim_end_matches('/').rsplit_once('@') {
-        Some((user, hostport)) => {
-            let (name, password) = user.split_once(':').unwrap_or((user, ""));
-            (
-                Some(Credentials::new(name.to_owned(), password.to_owned())),
-                hostport,
-            )
-        }
-        None => (None, rest.trim_end_matches('/')),
-    };
-    let (host, port) = match hostport.rsplit_once(':') {
-        Some((h, p)) => (
-            h,
-            p.parse::<u16>()
-                .map_err(|_| "the SMTP port is not a number")?,
-        ),
-        None => (hostport, if scheme == "smtps" { 465 } else { 587 }),
-    };
-    let tls = TlsParameters::new(host.to_owned()).map_err(|e| e.to_string())?;
-    let tls = match scheme {
-        "smtp" => Tls::Opportunistic(tls),
-        "smtps" => Tls::Wrapper(tls),
-        other => {
-            return Err(format!(
-                "the SMTP URL's scheme is {other:?}, not smtp or smtps"
-            ))
-        }
-    };
-    let mut builder = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(host)
-        .port(port)
-        .tls(tls)
-        .timeout(Some(Duration::from_secs(10)));
-    if let Some(c) = credentials {
-        builder = builder.credentials(c);
-    }
-    Ok(builder.build())
 }
 
 /// The client webhooks are posted with: no proxy, whatever the environment says

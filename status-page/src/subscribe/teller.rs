@@ -12,14 +12,11 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
 use futures::StreamExt as _;
-use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 use serde_json::json;
 use status_history::{History, Subscriber, SubscriberKind};
 
 use super::deliver::{events, Event, Ledger};
-use super::send::{
-    literal_reachable, mail_message, page_url, transport, unsubscribe_link, web_client, words,
-};
+use super::send::{literal_reachable, mail_message, page_url, unsubscribe_link, web_client, words};
 use super::{Door, SEND_DEADLINE};
 use crate::i18n;
 use crate::{PublicIncident, Snapshot, StatusPageState};
@@ -62,23 +59,23 @@ pub(crate) fn start(state: &Arc<StatusPageState>) {
 /// How messages leave: mail over SMTP, webhooks over HTTP; either may be missing (and says
 /// why once).
 struct Transports {
-    mail: Option<AsyncSmtpTransport<Tokio1Executor>>,
+    mail: Option<super::mailer::Mailer>,
     web: Option<reqwest::Client>,
 }
 
 impl Transports {
     fn new(door: &Door) -> Self {
-        let mail = door
-            .config
-            .smtp
-            .as_deref()
-            .and_then(|url| match transport(url) {
-                Ok(t) => Some(t),
-                Err(e) => {
-                    tracing::warn!("the status page sends no mail: {e}");
-                    None
-                }
-            });
+        let mail =
+            door.config
+                .smtp
+                .as_deref()
+                .and_then(|url| match super::mailer::Mailer::new(url) {
+                    Ok(t) => Some(t),
+                    Err(e) => {
+                        tracing::warn!("the status page sends no mail: {e}");
+                        None
+                    }
+                });
         let web = web_client(door.config.allow_private_webhooks)
             .map_err(|e| tracing::warn!("the status page posts no webhooks: {e}"))
             .ok();
@@ -269,10 +266,7 @@ impl Deliver for Messenger<'_> {
                         l.text("mail-unsubscribe", &[("url", link.clone().into())]),
                     );
                     let message = mail_message(self.door, &s.address, &subject, body, Some(&link))?;
-                    mail.send(message)
-                        .await
-                        .map(|_| ())
-                        .map_err(|e| e.to_string())
+                    mail.send(message).await
                 }
                 SubscriberKind::Webhook => {
                     let web = self.transports.web.as_ref().ok_or("no HTTP client")?;
