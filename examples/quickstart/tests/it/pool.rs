@@ -11,7 +11,7 @@ use quickstart::{app, Config, Demo};
 use tokio::net::TcpListener;
 use tokio::time::Instant;
 
-mod common;
+use crate::common;
 
 const TOKEN: &str = "pool-test-token";
 

@@ -6,11 +6,11 @@
 
 use std::net::SocketAddr;
 
-mod common;
-mod processes;
+use crate::common;
+use crate::processes;
 
-use common::{chaos, get_json as get, until};
-use processes::{quickstart, redis_server, Process};
+use crate::common::{chaos, get_json as get, until};
+use crate::processes::{quickstart, redis_server, Process};
 
 async fn instance(redis: u16, id: usize) -> (Process, SocketAddr) {
     let redis_url = format!("redis://127.0.0.1:{redis}/");

@@ -4,18 +4,15 @@
 //! written through once it is back.
 #![cfg(feature = "postgres")]
 
-#[path = "schedule/mod.rs"]
-mod schedule;
-#[allow(dead_code)]
-#[path = "../../status-checks/tests/components/servers.rs"]
-mod servers;
+use crate::schedule;
+use crate::servers;
 
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use servers::PostgresServer;
+use crate::servers::PostgresServer;
 use status_core::{check, CheckStatus, Dependency, MuteWindow, Registry};
 use status_history::{
     postgres_migrations, History, HistoryStore, PostgresHistory, Recorder, Series, Tier, Writes,

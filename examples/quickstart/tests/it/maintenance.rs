@@ -11,7 +11,7 @@ use std::time::Duration;
 use quickstart::{app, Config, Demo, NotifyConfig};
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 async fn json(addr: SocketAddr, path: &str, token: Option<&str>) -> (u16, Value) {
     let (code, body) = common::request(addr, "GET", path, token, "").await;

@@ -10,12 +10,11 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-mod agree;
-mod common;
-#[allow(dead_code)] // This binary starts its quickstarts itself.
-mod processes;
+use crate::agree;
+use crate::common;
+use crate::processes;
 
-use processes::free_port;
+use crate::processes::free_port;
 
 /// Starts the quickstart binary on a free port with `shutdown_delay_ms`; waits until ready.
 async fn start(shutdown_delay_ms: u64) -> (std::process::Child, SocketAddr) {

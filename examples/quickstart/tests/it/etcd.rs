@@ -7,16 +7,14 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-mod common;
-#[path = "../../../status-fleet/tests/stores/etcd_server.rs"]
-mod etcd_server;
-#[allow(dead_code)]
-mod processes;
+use crate::common;
+use crate::etcd_server;
+use crate::processes;
 
-use etcd_server::EtcdCluster;
-use processes::{free_port, on_a_free_port, Process};
+use crate::etcd_server::EtcdCluster;
+use crate::processes::{free_port, on_a_free_port, Process};
 
-use common::{get_json as get, until};
+use crate::common::{get_json as get, until};
 
 fn quickstart(etcd: &str, id: &str, dc: &str, port: u16) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_quickstart"));

@@ -7,7 +7,7 @@ use std::time::Duration;
 use quickstart::{app, Config, Demo, NotifyConfig};
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 const TOKEN: &str = "notify-test-token";
 

@@ -15,10 +15,8 @@ use rusqlite::Connection;
 use serde_json::Value;
 use tokio::time::Instant;
 
-mod common;
-#[allow(dead_code)]
-#[path = "../../../status-checks/tests/components/servers.rs"]
-mod servers;
+use crate::common;
+use crate::servers;
 
 const TOKEN: &str = "t";
 

@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-mod common;
-mod processes;
+use crate::common;
+use crate::processes;
 
-use processes::{on_a_free_port, quickstart_on, redis_server, Process};
+use crate::processes::{on_a_free_port, quickstart_on, redis_server, Process};
 
 async fn wait_for(addr: SocketAddr, path: &str, status: u16) {
     let deadline = Instant::now() + Duration::from_secs(30);

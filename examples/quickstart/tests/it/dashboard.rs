@@ -13,9 +13,8 @@ use serde_json::{json, Value};
 use tokio::net::TcpListener;
 use tokio::time::Instant;
 
-mod common;
-#[allow(dead_code)] // Only its ports.
-mod processes;
+use crate::common;
+use crate::processes;
 
 const TOKEN: &str = "dashboard-test-token";
 

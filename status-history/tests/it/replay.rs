@@ -9,9 +9,9 @@ use proptest::prelude::*;
 use status_history::objective::Windows;
 use status_history::{Recorder, Series, SqliteStore, Tier, UptimeReport, Weights, Window, Writes};
 
-mod schedule;
+use crate::schedule;
 
-use schedule::{replay, retention, Step, T0};
+use crate::schedule::{replay, retention, Step, T0};
 
 fn temp(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("status-history-{}-{name}", std::process::id()));

@@ -3,13 +3,13 @@
 
 use std::net::SocketAddr;
 
-mod agree;
-mod common;
-mod processes;
+use crate::agree;
+use crate::common;
+use crate::processes;
 
-use processes::{free_port, quickstart, redis_server, Process};
+use crate::processes::{free_port, quickstart, redis_server, Process};
 
-use common::{get_json as get, until};
+use crate::common::{get_json as get, until};
 
 async fn instance(redis: u16, id: &str, dc: &str) -> (Process, SocketAddr) {
     instance_with(redis, id, dc, &[]).await

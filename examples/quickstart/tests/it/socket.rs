@@ -12,7 +12,7 @@ use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::time::Instant;
 
-mod common;
+use crate::common;
 
 const TOKEN: &str = "socket-test-token";
 

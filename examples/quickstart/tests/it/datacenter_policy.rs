@@ -6,11 +6,11 @@
 use std::net::SocketAddr;
 use std::process::Command;
 
-mod common;
-mod processes;
+use crate::common;
+use crate::processes;
 
-use common::{chaos, get_json as get, until};
-use processes::{free_port, quickstart, redis_server, Process};
+use crate::common::{chaos, get_json as get, until};
+use crate::processes::{free_port, quickstart, redis_server, Process};
 
 /// The policy under test: removed below 3 serving or half; readiness fails open below 30 %;
 /// no failure is shared (at least 10 others), so only the thresholds excuse anyone.

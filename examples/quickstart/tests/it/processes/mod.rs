@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 
-#[path = "../../../../status-checks/tests/components/listener.rs"]
+#[path = "../../../../../status-checks/tests/components/listener.rs"]
 mod listener;
 #[allow(unused_imports)] // Not every test binary uses both.
 pub(crate) use listener::{free_port, on_a_free_port};

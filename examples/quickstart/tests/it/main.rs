@@ -1,0 +1,31 @@
+//! The quickstart's integration tests, in one binary (one link for all of them): the real
+//! binary and its router against real Redis, etcd, PostgreSQL, Chromium and clients nobody
+//! here wrote. Each module is one subject; the helpers they share come first.
+
+#[allow(dead_code)] // Each subject uses its part.
+mod agree;
+#[allow(dead_code)]
+mod common;
+#[allow(dead_code)]
+#[path = "../../../../status-fleet/tests/stores/etcd_server.rs"]
+mod etcd_server;
+#[allow(dead_code)]
+mod processes;
+#[allow(dead_code)]
+#[path = "../../../../status-checks/tests/components/servers.rs"]
+mod servers;
+
+mod binary;
+mod burst;
+mod cull;
+mod dashboard;
+mod datacenter_policy;
+mod etcd;
+mod fleet;
+mod history;
+mod maintenance;
+mod notify;
+mod pool;
+mod routes;
+mod shared;
+mod socket;
