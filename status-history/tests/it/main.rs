@@ -2,7 +2,6 @@
 //! fail, attach, incidents, objectives, ownership, PostgreSQL, promtool, replays against a
 //! brute force, the store's contract. Each module is one subject.
 
-#[allow(dead_code)] // Each subject uses its part.
 mod schedule;
 #[cfg(feature = "postgres")]
 #[allow(dead_code)]

@@ -5,14 +5,13 @@
 #![cfg(feature = "postgres")]
 
 use crate::schedule;
-use crate::servers;
 
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
 use crate::servers::PostgresServer;
+use chrono::{DateTime, Utc};
 use status_core::{check, CheckStatus, Dependency, MuteWindow, Registry};
 use status_history::{
     postgres_migrations, History, HistoryStore, PostgresHistory, Recorder, Series, Tier, Writes,

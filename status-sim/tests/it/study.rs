@@ -37,7 +37,7 @@ fn run(name: &str) -> &'static Run {
 
 #[test]
 fn the_readme_reports_these_runs() {
-    let readme = include_str!("../README.md");
+    let readme = include_str!("../../README.md");
     let results = readme
         .split_once("### Results, seeds 1 to 5")
         .and_then(|(_, rest)| rest.split_once("### What it teaches"))

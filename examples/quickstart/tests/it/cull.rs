@@ -8,7 +8,6 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::common;
-use crate::processes;
 
 use crate::processes::{on_a_free_port, quickstart_on, redis_server, Process};
 

@@ -7,7 +7,6 @@ use std::net::SocketAddr;
 use std::process::Command;
 
 use crate::common;
-use crate::processes;
 
 use crate::common::{chaos, get_json as get, until};
 use crate::processes::{free_port, quickstart, redis_server, Process};

@@ -8,8 +8,6 @@ use std::process::{Command, Stdio};
 use serde_json::Value;
 
 use crate::common;
-use crate::etcd_server;
-use crate::processes;
 
 use crate::etcd_server::EtcdCluster;
 use crate::processes::{free_port, on_a_free_port, Process};

@@ -5,7 +5,6 @@ use std::net::SocketAddr;
 
 use crate::agree;
 use crate::common;
-use crate::processes;
 
 use crate::processes::{free_port, quickstart, redis_server, Process};
 

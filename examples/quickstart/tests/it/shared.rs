@@ -7,7 +7,6 @@
 use std::net::SocketAddr;
 
 use crate::common;
-use crate::processes;
 
 use crate::common::{chaos, get_json as get, until};
 use crate::processes::{quickstart, redis_server, Process};
