@@ -25,7 +25,8 @@
 //!
 //! [`Notifications`] drives the policy from a registry's events
 //! and delivers its notices to [`Sink`]s: a JSON webhook ([`Webhook`]), a Slack incoming
-//! webhook ([`Slack`]), or one of your own.
+//! webhook ([`Slack`]), a Microsoft Teams Workflows URL ([`Teams`], an Adaptive Card), a
+//! Discord webhook ([`Discord`], an embed), or one of your own.
 //!
 //! # The rooms
 //!
@@ -35,6 +36,7 @@
 //! | `policy` | [`Notifier`] and [`NoticePolicy`]: the rules above, pure |
 //! | `run` | [`Notifications`]: the builder, and what it starts |
 //! | `queue` | each sink's bounded queue and its worker, retried, counted ([`SinkStats`]); the hooks the driver is handed |
+//! | `chat` | [`Teams`] and [`Discord`]: a notice in a chat's own shape |
 //! | `drive` | the driver: the registry's changes (`Registry::observe`) into the policy, its notices out; its tick never awaits I/O (the chorus and incident links run beside it) |
 //! | `chorus` | [`Chorus`]: one instance tells a failure the fleet shares, for all ([`Voice`], [`FleetVoice`]) |
 //! | `sink` | [`Sink`], [`Webhook`] (signed, [`signature`]), [`Slack`]; no redirect followed, answers bounded ([`MAX_ANSWER`]) |
@@ -46,6 +48,7 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod chat;
 mod chorus;
 mod drive;
 #[cfg(feature = "history")]
@@ -57,6 +60,7 @@ mod run;
 mod sink;
 mod sync;
 
+pub use self::chat::{discord_limits, Discord, Teams};
 pub use self::chorus::{Chorus, FleetVoice, Recovered, Voice};
 #[cfg(feature = "history")]
 #[cfg_attr(docsrs, doc(cfg(feature = "history")))]

@@ -90,7 +90,7 @@ pub trait Sink: Send + Sync + 'static {
 }
 
 /// An HTTP endpoint's URL, checked: `http` or `https`, with a host.
-fn endpoint(url: &str) -> Result<reqwest::Url, Error> {
+pub(crate) fn endpoint(url: &str) -> Result<reqwest::Url, Error> {
     let parsed = reqwest::Url::parse(url)
         .map_err(|e| Error::invalid(format!("a notification URL does not parse: {e}")))?;
     if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
@@ -106,7 +106,7 @@ pub const MAX_ANSWER: usize = 64 * 1024;
 
 /// The client every sink uses: it follows no redirect (a receiver's `Location` could send
 /// the signed body anywhere), and connects within a few seconds.
-fn client() -> reqwest::Client {
+pub(crate) fn client() -> reqwest::Client {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(Duration::from_secs(5))
@@ -119,7 +119,7 @@ fn client() -> reqwest::Client {
 /// `url` itself, its answer read whole within `timeout` and at most [`MAX_ANSWER`] bytes:
 /// a redirect is a failed attempt (never followed, its `Location` never logged), and so is
 /// an answer that drips, never ends, or is too long.
-async fn post(
+pub(crate) async fn post(
     client: &reqwest::Client,
     url: &reqwest::Url,
     body: Vec<u8>,

@@ -129,13 +129,17 @@ impl HistoryTarget {
     }
 }
 
-/// Where notices go: a JSON webhook, a Slack incoming webhook, or both.
+/// Where notices go: a JSON webhook, a Slack incoming webhook, Teams, Discord, any of them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NotifyConfig {
     /// A JSON webhook.
     pub webhook: Option<String>,
     /// A Slack incoming webhook.
     pub slack: Option<String>,
+    /// A Microsoft Teams Workflows URL (Adaptive Cards).
+    pub teams: Option<String>,
+    /// A Discord webhook (embeds).
+    pub discord: Option<String>,
     /// How long a level holds before it is told.
     pub hold: Duration,
     /// The webhook's signing secret.

@@ -366,7 +366,11 @@ fn notifications(
     fleet: Option<&status_fleet::Fleet>,
 ) -> anyhow::Result<Option<Notifications>> {
     let config = &whole.notify;
-    if config.webhook.is_none() && config.slack.is_none() {
+    if config.webhook.is_none()
+        && config.slack.is_none()
+        && config.teams.is_none()
+        && config.discord.is_none()
+    {
         return Ok(None);
     }
     let mut builder = Notifications::builder(registry).policy(NoticePolicy {
@@ -388,6 +392,12 @@ fn notifications(
     }
     if let Some(url) = &config.slack {
         builder = builder.sink(Slack::new(url).context("--notify-slack")?);
+    }
+    if let Some(url) = &config.teams {
+        builder = builder.sink(status_notify::Teams::new(url).context("--notify-teams")?);
+    }
+    if let Some(url) = &config.discord {
+        builder = builder.sink(status_notify::Discord::new(url).context("--notify-discord")?);
     }
     if let Some(fleet) = fleet {
         // One notice per shared failure: whoever takes the fleet's voice lease first tells

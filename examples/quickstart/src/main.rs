@@ -194,6 +194,12 @@ struct Args {
     /// Send notices of changes to this Slack incoming webhook.
     #[arg(long, value_name = "URL")]
     notify_slack: Option<String>,
+    /// Send notices of changes to this Microsoft Teams Workflows URL, as Adaptive Cards.
+    #[arg(long, value_name = "URL")]
+    notify_teams: Option<String>,
+    /// Send notices of changes to this Discord webhook, as embeds.
+    #[arg(long, value_name = "URL")]
+    notify_discord: Option<String>,
     /// How long a new level must hold before it is told, in seconds.
     #[arg(long, default_value_t = 30)]
     notify_hold_s: u64,
@@ -414,6 +420,8 @@ async fn main() -> anyhow::Result<()> {
         notify: quickstart::NotifyConfig {
             webhook: args.notify_webhook,
             slack: args.notify_slack,
+            teams: args.notify_teams,
+            discord: args.notify_discord,
             hold: Duration::from_secs(args.notify_hold_s),
             secret: args.notify_secret,
             audit: args.notify_audit,
