@@ -161,8 +161,8 @@ pub use status_page::Subscriptions;
 #[cfg(feature = "page")]
 #[cfg_attr(docsrs, doc(cfg(feature = "page")))]
 pub use status_page::{
-    PublicGroup, Publication, Settings as StatusPageSettings, StatusPage, DEFAULT_PUBLIC_AFTER,
-    PUBLIC_TAG,
+    is_origin, PublicGroup, Publication, Settings as StatusPageSettings, StatusPage,
+    DEFAULT_PUBLIC_AFTER, PUBLIC_TAG,
 };
 
 /// The metrics library `/metrics` is written with, for [`Routes::register_metrics`].

@@ -45,7 +45,13 @@ pub(super) async fn serve(
 /// Document `index` of `published`, made the first time it is asked.
 pub(super) fn made(state: &StatusPageState, published: &super::Published, index: usize) -> Body {
     published.document(index, |snapshot| {
-        Body::new(document(index, &Render::new(state, snapshot)), JSON)
+        let r = Render::new(state, snapshot);
+        let bytes = if index == crate::widget::WIDGET {
+            crate::widget::document(&r)
+        } else {
+            document(index, &r)
+        };
+        Body::new(bytes, JSON)
     })
 }
 
@@ -148,6 +154,12 @@ v2!(
     active, 7, "/api/v2/scheduled-maintenances/active.json", MaintenancesDoc
 );
 
+v2!(
+    /// GET `/status/widget.json`: what a widget shows (the page's word, its components,
+    /// incidents not resolved, maintenances in progress or ahead), small.
+    widget, 8, "/status/widget.json", crate::widget::WidgetDoc
+);
+
 /// The paths of the documents, by index.
 pub(crate) const PATHS: [&str; super::DOCUMENTS] = [
     "/api/v2/status.json",
@@ -158,4 +170,5 @@ pub(crate) const PATHS: [&str; super::DOCUMENTS] = [
     "/api/v2/scheduled-maintenances.json",
     "/api/v2/scheduled-maintenances/upcoming.json",
     "/api/v2/scheduled-maintenances/active.json",
+    "/status/widget.json",
 ];

@@ -50,7 +50,7 @@ impl Render<'_> {
         latest.map_or_else(|| at(self.s.now), time)
     }
 
-    fn page(&self) -> PageInfo {
+    pub(crate) fn page(&self) -> PageInfo {
         PageInfo {
             id: self.page_id(),
             name: self.state.name.clone(),
@@ -60,7 +60,7 @@ impl Render<'_> {
         }
     }
 
-    fn status(&self) -> PageStatus {
+    pub(crate) fn status(&self) -> PageStatus {
         let (indicator, description) = indicator(self.s.condition);
         PageStatus {
             indicator,
@@ -87,7 +87,7 @@ impl Render<'_> {
         }
     }
 
-    fn components(&self) -> Vec<ComponentBody> {
+    pub(crate) fn components(&self) -> Vec<ComponentBody> {
         self.s
             .components
             .iter()
@@ -149,7 +149,7 @@ impl Render<'_> {
         }
     }
 
-    fn incidents(&self, open_only: bool) -> Vec<IncidentBody> {
+    pub(crate) fn incidents(&self, open_only: bool) -> Vec<IncidentBody> {
         self.s
             .incidents
             .iter()
@@ -204,7 +204,7 @@ impl Render<'_> {
         }
     }
 
-    fn maintenances(&self, which: Which) -> Vec<IncidentBody> {
+    pub(crate) fn maintenances(&self, which: Which) -> Vec<IncidentBody> {
         self.s
             .maintenances
             .iter()
@@ -219,7 +219,7 @@ impl Render<'_> {
 }
 
 #[derive(Clone, Copy)]
-enum Which {
+pub(crate) enum Which {
     All,
     Upcoming,
     Active,

@@ -57,6 +57,7 @@ mod schema;
 mod served;
 #[cfg(feature = "subscribers")]
 mod subscribe;
+mod widget;
 mod wire;
 
 // What the page shares with the other routers, under the names it reads them by.
@@ -75,6 +76,7 @@ pub(crate) use self::published::{Published, Snapshot, DOCUMENTS};
 #[cfg(feature = "subscribers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "subscribers")))]
 pub use self::subscribe::Subscriptions;
+pub use self::widget::is_origin;
 
 /// The tag that makes a dependency a component of the public page.
 pub const PUBLIC_TAG: &str = "public";
@@ -157,6 +159,8 @@ pub(crate) struct StatusPageState {
     /// The page's event streams: 256 at most, 8 from one address.
     #[cfg(feature = "html")]
     pub(crate) streams: Arc<crate::streams::StreamLimits>,
+    /// The origins that may frame `/status/embed`.
+    pub(crate) embed_origins: Vec<String>,
 }
 
 impl StatusPageState {
@@ -164,20 +168,17 @@ impl StatusPageState {
         registry: Registry,
         history: Option<History>,
         name: String,
-        url: Option<String>,
-        public: Vec<PublicGroup>,
-        publication: Publication,
-        #[cfg(feature = "subscribers")] subscriptions: Option<subscribe::Subscriptions>,
+        settings: Settings,
     ) -> Self {
         Self {
             registry,
             history,
             name,
-            url,
-            public,
-            publication,
+            url: settings.url,
+            public: settings.public,
+            publication: settings.publication,
             #[cfg(feature = "subscribers")]
-            door: subscriptions.map(subscribe::Door::new),
+            door: settings.subscriptions.map(subscribe::Door::new),
             created: Mutex::new(HashMap::new()),
             incidents: tokio::sync::Mutex::new(None),
             feed: tokio::sync::Mutex::new(None),
@@ -191,6 +192,17 @@ impl StatusPageState {
             current: RwLock::new(None),
             #[cfg(feature = "html")]
             streams: crate::streams::StreamLimits::new("page", 256, 8),
+            embed_origins: settings
+                .embed_origins
+                .into_iter()
+                .filter(|o| {
+                    let fine = is_origin(o);
+                    if !fine {
+                        tracing::warn!(origin = %o, "not an origin: it may not frame the embed");
+                    }
+                    fine
+                })
+                .collect(),
         }
     }
 

@@ -29,6 +29,10 @@ pub struct Settings {
     #[cfg(feature = "subscribers")]
     #[cfg_attr(docsrs, doc(cfg(feature = "subscribers")))]
     pub subscriptions: Option<crate::Subscriptions>,
+    /// The origins (`https://shop.example`) whose pages may frame `/status/embed`; none by
+    /// default. Each must be an origin ([`is_origin`](crate::is_origin)): others are left
+    /// out, and said. The page itself is never framed.
+    pub embed_origins: Vec<String>,
 }
 
 /// A public status page: the Statuspage v2 documents, the page in each language, badges,
@@ -50,16 +54,7 @@ impl StatusPage {
         name: impl Into<String>,
         settings: Settings,
     ) -> Self {
-        let state = StatusPageState::new(
-            registry,
-            history,
-            name.into(),
-            settings.url,
-            settings.public,
-            settings.publication,
-            #[cfg(feature = "subscribers")]
-            settings.subscriptions,
-        );
+        let state = StatusPageState::new(registry, history, name.into(), settings);
         Self {
             state: Arc::new(state),
         }

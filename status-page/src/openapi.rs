@@ -13,6 +13,8 @@ use utoipa::OpenApi;
         crate::hot::maintenances,
         crate::hot::upcoming,
         crate::hot::active,
+        crate::hot::widget,
+        crate::widget::embed,
         crate::badge::level,
         crate::badge::uptime,
         crate::feed::atom,

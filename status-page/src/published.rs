@@ -24,16 +24,19 @@ pub(crate) struct Snapshot {
     pub(crate) fingerprint: u64,
 }
 
-/// The Statuspage v2 documents, each made at most once of a snapshot.
-pub(crate) const DOCUMENTS: usize = 8;
+/// The Statuspage v2 documents and the widget's, each made at most once of a snapshot.
+pub(crate) const DOCUMENTS: usize = 9;
+
+/// Where the embed's page is kept, after the documents.
+pub(crate) const EMBED: usize = DOCUMENTS;
 
 /// What the public routes serve now: a snapshot, and the bodies made of it, each once, with
 /// its entity tag and its compressed forms (made once, the first time a client accepts them).
 #[derive(Debug)]
 pub(crate) struct Published {
     pub(crate) snapshot: Arc<Snapshot>,
-    /// The v2 documents, by their index.
-    documents: [OnceLock<crate::render::Body>; DOCUMENTS],
+    /// The v2 documents and the widget's, by their index, then the embed's page.
+    documents: [OnceLock<crate::render::Body>; DOCUMENTS + 1],
     /// The page, by language.
     pages: Mutex<HashMap<&'static str, crate::render::Body>>,
     /// Held while a request makes a page of this snapshot: the crowd that arrives as what

@@ -32,7 +32,8 @@ where
         .route("/history.atom", get(feed::atom))
         .route("/history.rss", get(feed::rss))
         .route("/badge/{file}", get(badge::level))
-        .route("/badge/{name}/uptime.svg", get(badge::uptime));
+        .route("/badge/{name}/uptime.svg", get(badge::uptime))
+        .route("/status/embed", get(super::widget::embed));
     #[cfg(feature = "html")]
     let router = router.route(
         "/status/page",

@@ -59,6 +59,7 @@ pub fn app(demo: &Demo) -> Router {
         .as_ref()
         .map(|url| url.trim_end_matches('/').to_owned());
     page.publication = status_http::Publication::After(demo.config.incident_public_after);
+    page.embed_origins.clone_from(&demo.config.embed_origins);
     page.public.push(
         status_http::PublicGroup::new("ready", "Online shop")
             .description("Browsing the catalogue, search and checkout"),

@@ -101,6 +101,8 @@ pub struct Config {
     /// Where the demo is read from outside (`https://status.example.com`): the status
     /// page's JSON and the notifications' incident links say it.
     pub public_url: Option<String>,
+    /// The origins whose pages may frame `/status/embed` (`--embed-origin`).
+    pub embed_origins: Vec<String>,
     /// The status page's subscribers.
     pub subscriptions: SubscriptionsConfig,
     /// Service level objectives over the history (`--slo`); their targets must be
@@ -294,6 +296,7 @@ impl Default for Config {
             incident_quiet: status_history::incident::DEFAULT_QUIET,
             incident_public_after: status_http::DEFAULT_PUBLIC_AFTER,
             public_url: None,
+            embed_origins: Vec::new(),
             subscriptions: SubscriptionsConfig::default(),
         }
     }

@@ -249,6 +249,10 @@ struct Args {
     /// JSON and the notifications' incident links say it.
     #[arg(long, value_name = "URL")]
     public_url: Option<String>,
+    /// An origin (https://shop.example) whose pages may frame the status page's embed,
+    /// /status/embed (repeatable; none by default).
+    #[arg(long = "embed-origin", value_name = "ORIGIN", value_parser = origin)]
+    embed_origins: Vec<String>,
     /// Mail for the status page's subscribers goes out through this SMTP server
     /// (smtp://host:port, STARTTLS where offered; smtps://host:port): visitors may then
     /// subscribe by mail (double opt-in). Webhook subscribers are taken without it.
@@ -406,6 +410,7 @@ async fn main() -> anyhow::Result<()> {
         incident_quiet: Duration::from_secs(args.incident_quiet_secs),
         incident_public_after: Duration::from_secs(args.incident_public_after_secs),
         // With mail, the links in it need an address: this one, unless told another.
+        embed_origins: args.embed_origins.clone(),
         public_url: args.public_url.clone().or_else(|| {
             args.smtp
                 .as_ref()
@@ -571,5 +576,14 @@ fn parse_level(level: &str) -> Result<status_core::CheckStatus, String> {
             "{level:?}: MINOR, MAJOR or OUTAGE (the best level that fails)"
         )),
         Ok(level) => Ok(level),
+    }
+}
+
+/// An origin a page may be framed by: `scheme://host[:port]`, nothing more.
+fn origin(s: &str) -> Result<String, String> {
+    if status_http::is_origin(s) {
+        Ok(s.to_owned())
+    } else {
+        Err("an origin is http(s)://host[:port], without a path, a wildcard or a space".into())
     }
 }

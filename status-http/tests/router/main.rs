@@ -27,3 +27,4 @@ mod shutdown;
 mod slos;
 mod statuspage;
 mod traffic;
+mod widget;

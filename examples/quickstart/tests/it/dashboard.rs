@@ -1028,3 +1028,71 @@ async fn a_page_refused_its_stream_falls_back_to_refreshing() {
     }
     drop(held);
 }
+
+/// The embed renders in a cross-origin frame on an origin the application names, and on no
+/// other: two parent pages on two origins (two ports), the same `<iframe>` in each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_embed_renders_in_a_frame_only_where_the_application_allows() {
+    let allowed = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let other = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let (allowed_addr, other_addr) = (allowed.local_addr().unwrap(), other.local_addr().unwrap());
+    let demo = Demo::start(Config {
+        period: Duration::from_millis(100),
+        timeout: Duration::from_millis(500),
+        admin_token: TOKEN.to_owned(),
+        embed_origins: vec![format!("http://{allowed_addr}")],
+        ..Config::default()
+    })
+    .unwrap();
+    demo.registry.refresh_all().await;
+    let addr = serve(app(&demo)).await;
+    let parent = axum::Router::new().route(
+        "/",
+        axum::routing::get(move || async move {
+            axum::response::Html(format!(
+                "<!doctype html><title>shop</title><iframe src=\"http://{addr}/status/embed\" \
+                 width=\"400\" height=\"300\"></iframe>"
+            ))
+        }),
+    );
+    for listener in [allowed, other] {
+        let parent = parent.clone();
+        tokio::spawn(async move { axum::serve(listener, parent).await.unwrap() });
+    }
+    let (_driver, client) = browser().await;
+    let framed = |at: SocketAddr| {
+        let client = client.clone();
+        async move {
+            client.goto(&format!("http://{at}/")).await.unwrap();
+            // The frame's document, once it has loaded (or failed to).
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                client.enter_frame(0).await.unwrap();
+                let state = js(
+                    &client,
+                    "return [document.readyState, document.URL, \
+                     (document.querySelector('.word') || {}).textContent || null]",
+                )
+                .await;
+                client.enter_parent_frame().await.unwrap();
+                // A frame starts as about:blank, already complete: wait for its navigation.
+                let loaded = state[0] == "complete" && state[1] != "about:blank";
+                assert!(
+                    loaded || Instant::now() < deadline,
+                    "the frame never loaded: {state}"
+                );
+                if loaded {
+                    return (state[1].to_string(), state[2].as_str().map(str::to_owned));
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    };
+    let (url, shown) = framed(allowed_addr).await;
+    assert_eq!(shown.as_deref(), Some("All Systems Operational"), "{url}");
+    let (url, shown) = framed(other_addr).await;
+    assert_eq!(
+        shown, None,
+        "an origin the application did not name framed the embed ({url})"
+    );
+}
