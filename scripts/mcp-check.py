@@ -17,6 +17,7 @@ import urllib.error
 import urllib.request
 
 import anyio
+import jsonschema
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -91,6 +92,36 @@ def answer(result):
     return texts[0], body
 
 
+SCHEMAS = {}
+VALIDATED = set()
+
+
+async def call(c, name, args):
+    """Calls tool `name`; its structuredContent must validate against the outputSchema it
+    declares (jsonschema), and its text must say the same JSON."""
+    if not SCHEMAS:
+        for t in (await c.list_tools()).tools:
+            SCHEMAS[t.name] = t.output_schema
+    result = await c.call_tool(name, args)
+    if result.is_error:
+        return result
+    schema = SCHEMAS.get(name)
+    if not schema or schema.get("type") != "object":
+        fail(f"tool {name} declares no object outputSchema: {schema!r}")
+    if result.structured_content is None:
+        fail(f"tool {name} answered no structuredContent")
+    try:
+        jsonschema.validators.validator_for(schema).check_schema(schema)
+        jsonschema.validate(result.structured_content, schema, cls=jsonschema.validators.validator_for(schema))
+    except jsonschema.exceptions.ValidationError as e:
+        fail(f"tool {name}'s structuredContent does not validate: {e.message} at {list(e.absolute_path)}")
+    texts = [b.text for b in result.content if getattr(b, "type", "") == "text"]
+    if len(texts) < 2 or json.loads(texts[1]) != result.structured_content:
+        fail(f"tool {name}'s text and structuredContent differ")
+    VALIDATED.add(name)
+    return result
+
+
 def chaos(dependency, mode):
     status, body, _ = http("PUT", f"/demo/chaos/{dependency}", {"mode": mode},
                            {"Authorization": f"Bearer {ADMIN}"})
@@ -126,10 +157,10 @@ async def main():
             if a is None or a.read_only_hint is not True or a.destructive_hint is True:
                 fail(f"tool {t.name} is not marked read-only: {a!r}")
         print(f"mcp: {len(tools)} tools, every one read-only: {', '.join(names)}")
-        line, body = answer(await c.call_tool("summary", {}))
+        line, body = answer(await call(c, "summary", {}))
         if body["condition"] != "OK" and body["failing"]:
             fail(f"the quickstart starts failing: {line}")
-        line, body = answer(await c.call_tool("slos", {}))
+        line, body = answer(await call(c, "slos", {}))
         if (body is None and "history" not in line) or (body is not None and not isinstance(body.get("slos"), list)):
             fail(f"slos: {line} {body}")
 
@@ -139,7 +170,7 @@ async def main():
 
     async def summary_names_the_root():
         async with client(READER) as c:
-            return answer(await c.call_tool("summary", {}))
+            return answer(await call(c, "summary", {}))
 
     deadline = time.monotonic() + 30
     while True:
@@ -170,25 +201,25 @@ async def main():
     print(f"mcp: summary: {line}")
 
     async with client(ADMIN) as c:
-        line, why = answer(await c.call_tool("why", {"id": "search"}))
+        line, why = answer(await call(c, "why", {"id": "search"}))
         if why["rootCauses"] != ["primary-db"] or why["causes"][0]["id"] != "primary-db":
             fail(f"why search: {line} {why}")
         if "connection reset by peer (chaos)" not in why["message"]:
             fail(f"the admin token reads search's message in full: {why['message']}")
         print(f"mcp: why: {line}")
-        line, why = answer(await c.call_tool("why", {"id": "primary-db"}))
+        line, why = answer(await call(c, "why", {"id": "primary-db"}))
         if "a root cause" not in line or "search" not in [d["id"] for d in why["dependents"]]:
             fail(f"why primary-db: {line} {why}")
         if not any(t["to"] == "OUTAGE" for t in why["transitions"]):
             fail(f"why primary-db has no transition to OUTAGE: {why['transitions']}")
         print(f"mcp: why: {line}")
-        unknown = await c.call_tool("why", {"id": "no-such-thing"})
+        unknown = await call(c, "why", {"id": "no-such-thing"})
         if not unknown.is_error or "known: " not in unknown.content[0].text:
             fail(f"why of an unknown id: {unknown!r}")
 
         # Uptime over the last hour shows the outage; incidents show it open.
         async def uptime_shows_it():
-            line, body = answer(await c.call_tool("uptime", {"dependency": "primary-db", "window": "1h"}))
+            line, body = answer(await call(c, "uptime", {"dependency": "primary-db", "window": "1h"}))
             return body["spentMs"]["outage"] > 0, (line, body)
 
         deadline = time.monotonic() + 20
@@ -204,7 +235,7 @@ async def main():
         print(f"mcp: uptime: {line}")
         deadline = time.monotonic() + 20
         while True:
-            line, body = answer(await c.call_tool("incidents", {"days": 1}))
+            line, body = answer(await call(c, "incidents", {"days": 1}))
             open_ = [i for i in body["incidents"] if "resolved" not in i]
             if open_ and open_[0]["roots"] == ["primary-db"]:
                 break
@@ -212,10 +243,10 @@ async def main():
                 fail(f"incidents never showed primary-db's: {line} {body}")
             await anyio.sleep(0.5)
         print(f"mcp: incidents: {line}")
-        refused = await c.call_tool("incidents", {"days": 1000})
+        refused = await call(c, "incidents", {"days": 1000})
         if not refused.is_error:
             fail(f"incidents over 1000 days: {refused!r}")
-        fleet = await c.call_tool("fleet", {})
+        fleet = await call(c, "fleet", {})
         if not fleet.is_error or "no fleet view" not in fleet.content[0].text:
             fail(f"fleet without a fleet: {fleet!r}")
 
@@ -244,6 +275,29 @@ async def main():
                      if l.startswith(f'status_mcp_requests_total{{outcome="{outcome}"}}')), None)
         if line is None or float(line.split()[-1]) < 1:
             fail(f"/metrics counts no {outcome} MCP request: {line}")
+
+    # The prompts: triage names the root cause and the tools in order; explain takes an id.
+    async with client(READER) as c:
+        prompts = sorted(p.name for p in (await c.list_prompts()).prompts)
+        if prompts != ["explain", "triage"]:
+            fail(f"prompts: {prompts}")
+        triage = (await c.get_prompt("triage")).messages[0].content.text
+        for said in ("primary-db", "`summary`", "`why`", "Read only"):
+            if said not in triage:
+                fail(f"the triage prompt does not say {said}: {triage}")
+        explain = (await c.get_prompt("explain", {"id": "search"})).messages[0].content.text
+        if "`why` with id search" not in explain or "`uptime`" not in explain:
+            fail(f"the explain prompt: {explain}")
+        try:
+            await c.get_prompt("explain", {"id": "no-such-thing"})
+            fail("explain took an unknown id")
+        except Exception as e:  # the SDK raises the server's JSON-RPC error
+            if "no-such-thing" not in str(e) and "known" not in str(e):
+                fail(f"explain of an unknown id: {e}")
+    print(f"mcp: prompts: {', '.join(prompts)}")
+    if VALIDATED != {"summary", "why", "uptime", "slos", "incidents"}:
+        fail(f"structured answers validated for {sorted(VALIDATED)} only")
+    print(f"mcp: every answer's structuredContent validated against its outputSchema: {', '.join(sorted(VALIDATED))}")
 
     chaos("primary-db", "ok")
     chaos("search", "ok")

@@ -4,14 +4,17 @@
 use std::collections::BTreeMap;
 
 use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::schemars;
 use serde::Serialize;
 
 /// At most this many entries in a list of an answer; the rest are counted ("and N more").
 pub(crate) const MAX_ITEMS: usize = 20;
 
 /// How many entries each capped list of an answer left out, by the list's field name.
-#[derive(Debug, Default, Serialize, PartialEq, Eq)]
-pub(crate) struct Omitted(BTreeMap<&'static str, usize>);
+#[derive(Debug, Default, Serialize, PartialEq, Eq, schemars::JsonSchema)]
+pub(crate) struct Omitted(
+    #[schemars(with = "BTreeMap<String, usize>")] BTreeMap<&'static str, usize>,
+);
 
 impl Omitted {
     /// Whether nothing was left out.
@@ -56,12 +59,17 @@ pub(crate) fn count(omitted: &mut Omitted, list: &'static str, n: usize) {
     *omitted.0.entry(list).or_default() += n;
 }
 
-/// A tool's answer: the line first, then the JSON (compact, one text block each).
+/// A tool's answer: its structured content (as its output schema describes it), and for
+/// clients that read only text the line first, then the same JSON (compact, one text block
+/// each).
 pub(crate) fn answer(line: String, body: &impl Serialize) -> CallToolResult {
-    CallToolResult::success(vec![
+    let value = serde_json::to_value(body).unwrap_or_default();
+    let mut result = CallToolResult::success(vec![
         ContentBlock::text(line),
-        ContentBlock::text(json(body)),
-    ])
+        ContentBlock::text(value.to_string()),
+    ]);
+    result.structured_content = Some(value);
+    result
 }
 
 /// A tool's refusal the model can read (an unknown name, a window not kept): `isError`.

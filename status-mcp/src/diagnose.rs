@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::SecondsFormat;
+use rmcp::schemars;
 use serde::Serialize;
 use status_core::{CheckResult, CheckStatus, DependencyFacts, Facts, FeatureState, Readiness};
 
@@ -55,7 +56,7 @@ pub(crate) fn time(at: chrono::DateTime<chrono::Utc>) -> String {
 
 /// What one root cause takes down: the failures attributed to it, the features it turns off
 /// and the groups it fails.
-#[derive(Debug, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Default, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct TakesDown {
     /// Failing dependencies whose failure it is (itself excluded).
@@ -67,10 +68,11 @@ pub(crate) struct TakesDown {
 }
 
 /// A root cause of what fails.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct RootCause {
     pub(crate) id: String,
+    #[schemars(with = "String")]
     pub(crate) level: CheckStatus,
     pub(crate) since: String,
     pub(crate) message: String,
@@ -82,12 +84,14 @@ pub(crate) struct RootCause {
 }
 
 /// A failing dependency, and what its failure is attributed to.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Failing {
     pub(crate) id: String,
+    #[schemars(with = "String")]
     pub(crate) level: CheckStatus,
     /// Its weight in the system: its level capped by its urgency.
+    #[schemars(with = "String")]
     pub(crate) impact: CheckStatus,
     pub(crate) since: String,
     pub(crate) root_causes: Vec<String>,
@@ -96,17 +100,18 @@ pub(crate) struct Failing {
 }
 
 /// A feature that is off, and why in words.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub(crate) struct FeatureOff {
     pub(crate) name: String,
     pub(crate) reason: String,
 }
 
 /// A group failing its rule.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct GroupFailing {
     pub(crate) name: String,
+    #[schemars(with = "String")]
     pub(crate) level: CheckStatus,
     pub(crate) ready: bool,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -114,7 +119,7 @@ pub(crate) struct GroupFailing {
 }
 
 /// A mute in force.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Muted {
     pub(crate) id: String,
@@ -123,16 +128,17 @@ pub(crate) struct Muted {
 }
 
 /// Readiness as the probes answer it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub(crate) struct ReadinessAnswer {
     pub(crate) ready: bool,
     pub(crate) reasons: Vec<String>,
 }
 
 /// The `summary` tool's answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Summary {
+    #[schemars(with = "String")]
     pub(crate) condition: CheckStatus,
     pub(crate) serving: bool,
     pub(crate) readiness: ReadinessAnswer,

@@ -43,7 +43,9 @@
 mod answer;
 mod diagnose;
 mod guard;
+mod outputs;
 mod params;
+mod prompts;
 mod read;
 mod slos;
 mod tools;

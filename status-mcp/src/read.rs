@@ -4,6 +4,9 @@
 
 use rmcp::model::CallToolResult;
 #[cfg(any(feature = "history", feature = "fleet"))]
+#[cfg(any(feature = "history", feature = "fleet"))]
+use rmcp::schemars;
+#[cfg(any(feature = "history", feature = "fleet"))]
 use serde::Serialize;
 use status_core::Registry;
 
@@ -171,7 +174,7 @@ pub(crate) async fn uptime(sources: &Sources, params: UptimeParams) -> CallToolR
 
 /// An incident as `incidents` shows it.
 #[cfg(feature = "history")]
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct IncidentAnswer {
     id: i64,
@@ -179,6 +182,7 @@ struct IncidentAnswer {
     status: &'static str,
     impact: &'static str,
     roots: Vec<String>,
+    #[schemars(with = "std::collections::BTreeMap<String, String>")]
     affected: std::collections::BTreeMap<String, status_core::CheckStatus>,
     started: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -189,7 +193,7 @@ struct IncidentAnswer {
 }
 
 #[cfg(feature = "history")]
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 struct UpdateAnswer {
     at: String,
     status: &'static str,
@@ -197,8 +201,8 @@ struct UpdateAnswer {
 }
 
 #[cfg(feature = "history")]
-#[derive(Serialize)]
-struct IncidentsAnswer {
+#[derive(Serialize, schemars::JsonSchema)]
+pub(crate) struct IncidentsAnswer {
     open: usize,
     incidents: Vec<IncidentAnswer>,
     #[serde(skip_serializing_if = "Omitted::is_empty")]
@@ -286,9 +290,9 @@ pub(crate) async fn incidents(sources: &Sources, params: IncidentsParams) -> Cal
 
 /// The fleet tool's answer.
 #[cfg(feature = "fleet")]
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct FleetAnswer {
+pub(crate) struct FleetAnswer {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     stale: bool,
     datacenters: Vec<DatacenterAnswer>,
@@ -298,7 +302,7 @@ struct FleetAnswer {
 }
 
 #[cfg(feature = "fleet")]
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct DatacenterAnswer {
     datacenter: String,

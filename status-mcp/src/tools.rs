@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use axum::http::request::Parts;
 use rmcp::handler::server::common::Extension;
+use rmcp::handler::server::router::prompt::PromptRouter;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
@@ -13,7 +14,7 @@ use rmcp::model::{
     ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler};
+use rmcp::{prompt_handler, tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler};
 
 use crate::answer::{answer, json, refusal};
 use crate::diagnose::{self, Access};
@@ -27,6 +28,8 @@ pub(crate) struct Server {
     sources: Arc<Sources>,
     /// Built once: a request clones the pointer, not the tools' schemas.
     tool_router: Arc<ToolRouter<Self>>,
+    /// The prompts ([`crate::prompts`]), built once too.
+    prompt_router: Arc<PromptRouter<Self>>,
 }
 
 /// The caller's access, as the guard put it on the HTTP request (read-only when absent).
@@ -44,11 +47,18 @@ impl Server {
         Self {
             sources,
             tool_router: Arc::new(Self::tool_router()),
+            prompt_router: Arc::new(Self::prompt_router()),
         }
     }
 
-    /// The answer of `summary`, for the tool and the `status://summary` resource.
-    fn summary_answer(&self, access: Access) -> diagnose::Summary {
+    /// What the tools read.
+    pub(crate) fn sources(&self) -> &Sources {
+        &self.sources
+    }
+
+    /// The answer of `summary`, for the tool, the `status://summary` resource and the
+    /// prompts.
+    pub(crate) fn summary_for(&self, access: Access) -> diagnose::Summary {
         let facts = self.sources.registry.facts();
         let features = self.sources.registry.features();
         let readiness = self.sources.probes.ready(false);
@@ -70,6 +80,7 @@ impl Server {
     }
 
     #[tool(
+        output_schema = crate::outputs::summary(),
         description = "The system's condition now: what fails, each failure's root causes and \
                        what each takes down (dependencies, features off, groups failing), \
                        readiness, and what is muted or in maintenance. Start here.",
@@ -81,11 +92,12 @@ impl Server {
         )
     )]
     async fn summary(&self, Extension(parts): Extension<Parts>) -> CallToolResult {
-        let summary = self.summary_answer(access(&parts));
+        let summary = self.summary_for(access(&parts));
         answer(summary.line(), &summary)
     }
 
     #[tool(
+        output_schema = crate::outputs::why(),
         description = "One dependency: its level and since when, its check's message, its \
                        failing ancestors up to the root causes, its dependents, what it takes \
                        down, its recent transitions, and the fleet's word on it (shared across \
@@ -109,6 +121,7 @@ impl Server {
     }
 
     #[tool(
+        output_schema = crate::outputs::uptime(),
         description = "Uptime and SLA of a dependency, a probe group or the system over a \
                        window back from now (time in each level, checks, failures), from the \
                        durable history.",
@@ -124,6 +137,7 @@ impl Server {
     }
 
     #[tool(
+        output_schema = crate::outputs::slos(),
         description = "Service level objectives from the durable history: each one's \
                        objective and window, bad and observed time, its error budget left, \
                        burn rates over 5m to 3d, and the SRE workbook's page and ticket \
@@ -140,6 +154,7 @@ impl Server {
     }
 
     #[tool(
+        output_schema = crate::outputs::incidents(),
         description = "Incidents open, and those resolved in the last days, the latest first, \
                        each with its root causes, what it affected, and its updates.",
         annotations(
@@ -154,6 +169,7 @@ impl Server {
     }
 
     #[tool(
+        output_schema = crate::outputs::fleet(),
         description = "What fails where across the fleet: each data center's failing \
                        dependencies, how many of its fresh instances fail each, and whether \
                        the failure is shared (the data center's) or an instance's own.",
@@ -175,17 +191,20 @@ pub(crate) const SUMMARY_URI: &str = "status://summary";
 pub(crate) const DEPENDENCY_URI: &str = "status://dependencies/";
 
 #[tool_handler(router = self.tool_router)]
+#[prompt_handler(router = self.prompt_router)]
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
+                .enable_prompts()
                 .build(),
         )
         .with_instructions(format!(
             "Dependency health of {} (read-only). Call `summary` first: it names what fails \
-             and the root causes; then `why` with a dependency's id.",
+             and the root causes; then `why` with a dependency's id. The prompts `triage` and \
+             `explain` lay the steps out.",
             self.sources.registry.appname()
         ))
     }
@@ -218,7 +237,7 @@ impl ServerHandler for Server {
             .map_or(Access::Read, access);
         let uri = request.uri.as_str();
         let body = if uri == SUMMARY_URI {
-            json(&self.summary_answer(access))
+            json(&self.summary_for(access))
         } else if let Some(id) = uri.strip_prefix(DEPENDENCY_URI) {
             match self.why_answer(id, access).await {
                 Some(why) => json(&why),

@@ -6,6 +6,7 @@
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
+use rmcp::schemars;
 use serde::Serialize;
 use status_core::{CheckStatus, DependencyInfo, Facts, FeatureState};
 
@@ -13,10 +14,11 @@ use crate::answer::{capped, Omitted};
 use crate::diagnose::{takes_down, time, Access, TakesDown};
 
 /// A dependency named in an answer, with its level.
-#[derive(Debug, Serialize, PartialEq, Eq)]
+#[derive(Debug, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Named {
     pub(crate) id: String,
+    #[schemars(with = "String")]
     pub(crate) level: CheckStatus,
     /// The root causes its own failure is attributed to.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -24,17 +26,19 @@ pub(crate) struct Named {
 }
 
 /// A transition, as `why` shows it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub(crate) struct Change {
     pub(crate) at: String,
+    #[schemars(with = "Option<String>")]
     pub(crate) from: Option<CheckStatus>,
+    #[schemars(with = "String")]
     pub(crate) to: CheckStatus,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub(crate) message: String,
 }
 
 /// The fleet's word on one dependency.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct FleetWord {
     /// `shared` when some data center fails it on more than its share of instances, `mine`
@@ -48,10 +52,11 @@ pub(crate) struct FleetWord {
 }
 
 /// A data center failing a dependency.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub(crate) struct FleetRow {
     pub(crate) dependency: String,
     pub(crate) datacenter: String,
+    #[schemars(with = "String")]
     pub(crate) level: CheckStatus,
     pub(crate) instances: usize,
     pub(crate) fresh: usize,
@@ -59,7 +64,7 @@ pub(crate) struct FleetRow {
 }
 
 /// A mute in force on the dependency.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub(crate) struct MuteAnswer {
     pub(crate) reason: String,
     pub(crate) until: String,
@@ -68,14 +73,16 @@ pub(crate) struct MuteAnswer {
 }
 
 /// The `why` tool's answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Why {
     pub(crate) id: String,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub(crate) description: String,
     pub(crate) urgency: &'static str,
+    #[schemars(with = "String")]
     pub(crate) level: CheckStatus,
+    #[schemars(with = "String")]
     pub(crate) impact: CheckStatus,
     pub(crate) since: String,
     #[serde(skip_serializing_if = "Option::is_none")]
