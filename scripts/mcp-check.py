@@ -150,7 +150,7 @@ async def main():
     async with client(READER) as c:
         tools = (await c.list_tools()).tools
         names = sorted(t.name for t in tools)
-        if names != ["fleet", "incidents", "slos", "summary", "uptime", "why"]:
+        if names != ["fleet", "incidents", "maintenances", "slos", "summary", "uptime", "why"]:
             fail(f"tools: {names}")
         for t in tools:
             a = t.annotations
@@ -295,7 +295,25 @@ async def main():
             if "no-such-thing" not in str(e) and "known" not in str(e):
                 fail(f"explain of an unknown id: {e}")
     print(f"mcp: prompts: {', '.join(prompts)}")
-    if VALIDATED != {"summary", "why", "uptime", "slos", "incidents"}:
+
+    # A maintenance announced now: in progress, and who announced it for the admin token only.
+    now = time.time()
+    iso = lambda t: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+    status, body, _ = http("POST", "/admin/maintenances", {
+        "title": "Search reindex", "message": "Search may lag.", "dependencies": ["search"],
+        "start": iso(now), "end": iso(now + 600), "actor": "ana"}, {"Authorization": f"Bearer {ADMIN}"})
+    if status != 201:
+        fail(f"announce: {status} {body}")
+    for token, sees_actor in ((READER, False), (ADMIN, True)):
+        async with client(token) as c:
+            line, body = answer(await call(c, "maintenances", {}))
+        shown = [m for m in body["maintenances"] if m["title"] == "Search reindex"]
+        if body["inProgress"] < 1 or not shown or shown[0]["status"] != "in_progress" or "in progress: Search reindex" not in line:
+            fail(f"maintenances: {line} {body}")
+        if ("actor" in shown[0]) != sees_actor:
+            fail(f"maintenances' actor for {'the admin' if sees_actor else 'a read-only'} token: {shown[0]}")
+    print(f"mcp: maintenances: {line}")
+    if VALIDATED != {"summary", "why", "uptime", "slos", "incidents", "maintenances"}:
         fail(f"structured answers validated for {sorted(VALIDATED)} only")
     print(f"mcp: every answer's structuredContent validated against its outputSchema: {', '.join(sorted(VALIDATED))}")
 

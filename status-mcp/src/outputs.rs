@@ -43,6 +43,11 @@ pub(crate) fn fleet() -> Arc<JsonObject> {
     object(json!({ "type": "object" }))
 }
 
+/// `maintenances`'.
+pub(crate) fn maintenances() -> Arc<JsonObject> {
+    schema_for_output::<crate::maintenances::MaintenancesAnswer>()
+}
+
 /// `uptime`'s: status-history's uptime report.
 pub(crate) fn uptime() -> Arc<JsonObject> {
     let share = json!({ "type": ["number", "null"], "minimum": 0, "maximum": 1 });

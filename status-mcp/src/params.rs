@@ -52,6 +52,16 @@ pub(crate) struct IncidentsParams {
     pub(crate) limit: Option<u32>,
 }
 
+/// The `maintenances` tool's parameters.
+#[cfg_attr(not(feature = "history"), allow(dead_code))]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub(crate) struct MaintenancesParams {
+    /// Maintenances ended within this many days are included, with every one in progress or
+    /// ahead (1 to 90; 7 when not given).
+    #[serde(default)]
+    pub(crate) days: Option<u32>,
+}
+
 /// The `slos` tool's parameters.
 #[cfg_attr(not(feature = "history"), allow(dead_code))]
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

@@ -18,7 +18,9 @@ use rmcp::{prompt_handler, tool, tool_handler, tool_router, ErrorData, RoleServe
 
 use crate::answer::{answer, json, refusal};
 use crate::diagnose::{self, Access};
-use crate::params::{IncidentsParams, SlosParams, Sources, UptimeParams, WhyParams};
+use crate::params::{
+    IncidentsParams, MaintenancesParams, SlosParams, Sources, UptimeParams, WhyParams,
+};
 use crate::why;
 
 /// One MCP server over [`Sources`]; cheap to clone (a request of the stateless transport
@@ -166,6 +168,26 @@ impl Server {
     )]
     async fn incidents(&self, Parameters(params): Parameters<IncidentsParams>) -> CallToolResult {
         crate::read::incidents(&self.sources, params).await
+    }
+
+    #[tool(
+        output_schema = crate::outputs::maintenances(),
+        description = "Maintenances operators announced: in progress, ahead, or ended in the \
+                       last days, called off or not, the soonest first, each with its \
+                       dependencies, its window and its message.",
+        annotations(
+            title = "Maintenances",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn maintenances(
+        &self,
+        Extension(parts): Extension<Parts>,
+        Parameters(params): Parameters<MaintenancesParams>,
+    ) -> CallToolResult {
+        crate::maintenances::maintenances(&self.sources, params, access(&parts)).await
     }
 
     #[tool(

@@ -159,9 +159,19 @@ async fn every_tool_reads_and_none_writes() {
     names.sort_unstable();
     assert_eq!(
         names,
-        ["fleet", "incidents", "slos", "summary", "uptime", "why"]
+        [
+            "fleet",
+            "incidents",
+            "maintenances",
+            "slos",
+            "summary",
+            "uptime",
+            "why"
+        ]
     );
     for tool in tools {
+        // Each answers structured content its schema describes: an object.
+        assert_eq!(tool["outputSchema"]["type"], "object", "{tool}");
         let hints = &tool["annotations"];
         assert_eq!(hints["readOnlyHint"], json!(true), "{tool}");
         assert_ne!(hints["destructiveHint"], json!(true), "{tool}");
