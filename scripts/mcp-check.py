@@ -263,6 +263,10 @@ async def main():
     status, body, _ = http("POST", "/mcp", b"{not json", headers)
     if status != 400 or json.loads(body)["error"]["code"] != -32700:
         fail(f"malformed JSON is not JSON-RPC's parse error: {status} {body}")
+    status, body, _ = http("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                           {**headers, "MCP-Protocol-Version": "1999-01-01"})
+    if status != 400 or "1999-01-01" in body and "primary-db" in body:
+        fail(f"an unsupported MCP-Protocol-Version is not refused: {status} {body}")
     status, body, _ = http("POST", "/mcp", b"x" * 200_000, headers)
     if status != 413:
         fail(f"an oversized body: {status} {body}")
