@@ -152,3 +152,59 @@ if after["/history.atom"].entries[0].id != entry.id:
 if after["/history.rss"].entries[0].id != entry.id:
     fail("the resolved incident has a new guid")
 print(f"feedparser read both feeds; incident {incident} opened, updated and resolved, one entry throughout")
+
+# The maintenances' calendar, read by icalendar and expanded by recurring-ical-events (PyPI):
+# a maintenance announced is one event with its own UID and its window; called off, it stays
+# with STATUS:CANCELLED so subscribed calendars take it out.
+import datetime
+
+import icalendar
+import recurring_ical_events
+
+now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+start, end = now + datetime.timedelta(days=2), now + datetime.timedelta(days=2, hours=1)
+iso = lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")
+status, body, _ = call("POST", "/admin/maintenances", {
+    "title": "Database upgrade", "message": "Checkout may be slow; orders are kept.",
+    "dependencies": ["primary-db"], "start": iso(start), "end": iso(end)})
+if status != 201:
+    fail(f"announce: {status} {body!r}")
+maintenance = json.loads(body)["id"]
+
+
+def calendar():
+    status, body, headers = call("GET", "/status/maintenances.ics")
+    if status != 200 or not headers["Content-Type"].startswith("text/calendar"):
+        fail(f"/status/maintenances.ics: {status} {headers['Content-Type']}")
+    return icalendar.Calendar.from_ical(body)
+
+
+def announced():
+    cal = calendar()
+    events = [e for e in cal.walk("VEVENT") if str(e["SUMMARY"]) == "Database upgrade"]
+    return len(events) == 1, (cal, events)
+
+
+cal, events = until("the maintenance in the calendar", announced, 30)
+event = events[0]
+if event["DTSTART"].dt != start or event["DTEND"].dt != end:
+    fail(f"the event's window: {event['DTSTART'].dt} to {event['DTEND'].dt}, not {start} to {end}")
+if "orders are kept" not in str(event["DESCRIPTION"]) or str(event["STATUS"]) != "CONFIRMED":
+    fail(f"the event: {event.to_ical()!r}")
+uid = str(event["UID"])
+occurrences = recurring_ical_events.of(cal).between(now, now + datetime.timedelta(days=90))
+mine = [o for o in occurrences if str(o["UID"]) == uid]
+if len(mine) != 1 or mine[0]["DTSTART"].dt != start:
+    fail(f"recurring-ical-events expands {len(mine)} occurrences of it over 90 days")
+
+status, body, _ = call("DELETE", f"/admin/maintenances/{maintenance}")
+if status != 200:
+    fail(f"call off: {status} {body!r}")
+def called_off():
+    events = [e for e in calendar().walk("VEVENT") if str(e["UID"]) == uid]
+    return len(events) == 1 and str(events[0]["STATUS"]) == "CANCELLED", [e.to_ical() for e in events]
+
+
+until("the maintenance called off in the calendar", called_off, 30)
+print(f"icalendar read the maintenances' calendar: {uid} over its window, then cancelled; "
+      f"recurring-ical-events expands it once over 90 days")

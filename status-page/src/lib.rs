@@ -34,6 +34,8 @@ use tokio::time::Instant;
 mod admin;
 mod announce;
 mod badge;
+#[cfg(feature = "calendar")]
+mod calendar;
 mod feed;
 mod hot;
 #[cfg(feature = "html")]

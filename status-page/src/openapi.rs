@@ -35,6 +35,11 @@ struct StatusPageDoc;
 #[openapi(paths(crate::page::page, crate::page::events))]
 struct PageDoc;
 
+#[cfg(feature = "calendar")]
+#[derive(OpenApi)]
+#[openapi(paths(crate::calendar::ics))]
+struct CalendarDoc;
+
 #[cfg(feature = "subscribers")]
 #[derive(OpenApi)]
 #[openapi(paths(
@@ -52,10 +57,12 @@ struct SubscribersDoc;
 /// description (status-http's `/openapi.json` does).
 #[must_use]
 pub fn openapi() -> utoipa::openapi::OpenApi {
-    #[allow(unused_mut)] // merged into with `html` and `subscribers`
+    #[allow(unused_mut)] // merged into with `html`, `calendar` and `subscribers`
     let mut doc = StatusPageDoc::openapi();
     #[cfg(feature = "html")]
     doc.merge(PageDoc::openapi());
+    #[cfg(feature = "calendar")]
+    doc.merge(CalendarDoc::openapi());
     #[cfg(feature = "subscribers")]
     doc.merge(SubscribersDoc::openapi());
     doc

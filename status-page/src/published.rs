@@ -29,14 +29,18 @@ pub(crate) const DOCUMENTS: usize = 9;
 
 /// Where the embed's page is kept, after the documents.
 pub(crate) const EMBED: usize = DOCUMENTS;
+/// Where the maintenances' calendar is kept (feature `calendar`).
+#[cfg_attr(not(feature = "calendar"), allow(dead_code))]
+pub(crate) const CALENDAR: usize = DOCUMENTS + 1;
 
 /// What the public routes serve now: a snapshot, and the bodies made of it, each once, with
 /// its entity tag and its compressed forms (made once, the first time a client accepts them).
 #[derive(Debug)]
 pub(crate) struct Published {
     pub(crate) snapshot: Arc<Snapshot>,
-    /// The v2 documents and the widget's, by their index, then the embed's page.
-    documents: [OnceLock<crate::render::Body>; DOCUMENTS + 1],
+    /// The v2 documents and the widget's, by their index, then the embed's page and the
+    /// calendar.
+    documents: [OnceLock<crate::render::Body>; DOCUMENTS + 2],
     /// The page, by language.
     pages: Mutex<HashMap<&'static str, crate::render::Body>>,
     /// Held while a request makes a page of this snapshot: the crowd that arrives as what

@@ -34,6 +34,8 @@ where
         .route("/badge/{file}", get(badge::level))
         .route("/badge/{name}/uptime.svg", get(badge::uptime))
         .route("/status/embed", get(super::widget::embed));
+    #[cfg(feature = "calendar")]
+    let router = router.route("/status/maintenances.ics", get(super::calendar::ics));
     #[cfg(feature = "html")]
     let router = router.route(
         "/status/page",

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::support::{fixture, get};
 
-const ROUTES: [(&str, &str); 74] = [
+const ROUTES: [(&str, &str); 75] = [
     ("get", "/healthcheck"),
     ("get", "/healthcheck/groups/{name}"),
     ("get", "/healthcheck/groups/{name}/summary"),
@@ -66,6 +66,7 @@ const ROUTES: [(&str, &str); 74] = [
     ("get", "/status/page"),
     ("get", "/status/widget.json"),
     ("get", "/status/embed"),
+    ("get", "/status/maintenances.ics"),
     ("get", "/status/page/events"),
     ("get", "/admin/incidents"),
     ("post", "/admin/incidents/{id}/updates"),
@@ -134,7 +135,7 @@ async fn every_route_is_described_and_answers_within_the_description() {
 /// The codes each route can answer besides the rejections every route shares (the
 /// `default` response: 400, 401, 403, 404, 405, 408, 413, 414, 431), read from its handler:
 /// the documentation must name exactly these, not only those a fixture happens to produce.
-const CODES: [(&str, &str, &[&str]); 51] = [
+const CODES: [(&str, &str, &[&str]); 52] = [
     // A report's condition (503 on OUTAGE), or 304 on a matching ETag.
     ("get", "/healthcheck", &["200", "304", "503"]),
     ("get", "/healthcheck/summary", &["200", "304", "503"]),
@@ -232,6 +233,7 @@ const CODES: [(&str, &str, &[&str]); 51] = [
     ("get", "/status/page", &["200"]),
     ("get", "/status/widget.json", &["200"]),
     ("get", "/status/embed", &["200"]),
+    ("get", "/status/maintenances.ics", &["200"]),
     ("get", "/status/page/events", &["200", "429", "503"]),
     ("get", "/admin/incidents", &["200", "400", "404", "503"]),
     (
