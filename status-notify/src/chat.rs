@@ -117,18 +117,36 @@ fn cut(text: &str, max: usize) -> String {
     kept
 }
 
-/// A Microsoft Teams channel, through a Workflows URL ("Post to a channel when a webhook
-/// request is received"): each message a bare Adaptive Card (version 1.4).
-pub struct Teams {
+/// A chat's incoming URL and the client that posts to it (its address never shown).
+struct Endpoint {
     url: reqwest::Url,
     client: reqwest::Client,
 }
 
-impl fmt::Debug for Teams {
+impl fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Teams").finish_non_exhaustive()
+        f.debug_struct("Endpoint").finish_non_exhaustive()
     }
 }
+
+impl Endpoint {
+    fn new(url: &str) -> Result<Self, Error> {
+        Ok(Self {
+            url: endpoint(url)?,
+            client: client(),
+        })
+    }
+
+    fn post(&self, body: &Value, timeout: Duration) -> BoxFuture<'_, Result<(), SinkError>> {
+        let body = serde_json::to_vec(body).map_err(|e| SinkError(e.to_string()));
+        Box::pin(async move { post(&self.client, &self.url, body?, None, timeout).await })
+    }
+}
+
+/// A Microsoft Teams channel, through a Workflows URL ("Post to a channel when a webhook
+/// request is received"): each message a bare Adaptive Card (version 1.4).
+#[derive(Debug)]
+pub struct Teams(Endpoint);
 
 impl Teams {
     /// A Teams Workflows URL.
@@ -137,10 +155,7 @@ impl Teams {
     ///
     /// [`Error::is_invalid`] for a URL that does not parse, or is not http(s).
     pub fn new(url: &str) -> Result<Self, Error> {
-        Ok(Self {
-            url: endpoint(url)?,
-            client: client(),
-        })
+        Endpoint::new(url).map(Self)
     }
 
     /// The body posted for `message`: a `message` whose one attachment is the card.
@@ -199,11 +214,7 @@ impl Sink for Teams {
         message: &'a Message,
         timeout: Duration,
     ) -> BoxFuture<'a, Result<(), SinkError>> {
-        Box::pin(async move {
-            let body =
-                serde_json::to_vec(&Self::body(message)).map_err(|e| SinkError(e.to_string()))?;
-            post(&self.client, &self.url, body, None, timeout).await
-        })
+        self.0.post(&Self::body(message), timeout)
     }
 }
 
@@ -229,16 +240,8 @@ pub mod discord_limits {
 
 /// A Discord channel, through its webhook: each message one embed, coloured by how bad it
 /// is, that mentions no one (`allowed_mentions` empty).
-pub struct Discord {
-    url: reqwest::Url,
-    client: reqwest::Client,
-}
-
-impl fmt::Debug for Discord {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Discord").finish_non_exhaustive()
-    }
-}
+#[derive(Debug)]
+pub struct Discord(Endpoint);
 
 impl Discord {
     /// A Discord webhook's URL.
@@ -247,10 +250,7 @@ impl Discord {
     ///
     /// [`Error::is_invalid`] for a URL that does not parse, or is not http(s).
     pub fn new(url: &str) -> Result<Self, Error> {
-        Ok(Self {
-            url: endpoint(url)?,
-            client: client(),
-        })
+        Endpoint::new(url).map(Self)
     }
 
     /// The body posted for `message`, within Discord's limits.
@@ -316,11 +316,7 @@ impl Sink for Discord {
         message: &'a Message,
         timeout: Duration,
     ) -> BoxFuture<'a, Result<(), SinkError>> {
-        Box::pin(async move {
-            let body =
-                serde_json::to_vec(&Self::body(message)).map_err(|e| SinkError(e.to_string()))?;
-            post(&self.client, &self.url, body, None, timeout).await
-        })
+        self.0.post(&Self::body(message), timeout)
     }
 }
 

@@ -65,6 +65,16 @@ impl Mutes {
     }
 }
 
+/// A mute kept elsewhere (a history, another instance of a fleet), with its own times.
+struct Kept<'a> {
+    dependency: &'a str,
+    reason: &'a str,
+    actor: Option<&'a str>,
+    set_at: chrono::DateTime<chrono::Utc>,
+    start: chrono::DateTime<chrono::Utc>,
+    until: chrono::DateTime<chrono::Utc>,
+}
+
 impl Registry {
     /// Mutes `dependency` over `window`: it is still checked and reported, with its mute, but
     /// sends no notice while the mute is in force. Replaces its previous mute, if any.
@@ -159,33 +169,16 @@ impl Registry {
         start: chrono::DateTime<chrono::Utc>,
         until: chrono::DateTime<chrono::Utc>,
     ) -> Result<Option<Mute>, Error> {
-        let inner = &self.inner;
-        let id = self.registered_id(dependency)?;
-        let now = inner.clock.now();
-        let wall = inner.clock.wall_at(now);
-        if until <= wall {
-            return Ok(None);
-        }
-        let window = MuteWindow::Between { start, end: until };
-        let mut mute = Mute::new(id, window, reason, actor, now, wall)?;
-        mute.set_at = set_at;
-        mute.start = start;
-        {
-            if lock(&inner.mutes.touched).contains(&mute.dependency) {
-                return Ok(None);
-            }
-            let mut table = lock(&inner.mutes.table);
-            table.retain(|_, m| !m.is_over(now));
-            if table.len() >= MAX_MUTES && !table.contains_key(&mute.dependency) {
-                return Err(Error::invalid(format!(
-                    "at most {MAX_MUTES} dependencies may be muted at once"
-                )));
-            }
-            table.insert(mute.dependency.clone(), Arc::new(mute.clone()));
-            inner.mutes.count.store(table.len(), Ordering::Release);
-        }
-        self.mutes_changed();
-        Ok(Some(mute.at(now)))
+        let kept = Kept {
+            dependency,
+            reason,
+            actor,
+            set_at,
+            start,
+            until,
+        };
+        // What an operator did in this run wins.
+        self.put_kept(&kept, |_, touched| !touched)
     }
 
     /// Takes a mute another instance of a fleet set (read from a shared history), with its
@@ -206,25 +199,51 @@ impl Registry {
         start: chrono::DateTime<chrono::Utc>,
         until: chrono::DateTime<chrono::Utc>,
     ) -> Result<bool, Error> {
+        let kept = Kept {
+            dependency,
+            reason,
+            actor,
+            set_at,
+            start,
+            until,
+        };
+        let taken = self.put_kept(&kept, |current, _| {
+            current.is_none_or(|m| m.set_at.timestamp_millis() < set_at.timestamp_millis())
+        })?;
+        if let Some(mute) = &taken {
+            tracing::info!(dependency = %mute.dependency, until = %mute.until, reason = %mute.reason, "dependency muted by another instance");
+        }
+        Ok(taken.is_some())
+    }
+
+    /// Puts `kept` in the table with its own times when `takes` (told the mute of its
+    /// dependency now, and whether it was muted or unmuted in this run) says so; `None` when
+    /// it has ended or is not taken.
+    fn put_kept(
+        &self,
+        kept: &Kept<'_>,
+        takes: impl FnOnce(Option<&Mute>, bool) -> bool,
+    ) -> Result<Option<Mute>, Error> {
         let inner = &self.inner;
-        let id = self.registered_id(dependency)?;
+        let id = self.registered_id(kept.dependency)?;
         let now = inner.clock.now();
         let wall = inner.clock.wall_at(now);
-        if until <= wall {
-            return Ok(false);
+        if kept.until <= wall {
+            return Ok(None);
         }
-        let window = MuteWindow::Between { start, end: until };
-        let mut mute = Mute::new(id, window, reason, actor, now, wall)?;
-        mute.set_at = set_at;
-        mute.start = start;
+        let window = MuteWindow::Between {
+            start: kept.start,
+            end: kept.until,
+        };
+        let mut mute = Mute::new(id, window, kept.reason, kept.actor, now, wall)?;
+        mute.set_at = kept.set_at;
+        mute.start = kept.start;
         {
+            let touched = lock(&inner.mutes.touched).contains(&mute.dependency);
             let mut table = lock(&inner.mutes.table);
             table.retain(|_, m| !m.is_over(now));
-            let newer = table.get(&mute.dependency).is_none_or(|current| {
-                current.set_at.timestamp_millis() < set_at.timestamp_millis()
-            });
-            if !newer {
-                return Ok(false);
+            if !takes(table.get(&mute.dependency).map(|m| &**m), touched) {
+                return Ok(None);
             }
             if table.len() >= MAX_MUTES && !table.contains_key(&mute.dependency) {
                 return Err(Error::invalid(format!(
@@ -234,9 +253,8 @@ impl Registry {
             table.insert(mute.dependency.clone(), Arc::new(mute.clone()));
             inner.mutes.count.store(table.len(), Ordering::Release);
         }
-        tracing::info!(dependency = %mute.dependency, until = %mute.until, reason = %mute.reason, "dependency muted by another instance");
         self.mutes_changed();
-        Ok(true)
+        Ok(Some(mute.at(now)))
     }
 
     /// Ends this instance's mute of `dependency` if it is the one set at `set_at` (to the
