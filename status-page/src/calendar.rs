@@ -6,8 +6,6 @@
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::http::header::{ACCESS_CONTROL_ALLOW_ORIGIN, CACHE_CONTROL};
-use axum::http::HeaderValue;
 use axum::response::Response;
 use icalendar::{Calendar, Component, EventLike, EventStatus};
 
@@ -31,11 +29,8 @@ pub(crate) async fn ics(
     let body = published.document(crate::published::CALENDAR, |snapshot| {
         Body::new(calendar(&state, snapshot), ICS)
     });
-    let mut response = body.respond(axum::http::StatusCode::OK, &conditional);
-    let headers = response.headers_mut();
-    headers.insert(ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
-    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
+    // As the feeds: calendars poll, and one holding this body's tag gets a 304.
+    super::hot::respond(&body, &conditional)
 }
 
 /// The feed of `snapshot`'s maintenances, those called off included (cancelled).

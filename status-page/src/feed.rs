@@ -12,6 +12,7 @@ use chrono::{DateTime, TimeZone, Utc};
 
 use super::{Maintenance, PublicIncident, Snapshot, StatusPageState};
 use crate::render::Conditional;
+use crate::text::escape;
 
 /// How far back the feeds go.
 pub(super) const FEED_DAYS: i64 = 90;
@@ -71,22 +72,6 @@ fn slug(name: &str) -> String {
     } else {
         s
     }
-}
-
-/// Text as HTML.
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// `xml` without the characters XML 1.0 forbids (controls but tab and newlines, surrogates,

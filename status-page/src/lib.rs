@@ -59,6 +59,7 @@ mod schema;
 mod served;
 #[cfg(feature = "subscribers")]
 mod subscribe;
+mod text;
 mod widget;
 mod wire;
 

@@ -16,6 +16,7 @@ use super::json::{Render, Which};
 use super::wire::PageStatus;
 use super::StatusPageState;
 use crate::render::{Body, Conditional};
+use crate::text::escape;
 
 /// The embed's content type.
 const HTML: &str = "text/html; charset=utf-8";
@@ -164,13 +165,6 @@ pub fn is_origin(origin: &str) -> bool {
         && rest
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':' | b'[' | b']'))
-}
-
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// The embed's page, made of the widget's document.

@@ -42,10 +42,18 @@ pub(super) async fn webhook(state: &StatusPageState, door: &Door, s: &Subscriber
             "unsubscribe": unsubscribe_link(state, door, s),
         },
     });
+    let web = match web_client(door.config.allow_private_webhooks) {
+        Ok(web) => web,
+        Err(e) => {
+            tracing::warn!(subscriber = s.id, "no webhook can be challenged: {e}");
+            return;
+        }
+    };
     let mut why = String::new();
     for wait in RETRIES {
         tokio::time::sleep(wait).await;
-        let answered = tokio::time::timeout(SEND_DEADLINE, ask(door, &s.address, &body)).await;
+        let answered =
+            tokio::time::timeout(SEND_DEADLINE, ask(&web, door, &s.address, &body)).await;
         match answered {
             Ok(Ok(answer)) if answers(&answer, &challenge) => {
                 if let Err(e) = history.confirm_subscriber(&hash(secret)).await {
@@ -72,13 +80,16 @@ pub(super) async fn webhook(state: &StatusPageState, door: &Door, s: &Subscriber
     }
 }
 
-/// Posts the challenge to `url`: the body of a 2xx answer, at most 4 KiB of it.
-async fn ask(door: &Door, url: &str, body: &serde_json::Value) -> Result<Vec<u8>, String> {
-    let allow_private = door.config.allow_private_webhooks;
-    if !allow_private {
+/// Posts the challenge to `url` with `web`: the body of a 2xx answer, at most 4 KiB of it.
+async fn ask(
+    web: &reqwest::Client,
+    door: &Door,
+    url: &str,
+    body: &serde_json::Value,
+) -> Result<Vec<u8>, String> {
+    if !door.config.allow_private_webhooks {
         literal_reachable(url)?;
     }
-    let web = web_client(allow_private).map_err(|e| e.to_string())?;
     let mut answer = web
         .post(url)
         .header(reqwest::header::CONTENT_TYPE, "application/json")
