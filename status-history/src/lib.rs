@@ -61,9 +61,14 @@
 //! let registry = Registry::new();
 //! let history = History::sqlite("status-history.db").open();
 //! history.attach(&registry);
-//! let restored = history.restored().await;
-//! println!("{} mutes and {} overrides restored", restored.mutes, restored.overrides);
-//! // … serve; then, at shutdown:
+//! // Mutes and overrides come back by themselves once the store opens: say what came back
+//! // without waiting for it (a store that does not open never keeps the port closed).
+//! let restoring = history.clone();
+//! tokio::spawn(async move {
+//!     let restored = restoring.restored().await;
+//!     println!("{} mutes and {} overrides restored", restored.mutes, restored.overrides);
+//! });
+//! // … bind and serve; then, at shutdown:
 //! history.close().await;
 //! # }
 //! ```

@@ -310,7 +310,10 @@ impl History {
     }
 
     /// What the first open of the store put back in force, once it has (at once for a
-    /// file; when a database first answers).
+    /// file; when a database first answers). The restore happens whether this is awaited or
+    /// not, and a store that does not open (a file another process holds, a directory that
+    /// cannot be written, a database down) keeps it waiting until it does: never await it
+    /// before binding the port, or the probes wait with it.
     pub async fn restored(&self) -> Restored {
         let mut rx = self.shared.restored.subscribe();
         let restored = match rx.wait_for(Option::is_some).await {

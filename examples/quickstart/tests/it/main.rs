@@ -29,6 +29,7 @@ mod history;
 mod maintenance;
 mod notify;
 mod pool;
+mod readme;
 mod routes;
 mod shared;
 mod socket;
