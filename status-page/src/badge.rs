@@ -100,7 +100,7 @@ pub(crate) async fn level(
     let published = state.published().await;
     let body = published
         .badge(name, |s| {
-            let (level, maintenance) = level_of(s, name)?;
+            let (label, level, maintenance) = level_of(s, name, &state.name)?;
             let (value, color) = if maintenance {
                 ("maintenance", "#007ec6")
             } else {
@@ -111,7 +111,7 @@ pub(crate) async fn level(
                     status_core::CheckStatus::Outage => ("major outage", "#e05d44"),
                 }
             };
-            Some(Body::new(svg(name, value, color), SVG))
+            Some(Body::new(svg(label, value, color), SVG))
         })
         .ok_or_else(|| no_badge(name))?;
     Ok(answer(&body, &conditional))
@@ -120,10 +120,16 @@ pub(crate) async fn level(
 /// A badge's content type.
 const SVG: &str = "image/svg+xml";
 
-/// The level of the component a badge names, and whether it is under maintenance.
-fn level_of(s: &Snapshot, name: &str) -> Option<(status_core::CheckStatus, bool)> {
+/// The name customers read for the component a badge names (its name on the page; the
+/// page's own for `system`, never a code name), its level, and whether it is under
+/// maintenance.
+fn level_of<'a>(
+    s: &'a Snapshot,
+    name: &str,
+    page: &'a str,
+) -> Option<(&'a str, status_core::CheckStatus, bool)> {
     if name == "system" {
-        return Some((s.condition, false));
+        return Some((page, s.condition, false));
     }
     s.components
         .iter()
@@ -132,7 +138,7 @@ fn level_of(s: &Snapshot, name: &str) -> Option<(status_core::CheckStatus, bool)
                 .or_else(|| c.id.strip_prefix("dependency-"))
                 == Some(name)
         })
-        .map(|c| (c.level, c.maintenance))
+        .map(|c| (c.name.as_str(), c.level, c.maintenance))
 }
 
 fn no_badge(name: &str) -> ApiError {

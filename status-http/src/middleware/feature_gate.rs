@@ -38,6 +38,7 @@ use super::{unavailable, DEFAULT_RETRY_AFTER};
 pub struct FeatureGate<S> {
     inner: S,
     feature: FeatureHandle,
+    explain: bool,
     retry_after: Duration,
 }
 
@@ -80,10 +81,12 @@ where
             return ResponseFuture::inner(self.inner.call(request), None);
         }
         let state = self.feature.state();
-        ResponseFuture::rejected(unavailable(
-            format!("feature {} is disabled: {}", state.name, state.reason),
-            self.retry_after,
-        ))
+        let message = if self.explain {
+            format!("feature {} is disabled: {}", state.name, state.reason)
+        } else {
+            format!("feature {} is unavailable", state.name)
+        };
+        ResponseFuture::rejected(unavailable(message, self.retry_after))
     }
 }
 
@@ -91,6 +94,7 @@ where
 #[derive(Debug, Clone)]
 pub struct FeatureGateLayer {
     feature: FeatureHandle,
+    explain: bool,
     retry_after: Duration,
 }
 
@@ -100,8 +104,19 @@ impl FeatureGateLayer {
     pub fn new(feature: FeatureHandle) -> Self {
         Self {
             feature,
+            explain: false,
             retry_after: DEFAULT_RETRY_AFTER,
         }
+    }
+
+    /// Says why the feature is off in a rejection's body (`feature checkout is disabled:
+    /// payments-api is MAJOR, needs MINOR or better`). Off by default: a gated route answers
+    /// the application's callers, and its body names the feature (`feature checkout is
+    /// unavailable`), never the dependencies, whose names are the operators'.
+    #[must_use]
+    pub fn explain(mut self, explain: bool) -> Self {
+        self.explain = explain;
+        self
     }
 
     /// The `Retry-After` of a rejection (whole seconds, at least 1).
@@ -119,6 +134,7 @@ impl<S> Layer<S> for FeatureGateLayer {
         FeatureGate {
             inner,
             feature: self.feature.clone(),
+            explain: self.explain,
             retry_after: self.retry_after,
         }
     }

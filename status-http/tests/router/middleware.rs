@@ -26,8 +26,13 @@ async fn the_health_gate_sheds_during_an_outage() {
     let shed = fetch(&app, "/work").await;
     assert_eq!(shed.status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(shed.header("retry-after"), "30");
+    // The application's callers are told no dependency's name, unless it says so.
+    assert_eq!(shed.json()["error"], "service unavailable");
+    let explained = Router::new()
+        .route("/work", get(|| async { "done" }))
+        .layer(HealthGateLayer::new(&f.registry).explain(true));
     assert_eq!(
-        shed.json()["error"],
+        fetch(&explained, "/work").await.json()["error"],
         "service unavailable: system is OUTAGE (db is OUTAGE)"
     );
 
@@ -55,14 +60,19 @@ async fn the_feature_gate_follows_its_feature() {
     let writes = f.registry.feature("writes").unwrap();
     let app = Router::new()
         .route("/write", get(|| async { "written" }))
-        .layer(FeatureGateLayer::new(writes));
+        .layer(FeatureGateLayer::new(writes.clone()));
+    let explained = Router::new()
+        .route("/write", get(|| async { "written" }))
+        .layer(FeatureGateLayer::new(writes).explain(true));
     assert_eq!(fetch(&app, "/write").await.status, StatusCode::OK);
     f.set(&f.db, CheckStatus::Major).await;
     let off = fetch(&app, "/write").await;
     assert_eq!(off.status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(off.header("retry-after"), "10");
+    // The feature is named, not the dependency, unless the application says so.
+    assert_eq!(off.json()["error"], "feature writes is unavailable");
     assert_eq!(
-        off.json()["error"],
+        fetch(&explained, "/write").await.json()["error"],
         "feature writes is disabled: db is MAJOR, needs MINOR or better"
     );
 }

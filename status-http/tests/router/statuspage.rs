@@ -675,6 +675,12 @@ async fn public_groups_have_names_for_customers_and_nest_their_public_dependenci
         get(&app, "/badge/internal.svg").await.status,
         StatusCode::NOT_FOUND
     );
+    // A badge reads as the page does: the group's name for customers, never its code name.
+    let badge = get(&app, "/badge/core.svg").await.body;
+    assert!(
+        badge.contains("<title>Checkout: operational</title>") && !badge.contains(">core<"),
+        "{badge}"
+    );
 
     // Times stay put across reads, and `updated_at` follows a change of level.
     tokio::time::sleep(Duration::from_secs(5)).await;

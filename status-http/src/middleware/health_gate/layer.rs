@@ -11,6 +11,7 @@ use crate::middleware::DEFAULT_RETRY_AFTER;
 pub struct HealthGateLayer {
     registry: Registry,
     fail_open: bool,
+    explain: bool,
     retry_after: Duration,
 }
 
@@ -21,8 +22,19 @@ impl HealthGateLayer {
         Self {
             registry: registry.clone(),
             fail_open: false,
+            explain: false,
             retry_after: DEFAULT_RETRY_AFTER,
         }
+    }
+
+    /// Names the dependencies at fault in a rejection's body (`service unavailable: system
+    /// is OUTAGE (primary-db is OUTAGE)`). Off by default: a gated route answers the
+    /// application's callers, and its body says `service unavailable` without the
+    /// dependencies' names, which are the operators'.
+    #[must_use]
+    pub fn explain(mut self, explain: bool) -> Self {
+        self.explain = explain;
+        self
     }
 
     /// Fails open: during an outage, requests still go through, marked with
@@ -46,6 +58,7 @@ impl HealthGateLayer {
             inner,
             registry: self.registry.clone(),
             fail_open: self.fail_open,
+            explain: self.explain,
             retry_after: self.retry_after,
         }
     }

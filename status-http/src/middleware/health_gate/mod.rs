@@ -38,6 +38,7 @@ pub struct HealthGate<S> {
     inner: S,
     registry: Registry,
     fail_open: bool,
+    explain: bool,
     retry_after: Duration,
 }
 
@@ -83,12 +84,17 @@ where
             let mark = HeaderValue::from_static("OUTAGE");
             return ResponseFuture::inner(self.inner.call(request), Some(mark));
         }
-        let causes: Vec<String> = self.registry.report().culprit_sentences().collect();
-        ResponseFuture::rejected(unavailable(
+        let message = if self.explain {
+            let causes: Vec<String> = self.registry.report().culprit_sentences().collect();
             format!(
                 "service unavailable: system is OUTAGE ({})",
                 causes.join(", ")
-            ),
+            )
+        } else {
+            "service unavailable".to_owned()
+        };
+        ResponseFuture::rejected(unavailable(
+            message,
             self.retry_after,
         ))
     }
