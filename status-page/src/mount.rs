@@ -44,9 +44,43 @@ pub struct StatusPage {
     state: Arc<StatusPageState>,
 }
 
+impl Settings {
+    /// Whether these settings can work, to refuse a mistake at startup rather than find it
+    /// at the first visitor or message: every embed origin an origin, and with subscribers,
+    /// their secret (when given) at least 32 bytes, the SMTP URL and the sender's address
+    /// well formed ([`Subscriptions::check`](crate::Subscriptions::check)).
+    ///
+    /// # Errors
+    ///
+    /// [`status_core::Error::is_invalid`], saying what is wrong in words for the operator.
+    pub fn check(&self) -> Result<(), status_core::Error> {
+        if let Some(origin) = self.embed_origins.iter().find(|o| !crate::is_origin(o)) {
+            return Err(status_core::Error::invalid(format!(
+                "embed origin {origin:?} is not an origin (scheme://host[:port], nothing after)"
+            )));
+        }
+        #[cfg(feature = "subscribers")]
+        if let Some(subscriptions) = &self.subscriptions {
+            subscriptions.check().map_err(status_core::Error::invalid)?;
+            if let Some(secret) = subscriptions.secret.as_ref().filter(|s| s.len() < 32) {
+                return Err(status_core::Error::invalid(format!(
+                    "the subscriptions' secret is {} bytes: it needs at least 32",
+                    secret.len()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 impl StatusPage {
     /// The page of `registry`'s health under the title `name`, its incidents and
     /// announcements read from `history` (without one it shows the components alone).
+    ///
+    /// # Panics
+    ///
+    /// When the settings cannot work ([`Settings::check`]): a mistake fails the start. Use
+    /// [`try_new`](Self::try_new) to handle it.
     #[must_use]
     pub fn new(
         registry: Registry,
@@ -54,10 +88,27 @@ impl StatusPage {
         name: impl Into<String>,
         settings: Settings,
     ) -> Self {
+        Self::try_new(registry, history, name, settings)
+            .unwrap_or_else(|e| panic!("status_page::StatusPage::new: {e}"))
+    }
+
+    /// The page, or why its settings cannot work ([`Settings::check`]).
+    ///
+    /// # Errors
+    ///
+    /// [`status_core::Error::is_invalid`]: an embed origin that is not one, a subscriptions'
+    /// secret shorter than 32 bytes, a malformed SMTP URL or sender's address.
+    pub fn try_new(
+        registry: Registry,
+        history: Option<History>,
+        name: impl Into<String>,
+        settings: Settings,
+    ) -> Result<Self, status_core::Error> {
+        settings.check()?;
         let state = StatusPageState::new(registry, history, name.into(), settings);
-        Self {
+        Ok(Self {
             state: Arc::new(state),
-        }
+        })
     }
 
     /// The groups it shows, under their names for customers, in order.

@@ -38,7 +38,22 @@ impl FromRef<DemoState> for AdminAuth {
 /// application routes (`/hello` bare, `/gated/hello` behind the health gate,
 /// `/feature-gated/hello` behind the `search-box` feature, `/checkout` behind the `checkout`
 /// feature).
+///
+/// # Panics
+///
+/// When the routes cannot be built of the demo's settings: see [`try_app`].
 pub fn app(demo: &Demo) -> Router {
+    try_app(demo).unwrap_or_else(|e| panic!("the status routes: {e}"))
+}
+
+/// [`app`], or why the status routes cannot be built of the demo's settings (an unknown
+/// readiness group, a subscriptions' secret shorter than 32 bytes, a malformed SMTP URL, an
+/// embed origin that is not one).
+///
+/// # Errors
+///
+/// The status routes' builder's error.
+pub fn try_app(demo: &Demo) -> Result<Router, status_core::Error> {
     let alive_tasks = demo.alive_tasks.clone();
     let shed = demo.shed.clone();
     // The probes' verdicts, composed once: HTTP renders them here, gRPC in `demo.grpc`.
@@ -75,12 +90,12 @@ pub fn app(demo: &Demo) -> Router {
         subscriptions = subscriptions.secret(secret.clone().into_bytes());
     }
     page.subscriptions = Some(subscriptions);
-    let page = status_http::StatusPage::new(
+    let page = status_http::StatusPage::try_new(
         demo.registry.clone(),
         demo.history.clone(),
         demo.registry.appname(),
         page,
-    );
+    )?;
     if let Some(teller) = page.teller() {
         tokio::spawn(teller);
     }
@@ -141,7 +156,7 @@ pub fn app(demo: &Demo) -> Router {
                 alive_tasks,
             );
         })
-        .build();
+        .try_build()?;
     let state = DemoState {
         chaos: demo.chaos.clone(),
         auth: AdminAuth::new(&demo.config.admin_token),
@@ -177,7 +192,7 @@ pub fn app(demo: &Demo) -> Router {
             status_http::BODY_LIMIT,
         ))
         .with_state(state);
-    Router::new()
+    Ok(Router::new()
         .route("/", get(index))
         .route("/hello", get(hello))
         .route(
@@ -207,7 +222,7 @@ pub fn app(demo: &Demo) -> Router {
             CACHE_CONTROL,
             HeaderValue::from_static("no-store"),
         ))
-        .merge(status)
+        .merge(status))
 }
 
 /// The slots of `/demo/work`.

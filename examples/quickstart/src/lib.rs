@@ -10,7 +10,7 @@ pub mod checks;
 mod config;
 pub mod pool;
 
-pub use self::app::app;
+pub use self::app::{app, try_app};
 pub use self::config::*;
 
 use std::time::Duration;

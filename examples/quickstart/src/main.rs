@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
-use quickstart::{app, Config, Demo};
+use quickstart::{Config, Demo};
 
 /// What `--help` says of the OpenTelemetry export, configured as every SDK is.
 const OTEL_HELP: &str = "\
@@ -444,9 +444,16 @@ async fn main() -> anyhow::Result<()> {
         fleet.verify().await.context("--fleet-etcd")?;
     }
     let mut demo = Demo::start(config)?;
+    demo.grpc = status_grpc::HealthService::new(&demo.registry)
+        .probes(demo.probes.clone())
+        .shutdown_grace(Duration::from_millis(args.shutdown_delay_ms));
+    // A mistake in what the routes are built of (an unknown readiness group, a short
+    // subscriptions' secret) ends the start here, with its message.
+    let router = quickstart::try_app(&demo).context("the status routes")?;
     let addr = SocketAddr::new(args.bind, args.port);
     let listener = listen(addr).with_context(|| format!("cannot listen on {addr}"))?;
     println!("status quickstart on http://{addr}/");
+    println!("  dashboard: http://{addr}/status   status page: http://{addr}/status/page");
     println!(
         "  dashboard data: http://{addr}/healthcheck   summary: http://{addr}/healthcheck/summary"
     );
@@ -472,9 +479,6 @@ async fn main() -> anyhow::Result<()> {
     println!(
         "  break something: curl -X PUT -H \"Authorization: Bearer {shown}\" -d '{{\"mode\":\"outage\"}}' http://{addr}/demo/chaos/primary-db"
     );
-    demo.grpc = status_grpc::HealthService::new(&demo.registry)
-        .probes(demo.probes.clone())
-        .shutdown_grace(Duration::from_millis(args.shutdown_delay_ms));
     if let Some(port) = args.grpc_port {
         let addr = SocketAddr::new(args.bind, port);
         let listener = listen(addr).with_context(|| format!("cannot listen on {addr} for gRPC"))?;
@@ -524,14 +528,14 @@ async fn main() -> anyhow::Result<()> {
     };
     match args.server {
         Server::Status => {
-            status_http::serve(listener, app(&demo))
+            status_http::serve(listener, router)
                 .with_graceful_shutdown(shutdown)
                 .grace(Duration::from_millis(args.shutdown_grace_ms))
                 .max_connections(args.max_connections)
                 .await?;
         }
         Server::Axum => {
-            axum::serve(listener, app(&demo))
+            axum::serve(listener, router)
                 .with_graceful_shutdown(shutdown)
                 .await?;
         }

@@ -196,8 +196,8 @@ impl Routes {
     /// # Panics
     ///
     /// When readiness is bound to a probe group the registry does not have (a typo would
-    /// leave `/healthcheck/ready` failing for ever): register the group first, or use
-    /// [`try_build`](Self::try_build).
+    /// leave `/healthcheck/ready` failing for ever), or the page's settings cannot work:
+    /// register the group first, mend the settings, or use [`try_build`](Self::try_build).
     pub fn build(self) -> Router {
         self.try_build()
             .unwrap_or_else(|e| panic!("status_http::Routes::build: {e}"))
@@ -208,7 +208,9 @@ impl Routes {
     /// # Errors
     ///
     /// [`status_core::Error::is_not_found`] when readiness is bound to a probe group the
-    /// registry does not have.
+    /// registry does not have; [`status_core::Error::is_invalid`] when the page's settings
+    /// cannot work (`StatusPageSettings::check`: a subscriptions' secret too short, a
+    /// malformed SMTP URL).
     pub fn try_build(mut self) -> Result<Router, status_core::Error> {
         let present = Presentation {
             public: self.public_view,
@@ -244,6 +246,11 @@ impl Routes {
             ));
         }
         verdicts.check()?;
+        // The page made of this builder's settings: a mistake in them fails here.
+        #[cfg(feature = "page")]
+        if self.status_page.is_none() {
+            self.page.check()?;
+        }
         #[cfg(feature = "mcp")]
         let mcp = {
             let mcp = crate::mcp::complete(

@@ -123,22 +123,61 @@ async fn only_the_origins_the_application_names_may_frame_the_embed() {
     assert!(csp.contains("default-src 'none'"), "{csp}");
 
     let f = fixture().await;
-    let (open, _) = page(
-        &f,
-        &["https://shop.example", "https://evil.example; script-src *"],
-    )
-    .await;
+    let (open, _) = page(&f, &["https://shop.example"]).await;
     let csp = get(&open, "/status/embed")
         .await
         .header("content-security-policy")
         .to_owned();
     assert!(
         csp.ends_with("frame-ancestors https://shop.example"),
-        "one named origin, the malformed one left out: {csp}"
+        "the named origin: {csp}"
     );
     // The page itself is never framed.
     let page = get(&open, "/status/page").await;
     assert!(page
         .header("content-security-policy")
         .contains("frame-ancestors 'none'"));
+}
+
+/// Settings that cannot work fail the start, with what is wrong: a malformed origin (here one
+/// that would write its own policy into the header), a subscriptions' secret too short, a
+/// malformed SMTP URL; the builder of a page made of `Routes`' own settings says so too.
+#[tokio::test(start_paused = true)]
+async fn settings_that_cannot_work_are_refused_at_construction() {
+    let f = fixture().await;
+    let refused = |settings: status_http::StatusPageSettings| {
+        status_http::StatusPage::try_new(f.registry.clone(), None, "shop", settings)
+            .expect_err("refused")
+    };
+    let mut settings = status_http::StatusPageSettings::default();
+    settings.embed_origins = vec!["https://evil.example; script-src *".into()];
+    let e = refused(settings);
+    assert!(
+        e.is_invalid() && e.to_string().contains("not an origin"),
+        "{e}"
+    );
+
+    let mut settings = status_http::StatusPageSettings::default();
+    settings.subscriptions = Some(status_http::Subscriptions::new().secret(*b"0123456789"));
+    let e = refused(settings);
+    assert!(
+        e.is_invalid() && e.to_string().contains("at least 32"),
+        "{e}"
+    );
+
+    let mut settings = status_http::StatusPageSettings::default();
+    settings.subscriptions = Some(
+        status_http::Subscriptions::new()
+            .smtp("smtp//mail.example.com")
+            .mail_from("status@shop.example"),
+    );
+    let e = refused(settings);
+    assert!(e.is_invalid() && e.to_string().contains("SMTP URL"), "{e}");
+
+    let mut settings = status_http::StatusPageSettings::default();
+    settings.subscriptions = Some(status_http::Subscriptions::new().secret([7u8; 32]));
+    assert!(
+        status_http::StatusPage::try_new(f.registry.clone(), None, "shop", settings).is_ok(),
+        "32 bytes are enough"
+    );
 }

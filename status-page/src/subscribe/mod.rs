@@ -207,14 +207,10 @@ impl std::fmt::Debug for Door {
 impl Door {
     pub(crate) fn new(config: Subscriptions) -> Arc<Self> {
         let bucket = guard::Bucket::new(config.burst, config.per_minute, std::time::Instant::now());
+        // A secret shorter than 32 bytes is refused before this (`Settings::check`).
         let key = match config.secret.clone().filter(|s| s.len() >= 32) {
             Some(key) => key,
             None => {
-                if config.secret.is_some() {
-                    tracing::warn!(
-                        "the subscriptions' secret is shorter than 32 bytes: a random one is used"
-                    );
-                }
                 tracing::warn!(
                     "the subscriptions have no secret (Subscriptions::secret): this process makes \
                      its own, and the links of mails sent before a restart, or by another \

@@ -731,3 +731,64 @@ fn a_serve_policy_failing_from_ok_is_refused_with_a_clear_message() {
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(err.contains("MINOR, MAJOR or OUTAGE"), "{err}");
 }
+
+/// Mistakes in what the routes are built of end the start with the message, before the
+/// port is bound and before any banner: a short subscriptions' secret, an unknown readiness
+/// group, a malformed SMTP URL, an embed origin that is not one.
+#[test]
+fn a_mistake_fails_the_start_with_its_message() {
+    let cases: [(&[&str], Option<&str>, &str); 4] = [
+        (
+            &[],
+            Some("short"),
+            "the subscriptions' secret is 5 bytes: it needs at least 32",
+        ),
+        (&["--readiness-group", "nope"], None, "nope"),
+        (
+            &[
+                "--smtp",
+                "smtp//mail.example.com",
+                "--mail-from",
+                "s@example.com",
+            ],
+            None,
+            "--smtp",
+        ),
+        (
+            &["--embed-origin", "https://shop.example/path"],
+            None,
+            "an origin is",
+        ),
+    ];
+    for (args, secret, says) in cases {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_quickstart"));
+        command
+            .args(["--port", "0", "--no-history"])
+            .args(args)
+            .env("STATUS_ADMIN_TOKEN", "t")
+            .env("RUST_LOG", "error")
+            .env("RUST_BACKTRACE", "0");
+        if let Some(secret) = secret {
+            command.env("STATUS_SUBSCRIPTIONS_SECRET", secret);
+        }
+        let output = command.output().unwrap();
+        let (out, err) = (
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr),
+        );
+        // 1, or clap's 2 for what it refuses itself.
+        assert!(
+            matches!(output.status.code(), Some(1 | 2)),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(
+            !err.contains("panicked"),
+            "{args:?}: an error, not a panic: {err}"
+        );
+        assert!(
+            !out.contains("status quickstart on"),
+            "{args:?}: no banner: {out}"
+        );
+    }
+}

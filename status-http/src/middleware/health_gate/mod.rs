@@ -93,9 +93,6 @@ where
         } else {
             "service unavailable".to_owned()
         };
-        ResponseFuture::rejected(unavailable(
-            message,
-            self.retry_after,
-        ))
+        ResponseFuture::rejected(unavailable(message, self.retry_after))
     }
 }
