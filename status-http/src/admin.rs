@@ -93,6 +93,8 @@ struct OverrideRequest {
     #[serde(deserialize_with = "whole_seconds")]
     ttl_seconds: u64,
     reason: String,
+    // Accepted as before, and not read: the actor is the operator whose token made the call.
+    #[allow(dead_code)]
     #[serde(default)]
     actor: Option<String>,
 }
@@ -105,7 +107,7 @@ struct OverrideRequest {
         (status = 200, description = "The feature, overridden", body = crate::schema::Feature),
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn set_override(
-    _: Admin,
+    admin: Admin,
     State(state): State<Arc<AdminState>>,
     Path(name): Path<String>,
     body: AdminBody,
@@ -120,10 +122,9 @@ pub(crate) async fn set_override(
         Duration::from_secs(request.ttl_seconds),
         request.reason,
     )?;
-    let actor = request.actor.filter(|a| !a.trim().is_empty());
-    if let Some(actor) = &actor {
-        over = over.actor(actor.clone());
-    }
+    // The operator whose token made the call, never what the body claims.
+    let actor = Some(admin.operator().to_owned());
+    over = over.actor(admin.operator());
     let feature = state.registry.override_feature(&name, &over)?;
     tracing::info!(feature = %name, enabled = feature.enabled, "feature overridden");
     Ok(with_actor(
@@ -156,6 +157,8 @@ struct DrainRequest {
     #[serde(deserialize_with = "whole_seconds")]
     ttl_seconds: u64,
     reason: String,
+    // Accepted as before, and not read: the actor is the operator whose token made the call.
+    #[allow(dead_code)]
     #[serde(default)]
     actor: Option<String>,
 }
@@ -167,7 +170,7 @@ struct DrainRequest {
         (status = 200, description = "Out of rotation", body = crate::schema::Drain),
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn drain(
-    _: Admin,
+    admin: Admin,
     State(state): State<Arc<AdminState>>,
     body: AdminBody,
 ) -> Result<Response, ApiError> {
@@ -175,10 +178,10 @@ pub(crate) async fn drain(
     let drain = state.registry.drain(
         &request.reason,
         Some(Duration::from_secs(request.ttl_seconds)),
-        request.actor.as_deref().filter(|a| !a.trim().is_empty()),
+        Some(admin.operator()),
     )?;
     tracing::warn!(reason = %drain.reason, "instance draining");
-    let actor = request.actor.filter(|a| !a.trim().is_empty());
+    let actor = Some(admin.operator().to_owned());
     Ok(with_actor(
         json_response(StatusCode::OK, JSON, &drain),
         actor,
@@ -195,20 +198,13 @@ pub(crate) async fn drain(
         (status = 200, description = "The operator's hold ended; `draining` says whether another holds", body = crate::schema::Drain),
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn undrain(
-    _: Admin,
+    admin: Admin,
     State(state): State<Arc<AdminState>>,
     body: AdminBody,
 ) -> Response {
-    /// Who ends it, when the body says: anything else in a body is ignored.
-    #[derive(Deserialize)]
-    struct Undrain {
-        actor: Option<String>,
-    }
-    let actor = body
-        .parse::<Undrain>()
-        .ok()
-        .and_then(|b| b.actor)
-        .filter(|a| !a.trim().is_empty());
+    // The body is bounded and otherwise ignored: who ends it is the token's operator.
+    let _ = body;
+    let actor = Some(admin.operator().to_owned());
     // An operator ends it (the holder of the token), never the application.
     let was_draining = state.registry.undrain_by(actor.as_deref());
     if was_draining {

@@ -1,5 +1,5 @@
 //! The audit trail: every act of a holder of the admin token (a drain, an override, a mute,
-//! a refresh, a refusal of one), who did it (when the call named an actor), from which address,
+//! a refresh, a refusal of one), who did it (the operator whose token made the call), from which address,
 //! and how it ended, as one [`AuditRecord`] (status-core's: the same record a history keeps).
 //! `GET /admin/audit` answers it, newest first, a page at a time; with a history
 //! ([`Routes::history`](crate::Routes::history)) from the durable record, so that it
@@ -30,6 +30,7 @@ use serde::Serialize;
 pub use status_core::AuditRecord;
 use tower::{Layer, Service};
 
+use crate::auth::AdminAuth;
 use crate::error::ApiError;
 use crate::sync::lock;
 
@@ -84,6 +85,7 @@ pub struct AuditLog {
     trail: Arc<Mutex<Trail>>,
     observers: Arc<Mutex<Vec<Observer>>>,
     durable: Arc<OnceLock<DurableTrail>>,
+    operators: Arc<OnceLock<AdminAuth>>,
 }
 
 /// Called with each record as it is recorded.
@@ -158,6 +160,20 @@ impl AuditLog {
             .collect();
         reads.sort_by_key(|r| std::cmp::Reverse(r.count));
         reads
+    }
+
+    /// The operators whose tokens name each act's actor: the one set the routes it wraps
+    /// authenticate with ([`Routes::admin_auth`](crate::Routes::admin_auth) sets it; the
+    /// first set holds). The actor of an act is the operator whose token made the call,
+    /// never what the call's body claims; none for a call no operator's token made.
+    pub fn operators(&self, auth: AdminAuth) {
+        let _ = self.operators.set(auth);
+    }
+
+    /// The operator whose token `headers` carry, if any.
+    fn operator_of(&self, headers: &axum::http::HeaderMap) -> Option<String> {
+        let operator = self.operators.get()?.operator(headers).ok()?;
+        Some(operator.name().to_owned())
     }
 
     /// A layer that records every call to the routes it wraps.
@@ -263,7 +279,9 @@ where
             .get::<MatchedPath>()
             .map_or_else(|| request.uri().path(), MatchedPath::as_str)
             .to_owned();
+        let actor = self.log.operator_of(request.headers());
         AuditFuture {
+            actor,
             method: request.method().clone(),
             path: request.uri().path().to_owned(),
             route: Some(route),
@@ -279,6 +297,7 @@ pin_project! {
     pub struct AuditFuture<F> {
         #[pin]
         inner: F,
+        actor: Option<String>,
         method: Method,
         path: String,
         route: Option<String>,
@@ -326,7 +345,12 @@ where
                 let path = std::mem::take(this.path);
                 this.log.record(AuditRecord {
                     at: Utc::now(),
-                    actor: said.and_then(|s| s.actor.clone()),
+                    // The token's operator; a handler's word where no set of operators
+                    // was given (an application's own routes).
+                    actor: this
+                        .actor
+                        .take()
+                        .or_else(|| said.and_then(|s| s.actor.clone())),
                     action: format!("{} {path}", this.method),
                     target: path,
                     reason: said.and_then(|s| s.reason.clone()),

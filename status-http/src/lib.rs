@@ -142,7 +142,7 @@ pub mod traffic;
 pub use self::audit::{
     AuditFuture, AuditLayer, AuditLog, AuditRecord, Audited, ReadCount, AUDIT_KEPT, REFUSALS_KEPT,
 };
-pub use self::auth::{Admin, AdminAuth, AdminToken};
+pub use self::auth::{Admin, AdminAuth, AdminToken, Operator};
 pub use self::body::{BodyTimeout, BODY_LIMIT};
 pub use self::codes::CodeMap;
 pub use self::error::ApiError;

@@ -29,6 +29,8 @@ struct MuteRequest {
     #[serde(default)]
     end: Option<String>,
     reason: String,
+    // Accepted as before, and not read: the actor is the operator whose token made the call.
+    #[allow(dead_code)]
     #[serde(default)]
     actor: Option<String>,
 }
@@ -67,7 +69,7 @@ fn rfc3339(what: &str, text: &str) -> Result<DateTime<Utc>, ApiError> {
         (status = 200, description = "The mute, in force or scheduled", body = crate::schema::Mute),
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 409, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn mute(
-    _: Admin,
+    admin: Admin,
     State(state): State<Arc<AdminState>>,
     Path(dependency): Path<String>,
     body: AdminBody,
@@ -77,12 +79,9 @@ pub(crate) async fn mute(
     }
     let request: MuteRequest = body.parse()?;
     let window = request.window()?;
-    let mute = state.registry.mute(
-        &dependency,
-        window,
-        &request.reason,
-        request.actor.as_deref(),
-    )?;
+    let mute = state
+        .registry
+        .mute(&dependency, window, &request.reason, Some(admin.operator()))?;
     Ok(with_actor(
         json_response(StatusCode::OK, JSON, &mute),
         mute.actor.clone(),

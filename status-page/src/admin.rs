@@ -26,6 +26,8 @@ use status_http_core::history::{about, kept, rejection, DaysQuery};
 struct UpdateRequest {
     status: String,
     message: String,
+    // Accepted as before, and not read: the actor is the operator whose token made the call.
+    #[allow(dead_code)]
     #[serde(default, deserialize_with = "status_http_core::body::present")]
     actor: Option<String>,
 }
@@ -34,6 +36,8 @@ struct UpdateRequest {
 #[derive(Deserialize)]
 struct PostmortemRequest {
     body: String,
+    // Accepted as before, and not read: the actor is the operator whose token made the call.
+    #[allow(dead_code)]
     #[serde(default, deserialize_with = "status_http_core::body::present")]
     actor: Option<String>,
 }
@@ -128,7 +132,7 @@ pub(crate) async fn list(
         (status = 503, description = "The history store is not available: nothing is kept", body = crate::schema::Error),
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn post(
-    _: Admin,
+    admin: Admin,
     State(state): State<Arc<StatusPageState>>,
     Path(id): Path<String>,
     body: AdminBody,
@@ -158,7 +162,7 @@ pub(crate) async fn post(
         }
     }
     let update = history
-        .post_update(id, status, &request.message, request.actor.as_deref())
+        .post_update(id, status, &request.message, Some(admin.operator()))
         .await
         .map_err(about("incident", id))?;
     Ok(with_actor(
@@ -182,7 +186,7 @@ pub(crate) async fn post(
         (status = 503, description = "The history store is not available: nothing is kept", body = crate::schema::Error),
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn postmortem(
-    _: Admin,
+    admin: Admin,
     State(state): State<Arc<StatusPageState>>,
     Path(id): Path<String>,
     body: AdminBody,
@@ -206,7 +210,7 @@ pub(crate) async fn postmortem(
         ));
     }
     let kept = history
-        .post_postmortem(id, &request.body, request.actor.as_deref())
+        .post_postmortem(id, &request.body, Some(admin.operator()))
         .await
         .map_err(about("incident", id))?;
     let first_line = kept.body.lines().next().unwrap_or_default();

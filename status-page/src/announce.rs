@@ -35,6 +35,8 @@ struct AnnounceRequest {
     #[serde(default, deserialize_with = "status_http_core::body::present")]
     start: Option<String>,
     end: String,
+    // Accepted as before, and not read: the actor is the operator whose token made the call.
+    #[allow(dead_code)]
     #[serde(default, deserialize_with = "status_http_core::body::present")]
     actor: Option<String>,
 }
@@ -71,7 +73,7 @@ fn announcement_json(a: &Announcement) -> serde_json::Value {
         (status = 503, description = "The history store is not available: nothing is kept or muted", body = crate::schema::Error),
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn announce(
-    _: Admin,
+    admin: Admin,
     State(state): State<Arc<StatusPageState>>,
     body: AdminBody,
 ) -> Result<Response, ApiError> {
@@ -101,7 +103,7 @@ pub(crate) async fn announce(
         dependencies: request.dependencies,
         start,
         until,
-        actor: request.actor,
+        actor: Some(admin.operator().to_owned()),
     };
     // Everything is checked before anything is kept or muted: a mute in force that a window
     // starting later would end is refused by the registry, so the whole maintenance is.

@@ -30,7 +30,7 @@ pub(crate) struct IncidentUpdateRequest {
         pattern = "^[^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]*[^\\s\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u2060-\\u2064\\u206a-\\u206f\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0][^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]*$"
     )]
     message: String,
-    /// Who says it; cut to 128 characters (`operator` when not given).
+    /// Accepted and not read: the actor is the operator whose token makes the call.
     #[schema(
         nullable = false,
         pattern = "^[^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]*$"
@@ -49,7 +49,7 @@ pub(crate) struct PostmortemRequest {
         pattern = "^[^\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]*[^\\s\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u2060-\\u2064\\u206a-\\u206f\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0][^\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]*$"
     )]
     body: String,
-    /// Who wrote it; cut to 128 characters (`operator` when not given).
+    /// Accepted and not read: the actor is the operator whose token makes the call.
     #[schema(
         nullable = false,
         pattern = "^[^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]*$"
@@ -101,7 +101,7 @@ pub(crate) struct AnnounceRequest {
     /// When it ends (RFC 3339), after the start and within 30 days.
     #[schema(format = DateTime)]
     end: String,
-    /// Who announces it; cut to 128 characters.
+    /// Accepted and not read: the actor is the operator whose token makes the call.
     #[schema(nullable = false)]
     actor: Option<String>,
 }

@@ -54,6 +54,12 @@ pub fn app(demo: &Demo) -> Router {
 ///
 /// The status routes' builder's error.
 pub fn try_app(demo: &Demo) -> Result<Router, status_core::Error> {
+    // One set of operators for the contract's admin routes and the demo's own.
+    let auth = demo
+        .config
+        .admin_auth
+        .clone()
+        .unwrap_or_else(|| AdminAuth::new(&demo.config.admin_token));
     let alive_tasks = demo.alive_tasks.clone();
     let shed = demo.shed.clone();
     // The probes' verdicts, composed once: HTTP renders them here, gRPC in `demo.grpc`.
@@ -129,6 +135,7 @@ pub fn try_app(demo: &Demo) -> Result<Router, status_core::Error> {
     }
     let status = status
         .admin_token(demo.config.admin_token.clone())
+        .admin_auth(auth.clone())
         .audit(audit.clone())
         .register_metrics(status_http::traffic::shed_metrics("demo-work", &shed))
         .panel(status_http::traffic::shed_panel(
@@ -159,7 +166,7 @@ pub fn try_app(demo: &Demo) -> Result<Router, status_core::Error> {
         .try_build()?;
     let state = DemoState {
         chaos: demo.chaos.clone(),
-        auth: AdminAuth::new(&demo.config.admin_token),
+        auth: auth.clone(),
     };
     let feature = |name: &str| {
         demo.registry
@@ -210,11 +217,7 @@ pub fn try_app(demo: &Demo) -> Result<Router, status_core::Error> {
         )
         .merge(demo_routes)
         .merge(work)
-        .merge(pool::routes(
-            &demo.pool,
-            AdminAuth::new(&demo.config.admin_token),
-            &audit,
-        ))
+        .merge(pool::routes(&demo.pool, auth, &audit))
         // The contract's routes have these already; the demo's own get them here, and so does
         // the 404 of an unknown path.
         .layer(RequestGuardLayer::new())

@@ -54,8 +54,11 @@ pub struct Config {
     pub period: Duration,
     /// How long a check may take.
     pub timeout: Duration,
-    /// The admin token.
+    /// The admin token (the operator `admin`; blank for none).
     pub admin_token: String,
+    /// Named operators (`STATUS_ADMIN_TOKENS`), in place of the admin token alone for the
+    /// admin API; the audit's actor is the token's name.
+    pub admin_auth: Option<status_http::AdminAuth>,
     /// A read-only token for agents at `/mcp` (`STATUS_MCP_TOKEN`), beside the admin token.
     pub mcp_read_token: Option<String>,
     /// A Redis server to check as `redis` (Weak), e.g. `redis://127.0.0.1:6379/`.
@@ -276,6 +279,7 @@ impl Default for Config {
             period: Duration::from_secs(1),
             timeout: Duration::from_secs(2),
             admin_token: String::new(),
+            admin_auth: None,
             mcp_read_token: None,
             redis: None,
             postgres: None,

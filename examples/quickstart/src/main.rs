@@ -332,8 +332,33 @@ async fn main() -> anyhow::Result<()> {
     let configured = std::env::var("STATUS_ADMIN_TOKEN")
         .ok()
         .filter(|t| !t.trim().is_empty());
-    let generated = configured.is_none();
-    let admin_token = configured.unwrap_or_else(random_token);
+    // Named operators, each with a token of their own: the audit's actor is the token's
+    // name. STATUS_ADMIN_TOKEN, when set too, is one more, named `admin`.
+    let operators = std::env::var("STATUS_ADMIN_TOKENS")
+        .ok()
+        .filter(|t| !t.trim().is_empty());
+    let generated = configured.is_none() && operators.is_none();
+    let admin_auth = match &operators {
+        Some(spec) => {
+            // Said as written, its entries counted from the first.
+            status_http::AdminAuth::parse(spec)
+                .map_err(|e| anyhow::anyhow!("STATUS_ADMIN_TOKENS: {e}"))?;
+            let spec = match &configured {
+                Some(token) => format!("admin:{token},{spec}"),
+                None => spec.clone(),
+            };
+            Some(
+                status_http::AdminAuth::parse(&spec)
+                    .map_err(|e| anyhow::anyhow!("STATUS_ADMIN_TOKEN, STATUS_ADMIN_TOKENS: {e}"))?,
+            )
+        }
+        None => None,
+    };
+    let admin_token = match (configured, &operators) {
+        (Some(token), _) => token,
+        (None, Some(_)) => String::new(),
+        (None, None) => random_token(),
+    };
     let rule = status_fleet::HealthRule {
         healthy_share: args.fleet_healthy_share,
         min_serving: args.fleet_min_serving,
@@ -359,6 +384,7 @@ async fn main() -> anyhow::Result<()> {
         period: Duration::from_millis(args.period_ms),
         timeout: Duration::from_millis(args.timeout_ms),
         admin_token: admin_token.clone(),
+        admin_auth: admin_auth.clone(),
         mcp_read_token: std::env::var("STATUS_MCP_TOKEN")
             .ok()
             .filter(|t| !t.trim().is_empty()),
@@ -464,6 +490,12 @@ async fn main() -> anyhow::Result<()> {
     let shown = if generated {
         println!("  admin token: {admin_token}");
         admin_token.as_str()
+    } else if let Some(auth) = &admin_auth {
+        println!(
+            "  admin tokens: from STATUS_ADMIN_TOKENS (not shown), operators {}",
+            auth.names().join(", ")
+        );
+        "$TOKEN"
     } else {
         println!("  admin token: from STATUS_ADMIN_TOKEN (not shown)");
         "$STATUS_ADMIN_TOKEN"

@@ -32,6 +32,8 @@ struct ExcludeRequest {
     from: String,
     to: String,
     reason: String,
+    // Accepted as before, and not read: the actor is the operator whose token made the call.
+    #[allow(dead_code)]
     #[serde(default, deserialize_with = "status_http_core::body::present")]
     actor: Option<String>,
 }
@@ -47,7 +49,7 @@ struct ExcludeRequest {
         (status = 503, description = "The history store is not available: nothing is kept", body = crate::schema::Error),
         (status = "default", description = "A rejected request (400, 401, 403, 404, 405, 408, 413, 414, 431)", body = crate::schema::Error))))]
 pub(crate) async fn exclude(
-    _: Admin,
+    admin: Admin,
     State(state): State<Arc<HistoryState>>,
     body: AdminBody,
 ) -> Result<Response, ApiError> {
@@ -70,7 +72,7 @@ pub(crate) async fn exclude(
             from,
             to,
             reason: request.reason,
-            actor: request.actor,
+            actor: Some(admin.operator().to_owned()),
         })
         .await
         .map_err(rejection)?;

@@ -47,6 +47,7 @@ use crate::{admin, probes, CodeMap};
 pub struct Routes {
     registry: Registry,
     admin_token: Option<String>,
+    admin_auth: Option<crate::AdminAuth>,
     codes: CodeMap,
     public_view: bool,
     appname: Option<String>,
@@ -90,6 +91,7 @@ impl Routes {
         Self {
             registry: registry.clone(),
             admin_token: None,
+            admin_auth: None,
             codes: CodeMap::default(),
             public_view: false,
             appname: None,
@@ -169,9 +171,21 @@ impl Routes {
         self
     }
 
-    /// Enables the admin API with this bearer token (blank disables it).
+    /// Enables the admin API with this bearer token, as one operator named `admin` (blank
+    /// disables it). [`admin_auth`](Self::admin_auth) names each operator.
     pub fn admin_token(mut self, token: impl Into<String>) -> Self {
         self.admin_token = Some(token.into());
+        self
+    }
+
+    /// Enables the admin API for these operators, each with a token of their own
+    /// ([`AdminAuth::parse`](crate::AdminAuth::parse): `alice:T1,bob:T2:read-only`): the
+    /// audit trail's actor of each act is the operator whose token made it, a read-only
+    /// operator may call `GET` routes only, and [`AdminAuth::revoke`](crate::AdminAuth::revoke)
+    /// takes a token back at once. In place of [`admin_token`](Self::admin_token) for the
+    /// admin API; MCP keeps the admin token given there, if any.
+    pub fn admin_auth(mut self, auth: crate::AdminAuth) -> Self {
+        self.admin_auth = Some(auth);
         self
     }
 
@@ -287,6 +301,8 @@ impl Routes {
         let actions = actions::routes();
         #[cfg(feature = "page")]
         let actions = actions.merge(state.0.page.admin_router(state.0.auth.clone()));
+        // Each act's actor is the operator whose token made it.
+        audit.operators(state.0.auth.clone());
         let actions = actions.route_layer(audit.layer());
         let traced = Router::new()
             .route("/healthcheck/dependencies/{id}", get(probes::dependency))

@@ -126,7 +126,10 @@ pub(super) fn assemble(mut routes: super::Routes, probes: ProbeState) -> AppStat
             registry: routes.registry.clone(),
             present: present.clone(),
         }),
-        auth: AdminAuth::new(routes.admin_token.as_deref().unwrap_or_default()),
+        auth: routes
+            .admin_auth
+            .take()
+            .unwrap_or_else(|| AdminAuth::new(routes.admin_token.as_deref().unwrap_or_default())),
         audit: routes.audit.clone(),
         #[cfg(feature = "dashboard")]
         dashboard,

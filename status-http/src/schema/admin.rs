@@ -29,8 +29,8 @@ pub(crate) struct AuditEntry {
     /// When (RFC 3339, milliseconds, UTC).
     #[schema(format = DateTime)]
     at: String,
-    /// Who: the actor named, `operator` for a holder of the token who named none, `code`
-    /// for the application itself.
+    /// Who: the operator whose token made the call (`admin` for the one admin token),
+    /// `code` for the application itself; null for a call no operator's token made.
     actor: Option<String>,
     /// What: the method and path of a call, or `hold`.
     action: String,

@@ -203,7 +203,7 @@ async fn an_override_forces_a_feature_until_its_ttl_ends() {
     let json = answer.json();
     assert_eq!(json["enabled"], false);
     assert_eq!(json["override"]["reason"], "migrating");
-    assert_eq!(json["override"]["actor"], "alice");
+    assert_eq!(json["override"]["actor"], "admin", "the token's operator");
     assert!(!writes.is_enabled());
 
     tokio::time::sleep(Duration::from_secs(31)).await;

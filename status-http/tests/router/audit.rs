@@ -58,14 +58,21 @@ async fn every_admin_call_is_in_the_trail_refusals_included() {
     assert_eq!(
         seen,
         [
-            ("PUT".into(), path.into(), 200, false, Some("bob".into())),
-            ("PUT".into(), "/admin/drain".into(), 400, true, None),
+            // The operator whose token made each call, whatever the body claims.
+            ("PUT".into(), path.into(), 200, false, Some("admin".into())),
+            (
+                "PUT".into(),
+                "/admin/drain".into(),
+                400,
+                true,
+                Some("admin".into())
+            ),
             (
                 "PUT".into(),
                 "/admin/drain".into(),
                 200,
                 false,
-                Some("alice".into())
+                Some("admin".into())
             ),
         ],
         "newest first; the call without the right token is kept apart"
@@ -98,7 +105,7 @@ async fn refusals_never_evict_actions() {
         .json();
     let entries = trail["entries"].as_array().unwrap();
     assert_eq!(entries.len(), 1, "{entries:?}");
-    assert_eq!(entries[0]["actor"], "alice");
+    assert_eq!(entries[0]["actor"], "admin");
     assert_eq!(
         trail["refusals"].as_array().unwrap().len(),
         status_http::REFUSALS_KEPT
@@ -236,4 +243,66 @@ async fn observers_see_each_entry_as_it_is_recorded() {
             ("/admin/mutes/db".to_owned(), 401, true)
         ]
     );
+}
+
+/// Operators named each by their own token: the trail's actor is the token's name whatever
+/// the body claims, a read-only operator reads and is refused an act (403, nothing done), a
+/// revoked token answers 401 at once.
+#[tokio::test(start_paused = true)]
+async fn each_operator_is_named_by_their_token_never_by_the_body() {
+    let f = fixture().await;
+    let auth = status_http::AdminAuth::parse("alice:alice-token,bob:bob-token:read-only").unwrap();
+    let app = status_http::Routes::new(&f.registry)
+        .admin_auth(auth.clone())
+        .build();
+    let claimed = r#"{"ttlSeconds": 60, "reason": "deploy", "actor": "mallory"}"#;
+    let drained = admin(
+        &app,
+        Method::PUT,
+        "/admin/drain",
+        Some("alice-token"),
+        claimed,
+    )
+    .await;
+    assert_eq!(drained.status, StatusCode::OK, "{}", drained.body);
+    assert_eq!(drained.json()["actor"], "alice");
+    let refused = admin(&app, Method::DELETE, "/admin/drain", Some("bob-token"), "").await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.body);
+    assert!(refused.json()["error"]
+        .as_str()
+        .unwrap()
+        .contains("bob may only read"));
+    assert!(f.registry.drain_state().is_some(), "bob ended nothing");
+    let trail = admin(&app, Method::GET, "/admin/audit", Some("bob-token"), "").await;
+    assert_eq!(trail.status, StatusCode::OK, "bob reads");
+    let trail = trail.json();
+    let acts: Vec<(&str, &str)> = trail["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["method"].is_string())
+        .map(|e| {
+            (
+                e["action"].as_str().unwrap(),
+                e["actor"].as_str().unwrap_or("-"),
+            )
+        })
+        .collect();
+    assert_eq!(acts, [("PUT /admin/drain", "alice")], "{trail}");
+    assert!(!trail.to_string().contains("mallory"), "{trail}");
+    let refusals = trail["refusals"].as_array().unwrap();
+    assert_eq!(refusals[0]["actor"], "bob", "{trail}");
+    assert_eq!(refusals[0]["status"], 403, "{trail}");
+
+    assert!(auth.revoke("alice"));
+    let revoked = admin(
+        &app,
+        Method::DELETE,
+        "/admin/drain",
+        Some("alice-token"),
+        "",
+    )
+    .await;
+    assert_eq!(revoked.status, StatusCode::UNAUTHORIZED);
+    assert!(f.registry.drain_state().is_some());
 }

@@ -172,7 +172,7 @@ async fn admin_calls_are_kept_with_who_and_why_and_refusals_are_not() {
             call["reason"].as_str(),
             call["outcome"].as_str()
         ),
-        (Some("alice"), Some("deploy 42"), Some("200"))
+        (Some("admin"), Some("deploy 42"), Some("200"))
     );
     // The drain is a hold, audited from the registry too.
     assert!(
@@ -255,7 +255,7 @@ async fn the_audit_trail_survives_a_restart_and_records_acts_not_reads() {
             .find(|e| e["action"] == "hold" && e["outcome"] == "released")
             .cloned()
             .unwrap_or_else(|| panic!("no release in {trail}"));
-        assert_eq!(release["actor"], "bob", "{release}");
+        assert_eq!(release["actor"], "admin", "{release}");
         history.flush().await;
     }
     // A new process on the same file.
@@ -281,7 +281,7 @@ async fn the_audit_trail_survives_a_restart_and_records_acts_not_reads() {
             first["method"].as_str(),
             first["status"].as_u64()
         ),
-        (Some("alice"), Some("PUT"), Some(200))
+        (Some("admin"), Some("PUT"), Some(200))
     );
     assert!(first["at"].as_str().unwrap().ends_with('Z'), "{first}");
     assert!(first["id"].as_i64().is_some(), "{first}");
@@ -606,7 +606,7 @@ async fn the_trail_falls_back_to_the_process_while_the_history_cannot_be_read() 
         body["historyError"].as_str().is_some_and(|e| !e.is_empty()),
         "{body}"
     );
-    assert_eq!(body["entries"][0]["actor"], "alice", "{body}");
+    assert_eq!(body["entries"][0]["actor"], "admin", "{body}");
 }
 
 #[tokio::test(start_paused = true)]

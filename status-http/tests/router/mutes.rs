@@ -15,7 +15,7 @@ async fn a_mute_is_set_shown_listed_and_ended() {
     let mute = set.json();
     assert_eq!(mute["dependency"], "db");
     assert_eq!(mute["active"], true);
-    assert_eq!(mute["actor"], "alice");
+    assert_eq!(mute["actor"], "admin", "the token's operator");
     assert_eq!(mute["start"], "2026-01-01T00:00:00.000Z");
     assert_eq!(mute["until"], "2026-01-01T00:10:00.000Z");
 
@@ -24,7 +24,7 @@ async fn a_mute_is_set_shown_listed_and_ended() {
     let db = find(&report, "db");
     assert_eq!(db["mute"]["reason"], "upgrade to 16");
     let one = get(&app, "/healthcheck/dependencies/db").await.json();
-    assert_eq!(one["mute"]["actor"], "alice");
+    assert_eq!(one["mute"]["actor"], "admin");
     let public = status_http::Routes::new(&f.registry)
         .public_view(true)
         .build();
@@ -55,7 +55,7 @@ async fn a_mute_is_set_shown_listed_and_ended() {
         .cloned()
         .collect();
     assert_eq!(entries.len(), 3);
-    assert_eq!(entries[2]["actor"], "alice");
+    assert_eq!(entries[2]["actor"], "admin");
 }
 
 /// A maintenance window scheduled later over a mute in force would end that mute at once:

@@ -188,7 +188,7 @@ async fn an_outage_is_one_incident_an_update_shows_at_once_and_recovery_resolves
 
     let a = admin(&app, Method::POST, &uri, Some(TOKEN), ok).await;
     assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
-    assert_eq!(a.json()["actor"], "ana");
+    assert_eq!(a.json()["actor"], "admin");
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let a = get(&app, "/api/v2/incidents/unresolved.json").await;
     let incident = &a.json()["incidents"][0];
@@ -295,7 +295,7 @@ async fn an_outage_is_one_incident_an_update_shows_at_once_and_recovery_resolves
         a.json()["body"],
         "The disk filled.\n\nWe now alert at 80 %."
     );
-    assert_eq!(a.json()["actor"], "ana");
+    assert_eq!(a.json()["actor"], "admin");
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let incident = &get(&app, "/api/v2/incidents.json").await.json()["incidents"][0];
     assert_eq!(incident["status"], "postmortem");
@@ -332,7 +332,7 @@ async fn an_outage_is_one_incident_an_update_shows_at_once_and_recovery_resolves
     let again = r#"{"body":"The disk filled; the alert was too late."}"#;
     let a = admin(&app, Method::PUT, &postmortem, Some(TOKEN), again).await;
     assert_eq!(a.status, StatusCode::OK, "{}", a.body);
-    assert_eq!(a.json()["actor"], "operator");
+    assert_eq!(a.json()["actor"], "admin");
     let kept = history
         .incident(id.parse().unwrap())
         .await

@@ -734,16 +734,16 @@ fn a_serve_policy_failing_from_ok_is_refused_with_a_clear_message() {
 
 /// Mistakes in what the routes are built of end the start with the message, before the
 /// port is bound and before any banner: a short subscriptions' secret, an unknown readiness
-/// group, a malformed SMTP URL, an embed origin that is not one.
+/// group, a malformed SMTP URL, an embed origin that is not one, a malformed operator.
 #[test]
 fn a_mistake_fails_the_start_with_its_message() {
-    let cases: [(&[&str], Option<&str>, &str); 4] = [
+    let cases: [(&[&str], (&str, &str), &str); 5] = [
         (
             &[],
-            Some("short"),
+            ("STATUS_SUBSCRIPTIONS_SECRET", "short"),
             "the subscriptions' secret is 5 bytes: it needs at least 32",
         ),
-        (&["--readiness-group", "nope"], None, "nope"),
+        (&["--readiness-group", "nope"], ("", ""), "nope"),
         (
             &[
                 "--smtp",
@@ -751,16 +751,21 @@ fn a_mistake_fails_the_start_with_its_message() {
                 "--mail-from",
                 "s@example.com",
             ],
-            None,
+            ("", ""),
             "--smtp",
         ),
         (
             &["--embed-origin", "https://shop.example/path"],
-            None,
+            ("", ""),
             "an origin is",
         ),
+        (
+            &[],
+            ("STATUS_ADMIN_TOKENS", "alice:a-token,bob"),
+            "STATUS_ADMIN_TOKENS: operator 2 (bob)",
+        ),
     ];
-    for (args, secret, says) in cases {
+    for (args, (key, value), says) in cases {
         let mut command = Command::new(env!("CARGO_BIN_EXE_quickstart"));
         command
             .args(["--port", "0", "--no-history"])
@@ -768,8 +773,8 @@ fn a_mistake_fails_the_start_with_its_message() {
             .env("STATUS_ADMIN_TOKEN", "t")
             .env("RUST_LOG", "error")
             .env("RUST_BACKTRACE", "0");
-        if let Some(secret) = secret {
-            command.env("STATUS_SUBSCRIPTIONS_SECRET", secret);
+        if !key.is_empty() {
+            command.env(key, value);
         }
         let output = command.output().unwrap();
         let (out, err) = (
@@ -786,6 +791,7 @@ fn a_mistake_fails_the_start_with_its_message() {
             !err.contains("panicked"),
             "{args:?}: an error, not a panic: {err}"
         );
+        assert!(!err.contains("a-token"), "{args:?}: no token shown: {err}");
         assert!(
             !out.contains("status quickstart on"),
             "{args:?}: no banner: {out}"
