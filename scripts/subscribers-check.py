@@ -194,6 +194,9 @@ try:
     opened = mails_to("ana@example.com")[1]
     if "Outage of Online shop" not in opened["subject"]:
         fail(f"the outage's subject: {opened['subject']}")
+    ids = [m["Message-ID"] for m in mails_to("ana@example.com")]
+    if not all(i and i.endswith("@quickstart.example>") for i in ids) or len(set(ids)) != len(ids):
+        fail(f"each mail its own Message-ID at the sender's domain: {ids}")
     if opened["List-Unsubscribe-Post"] != "List-Unsubscribe=One-Click":
         fail(f"no one-click unsubscription: {dict(opened)}")
     unsubscribe = opened["List-Unsubscribe"].strip("<>")

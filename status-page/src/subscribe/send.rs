@@ -175,7 +175,17 @@ pub(super) fn mail_message(
         .parse()
         .map_err(|e| format!("the sender: {e}"))?;
     let to: Mailbox = to.parse().map_err(|e| format!("the address: {e}"))?;
-    let mut builder = Message::builder().from(from).to(to).subject(subject);
+    // Each mail its own Message-ID, at the sender's domain: many receivers score a mail
+    // without one as spam, and threads and bounces refer to it.
+    let mut nonce = [0u8; 16];
+    let _ = getrandom::fill(&mut nonce);
+    let nonce: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
+    let id = format!("<{nonce}@{}>", from.email.domain());
+    let mut builder = Message::builder()
+        .from(from)
+        .to(to)
+        .subject(subject)
+        .message_id(Some(id));
     if let Some(link) = unsubscribe {
         builder = builder
             .raw_header(lettre::message::header::HeaderValue::new(
@@ -247,5 +257,33 @@ impl reqwest::dns::Resolve for Resolver {
             let addrs: reqwest::dns::Addrs = Box::new(found.into_iter());
             Ok(addrs)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_mail_has_a_message_id_of_its_own_at_the_senders_domain() {
+        let door = Door::new(
+            crate::Subscriptions::new()
+                .smtp("smtp://127.0.0.1:2525")
+                .mail_from("Shop status <status@shop.example>")
+                .secret([1u8; 32]),
+        );
+        let made = |to: &str| {
+            let m = mail_message(&door, to, "Subject", "Body".into(), None).unwrap();
+            String::from_utf8(m.formatted()).unwrap()
+        };
+        let id = |mail: &str| {
+            mail.lines()
+                .find_map(|l| l.strip_prefix("Message-ID: "))
+                .map(str::to_owned)
+                .unwrap_or_else(|| panic!("no Message-ID in {mail}"))
+        };
+        let (a, b) = (made("a@example.com"), made("a@example.com"));
+        assert!(id(&a).ends_with("@shop.example>"), "{a}");
+        assert_ne!(id(&a), id(&b), "one per mail");
     }
 }
