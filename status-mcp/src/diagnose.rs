@@ -106,7 +106,8 @@ pub(crate) struct FeatureOff {
     pub(crate) reason: String,
 }
 
-/// A group failing its rule.
+/// A group below OK or failing its rule: `ready` is what its group summary answers
+/// (`false`: 503).
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct GroupFailing {
@@ -337,16 +338,45 @@ pub(crate) fn summary(
 impl Summary {
     /// The answer in one line, for a model to read first.
     pub(crate) fn line(&self) -> String {
-        if self.failing.is_empty() {
-            let mut line = format!(
+        let mut line = if self.failing.is_empty() {
+            format!(
                 "{}: all {} dependencies OK",
                 self.condition, self.dependencies
-            );
-            if !self.readiness.ready {
-                line.push_str("; not ready");
-            }
-            return line;
+            )
+        } else {
+            self.failing_line()
+        };
+        // Failing as `/healthcheck/groups/{name}/summary` answers it (not ready, 503); a
+        // group below OK that still serves is degraded, and said apart.
+        let names = |ready: bool| -> Vec<&str> {
+            self.groups_failing
+                .iter()
+                .filter(|g| g.ready == ready)
+                .map(|g| g.name.as_str())
+                .collect()
+        };
+        let (failing, degraded) = (names(false), names(true));
+        if !failing.is_empty() {
+            line.push_str(&format!("; groups failing: {}", failing.join(", ")));
         }
+        if !degraded.is_empty() {
+            line.push_str(&format!(
+                "; groups degraded, still ready: {}",
+                degraded.join(", ")
+            ));
+        }
+        if !self.failing.is_empty() || !self.readiness.ready {
+            line.push_str(if self.readiness.ready {
+                "; ready"
+            } else {
+                "; not ready"
+            });
+        }
+        line
+    }
+
+    /// What fails, its root causes and the features it turns off.
+    fn failing_line(&self) -> String {
         let roots: Vec<String> = self
             .root_causes
             .iter()
@@ -372,19 +402,6 @@ impl Summary {
             let names: Vec<&str> = self.features_off.iter().map(|f| f.name.as_str()).collect();
             line.push_str(&format!("; features off: {}", names.join(", ")));
         }
-        if !self.groups_failing.is_empty() {
-            let names: Vec<&str> = self
-                .groups_failing
-                .iter()
-                .map(|g| g.name.as_str())
-                .collect();
-            line.push_str(&format!("; groups failing: {}", names.join(", ")));
-        }
-        line.push_str(if self.readiness.ready {
-            "; ready"
-        } else {
-            "; not ready"
-        });
         line
     }
 }

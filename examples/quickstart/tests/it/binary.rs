@@ -586,9 +586,11 @@ async fn grpc_probe_services_answer_as_their_http_routes() {
 }
 
 /// One verdict per question: over every service of the gRPC health service and the HTTP
-/// route that answers the same question, the two agree, through a chaos outage of a
-/// Required dependency, one of a Weak one, an operator's drain and its end, and the whole
-/// shutdown delay after a SIGTERM.
+/// route that answers the same question, the two agree, and MCP's `summary` (its structured
+/// answer and its line of text) says of readiness, serving and each group what their HTTP
+/// routes answer, through a chaos outage of a Required dependency, one of a Weak one, an
+/// operator's drain and its end, and the whole shutdown delay after a SIGTERM. (MCP's line
+/// once left a group failing under a drain unsaid: this found it.)
 async fn agree_through(args: &[&str]) {
     let grpc_port = free_port();
     let port = grpc_port.to_string();

@@ -1,5 +1,6 @@
-//! HTTP and gRPC asked the same questions of one quickstart: every service gRPC `List`s,
-//! against the HTTP route that answers it.
+//! HTTP, gRPC and MCP asked the same questions of one quickstart: every service gRPC
+//! `List`s, against the HTTP route that answers it, and what MCP's `summary` says of
+//! readiness, serving and each group against the HTTP routes that answer them.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -90,5 +91,87 @@ pub(crate) async fn disagreements(
             found.push(format!("{when}: {service:?} gRPC {grpc}, HTTP {http}"));
         }
     }
+    let groups: Vec<&str> = services
+        .iter()
+        .map(String::as_str)
+        .filter(|s| !s.is_empty() && !s.starts_with("probe/") && !s.starts_with("feature/"))
+        .collect();
+    let mut last = None;
+    for _ in 0..5 {
+        let mcp = mcp_says(addr, &groups).await;
+        let mut http = Vec::new();
+        for (question, _) in &mcp {
+            http.push((question.clone(), http_answers(addr, question).await));
+        }
+        if mcp == http {
+            last = None;
+            break;
+        }
+        last = Some((mcp, http));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    if let Some((mcp, http)) = last {
+        found.push(format!("{when}: MCP {mcp:?}, HTTP {http:?}"));
+    }
     found
+}
+
+/// MCP's `summary` (with the admin token `t`), as yes-or-no answers: `ready`, `serving`, and
+/// `group/{name}` for each of `groups` (ready unless listed among `groupsFailing` as not).
+async fn mcp_says(addr: SocketAddr, groups: &[&str]) -> Vec<(String, bool)> {
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"summary","arguments":{}}}"#;
+    let (code, body) = common::request_with(
+        addr,
+        "POST",
+        "/mcp",
+        Some("t"),
+        call,
+        &[("accept", "application/json, text/event-stream")],
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    // JSON, or one server-sent event carrying it.
+    let json = body
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .unwrap_or(&body);
+    let answer: serde_json::Value = serde_json::from_str(json).unwrap();
+    let summary = &answer["result"]["structuredContent"];
+    assert!(summary.is_object(), "{answer}");
+    let failing: Vec<&str> = summary["groupsFailing"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["ready"] == false)
+        .map(|g| g["name"].as_str().unwrap())
+        .collect();
+    let mut said = vec![
+        ("ready".to_owned(), summary["readiness"]["ready"] == true),
+        ("serving".to_owned(), summary["serving"] == true),
+    ];
+    // The line a client reading only text gets: its "groups failing: …" is the same list.
+    let line = answer["result"]["content"][0]["text"].as_str().unwrap();
+    let in_line: Vec<&str> = line
+        .split("; ")
+        .find_map(|part| part.strip_prefix("groups failing: "))
+        .map(|names| names.split(", ").collect())
+        .unwrap_or_default();
+    for group in groups {
+        said.push((format!("group/{group}"), !failing.contains(group)));
+        said.push((format!("said group/{group}"), !in_line.contains(group)));
+    }
+    said
+}
+
+/// What the HTTP route answering `question` says (200 or not).
+async fn http_answers(addr: SocketAddr, question: &str) -> bool {
+    let path = match question {
+        "ready" => "/healthcheck/ready".to_owned(),
+        "serving" => "/healthcheck/summary".to_owned(),
+        group => {
+            let group = group.strip_prefix("said ").unwrap_or(group);
+            format!("/healthcheck/groups/{}/summary", &group["group/".len()..])
+        }
+    };
+    common::request(addr, "GET", &path, None, "").await.0 == 200
 }

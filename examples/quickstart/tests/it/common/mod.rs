@@ -16,6 +16,18 @@ pub(crate) async fn request(
     token: Option<&str>,
     body: &str,
 ) -> (u16, String) {
+    request_with(addr, method, path, token, body, &[]).await
+}
+
+/// [`request`] with more headers.
+pub(crate) async fn request_with(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: &str,
+    headers: &[(&str, &str)],
+) -> (u16, String) {
     let stream = TcpStream::connect(addr).await.unwrap();
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
@@ -28,6 +40,9 @@ pub(crate) async fn request(
         .header("content-type", "application/json");
     if let Some(token) = token {
         request = request.header("authorization", format!("Bearer {token}"));
+    }
+    for (name, value) in headers {
+        request = request.header(*name, *value);
     }
     let request = request
         .body(Full::new(Bytes::from(body.to_owned())))
