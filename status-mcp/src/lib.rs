@@ -43,6 +43,7 @@
 mod answer;
 mod diagnose;
 mod guard;
+mod line;
 mod maintenances;
 mod outputs;
 mod params;

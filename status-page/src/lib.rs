@@ -57,6 +57,8 @@ mod routes;
 mod schema;
 #[cfg(feature = "html")]
 mod served;
+#[cfg(feature = "html")]
+mod story;
 #[cfg(feature = "subscribers")]
 mod subscribe;
 mod text;

@@ -15,10 +15,11 @@ use status_history::incident::{UpdateKind, UpdateStatus};
 
 use super::html::{html_response, AcceptLanguage, HTML};
 use super::i18n::{self, Locale};
-use super::{indicator, PublicIncident, Snapshot, StatusPageState};
+use super::{PublicIncident, Snapshot, StatusPageState};
 use crate::error::ApiError;
 use crate::query::Params;
 use crate::render::{Body, Conditional};
+use crate::story::{IncidentView, UpdateView};
 use status_http_core::tiles;
 
 /// Days of tiles a component shows.
@@ -38,23 +39,6 @@ struct ComponentRow {
     uptime: String,
     tiles: String,
     tiles_label: String,
-}
-
-pub(crate) struct IncidentView {
-    id: i64,
-    pub(crate) name: String,
-    pub(crate) status: String,
-    impact: &'static str,
-    pub(crate) updates: Vec<UpdateView>,
-    /// The postmortem's paragraphs, and when it was published.
-    postmortem: Option<(Vec<String>, String)>,
-    pub(crate) postmortem_label: String,
-}
-
-pub(crate) struct UpdateView {
-    pub(crate) status: String,
-    pub(crate) at: String,
-    pub(crate) body: String,
 }
 
 struct MaintenanceView {
@@ -256,7 +240,15 @@ pub(crate) async fn page(
     let s = &published.snapshot;
     let components = rows(&state, s, l).await;
     let html = {
-        let (indicator, _) = indicator(s.condition);
+        // The open incidents, or the problem the components show before one is public.
+        let mut open: Vec<IncidentView> = s
+            .incidents
+            .iter()
+            .filter(|i| i.resolved.is_none())
+            .map(|i| view(i, l))
+            .collect();
+        open.extend(crate::story::provisional(s, open.len(), l));
+        let (indicator, description) = crate::story::banner(s, &open, l);
         let days = DAYS.into();
         let t = Words {
             lang: l.tag(),
@@ -281,13 +273,8 @@ pub(crate) async fn page(
         let template = PageTemplate {
             name: &state.name,
             indicator,
-            description: l.text(&format!("indicator-{indicator}"), &[]),
-            open: s
-                .incidents
-                .iter()
-                .filter(|i| i.resolved.is_none())
-                .map(|i| view(i, l))
-                .collect(),
+            description,
+            open,
             past: s
                 .incidents
                 .iter()

@@ -1585,3 +1585,85 @@ async fn an_incident_takes_at_most_a_hundred_updates_but_always_its_resolution()
     assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
     assert_eq!(kept(history).await, 101);
 }
+
+/// The page tells one story: before the engine's incident is public (two minutes), the red
+/// banner stands over an incident being investigated, never over "No incidents"; once the
+/// service is back and the incident stays open (its quiet period), the banner says it is
+/// being watched, never "All Systems Operational" over an open incident.
+#[tokio::test(start_paused = true)]
+async fn the_banner_and_the_incidents_never_contradict_each_other() {
+    let f = fixture().await;
+    f.registry
+        .add_group(Group::builder("core").dependency("db").build().unwrap())
+        .unwrap();
+    let history = History::in_memory()
+        .incident_quiet(Duration::from_secs(60))
+        .open();
+    history.attach(&f.registry);
+    let mut settings = status_http::StatusPageSettings::default();
+    settings.public.push(PublicGroup::new("core", "Checkout"));
+    settings.publication = Publication::After(Duration::from_secs(120));
+    let app = with_page(&f, &history, settings).await;
+    let banner = |page: &str| {
+        let at = page.find("id=\"indicator\"").expect("a banner");
+        page[at..page[at..].find("</p>").unwrap() + at].to_owned()
+    };
+    let open = |page: &str| page.contains("id=\"open-incidents\"");
+
+    settle(&history).await;
+    let calm = get(&app, "/status/page").await.body;
+    assert!(
+        banner(&calm).contains("All Systems Operational"),
+        "{}",
+        banner(&calm)
+    );
+    assert!(!open(&calm));
+
+    f.set(&f.db, CheckStatus::Outage).await;
+    settle(&history).await;
+    let early = get(&app, "/status/page").await.body;
+    assert!(
+        banner(&early).contains("data-indicator=\"critical\""),
+        "{}",
+        banner(&early)
+    );
+    assert!(open(&early), "a red banner over no open incident: {early}");
+    assert!(
+        early.contains("Outage of Checkout") && early.contains("investigating"),
+        "{early}"
+    );
+    let json = get(&app, "/api/v2/incidents/unresolved.json").await.json();
+    assert_eq!(
+        json["incidents"].as_array().unwrap().len(),
+        0,
+        "not public yet: {json}"
+    );
+
+    // Public after two minutes: the incident itself, once.
+    tokio::time::sleep(Duration::from_secs(125)).await;
+    settle(&history).await;
+    let public = get(&app, "/status/page").await.body;
+    assert_eq!(public.matches("class=\"incident ").count(), 1, "{public}");
+
+    // Back, the incident open for its quiet minute: watched, not "All Systems Operational".
+    f.set(&f.db, CheckStatus::Ok).await;
+    settle(&history).await;
+    let back = get(&app, "/status/page").await.body;
+    assert!(open(&back), "{back}");
+    assert!(
+        banner(&back).contains("the open incident is being watched")
+            && !banner(&back).contains("All Systems Operational"),
+        "{}",
+        banner(&back)
+    );
+    // Resolved: operational again, nothing open.
+    tokio::time::sleep(Duration::from_secs(65)).await;
+    settle(&history).await;
+    let after = get(&app, "/status/page").await.body;
+    assert!(
+        banner(&after).contains("All Systems Operational"),
+        "{}",
+        banner(&after)
+    );
+    assert!(!open(&after), "{after}");
+}

@@ -6,6 +6,7 @@ indicator-none = Alle Systeme betriebsbereit
 indicator-minor = Leichte Störung
 indicator-major = Teilweiser Ausfall
 indicator-critical = Schwerer Ausfall
+indicator-monitoring = Betriebsbereit: der offene Vorfall wird beobachtet
 open-incidents = Offene Störungen
 scheduled-maintenance = Geplante Wartung
 maintenance-in-progress = läuft

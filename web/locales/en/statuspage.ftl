@@ -7,6 +7,7 @@ indicator-none = All Systems Operational
 indicator-minor = Minor Service Outage
 indicator-major = Partial System Outage
 indicator-critical = Major Service Outage
+indicator-monitoring = Operational: the open incident is being watched
 open-incidents = Open incidents
 scheduled-maintenance = Scheduled maintenance
 maintenance-in-progress = in progress
