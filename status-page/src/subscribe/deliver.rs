@@ -2,7 +2,8 @@
 //! postmortem, and each announced maintenance's announcement, start and end) computed from
 //! what the page shows, and the [`Ledger`], told the time, the subscribers and what became of
 //! each sending, that answers the deliveries due. Never news older than the subscriber's
-//! confirmation or than a day; a subscriber whose sending failed waits out a backoff.
+//! confirmation or than a day, and of an incident only its newest update (its state now);
+//! a subscriber whose sending failed waits out a backoff.
 //! [`teller`](super::teller) drives it.
 
 use std::collections::{HashMap, HashSet};
@@ -52,7 +53,11 @@ pub(super) fn events(
     let mut out = Vec::new();
     for i in incidents {
         let components: Vec<String> = i.components.iter().map(|(id, _)| id.clone()).collect();
-        for u in &i.updates {
+        // Only its newest update is told: an older one not yet told (a retry, a message
+        // claimed by another instance of a fleet, two updates within a round) is superseded,
+        // so that the last message a subscriber gets of an incident is its state now, never
+        // a "resolved" after its reopening.
+        if let Some(u) = i.updates.iter().max_by_key(|u| (u.at, u.id)) {
             out.push(Event {
                 key: format!("incident-{}-update-{}", i.id, u.id),
                 at: ms(u.at),
@@ -240,6 +245,47 @@ mod tests {
             "news before it"
         );
         assert!(!wants(&subscriber(None, &[]), &event), "unconfirmed");
+    }
+
+    #[test]
+    fn of_an_incident_only_its_newest_update_is_told() {
+        use crate::model::PublicUpdate;
+        use status_history::incident::{UpdateKind, UpdateStatus};
+        let update = |id: i64, at: i64, status: UpdateStatus, kind: UpdateKind| PublicUpdate {
+            id,
+            at,
+            status,
+            body: String::new(),
+            kind,
+        };
+        let incident = PublicIncident {
+            id: 7,
+            name: "Outage of Checkout".into(),
+            status: UpdateStatus::Investigating,
+            impact: "critical",
+            started: 1_000,
+            updated: 3_000,
+            resolved: None,
+            monitoring: None,
+            components: vec![("group-core".into(), "major_outage".into())],
+            what: vec!["Checkout".into()],
+            updates: vec![
+                update(1, 1_000, UpdateStatus::Investigating, UpdateKind::Opened),
+                update(2, 2_000, UpdateStatus::Resolved, UpdateKind::Resolved),
+                update(3, 3_000, UpdateStatus::Investigating, UpdateKind::Reopened),
+            ],
+            postmortem: None,
+        };
+        let now = DateTime::from_timestamp_millis(4_000).unwrap();
+        let keys: Vec<String> = events(&[incident], &[], &[], now)
+            .into_iter()
+            .map(|e| e.key)
+            .collect();
+        assert_eq!(
+            keys,
+            ["incident-7-update-3"],
+            "the resolved one is superseded"
+        );
     }
 
     #[test]
