@@ -47,6 +47,8 @@
 ))]
 mod latency;
 
+#[cfg(any(feature = "redis", feature = "postgres"))]
+mod address;
 #[cfg(feature = "amqp")]
 pub mod amqp;
 #[cfg(any(feature = "redis", feature = "postgres"))]

@@ -60,8 +60,18 @@ impl PostgresCheck {
     ///
     /// [`Error::is_invalid`] when `config` does not parse.
     pub fn new(config: &str) -> Result<Self, Error> {
-        let config = tokio_postgres::Config::from_str(config)
-            .map_err(|e| Error::invalid(format!("invalid PostgreSQL configuration: {e}")))?;
+        let parsed = tokio_postgres::Config::from_str(config).map_err(|e| {
+            Error::invalid(format!(
+                "invalid PostgreSQL configuration: {}",
+                crate::address::why(
+                    config,
+                    &["postgres", "postgresql"],
+                    "postgres://user:password@host:5432/db, or host=… port=… user=…",
+                    &e.to_string(),
+                )
+            ))
+        })?;
+        let config = parsed;
         Ok(Self {
             config,
             query: "SELECT 1".to_owned(),

@@ -45,8 +45,12 @@ impl RedisCheck {
     ///
     /// [`Error::is_invalid`] for a URL the Redis client cannot parse.
     pub fn new(url: &str) -> Result<Self, Error> {
-        let client = redis::Client::open(url)
-            .map_err(|e| Error::invalid(format!("invalid Redis URL: {e}")))?;
+        let client = redis::Client::open(url).map_err(|e| {
+            Error::invalid(format!(
+                "invalid Redis URL: {}",
+                crate::address::redis(url, &e)
+            ))
+        })?;
         Ok(Self {
             client,
             connection: Mutex::new(None),

@@ -317,7 +317,8 @@ async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info,tower_http=warn".into()),
+                // rmcp logs each MCP request at INFO: its warnings are enough here.
+                .unwrap_or_else(|_| "info,tower_http=warn,rmcp=warn".into()),
         )
         .init();
     let args = Args::parse();
@@ -446,7 +447,12 @@ async fn main() -> anyhow::Result<()> {
             smtp: args.smtp.clone(),
             mail_from: args.mail_from.clone(),
             allow_private_webhooks: args.subscriber_webhooks_allow_private,
-            secret: std::env::var("STATUS_SUBSCRIPTIONS_SECRET").ok(),
+            // The demo makes one per run rather than warn at every start (the banner says
+            // its links last until a restart); an application sets one that lasts.
+            secret: Some(
+                std::env::var("STATUS_SUBSCRIPTIONS_SECRET")
+                    .unwrap_or_else(|_| format!("{}{}", random_token(), random_token())),
+            ),
         },
         notify: quickstart::NotifyConfig {
             webhook: args.notify_webhook,
@@ -485,6 +491,11 @@ async fn main() -> anyhow::Result<()> {
     );
     if demo.otlp.is_some() {
         println!("  OpenTelemetry: exporting over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT)");
+    }
+    if std::env::var_os("STATUS_SUBSCRIPTIONS_SECRET").is_none() {
+        println!(
+            "  subscriptions: links in mails last until a restart (STATUS_SUBSCRIPTIONS_SECRET keeps them)"
+        );
     }
     // A token from the environment is the operator's secret: never echo it.
     let shown = if generated {

@@ -94,17 +94,29 @@ impl RedisStore {
             .map(str::trim)
             .filter(|u| !u.is_empty())
             .collect();
-        let invalid = |e: redis::RedisError| Error::invalid(format!("invalid Redis URL: {e}"));
+        let invalid = |url: &str, e: redis::RedisError| {
+            Error::invalid(format!(
+                "invalid Redis URL: {}",
+                crate::address::redis(url, &e)
+            ))
+        };
         let kind = match seeds[..] {
             [] => return Err(Error::invalid("no Redis URL")),
-            [one] => Kind::Single(redis::Client::open(one).map_err(invalid)?),
+            [one] => Kind::Single(redis::Client::open(one).map_err(|e| invalid(one, e))?),
             _ => Kind::Cluster(
                 redis::cluster::ClusterClientBuilder::new(seeds.clone())
                     .connection_timeout(std::time::Duration::from_millis(250))
                     .response_timeout(std::time::Duration::from_secs(1))
                     .retries(2)
                     .build()
-                    .map_err(invalid)?,
+                    .map_err(|e| {
+                        // The first seed the URL parser refuses, else the client's word.
+                        let bad = seeds
+                            .iter()
+                            .find(|s| url::Url::parse(s).is_err())
+                            .unwrap_or(&seeds[0]);
+                        invalid(bad, e)
+                    })?,
             ),
         };
         // Never the password: the hosts only.

@@ -6,7 +6,9 @@ use super::Routes;
 
 impl Routes {
     /// Where the public status page is read from outside (`https://status.example.com`): the
-    /// `url` and incidents' `shortlink` of the Statuspage JSON say it.
+    /// `url` and incidents' `shortlink` of the Statuspage JSON say it, and the feeds and mails
+    /// build their links from it. Under a mount prefix, give it with the prefix
+    /// (`https://shop.example/ops` for routes nested at `/ops`).
     ///
     /// The public page (`GET /status/page`, feature `dashboard`), Statuspage v2 JSON
     /// (`GET /api/v2/summary.json` and the rest), feeds and badges (`GET /badge/{name}.svg`,

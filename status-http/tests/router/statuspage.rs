@@ -1667,3 +1667,35 @@ async fn the_banner_and_the_incidents_never_contradict_each_other() {
     );
     assert!(!open(&after), "{after}");
 }
+
+/// Mounted under a prefix (`/ops`), with the page's address given with it: the feed's and
+/// the JSON's links carry the prefix.
+#[tokio::test(start_paused = true)]
+async fn mount_prefix() {
+    let f = fixture().await;
+    f.registry
+        .add_group(Group::builder("core").dependency("db").build().unwrap())
+        .unwrap();
+    let history = History::in_memory().open();
+    history.attach(&f.registry);
+    let routes = status_http::Routes::new(&f.registry)
+        .history(history.clone())
+        .status_page_url("https://shop.example/ops")
+        .public_group(PublicGroup::new("core", "Checkout"))
+        .build();
+    let app = axum::Router::new().nest("/ops", routes);
+    settle(&history).await;
+    let feed = get(&app, "/ops/history.atom").await;
+    assert_eq!(feed.status, StatusCode::OK, "{}", feed.body);
+    let feed: atom_syndication::Feed = feed.body.parse().unwrap();
+    assert!(
+        feed.links()
+            .iter()
+            .any(|l| l.href() == "https://shop.example/ops/status/page"),
+        "{:?}",
+        feed.links()
+    );
+    let page = get(&app, "/ops/api/v2/summary.json").await.json();
+    assert_eq!(page["page"]["url"], "https://shop.example/ops", "{page}");
+    assert_eq!(get(&app, "/ops/status/page").await.status, StatusCode::OK);
+}

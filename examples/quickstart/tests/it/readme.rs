@@ -161,3 +161,73 @@ async fn it_listens_in_a_directory_that_cannot_be_written() {
     assert!(said.contains("cannot open"), "{said}");
     assert!(!dir.join("status-history.db").exists());
 }
+
+/// The README's table of default features says what each crate's `Cargo.toml` does.
+#[test]
+fn the_readme_says_each_crates_default_features_as_its_manifest_does() {
+    let readme = include_str!("../../../../README.md");
+    let manifests = [
+        (
+            "status-core",
+            include_str!("../../../../status-core/Cargo.toml"),
+        ),
+        (
+            "status-checks",
+            include_str!("../../../../status-checks/Cargo.toml"),
+        ),
+        (
+            "status-history",
+            include_str!("../../../../status-history/Cargo.toml"),
+        ),
+        (
+            "status-notify",
+            include_str!("../../../../status-notify/Cargo.toml"),
+        ),
+        (
+            "status-fleet",
+            include_str!("../../../../status-fleet/Cargo.toml"),
+        ),
+        (
+            "status-http",
+            include_str!("../../../../status-http/Cargo.toml"),
+        ),
+        (
+            "status-page",
+            include_str!("../../../../status-page/Cargo.toml"),
+        ),
+        (
+            "status-mcp",
+            include_str!("../../../../status-mcp/Cargo.toml"),
+        ),
+        (
+            "status-grpc",
+            include_str!("../../../../status-grpc/Cargo.toml"),
+        ),
+    ];
+    for (name, manifest) in manifests {
+        let defaults: Vec<String> = manifest
+            .lines()
+            .find_map(|l| l.strip_prefix("default = ["))
+            .map(|l| {
+                l.trim_end_matches(']')
+                    .split(',')
+                    .map(|f| f.trim().trim_matches('"').to_owned())
+                    .filter(|f| !f.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let row = readme
+            .lines()
+            .find(|l| l.starts_with(&format!("| {name} |")))
+            .unwrap_or_else(|| panic!("no row for {name} in the README's table"));
+        let said = row.split('|').nth(2).unwrap().trim();
+        let said: Vec<String> = if said.starts_with("none") {
+            Vec::new()
+        } else {
+            said.split(", ")
+                .map(|f| f.trim_matches('`').to_owned())
+                .collect()
+        };
+        assert_eq!(said, defaults, "{name}: the README says {row}");
+    }
+}
