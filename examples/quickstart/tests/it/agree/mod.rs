@@ -1,6 +1,7 @@
-//! HTTP, gRPC and MCP asked the same questions of one quickstart: every service gRPC
-//! `List`s, against the HTTP route that answers it, and what MCP's `summary` says of
-//! readiness, serving and each group against the HTTP routes that answer them.
+//! HTTP, gRPC, MCP and the public page asked the same questions of one quickstart: every
+//! service gRPC `List`s, against the HTTP route that answers it, and what MCP's `summary`
+//! says of readiness, serving and each group against the HTTP routes that answer them, and
+//! of the condition against the public page's banner (Statuspage's indicator).
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -118,7 +119,7 @@ pub(crate) async fn disagreements(
 
 /// MCP's `summary` (with the admin token `t`), as yes-or-no answers: `ready`, `serving`, and
 /// `group/{name}` for each of `groups` (ready unless listed among `groupsFailing` as not).
-async fn mcp_says(addr: SocketAddr, groups: &[&str]) -> Vec<(String, bool)> {
+async fn mcp_says(addr: SocketAddr, groups: &[&str]) -> Vec<(String, String)> {
     let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"summary","arguments":{}}}"#;
     let (code, body) = common::request_with(
         addr,
@@ -145,9 +146,20 @@ async fn mcp_says(addr: SocketAddr, groups: &[&str]) -> Vec<(String, bool)> {
         .filter(|g| g["ready"] == false)
         .map(|g| g["name"].as_str().unwrap())
         .collect();
+    let yes = |b: bool| if b { "yes" } else { "no" }.to_owned();
     let mut said = vec![
-        ("ready".to_owned(), summary["readiness"]["ready"] == true),
-        ("serving".to_owned(), summary["serving"] == true),
+        (
+            "ready".to_owned(),
+            yes(summary["readiness"]["ready"] == true),
+        ),
+        ("serving".to_owned(), yes(summary["serving"] == true)),
+        // The public page's banner tells the same condition (Statuspage's indicator). (The
+        // summary route's body is no witness of it: a drain or a shutdown answers OUTAGE
+        // there, for the balancers, whatever the dependencies.)
+        (
+            "page".to_owned(),
+            summary["condition"].as_str().unwrap().to_owned(),
+        ),
     ];
     // The line a client reading only text gets: its "groups failing: …" is the same list.
     let line = answer["result"]["content"][0]["text"].as_str().unwrap();
@@ -157,21 +169,40 @@ async fn mcp_says(addr: SocketAddr, groups: &[&str]) -> Vec<(String, bool)> {
         .map(|names| names.split(", ").collect())
         .unwrap_or_default();
     for group in groups {
-        said.push((format!("group/{group}"), !failing.contains(group)));
-        said.push((format!("said group/{group}"), !in_line.contains(group)));
+        said.push((format!("group/{group}"), yes(!failing.contains(group))));
+        said.push((format!("said group/{group}"), yes(!in_line.contains(group))));
     }
     said
 }
 
-/// What the HTTP route answering `question` says (200 or not).
-async fn http_answers(addr: SocketAddr, question: &str) -> bool {
-    let path = match question {
-        "ready" => "/healthcheck/ready".to_owned(),
-        "serving" => "/healthcheck/summary".to_owned(),
+/// What the HTTP route answering `question` says: `yes` or `no` (200 or not), or the
+/// condition the public page's banner tells.
+async fn http_answers(addr: SocketAddr, question: &str) -> String {
+    let yes = |code: u16| if code == 200 { "yes" } else { "no" }.to_owned();
+    match question {
+        "page" => {
+            let (_, body) = common::get_json(addr, "/api/v2/status.json").await;
+            match body["status"]["indicator"].as_str().unwrap_or_default() {
+                "none" => "OK",
+                "minor" => "MINOR",
+                "major" => "MAJOR",
+                "critical" => "OUTAGE",
+                other => other,
+            }
+            .to_owned()
+        }
+        "ready" => yes(common::request(addr, "GET", "/healthcheck/ready", None, "")
+            .await
+            .0),
+        "serving" => yes(
+            common::request(addr, "GET", "/healthcheck/summary", None, "")
+                .await
+                .0,
+        ),
         group => {
             let group = group.strip_prefix("said ").unwrap_or(group);
-            format!("/healthcheck/groups/{}/summary", &group["group/".len()..])
+            let path = format!("/healthcheck/groups/{}/summary", &group["group/".len()..]);
+            yes(common::request(addr, "GET", &path, None, "").await.0)
         }
-    };
-    common::request(addr, "GET", &path, None, "").await.0 == 200
+    }
 }
