@@ -27,3 +27,19 @@ pub fn with_actor(
     }
     response
 }
+
+/// Checks the `actor` a body claims, which is not read (the actor of an act is the operator
+/// whose token made it): text an operator writes, refused as such when it holds control
+/// characters, so that a malformed body is a 400 and changes nothing. Blank is as absent.
+///
+/// # Errors
+///
+/// A 400 [`ApiError`](crate::error::ApiError) saying what is wrong.
+pub fn claimed(actor: Option<&str>) -> Result<(), crate::error::ApiError> {
+    match actor.filter(|a| !status_core::text::is_blank(a)) {
+        Some(actor) => status_core::text::printable("actor", actor)
+            .map(drop)
+            .map_err(|e| crate::error::ApiError::bad_request(e.to_string())),
+        None => Ok(()),
+    }
+}

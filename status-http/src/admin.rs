@@ -93,8 +93,8 @@ struct OverrideRequest {
     #[serde(deserialize_with = "whole_seconds")]
     ttl_seconds: u64,
     reason: String,
-    // Accepted as before, and not read: the actor is the operator whose token made the call.
-    #[allow(dead_code)]
+    // Checked as before, and not otherwise read: the actor is the operator whose token made
+    // the call.
     #[serde(default)]
     actor: Option<String>,
 }
@@ -116,6 +116,7 @@ pub(crate) async fn set_override(
         return Err(ApiError::not_found("feature", &name));
     }
     let request: OverrideRequest = body.parse()?;
+    status_http_core::audit::claimed(request.actor.as_deref())?;
     let reason = request.reason.trim().to_owned();
     let mut over = FeatureOverride::new(
         request.enabled,
@@ -157,8 +158,8 @@ struct DrainRequest {
     #[serde(deserialize_with = "whole_seconds")]
     ttl_seconds: u64,
     reason: String,
-    // Accepted as before, and not read: the actor is the operator whose token made the call.
-    #[allow(dead_code)]
+    // Checked as before, and not otherwise read: the actor is the operator whose token made
+    // the call.
     #[serde(default)]
     actor: Option<String>,
 }
@@ -175,6 +176,7 @@ pub(crate) async fn drain(
     body: AdminBody,
 ) -> Result<Response, ApiError> {
     let request: DrainRequest = body.parse()?;
+    status_http_core::audit::claimed(request.actor.as_deref())?;
     let drain = state.registry.drain(
         &request.reason,
         Some(Duration::from_secs(request.ttl_seconds)),

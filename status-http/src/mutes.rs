@@ -29,8 +29,8 @@ struct MuteRequest {
     #[serde(default)]
     end: Option<String>,
     reason: String,
-    // Accepted as before, and not read: the actor is the operator whose token made the call.
-    #[allow(dead_code)]
+    // Checked as before, and not otherwise read: the actor is the operator whose token made
+    // the call.
     #[serde(default)]
     actor: Option<String>,
 }
@@ -78,6 +78,7 @@ pub(crate) async fn mute(
         return Err(ApiError::not_found("dependency", &dependency));
     }
     let request: MuteRequest = body.parse()?;
+    status_http_core::audit::claimed(request.actor.as_deref())?;
     let window = request.window()?;
     let mute = state
         .registry

@@ -26,8 +26,8 @@ use status_http_core::history::{about, kept, rejection, DaysQuery};
 struct UpdateRequest {
     status: String,
     message: String,
-    // Accepted as before, and not read: the actor is the operator whose token made the call.
-    #[allow(dead_code)]
+    // Checked as before, and not otherwise read: the actor is the operator whose token made
+    // the call.
     #[serde(default, deserialize_with = "status_http_core::body::present")]
     actor: Option<String>,
 }
@@ -36,8 +36,8 @@ struct UpdateRequest {
 #[derive(Deserialize)]
 struct PostmortemRequest {
     body: String,
-    // Accepted as before, and not read: the actor is the operator whose token made the call.
-    #[allow(dead_code)]
+    // Checked as before, and not otherwise read: the actor is the operator whose token made
+    // the call.
     #[serde(default, deserialize_with = "status_http_core::body::present")]
     actor: Option<String>,
 }
@@ -140,6 +140,7 @@ pub(crate) async fn post(
     let id = positive_id("an incident", &id)?;
     let history = kept(state.history.as_ref())?;
     let request: UpdateRequest = body.parse()?;
+    status_http_core::audit::claimed(request.actor.as_deref())?;
     let status = UpdateStatus::parse(&request.status).ok_or_else(|| {
         ApiError::bad_request(format!(
             "status must be investigating, identified, monitoring or resolved, not {:?}",
@@ -194,6 +195,7 @@ pub(crate) async fn postmortem(
     let id = positive_id("an incident", &id)?;
     let history = kept(state.history.as_ref())?;
     let request: PostmortemRequest = body.parse()?;
+    status_http_core::audit::claimed(request.actor.as_deref())?;
     // A postmortem shows under a public incident: of one the page does not show, it would
     // show nowhere.
     let incident = incident(history, id).await?;

@@ -35,8 +35,8 @@ struct AnnounceRequest {
     #[serde(default, deserialize_with = "status_http_core::body::present")]
     start: Option<String>,
     end: String,
-    // Accepted as before, and not read: the actor is the operator whose token made the call.
-    #[allow(dead_code)]
+    // Checked as before, and not otherwise read: the actor is the operator whose token made
+    // the call.
     #[serde(default, deserialize_with = "status_http_core::body::present")]
     actor: Option<String>,
 }
@@ -79,6 +79,7 @@ pub(crate) async fn announce(
 ) -> Result<Response, ApiError> {
     let history = kept(state.history.as_ref())?;
     let request: AnnounceRequest = body.parse()?;
+    status_http_core::audit::claimed(request.actor.as_deref())?;
     let now = history.now();
     let start = match &request.start {
         Some(start) => rfc3339("start", start)?,

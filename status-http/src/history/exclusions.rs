@@ -32,8 +32,8 @@ struct ExcludeRequest {
     from: String,
     to: String,
     reason: String,
-    // Accepted as before, and not read: the actor is the operator whose token made the call.
-    #[allow(dead_code)]
+    // Checked as before, and not otherwise read: the actor is the operator whose token made
+    // the call.
     #[serde(default, deserialize_with = "status_http_core::body::present")]
     actor: Option<String>,
 }
@@ -55,6 +55,7 @@ pub(crate) async fn exclude(
 ) -> Result<Response, ApiError> {
     let history = state.history()?;
     let request: ExcludeRequest = body.parse()?;
+    status_http_core::audit::claimed(request.actor.as_deref())?;
     let series = match (request.dependency, request.group) {
         (Some(id), None) => state.dependency(id)?,
         (None, Some(name)) => state.group(name)?,

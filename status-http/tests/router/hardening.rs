@@ -155,8 +155,9 @@ async fn the_health_json_summary_has_no_detail_and_agrees_with_the_code() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn reasons_must_be_printable_and_not_blank() {
-    // (An actor is no longer read from a body: it is the operator whose token made the call.)
+async fn reasons_and_actors_must_be_printable_and_not_blank() {
+    // (An actor a body claims is not read, the operator whose token made the call is; it is
+    // still checked, so that a malformed body changes nothing.)
     let f = fixture().await;
     let app = f.app();
     for body in [
@@ -164,6 +165,7 @@ async fn reasons_must_be_printable_and_not_blank() {
         r#"{"ttlSeconds": 60, "reason": "\u001b[32mgreen"}"#,
         r#"{"ttlSeconds": 60, "reason": "nul\u0000"}"#,
         r#"{"ttlSeconds": 60, "reason": "\u200b\u200d\ufeff"}"#,
+        r#"{"ttlSeconds": 60, "reason": "deploy", "actor": "eve\r\n[+]db ok"}"#,
     ] {
         let answer = admin(&app, Method::PUT, "/admin/drain", Some(TOKEN), body).await;
         json_error(&answer, StatusCode::BAD_REQUEST);
