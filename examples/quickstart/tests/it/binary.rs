@@ -38,6 +38,17 @@ async fn start_until(
     fd_limit: Option<u32>,
     path: &str,
 ) -> (std::process::Child, SocketAddr) {
+    start_env(shutdown_delay_ms, args, fd_limit, path, &[]).await
+}
+
+/// [`start_until`], with `envs` in the quickstart's environment.
+async fn start_env(
+    shutdown_delay_ms: u64,
+    args: &[&str],
+    fd_limit: Option<u32>,
+    path: &str,
+    envs: &[(&str, &str)],
+) -> (std::process::Child, SocketAddr) {
     let binary = env!("CARGO_BIN_EXE_quickstart");
     let (child, port) = processes::on_a_free_port("the quickstart", |port| {
         let mut command = match fd_limit {
@@ -65,6 +76,7 @@ async fn start_until(
             .args(args)
             .env("STATUS_ADMIN_TOKEN", "t")
             .env("RUST_LOG", "warn")
+            .envs(envs.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         command
@@ -588,18 +600,35 @@ async fn grpc_probe_services_answer_as_their_http_routes() {
 /// One verdict per question: over every service of the gRPC health service and the HTTP
 /// route that answers the same question, the two agree, and MCP's `summary` (its structured
 /// answer and its line of text) says of readiness, serving and each group what their HTTP
-/// routes answer, through a chaos outage of a Required dependency, one of a Weak one, an
-/// operator's drain and its end, and the whole shutdown delay after a SIGTERM. (MCP's line
-/// once left a group failing under a drain unsaid: this found it.)
+/// routes answer and of the condition what the public page's banner says, and the levels
+/// exported over OTLP (the system's, each group's) are MCP's, through a chaos outage of a
+/// Strong dependency, one of a Required one, one of a Weak one, an operator's drain and its
+/// end, and the whole shutdown delay after a SIGTERM (OTLP through the outages). (MCP's line
+/// once left a group failing under a drain unsaid: this found it.) The fleet's test asks
+/// the same of a failure the fleet excuses.
 async fn agree_through(args: &[&str]) {
     let grpc_port = free_port();
     let port = grpc_port.to_string();
     let mut all = vec!["--grpc-port", &port];
     all.extend_from_slice(args);
-    let (child, addr) = start_with(3000, &all, None).await;
+    // OTLP too, exported every 200 ms to a collector on loopback.
+    let collector = crate::collector::Collector::start().await;
+    let endpoint = collector.endpoint();
+    let envs = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ("OTEL_METRIC_EXPORT_INTERVAL", "200"),
+        ("OTEL_LOGS_EXPORTER", "none"),
+        ("OTEL_TRACES_EXPORTER", "none"),
+    ];
+    let (child, addr) = start_env(3000, &all, None, "/healthcheck/ready", &envs).await;
     let mut client = agree::grpc_client(grpc_port).await;
     let services = agree::services(&mut client).await;
     assert!(services.len() >= 9, "{services:?}");
+    let groups: Vec<&str> = services
+        .iter()
+        .map(String::as_str)
+        .filter(|s| !s.is_empty() && !s.starts_with("probe/") && !s.starts_with("feature/"))
+        .collect();
     let chaos = |id: &'static str, mode: &'static str| async move {
         let (code, body) = common::request(
             addr,
@@ -611,8 +640,13 @@ async fn agree_through(args: &[&str]) {
         .await;
         assert_eq!(code, 200, "{body}");
     };
-    let steps: [(&str, Option<(&str, &str)>); 5] = [
+    let steps: [(&str, Option<(&str, &str)>); 7] = [
         ("at rest", None),
+        (
+            "payments-api down (Strong)",
+            Some(("payments-api", "outage")),
+        ),
+        ("payments-api back", Some(("payments-api", "ok"))),
         ("primary-db down", Some(("primary-db", "outage"))),
         ("cache down too", Some(("cache", "outage"))),
         ("primary-db back", Some(("primary-db", "ok"))),
@@ -626,6 +660,7 @@ async fn agree_through(args: &[&str]) {
         // Checks run every 100 ms, three failures before the real status.
         tokio::time::sleep(Duration::from_millis(800)).await;
         disagreements.extend(agree::disagreements(addr, &mut client, &services, when).await);
+        disagreements.extend(agree::otlp_disagreements(addr, &collector, &groups, when).await);
     }
     let (code, _) = common::request(
         addr,

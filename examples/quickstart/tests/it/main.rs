@@ -9,6 +9,9 @@
 #[allow(dead_code)] // Each subject uses its part.
 mod agree;
 #[allow(dead_code)]
+#[path = "../../../../status-otel/tests/receiver/collector.rs"]
+mod collector;
+#[allow(dead_code)]
 mod common;
 #[path = "../../../../status-fleet/tests/stores/etcd_server.rs"]
 mod etcd_server;

@@ -120,23 +120,7 @@ pub(crate) async fn disagreements(
 /// MCP's `summary` (with the admin token `t`), as yes-or-no answers: `ready`, `serving`, and
 /// `group/{name}` for each of `groups` (ready unless listed among `groupsFailing` as not).
 async fn mcp_says(addr: SocketAddr, groups: &[&str]) -> Vec<(String, String)> {
-    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"summary","arguments":{}}}"#;
-    let (code, body) = common::request_with(
-        addr,
-        "POST",
-        "/mcp",
-        Some("t"),
-        call,
-        &[("accept", "application/json, text/event-stream")],
-    )
-    .await;
-    assert_eq!(code, 200, "{body}");
-    // JSON, or one server-sent event carrying it.
-    let json = body
-        .lines()
-        .find_map(|l| l.strip_prefix("data: "))
-        .unwrap_or(&body);
-    let answer: serde_json::Value = serde_json::from_str(json).unwrap();
+    let answer = mcp_call(addr).await;
     let summary = &answer["result"]["structuredContent"];
     assert!(summary.is_object(), "{answer}");
     let failing: Vec<&str> = summary["groupsFailing"]
@@ -205,4 +189,99 @@ async fn http_answers(addr: SocketAddr, question: &str) -> String {
             yes(common::request(addr, "GET", &path, None, "").await.0)
         }
     }
+}
+
+/// Where OTLP (what the quickstart exports to `collector`) and MCP's `summary` disagree on the
+/// system's level and each group's, each as `"{when}: …"`, counted only if it lasts (five
+/// asks, 200 ms apart: exports come every 200 ms).
+pub(crate) async fn otlp_disagreements(
+    addr: SocketAddr,
+    collector: &crate::collector::Collector,
+    groups: &[&str],
+    when: &str,
+) -> Vec<String> {
+    let mut last = None;
+    for _ in 0..5 {
+        let (mcp, otlp) = (
+            mcp_levels(addr, groups).await,
+            otlp_levels(collector, groups),
+        );
+        if mcp == otlp {
+            return Vec::new();
+        }
+        last = Some((mcp, otlp));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let (mcp, otlp) = last.unwrap_or_default();
+    vec![format!("{when}: MCP {mcp:?}, OTLP {otlp:?}")]
+}
+
+/// The system's level and each group's, as MCP's `summary` says them (a group it does not
+/// list is OK).
+async fn mcp_levels(addr: SocketAddr, groups: &[&str]) -> Vec<(String, String)> {
+    let summary = mcp_summary(addr).await;
+    let mut levels = vec![(
+        "system".to_owned(),
+        summary["condition"].as_str().unwrap().to_owned(),
+    )];
+    for group in groups {
+        let level = summary["groupsFailing"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["name"] == *group)
+            .map_or("OK", |g| g["level"].as_str().unwrap());
+        levels.push((format!("group/{group}"), level.to_owned()));
+    }
+    levels
+}
+
+/// The same, as the latest OTLP export's state sets say them (the state at 1).
+fn otlp_levels(collector: &crate::collector::Collector, groups: &[&str]) -> Vec<(String, String)> {
+    let current = |states: Vec<(String, i64)>| {
+        states
+            .into_iter()
+            .find(|(_, v)| *v == 1)
+            .map_or_else(|| "none".to_owned(), |(s, _)| s.to_uppercase())
+    };
+    let mut levels = vec![(
+        "system".to_owned(),
+        current(collector.states(status_otel::names::SYSTEM_STATE, &[])),
+    )];
+    for group in groups {
+        levels.push((
+            format!("group/{group}"),
+            current(collector.states(
+                status_otel::names::GROUP_STATE,
+                &[(status_otel::names::GROUP_NAME, group)],
+            )),
+        ));
+    }
+    levels
+}
+
+/// MCP's `summary` tool called with the admin token `t`: the JSON-RPC answer.
+async fn mcp_call(addr: SocketAddr) -> serde_json::Value {
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"summary","arguments":{}}}"#;
+    let (code, body) = common::request_with(
+        addr,
+        "POST",
+        "/mcp",
+        Some("t"),
+        call,
+        &[("accept", "application/json, text/event-stream")],
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    // JSON, or one server-sent event carrying it.
+    let json = body
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .unwrap_or(&body);
+    serde_json::from_str(json).unwrap()
+}
+
+/// Its structured answer.
+async fn mcp_summary(addr: SocketAddr) -> serde_json::Value {
+    mcp_call(addr).await["result"]["structuredContent"].clone()
 }
