@@ -192,8 +192,8 @@ async fn http_answers(addr: SocketAddr, question: &str) -> String {
 }
 
 /// Where OTLP (what the quickstart exports to `collector`) and MCP's `summary` disagree on the
-/// system's level and each group's, each as `"{when}: …"`, counted only if it lasts (five
-/// asks, 200 ms apart: exports come every 200 ms).
+/// system's level and each group's, each as `"{when}: …"`, counted only if it lasts (ten
+/// asks, 300 ms apart: exports come every 200 ms, later on a busy machine).
 pub(crate) async fn otlp_disagreements(
     addr: SocketAddr,
     collector: &crate::collector::Collector,
@@ -201,7 +201,7 @@ pub(crate) async fn otlp_disagreements(
     when: &str,
 ) -> Vec<String> {
     let mut last = None;
-    for _ in 0..5 {
+    for _ in 0..10 {
         let (mcp, otlp) = (
             mcp_levels(addr, groups).await,
             otlp_levels(collector, groups),
@@ -210,7 +210,7 @@ pub(crate) async fn otlp_disagreements(
             return Vec::new();
         }
         last = Some((mcp, otlp));
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
     }
     let (mcp, otlp) = last.unwrap_or_default();
     vec![format!("{when}: MCP {mcp:?}, OTLP {otlp:?}")]
