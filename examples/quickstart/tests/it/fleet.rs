@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use crate::agree;
 use crate::common;
 
-use crate::processes::{free_port, quickstart, redis_server, Process};
+use crate::processes::{free_port, redis_server, Process};
 
 use crate::common::{get_json as get, until};
 
@@ -15,6 +15,17 @@ async fn instance(redis: u16, id: &str, dc: &str) -> (Process, SocketAddr) {
 }
 
 async fn instance_with(redis: u16, id: &str, dc: &str, extra: &[&str]) -> (Process, SocketAddr) {
+    instance_env(redis, id, dc, extra, &[]).await
+}
+
+/// [`instance_with`], with `envs` in its environment.
+async fn instance_env(
+    redis: u16,
+    id: &str,
+    dc: &str,
+    extra: &[&str],
+    envs: &[(&str, &str)],
+) -> (Process, SocketAddr) {
     let redis_url = format!("redis://127.0.0.1:{redis}/");
     let mut args = vec![
         "--fleet-redis",
@@ -26,7 +37,7 @@ async fn instance_with(redis: u16, id: &str, dc: &str, extra: &[&str]) -> (Proce
     ];
     args.extend(["--fleet-ttl-ms", "600"]);
     args.extend(extra);
-    quickstart(&args).await
+    crate::processes::quickstart_env(&args, envs).await
 }
 
 async fn chaos(addr: SocketAddr, mode: &str) {
@@ -118,15 +129,24 @@ async fn fleet_aware_readiness_leaves_a_shared_failure_to_the_datacenter() {
     let (_redis, redis_port) = redis_server();
     let aware = ["--fleet-aware-readiness"];
     let grpc_port = free_port().to_string();
+    // e1 exports over OTLP too, every 200 ms, to be asked the same questions there.
+    let collector = crate::collector::Collector::start().await;
+    let endpoint = collector.endpoint();
+    let otlp = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ("OTEL_METRIC_EXPORT_INTERVAL", "200"),
+        ("OTEL_LOGS_EXPORTER", "none"),
+        ("OTEL_TRACES_EXPORTER", "none"),
+    ];
     let mut east = Vec::new();
     for id in ["e1", "e2", "e3"] {
         // e1 answers gRPC too, to be asked the same questions both ways.
-        let args: &[&str] = if id == "e1" {
-            &["--fleet-aware-readiness", "--grpc-port", &grpc_port]
+        east.push(if id == "e1" {
+            let args = ["--fleet-aware-readiness", "--grpc-port", &grpc_port];
+            instance_env(redis_port, id, "east", &args, &otlp).await
         } else {
-            &aware
-        };
-        east.push(instance_with(redis_port, id, "east", args).await);
+            instance_with(redis_port, id, "east", &aware).await
+        });
     }
     let _west = instance_with(redis_port, "w1", "west", &aware).await;
     let asker = east[0].1;
@@ -162,7 +182,13 @@ async fn fleet_aware_readiness_leaves_a_shared_failure_to_the_datacenter() {
     // other service agrees with its route.
     let mut client = agree::grpc_client(grpc_port.parse().unwrap()).await;
     let services = agree::services(&mut client).await;
-    let found = agree::disagreements(asker, &mut client, &services, "shared outage").await;
+    let mut found = agree::disagreements(asker, &mut client, &services, "shared outage").await;
+    let groups: Vec<&str> = services
+        .iter()
+        .map(String::as_str)
+        .filter(|s| !s.is_empty() && !s.starts_with("probe/") && !s.starts_with("feature/"))
+        .collect();
+    found.extend(agree::otlp_disagreements(asker, &collector, &groups, "shared outage").await);
     assert!(found.is_empty(), "{found:#?}");
     let ready = agree::check(&mut client, "probe/ready").await;
     assert_eq!(ready, status_grpc::ServingStatus::Serving);

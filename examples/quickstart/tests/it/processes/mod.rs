@@ -51,9 +51,15 @@ pub(crate) fn quickstart_on(port: u16) -> Command {
 /// only), once it answers ready.
 #[allow(dead_code)] // Not every test binary starts quickstarts this way.
 pub(crate) async fn quickstart(args: &[&str]) -> (Process, SocketAddr) {
+    quickstart_env(args, &[]).await
+}
+
+/// [`quickstart`], with `envs` in its environment.
+#[allow(dead_code)] // Not every test binary starts quickstarts this way.
+pub(crate) async fn quickstart_env(args: &[&str], envs: &[(&str, &str)]) -> (Process, SocketAddr) {
     let (child, port) = on_a_free_port("the quickstart", |port| {
         let mut command = quickstart_on(port);
-        command.args(args);
+        command.args(args).envs(envs.iter().copied());
         command
     });
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
