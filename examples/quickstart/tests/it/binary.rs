@@ -614,21 +614,12 @@ async fn agree_through(args: &[&str]) {
     // OTLP too, exported every 200 ms to a collector on loopback.
     let collector = crate::collector::Collector::start().await;
     let endpoint = collector.endpoint();
-    let envs = [
-        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
-        ("OTEL_METRIC_EXPORT_INTERVAL", "200"),
-        ("OTEL_LOGS_EXPORTER", "none"),
-        ("OTEL_TRACES_EXPORTER", "none"),
-    ];
+    let envs = agree::otlp_env(&endpoint);
     let (child, addr) = start_env(3000, &all, None, "/healthcheck/ready", &envs).await;
     let mut client = agree::grpc_client(grpc_port).await;
     let services = agree::services(&mut client).await;
     assert!(services.len() >= 9, "{services:?}");
-    let groups: Vec<&str> = services
-        .iter()
-        .map(String::as_str)
-        .filter(|s| !s.is_empty() && !s.starts_with("probe/") && !s.starts_with("feature/"))
-        .collect();
+    let groups = agree::groups(&services);
     let chaos = |id: &'static str, mode: &'static str| async move {
         let (code, body) = common::request(
             addr,

@@ -132,12 +132,7 @@ async fn fleet_aware_readiness_leaves_a_shared_failure_to_the_datacenter() {
     // e1 exports over OTLP too, every 200 ms, to be asked the same questions there.
     let collector = crate::collector::Collector::start().await;
     let endpoint = collector.endpoint();
-    let otlp = [
-        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
-        ("OTEL_METRIC_EXPORT_INTERVAL", "200"),
-        ("OTEL_LOGS_EXPORTER", "none"),
-        ("OTEL_TRACES_EXPORTER", "none"),
-    ];
+    let otlp = agree::otlp_env(&endpoint);
     let mut east = Vec::new();
     for id in ["e1", "e2", "e3"] {
         // e1 answers gRPC too, to be asked the same questions both ways.
@@ -183,11 +178,7 @@ async fn fleet_aware_readiness_leaves_a_shared_failure_to_the_datacenter() {
     let mut client = agree::grpc_client(grpc_port.parse().unwrap()).await;
     let services = agree::services(&mut client).await;
     let mut found = agree::disagreements(asker, &mut client, &services, "shared outage").await;
-    let groups: Vec<&str> = services
-        .iter()
-        .map(String::as_str)
-        .filter(|s| !s.is_empty() && !s.starts_with("probe/") && !s.starts_with("feature/"))
-        .collect();
+    let groups = agree::groups(&services);
     found.extend(agree::otlp_disagreements(asker, &collector, &groups, "shared outage").await);
     assert!(found.is_empty(), "{found:#?}");
     let ready = agree::check(&mut client, "probe/ready").await;

@@ -92,11 +92,7 @@ pub(crate) async fn disagreements(
             found.push(format!("{when}: {service:?} gRPC {grpc}, HTTP {http}"));
         }
     }
-    let groups: Vec<&str> = services
-        .iter()
-        .map(String::as_str)
-        .filter(|s| !s.is_empty() && !s.starts_with("probe/") && !s.starts_with("feature/"))
-        .collect();
+    let groups = groups(services);
     let mut last = None;
     for _ in 0..5 {
         let mcp = mcp_says(addr, &groups).await;
@@ -284,4 +280,24 @@ async fn mcp_call(addr: SocketAddr) -> serde_json::Value {
 /// Its structured answer.
 async fn mcp_summary(addr: SocketAddr) -> serde_json::Value {
     mcp_call(addr).await["result"]["structuredContent"].clone()
+}
+
+/// The probe groups among gRPC's `services` (neither `""`, `probe/…` nor `feature/…`).
+pub(crate) fn groups(services: &[String]) -> Vec<&str> {
+    services
+        .iter()
+        .map(String::as_str)
+        .filter(|s| !s.is_empty() && !s.starts_with("probe/") && !s.starts_with("feature/"))
+        .collect()
+}
+
+/// The environment that has a quickstart export its metrics every 200 ms to `endpoint` (a
+/// collector's), and nothing else.
+pub(crate) fn otlp_env(endpoint: &str) -> [(&'static str, &str); 4] {
+    [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint),
+        ("OTEL_METRIC_EXPORT_INTERVAL", "200"),
+        ("OTEL_LOGS_EXPORTER", "none"),
+        ("OTEL_TRACES_EXPORTER", "none"),
+    ]
 }
