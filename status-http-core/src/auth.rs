@@ -102,6 +102,43 @@ impl Operator {
         })
     }
 
+    /// The operators written as `name:token`, comma-separated, each optionally followed by
+    /// `:read-only` (`alice:T1,bob:T2:read-only`).
+    ///
+    /// # Errors
+    ///
+    /// [`status_core::Error::is_invalid`] for an entry that is not one, naming the entry by
+    /// its place and name, never its token.
+    pub fn list(spec: &str) -> Result<Vec<Self>, status_core::Error> {
+        let mut operators = Vec::new();
+        for (i, entry) in spec.split(',').map(str::trim).enumerate() {
+            if entry.is_empty() {
+                continue;
+            }
+            let mut parts = entry.split(':');
+            let (name, token) = (parts.next().unwrap_or_default(), parts.next());
+            let malformed = || {
+                status_core::Error::invalid(format!(
+                    "operator {} ({name}): name:token, or name:token:read-only",
+                    i + 1
+                ))
+            };
+            let read_only = match parts.next() {
+                None => false,
+                Some("read-only") if parts.next().is_none() => true,
+                Some(_) => return Err(malformed()),
+            };
+            let token = token.ok_or_else(malformed)?;
+            let operator = Self::new(name, token)?;
+            operators.push(if read_only {
+                operator.read_only()
+            } else {
+                operator
+            });
+        }
+        Ok(operators)
+    }
+
     /// May read (`GET`, `HEAD`) and do nothing else: any other call answers 403.
     #[must_use]
     pub fn read_only(mut self) -> Self {
@@ -191,40 +228,9 @@ impl AdminAuth {
     ///
     /// # Errors
     ///
-    /// [`status_core::Error::is_invalid`] for an entry that is not one, naming the entry by
-    /// its place and name, never its token.
+    /// As [`Operator::list`] and [`operators`](Self::operators).
     pub fn parse(spec: &str) -> Result<Self, status_core::Error> {
-        let mut operators = Vec::new();
-        for (i, entry) in spec.split(',').map(str::trim).enumerate() {
-            if entry.is_empty() {
-                continue;
-            }
-            let mut parts = entry.split(':');
-            let (name, token) = (parts.next().unwrap_or_default(), parts.next());
-            let read_only = match parts.next() {
-                None => false,
-                Some("read-only") if parts.next().is_none() => true,
-                Some(_) => {
-                    return Err(status_core::Error::invalid(format!(
-                        "operator {} ({name}): name:token, or name:token:read-only",
-                        i + 1
-                    )))
-                }
-            };
-            let token = token.ok_or_else(|| {
-                status_core::Error::invalid(format!(
-                    "operator {} ({name}): name:token, or name:token:read-only",
-                    i + 1
-                ))
-            })?;
-            let operator = Operator::new(name, token)?;
-            operators.push(if read_only {
-                operator.read_only()
-            } else {
-                operator
-            });
-        }
-        Self::operators(operators)
+        Self::operators(Operator::list(spec)?)
     }
 
     fn from_operators(operators: Vec<Operator>) -> Self {

@@ -341,15 +341,15 @@ async fn main() -> anyhow::Result<()> {
     let generated = configured.is_none() && operators.is_none();
     let admin_auth = match &operators {
         Some(spec) => {
-            // Said as written, its entries counted from the first.
-            status_http::AdminAuth::parse(spec)
+            let mut operators = status_http::Operator::list(spec)
                 .map_err(|e| anyhow::anyhow!("STATUS_ADMIN_TOKENS: {e}"))?;
-            let spec = match &configured {
-                Some(token) => format!("admin:{token},{spec}"),
-                None => spec.clone(),
-            };
+            if let Some(token) = &configured {
+                let admin = status_http::Operator::new("admin", token)
+                    .map_err(|e| anyhow::anyhow!("STATUS_ADMIN_TOKEN: {e}"))?;
+                operators.insert(0, admin);
+            }
             Some(
-                status_http::AdminAuth::parse(&spec)
+                status_http::AdminAuth::operators(operators)
                     .map_err(|e| anyhow::anyhow!("STATUS_ADMIN_TOKEN, STATUS_ADMIN_TOKENS: {e}"))?,
             )
         }

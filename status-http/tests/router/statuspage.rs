@@ -1237,11 +1237,7 @@ async fn the_subscribers_door_refuses_what_it_must_and_keeps_nothing() {
 #[tokio::test]
 async fn the_longest_badge_window_is_served_on_a_running_clock() {
     let f = fixture().await;
-    f.registry
-        .add_group(Group::builder("core").dependency("db").build().unwrap())
-        .unwrap();
-    let history = History::in_memory().open();
-    history.attach(&f.registry);
+    let history = f.core_with(History::in_memory());
     let _ = history.restored().await;
     let app = status_http::Routes::new(&f.registry)
         .history(history.clone())
@@ -1593,13 +1589,7 @@ async fn an_incident_takes_at_most_a_hundred_updates_but_always_its_resolution()
 #[tokio::test(start_paused = true)]
 async fn the_banner_and_the_incidents_never_contradict_each_other() {
     let f = fixture().await;
-    f.registry
-        .add_group(Group::builder("core").dependency("db").build().unwrap())
-        .unwrap();
-    let history = History::in_memory()
-        .incident_quiet(Duration::from_secs(60))
-        .open();
-    history.attach(&f.registry);
+    let history = f.core_with(History::in_memory().incident_quiet(Duration::from_secs(60)));
     let mut settings = status_http::StatusPageSettings::default();
     settings.public.push(PublicGroup::new("core", "Checkout"));
     settings.publication = Publication::After(Duration::from_secs(120));
@@ -1673,11 +1663,7 @@ async fn the_banner_and_the_incidents_never_contradict_each_other() {
 #[tokio::test(start_paused = true)]
 async fn mount_prefix() {
     let f = fixture().await;
-    f.registry
-        .add_group(Group::builder("core").dependency("db").build().unwrap())
-        .unwrap();
-    let history = History::in_memory().open();
-    history.attach(&f.registry);
+    let history = f.core_with(History::in_memory());
     let routes = status_http::Routes::new(&f.registry)
         .history(history.clone())
         .status_page_url("https://shop.example/ops")

@@ -102,6 +102,25 @@ pub(crate) async fn fixture() -> Fixture {
 }
 
 impl Fixture {
+    /// The probe group `core` (of `db`) added, and `history` opened and attached: the page's
+    /// usual setting.
+    pub(crate) fn core_with(
+        &self,
+        history: status_history::HistoryBuilder,
+    ) -> status_history::History {
+        self.registry
+            .add_group(
+                status_core::Group::builder("core")
+                    .dependency("db")
+                    .build()
+                    .unwrap(),
+            )
+            .unwrap();
+        let history = history.open();
+        history.attach(&self.registry);
+        history
+    }
+
     /// The router with the admin token [`TOKEN`].
     pub(crate) fn app(&self) -> Router {
         status_http::Routes::new(&self.registry)

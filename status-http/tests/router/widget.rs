@@ -6,20 +6,14 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use status_core::{CheckStatus, Group};
+use status_core::CheckStatus;
 use status_history::History;
 use status_http::PublicGroup;
 
 use crate::support::{call, fixture, get, Fixture};
 
 async fn page(f: &Fixture, origins: &[&str]) -> (axum::Router, History) {
-    f.registry
-        .add_group(Group::builder("core").dependency("db").build().unwrap())
-        .unwrap();
-    let history = History::in_memory()
-        .incident_quiet(Duration::from_secs(60))
-        .open();
-    history.attach(&f.registry);
+    let history = f.core_with(History::in_memory().incident_quiet(Duration::from_secs(60)));
     let mut settings = status_http::StatusPageSettings::default();
     settings.url = Some("https://status.shop.example".into());
     settings
